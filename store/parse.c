@@ -1,0 +1,291 @@
+/* parse.c: validation of everything a user hands to tl on the command line:
+ * labels, tags, durations, numbers, dates and lists. Each parser is strict
+ * (no trailing garbage, no silent clamping) and says why it refused. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+#include "tl_store.h"
+
+static int refuse(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int refuse(char *why, size_t whylen, const char *fmt, ...) {
+  if (why && whylen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+  }
+  return TL_EINVAL;
+}
+
+static int is_name_char(unsigned char c) { return isalnum(c) || c == '.' || c == '_' || c == '-'; }
+
+/* Shared by labels and tag keys: [A-Za-z0-9][A-Za-z0-9._-]{0,max-1}. */
+static int check_name(const char *what, const char *s, size_t len, size_t max, char *why,
+                      size_t whylen) {
+  if (len == 0)
+    return refuse(why, whylen, "%s is empty", what);
+  if (len > max)
+    return refuse(why, whylen, "%s is longer than %zu characters", what, max);
+  if (!isalnum((unsigned char)s[0]))
+    return refuse(why, whylen, "%s must start with a letter or digit", what);
+  for (size_t i = 0; i < len; i++)
+    if (!is_name_char((unsigned char)s[i]))
+      return refuse(why, whylen, "%s may hold only letters, digits, '.', '_' and '-'", what);
+  return TL_OK;
+}
+
+int tl_label_check(const char *label, char *why, size_t whylen) {
+  if (!label)
+    return refuse(why, whylen, "label is missing");
+  return check_name("label", label, strlen(label), TL_LABEL_MAX, why, whylen);
+}
+
+size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = s[i];
+    size_t n;
+    unsigned int cp;
+    if (c < 0x80) {
+      i++;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + n > len)
+      return i;
+    for (size_t k = 1; k < n; k++) {
+      if ((s[i + k] & 0xC0) != 0x80)
+        return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += n;
+  }
+  return len;
+}
+
+int tl__text_check(const char *what, const char *s, size_t max, char *why, size_t whylen) {
+  size_t len = strlen(s);
+  if (len > max)
+    return refuse(why, whylen, "%s is longer than %zu bytes", what, max);
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      return refuse(why, whylen, "%s holds a control character", what);
+  if (tl__utf8_valid_prefix((const unsigned char *)s, len) != len)
+    return refuse(why, whylen, "%s is not valid UTF-8", what);
+  return TL_OK;
+}
+
+int tl_tag_parse(const char *s, char *buf, const char **key, const char **value, char *why,
+                 size_t whylen) {
+  const char *eq = strchr(s, '=');
+  if (!eq)
+    return refuse(why, whylen, "tag '%.40s' is not of the form key=value", s);
+  size_t klen = (size_t)(eq - s);
+  int rc = check_name("tag key", s, klen, TL_TAG_KEY_MAX, why, whylen);
+  if (rc)
+    return rc;
+  rc = tl__text_check("tag value", eq + 1, TL_TAG_VALUE_MAX, why, whylen);
+  if (rc)
+    return rc;
+  memcpy(buf, s, strlen(s) + 1);
+  buf[klen] = '\0';
+  *key = buf;
+  *value = buf + klen + 1;
+  return TL_OK;
+}
+
+int tl_int_parse(const char *s, int64_t min, int64_t max, int64_t *out, char *why, size_t whylen) {
+  if (!s || !*s)
+    return refuse(why, whylen, "empty number");
+  if (isspace((unsigned char)s[0]))
+    return refuse(why, whylen, "'%.40s' is not a whole number", s);
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (*end != '\0' || end == s)
+    return refuse(why, whylen, "'%.40s' is not a whole number", s);
+  if (errno == ERANGE || v < min || v > max)
+    return refuse(why, whylen, "%.40s is out of range (%lld to %lld)", s, (long long)min,
+                  (long long)max);
+  *out = v;
+  return TL_OK;
+}
+
+int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, int64_t *out_ns,
+                      char *why, size_t whylen) {
+  static const struct {
+    const char *suffix;
+    int64_t ns;
+  } units[] = {{"ns", 1},
+               {"us", 1000},
+               {"ms", 1000000},
+               {"s", 1000000000},
+               {"m", 60000000000LL},
+               {"h", 3600000000000LL},
+               {"d", 86400000000000LL}};
+  if (!s || !*s)
+    return refuse(why, whylen, "empty duration");
+  /* Digits, at most one '.', then an optional unit. Parsed by hand so that
+   * "1.5ms" is exact and nothing like "1e3" or "0x10" slips through. */
+  const char *p = s;
+  uint64_t whole = 0, frac = 0, frac_scale = 1;
+  int digits = 0;
+  while (isdigit((unsigned char)*p)) {
+    if (whole > UINT64_MAX / 10 - 1)
+      return refuse(why, whylen, "duration '%.40s' is too large", s);
+    whole = whole * 10 + (uint64_t)(*p++ - '0');
+    digits++;
+  }
+  if (*p == '.') {
+    p++;
+    while (isdigit((unsigned char)*p)) {
+      if (frac_scale < 1000000000000ULL) {
+        frac = frac * 10 + (uint64_t)(*p - '0');
+        frac_scale *= 10;
+      }
+      p++;
+      digits++;
+    }
+  }
+  if (!digits)
+    return refuse(why, whylen, "'%.40s' is not a duration (try 50ms, 30s, 10m, 2h)", s);
+  int64_t unit = default_unit_ns;
+  if (*p) {
+    unit = 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+      if (strcmp(p, units[i].suffix) == 0)
+        unit = units[i].ns;
+    if (!unit)
+      return refuse(why, whylen, "unknown unit in '%.40s' (use ns, us, ms, s, m, h or d)", s);
+  }
+  if (whole > (uint64_t)max_ns / (uint64_t)unit)
+    return refuse(why, whylen, "duration '%.40s' is too large", s);
+  uint64_t ns = whole * (uint64_t)unit;
+  /* frac / frac_scale * unit, without overflow: frac < frac_scale <= 1e12. */
+  long double part = (long double)frac * (long double)unit / (long double)frac_scale;
+  uint64_t part_ns = (uint64_t)(part + 0.5L);
+  if (ns + part_ns > (uint64_t)max_ns)
+    return refuse(why, whylen, "duration '%.40s' is too large", s);
+  *out_ns = (int64_t)(ns + part_ns);
+  return TL_OK;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil algorithm). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int y, int m) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return days[m - 1] + (m == 2 && leap);
+}
+
+static int fixed_digits(const char *p, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isdigit((unsigned char)p[i]))
+      return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen) {
+  int y, mo, d, h = 0, mi = 0, sec = 0;
+  size_t len = s ? strlen(s) : 0;
+  if ((len != 10 && len != 20) || fixed_digits(s, 4, &y) || s[4] != '-' ||
+      fixed_digits(s + 5, 2, &mo) || s[7] != '-' || fixed_digits(s + 8, 2, &d))
+    return refuse(why, whylen, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)",
+                  s ? s : "");
+  if (len == 20 && (s[10] != 'T' || fixed_digits(s + 11, 2, &h) || s[13] != ':' ||
+                    fixed_digits(s + 14, 2, &mi) || s[16] != ':' || fixed_digits(s + 17, 2, &sec) ||
+                    s[19] != 'Z'))
+    return refuse(why, whylen, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
+      sec > 59)
+    return refuse(why, whylen, "'%.40s' is not a valid date", s);
+  int64_t days = days_from_civil(y, mo, d);
+  *out_ns = ((days * 24 + h) * 60 + mi) * 60 * 1000000000LL + (int64_t)sec * 1000000000LL;
+  return TL_OK;
+}
+
+void tl_date_format(int64_t ns, char *buf, size_t len) {
+  time_t t = (time_t)(ns / 1000000000LL);
+  struct tm tm;
+  if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(buf, len, "?");
+}
+
+int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, size_t whylen) {
+  size_t n = 0;
+  if (!s || !*s)
+    return refuse(why, whylen, "empty list");
+  char *p = s;
+  for (;;) {
+    char *comma = strchr(p, ',');
+    if (comma)
+      *comma = '\0';
+    if (!*p)
+      return refuse(why, whylen, "empty item in list");
+    if (n == max)
+      return refuse(why, whylen, "too many items in list (at most %zu)", max);
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(items[i], p) == 0)
+        return refuse(why, whylen, "'%.40s' is given twice", p);
+    items[n++] = p;
+    if (!comma)
+      break;
+    p = comma + 1;
+  }
+  *count = n;
+  return TL_OK;
+}
+
+void tl_fput_safe(FILE *f, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t len = strlen(s);
+  size_t i = 0;
+  while (i < len) {
+    size_t ok = tl__utf8_valid_prefix(p + i, len - i);
+    for (size_t k = 0; k < ok; k++) {
+      unsigned char c = p[i + k];
+      if (c < 0x20 || c == 0x7f)
+        fprintf(f, "\\x%02x", c);
+      else
+        fputc(c, f);
+    }
+    i += ok;
+    if (i < len)
+      fprintf(f, "\\x%02x", p[i++]);
+  }
+}

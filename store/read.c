@@ -1,0 +1,419 @@
+/* read.c: reading sessions, tags, host facts and samples back, and the
+ * database-wide info and check behind 'tlstore info' and 'tlstore check'. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+void tl_filter_init(tl_filter *f) {
+  memset(f, 0, sizeof *f);
+  f->delay_ns = -1;
+}
+
+static char *dup_col(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return strdup(t ? (const char *)t : "");
+}
+
+static void session_free(tl_session *x) {
+  free(x->uuid);
+  free(x->run_uuid);
+  free(x->label);
+  free(x->probe);
+  free(x->hostname);
+  free(x->host_fingerprint);
+  free(x->status);
+  free(x->command_line);
+  free(x->tl_version);
+  free(x->libuv_version);
+}
+
+void tl_session_list_free(tl_session_list *list) {
+  if (!list)
+    return;
+  for (size_t i = 0; i < list->count; i++)
+    session_free(&list->items[i]);
+  free(list->items);
+  list->items = NULL;
+  list->count = 0;
+}
+
+/* A growing SQL text; the filter only ever appends fixed fragments, the
+ * values themselves are bound. */
+typedef struct {
+  char buf[4096];
+  size_t len;
+  int overflow;
+} sqlbuf;
+
+static void sql_add(sqlbuf *b, const char *s) {
+  size_t n = strlen(s);
+  if (b->len + n + 1 > sizeof b->buf) {
+    b->overflow = 1;
+    return;
+  }
+  memcpy(b->buf + b->len, s, n + 1);
+  b->len += n;
+}
+
+int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
+  out->items = NULL;
+  out->count = 0;
+  if (f->label_count > 256 || f->tag_count > 64)
+    return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
+  sqlbuf q = {.len = 0};
+  sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
+              "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
+              "s.started_ns, coalesce(s.ended_ns, 0), s.sample_count, s.missed_periods "
+              "FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE 1");
+  if (f->label_count) {
+    sql_add(&q, " AND s.label IN (?");
+    for (size_t i = 1; i < f->label_count; i++)
+      sql_add(&q, ", ?");
+    sql_add(&q, ")");
+  }
+  if (f->probe)
+    sql_add(&q, " AND s.probe = ?");
+  if (f->delay_ns >= 0)
+    sql_add(&q, " AND s.delay_ns = ?");
+  if (f->since_ns)
+    sql_add(&q, " AND s.started_ns >= ?");
+  if (f->until_ns)
+    sql_add(&q, " AND s.started_ns < ?");
+  if (f->host)
+    sql_add(&q, " AND (h.hostname = ?1000 OR substr(h.fingerprint, 1, length(?1000)) = ?1000)");
+  for (size_t i = 0; i < f->tag_count; i++)
+    sql_add(&q, " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
+                "AND t.key = ? AND t.value = ?)");
+  if (f->status)
+    sql_add(&q, " AND s.status = ?");
+  sql_add(&q, " ORDER BY s.started_ns, s.id");
+  if (q.overflow)
+    return tl__store_fail(s, TL_EINVAL, "filter is too large");
+
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, q.buf, -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "listing sessions");
+  int at = 1;
+  for (size_t i = 0; i < f->label_count; i++)
+    sqlite3_bind_text(st, at++, f->labels[i], -1, SQLITE_STATIC);
+  if (f->probe)
+    sqlite3_bind_text(st, at++, f->probe, -1, SQLITE_STATIC);
+  if (f->delay_ns >= 0)
+    sqlite3_bind_int64(st, at++, f->delay_ns);
+  if (f->since_ns)
+    sqlite3_bind_int64(st, at++, f->since_ns);
+  if (f->until_ns)
+    sqlite3_bind_int64(st, at++, f->until_ns);
+  if (f->host)
+    sqlite3_bind_text(st, 1000, f->host, -1, SQLITE_STATIC);
+  for (size_t i = 0; i < f->tag_count; i++) {
+    sqlite3_bind_text(st, at++, f->tag_keys[i], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, at++, f->tag_values[i], -1, SQLITE_STATIC);
+  }
+  if (f->status)
+    sqlite3_bind_text(st, at++, f->status, -1, SQLITE_STATIC);
+
+  size_t cap = 0;
+  int err = TL_OK;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (out->count == cap) {
+      cap = cap ? cap * 2 : 16;
+      tl_session *p = realloc(out->items, cap * sizeof *p);
+      if (!p) {
+        err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+        break;
+      }
+      out->items = p;
+    }
+    tl_session *x = &out->items[out->count++];
+    x->id = sqlite3_column_int64(st, 0);
+    x->uuid = dup_col(st, 1);
+    x->run_uuid = dup_col(st, 2);
+    x->label = dup_col(st, 3);
+    x->probe = dup_col(st, 4);
+    x->hostname = dup_col(st, 5);
+    x->host_fingerprint = dup_col(st, 6);
+    x->status = dup_col(st, 7);
+    x->command_line = dup_col(st, 8);
+    x->tl_version = dup_col(st, 9);
+    x->libuv_version = dup_col(st, 10);
+    x->delay_ns = sqlite3_column_int64(st, 11);
+    x->warmup = sqlite3_column_int64(st, 12);
+    x->started_ns = sqlite3_column_int64(st, 13);
+    x->ended_ns = sqlite3_column_int64(st, 14);
+    x->sample_count = sqlite3_column_int64(st, 15);
+    x->missed_periods = sqlite3_column_int64(st, 16);
+    if (!x->uuid || !x->run_uuid || !x->label || !x->probe || !x->hostname ||
+        !x->host_fingerprint || !x->status || !x->command_line || !x->tl_version ||
+        !x->libuv_version) {
+      err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+      break;
+    }
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "listing sessions");
+  sqlite3_finalize(st);
+  if (err)
+    tl_session_list_free(out);
+  return err;
+}
+
+int tl_store_labels(tl_store *s, char ***labels, size_t *count) {
+  *labels = NULL;
+  *count = 0;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "SELECT DISTINCT label FROM sessions ORDER BY label", -1, &st,
+                              NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "listing labels");
+  size_t cap = 0;
+  int err = TL_OK;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*count == cap) {
+      cap = cap ? cap * 2 : 8;
+      char **p = realloc(*labels, cap * sizeof *p);
+      if (!p) {
+        err = TL_ENOMEM;
+        break;
+      }
+      *labels = p;
+    }
+    if (!((*labels)[*count] = dup_col(st, 0))) {
+      err = TL_ENOMEM;
+      break;
+    }
+    (*count)++;
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "listing labels");
+  else if (err)
+    tl__store_fail(s, err, "out of memory listing labels");
+  sqlite3_finalize(st);
+  if (err) {
+    tl_strings_free(*labels, *count);
+    *labels = NULL;
+    *count = 0;
+  }
+  return err;
+}
+
+void tl_strings_free(char **strings, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    free(strings[i]);
+  free(strings);
+}
+
+int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db,
+                              "SELECT seq, count, min_ns, max_ns, codec, data FROM sample_blocks "
+                              "WHERE session_id = ? ORDER BY seq",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "reading samples");
+  sqlite3_bind_int64(st, 1, session_id);
+  int64_t values[TL_BLOCK_MAX];
+  int err = TL_OK;
+  while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t seq = sqlite3_column_int64(st, 0);
+    int64_t n = sqlite3_column_int64(st, 1);
+    if (n < 1 || n > TL_BLOCK_MAX || sqlite3_column_int(st, 4) != 1) {
+      err = tl__store_fail(s, TL_ECORRUPT, "session %lld, block %lld: bad block header",
+                           (long long)session_id, (long long)seq);
+      break;
+    }
+    const uint8_t *data = sqlite3_column_blob(st, 5);
+    int len = sqlite3_column_bytes(st, 5);
+    if (tl_block_decode(data, (size_t)len, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                        values, (size_t)n)) {
+      err = tl__store_fail(s, TL_ECORRUPT, "session %lld, block %lld: samples do not decode",
+                           (long long)session_id, (long long)seq);
+      break;
+    }
+    err = fn(ctx, values, (size_t)n);
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "reading samples");
+  sqlite3_finalize(st);
+  return err;
+}
+
+static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_row **rows,
+                     size_t *count) {
+  *rows = NULL;
+  *count = 0;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "reading session details");
+  sqlite3_bind_int64(st, 1, session_id);
+  size_t cap = 0;
+  int err = TL_OK;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*count == cap) {
+      cap = cap ? cap * 2 : 16;
+      tl_fact_row *p = realloc(*rows, cap * sizeof *p);
+      if (!p) {
+        err = TL_ENOMEM;
+        break;
+      }
+      *rows = p;
+    }
+    tl_fact_row *r = &(*rows)[(*count)++];
+    r->key = dup_col(st, 0);
+    r->value = dup_col(st, 1);
+    r->evidence = dup_col(st, 2);
+    if (!r->key || !r->value || !r->evidence) {
+      err = TL_ENOMEM;
+      break;
+    }
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "reading session details");
+  else if (err)
+    tl__store_fail(s, err, "out of memory reading session details");
+  sqlite3_finalize(st);
+  if (err) {
+    tl_fact_rows_free(*rows, *count);
+    *rows = NULL;
+    *count = 0;
+  }
+  return err;
+}
+
+int tl_store_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+  return read_rows(s,
+                   "SELECT key, value, evidence FROM host_facts WHERE session_id = ? ORDER BY key",
+                   session_id, rows, count);
+}
+
+int tl_store_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+  return read_rows(s, "SELECT key, value, '' FROM session_tags WHERE session_id = ? ORDER BY key",
+                   session_id, rows, count);
+}
+
+void tl_fact_rows_free(tl_fact_row *rows, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    free(rows[i].key);
+    free(rows[i].value);
+    free(rows[i].evidence);
+  }
+  free(rows);
+}
+
+/* ======================================================================== */
+/* Info and check                                                            */
+
+static int query_i64(tl_store *s, const char *sql, int64_t *out) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    *out = sqlite3_column_int64(st, 0);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "reading statistics");
+}
+
+int tl_store_info(tl_store *s, tl_store_stats *x) {
+  memset(x, 0, sizeof *x);
+  x->schema_version = tl_store_schema_version(s);
+  int err =
+      query_i64(s, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                &x->file_bytes);
+  if (!err)
+    err = query_i64(s, "SELECT count(*) FROM hosts", &x->hosts);
+  if (!err)
+    err = query_i64(s, "SELECT count(*) FROM sessions", &x->sessions);
+  if (!err)
+    err = query_i64(s, "SELECT coalesce(sum(sample_count), 0) FROM sessions", &x->samples);
+  if (!err)
+    err = query_i64(s, "SELECT count(*) FROM sample_blocks", &x->blocks);
+  if (!err)
+    err =
+        query_i64(s, "SELECT coalesce(sum(length(data)), 0) FROM sample_blocks", &x->sample_bytes);
+  return err;
+}
+
+typedef struct {
+  int64_t n;
+} count_ctx;
+
+static int count_samples(void *ctx, const int64_t *v, size_t n) {
+  (void)v;
+  ((count_ctx *)ctx)->n += (int64_t)n;
+  return 0;
+}
+
+int tl_store_check(tl_store *s, tl_problem_cb report, void *ctx) {
+  int problems = 0;
+  char msg[600];
+#define PROBLEM(...)                                                                               \
+  do {                                                                                             \
+    snprintf(msg, sizeof msg, __VA_ARGS__);                                                        \
+    if (report)                                                                                    \
+      report(ctx, msg);                                                                            \
+    problems++;                                                                                    \
+  } while (0)
+
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "checking integrity");
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *line = (const char *)sqlite3_column_text(st, 0);
+    if (line && strcmp(line, "ok") != 0)
+      PROBLEM("integrity: %s", line);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    PROBLEM("integrity check failed: %s", sqlite3_errmsg(s->db));
+    return TL_ECORRUPT;
+  }
+
+  rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW)
+      PROBLEM("table %s row %lld refers to a missing %s row", sqlite3_column_text(st, 0),
+              (long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 2));
+    sqlite3_finalize(st);
+  }
+
+  int version = tl_store_schema_version(s);
+  if (version != tl_schema_latest())
+    PROBLEM("schema version is %d, this tl expects %d", version, tl_schema_latest());
+
+  /* Every session's samples decode, block numbers run 0, 1, 2 ... and add up
+   * to the count the session records. */
+  rc = sqlite3_prepare_v2(s->db,
+                          "SELECT s.id, s.uuid, s.sample_count, "
+                          "(SELECT count(*) FROM sample_blocks b WHERE b.session_id = s.id), "
+                          "(SELECT coalesce(max(seq), -1) FROM sample_blocks b "
+                          " WHERE b.session_id = s.id) FROM sessions s ORDER BY s.id",
+                          -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "checking sessions");
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    char uuid[40];
+    snprintf(uuid, sizeof uuid, "%s", (const char *)sqlite3_column_text(st, 1));
+    int64_t expect = sqlite3_column_int64(st, 2);
+    int64_t blocks = sqlite3_column_int64(st, 3), maxseq = sqlite3_column_int64(st, 4);
+    if (maxseq + 1 != blocks)
+      PROBLEM("session %s: sample blocks are not numbered 0..%lld", uuid, (long long)(blocks - 1));
+    count_ctx c = {0};
+    int err = tl_store_scan(s, id, count_samples, &c);
+    if (err)
+      PROBLEM("session %s: %s", uuid, s->errmsg);
+    else if (c.n != expect)
+      PROBLEM("session %s: %lld samples stored, %lld recorded", uuid, (long long)c.n,
+              (long long)expect);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    PROBLEM("checking sessions failed: %s", sqlite3_errmsg(s->db));
+#undef PROBLEM
+  return problems ? TL_ECORRUPT : TL_OK;
+}

@@ -1,0 +1,37 @@
+/* store_internal.h: what the store's own files share and nobody else sees. */
+#ifndef TL_STORE_INTERNAL_H
+#define TL_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "tl_store.h"
+
+struct tl_store {
+  sqlite3 *db;
+  char *path;
+  int readonly;
+  char errmsg[512]; /* last failure, "" when none */
+};
+
+/* The migrations compiled in from schema/ (tl_schema.c, generated). */
+extern const char *const tl__migrations[];
+extern const size_t tl__migration_count;
+
+/* Records a message on the store and returns err. */
+int tl__store_fail(tl_store *s, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Maps a SQLite result code to a tl error and records sqlite's message with
+ * what was being done. */
+int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
+
+/* Length of the longest valid UTF-8 prefix of s. */
+size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len);
+/* Printable UTF-8 of at most max bytes, no control characters. */
+int tl__text_check(const char *what, const char *s, size_t max, char *why, size_t whylen);
+
+/* Unix time now, nanoseconds. */
+int64_t tl__now_ns(void);
+/* A random version-4 UUID in out (37 bytes). */
+int tl__uuid4(char out[37]);
+
+#endif

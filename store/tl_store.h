@@ -1,0 +1,284 @@
+/* tl_store.h: the one door into tl's results database, and the small pieces
+ * every tl program shares: error codes, validation of what a user supplies
+ * (labels, tags, durations, dates, lists) and one-line messages.
+ *
+ * A tl database is a SQLite file. tl_store_open() creates or upgrades it with
+ * the migrations compiled in from schema/, and refuses files that are not tl
+ * databases or come from a newer tl. Every write is a transaction: a killed
+ * writer leaves the database as of its last commit. */
+#ifndef TL_STORE_H
+#define TL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+/* XX(name, value, message). Every tl function that can fail returns 0 or one
+ * of these negative codes; details go to the handle's error message. */
+#define TL_ERRNO_MAP(XX)                                                                           \
+  XX(EINVAL, -1, "invalid argument")                                                               \
+  XX(ENOMEM, -2, "out of memory")                                                                  \
+  XX(EIO, -3, "input/output error")                                                                \
+  XX(ENOTDB, -4, "file is not a tl database")                                                      \
+  XX(ECORRUPT, -5, "database is corrupt")                                                          \
+  XX(ENEWER, -6, "database was written by a newer tl")                                             \
+  XX(EBUSY, -7, "database is locked by another process")                                           \
+  XX(EFULL, -8, "disk is full")                                                                    \
+  XX(EREADONLY, -9, "database is read-only")                                                       \
+  XX(ENOTFOUND, -10, "not found")                                                                  \
+  XX(ECONFLICT, -11, "conflicting data")                                                           \
+  XX(EINTR, -12, "interrupted")                                                                    \
+  XX(EUNAVAIL, -13, "not available on this system")                                                \
+  XX(ESQL, -14, "database error")                                                                  \
+  XX(ESYS, -15, "system call failed")                                                              \
+  XX(EPERM, -16, "permission denied")
+
+typedef enum {
+  TL_OK = 0,
+#define XX(name, value, msg) TL_##name = value,
+  TL_ERRNO_MAP(XX)
+#undef XX
+} tl_err;
+
+/* A static description of a tl error code, never NULL. */
+const char *tl_strerror(int err);
+
+/* ------------------------------------------------------------------------ */
+/* Messages                                                                  */
+
+/* The program name used as the prefix of every message ("tlstore: ..."). */
+void tl_set_progname(const char *name);
+const char *tl_progname(void);
+/* One line on stderr: "PROG: error: ...". A trailing newline is added. */
+void tl_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tl_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit codes shared by the three programs (documented in the README). */
+enum { TL_EXIT_OK = 0, TL_EXIT_FAILURE = 1, TL_EXIT_USAGE = 2, TL_EXIT_INTERRUPTED = 3 };
+
+/* Writes s to f with control characters (and bytes that are not valid UTF-8)
+ * shown as \xNN, so that user text cannot drive the terminal. */
+void tl_fput_safe(FILE *f, const char *s);
+
+/* ------------------------------------------------------------------------ */
+/* Validating user input                                                     */
+/* Each parser returns TL_OK, or TL_EINVAL with a one-line reason in why
+ * (which may be NULL). None of them reads past the end of its input. */
+
+enum { TL_LABEL_MAX = 64, TL_TAG_KEY_MAX = 64, TL_TAG_VALUE_MAX = 256, TL_WHY_MAX = 256 };
+
+/* A label: 1 to 64 characters of [A-Za-z0-9._-], starting with a letter or
+ * digit. Labels name environments ("vbox", "macos", "droplet"). */
+int tl_label_check(const char *label, char *why, size_t whylen);
+
+/* A tag "key=value": key like a label, value 0..256 bytes of printable UTF-8
+ * (no control characters). key and value point into a copy owned by the
+ * caller's buffer buf (at least strlen(s) + 1 bytes). */
+int tl_tag_parse(const char *s, char *buf, const char **key, const char **value, char *why,
+                 size_t whylen);
+
+/* A duration such as "250ms", "30s", "10m", "2h", "1.5ms", "20us", "100ns".
+ * A bare number takes default_unit_ns (for example 1000000 for ms).
+ * Result in nanoseconds, 0 .. max_ns. */
+int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, int64_t *out_ns,
+                      char *why, size_t whylen);
+
+/* A whole number in [min, max]. */
+int tl_int_parse(const char *s, int64_t min, int64_t max, int64_t *out, char *why, size_t whylen);
+
+/* A date "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (UTC), to unix nanoseconds. */
+int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen);
+/* Formats unix nanoseconds as "YYYY-MM-DDTHH:MM:SSZ" (buf at least 21 bytes). */
+void tl_date_format(int64_t ns, char *buf, size_t len);
+
+/* A comma-separated list, split in place into at most max items; empty items
+ * and duplicates are errors. Items point into s, which is modified. */
+int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, size_t whylen);
+
+/* ------------------------------------------------------------------------ */
+/* Percentiles                                                               */
+
+/* The nearest-rank percentile: the 1-based rank of the smallest sample that
+ * at least pct percent of n samples are at or below, ceil(pct / 100 * n),
+ * at least 1. pct is in [0, 100]; n > 0. tl quotes every percentile this way:
+ * it is always one of the measured samples, never an interpolation. */
+int64_t tl_rank(double pct, int64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* The store                                                                 */
+
+typedef struct tl_store tl_store;
+
+enum {
+  TL_STORE_READONLY = 1 << 0, /* open for reading only; never creates */
+  TL_STORE_NOCREATE = 1 << 1, /* fail with TL_ENOTFOUND if the file is missing */
+};
+
+/* The default database path: $TL_DB, else $XDG_DATA_HOME/tl/tl.db, else
+ * $HOME/.local/share/tl/tl.db. Creates no directory. */
+int tl_store_default_path(char *buf, size_t len);
+/* Creates the parent directories of path (mode 0755) if they are missing. */
+int tl_store_make_parent(const char *path, char *why, size_t whylen);
+
+/* Opens (and creates, unless a flag says otherwise) the database at path,
+ * applying pending migrations. On failure *out is still set when memory
+ * allowed, so that tl_store_errmsg() can say what went wrong; close it. */
+int tl_store_open(tl_store **out, const char *path, int flags);
+/* Closes the store; NULL is fine. */
+void tl_store_close(tl_store *store);
+/* The message of the last failure on this handle ("" when none). */
+const char *tl_store_errmsg(const tl_store *store);
+/* Schema version of the open database and of this tl. */
+int tl_store_schema_version(tl_store *store);
+int tl_schema_latest(void);
+
+/* Sessions left 'running' by a collector that is gone (same host, process no
+ * longer alive, or no heartbeat for stale_ns) are marked 'interrupted'.
+ * tl_store_open() calls this with a default; *count may be NULL. */
+int tl_store_recover_stale(tl_store *store, int64_t stale_ns, int *count);
+
+/* A named fact about a host, with where it was read from. */
+typedef struct {
+  const char *key; /* "cpu.model", "kernel.release", "vm" ... */
+  const char *value;
+  const char *evidence; /* "/proc/cpuinfo", "cpuid 0x40000000" ... or "" */
+} tl_fact;
+
+/* What a collector declares when it starts a session. */
+typedef struct {
+  const char *run_uuid; /* groups the sessions of one tlcollect run */
+  const char *label;
+  const char *probe;
+  int64_t delay_ns;
+  int32_t warmup;
+  const char *command_line;
+  const char *host_fingerprint;
+  const char *hostname;
+  const char *libuv_version;
+  const char *const *tag_keys; /* tag_count validated key=value pairs */
+  const char *const *tag_values;
+  size_t tag_count;
+  const tl_fact *facts;
+  size_t fact_count;
+} tl_session_spec;
+
+typedef struct tl_writer tl_writer;
+
+/* Starts a session (status 'running') and returns a writer that appends its
+ * samples. uuid_out receives the new session's UUID (37 bytes). */
+int tl_writer_begin(tl_store *store, const tl_session_spec *spec, tl_writer **out,
+                    char uuid_out[37]);
+/* Buffers samples in memory; nothing touches the disk. */
+int tl_writer_add(tl_writer *w, const int64_t *latency_ns, size_t n);
+/* Adds to the session's count of missed periods (periodic probes). */
+void tl_writer_add_missed(tl_writer *w, int64_t missed);
+/* Commits the buffered samples in one transaction. On failure the samples
+ * stay buffered, so a later flush can still store them. */
+int tl_writer_flush(tl_writer *w);
+/* Flushes, sets the status ('complete' or 'interrupted') and end time, and
+ * frees the writer, even on failure. */
+int tl_writer_end(tl_writer *w, const char *status);
+/* Samples added so far (stored or buffered). */
+int64_t tl_writer_count(const tl_writer *w);
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+
+/* One session as stored. Strings are owned by the array they came in. */
+typedef struct {
+  int64_t id;
+  char *uuid;
+  char *run_uuid;
+  char *label;
+  char *probe;
+  char *hostname;
+  char *host_fingerprint;
+  char *status;
+  char *command_line;
+  char *tl_version;
+  char *libuv_version;
+  int64_t delay_ns;
+  int64_t warmup;
+  int64_t started_ns;
+  int64_t ended_ns; /* 0 while running */
+  int64_t sample_count;
+  int64_t missed_periods;
+} tl_session;
+
+typedef struct {
+  tl_session *items;
+  size_t count;
+} tl_session_list;
+
+/* Which sessions a query covers; zero fields match everything. */
+typedef struct {
+  const char *const *labels; /* label_count labels, any of them */
+  size_t label_count;
+  const char *probe;
+  int64_t delay_ns;            /* -1 for any delay */
+  int64_t since_ns, until_ns;  /* started in [since, until); 0 for open */
+  const char *host;            /* hostname or fingerprint prefix */
+  const char *const *tag_keys; /* all of these key=value pairs */
+  const char *const *tag_values;
+  size_t tag_count;
+  const char *status; /* NULL: any */
+} tl_filter;
+
+void tl_filter_init(tl_filter *f);
+
+/* Sessions matching the filter, oldest first. Free with tl_session_list_free. */
+int tl_store_sessions(tl_store *store, const tl_filter *filter, tl_session_list *out);
+void tl_session_list_free(tl_session_list *list);
+
+/* Distinct labels in the database, sorted; free with tl_strings_free. */
+int tl_store_labels(tl_store *store, char ***labels, size_t *count);
+void tl_strings_free(char **strings, size_t count);
+
+/* Calls fn with the samples of the session in order, a block at a time
+ * (at most TL_BLOCK_MAX values per call). A non-zero return from fn stops
+ * the scan and is returned. */
+enum { TL_BLOCK_MAX = 4096 };
+typedef int (*tl_samples_cb)(void *ctx, const int64_t *latency_ns, size_t n);
+int tl_store_scan(tl_store *store, int64_t session_id, tl_samples_cb fn, void *ctx);
+
+/* Host facts of a session, as key/value/evidence triples. */
+typedef struct {
+  char *key, *value, *evidence;
+} tl_fact_row;
+int tl_store_facts(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
+int tl_store_tags(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
+void tl_fact_rows_free(tl_fact_row *rows, size_t count);
+
+/* ------------------------------------------------------------------------ */
+/* Maintenance                                                               */
+
+typedef struct {
+  int schema_version;
+  int64_t file_bytes;
+  int64_t hosts, sessions, samples, blocks;
+  int64_t sample_bytes; /* size of the encoded sample data */
+} tl_store_stats;
+
+int tl_store_info(tl_store *store, tl_store_stats *stats);
+
+/* Integrity and schema checks. Each problem found is passed to report (may be
+ * NULL); returns TL_OK when none, TL_ECORRUPT otherwise. */
+typedef void (*tl_problem_cb)(void *ctx, const char *problem);
+int tl_store_check(tl_store *store, tl_problem_cb report, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Sample block codec (exposed for tests, benchmarks and fuzzing)             */
+
+/* Encodes n (1..TL_BLOCK_MAX) non-negative latencies; out must hold
+ * tl_block_bound(n) bytes. Returns the encoded size and sets min and max. */
+size_t tl_block_bound(size_t n);
+size_t tl_block_encode(const int64_t *v, size_t n, uint8_t *out, int64_t *min, int64_t *max);
+/* Decodes exactly n values from len bytes; TL_ECORRUPT if the bytes do not
+ * hold exactly n values that fit between min and max. */
+int tl_block_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
+                    size_t n);
+
+#endif /* TL_STORE_H */

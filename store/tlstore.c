@@ -1,0 +1,182 @@
+/* tlstore: looks after the tl database. Each subcommand parses its own
+ * options and calls the store library. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_store.h"
+
+static const char usage[] =
+    "Usage: tlstore [--db PATH] COMMAND [OPTIONS]\n"
+    "Look after the tl results database.\n"
+    "\n"
+    "Commands:\n"
+    "  info                   schema version, hosts, labels, sessions, samples, file size\n"
+    "  check                  integrity and schema check; exit 1 when anything is wrong\n"
+    "\n"
+    "Options:\n"
+    "      --db PATH          database file (default $TL_DB, else\n"
+    "                         $XDG_DATA_HOME/tl/tl.db or ~/.local/share/tl/tl.db)\n"
+    "  -h, --help             show this help and exit\n"
+    "  -V, --version          show the version and exit\n"
+    "\n"
+    "Exit status: 0 done, 1 failure (check found problems), 2 usage error.\n";
+
+static int usage_error(const char *what, const char *why) {
+  tl_errorf("%s: %s (see tlstore --help)", what, why);
+  return TL_EXIT_USAGE;
+}
+
+static void human_bytes(int64_t n, char *buf, size_t len) {
+  if (n >= 1024LL * 1024 * 1024)
+    snprintf(buf, len, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
+  else if (n >= 1024 * 1024)
+    snprintf(buf, len, "%.1f MiB", (double)n / (1024.0 * 1024));
+  else if (n >= 1024)
+    snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
+  else
+    snprintf(buf, len, "%lld bytes", (long long)n);
+}
+
+static int cmd_info(tl_store *store, const char *path) {
+  tl_store_stats st;
+  if (tl_store_info(store, &st)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    return TL_EXIT_FAILURE;
+  }
+  char size[32];
+  human_bytes(st.file_bytes, size, sizeof size);
+  printf("database:       ");
+  tl_fput_safe(stdout, path);
+  printf("\nschema version: %d (this tl: %d)\n", st.schema_version, tl_schema_latest());
+  printf("file size:      %s\n", size);
+  printf("hosts:          %lld\n", (long long)st.hosts);
+  printf("sessions:       %lld\n", (long long)st.sessions);
+  printf("samples:        %lld", (long long)st.samples);
+  if (st.samples)
+    printf(" (%.2f bytes each, encoded)", (double)st.sample_bytes / (double)st.samples);
+  printf("\n");
+
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  if (tl_store_sessions(store, &f, &list)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    return TL_EXIT_FAILURE;
+  }
+  if (list.count)
+    printf("\n%-24s %10s %12s  %s\n", "label", "sessions", "samples", "delays (ms)");
+  char **labels = NULL;
+  size_t nl = 0;
+  if (tl_store_labels(store, &labels, &nl)) {
+    tl_session_list_free(&list);
+    tl_errorf("%s", tl_store_errmsg(store));
+    return TL_EXIT_FAILURE;
+  }
+  for (size_t i = 0; i < nl; i++) {
+    int64_t sessions = 0, samples = 0;
+    char delays[256] = "";
+    size_t at = 0;
+    for (size_t k = 0; k < list.count; k++) {
+      const tl_session *s = &list.items[k];
+      if (strcmp(s->label, labels[i]) != 0)
+        continue;
+      sessions++;
+      samples += s->sample_count;
+      int seen = 0;
+      for (size_t j = 0; j < k && !seen; j++)
+        seen = strcmp(list.items[j].label, labels[i]) == 0 && list.items[j].delay_ns == s->delay_ns;
+      if (!seen && at < sizeof delays)
+        at += (size_t)snprintf(delays + at, sizeof delays - at, "%s%g", at ? "," : "",
+                               (double)s->delay_ns / 1e6);
+    }
+    tl_fput_safe(stdout, labels[i]);
+    printf("%*s %10lld %12lld  %s\n", (int)(strlen(labels[i]) < 24 ? 24 - strlen(labels[i]) : 0),
+           "", (long long)sessions, (long long)samples, delays);
+  }
+  tl_strings_free(labels, nl);
+  tl_session_list_free(&list);
+  return TL_EXIT_OK;
+}
+
+static void print_problem(void *ctx, const char *problem) {
+  (void)ctx;
+  printf("problem: ");
+  tl_fput_safe(stdout, problem);
+  printf("\n");
+}
+
+static int cmd_check(tl_store *store) {
+  int err = tl_store_check(store, print_problem, NULL);
+  if (err == TL_OK) {
+    printf("ok\n");
+    return TL_EXIT_OK;
+  }
+  if (err != TL_ECORRUPT)
+    tl_errorf("%s", tl_store_errmsg(store));
+  else
+    tl_errorf("the database has problems (listed above)");
+  return TL_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv) {
+  tl_set_progname("tlstore");
+  enum { OPT_DB = 256 };
+  static const struct option longopts[] = {
+      {"db", required_argument, NULL, OPT_DB},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *db = NULL;
+  opterr = 0;
+  int c;
+  /* '+': stop at the command; its own options follow it. */
+  while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_DB:
+      if (!*optarg)
+        return usage_error("--db", "empty path");
+      db = optarg;
+      break;
+    case 'h':
+      fputs(usage, stdout);
+      return TL_EXIT_OK;
+    case 'V':
+      printf("tlstore %s\n", TL_VERSION);
+      return TL_EXIT_OK;
+    case ':':
+      return usage_error(argv[optind - 1], "needs a value");
+    default:
+      return usage_error(argv[optind - 1], "unknown option");
+    }
+  }
+  if (optind >= argc)
+    return usage_error("command", "missing (info or check)");
+  const char *cmd = argv[optind];
+  if (strcmp(cmd, "info") != 0 && strcmp(cmd, "check") != 0)
+    return usage_error(cmd, "unknown command (info or check)");
+  if (optind + 1 < argc)
+    return usage_error(argv[optind + 1], "unexpected argument");
+
+  char path[4096];
+  if (db)
+    snprintf(path, sizeof path, "%s", db);
+  else if (tl_store_default_path(path, sizeof path)) {
+    tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
+    return TL_EXIT_FAILURE;
+  }
+  tl_store *store = NULL;
+  int status;
+  if (tl_store_open(&store, path, TL_STORE_NOCREATE)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    status = TL_EXIT_FAILURE;
+  } else if (strcmp(cmd, "info") == 0) {
+    status = cmd_info(store, path);
+  } else {
+    status = cmd_check(store);
+  }
+  tl_store_close(store);
+  return status;
+}

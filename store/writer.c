@@ -1,0 +1,313 @@
+/* writer.c: appending a session's samples. Samples are buffered in memory and
+ * committed in batches, each batch one transaction that also moves the
+ * session's heartbeat. The last, partly filled block of a session is
+ * rewritten as it grows, so a slow session still packs its samples densely
+ * and a killed collector loses only what it had not yet committed. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store_internal.h"
+
+struct tl_writer {
+  tl_store *store;
+  int64_t session_id;
+  int64_t seq;                 /* seq of the open (last, partial) block */
+  int64_t block[TL_BLOCK_MAX]; /* committed samples of the open block */
+  size_t block_n;
+  int64_t *pending; /* buffered, not yet committed */
+  size_t pending_n, pending_cap;
+  int64_t stored; /* committed samples */
+  int64_t missed; /* missed periods, all of them */
+  uint8_t enc[TL_BLOCK_MAX * 10];
+  int64_t scratch[TL_BLOCK_MAX];
+};
+
+static int step_done(tl_store *s, sqlite3_stmt *st, const char *doing) {
+  int rc = sqlite3_step(st);
+  return rc == SQLITE_DONE || rc == SQLITE_ROW ? TL_OK : tl__store_sqlfail(s, rc, doing);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v) {
+  return sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT);
+}
+
+static int check_spec(tl_store *s, const tl_session_spec *spec) {
+  char why[TL_WHY_MAX];
+  if (tl_label_check(spec->label, why, sizeof why))
+    return tl__store_fail(s, TL_EINVAL, "%s", why);
+  if (!spec->probe || !*spec->probe || !spec->run_uuid || !spec->host_fingerprint ||
+      !spec->hostname || spec->delay_ns < 0 || spec->warmup < 0)
+    return tl__store_fail(s, TL_EINVAL, "incomplete session description");
+  for (size_t i = 0; i < spec->tag_count; i++)
+    if (tl__text_check("tag value", spec->tag_values[i], TL_TAG_VALUE_MAX, why, sizeof why))
+      return tl__store_fail(s, TL_EINVAL, "tag %s: %s", spec->tag_keys[i], why);
+  return TL_OK;
+}
+
+static int upsert_host(tl_store *s, const tl_session_spec *spec, int64_t now, int64_t *host_id) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(
+      s->db,
+      "INSERT INTO hosts (fingerprint, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3) "
+      "ON CONFLICT(fingerprint) DO UPDATE SET hostname = ?2, last_seen = ?3 RETURNING id",
+      -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "recording the host");
+  bind_text(st, 1, spec->host_fingerprint);
+  bind_text(st, 2, spec->hostname);
+  sqlite3_bind_int64(st, 3, now);
+  rc = sqlite3_step(st);
+  int err = TL_OK;
+  if (rc == SQLITE_ROW)
+    *host_id = sqlite3_column_int64(st, 0);
+  else
+    err = tl__store_sqlfail(s, rc, "recording the host");
+  sqlite3_finalize(st);
+  return err;
+}
+
+static int insert_pairs(tl_store *s, const char *sql, int64_t session_id, const char *const *keys,
+                        const char *const *values, const char *const *extra, size_t n,
+                        const char *doing) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, doing);
+  int err = TL_OK;
+  for (size_t i = 0; i < n && err == TL_OK; i++) {
+    sqlite3_bind_int64(st, 1, session_id);
+    bind_text(st, 2, keys[i]);
+    bind_text(st, 3, values[i]);
+    if (extra)
+      bind_text(st, 4, extra[i]);
+    err = step_done(s, st, doing);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return err;
+}
+
+static int insert_facts(tl_store *s, int64_t session_id, const tl_fact *facts, size_t n) {
+  sqlite3_stmt *st = NULL;
+  const char *doing = "recording host facts";
+  int rc =
+      sqlite3_prepare_v2(s->db,
+                         "INSERT OR REPLACE INTO host_facts (session_id, key, value, evidence) "
+                         "VALUES (?, ?, ?, ?)",
+                         -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, doing);
+  int err = TL_OK;
+  for (size_t i = 0; i < n && err == TL_OK; i++) {
+    sqlite3_bind_int64(st, 1, session_id);
+    bind_text(st, 2, facts[i].key);
+    bind_text(st, 3, facts[i].value);
+    bind_text(st, 4, facts[i].evidence);
+    err = step_done(s, st, doing);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return err;
+}
+
+int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
+  *out = NULL;
+  if (s->readonly)
+    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+  int err = check_spec(s, spec);
+  if (err)
+    return err;
+  tl_writer *w = calloc(1, sizeof *w);
+  if (!w)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory");
+  w->store = s;
+  tl__uuid4(uuid_out);
+
+  int64_t now = tl__now_ns(), host_id = 0;
+  sqlite3_stmt *st = NULL;
+  err = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+            ? TL_OK
+            : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
+  if (err == TL_OK)
+    err = upsert_host(s, spec, now, &host_id);
+  if (err == TL_OK) {
+    int rc = sqlite3_prepare_v2(
+        s->db,
+        "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
+        "started_ns, heartbeat_ns, pid, status, tl_version, libuv_version, command_line) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) RETURNING id",
+        -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+      err = tl__store_sqlfail(s, rc, "starting a session");
+    } else {
+      bind_text(st, 1, uuid_out);
+      bind_text(st, 2, spec->run_uuid);
+      sqlite3_bind_int64(st, 3, host_id);
+      bind_text(st, 4, spec->label);
+      bind_text(st, 5, spec->probe);
+      sqlite3_bind_int64(st, 6, spec->delay_ns);
+      sqlite3_bind_int64(st, 7, spec->warmup);
+      sqlite3_bind_int64(st, 8, now);
+      sqlite3_bind_int64(st, 9, now);
+      sqlite3_bind_int64(st, 10, (sqlite3_int64)getpid());
+      bind_text(st, 11, TL_VERSION);
+      bind_text(st, 12, spec->libuv_version);
+      bind_text(st, 13, spec->command_line);
+      rc = sqlite3_step(st);
+      if (rc == SQLITE_ROW)
+        w->session_id = sqlite3_column_int64(st, 0);
+      else
+        err = tl__store_sqlfail(s, rc, "starting a session");
+      sqlite3_finalize(st);
+    }
+  }
+  if (err == TL_OK)
+    err = insert_pairs(s, "INSERT INTO session_tags (session_id, key, value) VALUES (?, ?, ?)",
+                       w->session_id, spec->tag_keys, spec->tag_values, NULL, spec->tag_count,
+                       "recording tags");
+  if (err == TL_OK)
+    err = insert_facts(s, w->session_id, spec->facts, spec->fact_count);
+  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
+  if (err) {
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    free(w);
+    return err;
+  }
+  *out = w;
+  return TL_OK;
+}
+
+int tl_writer_add(tl_writer *w, const int64_t *v, size_t n) {
+  if (w->pending_n + n > w->pending_cap) {
+    size_t cap = w->pending_cap ? w->pending_cap : 1024;
+    while (cap < w->pending_n + n)
+      cap *= 2;
+    int64_t *p = realloc(w->pending, cap * sizeof *p);
+    if (!p)
+      return tl__store_fail(w->store, TL_ENOMEM, "out of memory buffering samples");
+    w->pending = p;
+    w->pending_cap = cap;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (v[i] < 0)
+      return tl__store_fail(w->store, TL_EINVAL, "negative latency %lld ns", (long long)v[i]);
+  memcpy(w->pending + w->pending_n, v, n * sizeof *v);
+  w->pending_n += n;
+  return TL_OK;
+}
+
+void tl_writer_add_missed(tl_writer *w, int64_t missed) { w->missed += missed; }
+
+int64_t tl_writer_count(const tl_writer *w) { return w->stored + (int64_t)w->pending_n; }
+
+/* The i-th sample of the open block followed by the pending ones. */
+static int64_t joined(const tl_writer *w, size_t i) {
+  return i < w->block_n ? w->block[i] : w->pending[i - w->block_n];
+}
+
+static int write_blocks(tl_writer *w) {
+  tl_store *s = w->store;
+  sqlite3_stmt *st = NULL;
+  const char *doing = "storing samples";
+  int rc = sqlite3_prepare_v2(s->db,
+                              "INSERT INTO sample_blocks (session_id, seq, count, min_ns, max_ns, "
+                              "codec, data) VALUES (?, ?, ?, ?, ?, 1, ?) "
+                              "ON CONFLICT(session_id, seq) DO UPDATE SET count = excluded.count, "
+                              "min_ns = excluded.min_ns, max_ns = excluded.max_ns, "
+                              "data = excluded.data",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, doing);
+  size_t total = w->block_n + w->pending_n;
+  int64_t seq = w->seq;
+  int err = TL_OK;
+  for (size_t at = 0; at < total && err == TL_OK; at += TL_BLOCK_MAX, seq++) {
+    size_t n = total - at < TL_BLOCK_MAX ? total - at : TL_BLOCK_MAX;
+    for (size_t i = 0; i < n; i++)
+      w->scratch[i] = joined(w, at + i);
+    int64_t lo, hi;
+    size_t len = tl_block_encode(w->scratch, n, w->enc, &lo, &hi);
+    sqlite3_bind_int64(st, 1, w->session_id);
+    sqlite3_bind_int64(st, 2, seq);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)n);
+    sqlite3_bind_int64(st, 4, lo);
+    sqlite3_bind_int64(st, 5, hi);
+    sqlite3_bind_blob(st, 6, w->enc, (int)len, SQLITE_STATIC);
+    err = step_done(s, st, doing);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return err;
+}
+
+int tl_writer_flush(tl_writer *w) {
+  tl_store *s = w->store;
+  int err = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+                ? TL_OK
+                : tl__store_sqlfail(s, sqlite3_errcode(s->db), "storing samples");
+  if (err)
+    return err;
+  if (w->pending_n)
+    err = write_blocks(w);
+  int64_t stored = w->stored + (int64_t)w->pending_n;
+  if (err == TL_OK) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "UPDATE sessions SET sample_count = ?, missed_periods = ?, "
+                                "heartbeat_ns = ? WHERE id = ?",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+      err = tl__store_sqlfail(s, rc, "storing samples");
+    } else {
+      sqlite3_bind_int64(st, 1, stored);
+      sqlite3_bind_int64(st, 2, w->missed);
+      sqlite3_bind_int64(st, 3, tl__now_ns());
+      sqlite3_bind_int64(st, 4, w->session_id);
+      err = step_done(s, st, "storing samples");
+      sqlite3_finalize(st);
+    }
+  }
+  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "committing samples");
+  if (err) {
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return err; /* the samples stay buffered */
+  }
+  /* Committed: the open block is now the tail of (block ++ pending). */
+  size_t total = w->block_n + w->pending_n;
+  size_t full = total / TL_BLOCK_MAX, tail = total % TL_BLOCK_MAX;
+  for (size_t i = 0; i < tail; i++)
+    w->scratch[i] = joined(w, full * TL_BLOCK_MAX + i);
+  memcpy(w->block, w->scratch, tail * sizeof *w->block);
+  w->seq += (int64_t)full;
+  w->block_n = tail;
+  w->stored = stored;
+  w->pending_n = 0;
+  return TL_OK;
+}
+
+int tl_writer_end(tl_writer *w, const char *status) {
+  if (!w)
+    return TL_OK;
+  tl_store *s = w->store;
+  int err = tl_writer_flush(w);
+  if (err == TL_OK) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+      err = tl__store_sqlfail(s, rc, "closing the session");
+    } else {
+      bind_text(st, 1, status);
+      sqlite3_bind_int64(st, 2, tl__now_ns());
+      sqlite3_bind_int64(st, 3, w->session_id);
+      err = step_done(s, st, "closing the session");
+      sqlite3_finalize(st);
+    }
+  }
+  free(w->pending);
+  free(w);
+  return err;
+}
