@@ -1,0 +1,395 @@
+/* collect.c: the session runner. It hands delays to a probe in interleaved
+ * order, keeps every measured sample in memory, and lets a writer thread
+ * commit them to the store every flush_ms. The measuring thread never waits
+ * on the disk: it takes a mutex only to append a sample. A stop (signal or
+ * failed write) ends the run at the probe's next chance; whatever was
+ * measured is committed and the sessions are marked 'interrupted'. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "collect_internal.h"
+
+static volatile sig_atomic_t stop_requested;
+static tl__run *volatile current_run;
+
+typedef struct {
+  int64_t *v; /* kept samples (after warm-up) */
+  size_t n, cap;
+  size_t flushed;   /* handed to the writer so far */
+  int64_t measured; /* including warm-up */
+  int64_t missed, missed_flushed;
+  tl_writer *writer;
+} delay_state;
+
+struct tl__run {
+  struct tl__run_view view;
+  delay_state d[TL_MAX_DELAYS];
+  size_t rr; /* round-robin position */
+  uint64_t start_hr, deadline_hr;
+  int oom;
+  int write_failed;
+  pthread_mutex_t lock;
+  pthread_cond_t wake_writer;
+  int writer_done;
+  tl_store *store;
+  char write_err[512];
+  void (*wake)(void *);
+  void *wake_arg;
+};
+
+void tl_collect_opts_init(tl_collect_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->probe = "settimeout";
+  o->warmup = 5;
+  o->flush_ms = 1000;
+}
+
+const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view; }
+
+int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
+
+void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
+  run->wake_arg = arg;
+  run->wake = wake;
+}
+
+void tl_collect_stop(void) {
+  stop_requested = 1;
+  tl__run *run = current_run;
+  if (run && run->wake)
+    run->wake(run->wake_arg); /* uv_async_send is async-signal-safe */
+}
+
+static int delay_done(const tl__run *run, size_t i) {
+  const tl_collect_opts *o = run->view.opts;
+  return o->count > 0 && run->d[i].measured >= (int64_t)o->warmup + o->count;
+}
+
+int tl__run_next(tl__run *run) {
+  if (tl__run_stopping(run))
+    return -1;
+  if (run->deadline_hr && uv_hrtime() >= run->deadline_hr)
+    return -1;
+  size_t n = run->view.delay_count;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = (run->rr + k) % n;
+    if (!delay_done(run, i)) {
+      run->rr = (i + 1) % n;
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
+  delay_state *d = &run->d[index];
+  if (d->measured++ < run->view.opts->warmup)
+    return;
+  if (latency_ns < 0)
+    latency_ns = 0; /* a monotonic clock never runs back; a probe bug must not poison the store */
+  pthread_mutex_lock(&run->lock);
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 4096;
+    int64_t *p = realloc(d->v, cap * sizeof *p);
+    if (!p) {
+      run->oom = 1;
+      pthread_mutex_unlock(&run->lock);
+      return;
+    }
+    d->v = p;
+    d->cap = cap;
+  }
+  d->v[d->n++] = latency_ns;
+  pthread_mutex_unlock(&run->lock);
+}
+
+void tl__run_missed(tl__run *run, int index, int64_t missed) {
+  pthread_mutex_lock(&run->lock);
+  run->d[index].missed += missed;
+  pthread_mutex_unlock(&run->lock);
+}
+
+/* ======================================================================== */
+/* Writer thread                                                             */
+
+/* Moves new samples to the store writers and commits them. Called with the
+ * lock held; the lock is released around the disk work. */
+static int flush_locked(tl__run *run) {
+  int err = TL_OK;
+  for (size_t i = 0; i < run->view.delay_count && err == TL_OK; i++) {
+    delay_state *d = &run->d[i];
+    if (!d->writer)
+      continue;
+    size_t from = d->flushed, to = d->n;
+    int64_t missed = d->missed - d->missed_flushed;
+    /* The samples in [from, to) are never moved by the measuring thread
+     * except by realloc, so copy them out while holding the lock. */
+    int64_t *copy = NULL;
+    if (to > from && !(copy = malloc((to - from) * sizeof *copy)))
+      return TL_ENOMEM;
+    if (copy)
+      memcpy(copy, d->v + from, (to - from) * sizeof *copy);
+    pthread_mutex_unlock(&run->lock);
+    int added = 1;
+    if (copy) {
+      err = tl_writer_add(d->writer, copy, to - from);
+      added = err == TL_OK;
+      free(copy);
+    }
+    if (added) {
+      tl_writer_add_missed(d->writer, missed);
+      err = tl_writer_flush(d->writer);
+    }
+    pthread_mutex_lock(&run->lock);
+    if (added) {
+      /* The writer holds them now; after a failed flush they stay buffered
+       * there and tl_writer_end() tries again. */
+      d->flushed = to;
+      d->missed_flushed += missed;
+    }
+  }
+  return err;
+}
+
+static void show_progress(tl__run *run) {
+  int64_t done = 0, total = 0;
+  for (size_t i = 0; i < run->view.delay_count; i++) {
+    done += (int64_t)run->d[i].n;
+    total += run->view.opts->count;
+  }
+  double secs = (double)(uv_hrtime() - run->start_hr) / 1e9;
+  if (total)
+    fprintf(stderr, "\r%s: %" PRId64 "/%" PRId64 " samples, %.0f/s, %.1fs elapsed   ",
+            tl_progname(), done, total, secs > 0 ? (double)done / secs : 0.0, secs);
+  else
+    fprintf(stderr, "\r%s: %" PRId64 " samples, %.0f/s, %.1fs of %.1fs   ", tl_progname(), done,
+            secs > 0 ? (double)done / secs : 0.0, secs, (double)run->view.opts->duration_ns / 1e9);
+  fflush(stderr);
+}
+
+static void *writer_main(void *arg) {
+  tl__run *run = arg;
+  const tl_collect_opts *o = run->view.opts;
+  pthread_mutex_lock(&run->lock);
+  while (!run->writer_done) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    int64_t ns = until.tv_nsec + (int64_t)o->flush_ms * 1000000;
+    until.tv_sec += (time_t)(ns / 1000000000);
+    until.tv_nsec = (long)(ns % 1000000000);
+    pthread_cond_timedwait(&run->wake_writer, &run->lock, &until);
+    if (run->writer_done)
+      break;
+    if (run->store && !run->write_failed && flush_locked(run) != TL_OK) {
+      snprintf(run->write_err, sizeof run->write_err, "%s", tl_store_errmsg(run->store));
+      run->write_failed = 1;
+      if (run->wake)
+        run->wake(run->wake_arg);
+    }
+    if (o->progress)
+      show_progress(run);
+  }
+  pthread_mutex_unlock(&run->lock);
+  return NULL;
+}
+
+/* ======================================================================== */
+/* The run                                                                   */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void summarize(const delay_state *d, int64_t delay_ns, tl_collect_result *r) {
+  r->p50_ns = r->p90_ns = r->p99_ns = r->max_ns = 0;
+  r->delay_ns = delay_ns;
+  r->samples = (int64_t)d->n;
+  if (!d->n)
+    return;
+  int64_t *s = malloc(d->n * sizeof *s);
+  if (!s)
+    return;
+  memcpy(s, d->v, d->n * sizeof *s);
+  qsort(s, d->n, sizeof *s, cmp_i64);
+  int64_t n = (int64_t)d->n;
+  r->p50_ns = s[tl_rank(50, n) - 1];
+  r->p90_ns = s[tl_rank(90, n) - 1];
+  r->p99_ns = s[tl_rank(99, n) - 1];
+  r->max_ns = s[n - 1];
+  free(s);
+}
+
+static void fail_msg(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail_msg(char *errbuf, size_t errlen, const char *fmt, ...) {
+  if (errbuf && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, errlen, fmt, ap);
+    va_end(ap);
+  }
+}
+
+int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
+                   tl_collect_result *results, char *errbuf, size_t errlen) {
+  const tl__probe *probe = tl__probe_lookup(opts->probe);
+  if (!probe) {
+    fail_msg(errbuf, errlen, "unknown probe '%s' (see tlcollect --list-probes)", opts->probe);
+    return TL_EINVAL;
+  }
+  if (!opts->delay_count || opts->delay_count > TL_MAX_DELAYS ||
+      (opts->count <= 0 && opts->duration_ns <= 0) || opts->flush_ms <= 0 ||
+      (!store && !opts->dry_run)) {
+    fail_msg(errbuf, errlen, "%s", "incomplete collection options");
+    return TL_EINVAL;
+  }
+  if (results)
+    memset(results, 0, opts->delay_count * sizeof *results);
+  tl__run *run = calloc(1, sizeof *run);
+  if (!run) {
+    fail_msg(errbuf, errlen, "%s", "out of memory");
+    return TL_ENOMEM;
+  }
+  run->view.opts = opts;
+  run->view.delays_ns = opts->delays_ns;
+  run->view.delay_count = opts->delay_count;
+  run->store = opts->dry_run ? NULL : store;
+  pthread_mutex_init(&run->lock, NULL);
+  pthread_cond_init(&run->wake_writer, NULL);
+
+  int err = TL_OK;
+  char uuid[37];
+  for (size_t i = 0; i < opts->delay_count && err == TL_OK && run->store; i++) {
+    tl_session_spec s = *spec;
+    s.probe = probe->info.name;
+    s.delay_ns = opts->delays_ns[i];
+    s.warmup = opts->warmup;
+    err = tl_writer_begin(store, &s, &run->d[i].writer, uuid);
+    if (err == TL_OK && results)
+      snprintf(results[i].session_uuid, sizeof results[i].session_uuid, "%s", uuid);
+  }
+  if (err) {
+    fail_msg(errbuf, errlen, "%s", tl_store_errmsg(store));
+    goto fail_sessions;
+  }
+
+  /* The writer thread must not take the signals meant for the measuring
+   * thread, so it starts with them blocked. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  pthread_t writer;
+  int started = pthread_create(&writer, NULL, writer_main, run) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) {
+    fail_msg(errbuf, errlen, "%s", "cannot start the writer thread");
+    err = TL_ESYS;
+    goto fail_sessions;
+  }
+
+  run->start_hr = uv_hrtime();
+  if (opts->count <= 0)
+    run->deadline_hr = run->start_hr + (uint64_t)opts->duration_ns;
+  current_run = run;
+  char perr[512] = "";
+  int probe_err = stop_requested ? TL_OK : probe->run(run, perr, sizeof perr);
+  current_run = NULL;
+
+  pthread_mutex_lock(&run->lock);
+  run->writer_done = 1;
+  pthread_cond_signal(&run->wake_writer);
+  pthread_mutex_unlock(&run->lock);
+  pthread_join(writer, NULL);
+  if (opts->progress)
+    fputc('\n', stderr);
+
+  int interrupted = stop_requested || probe_err || run->oom || run->write_failed;
+  const char *status = interrupted ? "interrupted" : "complete";
+  int write_err = TL_OK;
+  if (run->store) {
+    pthread_mutex_lock(&run->lock);
+    if (!run->write_failed)
+      write_err = flush_locked(run);
+    pthread_mutex_unlock(&run->lock);
+  }
+  for (size_t i = 0; i < opts->delay_count; i++) {
+    int e = tl_writer_end(run->d[i].writer, status); /* retries a failed flush */
+    run->d[i].writer = NULL;
+    if (e && !write_err)
+      write_err = e;
+    if (results)
+      summarize(&run->d[i], opts->delays_ns[i], &results[i]);
+  }
+  if (write_err || run->write_failed) {
+    fail_msg(errbuf, errlen, "%s", run->write_err[0] ? run->write_err : tl_store_errmsg(store));
+    err = write_err ? write_err : TL_EIO;
+  } else if (probe_err) {
+    fail_msg(errbuf, errlen, "%s", perr);
+    err = probe_err;
+  } else if (run->oom) {
+    fail_msg(errbuf, errlen, "%s", "out of memory keeping samples");
+    err = TL_ENOMEM;
+  } else if (stop_requested) {
+    fail_msg(errbuf, errlen, "%s", "stopped by a signal");
+    err = TL_EINTR;
+  }
+  goto done;
+
+fail_sessions:
+  for (size_t i = 0; i < opts->delay_count; i++)
+    tl_writer_end(run->d[i].writer, "interrupted");
+done:
+  for (size_t i = 0; i < opts->delay_count; i++)
+    free(run->d[i].v);
+  pthread_cond_destroy(&run->wake_writer);
+  pthread_mutex_destroy(&run->lock);
+  free(run);
+  return err;
+}
+
+/* ======================================================================== */
+/* The closing sentence                                                      */
+
+static void format_ms(int64_t ns, char *buf, size_t len) {
+  snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+}
+
+void tl_collect_summary(const char *probe, const tl_collect_result *r, size_t n, int pct, char *buf,
+                        size_t len) {
+  size_t at = 0;
+#define ADD(...)                                                                                   \
+  do {                                                                                             \
+    int k_ = snprintf(buf + at, at < len ? len - at : 0, __VA_ARGS__);                             \
+    if (k_ > 0)                                                                                    \
+      at += (size_t)k_;                                                                            \
+  } while (0)
+  ADD("%d percent of calls took up to ", pct);
+  for (size_t i = 0; i < n; i++) {
+    char v[32];
+    int64_t x = pct == 50 ? r[i].p50_ns : pct == 99 ? r[i].p99_ns : r[i].p90_ns;
+    format_ms(x, v, sizeof v);
+    ADD("%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
+  }
+  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
+  ADD(" (for ");
+  for (size_t i = 0; i < n; i++) {
+    double ms = (double)r[i].delay_ns / 1e6;
+    ADD("%s%s(%g)", i == 0 ? "" : i + 1 == n ? " and " : ", ", call, ms);
+  }
+  ADD("%s)", n > 1 ? " respectively" : "");
+#undef ADD
+  if (at >= len && len)
+    buf[len - 1] = '\0';
+}
