@@ -1,0 +1,276 @@
+/* dist.c: exact nearest-rank percentiles over any number of samples with
+ * little memory.
+ *
+ * Pass 1 reads every sample once for count, min, max, mean and a log-linear
+ * histogram (128 sub-buckets per power of two). Each requested rank then
+ * lies in one known bucket [lo, hi] with a known number of samples below it.
+ * Each further pass either collects the samples of [lo, hi] and picks the
+ * rank exactly (when few enough fall there), or splits [lo, hi] into 4096
+ * linear buckets to narrow it further. Typical timer data needs two passes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_report.h"
+
+enum {
+  SUB_BITS = 7,
+  SUB = 1 << SUB_BITS,
+  LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
+  LINEAR_BUCKETS = 4096,
+  COLLECT_LIMIT = 1 << 20, /* samples gathered in memory for one rank */
+};
+
+static size_t log_index(int64_t v) {
+  uint64_t u = (uint64_t)v;
+  if (u < SUB)
+    return (size_t)u;
+  int e = 63 - __builtin_clzll(u);
+  return (size_t)(e - SUB_BITS + 1) * SUB + (size_t)((u >> (e - SUB_BITS)) & (SUB - 1));
+}
+
+static void log_bounds(size_t idx, int64_t *lo, int64_t *hi) {
+  if (idx < SUB) {
+    *lo = *hi = (int64_t)idx;
+    return;
+  }
+  int e = (int)(idx / SUB) + SUB_BITS - 1;
+  uint64_t sub = idx % SUB;
+  uint64_t l = (SUB + sub) << (e - SUB_BITS);
+  *lo = (int64_t)l;
+  *hi = (int64_t)(l + ((uint64_t)1 << (e - SUB_BITS)) - 1);
+}
+
+typedef struct {
+  int64_t rank;   /* 1-based rank in the whole set */
+  int64_t lo, hi; /* the answer lies in [lo, hi] */
+  int64_t below;  /* samples < lo */
+  int64_t inside; /* samples in [lo, hi] */
+  int done;
+  int64_t value;
+  int collect; /* this pass: gather values (1) or histogram (0) */
+  int64_t *vals;
+  size_t n;
+  int64_t *hist;  /* LINEAR_BUCKETS counts */
+  uint64_t width; /* linear bucket width */
+} target;
+
+typedef struct {
+  int64_t count, min, max;
+  long double sum, sumsq;
+  int64_t *log_hist;
+  target *t;
+  size_t nt;
+  int pass1;
+  int oom;
+} pass_ctx;
+
+static int on_values(void *arg, const int64_t *v, size_t n) {
+  pass_ctx *c = arg;
+  if (c->pass1) {
+    for (size_t i = 0; i < n; i++) {
+      int64_t x = v[i];
+      if (c->count == 0 || x < c->min)
+        c->min = x;
+      if (c->count == 0 || x > c->max)
+        c->max = x;
+      c->count++;
+      c->sum += x;
+      c->sumsq += (long double)x * x;
+      c->log_hist[log_index(x)]++;
+    }
+    return 0;
+  }
+  for (size_t k = 0; k < c->nt; k++) {
+    target *t = &c->t[k];
+    if (t->done)
+      continue;
+    for (size_t i = 0; i < n; i++) {
+      int64_t x = v[i];
+      if (x < t->lo || x > t->hi)
+        continue;
+      if (t->collect) {
+        if (t->n < (size_t)t->inside)
+          t->vals[t->n++] = x;
+      } else {
+        t->hist[(uint64_t)(x - t->lo) / t->width]++;
+      }
+    }
+  }
+  return 0;
+}
+
+typedef int (*source_fn)(void *src, tl_samples_cb cb, void *ctx);
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
+  memset(out, 0, sizeof *out);
+  if (np > TL_MAX_PCTS)
+    return TL_EINVAL;
+  for (size_t i = 0; i < np; i++)
+    if (!(pcts[i] >= 0 && pcts[i] <= 100))
+      return TL_EINVAL;
+  out->pct_count = np;
+  memcpy(out->pcts, pcts, np * sizeof *pcts);
+
+  pass_ctx c;
+  memset(&c, 0, sizeof c);
+  target t[TL_MAX_PCTS];
+  memset(t, 0, sizeof t);
+  c.t = t;
+  c.nt = np;
+  c.pass1 = 1;
+  c.log_hist = calloc(LOG_BUCKETS, sizeof *c.log_hist);
+  if (!c.log_hist)
+    return TL_ENOMEM;
+  int err = source(src, on_values, &c);
+  if (err || c.count == 0) {
+    free(c.log_hist);
+    return err;
+  }
+  out->count = c.count;
+  out->min_ns = c.min;
+  out->max_ns = c.max;
+  long double mean = c.sum / c.count;
+  long double var = c.sumsq / c.count - mean * mean;
+  out->mean_ns = (double)mean;
+  out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
+
+  for (size_t k = 0; k < np; k++) {
+    t[k].rank = tl_rank(pcts[k], c.count);
+    int64_t cum = 0;
+    for (size_t b = 0; b < LOG_BUCKETS; b++) {
+      if (cum + c.log_hist[b] >= t[k].rank) {
+        log_bounds(b, &t[k].lo, &t[k].hi);
+        t[k].below = cum;
+        t[k].inside = c.log_hist[b];
+        break;
+      }
+      cum += c.log_hist[b];
+    }
+  }
+  free(c.log_hist);
+  c.pass1 = 0;
+
+  for (;;) {
+    size_t open = 0;
+    for (size_t k = 0; k < np && !err; k++) {
+      target *x = &t[k];
+      if (x->done)
+        continue;
+      if (x->lo == x->hi) {
+        x->done = 1;
+        x->value = x->lo;
+        continue;
+      }
+      open++;
+      x->collect = x->inside <= COLLECT_LIMIT;
+      x->n = 0;
+      if (x->collect) {
+        x->vals = malloc((size_t)x->inside * sizeof *x->vals);
+        if (!x->vals)
+          err = TL_ENOMEM;
+      } else {
+        uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
+        x->width = (span + LINEAR_BUCKETS - 1) / LINEAR_BUCKETS;
+        x->hist = calloc(LINEAR_BUCKETS, sizeof *x->hist);
+        if (!x->hist)
+          err = TL_ENOMEM;
+      }
+    }
+    if (!open || err)
+      break;
+    err = source(src, on_values, &c);
+    for (size_t k = 0; k < np; k++) {
+      target *x = &t[k];
+      if (x->done)
+        continue;
+      if (!err && x->collect) {
+        if ((int64_t)x->n != x->inside) {
+          err = TL_ECORRUPT; /* the data changed between passes */
+        } else {
+          qsort(x->vals, x->n, sizeof *x->vals, cmp_i64);
+          x->value = x->vals[x->rank - x->below - 1];
+          x->done = 1;
+        }
+      } else if (!err) {
+        int64_t cum = x->below;
+        for (size_t b = 0; b < LINEAR_BUCKETS; b++) {
+          if (cum + x->hist[b] >= x->rank) {
+            int64_t lo = x->lo + (int64_t)(b * x->width);
+            int64_t hi = lo + (int64_t)x->width - 1;
+            x->hi = hi < x->hi ? hi : x->hi;
+            x->lo = lo;
+            x->below = cum;
+            x->inside = x->hist[b];
+            break;
+          }
+          cum += x->hist[b];
+        }
+      }
+      free(x->vals);
+      free(x->hist);
+      x->vals = NULL;
+      x->hist = NULL;
+    }
+    if (err)
+      break;
+  }
+  for (size_t k = 0; k < np; k++)
+    out->pct_ns[k] = t[k].value;
+  return err;
+}
+
+/* ======================================================================== */
+/* Sources                                                                   */
+
+typedef struct {
+  tl_store *store;
+  const int64_t *ids;
+  size_t n;
+} store_src;
+
+static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
+  store_src *s = arg;
+  for (size_t i = 0; i < s->n; i++) {
+    int err = tl_store_scan(s->store, s->ids[i], cb, ctx);
+    if (err)
+      return err;
+  }
+  return TL_OK;
+}
+
+int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                    size_t pct_count, tl_dist *out) {
+  store_src s = {store, session_ids, n};
+  return compute(scan_store, &s, pcts, pct_count, out);
+}
+
+typedef struct {
+  const int64_t *v;
+  size_t n;
+} mem_src;
+
+static int scan_mem(void *arg, tl_samples_cb cb, void *ctx) {
+  mem_src *m = arg;
+  for (size_t at = 0; at < m->n; at += TL_BLOCK_MAX) {
+    size_t k = m->n - at < TL_BLOCK_MAX ? m->n - at : TL_BLOCK_MAX;
+    int err = cb(ctx, m->v + at, k);
+    if (err)
+      return err;
+  }
+  return TL_OK;
+}
+
+int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_t pct_count,
+                      tl_dist *out) {
+  for (size_t i = 0; i < n; i++)
+    if (values[i] < 0)
+      return TL_EINVAL;
+  mem_src m = {values, n};
+  return compute(scan_mem, &m, pcts, pct_count, out);
+}
