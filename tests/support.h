@@ -1,0 +1,25 @@
+/* support.h: what the tests share: temporary folders, running the built
+ * programs, and reading files. cmocka must be included before this. */
+#ifndef TL_TEST_SUPPORT_H
+#define TL_TEST_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A fresh temporary folder (removed by tl_test_rmdir); path owned by caller. */
+char *tl_test_tmpdir(void);
+void tl_test_rmdir(const char *path);
+/* dir + "/" + name, malloc'ed. */
+char *tl_test_path(const char *dir, const char *name);
+
+/* Runs argv (argv[0] a path) with stdin from /dev/null; captures stdout and
+ * stderr (malloc'ed, NUL-terminated, may be NULL when not wanted) and returns
+ * the exit status, or 128 + signal number. env: extra "K=V" entries, NULL
+ * terminated, or NULL. */
+int tl_test_run(char *const argv[], char *const env[], char **out, char **err);
+
+/* The whole file, malloc'ed and NUL-terminated; NULL if unreadable. */
+char *tl_test_read_file(const char *path, size_t *len);
+int tl_test_write_file(const char *path, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,353 @@
+/* test_cli.c: the three programs end to end: a report compared with a
+ * checked golden file, an interrupted collection, and bad input on every
+ * option (a one-line error and exit status 2, never a crash). */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support.h"
+#include "tl_store.h"
+
+typedef struct {
+  char *dir, *db;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  return f->dir ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+static void add_session(tl_store *s, const char *label, int64_t delay_ns, const int64_t *v,
+                        size_t n) {
+  static const char *keys[] = {"note"}, *values[] = {"<b>bold</b> & \"quoted\""};
+  tl_session_spec spec = {
+      .run_uuid = "run",
+      .label = label,
+      .probe = "settimeout",
+      .delay_ns = delay_ns,
+      .command_line = "tlcollect",
+      .host_fingerprint = "feedfacefeedface",
+      .hostname = "golden",
+      .libuv_version = "1.44.2",
+      .tag_keys = keys,
+      .tag_values = values,
+      .tag_count = 1,
+  };
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+}
+
+/* The data behind tests/golden/compare.md; its numbers are worked out there. */
+static void build_golden_db(const char *path) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  int64_t v[1000];
+  for (int i = 0; i < 1000; i++)
+    v[i] = (int64_t)(1000 - i) * 10000; /* 0.01 .. 10.00 ms, descending */
+  add_session(s, "vbox", 0, v, 1000);
+  const int64_t a[] = {50200000, 50100000}, b[] = {60000000, 50300000, 50400000};
+  add_session(s, "vbox", 50000000, a, 2);
+  add_session(s, "vbox", 50000000, b, 3);
+  const int64_t m[] = {3000000, 1000000, 2000000};
+  add_session(s, "macos", 0, m, 3);
+  tl_store_close(s);
+}
+
+static void report_matches_golden(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *out, *err;
+  char *argv[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", NULL};
+  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
+  char *golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/compare.md", NULL);
+  assert_non_null(golden);
+  assert_string_equal(out, golden);
+  assert_string_equal(err, "");
+  free(out);
+  free(err);
+  free(golden);
+
+  /* -o writes the same bytes to a file. */
+  char *file = tl_test_path(f->dir, "page.md");
+  char *argv2[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", "-o", file, NULL};
+  assert_int_equal(tl_test_run(argv2, NULL, NULL, NULL), 0);
+  char *written = tl_test_read_file(file, NULL);
+  golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/compare.md", NULL);
+  assert_string_equal(written, golden);
+  free(written);
+  free(golden);
+  free(file);
+}
+
+static void report_filters_and_errors(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *out, *err;
+  /* An unknown label names the labels there are. */
+  char *a1[] = {TLREPORT, "--db", f->db, "--compare", "vbox,droplet", NULL};
+  assert_int_equal(tl_test_run(a1, NULL, &out, &err), 1);
+  assert_string_equal(out, "");
+  assert_string_equal(err, "tlreport: error: unknown label 'droplet'; the database has: macos, "
+                           "vbox\n");
+  free(out);
+  free(err);
+  /* A filter that matches nothing is an error, not an empty page. */
+  char *a2[] = {TLREPORT, "--db", f->db, "--delay", "7", NULL};
+  assert_int_equal(tl_test_run(a2, NULL, &out, &err), 1);
+  assert_non_null(strstr(err, "no session matches"));
+  free(out);
+  free(err);
+  /* The delay filter keeps only the 50 ms rows; TL_DB names the database. */
+  char env[4200];
+  snprintf(env, sizeof env, "TL_DB=%s", f->db);
+  char *envs[] = {env, NULL};
+  char *a3[] = {TLREPORT, "--delay", "50ms", NULL};
+  assert_int_equal(tl_test_run(a3, envs, &out, &err), 0);
+  assert_non_null(strstr(out, "| vbox | settimeout | 50 ms | 2 | 5 |"));
+  assert_null(strstr(out, "| 0 ms |"));
+  free(out);
+  free(err);
+  /* A missing database is a clear error, and is not created. */
+  char *missing = tl_test_path(f->dir, "missing.db");
+  char *a4[] = {TLREPORT, "--db", missing, NULL};
+  assert_int_equal(tl_test_run(a4, NULL, &out, &err), 1);
+  assert_non_null(strstr(err, "does not exist"));
+  assert_int_not_equal(access(missing, F_OK), 0);
+  free(missing);
+  free(out);
+  free(err);
+}
+
+static void store_info_and_check(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *out, *err;
+  char *a1[] = {TLSTORE, "--db", f->db, "info", NULL};
+  assert_int_equal(tl_test_run(a1, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "sessions:       4\n"));
+  assert_non_null(strstr(out, "samples:        1008"));
+  assert_non_null(strstr(out, "hosts:          1\n"));
+  free(out);
+  free(err);
+  char *a2[] = {TLSTORE, "--db", f->db, "check", NULL};
+  assert_int_equal(tl_test_run(a2, NULL, &out, &err), 0);
+  assert_string_equal(out, "ok\n");
+  free(out);
+  free(err);
+  /* Not a database: one line, exit 1. */
+  char *junk = tl_test_path(f->dir, "junk.db");
+  assert_int_equal(tl_test_write_file(junk, "0123456789abcdef0123456789abcdef", 32), 0);
+  char *a3[] = {TLSTORE, "--db", junk, "check", NULL};
+  assert_int_equal(tl_test_run(a3, NULL, &out, &err), 1);
+  assert_non_null(strstr(err, "not a tl database"));
+  assert_non_null(strchr(err, '\n'));
+  assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+  free(junk);
+  free(out);
+  free(err);
+}
+
+static void interrupted_collection(void **state) {
+  fixture *f = *state;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    execl(TLCOLLECT, TLCOLLECT, "--db", f->db, "--label", "sig", "--delays", "1,2", "--count",
+          "1000000", (char *)NULL);
+    _exit(127);
+  }
+  /* Wait until samples are committed, then interrupt. */
+  tl_store *s = NULL;
+  int64_t stored = 0;
+  for (int i = 0; i < 100 && stored < 20; i++) {
+    usleep(100000);
+    if (tl_store_open(&s, f->db, TL_STORE_READONLY) == TL_OK) {
+      tl_store_stats st;
+      if (tl_store_info(s, &st) == TL_OK)
+        stored = st.samples;
+    }
+    tl_store_close(s);
+    s = NULL;
+  }
+  assert_true(stored >= 20);
+  kill(pid, SIGINT);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 3);
+
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 2);
+  for (size_t i = 0; i < list.count; i++) {
+    assert_string_equal(list.items[i].status, "interrupted");
+    assert_true(list.items[i].sample_count >= 10);
+    assert_true(list.items[i].ended_ns > 0);
+  }
+  tl_session_list_free(&list);
+  tl_store_close(s);
+  char *out, *err;
+  char *a[] = {TLSTORE, "--db", f->db, "check", NULL};
+  assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+}
+
+static void collect_end_to_end(void **state) {
+  fixture *f = *state;
+  char *out, *err;
+  char *a[] = {TLCOLLECT, "--db",    f->db, "--label", "e2e",       "--delays",
+               "0,5",     "--count", "30",  "--tag",   "load=idle", NULL};
+  assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "e2e: 90 percent of calls took up to "));
+  assert_non_null(strstr(out, "(for setTimeout(0) and setTimeout(5) respectively)\n"));
+  assert_string_equal(err, ""); /* not a terminal: no progress */
+  free(out);
+  free(err);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 2);
+  assert_int_equal(list.items[0].sample_count, 30);
+  assert_non_null(strstr(list.items[0].command_line, "--label e2e --delays 0,5"));
+  tl_fact_row *rows;
+  size_t n;
+  assert_int_equal(tl_store_tags(s, list.items[0].id, &rows, &n), TL_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(rows[0].value, "idle");
+  tl_fact_rows_free(rows, n);
+  tl_session_list_free(&list);
+  tl_store_close(s);
+}
+
+/* Every option with empty, negative, huge, non-numeric, duplicated and
+ * unknown values: exit 2 and exactly one line on stderr naming the option. */
+static void bad_arguments(void **state) {
+  fixture *f = *state;
+  static const char *const cases[][8] = {
+      {TLCOLLECT, "--count", "", NULL},
+      {TLCOLLECT, "--count", "-5", NULL},
+      {TLCOLLECT, "--count", "0", NULL},
+      {TLCOLLECT, "--count", "abc", NULL},
+      {TLCOLLECT, "--count", "99999999999999999999", NULL},
+      {TLCOLLECT, "--count", "10", "--duration", "5s", NULL},
+      {TLCOLLECT, "--duration", "0s", NULL},
+      {TLCOLLECT, "--duration", "5 parsecs", NULL},
+      {TLCOLLECT, "--delays", "", NULL},
+      {TLCOLLECT, "--delays", "0,,50", NULL},
+      {TLCOLLECT, "--delays", "50,50", NULL},
+      {TLCOLLECT, "--delays", "-1", NULL},
+      {TLCOLLECT, "--delays", "1.5", NULL},
+      {TLCOLLECT, "--delays", "25h", NULL},
+      {TLCOLLECT, "--label", "", NULL},
+      {TLCOLLECT, "--label", "<script>alert(1)</script>", NULL},
+      {TLCOLLECT, "--label", "a", "--label", "b", NULL},
+      {TLCOLLECT, "--probe", "nosuch", NULL},
+      {TLCOLLECT, "--warmup", "-1", NULL},
+      {TLCOLLECT, "--gap", "2x", NULL},
+      {TLCOLLECT, "--tag", "novalue", NULL},
+      {TLCOLLECT, "--tag", "k=1", "--tag", "k=2", NULL},
+      {TLCOLLECT, "--db", "", NULL},
+      {TLCOLLECT, "--bogus", NULL},
+      {TLCOLLECT, "--count", NULL},
+      {TLCOLLECT, "extra", NULL},
+      {TLREPORT, "--compare", "", NULL},
+      {TLREPORT, "--compare", "a,a", NULL},
+      {TLREPORT, "--compare", "a b", NULL},
+      {TLREPORT, "--since", "yesterday", NULL},
+      {TLREPORT, "--since", "2026-02-30", NULL},
+      {TLREPORT, "--since", "2026-11-02", "--until", "2026-11-01", NULL},
+      {TLREPORT, "--percentiles", "50,101", NULL},
+      {TLREPORT, "--percentiles", "0", NULL},
+      {TLREPORT, "--percentiles", "nan", NULL},
+      {TLREPORT, "--delay", "x", NULL},
+      {TLREPORT, "--tag", "=v", NULL},
+      {TLREPORT, "--host", "", NULL},
+      {TLREPORT, "-o", "", NULL},
+      {TLREPORT, "--nope", NULL},
+      {TLSTORE, NULL},
+      {TLSTORE, "frobnicate", NULL},
+      {TLSTORE, "info", "extra", NULL},
+      {TLSTORE, "--db", "", "info", NULL},
+  };
+  char env[4200];
+  snprintf(env, sizeof env, "TL_DB=%s", f->db);
+  char *envs[] = {env, NULL};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *out, *err;
+    int rc = tl_test_run((char *const *)cases[i], envs, &out, &err);
+    if (rc != 2 || strchr(err, '\n') != err + strlen(err) - 1 || !strstr(err, "error:"))
+      fail_msg("case %zu (%s %s): exit %d, stderr '%s'", i, cases[i][1] ? cases[i][1] : "",
+               cases[i][1] && cases[i][2] ? cases[i][2] : "", rc, err);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+  }
+  /* Nothing was created by any of them. */
+  assert_int_not_equal(access(f->db, F_OK), 0);
+}
+
+static void help_and_version(void **state) {
+  (void)state;
+  const char *progs[] = {TLCOLLECT, TLSTORE, TLREPORT};
+  for (size_t i = 0; i < 3; i++) {
+    char *out, *err;
+    char *a[] = {(char *)progs[i], "--help", NULL};
+    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
+    assert_non_null(strstr(out, "Usage: "));
+    assert_non_null(strstr(out, "--db PATH"));
+    free(out);
+    free(err);
+    char *b[] = {(char *)progs[i], "--version", NULL};
+    assert_int_equal(tl_test_run(b, NULL, &out, &err), 0);
+    assert_non_null(strstr(out, TL_VERSION_STRING));
+    free(out);
+    free(err);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(report_matches_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(report_filters_and_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(store_info_and_check, setup, teardown),
+      cmocka_unit_test_setup_teardown(interrupted_collection, setup, teardown),
+      cmocka_unit_test_setup_teardown(collect_end_to_end, setup, teardown),
+      cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
+      cmocka_unit_test(help_and_version),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,97 @@
+/* test_dist.c: exact percentiles against values worked out by hand and
+ * against a plain sort of the same samples. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tl_report.h"
+
+static void hand_computed(void **state) {
+  (void)state;
+  const double p[] = {50, 90, 99, 100};
+  tl_dist d;
+  /* Odd count: 1..9 in shuffled order. p50 = 5th = 5, p90 = ceil(8.1) = 9th. */
+  const int64_t odd[] = {9, 1, 8, 2, 7, 3, 6, 4, 5};
+  assert_int_equal(tl_dist_of_values(odd, 9, p, 4, &d), TL_OK);
+  assert_int_equal(d.count, 9);
+  assert_int_equal(d.pct_ns[0], 5);
+  assert_int_equal(d.pct_ns[1], 9);
+  assert_int_equal(d.pct_ns[3], 9);
+  assert_int_equal(d.min_ns, 1);
+  assert_int_equal(d.max_ns, 9);
+  assert_true(d.mean_ns == 5.0);
+  /* Even count: 10, 20, 30, 40. p50 = 2nd = 20 (no interpolation). */
+  const int64_t even[] = {40, 10, 30, 20};
+  assert_int_equal(tl_dist_of_values(even, 4, p, 2, &d), TL_OK);
+  assert_int_equal(d.pct_ns[0], 20);
+  assert_int_equal(d.pct_ns[1], 40);
+  assert_true(d.stddev_ns > 11.18 && d.stddev_ns < 11.19); /* sqrt(125) */
+  /* One sample: every percentile is it. */
+  const int64_t one[] = {1234567};
+  assert_int_equal(tl_dist_of_values(one, 1, p, 4, &d), TL_OK);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(d.pct_ns[i], 1234567);
+  /* Ties: 7 x 100 and 3 x 200: p70 = 100, p71 = 200. */
+  const int64_t ties[] = {200, 100, 100, 200, 100, 100, 100, 200, 100, 100};
+  const double q[] = {70, 71};
+  assert_int_equal(tl_dist_of_values(ties, 10, q, 2, &d), TL_OK);
+  assert_int_equal(d.pct_ns[0], 100);
+  assert_int_equal(d.pct_ns[1], 200);
+  /* No samples. */
+  assert_int_equal(tl_dist_of_values(NULL, 0, p, 4, &d), TL_OK);
+  assert_int_equal(d.count, 0);
+  /* Bad percentiles and negative values are refused. */
+  const double bad[] = {101};
+  assert_int_equal(tl_dist_of_values(odd, 9, bad, 1, &d), TL_EINVAL);
+  const int64_t neg[] = {-1};
+  assert_int_equal(tl_dist_of_values(neg, 1, p, 1, &d), TL_EINVAL);
+}
+
+static int cmp(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Large sets that force the narrowing passes: a tight cluster (most samples
+ * in one log bucket), a heavy tail, and huge values. */
+static void against_sort(void **state) {
+  (void)state;
+  const size_t n = 3000000;
+  int64_t *v = malloc(n * sizeof *v), *s = malloc(n * sizeof *s);
+  const double p[] = {0, 1, 25, 50, 90, 99, 99.9, 99.99, 100};
+  uint64_t x = 88172645463325252ULL;
+  for (int shape = 0; shape < 3; shape++) {
+    for (size_t i = 0; i < n; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      if (shape == 0)
+        v[i] = 1000000 + (int64_t)(x % 5000); /* all in a narrow band */
+      else if (shape == 1)
+        v[i] = (int64_t)(x % 1000) * (int64_t)(x % 1000) * 100; /* skewed */
+      else
+        v[i] = (int64_t)(x >> 2); /* the whole int64 range */
+    }
+    memcpy(s, v, n * sizeof *v);
+    qsort(s, n, sizeof *s, cmp);
+    tl_dist d;
+    assert_int_equal(tl_dist_of_values(v, n, p, 9, &d), TL_OK);
+    for (size_t k = 0; k < 9; k++)
+      assert_int_equal(d.pct_ns[k], s[tl_rank(p[k], (int64_t)n) - 1]);
+    assert_int_equal(d.min_ns, s[0]);
+    assert_int_equal(d.max_ns, s[n - 1]);
+  }
+  free(v);
+  free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(hand_computed),
+      cmocka_unit_test(against_sort),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,182 @@
+/* test_parse.c: validation of user input: labels, tags, durations, whole
+ * numbers, dates and lists, good and bad. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tl_store.h"
+
+static void labels(void **state) {
+  (void)state;
+  char why[TL_WHY_MAX];
+  assert_int_equal(tl_label_check("droplet", why, sizeof why), TL_OK);
+  assert_int_equal(tl_label_check("vbox-6.1_guest.2", why, sizeof why), TL_OK);
+  assert_int_equal(tl_label_check("", why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "label is empty");
+  assert_int_equal(tl_label_check("-x", why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_label_check("a b", why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_label_check("<script>", why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_label_check("a\nb", why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_label_check("caf\xc3\xa9", why, sizeof why), TL_EINVAL);
+  char longl[TL_LABEL_MAX + 2];
+  memset(longl, 'a', sizeof longl - 1);
+  longl[sizeof longl - 1] = '\0';
+  assert_int_equal(tl_label_check(longl, why, sizeof why), TL_EINVAL);
+  longl[TL_LABEL_MAX] = '\0';
+  assert_int_equal(tl_label_check(longl, why, sizeof why), TL_OK);
+  assert_int_equal(tl_label_check(NULL, why, sizeof why), TL_EINVAL);
+}
+
+static void tags(void **state) {
+  (void)state;
+  char buf[512], why[TL_WHY_MAX];
+  const char *k, *v;
+  assert_int_equal(tl_tag_parse("load=idle", buf, &k, &v, why, sizeof why), TL_OK);
+  assert_string_equal(k, "load");
+  assert_string_equal(v, "idle");
+  assert_int_equal(tl_tag_parse("note=a=b c", buf, &k, &v, why, sizeof why), TL_OK);
+  assert_string_equal(v, "a=b c");
+  assert_int_equal(tl_tag_parse("empty=", buf, &k, &v, why, sizeof why), TL_OK);
+  assert_string_equal(v, "");
+  assert_int_equal(tl_tag_parse("novalue", buf, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_tag_parse("=x", buf, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_tag_parse("k=line\nbreak", buf, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_tag_parse("k=\x1b[31m", buf, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_tag_parse("k=\xff\xfe", buf, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "tag value is not valid UTF-8");
+  assert_int_equal(tl_tag_parse("k=<script>alert(1)</script>", buf, &k, &v, why, sizeof why),
+                   TL_OK);
+  assert_int_equal(tl_tag_parse("k=caf\xc3\xa9", buf, &k, &v, why, sizeof why), TL_OK);
+  /* Overlong encoding of '/' is not UTF-8. */
+  assert_int_equal(tl_tag_parse("k=\xc0\xaf", buf, &k, &v, why, sizeof why), TL_EINVAL);
+}
+
+static void durations(void **state) {
+  (void)state;
+  char why[TL_WHY_MAX];
+  int64_t ns;
+  const int64_t MS = 1000000, MAX = INT64_MAX;
+  assert_int_equal(tl_duration_parse("50", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 50 * MS);
+  assert_int_equal(tl_duration_parse("1.5ms", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 1500000);
+  assert_int_equal(tl_duration_parse("20us", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 20000);
+  assert_int_equal(tl_duration_parse("30s", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 30000000000LL);
+  assert_int_equal(tl_duration_parse("10m", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 600000000000LL);
+  assert_int_equal(tl_duration_parse("2h", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 7200000000000LL);
+  assert_int_equal(tl_duration_parse("0", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 0);
+  assert_int_equal(tl_duration_parse("0.0000001ms", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 0);
+  const char *bad[] = {
+      "",    "-1", "ms", "1e3", "0x10", "1.2.3", "5 ms", "5mss", " 5", "5x", "99999999999999999999",
+      "NaN", "inf"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ns = -7;
+    assert_int_equal(tl_duration_parse(bad[i], MS, MAX, &ns, why, sizeof why), TL_EINVAL);
+    assert_int_equal(ns, -7);
+  }
+  assert_int_equal(tl_duration_parse("25h", MS, 24LL * 3600 * 1000000000LL, &ns, why, sizeof why),
+                   TL_EINVAL);
+  assert_int_equal(tl_duration_parse("9223372036854775807s", MS, MAX, &ns, why, sizeof why),
+                   TL_EINVAL);
+}
+
+static void whole_numbers(void **state) {
+  (void)state;
+  char why[TL_WHY_MAX];
+  int64_t v;
+  assert_int_equal(tl_int_parse("1000", 1, 100000, &v, why, sizeof why), TL_OK);
+  assert_int_equal(v, 1000);
+  const char *bad[] = {
+      "", "0", "-5", "abc", "12abc", "1.5", " 3", "100001", "99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(tl_int_parse(bad[i], 1, 100000, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_int_parse(NULL, 1, 2, &v, why, sizeof why), TL_EINVAL);
+}
+
+static void dates(void **state) {
+  (void)state;
+  char why[TL_WHY_MAX], buf[32];
+  int64_t ns;
+  assert_int_equal(tl_date_parse("1970-01-01", &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 0);
+  assert_int_equal(tl_date_parse("2026-11-12", &ns, why, sizeof why), TL_OK);
+  tl_date_format(ns, buf, sizeof buf);
+  assert_string_equal(buf, "2026-11-12T00:00:00Z");
+  assert_int_equal(tl_date_parse("2024-02-29T23:59:59Z", &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 1709251199LL * 1000000000LL);
+  const char *bad[] = {"",
+                       "2026-13-01",
+                       "2026-02-30",
+                       "2025-02-29",
+                       "2026-1-1",
+                       "26-11-12",
+                       "2026-11-12T25:00:00Z",
+                       "2026-11-12 10:00:00",
+                       "1969-12-31",
+                       "2026-11-12T10:00:00",
+                       "yesterday"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(tl_date_parse(bad[i], &ns, why, sizeof why), TL_EINVAL);
+}
+
+static void lists(void **state) {
+  (void)state;
+  char why[TL_WHY_MAX];
+  char *items[4];
+  size_t n;
+  char a[] = "vbox,macos,droplet";
+  assert_int_equal(tl_list_split(a, items, 4, &n, why, sizeof why), TL_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(items[2], "droplet");
+  char b[] = "a,,b", c[] = "a,b,a", d[] = "", e[] = "a,b,c,d,e", f[] = "a,";
+  assert_int_equal(tl_list_split(b, items, 4, &n, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_list_split(c, items, 4, &n, why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "'a' is given twice");
+  assert_int_equal(tl_list_split(d, items, 4, &n, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_list_split(e, items, 4, &n, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_list_split(f, items, 4, &n, why, sizeof why), TL_EINVAL);
+}
+
+static void ranks(void **state) {
+  (void)state;
+  assert_int_equal(tl_rank(50, 1), 1);
+  assert_int_equal(tl_rank(50, 4), 2);
+  assert_int_equal(tl_rank(50, 5), 3);
+  assert_int_equal(tl_rank(90, 1000), 900);
+  assert_int_equal(tl_rank(99.9, 1000), 999);
+  assert_int_equal(tl_rank(100, 7), 7);
+  assert_int_equal(tl_rank(0, 7), 1);
+  assert_int_equal(tl_rank(90, 11), 10);
+}
+
+static void safe_output(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  tl_fput_safe(f, "ok \x1b[2J\xff caf\xc3\xa9\n");
+  fclose(f);
+  assert_string_equal(buf, "ok \\x1b[2J\\xff caf\xc3\xa9\\x0a");
+  free(buf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(labels),        cmocka_unit_test(tags),        cmocka_unit_test(durations),
+      cmocka_unit_test(whole_numbers), cmocka_unit_test(dates),       cmocka_unit_test(lists),
+      cmocka_unit_test(ranks),         cmocka_unit_test(safe_output),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,419 @@
+/* test_store.c: the database: creation, migration, refusals, the sample
+ * codec, the writer's batching and the recovery of stale sessions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "support.h"
+#include "tl_store.h"
+
+typedef struct {
+  char *dir;
+  char *db;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  return f->dir ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+static tl_session_spec spec_for(const char *label, int64_t delay_ns) {
+  static const char *keys[] = {"load"}, *values[] = {"idle"};
+  static const tl_fact facts[] = {{"cpu.model", "Test CPU", "/proc/cpuinfo"},
+                                  {"vm", "none", "cpuid"}};
+  tl_session_spec s = {
+      .run_uuid = "run-1",
+      .label = label,
+      .probe = "settimeout",
+      .delay_ns = delay_ns,
+      .warmup = 3,
+      .command_line = "tlcollect --label x",
+      .host_fingerprint = "0123456789abcdef",
+      .hostname = "testhost",
+      .libuv_version = "1.44.2",
+      .tag_keys = keys,
+      .tag_values = values,
+      .tag_count = 1,
+      .facts = facts,
+      .fact_count = 2,
+  };
+  return s;
+}
+
+typedef struct {
+  int64_t *v;
+  size_t n;
+} collected;
+
+static int collect(void *ctx, const int64_t *v, size_t n) {
+  collected *c = ctx;
+  memcpy(c->v + c->n, v, n * sizeof *v);
+  c->n += n;
+  return 0;
+}
+
+static void round_trip(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
+  tl_session_spec spec = spec_for("droplet", 50000000);
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(strlen(uuid), 36);
+  /* 10,000 samples in uneven batches, so blocks fill, split and get
+   * rewritten while partly full. */
+  const size_t n = 10000;
+  int64_t *v = malloc(n * sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    v[i] = 50000000 + (int64_t)((i * 7919) % 100000) + (i == 5000 ? 2000000000LL : 0);
+  size_t at = 0, batch = 1;
+  while (at < n) {
+    size_t k = batch < n - at ? batch : n - at;
+    assert_int_equal(tl_writer_add(w, v + at, k), TL_OK);
+    assert_int_equal(tl_writer_flush(w), TL_OK);
+    at += k;
+    batch = batch * 3 + 1;
+  }
+  assert_int_equal(tl_writer_count(w), (int64_t)n);
+  tl_writer_add_missed(w, 4);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_close(s);
+
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_filter filter;
+  tl_filter_init(&filter);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &filter, &list), TL_OK);
+  assert_int_equal(list.count, 1);
+  tl_session *x = &list.items[0];
+  assert_string_equal(x->uuid, uuid);
+  assert_string_equal(x->label, "droplet");
+  assert_string_equal(x->status, "complete");
+  assert_string_equal(x->hostname, "testhost");
+  assert_int_equal(x->delay_ns, 50000000);
+  assert_int_equal(x->warmup, 3);
+  assert_int_equal(x->sample_count, (int64_t)n);
+  assert_int_equal(x->missed_periods, 4);
+  assert_true(x->ended_ns >= x->started_ns);
+  collected c = {malloc(n * sizeof(int64_t)), 0};
+  assert_int_equal(tl_store_scan(s, x->id, collect, &c), TL_OK);
+  assert_int_equal(c.n, n);
+  assert_memory_equal(c.v, v, n * sizeof *v);
+  tl_fact_row *rows;
+  size_t nrows;
+  assert_int_equal(tl_store_tags(s, x->id, &rows, &nrows), TL_OK);
+  assert_int_equal(nrows, 1);
+  assert_string_equal(rows[0].key, "load");
+  assert_string_equal(rows[0].value, "idle");
+  tl_fact_rows_free(rows, nrows);
+  assert_int_equal(tl_store_facts(s, x->id, &rows, &nrows), TL_OK);
+  assert_int_equal(nrows, 2);
+  assert_string_equal(rows[0].key, "cpu.model");
+  assert_string_equal(rows[0].evidence, "/proc/cpuinfo");
+  tl_fact_rows_free(rows, nrows);
+  tl_store_stats st;
+  assert_int_equal(tl_store_info(s, &st), TL_OK);
+  assert_int_equal(st.samples, (int64_t)n);
+  assert_int_equal(st.blocks, 3); /* 4096 + 4096 + 1808 */
+  assert_true(st.sample_bytes < 4 * (int64_t)n);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_session_list_free(&list);
+  free(c.v);
+  free(v);
+  tl_store_close(s);
+}
+
+static void filters(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  const char *labels[] = {"vbox", "macos", "droplet"};
+  for (int i = 0; i < 3; i++)
+    for (int d = 0; d < 2; d++) {
+      tl_session_spec spec = spec_for(labels[i], d * 50000000LL);
+      tl_writer *w;
+      char uuid[37];
+      int64_t v[3] = {1, 2, 3};
+      assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+      assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+      assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+    }
+  tl_filter flt;
+  tl_filter_init(&flt);
+  const char *want[] = {"macos", "vbox"};
+  flt.labels = want;
+  flt.label_count = 2;
+  flt.delay_ns = 50000000;
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 2);
+  tl_session_list_free(&list);
+  /* Tag filters bind their values: a quote is just a character. */
+  const char *k[] = {"load"}, *v[] = {"idle' OR '1'='1"};
+  tl_filter_init(&flt);
+  flt.tag_keys = k;
+  flt.tag_values = v;
+  flt.tag_count = 1;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 0);
+  v[0] = "idle";
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 6);
+  tl_session_list_free(&list);
+  tl_filter_init(&flt);
+  flt.host = "0123";
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 6);
+  tl_session_list_free(&list);
+  flt.host = "otherhost";
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 0);
+  char **names;
+  size_t n;
+  assert_int_equal(tl_store_labels(s, &names, &n), TL_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(names[0], "droplet");
+  tl_strings_free(names, n);
+  tl_store_close(s);
+}
+
+static void bad_session_specs(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_writer *w;
+  char uuid[37];
+  tl_session_spec spec = spec_for("bad label", 0);
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_EINVAL);
+  spec = spec_for("ok", -1);
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_EINVAL);
+  const char *keys[] = {"k"}, *values[] = {"a\nb"};
+  spec = spec_for("ok", 0);
+  spec.tag_keys = keys;
+  spec.tag_values = values;
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_EINVAL);
+  spec = spec_for("ok", 0);
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  int64_t neg = -5;
+  assert_int_equal(tl_writer_add(w, &neg, 1), TL_EINVAL);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_stats st;
+  assert_int_equal(tl_store_info(s, &st), TL_OK);
+  assert_int_equal(st.sessions, 1);
+  assert_int_equal(st.samples, 0);
+  tl_store_close(s);
+}
+
+static void refusals(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  /* Missing file, read-only: not found, nothing created. */
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_ENOTFOUND);
+  assert_non_null(strstr(tl_store_errmsg(s), "does not exist"));
+  tl_store_close(s);
+  assert_int_not_equal(access(f->db, F_OK), 0);
+  /* A text file. */
+  const char *text = "hello, this is not a database at all, just some words.\n";
+  assert_int_equal(tl_test_write_file(f->db, text, strlen(text)), 0);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_ENOTDB);
+  assert_non_null(strstr(tl_store_errmsg(s), "not a tl database"));
+  tl_store_close(s);
+  /* Another program's SQLite database. */
+  unlink(f->db);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_ENOTDB);
+  assert_non_null(strstr(tl_store_errmsg(s), "another program"));
+  tl_store_close(s);
+  /* A database from a newer tl. */
+  unlink(f->db);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_store_close(s);
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA user_version = %d", tl_schema_latest() + 1);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_ENEWER);
+  assert_non_null(strstr(tl_store_errmsg(s), "newer"));
+  tl_store_close(s);
+  /* A folder. */
+  assert_int_equal(tl_store_open(&s, f->dir, 0), TL_EINVAL);
+  tl_store_close(s);
+}
+
+static void migrates_empty_file(void **state) {
+  fixture *f = *state;
+  assert_int_equal(tl_test_write_file(f->db, "", 0), 0);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+  /* Opening again applies nothing and keeps the version. */
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
+  tl_store_close(s);
+}
+
+static void check_finds_damage(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_session_spec spec = spec_for("x", 0);
+  tl_writer *w;
+  char uuid[37];
+  int64_t v[5] = {10, 20, 30, 40, 50};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 5), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_close(s);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "UPDATE sample_blocks SET data = x'ff'", NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_ECORRUPT);
+  tl_store_close(s);
+}
+
+static void stale_sessions(void **state) {
+  fixture *f = *state;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  /* A collector that commits two samples and dies without ending. */
+  pid_t pid = fork();
+  if (pid == 0) {
+    tl_store *s;
+    tl_session_spec spec = spec_for("x", 0);
+    spec.hostname = host;
+    tl_writer *w;
+    char uuid[37];
+    int64_t v[2] = {1, 2};
+    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, 2) == TL_OK && tl_writer_flush(w) == TL_OK;
+    _exit(ok ? 0 : 1);
+  }
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+  /* Read-only opens do not touch it: it still looks 'running'. */
+  tl_store *s;
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list list;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_string_equal(list.items[0].status, "running");
+  tl_session_list_free(&list);
+  tl_store_close(s);
+
+  /* A writable open sees that the process is gone and recovers it. */
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 1);
+  assert_string_equal(list.items[0].status, "interrupted");
+  assert_int_equal(list.items[0].sample_count, 2);
+  tl_session_list_free(&list);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+}
+
+static void stale_by_heartbeat(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_session_spec spec = spec_for("x", 0);
+  spec.hostname = "some-other-host"; /* its pid means nothing here */
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  int n = -1;
+  assert_int_equal(tl_store_recover_stale(s, 3600LL * 1000000000LL, &n), TL_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(tl_store_recover_stale(s, -1, &n), TL_OK); /* any heartbeat is too old */
+  assert_int_equal(n, 1);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_close(s);
+}
+
+static void codec(void **state) {
+  (void)state;
+  int64_t v[TL_BLOCK_MAX], back[TL_BLOCK_MAX], lo, hi;
+  uint8_t buf[TL_BLOCK_MAX * 10];
+  for (size_t i = 0; i < TL_BLOCK_MAX; i++)
+    v[i] = (i % 3 == 0) ? INT64_MAX - (int64_t)i : (int64_t)i;
+  size_t len = tl_block_encode(v, TL_BLOCK_MAX, buf, &lo, &hi);
+  assert_true(len <= tl_block_bound(TL_BLOCK_MAX));
+  assert_int_equal(lo, 1);
+  assert_int_equal(hi, INT64_MAX);
+  assert_int_equal(tl_block_decode(buf, len, lo, hi, back, TL_BLOCK_MAX), TL_OK);
+  assert_memory_equal(v, back, sizeof v);
+  /* Truncated, trailing bytes, values outside [min, max]: corrupt. */
+  assert_int_equal(tl_block_decode(buf, len - 1, lo, hi, back, TL_BLOCK_MAX), TL_ECORRUPT);
+  assert_int_equal(tl_block_decode(buf, len, lo, hi, back, TL_BLOCK_MAX - 1), TL_ECORRUPT);
+  assert_int_equal(tl_block_decode(buf, len, lo, hi - 1, back, TL_BLOCK_MAX), TL_ECORRUPT);
+  assert_int_equal(tl_block_decode(buf, len, hi, lo, back, TL_BLOCK_MAX), TL_ECORRUPT);
+  const uint8_t endless[12] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                               0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+  assert_int_equal(tl_block_decode(endless, sizeof endless, 0, INT64_MAX, back, 1), TL_ECORRUPT);
+}
+
+static void default_path(void **state) {
+  (void)state;
+  char buf[4096];
+  setenv("TL_DB", "/x/y.db", 1);
+  assert_int_equal(tl_store_default_path(buf, sizeof buf), TL_OK);
+  assert_string_equal(buf, "/x/y.db");
+  unsetenv("TL_DB");
+  setenv("XDG_DATA_HOME", "/data", 1);
+  assert_int_equal(tl_store_default_path(buf, sizeof buf), TL_OK);
+  assert_string_equal(buf, "/data/tl/tl.db");
+  setenv("XDG_DATA_HOME", "relative", 1); /* ignored, as the XDG spec says */
+  setenv("HOME", "/home/u", 1);
+  assert_int_equal(tl_store_default_path(buf, sizeof buf), TL_OK);
+  assert_string_equal(buf, "/home/u/.local/share/tl/tl.db");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(filters, setup, teardown),
+      cmocka_unit_test_setup_teardown(bad_session_specs, setup, teardown),
+      cmocka_unit_test_setup_teardown(refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(migrates_empty_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(check_finds_damage, setup, teardown),
+      cmocka_unit_test_setup_teardown(stale_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(stale_by_heartbeat, setup, teardown),
+      cmocka_unit_test(codec),
+      cmocka_unit_test(default_path),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
