@@ -120,6 +120,46 @@ static int cmd_check(tl_store *store) {
   return TL_EXIT_FAILURE;
 }
 
+/* Opens the database for a subcommand, or says why not; NULL on failure. */
+static tl_store *open_store(const char *path, int flags) {
+  tl_store *store = NULL;
+  if (tl_store_open(&store, path, flags) == TL_OK)
+    return store;
+  tl_errorf("%s", tl_store_errmsg(store));
+  tl_store_close(store);
+  return NULL;
+}
+
+/* Subcommands: each checks its own arguments (argv[0] is the command name)
+ * before it opens the database at path, so a usage error touches nothing. */
+typedef struct {
+  const char *name;
+  int (*run)(const char *path, int argc, char **argv);
+} command;
+
+static int run_info(const char *path, int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(argv[1], "unexpected argument");
+  tl_store *store = open_store(path, TL_STORE_NOCREATE);
+  int status = store ? cmd_info(store, path) : TL_EXIT_FAILURE;
+  tl_store_close(store);
+  return status;
+}
+
+static int run_check(const char *path, int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(argv[1], "unexpected argument");
+  tl_store *store = open_store(path, TL_STORE_NOCREATE);
+  int status = store ? cmd_check(store) : TL_EXIT_FAILURE;
+  tl_store_close(store);
+  return status;
+}
+
+static const command commands[] = {
+    {"info", run_info},
+    {"check", run_check},
+};
+
 int main(int argc, char **argv) {
   tl_set_progname("tlstore");
   enum { OPT_DB = 256 };
@@ -153,12 +193,13 @@ int main(int argc, char **argv) {
     }
   }
   if (optind >= argc)
-    return usage_error("command", "missing (info or check)");
-  const char *cmd = argv[optind];
-  if (strcmp(cmd, "info") != 0 && strcmp(cmd, "check") != 0)
-    return usage_error(cmd, "unknown command (info or check)");
-  if (optind + 1 < argc)
-    return usage_error(argv[optind + 1], "unexpected argument");
+    return usage_error("command", "missing (see tlstore --help)");
+  const command *cmd = NULL;
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(commands[i].name, argv[optind]) == 0)
+      cmd = &commands[i];
+  if (!cmd)
+    return usage_error(argv[optind], "unknown command (see tlstore --help)");
 
   char path[4096];
   if (db)
@@ -167,16 +208,8 @@ int main(int argc, char **argv) {
     tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
     return TL_EXIT_FAILURE;
   }
-  tl_store *store = NULL;
-  int status;
-  if (tl_store_open(&store, path, TL_STORE_NOCREATE)) {
-    tl_errorf("%s", tl_store_errmsg(store));
-    status = TL_EXIT_FAILURE;
-  } else if (strcmp(cmd, "info") == 0) {
-    status = cmd_info(store, path);
-  } else {
-    status = cmd_check(store);
-  }
-  tl_store_close(store);
-  return status;
+  /* A subcommand may parse its own options with getopt from its name on. */
+  int at = optind;
+  optind = 1;
+  return cmd->run(path, argc - at, argv + at);
 }
