@@ -5,17 +5,22 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "store_internal.h"
 
-/* Copies dir + "/" + rel into buf when that file exists. */
-static int try_path(const char *dir, size_t dirlen, const char *rel, char *buf, size_t len) {
-  int n = snprintf(buf, len, "%.*s/%s", (int)dirlen, dir, rel);
-  if (n < 0 || (size_t)n >= len)
+/* Puts the resolved path of dir + "/" + rel into buf when that file exists
+ * (resolved, so that messages show /usr/share/tl/x rather than
+ * /usr/bin/../share/tl/x). */
+static int try_path(const char *dir, const char *rel, char *buf, size_t len) {
+  char joined[PATH_MAX], real[PATH_MAX];
+  if (snprintf(joined, sizeof joined, "%s/%s", dir, rel) >= (int)sizeof joined)
     return TL_EINVAL;
-  return access(buf, F_OK) == 0 ? TL_OK : TL_ENOTFOUND;
+  if (!realpath(joined, real))
+    return errno == ENOENT || errno == ENOTDIR ? TL_ENOTFOUND : TL_ESYS;
+  int n = snprintf(buf, len, "%s", real);
+  return n < 0 || (size_t)n >= len ? TL_EINVAL : TL_OK;
 }
 
 int tl_data_path(const char *relative, char *buf, size_t len) {
@@ -33,7 +38,7 @@ int tl_data_path(const char *relative, char *buf, size_t len) {
   char dir[PATH_MAX];
   if (snprintf(dir, sizeof dir, "%s/%s", exe, TL_DATA_FROM_BIN) >= (int)sizeof dir)
     return TL_EINVAL;
-  err = try_path(dir, strlen(dir), relative, buf, len);
+  err = try_path(dir, relative, buf, len);
   if (err != TL_ENOTFOUND)
     return err;
   /* A program still in its build tree reads the source tree, which has the
@@ -41,6 +46,6 @@ int tl_data_path(const char *relative, char *buf, size_t len) {
    * files from wherever it happened to be built. */
   size_t blen = strlen(TL_BUILD_DIR);
   if (strncmp(exe, TL_BUILD_DIR, blen) == 0 && (exe[blen] == '/' || exe[blen] == '\0'))
-    return try_path(TL_SOURCE_DIR, strlen(TL_SOURCE_DIR), relative, buf, len);
+    return try_path(TL_SOURCE_DIR, relative, buf, len);
   return TL_ENOTFOUND;
 }
