@@ -120,10 +120,14 @@ _tl_complete() {
       return 0
       ;;
     -c | --compare)
-      # A comma-separated list: complete its last item.
-      local head=
+      # A comma-separated list: complete its last item with the labels it
+      # does not name yet.
+      local head= label left=
       [[ $cur == *,* ]] && head=${cur%,*},
-      mapfile -t COMPREPLY < <(compgen -W "$(_tl_labels "$cmd")" -P "$head" -- "${cur##*,}")
+      while read -r label; do
+        [[ ,$head == *,"$label",* ]] || left+="$label "
+      done < <(_tl_labels "$cmd")
+      mapfile -t COMPREPLY < <(compgen -W "$left" -P "$head" -- "${cur##*,}")
       return 0
       ;;
     esac

@@ -229,15 +229,16 @@ static void log_lines_without_terminal(void **state) {
 static void progress_on_terminal(void **state) {
   fixture *f = *state;
   int master = posix_openpt(O_RDWR | O_NOCTTY);
-  if (master < 0)
-    skip(); /* no pseudo-terminals here */
-  assert_int_equal(grantpt(master), 0);
-  assert_int_equal(unlockpt(master), 0);
-  char *slave_name = ptsname(master), *db = tl_test_path(f->dir, "t.db");
-  assert_non_null(slave_name);
+  char *slave_name =
+      master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0 ? ptsname(master) : NULL;
+  if (!slave_name)
+    skip(); /* no pseudo-terminals in this container */
+  char *db = tl_test_path(f->dir, "t.db");
   pid_t pid = fork();
   if (pid == 0) {
     int slave = open(slave_name, O_RDWR);
+    if (slave < 0)
+      _exit(126);
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);
@@ -259,8 +260,10 @@ static void progress_on_terminal(void **state) {
   buf[len] = '\0';
   int st;
   assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   close(master);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 126)
+    skip(); /* the terminal could not be opened */
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   if (!strstr(buf, "\rtlcollect: ") || !strstr(buf, "samples, "))
     fail_msg("no progress on the terminal: '%s'", buf);
   assert_null(strstr(buf, "tlcollect: start:"));

@@ -267,6 +267,8 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlcollect --count ''", "\n"},
       {"comp tlcollect -- --", "\n"},
       {"comp tlreport --compare vbox,m", "vbox,macos\n"},
+      {"comp tlreport --compare vbox,", "vbox,droplet\nvbox,macos\n"},
+      {"comp tlreport --compare = macos,vbox,", "macos,vbox,droplet\n"},
       {"comp tlreport -c ''", "droplet\nmacos\nvbox\n"},
       {"comp tlreport --probe ''", "settimeout\nuv\n"},
       {"comp tlstore ''", "check\ninfo\nlabels\n"},
