@@ -5,7 +5,7 @@
 # TL_DB). Options and commands are read from each program's --help, so the
 # completion cannot fall behind the programs. Installed as
 # share/bash-completion/completions/{tlcollect,tlstore,tlreport}; without
-# bash-completion, source this file from ~/.bashrc.
+# bash-completion, source this file from ~/.bashrc. Needs bash 4 or later.
 
 # The program NAME next to the completed command CMD when CMD was typed with a
 # folder (build/collector/tlcollect), else NAME from PATH.

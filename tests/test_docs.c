@@ -2,8 +2,9 @@
  * option a program lists in --help appears in its man page (rendered from
  * docs/PROG.1.md) and in its README section; every tlstore command in
  * --help appears in tlstore(1) and the README; each man page documents the
- * exit statuses. Also checks mangen's roff: the title line and the two slips
- * of cmark's man renderer it mends. */
+ * exit statuses; the systemd units and the cron line hold arguments that
+ * tlcollect accepts. Also checks mangen's roff: the title line and the two
+ * slips of cmark's man renderer it mends. */
 #include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -217,12 +218,63 @@ static void mangen_title_and_mending(void **state) {
   free(dir);
 }
 
+/* Runs tlcollect with the arguments of a documented command line (words
+ * separated by spaces, up to a shell redirection), shortened to a dry run of
+ * two samples: the documented options must parse. */
+static void documented_command_runs(const char *where, const char *line) {
+  char copy[1024], *argv[40];
+  size_t n = 0;
+  snprintf(copy, sizeof copy, "%s", line);
+  argv[n++] = TLCOLLECT;
+  char *save, *word = strtok_r(copy, " ", &save); /* the program's path */
+  assert_non_null(strstr(word, "/tlcollect"));
+  while ((word = strtok_r(NULL, " ", &save)) != NULL && word[0] != '>' && n < 30)
+    argv[n++] = word;
+  const char *shorten[] = {"--dry-run", "--quiet", "--delays", "0", "--count", "2"};
+  for (size_t i = 0; i < 6; i++)
+    argv[n++] = (char *)shorten[i];
+  argv[n] = NULL;
+  char *out, *err;
+  int rc = tl_test_run(argv, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("%s: tlcollect refuses '%s' (exit %d): %s", where, line, rc, err);
+  free(out);
+  free(err);
+}
+
+static void scheduled_collection_documented(void **state) {
+  (void)state;
+  char *unit = tl_test_read_file(TL_SOURCE_DIR "/docs/systemd/tl-collect.service", NULL);
+  char *timer = tl_test_read_file(TL_SOURCE_DIR "/docs/systemd/tl-collect.timer", NULL);
+  char *guide = tl_test_read_file(TL_SOURCE_DIR "/docs/systemd/README.md", NULL);
+  assert_non_null(unit);
+  assert_non_null(timer);
+  assert_non_null(guide);
+  char line[1024];
+  const char *exec = strstr(unit, "\nExecStart=");
+  assert_non_null(exec);
+  assert_int_equal(sscanf(exec, "\nExecStart=%1023[^\n]", line), 1);
+  documented_command_runs("tl-collect.service", line);
+  assert_non_null(strstr(unit, "\nType=oneshot\n"));
+  assert_non_null(strstr(timer, "\nOnCalendar=hourly\n"));
+  assert_non_null(strstr(timer, "\nWantedBy=timers.target\n"));
+  /* The cron line: minute, hour and three stars, then the command. */
+  const char *cron = strstr(guide, "\n17 * * * * ");
+  assert_non_null(cron);
+  assert_int_equal(sscanf(cron, "\n17 * * * * %1023[^\n]", line), 1);
+  documented_command_runs("the cron line", line);
+  free(guide);
+  free(timer);
+  free(unit);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(help_options_in_man_pages_and_readme),
       cmocka_unit_test(store_commands_documented),
       cmocka_unit_test(exit_statuses_documented),
       cmocka_unit_test(mangen_title_and_mending),
+      cmocka_unit_test(scheduled_collection_documented),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

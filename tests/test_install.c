@@ -157,7 +157,7 @@ static void shipped_probes_installed(void **state) {
 
 /* Copies the file at from to to, keeping it executable. */
 static void copy_program(const char *from, const char *to) {
-  char *argv[] = {"/bin/cp", (char *)from, (char *)to, NULL};
+  char *argv[] = {"/usr/bin/env", "cp", (char *)from, (char *)to, NULL};
   assert_int_equal(tl_test_run(argv, NULL, NULL, NULL), 0);
 }
 
@@ -166,7 +166,7 @@ static void data_path_under_prefix(void **state) {
   char *bin = in_prefix("bin/tl_datapath"), *dir = in_prefix("share/tl/probes"),
        *file = in_prefix("share/tl/probes/hello.js");
   copy_program(TL_DATAPATH, bin);
-  char *mk[] = {"/bin/mkdir", "-p", dir, NULL};
+  char *mk[] = {"/usr/bin/env", "mkdir", "-p", dir, NULL};
   assert_int_equal(tl_test_run(mk, NULL, NULL, NULL), 0);
   assert_int_equal(tl_test_write_file(file, "x\n", 2), 0);
 
@@ -221,7 +221,7 @@ static char *complete_with(const char *script, const char *db) {
            "  _tl_complete \"$1\" \"${COMP_WORDS[COMP_CWORD]}\" \"${COMP_WORDS[COMP_CWORD-1]}\";\n"
            "  printf '%%s\\n' \"${COMPREPLY[@]}\" | sort; }\n%s",
            prefix, script);
-  char *argv[] = {"/bin/bash", "--norc", "--noprofile", "-c", code, NULL};
+  char *argv[] = {"/usr/bin/env", "bash", "--norc", "--noprofile", "-c", code, NULL};
   char *env[] = {path_env, db_env, NULL};
   char *out, *err;
   int rc = tl_test_run(argv, env, &out, &err);
