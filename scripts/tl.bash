@@ -103,6 +103,11 @@ _tl_complete() {
     fi
     [[ $prog == tlstore && -z $subcmd ]] && subcmd=$w
   done
+  # Only a command tlstore lists is asked for its own --help.
+  if [[ -n $subcmd ]] && ! _tl_store_commands "$cmd" | grep -qx -- "$subcmd"; then
+    subcmd=
+    return 0
+  fi
 
   if ((!after_dashes)); then
     case $prev in

@@ -99,7 +99,9 @@ static void option_documented(const char *opt, void *arg) {
              c->prog);
 }
 
-/* prog's --help (args before --help, e.g. a tlstore command), malloc'ed. */
+/* prog's --help (args before --help, e.g. a tlstore command), malloc'ed.
+ * The database is one that does not exist, so that a command that took
+ * --help for something else could not touch a real one. */
 static int help_of(const char *path, const char *command, char **out) {
   char *err;
   char *a[] = {(char *)path, (char *)command, "--help", NULL};
@@ -107,7 +109,8 @@ static int help_of(const char *path, const char *command, char **out) {
     a[1] = "--help";
     a[2] = NULL;
   }
-  int rc = tl_test_run(a, NULL, out, &err);
+  char *env[] = {"TL_DB=/nonexistent/tl-test/tl.db", NULL};
+  int rc = tl_test_run(a, env, out, &err);
   free(err);
   return rc;
 }

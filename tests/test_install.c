@@ -275,6 +275,7 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlstore --db x.db l", "labels\n"},
       {"comp tlstore -- ''", "check\ninfo\nlabels\n"},
       {"comp tlstore labels ''", "\n"},
+      {"comp tlstore frobnicate --", "\n"},
       {"comp tlstore --", "--db\n--help\n--version\n"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
