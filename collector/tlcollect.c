@@ -494,7 +494,10 @@ int main(int argc, char **argv) {
       tl_collect_result results[TL_MAX_DELAYS];
       char errbuf[600] = "";
       err = tl_collect_run(store, &spec, &po, results, errbuf, sizeof errbuf);
-      if (!quiet) {
+      int64_t measured = 0;
+      for (size_t k = 0; k < po.delay_count; k++)
+        measured += results[k].samples;
+      if (!quiet && measured) {
         char line[1024];
         tl_collect_summary(po.probe, results, po.delay_count, 90, line, sizeof line);
         printf("%s: ", label);
