@@ -44,8 +44,8 @@ struct tl__run {
   int writer_done;
   tl_store *store;
   char write_err[512];
-  void (*wake)(void *);
-  void *wake_arg;
+  void (*volatile wake)(void *); /* read by a signal handler */
+  void *volatile wake_arg;
 };
 
 void tl_collect_opts_init(tl_collect_opts *o) {
@@ -61,15 +61,26 @@ const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view;
 int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
 
 void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
-  run->wake_arg = arg;
-  run->wake = wake;
+  /* Under the lock, so the writer thread never calls a wake-up that is being
+   * taken away; in an order that a signal handler interrupting this thread
+   * sees either the old pair or no function at all. */
+  pthread_mutex_lock(&run->lock);
+  if (wake) {
+    run->wake_arg = arg;
+    run->wake = wake;
+  } else {
+    run->wake = NULL;
+    run->wake_arg = NULL;
+  }
+  pthread_mutex_unlock(&run->lock);
 }
 
 void tl_collect_stop(void) {
   stop_requested = 1;
   tl__run *run = current_run;
-  if (run && run->wake)
-    run->wake(run->wake_arg); /* uv_async_send is async-signal-safe */
+  void (*wake)(void *) = run ? run->wake : NULL;
+  if (wake)
+    wake(run->wake_arg); /* uv_async_send and write(2) are async-signal-safe */
 }
 
 static int delay_done(const tl__run *run, size_t i) {

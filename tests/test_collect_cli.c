@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -155,6 +156,45 @@ static void node_missing_is_clear(void **state) {
   free(err);
 }
 
+/* Where SCHED_FIFO or mlockall is not permitted, tlcollect says so and what
+ * to grant, instead of measuring without it. The test makes it not
+ * permitted: no real-time or locked-memory allowance, and when running as
+ * root, the unprivileged user nobody. */
+static void refused_settings_are_errors(void **state) {
+  (void)state;
+  static const char *cases[][3] = {{"--priority", "50", "cannot use SCHED_FIFO"},
+                                   {"--mlock", NULL, "cannot lock memory"}};
+  for (size_t i = 0; i < 2; i++) {
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      struct rlimit zero = {0, 0};
+      setrlimit(RLIMIT_RTPRIO, &zero);
+      setrlimit(RLIMIT_MEMLOCK, &zero);
+      if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+        _exit(99);
+      dup2(fds[1], 2);
+      int null = open("/dev/null", O_RDWR);
+      dup2(null, 1);
+      execl(TLCOLLECT, TLCOLLECT, "--dry-run", "--probe", "nanosleep", "--count", "1", cases[i][0],
+            cases[i][1], (char *)NULL);
+      _exit(127);
+    }
+    close(fds[1]);
+    char err[1024] = "";
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof err - 1 && (n = read(fds[0], err + len, sizeof err - 1 - len)) > 0)
+      len += (size_t)n;
+    err[len] = '\0';
+    close(fds[0]);
+    assert_int_equal(exit_status(pid), 1);
+    if (!strstr(err, cases[i][2]) || !strstr(err, "(run as root"))
+      fail_msg("%s: '%s'", cases[i][0], err);
+  }
+}
+
 static void list_probes_names_all(void **state) {
   (void)state;
   char *argv[] = {TLCOLLECT, "--list-probes", NULL};
@@ -276,6 +316,7 @@ int main(void) {
       T(bad_values),
       T(node_missing_is_clear),
       T(list_probes_names_all),
+      T(refused_settings_are_errors),
       T(sigint_stops_nanosleep),
       T(sigint_stops_periodic),
       T(sigint_stops_exec_child),
