@@ -287,13 +287,13 @@ static int write_all(int fd, const char *s, size_t n) {
   return 0;
 }
 
-static void describe_exit(const child *c, int status, char *err, size_t errlen) {
+/* Appends how the child ended to the message in err. */
+static void describe_exit(int status, char *err, size_t errlen) {
   size_t at = strlen(err);
   if (WIFEXITED(status))
     snprintf(err + at, errlen - at, " (it exited with status %d)", WEXITSTATUS(status));
   else if (WIFSIGNALED(status))
     snprintf(err + at, errlen - at, " (it was killed by signal %d)", WTERMSIG(status));
-  (void)c;
 }
 
 static int run_child(tl__run *run, const char *what, char *const argv[], char *err, size_t errlen) {
@@ -357,7 +357,7 @@ static int run_child(tl__run *run, const char *what, char *const argv[], char *e
   if (rc == TL_EINTR)
     return TL_OK; /* the runner reports the stop */
   if (rc == TL_EIO && c.eof)
-    describe_exit(&c, status, err, errlen);
+    describe_exit(status, err, errlen);
   return rc;
 }
 

@@ -5,6 +5,8 @@
  * reject bad combinations. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +142,13 @@ static int open_fds(void) {
     n++;
   closedir(d);
   return n;
+}
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void no_children_left(void) {
@@ -336,7 +346,7 @@ static void concurrency_counts_exactly(void **state) {
 static void load_and_settings_are_tagged(void **state) {
   fixture *f = *state;
   tl_collect_opts o = opts_of("nanosleep", 20);
-  o.delays_ns[0] = 100000;
+  o.delays_ns[0] = 10000000; /* 200 ms in all, asleep: the CPU time is the load's */
   o.delay_count = 1;
   o.load_cpu = 2;
   o.load_mem = 1;
@@ -347,7 +357,13 @@ static void load_and_settings_are_tagged(void **state) {
   spec.tag_values = values;
   spec.tag_count = 1;
   char err[256];
+  double cpu0 = cpu_seconds();
   assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  double used = cpu_seconds() - cpu0;
+  /* Three busy threads for 200 ms; even on a crowded machine they get some
+   * of it, while a sleeping probe alone uses next to nothing. */
+  if (used < 0.05)
+    fail_msg("the load threads used only %.3f s of CPU", used);
   tl_session_list l;
   check_sessions(f, "nanosleep", "complete", 1, 20, NULL, &l);
   char buf[64];
@@ -361,6 +377,35 @@ static void load_and_settings_are_tagged(void **state) {
   assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
   assert_non_null(strstr(err, "tag 'load'"));
   keys[0] = "site";
+}
+
+/* SCHED_FIFO where permitted (root here): recorded as a tag, and the
+ * calling thread gets its old policy back afterwards. */
+static void priority_applied_and_restored(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("nanosleep", 5);
+  o.delays_ns[0] = 100000;
+  o.delay_count = 1;
+  o.priority = 10;
+  o.mlock = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512];
+  int rc = tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err);
+  if (rc == TL_EPERM) {
+    printf("skipped: %s\n", err);
+    skip();
+  }
+  assert_int_equal(rc, TL_OK);
+  int policy;
+  struct sched_param sp;
+  assert_int_equal(pthread_getschedparam(pthread_self(), &policy, &sp), 0);
+  assert_int_equal(policy, SCHED_OTHER);
+  tl_session_list l;
+  check_sessions(f, "nanosleep", "complete", 1, 5, NULL, &l);
+  char buf[64];
+  assert_string_equal(tag_of(f, l.items[0].id, "priority", buf, sizeof buf), "fifo:10");
+  assert_string_equal(tag_of(f, l.items[0].id, "mlock", buf, sizeof buf), "1");
+  tl_session_list_free(&l);
 }
 
 static void expect_bad(tl_collect_opts *o, const char *needle) {
@@ -434,6 +479,7 @@ int main(void) {
       T(exec_not_a_probe),
       T(concurrency_counts_exactly),
       T(load_and_settings_are_tagged),
+      T(priority_applied_and_restored),
       cmocka_unit_test(options_are_checked),
   };
 #undef T
