@@ -27,6 +27,7 @@ typedef struct {
   size_t n, cap;
   size_t flushed;   /* handed to the writer so far */
   int64_t measured; /* including warm-up */
+  int64_t issued;   /* handed out by tl__run_next (some may be in flight) */
   int64_t missed, missed_flushed;
   tl_writer *writer;
 } delay_state;
@@ -43,8 +44,8 @@ struct tl__run {
   int writer_done;
   tl_store *store;
   char write_err[512];
-  void (*wake)(void *);
-  void *wake_arg;
+  void (*volatile wake)(void *); /* read by a signal handler */
+  void *volatile wake_arg;
 };
 
 void tl_collect_opts_init(tl_collect_opts *o) {
@@ -52,6 +53,7 @@ void tl_collect_opts_init(tl_collect_opts *o) {
   o->probe = "settimeout";
   o->warmup = 5;
   o->flush_ms = 1000;
+  o->cpu = -1;
 }
 
 const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view; }
@@ -59,20 +61,33 @@ const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view;
 int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
 
 void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
-  run->wake_arg = arg;
-  run->wake = wake;
+  /* Under the lock, so the writer thread never calls a wake-up that is being
+   * taken away; in an order that a signal handler interrupting this thread
+   * sees either the old pair or no function at all. */
+  pthread_mutex_lock(&run->lock);
+  if (wake) {
+    run->wake_arg = arg;
+    run->wake = wake;
+  } else {
+    run->wake = NULL;
+    run->wake_arg = NULL;
+  }
+  pthread_mutex_unlock(&run->lock);
 }
 
 void tl_collect_stop(void) {
   stop_requested = 1;
   tl__run *run = current_run;
-  if (run && run->wake)
-    run->wake(run->wake_arg); /* uv_async_send is async-signal-safe */
+  void (*wake)(void *) = run ? run->wake : NULL;
+  if (wake)
+    wake(run->wake_arg); /* uv_async_send and write(2) are async-signal-safe */
 }
 
 static int delay_done(const tl__run *run, size_t i) {
   const tl_collect_opts *o = run->view.opts;
-  return o->count > 0 && run->d[i].measured >= (int64_t)o->warmup + o->count;
+  /* Counted when handed out, so that timers still in flight (--concurrency)
+   * do not overshoot the count. */
+  return o->count > 0 && run->d[i].issued >= (int64_t)o->warmup + o->count;
 }
 
 int tl__run_next(tl__run *run) {
@@ -85,6 +100,7 @@ int tl__run_next(tl__run *run) {
     size_t i = (run->rr + k) % n;
     if (!delay_done(run, i)) {
       run->rr = (i + 1) % n;
+      run->d[i].issued++;
       return (int)i;
     }
   }
@@ -114,9 +130,31 @@ void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
 }
 
 void tl__run_missed(tl__run *run, int index, int64_t missed) {
+  if (run->d[index].measured <= run->view.opts->warmup)
+    return; /* missed by a warm-up sample, which is not stored either */
   pthread_mutex_lock(&run->lock);
   run->d[index].missed += missed;
   pthread_mutex_unlock(&run->lock);
+}
+
+/* Sleeps on the monotonic clock until until_ns, in slices short enough that
+ * a stop asked for just before a slice began is noticed within 100 ms. */
+static int sleep_until(int64_t until_ns, const tl__run *run) {
+  for (;;) {
+    if (stop_requested || (run && tl__run_stopping(run)))
+      return TL_EINTR;
+    int64_t left = until_ns - tl__os_mono_ns();
+    if (left <= 0)
+      return TL_OK;
+    tl__os_sleep(0, left < 100000000 ? left : 100000000);
+  }
+}
+
+void tl__run_pause(tl__run *run, int64_t ns) { sleep_until(tl__os_mono_ns() + ns, run); }
+
+int tl_collect_wait_until(uint64_t until_hr) {
+  int64_t left = (int64_t)(until_hr - uv_hrtime());
+  return sleep_until(tl__os_mono_ns() + (left > 0 ? left : 0), NULL);
 }
 
 /* ======================================================================== */
@@ -180,6 +218,7 @@ static void show_progress(tl__run *run) {
 static void *writer_main(void *arg) {
   tl__run *run = arg;
   const tl_collect_opts *o = run->view.opts;
+  tl__tune_release_self();
   pthread_mutex_lock(&run->lock);
   while (!run->writer_done) {
     struct timespec until;
@@ -244,24 +283,62 @@ static void fail_msg(char *errbuf, size_t errlen, const char *fmt, ...) {
 
 int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
                    tl_collect_result *results, char *errbuf, size_t errlen) {
-  const tl__probe *probe = tl__probe_lookup(opts->probe);
-  if (!probe) {
-    fail_msg(errbuf, errlen, "unknown probe '%s' (see tlcollect --list-probes)", opts->probe);
-    return TL_EINVAL;
+  char why[TL_WHY_MAX];
+  int err = tl_collect_opts_check(opts, why, sizeof why);
+  if (err) {
+    fail_msg(errbuf, errlen, "%s", why);
+    return err;
   }
-  if (!opts->delay_count || opts->delay_count > TL_MAX_DELAYS ||
-      (opts->count <= 0 && opts->duration_ns <= 0) || opts->flush_ms <= 0 ||
-      (!store && !opts->dry_run)) {
+  const tl__probe *probe = tl__probe_lookup(opts->probe);
+  if (opts->flush_ms <= 0 || (!store && !opts->dry_run)) {
     fail_msg(errbuf, errlen, "%s", "incomplete collection options");
     return TL_EINVAL;
   }
   if (results)
     memset(results, 0, opts->delay_count * sizeof *results);
+
+  /* The user's tags plus those tl records for the options that shape the
+   * data; a user tag may not claim one of tl's keys. */
+  tl__opt_tags otags;
+  tl__opts_tags(opts, &otags);
+  size_t ntags = spec->tag_count + otags.n;
+  const char **tag_keys = malloc((ntags + 1) * sizeof *tag_keys);
+  const char **tag_values = malloc((ntags + 1) * sizeof *tag_values);
   tl__run *run = calloc(1, sizeof *run);
-  if (!run) {
+  if (!tag_keys || !tag_values || !run) {
+    free(tag_keys);
+    free(tag_values);
+    free(run);
     fail_msg(errbuf, errlen, "%s", "out of memory");
     return TL_ENOMEM;
   }
+  for (size_t i = 0; i < spec->tag_count; i++) {
+    tag_keys[i] = spec->tag_keys[i];
+    tag_values[i] = spec->tag_values[i];
+    for (size_t k = 0; k < otags.n && err == TL_OK; k++)
+      if (strcmp(spec->tag_keys[i], otags.keys[k]) == 0) {
+        fail_msg(errbuf, errlen, "tag '%s' is recorded by tl from the options; use another key",
+                 otags.keys[k]);
+        err = TL_EINVAL;
+      }
+  }
+  for (size_t k = 0; k < otags.n; k++) {
+    tag_keys[spec->tag_count + k] = otags.keys[k];
+    tag_values[spec->tag_count + k] = otags.values[k];
+  }
+  /* The measuring thread's CPU, priority and memory lock come first: a
+   * refusal is an error before any session exists. */
+  tl__tune tune;
+  memset(&tune, 0, sizeof tune);
+  if (err == TL_OK)
+    err = tl__tune_apply(&tune, opts, errbuf, errlen);
+  if (err) {
+    free(tag_keys);
+    free(tag_values);
+    free(run);
+    return err;
+  }
+  tl__load *load = NULL;
   run->view.opts = opts;
   run->view.delays_ns = opts->delays_ns;
   run->view.delay_count = opts->delay_count;
@@ -269,11 +346,13 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   pthread_mutex_init(&run->lock, NULL);
   pthread_cond_init(&run->wake_writer, NULL);
 
-  int err = TL_OK;
   char uuid[37];
   for (size_t i = 0; i < opts->delay_count && err == TL_OK && run->store; i++) {
     tl_session_spec s = *spec;
-    s.probe = probe->info.name;
+    s.probe = probe->flags & TL__PROBE_PREFIX ? opts->probe : probe->info.name;
+    s.tag_keys = tag_keys;
+    s.tag_values = tag_values;
+    s.tag_count = ntags;
     s.delay_ns = opts->delays_ns[i];
     s.warmup = opts->warmup;
     err = tl_writer_begin(store, &s, &run->d[i].writer, uuid);
@@ -299,6 +378,16 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     goto fail_sessions;
   }
 
+  err = tl__load_start(opts->load_cpu, opts->load_mem, &load, errbuf, errlen);
+  if (err) {
+    pthread_mutex_lock(&run->lock);
+    run->writer_done = 1;
+    pthread_cond_signal(&run->wake_writer);
+    pthread_mutex_unlock(&run->lock);
+    pthread_join(writer, NULL);
+    goto fail_sessions;
+  }
+
   run->start_hr = uv_hrtime();
   if (opts->count <= 0)
     run->deadline_hr = run->start_hr + (uint64_t)opts->duration_ns;
@@ -306,6 +395,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   char perr[512] = "";
   int probe_err = stop_requested ? TL_OK : probe->run(run, perr, sizeof perr);
   current_run = NULL;
+  tl__load_stop(load);
 
   pthread_mutex_lock(&run->lock);
   run->writer_done = 1;
@@ -351,6 +441,9 @@ fail_sessions:
   for (size_t i = 0; i < opts->delay_count; i++)
     tl_writer_end(run->d[i].writer, "interrupted");
 done:
+  tl__tune_restore(&tune);
+  free(tag_keys);
+  free(tag_values);
   for (size_t i = 0; i < opts->delay_count; i++)
     free(run->d[i].v);
   pthread_cond_destroy(&run->wake_writer);

@@ -9,7 +9,12 @@
  *   measured.
  * uv: the same loop, but uv_update_time() refreshes the loop time before
  *   arming, and a delay of 0 means 0 (the timer runs on the next loop
- *   iteration). */
+ *   iteration).
+ * Both keep --concurrency timers in flight on the one loop. The other
+ * probes live in probe_sleep.c, probe_child.c and the OS files; the
+ * registry at the end of this file lists them all. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <uv.h>
@@ -19,23 +24,36 @@
 /* ======================================================================== */
 /* libuv timer probes                                                        */
 
+/* One timer in flight; --concurrency N keeps N of them on the loop at once,
+ * each timed on its own. */
+typedef struct uv_probe uv_probe;
 typedef struct {
-  uv_loop_t loop;
   uv_timer_t timer;
+  uv_probe *p;
+  int index; /* delay being measured */
+  uint64_t t0;
+} uv_slot;
+
+struct uv_probe {
+  uv_loop_t loop;
+  uv_slot *slots;
+  int nslots;
+  int active; /* slots with a timer in flight or about to be */
   uv_timer_t gap;
   uv_async_t wake;
   tl__run *run;
   int node_semantics; /* settimeout: 1 ms floor, cached loop time */
-  int index;          /* delay being measured */
-  uint64_t t0;
-} uv_probe;
+  int closing;
+};
 
-static void arm(uv_probe *p);
+static void arm(uv_slot *s);
 
 static void close_all(uv_probe *p) {
-  if (uv_is_closing((uv_handle_t *)&p->timer))
+  if (p->closing)
     return;
-  uv_close((uv_handle_t *)&p->timer, NULL);
+  p->closing = 1;
+  for (int i = 0; i < p->nslots; i++)
+    uv_close((uv_handle_t *)&p->slots[i].timer, NULL);
   uv_close((uv_handle_t *)&p->gap, NULL);
   uv_close((uv_handle_t *)&p->wake, NULL);
 }
@@ -44,24 +62,32 @@ static void on_gap(uv_timer_t *t) { arm(t->data); }
 
 static void on_timer(uv_timer_t *t) {
   uint64_t t1 = uv_hrtime();
-  uv_probe *p = t->data;
-  tl__run_record(p->run, p->index, (int64_t)(t1 - p->t0));
+  uv_slot *s = t->data;
+  uv_probe *p = s->p;
+  tl__run_record(p->run, s->index, (int64_t)(t1 - s->t0));
   int64_t gap_ns = tl__run_view(p->run)->opts->gap_ns;
-  if (gap_ns > 0)
+  if (gap_ns > 0 && !p->closing) {
+    p->gap.data = s; /* only with one slot: --gap excludes --concurrency */
     uv_timer_start(&p->gap, on_gap, (uint64_t)((gap_ns + 999999) / 1000000), 0);
-  else
-    arm(p);
+  } else {
+    arm(s);
+  }
 }
 
-/* Starts the next measured timer, or closes the loop's handles when the run
- * is over so that uv_run returns. */
-static void arm(uv_probe *p) {
+/* Starts the slot's next measured timer. When the run is over the slot goes
+ * idle, and the last slot to go idle closes the loop's handles so that
+ * uv_run returns; on a stop they close at once. */
+static void arm(uv_slot *s) {
+  uv_probe *p = s->p;
+  if (p->closing)
+    return;
   int index = tl__run_next(p->run);
   if (index < 0) {
-    close_all(p);
+    if (--p->active == 0 || tl__run_stopping(p->run))
+      close_all(p);
     return;
   }
-  p->index = index;
+  s->index = index;
   uint64_t ms = (uint64_t)(tl__run_view(p->run)->delays_ns[index] / 1000000);
   if (p->node_semantics) {
     if (ms < 1)
@@ -69,8 +95,8 @@ static void arm(uv_probe *p) {
   } else {
     uv_update_time(&p->loop);
   }
-  p->t0 = uv_hrtime();
-  uv_timer_start(&p->timer, on_timer, ms, 0);
+  s->t0 = uv_hrtime();
+  uv_timer_start(&s->timer, on_timer, ms, 0);
 }
 
 static void on_wake(uv_async_t *a) {
@@ -86,29 +112,45 @@ static int run_uv(tl__run *run, int node_semantics, char *err, size_t errlen) {
   memset(&p, 0, sizeof p);
   p.run = run;
   p.node_semantics = node_semantics;
+  int32_t c = tl__run_view(run)->opts->concurrency;
+  p.nslots = c > 1 ? c : 1;
+  p.slots = calloc((size_t)p.nslots, sizeof *p.slots);
+  if (!p.slots) {
+    snprintf(err, errlen, "out of memory for %d timers", p.nslots);
+    return TL_ENOMEM;
+  }
   int rc = uv_loop_init(&p.loop);
   if (rc) {
     snprintf(err, errlen, "cannot start a libuv loop: %s", uv_strerror(rc));
+    free(p.slots);
     return TL_ESYS;
   }
-  uv_timer_init(&p.loop, &p.timer);
+  for (int i = 0; i < p.nslots; i++) {
+    uv_timer_init(&p.loop, &p.slots[i].timer);
+    p.slots[i].timer.data = &p.slots[i];
+    p.slots[i].p = &p;
+  }
   uv_timer_init(&p.loop, &p.gap);
-  p.timer.data = p.gap.data = &p;
   rc = uv_async_init(&p.loop, &p.wake, on_wake);
   if (rc) {
     snprintf(err, errlen, "cannot start a libuv loop: %s", uv_strerror(rc));
-    uv_close((uv_handle_t *)&p.timer, NULL);
+    for (int i = 0; i < p.nslots; i++)
+      uv_close((uv_handle_t *)&p.slots[i].timer, NULL);
     uv_close((uv_handle_t *)&p.gap, NULL);
     uv_run(&p.loop, UV_RUN_DEFAULT);
     uv_loop_close(&p.loop);
+    free(p.slots);
     return TL_ESYS;
   }
   p.wake.data = &p;
   tl__run_set_wakeup(run, wake_async, &p.wake);
-  arm(&p);
+  p.active = p.nslots;
+  for (int i = 0; i < p.nslots; i++)
+    arm(&p.slots[i]);
   uv_run(&p.loop, UV_RUN_DEFAULT);
   tl__run_set_wakeup(run, NULL, NULL);
   rc = uv_loop_close(&p.loop);
+  free(p.slots);
   if (rc) {
     snprintf(err, errlen, "libuv loop did not close: %s", uv_strerror(rc));
     return TL_ESYS;
@@ -133,13 +175,57 @@ static const tl__probe probes[] = {
       "against the loop's cached time; clock from the scheduling call to the callback "
       "(uv_hrtime)",
       1},
-     run_settimeout},
+     run_settimeout,
+     TL__PROBE_CONCURRENT},
     {{"uv",
       "libuv timer armed after uv_update_time(), 0 means 0; clock from the scheduling call to "
       "the callback (uv_hrtime)",
       1},
-     run_uvtimer},
+     run_uvtimer,
+     TL__PROBE_CONCURRENT},
+    {{"nanosleep",
+      "relative clock_nanosleep(CLOCK_MONOTONIC) in the measuring thread; clock (CLOCK_MONOTONIC) "
+      "from just before the call to its return; lateness = sample - delay",
+      0},
+     tl__probe_nanosleep,
+     0},
+    {{"periodic",
+      "cyclictest-style wake-ups every --interval (default 1ms) with clock_nanosleep "
+      "TIMER_ABSTIME; sample = wake - (scheduled instant - interval), so sample - interval is "
+      "cyclictest's latency; whole periods overrun are counted as missed periods",
+      0},
+     tl__probe_periodic,
+     TL__PROBE_PERIODIC},
+    {{"timerfd",
+      "Linux only: a timerfd armed for the delay (0 arms 1 ns) and waited for with epoll_wait; "
+      "clock (CLOCK_MONOTONIC) from just before timerfd_settime to epoll_wait's return",
+      0},
+     tl__probe_timerfd,
+     0},
+    {{"node",
+      "Node.js setTimeout in a node child process (share/tl/probes/tl-node-probe.js); clock "
+      "(process.hrtime) from just before setTimeout to the start of the callback, inside node",
+      1},
+     tl__probe_node,
+     0},
+    {{"exec:CMD",
+      "any program speaking tl's probe protocol (README, 'Writing a probe'), run with /bin/sh -c "
+      "CMD; the program's own clock, from arming its timer to the callback",
+      0},
+     tl__probe_exec,
+     TL__PROBE_PREFIX},
 };
+
+/* "exec:" followed by a command of printable characters. */
+static int exec_command_ok(const char *cmd) {
+  size_t n = strlen(cmd);
+  if (n == 0 || n > 1024)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f)
+      return 0;
+  return 1;
+}
 
 static tl_probe_info infos[sizeof probes / sizeof probes[0]];
 
@@ -151,9 +237,16 @@ const tl_probe_info *tl_probes(size_t *count) {
 }
 
 const tl__probe *tl__probe_lookup(const char *name) {
-  for (size_t i = 0; name && i < sizeof probes / sizeof probes[0]; i++)
-    if (strcmp(probes[i].info.name, name) == 0)
-      return &probes[i];
+  for (size_t i = 0; name && i < sizeof probes / sizeof probes[0]; i++) {
+    const tl__probe *p = &probes[i];
+    if (p->flags & TL__PROBE_PREFIX) {
+      size_t plen = strcspn(p->info.name, ":") + 1; /* "exec:" */
+      if (strncmp(p->info.name, name, plen) == 0 && exec_command_ok(name + plen))
+        return p;
+    } else if (strcmp(p->info.name, name) == 0) {
+      return p;
+    }
+  }
   return NULL;
 }
 

@@ -68,9 +68,34 @@ typedef struct {
   int flush_ms;        /* how often samples are committed */
   int progress;        /* show progress on stderr */
   int dry_run;         /* measure and print, store nothing */
+  /* What shapes the data; each one that is set is recorded as a session tag
+   * (see docs/schema.md) so that reports can flag confounds. */
+  int64_t interval_ns; /* period of the periodic probe (0: 1 ms) */
+  int32_t concurrency; /* timers in flight at once (uv-based probes; 0 or 1: one) */
+  int32_t cpu;         /* pin the measuring thread to this CPU (-1: no) */
+  int32_t priority;    /* SCHED_FIFO priority of the measuring thread (0: no) */
+  int mlock;           /* lock the process's memory (mlockall) */
+  int32_t load_cpu;    /* background threads spinning on the CPU */
+  int32_t load_mem;    /* background threads streaming through memory */
 } tl_collect_opts;
 
 void tl_collect_opts_init(tl_collect_opts *opts);
+
+/* Checks the options against each other and against this host (the probe
+ * exists here, the CPU is online, ranges) without touching any store, so a
+ * program can reject a bad command line before it opens a database. Returns
+ * TL_OK, TL_EINVAL (a mistake in the options) or TL_EUNAVAIL (the probe or
+ * the setting does not exist on this system), with a one-line reason in why
+ * that names the option. */
+int tl_collect_opts_check(const tl_collect_opts *opts, char *why, size_t whylen);
+
+/* The delay a probe measures when it does not take --delays: the periodic
+ * probe measures its interval. Returns 0 for probes that take delays. */
+int64_t tl_collect_fixed_delay(const tl_collect_opts *opts);
+
+/* Sleeps until uv_hrtime() reaches until_hr, waking early with TL_EINTR when
+ * tl_collect_stop() is called (for --repeat N --every TIME). */
+int tl_collect_wait_until(uint64_t until_hr);
 
 /* Per-delay outcome of a run, for the closing summary. */
 typedef struct {

@@ -14,7 +14,7 @@
 
 #include "tl_collect.h"
 
-enum { MAX_TAGS = 32 };
+enum { MAX_TAGS = 32, MAX_PROBES = 8 };
 
 static const char usage[] =
     "Usage: tlcollect [OPTIONS]\n"
@@ -26,9 +26,18 @@ static const char usage[] =
     "                         a bare number is milliseconds: 0,1,50ms,1s\n"
     "  -n, --count N          samples per delay (default 1000)\n"
     "      --duration TIME    collect for TIME instead of a count: 30s, 10m, 2h\n"
-    "  -p, --probe NAME       timer to measure (default settimeout; see --list-probes)\n"
+    "  -p, --probe LIST       timers to measure, one after the other (default\n"
+    "                         settimeout; see --list-probes); exec:CMD comes last\n"
     "      --warmup N         samples per delay measured but not stored (default 5)\n"
     "      --gap TIME         pause between samples (default 0)\n"
+    "      --interval TIME    period of the periodic probe (default 1ms)\n"
+    "      --concurrency N    timers in flight at once (settimeout, uv; default 1)\n"
+    "      --cpu N            pin the measuring thread to CPU N\n"
+    "      --priority N       run the measuring thread SCHED_FIFO at priority N\n"
+    "      --mlock            lock tlcollect's memory (no page faults while timing)\n"
+    "      --load cpu:N|mem:N run N background CPU or memory load threads\n"
+    "      --repeat N         collect N times (each a separate run of sessions)\n"
+    "      --every TIME       with --repeat: start a run every TIME (e.g. 1h)\n"
     "  -t, --tag KEY=VALUE    free-form tag for the sessions (repeatable)\n"
     "      --db PATH          database file (default $TL_DB, else\n"
     "                         $XDG_DATA_HOME/tl/tl.db or ~/.local/share/tl/tl.db)\n"
@@ -102,6 +111,73 @@ static void log_line(const char *fmt, ...) {
   fputc('\n', stderr);
 }
 
+/* The run UUID only groups sessions; a session's own UUID is made by the
+ * store. */
+static void make_run_uuid(char out[37]) {
+  uint64_t t = uv_hrtime();
+  snprintf(out, 37, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)getpid(),
+           (unsigned)(t >> 48) & 0xffff, (unsigned)(t >> 36) & 0xfff, (unsigned)(t >> 24) & 0xfff,
+           (unsigned long long)(t & 0xffffffffffffULL));
+}
+
+/* --probe LIST split in place: comma-separated names, except that exec:CMD
+ * takes the rest of the list (a command may contain commas). */
+static int split_probes(char *s, char **items, size_t *n, char *why, size_t whylen) {
+  *n = 0;
+  while (*s) {
+    if (*n == MAX_PROBES) {
+      snprintf(why, whylen, "at most %d probes", MAX_PROBES);
+      return -1;
+    }
+    char *item = s;
+    int trailing_comma = 0;
+    if (strncmp(s, "exec:", 5) == 0) {
+      s += strlen(s);
+    } else {
+      s += strcspn(s, ",");
+      if (*s) {
+        *s++ = '\0';
+        trailing_comma = !*s;
+      }
+    }
+    if (!*item || trailing_comma) {
+      snprintf(why, whylen, "empty probe name in the list");
+      return -1;
+    }
+    if (!tl_probe_find(item)) {
+      snprintf(why, whylen, "unknown probe (see tlcollect --list-probes)");
+      return -1;
+    }
+    for (size_t k = 0; k < *n; k++)
+      if (strcmp(items[k], item) == 0) {
+        snprintf(why, whylen, "the same probe is given twice");
+        return -1;
+      }
+    items[(*n)++] = item;
+  }
+  if (*n == 0) {
+    snprintf(why, whylen, "empty probe name");
+    return -1;
+  }
+  return 0;
+}
+
+/* The options one probe of the list runs with: the periodic probe measures
+ * its interval rather than the delays, and only it takes an interval. */
+static void probe_opts(const tl_collect_opts *base, const char *probe, tl_collect_opts *o) {
+  *o = *base;
+  o->probe = probe;
+  o->interval_ns = 0;
+  tl_collect_opts fixed = *o;
+  fixed.interval_ns = base->interval_ns;
+  int64_t d = tl_collect_fixed_delay(&fixed);
+  if (d) {
+    o->interval_ns = d;
+    o->delays_ns[0] = d;
+    o->delay_count = 1;
+  }
+}
+
 static int list_probes(void) {
   size_t n;
   const tl_probe_info *p = tl_probes(&n);
@@ -112,7 +188,22 @@ static int list_probes(void) {
 
 int main(int argc, char **argv) {
   tl_set_progname("tlcollect");
-  enum { OPT_DURATION = 256, OPT_WARMUP, OPT_GAP, OPT_DB, OPT_DRY_RUN, OPT_LIST_PROBES };
+  enum {
+    OPT_DURATION = 256,
+    OPT_WARMUP,
+    OPT_GAP,
+    OPT_DB,
+    OPT_DRY_RUN,
+    OPT_LIST_PROBES,
+    OPT_INTERVAL,
+    OPT_CONCURRENCY,
+    OPT_CPU,
+    OPT_PRIORITY,
+    OPT_MLOCK,
+    OPT_LOAD,
+    OPT_REPEAT,
+    OPT_EVERY,
+  };
   static const struct option longopts[] = {
       {"label", required_argument, NULL, 'l'},
       {"delays", required_argument, NULL, 'd'},
@@ -126,6 +217,14 @@ int main(int argc, char **argv) {
       {"dry-run", no_argument, NULL, OPT_DRY_RUN},
       {"quiet", no_argument, NULL, 'q'},
       {"list-probes", no_argument, NULL, OPT_LIST_PROBES},
+      {"interval", required_argument, NULL, OPT_INTERVAL},
+      {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
+      {"cpu", required_argument, NULL, OPT_CPU},
+      {"priority", required_argument, NULL, OPT_PRIORITY},
+      {"mlock", no_argument, NULL, OPT_MLOCK},
+      {"load", required_argument, NULL, OPT_LOAD},
+      {"repeat", required_argument, NULL, OPT_REPEAT},
+      {"every", required_argument, NULL, OPT_EVERY},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -136,7 +235,9 @@ int main(int argc, char **argv) {
   const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
   static char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
   size_t tag_count = 0;
-  int quiet = 0, have_count = 0, have_duration = 0;
+  int quiet = 0, have_count = 0, have_duration = 0, have_delays = 0;
+  const char *probe_list = "settimeout";
+  int64_t repeat = 1, every_ns = 0;
   int64_t v;
   char why[TL_WHY_MAX];
   int status = TL_EXIT_USAGE;
@@ -154,6 +255,7 @@ int main(int argc, char **argv) {
       break;
     case 'd':
       delays = optarg;
+      have_delays = 1;
       break;
     case 'n':
       if (tl_int_parse(optarg, 1, 1000000000, &v, why, sizeof why))
@@ -171,9 +273,58 @@ int main(int argc, char **argv) {
       have_duration = 1;
       break;
     case 'p':
-      if (!tl_probe_find(optarg))
-        return usage_error("--probe", "unknown probe (see tlcollect --list-probes)");
-      opts.probe = optarg;
+      probe_list = optarg; /* checked after the loop, with the other options */
+      break;
+    case OPT_INTERVAL:
+      if (tl_duration_parse(optarg, 1000000LL, 10LL * 1000000000LL, &v, why, sizeof why))
+        return usage_error("--interval", why);
+      if (v < 10000)
+        return usage_error("--interval", "at least 10us");
+      opts.interval_ns = v;
+      break;
+    case OPT_CONCURRENCY:
+      if (tl_int_parse(optarg, 1, 10000, &v, why, sizeof why))
+        return usage_error("--concurrency", why);
+      opts.concurrency = (int32_t)v;
+      break;
+    case OPT_CPU:
+      if (tl_int_parse(optarg, 0, 65535, &v, why, sizeof why))
+        return usage_error("--cpu", why);
+      opts.cpu = (int32_t)v;
+      break;
+    case OPT_PRIORITY:
+      if (tl_int_parse(optarg, 1, 99, &v, why, sizeof why))
+        return usage_error("--priority", why);
+      opts.priority = (int32_t)v;
+      break;
+    case OPT_MLOCK:
+      opts.mlock = 1;
+      break;
+    case OPT_LOAD: {
+      int32_t *slot = strncmp(optarg, "cpu:", 4) == 0   ? &opts.load_cpu
+                      : strncmp(optarg, "mem:", 4) == 0 ? &opts.load_mem
+                                                        : NULL;
+      if (!slot)
+        return usage_error("--load", "expected cpu:N or mem:N");
+      if (*slot)
+        return usage_error("--load", "the same kind of load is given twice");
+      if (tl_int_parse(optarg + 4, 1, 1024, &v, why, sizeof why))
+        return usage_error("--load", why);
+      *slot = (int32_t)v;
+      break;
+    }
+    case OPT_REPEAT:
+      if (tl_int_parse(optarg, 1, 1000000, &v, why, sizeof why))
+        return usage_error("--repeat", why);
+      repeat = v;
+      break;
+    case OPT_EVERY:
+      if (tl_duration_parse(optarg, 1000000000LL, 366LL * 86400 * 1000000000LL, &v, why,
+                            sizeof why))
+        return usage_error("--every", why);
+      if (v < 1000000000LL)
+        return usage_error("--every", "at least 1s");
+      every_ns = v;
       break;
     case OPT_WARMUP:
       if (tl_int_parse(optarg, 0, 1000000, &v, why, sizeof why))
@@ -239,18 +390,49 @@ int main(int argc, char **argv) {
   strcpy(delay_copy, delays);
   if (tl_list_split(delay_copy, items, TL_MAX_DELAYS, &n_items, why, sizeof why))
     return usage_error("--delays", why);
-  const tl_probe_info *probe = tl_probe_find(opts.probe);
   for (size_t i = 0; i < n_items; i++) {
     if (tl_duration_parse(items[i], 1000000LL, 24LL * 3600 * 1000000000LL, &v, why, sizeof why))
       return usage_error("--delays", why);
-    if (probe->ms_only && v % 1000000)
-      return usage_error("--delays", "this probe takes whole milliseconds");
     for (size_t k = 0; k < i; k++)
       if (opts.delays_ns[k] == v)
         return usage_error("--delays", "the same delay is given twice");
     opts.delays_ns[i] = v;
   }
   opts.delay_count = n_items;
+
+  /* Probes, each checked with the options it will run with, before any
+   * database is opened. */
+  static char probe_copy[4096];
+  char *probes[MAX_PROBES];
+  size_t n_probes = 0;
+  if (strlen(probe_list) >= sizeof probe_copy)
+    return usage_error("--probe", "list is too long");
+  strcpy(probe_copy, probe_list);
+  if (split_probes(probe_copy, probes, &n_probes, why, sizeof why))
+    return usage_error("--probe", why);
+  int any_periodic = 0, all_periodic = 1;
+  for (size_t i = 0; i < n_probes; i++) {
+    tl_collect_opts po;
+    probe_opts(&opts, probes[i], &po);
+    int periodic = po.interval_ns > 0;
+    any_periodic |= periodic;
+    all_periodic &= periodic;
+    int rc = tl_collect_opts_check(&po, why, sizeof why);
+    if (rc == TL_EINVAL) {
+      tl_errorf("%s (see tlcollect --help)", why);
+      return TL_EXIT_USAGE;
+    }
+    if (rc) {
+      tl_errorf("%s", why);
+      return TL_EXIT_FAILURE;
+    }
+  }
+  if (opts.interval_ns && !any_periodic)
+    return usage_error("--interval", "only the periodic probe takes an interval");
+  if (have_delays && all_periodic)
+    return usage_error("--delays", "the periodic probe measures --interval, not --delays");
+  if (every_ns && repeat < 2)
+    return usage_error("--every", "needs --repeat N with N of at least 2");
 
   char path[4096];
   if (db)
@@ -290,14 +472,6 @@ int main(int argc, char **argv) {
 
   cmdline = join_command_line(argc, argv);
   char run_uuid[37];
-  {
-    /* The run UUID only groups sessions; a session's own UUID is made by the
-     * store. */
-    uint64_t t = uv_hrtime();
-    snprintf(run_uuid, sizeof run_uuid, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)getpid(),
-             (unsigned)(t >> 48) & 0xffff, (unsigned)(t >> 36) & 0xfff, (unsigned)(t >> 24) & 0xfff,
-             (unsigned long long)(t & 0xffffffffffffULL));
-  }
   size_t fact_count;
   const tl_fact *facts = tl_host_facts(host, &fact_count);
   tl_session_spec spec = {
@@ -336,36 +510,56 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 
-  tl_collect_result results[TL_MAX_DELAYS];
-  memset(results, 0, sizeof results);
-  char errbuf[600] = "";
-  err = tl_collect_run(store, &spec, &opts, results, errbuf, sizeof errbuf);
-  if (!quiet) {
-    char line[1024];
-    tl_collect_summary(opts.probe, results, opts.delay_count, 90, line, sizeof line);
-    printf("%s: %s\n", label, line);
+  /* --repeat N --every T: run r starts at first + r * T, or at once when the
+   * previous run took longer than that; each run is a new run UUID. */
+  uint64_t first = uv_hrtime();
+  int64_t total_samples = 0;
+  status = TL_EXIT_OK;
+  for (int64_t r = 0; r < repeat && status == TL_EXIT_OK; r++) {
+    if (r > 0 && tl_collect_wait_until(first + (uint64_t)(r * every_ns)) == TL_EINTR) {
+      tl_errorf("interrupted while waiting for the next run; %lld of %lld runs are stored",
+                (long long)r, (long long)repeat);
+      status = TL_EXIT_INTERRUPTED;
+      break;
+    }
+    make_run_uuid(run_uuid);
+    for (size_t i = 0; i < n_probes && status == TL_EXIT_OK; i++) {
+      tl_collect_opts po;
+      probe_opts(&opts, probes[i], &po);
+      tl_collect_result results[TL_MAX_DELAYS];
+      memset(results, 0, sizeof results);
+      char errbuf[600] = "";
+      err = tl_collect_run(store, &spec, &po, results, errbuf, sizeof errbuf);
+      int64_t measured = 0;
+      for (size_t k = 0; k < po.delay_count; k++)
+        measured += results[k].samples;
+      total_samples += measured;
+      if (!quiet && measured) {
+        char line[1024];
+        tl_collect_summary(po.probe, results, po.delay_count, 90, line, sizeof line);
+        printf("%s: ", label);
+        tl_fput_safe(stdout, line);
+        putchar('\n');
+        fflush(stdout);
+      }
+      if (err == TL_EINTR) {
+        tl_errorf("interrupted: the samples measured so far are stored, session marked "
+                  "'interrupted'");
+        status = TL_EXIT_INTERRUPTED;
+      } else if (err) {
+        tl_errorf("%s", errbuf);
+        status = TL_EXIT_FAILURE;
+      }
+    }
   }
   if (log_lines) {
-    fflush(stdout); /* the sentence before the end line in a shared log */
-    int64_t samples = 0;
-    for (size_t i = 0; i < opts.delay_count; i++)
-      samples += results[i].samples;
     double secs = (double)(uv_hrtime() - started) / 1e9;
-    if (err == TL_OK || err == TL_EINTR)
-      log_line("end: %s, %lld samples %s in %.1f s", err ? "interrupted" : "complete",
-               (long long)samples, opts.dry_run ? "measured" : "stored", secs);
+    if (status == TL_EXIT_OK || status == TL_EXIT_INTERRUPTED)
+      log_line("end: %s, %lld samples %s in %.1f s",
+               status == TL_EXIT_OK ? "complete" : "interrupted", (long long)total_samples,
+               opts.dry_run ? "measured" : "stored", secs);
     else
-      log_line("end: failed after %.1f s (%lld samples measured)", secs, (long long)samples);
-  }
-  if (err == TL_EINTR) {
-    tl_errorf("interrupted: the samples measured so far are stored, session marked "
-              "'interrupted'");
-    status = TL_EXIT_INTERRUPTED;
-  } else if (err) {
-    tl_errorf("%s", errbuf);
-    status = TL_EXIT_FAILURE;
-  } else {
-    status = TL_EXIT_OK;
+      log_line("end: failed after %.1f s (%lld samples measured)", secs, (long long)total_samples);
   }
 
 done:

@@ -1,0 +1,275 @@
+/* bench_probes: the collector's measured quality, each figure next to a
+ * baseline measured in the same run on the same machine:
+ *
+ *   cost      the uv probe at 0 ms (p50) against a minimal libuv loop that
+ *             only schedules and times a timer; their ratio is the
+ *             collector's own cost (target: p50 under 2 us)
+ *   storage   p99 of a 20,000-sample uv 0 ms session stored in a database
+ *             against the same with --dry-run: storing must not perturb
+ *   periodic  the periodic probe against cyclictest (rt-tests), both at
+ *             1 ms, SCHED_OTHER, untuned: median and p99 of the latency
+ *             (wake minus scheduled instant)
+ *   node      the node probe against settimeout at 1 ms and 50 ms: p50/p90
+ *
+ * Usage: bench_probes DIR [cost|storage|periodic|node]...  (default: all)
+ * Figures are medians over a few alternating rounds; machines are noisy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "tl_collect.h"
+
+static const char *dir;
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int64_t pct_of(int64_t *v, size_t n, double pct) {
+  qsort(v, n, sizeof *v, cmp_i64);
+  return v[tl_rank(pct, (int64_t)n) - 1];
+}
+
+static int64_t median3(int64_t *v, int n) { return pct_of(v, (size_t)n, 50); }
+
+static void die(const char *what) {
+  fprintf(stderr, "bench_probes: %s\n", what);
+  exit(1);
+}
+
+/* One tl collection; results for each delay. store_path NULL: --dry-run. */
+static void collect(const char *probe, const int64_t *delays, size_t nd, int64_t count,
+                    int64_t interval_ns, const char *store_path, int flush_ms,
+                    tl_collect_result *r) {
+  tl_store *store = NULL;
+  tl_host *host = NULL;
+  if (tl_host_detect(&host))
+    die("host detection failed");
+  if (store_path) {
+    unlink(store_path);
+    if (tl_store_open(&store, store_path, 0))
+      die(tl_store_errmsg(store));
+  }
+  size_t nf;
+  const tl_fact *facts = tl_host_facts(host, &nf);
+  tl_session_spec spec = {.run_uuid = "bench",
+                          .label = "bench",
+                          .command_line = "bench_probes",
+                          .host_fingerprint = tl_host_fingerprint(host),
+                          .hostname = tl_host_hostname(host),
+                          .libuv_version = uv_version_string(),
+                          .facts = facts,
+                          .fact_count = nf};
+  tl_collect_opts o;
+  tl_collect_opts_init(&o);
+  o.probe = probe;
+  memcpy(o.delays_ns, delays, nd * sizeof *delays);
+  o.delay_count = nd;
+  o.count = count;
+  o.interval_ns = interval_ns;
+  o.dry_run = store_path == NULL;
+  if (flush_ms)
+    o.flush_ms = flush_ms;
+  char err[600];
+  if (tl_collect_run(store, &spec, &o, r, err, sizeof err))
+    die(err);
+  tl_store_close(store);
+  tl_host_free(host);
+}
+
+/* ======================================================================== */
+/* cost: the uv probe against a minimal libuv loop                           */
+
+typedef struct {
+  uv_loop_t loop;
+  uv_timer_t timer;
+  int64_t *v;
+  size_t n, want;
+  uint64_t t0;
+} bare;
+
+static void bare_arm(bare *b);
+
+static void bare_fire(uv_timer_t *t) {
+  uint64_t t1 = uv_hrtime();
+  bare *b = t->data;
+  b->v[b->n++] = (int64_t)(t1 - b->t0);
+  if (b->n < b->want)
+    bare_arm(b);
+  else
+    uv_close((uv_handle_t *)&b->timer, NULL);
+}
+
+static void bare_arm(bare *b) {
+  uv_update_time(&b->loop);
+  b->t0 = uv_hrtime();
+  uv_timer_start(&b->timer, bare_fire, 0, 0);
+}
+
+/* The p50 of n 0 ms timers timed by the smallest possible libuv program. */
+static int64_t bare_p50(size_t n) {
+  bare b;
+  memset(&b, 0, sizeof b);
+  b.v = malloc(n * sizeof *b.v);
+  b.want = n;
+  uv_loop_init(&b.loop);
+  uv_timer_init(&b.loop, &b.timer);
+  b.timer.data = &b;
+  bare_arm(&b);
+  uv_run(&b.loop, UV_RUN_DEFAULT);
+  uv_loop_close(&b.loop);
+  int64_t p = pct_of(b.v, n, 50);
+  free(b.v);
+  return p;
+}
+
+static void bench_cost(void) {
+  enum { ROUNDS = 5, N = 20000 };
+  int64_t tl[ROUNDS], base[ROUNDS];
+  const int64_t zero = 0;
+  for (int i = 0; i < ROUNDS; i++) {
+    tl_collect_result r;
+    collect("uv", &zero, 1, N, 0, NULL, 0, &r);
+    tl[i] = r.p50_ns;
+    base[i] = bare_p50(N);
+  }
+  int64_t a = median3(tl, ROUNDS), b = median3(base, ROUNDS);
+  printf("uv probe 0 ms p50: %.2f us   minimal libuv loop p50: %.2f us   ratio %.2f   "
+         "(target: p50 under 2 us; %d x %d samples)\n",
+         (double)a / 1e3, (double)b / 1e3, b ? (double)a / (double)b : 0.0, ROUNDS, N);
+}
+
+/* ======================================================================== */
+/* storage: stored against --dry-run                                         */
+
+static void bench_storage(void) {
+  enum { ROUNDS = 3, N = 20000 };
+  char path[4096];
+  snprintf(path, sizeof path, "%s/bench_probes.db", dir);
+  /* A 0 ms session is over in milliseconds, before the writer's first
+   * commit (1 s); the third column commits every millisecond, so that the
+   * writer thread really works while the probe measures. */
+  int64_t stored[ROUNDS], busy[ROUNDS], dry[ROUNDS];
+  const int64_t zero = 0;
+  for (int i = 0; i < ROUNDS; i++) {
+    tl_collect_result r;
+    collect("uv", &zero, 1, N, 0, path, 0, &r);
+    stored[i] = r.p99_ns;
+    collect("uv", &zero, 1, N, 0, path, 1, &r);
+    busy[i] = r.p99_ns;
+    collect("uv", &zero, 1, N, 0, NULL, 0, &r);
+    dry[i] = r.p99_ns;
+  }
+  int64_t a = median3(stored, ROUNDS), c = median3(busy, ROUNDS), b = median3(dry, ROUNDS);
+  printf("uv 0 ms p99, stored: %.2f us   stored, committing every 1 ms: %.2f us   --dry-run: "
+         "%.2f us   ratios %.2f, %.2f   (%d x %d samples)\n",
+         (double)a / 1e3, (double)c / 1e3, (double)b / 1e3, b ? (double)a / (double)b : 0.0,
+         b ? (double)c / (double)b : 0.0, ROUNDS, N);
+}
+
+/* ======================================================================== */
+/* periodic: against cyclictest                                              */
+
+/* cyclictest -v -N prints "thread: cycle: latency_ns" per wake-up. Returns
+ * the number of latencies read, 0 when cyclictest is not installed. */
+static size_t run_cyclictest(int loops, int64_t *v) {
+  int fds[2];
+  if (pipe(fds))
+    return 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    char l[32];
+    snprintf(l, sizeof l, "-l%d", loops);
+    dup2(fds[1], 1);
+    close(fds[0]);
+    int null = open("/dev/null", 1);
+    dup2(null, 2);
+    execlp("cyclictest", "cyclictest", "-i1000", "-d0", l, "-q", "-v", "-N", "--policy=other",
+           "--default-system", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE *f = fdopen(fds[0], "r");
+  char line[256];
+  size_t n = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    long long t, c, lat;
+    if (sscanf(line, " %lld: %lld: %lld", &t, &c, &lat) == 3 && n < (size_t)loops)
+      v[n++] = lat;
+  }
+  if (f)
+    fclose(f);
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? n : 0;
+}
+
+static void bench_periodic(void) {
+  enum { N = 3000 };
+  const int64_t interval = 1000000;
+  tl_collect_result r;
+  collect("periodic", &interval, 1, N, interval, NULL, 0, &r);
+  int64_t *v = malloc(N * sizeof *v);
+  size_t n = run_cyclictest(N, v);
+  printf("periodic 1 ms: median %.1f us  p99 %.1f us", (double)(r.p50_ns - interval) / 1e3,
+         (double)(r.p99_ns - interval) / 1e3);
+  if (n) {
+    int64_t c50 = pct_of(v, n, 50), c99 = pct_of(v, n, 99);
+    printf("   cyclictest: median %.1f us  p99 %.1f us   (%d wake-ups each, SCHED_OTHER)\n",
+           (double)c50 / 1e3, (double)c99 / 1e3, N);
+  } else {
+    printf("   cyclictest: not installed (apt-get install rt-tests)\n");
+  }
+  free(v);
+}
+
+/* ======================================================================== */
+/* node: against settimeout                                                  */
+
+static void bench_node(void) {
+  enum { N = 40 };
+  const int64_t d[] = {1000000, 50000000};
+  tl_collect_result st[2], nd[2];
+  collect("settimeout", d, 2, N, 0, NULL, 0, st);
+  tl_collect_opts probe_check;
+  tl_collect_opts_init(&probe_check);
+  probe_check.probe = "node";
+  probe_check.delay_count = 1;
+  probe_check.count = 1;
+  char why[256];
+  if (tl_collect_opts_check(&probe_check, why, sizeof why)) {
+    printf("node: %s\n", why);
+    return;
+  }
+  collect("node", d, 2, N, 0, NULL, 0, nd);
+  for (int i = 0; i < 2; i++)
+    printf("%2d ms: node p50 %.2f ms  p90 %.2f ms   settimeout p50 %.2f ms  p90 %.2f ms   (%d "
+           "samples each)\n",
+           (int)(d[i] / 1000000), (double)nd[i].p50_ns / 1e6, (double)nd[i].p90_ns / 1e6,
+           (double)st[i].p50_ns / 1e6, (double)st[i].p90_ns / 1e6, N);
+}
+
+int main(int argc, char **argv) {
+  dir = argc > 1 ? argv[1] : "/tmp";
+  tl_set_progname("bench_probes");
+  int all = argc <= 2;
+  for (int pass = 0; pass < 4; pass++) {
+    static const char *names[] = {"cost", "storage", "periodic", "node"};
+    static void (*fns[])(void) = {bench_cost, bench_storage, bench_periodic, bench_node};
+    int want = all;
+    for (int i = 2; i < argc; i++)
+      want |= strcmp(argv[i], names[pass]) == 0;
+    if (want) {
+      printf("-- %s\n", names[pass]);
+      fflush(stdout);
+      fns[pass]();
+      fflush(stdout);
+    }
+  }
+  return 0;
+}

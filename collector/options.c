@@ -1,0 +1,124 @@
+/* options.c: checking a collection's options against each other and this
+ * host before anything is measured or stored, and turning the options that
+ * shape the data into session tags (so that a report can tell a loaded,
+ * pinned or real-time session from a plain one). */
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collect_internal.h"
+
+enum { INTERVAL_DEFAULT_NS = 1000000 };
+
+static int bad(char *why, size_t whylen, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int bad(char *why, size_t whylen, int err, const char *fmt, ...) {
+  if (why && whylen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+  }
+  return err;
+}
+
+int64_t tl_collect_fixed_delay(const tl_collect_opts *o) {
+  const tl__probe *p = tl__probe_lookup(o->probe);
+  if (!p || !(p->flags & TL__PROBE_PERIODIC))
+    return 0;
+  return o->interval_ns > 0 ? o->interval_ns : INTERVAL_DEFAULT_NS;
+}
+
+int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
+  const tl__probe *p = tl__probe_lookup(o->probe);
+  if (!p)
+    return bad(why, whylen, TL_EINVAL, "--probe: unknown probe '%s' (see tlcollect --list-probes)",
+               o->probe ? o->probe : "");
+  if (strcmp(p->info.name, "timerfd") == 0 && !tl__os_timerfd_available())
+    return bad(why, whylen, TL_EUNAVAIL,
+               "--probe timerfd: timerfd exists only on Linux (choose another probe)");
+  if (strcmp(p->info.name, "node") == 0) {
+    char node[4096], script[4096];
+    int rc = tl__node_locate(node, sizeof node, script, sizeof script, why, whylen);
+    if (rc)
+      return rc;
+  }
+  if (!o->delay_count || o->delay_count > TL_MAX_DELAYS)
+    return bad(why, whylen, TL_EINVAL, "--delays: give 1 to %d delays", TL_MAX_DELAYS);
+  for (size_t i = 0; i < o->delay_count; i++) {
+    if (o->delays_ns[i] < 0)
+      return bad(why, whylen, TL_EINVAL, "--delays: a delay cannot be negative");
+    if (p->info.ms_only && o->delays_ns[i] % 1000000)
+      return bad(why, whylen, TL_EINVAL, "--delays: the %s probe takes whole milliseconds",
+                 p->info.name);
+  }
+  if (o->count <= 0 && o->duration_ns <= 0)
+    return bad(why, whylen, TL_EINVAL, "--count: give a count or a duration");
+  if (p->flags & TL__PROBE_PERIODIC) {
+    if (o->delay_count != 1 || o->delays_ns[0] != tl_collect_fixed_delay(o))
+      return bad(why, whylen, TL_EINVAL,
+                 "--delays: the periodic probe measures --interval, not --delays");
+    if (o->gap_ns > 0)
+      return bad(why, whylen, TL_EINVAL, "--gap: the periodic probe keeps its own schedule");
+  } else if (o->interval_ns > 0) {
+    return bad(why, whylen, TL_EINVAL, "--interval: only the periodic probe takes an interval");
+  }
+  if (o->interval_ns < 0 || (o->interval_ns > 0 && o->interval_ns < 10000))
+    return bad(why, whylen, TL_EINVAL, "--interval: at least 10us");
+  if (o->concurrency < 0 || o->concurrency > 10000)
+    return bad(why, whylen, TL_EINVAL, "--concurrency: 1 to 10000");
+  if (o->concurrency > 1 && !(p->flags & TL__PROBE_CONCURRENT))
+    return bad(why, whylen, TL_EINVAL,
+               "--concurrency: only the settimeout and uv probes keep several timers in flight");
+  if (o->concurrency > 1 && o->gap_ns > 0)
+    return bad(why, whylen, TL_EINVAL,
+               "--gap: not with --concurrency (each timer re-arms at once)");
+  if (o->cpu >= 0) {
+    int u = tl__os_cpu_usable(o->cpu);
+    if (u == TL_EUNAVAIL)
+      return bad(why, whylen, TL_EUNAVAIL, "--cpu: this system cannot pin a thread to a CPU");
+    if (u != 1)
+      return bad(why, whylen, TL_EINVAL, "--cpu %d: not an online CPU this process may use",
+                 (int)o->cpu);
+  }
+  if (o->priority < 0 || o->priority > sched_get_priority_max(SCHED_FIFO) ||
+      (o->priority > 0 && o->priority < sched_get_priority_min(SCHED_FIFO)))
+    return bad(why, whylen, TL_EINVAL, "--priority: %d to %d", sched_get_priority_min(SCHED_FIFO),
+               sched_get_priority_max(SCHED_FIFO));
+  if (o->load_cpu < 0 || o->load_cpu > 1024 || o->load_mem < 0 || o->load_mem > 1024)
+    return bad(why, whylen, TL_EINVAL, "--load: 1 to 1024 threads");
+  return TL_OK;
+}
+
+int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
+  memset(t, 0, sizeof *t);
+#define TAG(k, ...)                                                                                \
+  do {                                                                                             \
+    t->keys[t->n] = k;                                                                             \
+    snprintf(t->bufs[t->n], sizeof t->bufs[t->n], __VA_ARGS__);                                    \
+    t->values[t->n] = t->bufs[t->n];                                                               \
+    t->n++;                                                                                        \
+  } while (0)
+  int64_t interval = tl_collect_fixed_delay(o);
+  if (interval)
+    TAG("interval_ns", "%" PRId64, interval);
+  if (o->concurrency > 1)
+    TAG("concurrency", "%d", (int)o->concurrency);
+  if (o->load_cpu && o->load_mem)
+    TAG("load", "cpu:%d,mem:%d", (int)o->load_cpu, (int)o->load_mem);
+  else if (o->load_cpu)
+    TAG("load", "cpu:%d", (int)o->load_cpu);
+  else if (o->load_mem)
+    TAG("load", "mem:%d", (int)o->load_mem);
+  if (o->priority > 0)
+    TAG("priority", "fifo:%d", (int)o->priority);
+  if (o->cpu >= 0)
+    TAG("cpu", "%d", (int)o->cpu);
+  if (o->mlock)
+    TAG("mlock", "1");
+#undef TAG
+  return TL_OK;
+}

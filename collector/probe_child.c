@@ -1,0 +1,385 @@
+/* probe_child.c: probes measured by another program, in a child process
+ * that speaks tl's line protocol (protocol.c, README "Writing a probe").
+ *
+ * node: the real Node.js setTimeout, run by the script tl ships
+ *   (probes/tl-node-probe.js, installed to share/tl/probes/).
+ * exec:CMD: any program, started with /bin/sh -c CMD.
+ *
+ * tl asks for one sample at a time ("measure NS") and waits for the answer
+ * ("sample NS"), so the runner keeps its interleaving, counts, duration and
+ * gap; the child times its own timer with its own clock. The child runs in
+ * its own process group, with its stdin and stdout on pipes. At the end tl
+ * closes the child's stdin (the child should exit), and after a grace period
+ * kills the group; on a stop it kills the group at once. Either way the
+ * child is reaped and every descriptor closed. A child that exits or dies
+ * mid-run ends the run with an error; its sessions are 'interrupted' and
+ * keep the samples received so far. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect_internal.h"
+
+#ifndef TL_SOURCE_PROBES_DIR
+#define TL_SOURCE_PROBES_DIR ""
+#endif
+
+enum {
+  HELLO_TIMEOUT_MS = 15000, /* node can take a while to start on a busy host */
+  ANSWER_SLACK_MS = 30000,  /* an answer later than delay + this is a hung child */
+  EXIT_GRACE_MS = 2000,     /* to exit after its stdin closes, before SIGTERM */
+  TERM_GRACE_MS = 1000,     /* after SIGTERM, before SIGKILL */
+  BUF_MAX = TL__PROTOCOL_LINE_MAX + 2,
+};
+
+/* ======================================================================== */
+/* Finding node and the script                                               */
+
+static int is_file(const char *path, int exec) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (!exec || access(path, X_OK) == 0);
+}
+
+static int find_in_path(const char *name, char *out, size_t len) {
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    size_t n = strcspn(path, ":");
+    if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, path, name) < len && is_file(out, 1))
+      return 1;
+    path += n + (path[n] == ':');
+  }
+  return 0;
+}
+
+int tl__node_locate(char *node, size_t nodelen, char *script, size_t scriptlen, char *err,
+                    size_t errlen) {
+  if (!find_in_path("node", node, nodelen)) {
+    snprintf(err, errlen,
+             "--probe node: 'node' was not found in PATH (install Node.js, e.g. apt-get install "
+             "nodejs, or choose another probe)");
+    return TL_EUNAVAIL;
+  }
+  /* Installed: PREFIX/bin/tlcollect and PREFIX/share/tl/probes; in a build
+   * folder the script is found in the source tree. */
+  char exe[4096];
+  if (tl__os_exe_path(exe, sizeof exe) == TL_OK) {
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      if ((size_t)snprintf(script, scriptlen, "%s/../share/tl/probes/tl-node-probe.js", exe) <
+              scriptlen &&
+          is_file(script, 0))
+        return TL_OK;
+    }
+  }
+  if (*TL_SOURCE_PROBES_DIR &&
+      (size_t)snprintf(script, scriptlen, "%s/tl-node-probe.js", TL_SOURCE_PROBES_DIR) <
+          scriptlen &&
+      is_file(script, 0))
+    return TL_OK;
+  snprintf(err, errlen,
+           "--probe node: tl-node-probe.js is missing next to tlcollect (../share/tl/probes/); "
+           "reinstall tl");
+  return TL_EUNAVAIL;
+}
+
+/* ======================================================================== */
+/* The child                                                                 */
+
+typedef struct {
+  const char *what; /* "node probe", "exec probe" for messages */
+  pid_t pid;
+  int to, from; /* child's stdin (we write) and stdout (we read) */
+  int wake[2];  /* self-pipe: a stop wakes the poll */
+  char buf[BUF_MAX];
+  size_t len;
+  long lineno; /* lines read from the child so far */
+  int eof;
+  int64_t samples; /* answers received, warm-up included */
+} child;
+
+static void wake_pipe(void *arg) {
+  int fd = *(int *)arg;
+  char c = 1;
+  ssize_t r = write(fd, &c, 1); /* async-signal-safe; a full pipe is awake already */
+  (void)r;
+}
+
+static int cloexec_pipe(int fds[2]) {
+  if (pipe(fds))
+    return -1;
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+  return 0;
+}
+
+static int spawn(child *c, char *const argv[], char *err, size_t errlen) {
+  int in[2] = {-1, -1}, out[2] = {-1, -1};
+  if (cloexec_pipe(in) || cloexec_pipe(out) || cloexec_pipe(c->wake)) {
+    snprintf(err, errlen, "%s: cannot create pipes: %s", c->what, strerror(errno));
+    goto fail_pipes;
+  }
+  fcntl(c->wake[0], F_SETFL, O_NONBLOCK);
+  fcntl(c->wake[1], F_SETFL, O_NONBLOCK);
+  c->pid = fork();
+  if (c->pid < 0) {
+    snprintf(err, errlen, "%s: cannot start: %s", c->what, strerror(errno));
+    goto fail_pipes;
+  }
+  if (c->pid == 0) {
+    /* Only async-signal-safe calls until exec: tl has other threads. */
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    execv(argv[0], argv);
+    static const char msg[] = "tlcollect: error: cannot run the probe program\n";
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    _exit(127);
+  }
+  setpgid(c->pid, c->pid); /* also here, so a kill of the group cannot race the child */
+  close(in[0]);
+  close(out[1]);
+  c->to = in[1];
+  c->from = out[0];
+  return TL_OK;
+
+fail_pipes:
+  for (int i = 0; i < 2; i++) {
+    if (in[i] >= 0)
+      close(in[i]);
+    if (out[i] >= 0)
+      close(out[i]);
+    if (c->wake[i] >= 0)
+      close(c->wake[i]);
+    c->wake[i] = -1;
+  }
+  return TL_ESYS;
+}
+
+static int reaped(child *c, int *status, int wait_ms) {
+  for (int waited = 0;; waited += 10) {
+    pid_t r = waitpid(c->pid, status, WNOHANG);
+    if (r == c->pid || (r < 0 && errno != EINTR))
+      return 1;
+    if (waited >= wait_ms)
+      return 0;
+    tl__os_sleep(0, 10000000);
+  }
+}
+
+/* Ends the child: politely (stdin closed, time to exit) unless killing, then
+ * SIGTERM and SIGKILL to its process group. Always reaps and closes. Returns
+ * the wait status. */
+static int finish(child *c, int kill_now) {
+  int status = 0;
+  if (c->to >= 0)
+    close(c->to);
+  c->to = -1;
+  if (c->pid > 0) {
+    if (kill_now || !reaped(c, &status, EXIT_GRACE_MS)) {
+      kill(-c->pid, SIGTERM);
+      if (!reaped(c, &status, TERM_GRACE_MS)) {
+        kill(-c->pid, SIGKILL);
+        reaped(c, &status, 60000);
+      }
+    }
+    /* The shell of exec:CMD may leave children in the group: end them too. */
+    kill(-c->pid, SIGKILL);
+    c->pid = -1;
+  }
+  if (c->from >= 0)
+    close(c->from);
+  c->from = -1;
+  for (int i = 0; i < 2; i++)
+    if (c->wake[i] >= 0)
+      close(c->wake[i]);
+  c->wake[0] = c->wake[1] = -1;
+  return status;
+}
+
+/* The next protocol message that is not a comment. Returns TL_OK, TL_EINTR
+ * when the run is stopping, or an error in err (EOF: the child went away). */
+static int next_msg(child *c, tl__run *run, int timeout_ms, tl__msg *msg, char *err,
+                    size_t errlen) {
+  int64_t deadline = tl__os_mono_ns() + (int64_t)timeout_ms * 1000000;
+  for (;;) {
+    char *nl = memchr(c->buf, '\n', c->len);
+    if (nl) {
+      size_t n = (size_t)(nl - c->buf);
+      char why[TL_WHY_MAX];
+      c->lineno++;
+      int rc = tl__protocol_parse_line(c->buf, n, msg, why, sizeof why);
+      if (rc) {
+        snprintf(err, errlen, "%s: line %ld of its output: %s", c->what, c->lineno, why);
+        return TL_EINVAL;
+      }
+      if (msg->kind == TL__MSG_ERROR) {
+        /* The child's words go to a terminal: printable ASCII only. */
+        char text[301];
+        size_t k = msg->text_len < sizeof text - 1 ? msg->text_len : sizeof text - 1;
+        for (size_t j = 0; j < k; j++)
+          text[j] = msg->text[j] >= 0x20 && msg->text[j] < 0x7f ? msg->text[j] : '?';
+        text[k] = '\0';
+        snprintf(err, errlen, "%s reports an error: %s", c->what, text);
+        return TL_EIO;
+      }
+      memmove(c->buf, nl + 1, c->len - n - 1);
+      c->len -= n + 1;
+      if (msg->kind == TL__MSG_SKIP)
+        continue;
+      return TL_OK;
+    }
+    if (c->len >= BUF_MAX - 1) {
+      snprintf(err, errlen, "%s: line %ld of its output: line too long", c->what, c->lineno + 1);
+      return TL_EINVAL;
+    }
+    if (c->eof) {
+      snprintf(err, errlen, "%s: the program ended its output after %" PRId64 " samples", c->what,
+               c->samples);
+      return TL_EIO;
+    }
+    if (tl__run_stopping(run))
+      return TL_EINTR;
+    int64_t left = (deadline - tl__os_mono_ns()) / 1000000;
+    if (left <= 0) {
+      snprintf(err, errlen, "%s: no answer within %d s", c->what, timeout_ms / 1000);
+      return TL_EIO;
+    }
+    struct pollfd pf[2] = {{c->from, POLLIN, 0}, {c->wake[0], POLLIN, 0}};
+    int n = poll(pf, 2, left > 1000 ? 1000 : (int)left);
+    if (n < 0 && errno != EINTR) {
+      snprintf(err, errlen, "%s: poll: %s", c->what, strerror(errno));
+      return TL_ESYS;
+    }
+    if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t r = read(c->from, c->buf + c->len, BUF_MAX - 1 - c->len);
+      if (r > 0)
+        c->len += (size_t)r;
+      else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+        c->eof = 1;
+    }
+  }
+}
+
+static int write_all(int fd, const char *s, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    s += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Appends how the child ended to the message in err. */
+static void describe_exit(int status, char *err, size_t errlen) {
+  size_t at = strlen(err);
+  if (WIFEXITED(status))
+    snprintf(err + at, errlen - at, " (it exited with status %d)", WEXITSTATUS(status));
+  else if (WIFSIGNALED(status))
+    snprintf(err + at, errlen - at, " (it was killed by signal %d)", WTERMSIG(status));
+}
+
+static int run_child(tl__run *run, const char *what, char *const argv[], char *err, size_t errlen) {
+  child c;
+  memset(&c, 0, sizeof c);
+  c.what = what;
+  c.pid = -1;
+  c.to = c.from = c.wake[0] = c.wake[1] = -1;
+  /* A child that dies makes writes to its stdin fail with EPIPE instead of
+   * killing tl with SIGPIPE. */
+  struct sigaction ign, old_pipe;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, &old_pipe);
+  int rc = spawn(&c, argv, err, errlen);
+  if (rc) {
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    return rc;
+  }
+  tl__run_set_wakeup(run, wake_pipe, &c.wake[1]);
+
+  tl__msg msg;
+  rc = next_msg(&c, run, HELLO_TIMEOUT_MS, &msg, err, errlen);
+  if (rc == TL_OK && msg.kind != TL__MSG_HELLO) {
+    snprintf(err, errlen, "%s: line %ld of its output: expected 'hello 1' first", what, c.lineno);
+    rc = TL_EINVAL;
+  }
+  const struct tl__run_view *v = tl__run_view(run);
+  int i;
+  while (rc == TL_OK && (i = tl__run_next(run)) >= 0) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "measure %" PRId64 "\n", v->delays_ns[i]);
+    if (write_all(c.to, line, (size_t)n)) {
+      /* Gone: read what it wrote last, which explains why. */
+      c.eof = 0;
+      rc = next_msg(&c, run, 1000, &msg, err, errlen);
+      if (rc == TL_OK)
+        snprintf(err, errlen, "%s: the program stopped reading its input after %" PRId64 " samples",
+                 what, c.samples);
+      rc = rc == TL_OK ? TL_EIO : rc;
+      break;
+    }
+    int64_t slack = v->delays_ns[i] / 1000000 + ANSWER_SLACK_MS;
+    rc = next_msg(&c, run, slack > 0x7fffffff ? 0x7fffffff : (int)slack, &msg, err, errlen);
+    if (rc == TL_OK && msg.kind != TL__MSG_SAMPLE) {
+      snprintf(err, errlen, "%s: line %ld of its output: expected 'sample NS'", what, c.lineno);
+      rc = TL_EINVAL;
+    }
+    if (rc == TL_OK) {
+      c.samples++;
+      tl__run_record(run, i, msg.value);
+      if (v->opts->gap_ns > 0)
+        tl__run_pause(run, v->opts->gap_ns);
+    }
+  }
+  tl__run_set_wakeup(run, NULL, NULL);
+  int stopping = rc == TL_EINTR || tl__run_stopping(run);
+  int status = finish(&c, stopping || rc != TL_OK);
+  sigaction(SIGPIPE, &old_pipe, NULL);
+  if (rc == TL_EINTR)
+    return TL_OK; /* the runner reports the stop */
+  if (rc == TL_EIO && c.eof)
+    describe_exit(status, err, errlen);
+  return rc;
+}
+
+int tl__probe_node(tl__run *run, char *err, size_t errlen) {
+  char node[4096], script[4096];
+  int rc = tl__node_locate(node, sizeof node, script, sizeof script, err, errlen);
+  if (rc)
+    return rc;
+  char *argv[] = {node, script, NULL};
+  return run_child(run, "node probe", argv, err, errlen);
+}
+
+int tl__probe_exec(tl__run *run, char *err, size_t errlen) {
+  const char *probe = tl__run_view(run)->opts->probe;
+  char *cmd = strdup(probe + strlen("exec:"));
+  if (!cmd) {
+    snprintf(err, errlen, "out of memory");
+    return TL_ENOMEM;
+  }
+  char sh[] = "/bin/sh", dash_c[] = "-c";
+  char *argv[] = {sh, dash_c, cmd, NULL};
+  int rc = run_child(run, "exec probe", argv, err, errlen);
+  free(cmd);
+  return rc;
+}

@@ -1,0 +1,82 @@
+/* protocol.c: parsing the lines a child probe (node, exec:CMD) writes to
+ * tl. The protocol is line based and tiny so that any language can speak it
+ * in ten lines (README, "Writing a probe"):
+ *
+ *   child -> tl   hello 1         first line: protocol version 1
+ *   tl -> child   measure NS      arm one timer for NS nanoseconds
+ *   child -> tl   sample NS       nanoseconds from arming to the callback
+ *   child -> tl   error TEXT      the child cannot go on; TEXT is shown
+ *   child -> tl   # TEXT, blank   ignored
+ *
+ * The parser takes one line without its newline and never reads outside it,
+ * so it can be fuzzed on its own. */
+#include <stdio.h>
+#include <string.h>
+
+#include "collect_internal.h"
+
+static int fail(char *why, size_t whylen, const char *msg) {
+  if (why && whylen)
+    snprintf(why, whylen, "%s", msg);
+  return TL_EINVAL;
+}
+
+/* A decimal number of 1..19 digits that fits in int64_t, all of [s, s+n). */
+static int parse_u63(const char *s, size_t n, int64_t *out) {
+  if (n == 0 || n > 19)
+    return -1;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    int d = s[i] - '0';
+    if (v > (INT64_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+int tl__protocol_parse_line(const char *line, size_t len, tl__msg *msg, char *why, size_t whylen) {
+  memset(msg, 0, sizeof *msg);
+  if (len && line[len - 1] == '\r')
+    len--;
+  if (len > TL__PROTOCOL_LINE_MAX)
+    return fail(why, whylen, "line too long");
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)line[i];
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+      return fail(why, whylen, "control character in the line");
+  }
+  if (len == 0 || line[0] == '#') {
+    msg->kind = TL__MSG_SKIP;
+    return TL_OK;
+  }
+  const char *sp = memchr(line, ' ', len);
+  size_t word = sp ? (size_t)(sp - line) : len;
+  const char *arg = sp ? sp + 1 : line + len;
+  size_t arglen = sp ? len - word - 1 : 0;
+
+  if (word == 5 && memcmp(line, "error", 5) == 0) {
+    msg->kind = TL__MSG_ERROR;
+    msg->text = arg;
+    msg->text_len = arglen;
+    return TL_OK;
+  }
+  if (word == 5 && memcmp(line, "hello", 5) == 0) {
+    if (parse_u63(arg, arglen, &msg->value))
+      return fail(why, whylen, "expected 'hello VERSION' with a whole number");
+    if (msg->value != TL__PROTOCOL_VERSION)
+      return fail(why, whylen, "unsupported protocol version (tl speaks version 1)");
+    msg->kind = TL__MSG_HELLO;
+    return TL_OK;
+  }
+  if (word == 6 && memcmp(line, "sample", 6) == 0) {
+    if (parse_u63(arg, arglen, &msg->value))
+      return fail(why, whylen, "expected 'sample NS' with NS a whole number of nanoseconds");
+    msg->kind = TL__MSG_SAMPLE;
+    return TL_OK;
+  }
+  return fail(why, whylen, "unknown message (expected hello, sample, error or # comment)");
+}

@@ -1,0 +1,333 @@
+/* test_collect_cli.c: tlcollect's probe and collection options end to end:
+ * bad values are usage errors that touch no database, a signal stops a
+ * sleeping or child-driven probe promptly, a stalled periodic probe counts
+ * its missed periods, and --repeat makes separate, interruptible runs. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support.h"
+#include "tl_store.h"
+
+typedef struct {
+  char *dir, *db;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  return f->dir ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Starts tlcollect with argv (NULL-terminated, after the program name) and
+ * its output to /dev/null. */
+static pid_t start(char *const args[]) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    char *argv[32] = {TLCOLLECT};
+    for (int i = 0; args[i] && i < 30; i++)
+      argv[i + 1] = args[i];
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    execv(TLCOLLECT, argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int exit_status(pid_t pid) {
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static tl_session_list sessions(const char *db) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  tl_store_close(s);
+  return l;
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* Each bad value: exit status 2, one line naming the option, no database. */
+static void bad_values(void **state) {
+  fixture *f = *state;
+  static const char *cases[][4] = {
+      {"--interval", "0", "--probe", "periodic"},
+      {"--interval", "5us", "--probe", "periodic"},
+      {"--interval", "abc", "--probe", "periodic"},
+      {"--interval", "11s", "--probe", "periodic"},
+      {"--interval", "1ms", "--probe", "uv"},
+      {"--delays", "5", "--probe", "periodic"},
+      {"--gap", "1ms", "--probe", "periodic"},
+      {"--concurrency", "0", "--probe", "uv"},
+      {"--concurrency", "-3", "--probe", "uv"},
+      {"--concurrency", "10001", "--probe", "uv"},
+      {"--concurrency", "4", "--probe", "nanosleep"},
+      {"--cpu", "-1", "--probe", "uv"},
+      {"--cpu", "4000", "--probe", "uv"},
+      {"--cpu", "x", "--probe", "uv"},
+      {"--priority", "0", "--probe", "uv"},
+      {"--priority", "100", "--probe", "uv"},
+      {"--load", "cpu:0", "--probe", "uv"},
+      {"--load", "gpu:2", "--probe", "uv"},
+      {"--load", "cpu:", "--probe", "uv"},
+      {"--load", "mem:99999", "--probe", "uv"},
+      {"--repeat", "0", "--probe", "uv"},
+      {"--every", "1h", "--probe", "uv"}, /* without --repeat */
+      {"--every", "10ms", "--repeat", "2"},
+      {"--probe", "uv,", "--count", "1"},
+      {"--probe", "uv,uv", "--count", "1"},
+      {"--probe", "exec:", "--count", "1"},
+      {"--probe", "cyclic", "--count", "1"},
+      {"--delays", "0.5", "--probe", "settimeout"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *argv[] = {TLCOLLECT,
+                    "--db",
+                    f->db,
+                    "-q",
+                    (char *)cases[i][0],
+                    (char *)cases[i][1],
+                    (char *)cases[i][2],
+                    (char *)cases[i][3],
+                    NULL};
+    char *out, *err;
+    int rc = tl_test_run(argv, NULL, &out, &err);
+    if (rc != 2 || !strstr(err, "tlcollect: error: --") ||
+        strchr(err, '\n') != err + strlen(err) - 1)
+      fail_msg("%s %s %s %s: status %d, '%s'", cases[i][0], cases[i][1], cases[i][2], cases[i][3],
+               rc, err);
+    assert_false(exists(f->db));
+    free(out);
+    free(err);
+  }
+}
+
+static void node_missing_is_clear(void **state) {
+  fixture *f = *state;
+  char *argv[] = {TLCOLLECT, "--db", f->db, "--probe", "node", "--count", "1", NULL};
+  char *env[] = {"PATH=/nonexistent", NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(argv, env, &out, &err), 1);
+  assert_non_null(strstr(err, "'node' was not found in PATH"));
+  assert_false(exists(f->db));
+  free(out);
+  free(err);
+}
+
+/* Where SCHED_FIFO or mlockall is not permitted, tlcollect says so and what
+ * to grant, instead of measuring without it. The test makes it not
+ * permitted: no real-time or locked-memory allowance, and when running as
+ * root, the unprivileged user nobody. */
+static void refused_settings_are_errors(void **state) {
+  (void)state;
+  static const char *cases[][3] = {{"--priority", "50", "cannot use SCHED_FIFO"},
+                                   {"--mlock", NULL, "cannot lock memory"}};
+  size_t n_cases = 2;
+#if defined(__SANITIZE_ADDRESS__)
+  n_cases = 1; /* AddressSanitizer turns mlockall into a no-op that succeeds */
+#endif
+  for (size_t i = 0; i < n_cases; i++) {
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      struct rlimit zero = {0, 0};
+      setrlimit(RLIMIT_RTPRIO, &zero);
+      setrlimit(RLIMIT_MEMLOCK, &zero);
+      if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+        _exit(99);
+      dup2(fds[1], 2);
+      int null = open("/dev/null", O_RDWR);
+      dup2(null, 1);
+      execl(TLCOLLECT, TLCOLLECT, "--dry-run", "--probe", "nanosleep", "--count", "1", cases[i][0],
+            cases[i][1], (char *)NULL);
+      _exit(127);
+    }
+    close(fds[1]);
+    char err[1024] = "";
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof err - 1 && (n = read(fds[0], err + len, sizeof err - 1 - len)) > 0)
+      len += (size_t)n;
+    err[len] = '\0';
+    close(fds[0]);
+    assert_int_equal(exit_status(pid), 1);
+    if (!strstr(err, cases[i][2]) || !strstr(err, "(run as root"))
+      fail_msg("%s: '%s'", cases[i][0], err);
+  }
+}
+
+static void list_probes_names_all(void **state) {
+  (void)state;
+  char *argv[] = {TLCOLLECT, "--list-probes", NULL};
+  char *out;
+  assert_int_equal(tl_test_run(argv, NULL, &out, NULL), 0);
+  static const char *names[] = {"settimeout ", "uv ",   "nanosleep ", "periodic ",
+                                "timerfd ",    "node ", "exec:CMD "};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    assert_non_null(strstr(out, names[i]));
+  free(out);
+}
+
+/* SIGINT while the probe sleeps for 30 s: tlcollect stops at once, exits 3
+ * and leaves an 'interrupted' session. */
+static void stop_during_long_sleep(fixture *f, const char *probe, const char *delay) {
+  char *args[] = {"--db",    f->db, "--probe",  (char *)probe, "--delays", (char *)delay,
+                  "--count", "3",   "--warmup", "0",           NULL};
+  pid_t pid = start(args);
+  /* Wait until the session exists, so the probe is asleep. */
+  for (int i = 0; i < 100 && !exists(f->db); i++)
+    usleep(50000);
+  usleep(500000);
+  double t0 = now_s();
+  kill(pid, SIGINT);
+  assert_int_equal(exit_status(pid), 3);
+  double took = now_s() - t0;
+  if (took > 3.0)
+    fail_msg("%s: took %.1f s to stop", probe, took);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 1);
+  assert_string_equal(l.items[0].status, "interrupted");
+  tl_session_list_free(&l);
+}
+
+static void sigint_stops_nanosleep(void **state) {
+  stop_during_long_sleep(*state, "nanosleep", "30s");
+}
+
+static void sigint_stops_periodic(void **state) {
+  fixture *f = *state;
+  char *args[] = {"--db", f->db, "--probe", "periodic", "--interval", "5s", "--count", "3", NULL};
+  pid_t pid = start(args);
+  for (int i = 0; i < 100 && !exists(f->db); i++)
+    usleep(50000);
+  usleep(500000);
+  double t0 = now_s();
+  kill(pid, SIGINT);
+  assert_int_equal(exit_status(pid), 3);
+  assert_true(now_s() - t0 < 3.0);
+}
+
+static void sigint_stops_exec_child(void **state) {
+  stop_during_long_sleep(*state, "exec:" TL_FIXTURES "/probe.sh", "30s");
+}
+
+/* The collector stopped for 200 ms (SIGSTOP) misses about 200 periods of
+ * 1 ms; they are counted, not hidden in one slow sample. */
+static void stalled_periodic_counts_missed_periods(void **state) {
+  fixture *f = *state;
+  char *args[] = {"--db", f->db, "--probe", "periodic", "--duration", "2s", "-q", NULL};
+  pid_t pid = start(args);
+  for (int i = 0; i < 100 && !exists(f->db); i++)
+    usleep(50000);
+  usleep(300000);
+  kill(pid, SIGSTOP);
+  usleep(200000);
+  kill(pid, SIGCONT);
+  assert_int_equal(exit_status(pid), 0);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 1);
+  assert_string_equal(l.items[0].status, "complete");
+  assert_int_equal(l.items[0].delay_ns, 1000000);
+  if (l.items[0].missed_periods < 150)
+    fail_msg("only %lld missed periods", (long long)l.items[0].missed_periods);
+  /* Samples plus missed periods account for the whole 2 s (at most 2000). */
+  assert_true(l.items[0].sample_count + l.items[0].missed_periods <= 2001);
+  tl_session_list_free(&l);
+}
+
+static void repeat_makes_separate_runs(void **state) {
+  fixture *f = *state;
+  char *argv[] = {TLCOLLECT,  "--db",    f->db,     "--probe", "uv,nanosleep",
+                  "--delays", "0",       "--count", "5",       "--repeat",
+                  "2",        "--every", "1s",      "-q",      NULL};
+  double t0 = now_s();
+  assert_int_equal(tl_test_run(argv, NULL, NULL, NULL), 0);
+  assert_true(now_s() - t0 >= 1.0);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 4); /* 2 runs x 2 probes */
+  assert_string_equal(l.items[0].run_uuid, l.items[1].run_uuid);
+  assert_string_not_equal(l.items[0].run_uuid, l.items[2].run_uuid);
+  assert_string_equal(l.items[2].run_uuid, l.items[3].run_uuid);
+  assert_string_equal(l.items[0].probe, "uv");
+  assert_string_equal(l.items[1].probe, "nanosleep");
+  tl_session_list_free(&l);
+}
+
+static void repeat_wait_is_interruptible(void **state) {
+  fixture *f = *state;
+  char *args[] = {"--db", f->db,      "--probe", "uv",      "--delays", "0", "--count",
+                  "5",    "--repeat", "3",       "--every", "1h",       NULL};
+  pid_t pid = start(args);
+  for (int i = 0; i < 100 && !exists(f->db); i++)
+    usleep(50000);
+  usleep(500000);
+  double t0 = now_s();
+  kill(pid, SIGTERM);
+  assert_int_equal(exit_status(pid), 3);
+  assert_true(now_s() - t0 < 3.0);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 1);
+  assert_string_equal(l.items[0].status, "complete");
+  tl_session_list_free(&l);
+}
+
+int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(bad_values),
+      T(node_missing_is_clear),
+      T(list_probes_names_all),
+      T(refused_settings_are_errors),
+      T(sigint_stops_nanosleep),
+      T(sigint_stops_periodic),
+      T(sigint_stops_exec_child),
+      T(stalled_periodic_counts_missed_periods),
+      T(repeat_makes_separate_runs),
+      T(repeat_wait_is_interruptible),
+  };
+#undef T
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,487 @@
+/* test_probes.c: every probe collects a short session through the collector
+ * library, checked in the database; the exec: probe's failure modes (a child
+ * killed mid-run, malformed output) leave 'interrupted' sessions with the
+ * samples received and no process or descriptor behind; option checks
+ * reject bad combinations. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "collect_internal.h"
+#include "support.h"
+
+#define FIXTURE_PROBE "exec:" TL_FIXTURES "/probe.sh"
+
+typedef struct {
+  char *dir, *db;
+  tl_store *store;
+  tl_host *host;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  if (tl_store_open(&f->store, f->db, 0) || tl_host_detect(&f->host))
+    return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_store_close(f->store);
+  tl_host_free(f->host);
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+static tl_session_spec spec_of(fixture *f) {
+  size_t n;
+  const tl_fact *facts = tl_host_facts(f->host, &n);
+  tl_session_spec s = {
+      .run_uuid = "run-probes",
+      .label = "probes",
+      .command_line = "test_probes",
+      .host_fingerprint = tl_host_fingerprint(f->host),
+      .hostname = tl_host_hostname(f->host),
+      .libuv_version = uv_version_string(),
+      .facts = facts,
+      .fact_count = n,
+  };
+  return s;
+}
+
+static tl_collect_opts opts_of(const char *probe, int64_t count) {
+  tl_collect_opts o;
+  tl_collect_opts_init(&o);
+  o.probe = probe;
+  o.count = count;
+  o.warmup = 0;
+  o.flush_ms = 20;
+  return o;
+}
+
+typedef struct {
+  int64_t n, min, max;
+} span;
+
+static int measure(void *ctx, const int64_t *v, size_t n) {
+  span *s = ctx;
+  for (size_t i = 0; i < n; i++) {
+    if (s->n == 0 || v[i] < s->min)
+      s->min = v[i];
+    if (s->n == 0 || v[i] > s->max)
+      s->max = v[i];
+    s->n++;
+  }
+  return 0;
+}
+
+/* The sessions of one probe, oldest first; checks count, status and that
+ * every stored sample is at least floor_ns[i] for session i. */
+static void check_sessions(fixture *f, const char *probe, const char *status, size_t sessions,
+                           int64_t count, const int64_t *floor_ns, tl_session_list *out) {
+  tl_filter flt;
+  tl_filter_init(&flt);
+  flt.probe = probe;
+  assert_int_equal(tl_store_sessions(f->store, &flt, out), TL_OK);
+  assert_int_equal(out->count, sessions);
+  for (size_t i = 0; i < out->count; i++) {
+    tl_session *s = &out->items[i];
+    assert_string_equal(s->status, status);
+    assert_string_equal(s->probe, probe);
+    assert_int_equal(s->sample_count, count);
+    span sp = {0, 0, 0};
+    assert_int_equal(tl_store_scan(f->store, s->id, measure, &sp), TL_OK);
+    assert_int_equal(sp.n, count);
+    if (floor_ns && count)
+      assert_true(sp.min >= floor_ns[i]);
+    if (count)
+      assert_true(sp.max < 5000000000LL);
+  }
+}
+
+static const char *tag_of(fixture *f, int64_t session_id, const char *key, char *buf, size_t len) {
+  tl_fact_row *rows;
+  size_t n;
+  assert_int_equal(tl_store_tags(f->store, session_id, &rows, &n), TL_OK);
+  const char *found = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rows[i].key, key) == 0) {
+      snprintf(buf, len, "%s", rows[i].value);
+      found = buf;
+    }
+  tl_fact_rows_free(rows, n);
+  return found;
+}
+
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return -1;
+  int n = 0;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void no_children_left(void) {
+  errno = 0;
+  assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* clock_nanosleep never returns before the requested end: every sample is
+ * at least its delay, sub-millisecond delays included. */
+static void nanosleep_collects(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("nanosleep", 30);
+  const int64_t d[] = {0, 200000, 2000000};
+  memcpy(o.delays_ns, d, sizeof d);
+  o.delay_count = 3;
+  tl_session_spec spec = spec_of(f);
+  tl_collect_result r[3];
+  char err[256];
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, r, err, sizeof err), TL_OK);
+  tl_session_list l;
+  check_sessions(f, "nanosleep", "complete", 3, 30, d, &l);
+  assert_int_equal(l.items[1].delay_ns, 200000);
+  tl_session_list_free(&l);
+}
+
+static void timerfd_collects(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("timerfd", 30);
+  const int64_t d[] = {0, 300000, 2000000};
+  memcpy(o.delays_ns, d, sizeof d);
+  o.delay_count = 3;
+  tl_session_spec spec = spec_of(f);
+  char err[256];
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  tl_session_list l;
+  const int64_t floor[] = {1, 300000, 2000000};
+  check_sessions(f, "timerfd", "complete", 3, 30, floor, &l);
+  tl_session_list_free(&l);
+}
+
+/* Every wake-up is at or after its scheduled instant, so every sample is at
+ * least the interval; the interval is the session's delay and a tag. */
+static void periodic_collects(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("periodic", 300);
+  o.interval_ns = 500000;
+  assert_int_equal(tl_collect_fixed_delay(&o), 500000);
+  o.delays_ns[0] = 500000;
+  o.delay_count = 1;
+  o.warmup = 3;
+  tl_session_spec spec = spec_of(f);
+  char err[256];
+  uint64_t t0 = uv_hrtime();
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  uint64_t took = uv_hrtime() - t0;
+  tl_session_list l;
+  const int64_t floor[] = {500000};
+  check_sessions(f, "periodic", "complete", 1, 300, floor, &l);
+  /* 303 periods of 0.5 ms: at least 150 ms; missed periods only add. */
+  assert_true(took >= 150000000ULL);
+  assert_true(l.items[0].missed_periods >= 0);
+  char buf[64];
+  assert_non_null(tag_of(f, l.items[0].id, "interval_ns", buf, sizeof buf));
+  assert_string_equal(buf, "500000");
+  tl_session_list_free(&l);
+}
+
+static void node_collects(void **state) {
+  fixture *f = *state;
+  char node[4096], script[4096], err[512];
+  if (tl__node_locate(node, sizeof node, script, sizeof script, err, sizeof err) != TL_OK) {
+    printf("skipped: %s\n", err);
+    skip();
+  }
+  tl_collect_opts o = opts_of("node", 15);
+  o.delays_ns[0] = 0;
+  o.delays_ns[1] = 5000000;
+  o.delay_count = 2;
+  tl_session_spec spec = spec_of(f);
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  tl_session_list l;
+  /* Node's timers count from the loop's cached time, like settimeout: a
+   * 5 ms timer may fire a little early on the real clock, never 1 ms. */
+  const int64_t floor[] = {0, 4000000};
+  check_sessions(f, "node", "complete", 2, 15, floor, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+}
+
+/* The shipped fixture program times sleep(1) with date(1). */
+static void exec_collects(void **state) {
+  fixture *f = *state;
+  int fds = open_fds();
+  tl_collect_opts o = opts_of(FIXTURE_PROBE, 4);
+  o.delays_ns[0] = 0;
+  o.delays_ns[1] = 20000000;
+  o.delay_count = 2;
+  tl_session_spec spec = spec_of(f);
+  char err[512];
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  tl_session_list l;
+  const int64_t floor[] = {0, 20000000};
+  check_sessions(f, FIXTURE_PROBE, "complete", 2, 4, floor, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+  assert_int_equal(open_fds(), fds);
+}
+
+/* A child killed mid-run: an error that says so, 'interrupted' sessions with
+ * the samples received, the child reaped, no descriptor left open. */
+static void exec_child_killed(void **state) {
+  fixture *f = *state;
+  int fds = open_fds();
+  tl_collect_opts o = opts_of(FIXTURE_PROBE " die 3", 10);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512] = "";
+  assert_int_not_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  assert_non_null(strstr(err, "after 3 samples"));
+  /* dash reports its child's SIGKILL as status 137 (128 + 9). */
+  assert_true(strstr(err, "killed by signal 9") || strstr(err, "status 137"));
+  tl_session_list l;
+  check_sessions(f, FIXTURE_PROBE " die 3", "interrupted", 1, 3, NULL, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+  assert_int_equal(open_fds(), fds);
+  assert_int_equal(tl_store_check(f->store, NULL, NULL), TL_OK);
+}
+
+/* hello (line 1), a comment (2), three samples (3-5), then garbage: line 6. */
+static void exec_malformed_line(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of(FIXTURE_PROBE " garbage 3", 10);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512] = "";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_non_null(strstr(err, "line 6 of its output"));
+  tl_session_list l;
+  check_sessions(f, FIXTURE_PROBE " garbage 3", "interrupted", 1, 3, NULL, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+}
+
+static void exec_not_a_probe(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("exec:echo nonsense", 5);
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512] = "";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_non_null(strstr(err, "line 1 of its output"));
+  /* A program that does not exist: the shell says so and exits 127. */
+  o.probe = "exec:/nonexistent/tl-probe";
+  assert_int_not_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  assert_non_null(strstr(err, "status 127"));
+  no_children_left();
+}
+
+/* N timers in flight: still exactly count samples per delay. */
+static void concurrency_counts_exactly(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("uv", 100);
+  o.delays_ns[0] = 0;
+  o.delays_ns[1] = 2000000;
+  o.delay_count = 2;
+  o.concurrency = 8;
+  o.warmup = 3;
+  tl_session_spec spec = spec_of(f);
+  char err[256];
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  tl_session_list l;
+  const int64_t floor[] = {0, 1000000};
+  check_sessions(f, "uv", "complete", 2, 100, floor, &l);
+  char buf[64];
+  assert_non_null(tag_of(f, l.items[0].id, "concurrency", buf, sizeof buf));
+  assert_string_equal(buf, "8");
+  tl_session_list_free(&l);
+  /* More timers in flight than samples to take. */
+  o.concurrency = 50;
+  o.count = 5;
+  o.probe = "settimeout";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  check_sessions(f, "settimeout", "complete", 2, 5, NULL, &l);
+  tl_session_list_free(&l);
+}
+
+/* The load threads run during the session and are named in its tags, with
+ * the user's own tags kept alongside. */
+static void load_and_settings_are_tagged(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("nanosleep", 20);
+  o.delays_ns[0] = 10000000; /* 200 ms in all, asleep: the CPU time is the load's */
+  o.delay_count = 1;
+  o.load_cpu = 2;
+  o.load_mem = 1;
+  o.cpu = 0;
+  static const char *keys[] = {"site"}, *values[] = {"lab"};
+  tl_session_spec spec = spec_of(f);
+  spec.tag_keys = keys;
+  spec.tag_values = values;
+  spec.tag_count = 1;
+  char err[256];
+  double cpu0 = cpu_seconds();
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  double used = cpu_seconds() - cpu0;
+  /* Three busy threads for 200 ms; even on a crowded machine they get some
+   * of it, while a sleeping probe alone uses next to nothing. */
+  if (used < 0.05)
+    fail_msg("the load threads used only %.3f s of CPU", used);
+  tl_session_list l;
+  check_sessions(f, "nanosleep", "complete", 1, 20, NULL, &l);
+  char buf[64];
+  assert_string_equal(tag_of(f, l.items[0].id, "load", buf, sizeof buf), "cpu:2,mem:1");
+  assert_string_equal(tag_of(f, l.items[0].id, "cpu", buf, sizeof buf), "0");
+  assert_string_equal(tag_of(f, l.items[0].id, "site", buf, sizeof buf), "lab");
+  assert_null(tag_of(f, l.items[0].id, "priority", buf, sizeof buf));
+  tl_session_list_free(&l);
+  /* A user tag may not pose as one of tl's. */
+  keys[0] = "load";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_non_null(strstr(err, "tag 'load'"));
+  keys[0] = "site";
+}
+
+/* SCHED_FIFO where permitted (root here): recorded as a tag, and the
+ * calling thread gets its old policy back afterwards. */
+static void priority_applied_and_restored(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("nanosleep", 5);
+  o.delays_ns[0] = 100000;
+  o.delay_count = 1;
+  o.priority = 10;
+  o.mlock = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512];
+  int rc = tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err);
+  if (rc == TL_EPERM) {
+    printf("skipped: %s\n", err);
+    skip();
+  }
+  assert_int_equal(rc, TL_OK);
+  int policy;
+  struct sched_param sp;
+  assert_int_equal(pthread_getschedparam(pthread_self(), &policy, &sp), 0);
+  assert_int_equal(policy, SCHED_OTHER);
+  tl_session_list l;
+  check_sessions(f, "nanosleep", "complete", 1, 5, NULL, &l);
+  char buf[64];
+  assert_string_equal(tag_of(f, l.items[0].id, "priority", buf, sizeof buf), "fifo:10");
+  assert_string_equal(tag_of(f, l.items[0].id, "mlock", buf, sizeof buf), "1");
+  tl_session_list_free(&l);
+}
+
+static void expect_bad(tl_collect_opts *o, const char *needle) {
+  char why[TL_WHY_MAX] = "";
+  int rc = tl_collect_opts_check(o, why, sizeof why);
+  if (rc == TL_OK || !strstr(why, needle))
+    fail_msg("expected an error naming '%s', got %d '%s'", needle, rc, why);
+}
+
+static void options_are_checked(void **state) {
+  (void)state;
+  tl_collect_opts o = opts_of("uv", 10);
+  o.delay_count = 1;
+  char why[TL_WHY_MAX];
+  assert_int_equal(tl_collect_opts_check(&o, why, sizeof why), TL_OK);
+  o.delays_ns[0] = 500000;
+  expect_bad(&o, "whole milliseconds");
+  o.delays_ns[0] = 0;
+  o.interval_ns = 1000000;
+  expect_bad(&o, "--interval");
+  o.interval_ns = 0;
+  o.concurrency = 20000;
+  expect_bad(&o, "--concurrency");
+  o.concurrency = 2;
+  o.gap_ns = 1000000;
+  expect_bad(&o, "--gap");
+  o.gap_ns = 0;
+  o.probe = "nanosleep";
+  expect_bad(&o, "--concurrency");
+  o.concurrency = 0;
+  o.cpu = 4096;
+  expect_bad(&o, "--cpu 4096");
+  o.cpu = -1;
+  o.priority = 100;
+  expect_bad(&o, "--priority");
+  o.priority = 0;
+  o.load_cpu = -1;
+  expect_bad(&o, "--load");
+  o.load_cpu = 0;
+  o.probe = "periodic";
+  expect_bad(&o, "--interval, not --delays"); /* delays[0] is 0, not the interval */
+  o.delays_ns[0] = 1000000;
+  assert_int_equal(tl_collect_opts_check(&o, why, sizeof why), TL_OK);
+  o.gap_ns = 1000000;
+  expect_bad(&o, "--gap");
+  o.gap_ns = 0;
+  o.interval_ns = 5000; /* below 10 us */
+  o.delays_ns[0] = 5000;
+  expect_bad(&o, "--interval");
+  o.probe = "exec:";
+  expect_bad(&o, "unknown probe");
+  o.probe = "exec:a\nb";
+  expect_bad(&o, "unknown probe");
+  o.probe = "nosuch";
+  expect_bad(&o, "unknown probe");
+  o.probe = "exec:true";
+  o.delay_count = 0;
+  expect_bad(&o, "--delays");
+}
+
+int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(nanosleep_collects),
+      T(timerfd_collects),
+      T(periodic_collects),
+      T(node_collects),
+      T(exec_collects),
+      T(exec_child_killed),
+      T(exec_malformed_line),
+      T(exec_not_a_probe),
+      T(concurrency_counts_exactly),
+      T(load_and_settings_are_tagged),
+      T(priority_applied_and_restored),
+      cmocka_unit_test(options_are_checked),
+  };
+#undef T
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

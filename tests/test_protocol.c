@@ -1,0 +1,146 @@
+/* test_protocol.c: the child-probe line parser on good and malformed
+ * input, including bytes no child should send. The parser is the one door
+ * for text from another program, so it is tested directly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "collect_internal.h"
+
+static int parse(const char *s, tl__msg *m, char *why) {
+  return tl__protocol_parse_line(s, strlen(s), m, why, TL_WHY_MAX);
+}
+
+static void good_lines(void **state) {
+  (void)state;
+  tl__msg m;
+  char why[TL_WHY_MAX];
+  assert_int_equal(parse("hello 1", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_HELLO);
+  assert_int_equal(m.value, 1);
+  assert_int_equal(parse("sample 0", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_SAMPLE);
+  assert_int_equal(m.value, 0);
+  assert_int_equal(parse("sample 50123456", &m, why), TL_OK);
+  assert_int_equal(m.value, 50123456);
+  assert_int_equal(parse("sample 9223372036854775807", &m, why), TL_OK);
+  assert_int_equal(m.value, INT64_MAX);
+  assert_int_equal(parse("sample 17\r", &m, why), TL_OK); /* CRLF from Windows-style writers */
+  assert_int_equal(m.value, 17);
+  assert_int_equal(parse("", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_SKIP);
+  assert_int_equal(parse("# sample 12 is a comment", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_SKIP);
+  assert_int_equal(parse("error no clock here", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_ERROR);
+  assert_int_equal(m.text_len, strlen("no clock here"));
+  assert_memory_equal(m.text, "no clock here", m.text_len);
+  assert_int_equal(parse("error", &m, why), TL_OK);
+  assert_int_equal(m.text_len, 0);
+}
+
+static void malformed_lines(void **state) {
+  (void)state;
+  static const char *bad[] = {
+      "sample",                     /* no value */
+      "sample ",                    /* empty value */
+      "sample -5",                  /* negative */
+      "sample +5",                  /* sign */
+      "sample 1.5",                 /* fraction */
+      "sample 12ms",                /* unit */
+      "sample  12",                 /* two spaces */
+      "sample 12 ",                 /* trailing space */
+      "sample 0x10",                /* hex */
+      "sample 9223372036854775808", /* INT64_MAX + 1 */
+      "sample 99999999999999999999",
+      "sample 1e9",
+      "Sample 12",  /* case matters */
+      "sampel 12",  /* typo */
+      " sample 12", /* leading space */
+      "hello",
+      "hello 2", /* unsupported version */
+      "hello 0",
+      "hello one",
+      "measure 5", /* a request, not an answer */
+      "12",
+      "sample\t12",
+      "sample 1\x1b[2J",
+      "error \x07"
+      "bell",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    tl__msg m;
+    char why[TL_WHY_MAX] = "";
+    if (parse(bad[i], &m, why) != TL_EINVAL)
+      fail_msg("accepted: '%s'", bad[i]);
+    assert_true(strlen(why) > 0);
+  }
+}
+
+static void embedded_nul_and_length(void **state) {
+  (void)state;
+  tl__msg m;
+  char why[TL_WHY_MAX];
+  /* A NUL inside: the length says where the line ends, not the NUL. */
+  assert_int_equal(tl__protocol_parse_line("sample 1\0002", 10, &m, why, sizeof why), TL_EINVAL);
+  /* Only len bytes are read: "sample 12" cut to "sample 1". */
+  assert_int_equal(tl__protocol_parse_line("sample 12", 8, &m, why, sizeof why), TL_OK);
+  assert_int_equal(m.value, 1);
+  /* Too long. */
+  size_t n = TL__PROTOCOL_LINE_MAX + 10;
+  char *big = malloc(n);
+  memset(big, '#', n);
+  assert_int_equal(tl__protocol_parse_line(big, n, &m, why, sizeof why), TL_EINVAL);
+  assert_non_null(strstr(why, "too long"));
+  free(big);
+  /* A lone CR is an empty line; why may be NULL. */
+  assert_int_equal(tl__protocol_parse_line("\r", 1, &m, NULL, 0), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_SKIP);
+  assert_int_equal(tl__protocol_parse_line("x", 1, &m, NULL, 0), TL_EINVAL);
+}
+
+/* Every prefix of every good and bad line, and random bytes, parse without
+ * reading outside the line (run under the sanitizers in CI). */
+static void every_prefix_and_random_bytes(void **state) {
+  (void)state;
+  static const char *lines[] = {"hello 1", "sample 9223372036854775807", "error x", "# c"};
+  tl__msg m;
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    size_t n = strlen(lines[i]);
+    for (size_t k = 0; k <= n; k++) {
+      char *copy = malloc(k ? k : 1); /* exactly k bytes, no NUL: ASan catches overreads */
+      memcpy(copy, lines[i], k);
+      tl__protocol_parse_line(copy, k, &m, NULL, 0);
+      free(copy);
+    }
+  }
+  unsigned seed = 12345;
+  for (int round = 0; round < 20000; round++) {
+    size_t n = (size_t)(rand_r(&seed) % 40);
+    char *b = malloc(n ? n : 1);
+    for (size_t k = 0; k < n; k++)
+      b[k] = (char)(rand_r(&seed) % 4 == 0 ? "sample 0123456789\r#"[rand_r(&seed) % 19]
+                                           : rand_r(&seed) % 256);
+    int rc = tl__protocol_parse_line(b, n, &m, NULL, 0);
+    assert_true(rc == TL_OK || rc == TL_EINVAL);
+    if (rc == TL_OK && m.kind == TL__MSG_SAMPLE)
+      assert_true(m.value >= 0);
+    free(b);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(good_lines),
+      cmocka_unit_test(malformed_lines),
+      cmocka_unit_test(embedded_nul_and_length),
+      cmocka_unit_test(every_prefix_and_random_bytes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
