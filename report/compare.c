@@ -8,7 +8,7 @@
 
 #include "tl_report.h"
 
-const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,  25, 50,   75,   90,    95,   99,
+const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
                                                      99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
 
 void tl_compare_opts_init(tl_compare_opts *o) {

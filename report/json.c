@@ -51,8 +51,7 @@ static void dist(FILE *o, const tl_dist *d, const char *indent) {
     num(o, d->stddev_ns);
     fprintf(o, ",\n%s \"percentiles\": [", indent);
     for (size_t i = 0; i < d->pct_count; i++)
-      fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", i ? ", " : "", d->pcts[i],
-              (long long)d->pct_ns[i]);
+      fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", i ? ", " : "", d->pcts[i], (long long)d->pct_ns[i]);
     fputc(']', o);
   }
   fputc('}', o);

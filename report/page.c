@@ -548,8 +548,8 @@ static void section_hosts(tl__page *p) {
   FILE *f = tl__prose(p);
   fputs("## Hosts and sessions\n\n", f);
   fputs("Each host as its newest session saw it.\n\n", f);
-  static const char *const hhead[] = {"host",   "labels", "CPU",          "cores",
-                                      "RAM",    "OS",     "kernel",       "virtualization",
+  static const char *const hhead[] = {"host",        "labels",  "CPU",    "cores",
+                                      "RAM",         "OS",      "kernel", "virtualization",
                                       "clocksource", "governor"};
   tl__table *t = tl__table_new(10, hhead, "llllrlllll");
   for (size_t h = 0; t && h < nh; h++) {
@@ -585,9 +585,8 @@ static void section_hosts(tl__page *p) {
   }
   put_table(p, t);
 
-  static const char *const shead[] = {"started (UTC)", "label", "host",   "probe",
-                                      "delay",         "samples", "status", "p90",
-                                      "p99",           "tags"};
+  static const char *const shead[] = {"started (UTC)", "label",  "host", "probe", "delay",
+                                      "samples",       "status", "p90",  "p99",   "tags"};
   t = tl__table_new(10, shead, "llllrrlrrl");
   for (size_t i = 0; t && i < n; i++) {
     const tl_session *s = &c->sessions.items[i];
@@ -837,8 +836,10 @@ static void section_confounds(tl__page *p) {
     }
   }
   static const trait facts[] = {
-      {"kernel.release", "kernel", 0},         {"clocksource.current", "clocksource", 0},
-      {"cpu.governor", "CPU frequency governor", 0}, {"kernel.preempt", "kernel preemption model", 0},
+      {"kernel.release", "kernel", 0},
+      {"clocksource.current", "clocksource", 0},
+      {"cpu.governor", "CPU frequency governor", 0},
+      {"kernel.preempt", "kernel preemption model", 0},
       {"libuv", "libuv version", 0},
   };
   for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
@@ -876,8 +877,9 @@ static void section_confounds(tl__page *p) {
     if (worst >= 0.5) {
       fputs("- **", f);
       tl_md_escape(f, c->labels[l]);
-      fprintf(f, "** was measured on a busy host: load average %.2f on %g CPUs when a session "
-                 "started.\n",
+      fprintf(f,
+              "** was measured on a busy host: load average %.2f on %g CPUs when a session "
+              "started.\n",
               load, cpus);
       any = 1;
     }
@@ -1061,8 +1063,8 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   char date[32];
   date_only(newest, date, sizeof date);
   FILE *f = tl__prose(&p);
-  fprintf(f, "Newest data: %s. %zu labels, %zu hosts, %zu sessions, %lld samples.\n\n",
-          date, c->label_count, nh, n, (long long)samples);
+  fprintf(f, "Newest data: %s. %zu labels, %zu hosts, %zu sessions, %lld samples.\n\n", date,
+          c->label_count, nh, n, (long long)samples);
   fputs("## Comparisons\n\n- [Every label: ", f);
   md_list_labels(f, c);
   fputs("](compare.html)\n\n## Labels\n\n", f);

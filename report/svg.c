@@ -72,12 +72,13 @@ static void marker(FILE *o, size_t style, double x, double y, int hollow) {
             x - 4.5, y + 3.5, fill);
     break;
   case 3:
-    fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"%s/>", x, y - 5, x + 5, y,
-            x, y + 5, x - 5, y, fill);
+    fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"%s/>", x, y - 5, x + 5, y, x,
+            y + 5, x - 5, y, fill);
     break;
   default:
-    fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" class=\"line\" "
-               "stroke-width=\"2\"/>",
+    fprintf(o,
+            "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" class=\"line\" "
+            "stroke-width=\"2\"/>",
             x - 4, y - 4, x + 4, y + 4, x - 4, y + 4, x + 4, y - 4);
   }
 }
@@ -115,8 +116,8 @@ static void y_axis(FILE *o, const frame *f, double step, const char *name) {
   for (double v = f->y0; v <= f->y1 + step / 2; v += step) {
     char buf[32];
     double y = py(f, v);
-    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", f->left,
-            y, f->right, y);
+    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", f->left, y,
+            f->right, y);
     snprintf(buf, sizeof buf, "%g", fabs(v) < step / 1e6 ? 0.0 : v);
     text(o, f->left - 6, y + 4, "end", buf);
   }
@@ -139,8 +140,9 @@ static double legend(tl__page *p, const frame *f, const char *const *names, cons
       y += 20;
     }
     size_t s = styles[i];
-    fprintf(o, "<g class=\"s%zu\"><line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-               "y2=\"%.1f\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>",
+    fprintf(o,
+            "<g class=\"s%zu\"><line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+            "y2=\"%.1f\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>",
             s % STYLES, x, y - 4, x + 28, y - 4, dashes[s % DASHES]);
     marker(o, s, x + 14, y - 4, 0);
     fputs("</g>", o);
@@ -213,8 +215,8 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
       k++;
     tl__ms((double)g[i]->spectrum.pct_ns[k], a, sizeof a);
     tl__ms((double)g[i]->spectrum.pct_ns[TL_SPECTRUM_POINTS - 1], b, sizeof b);
-    at += (size_t)snprintf(desc + at, sizeof desc - at, " %s: p99 %s, p99.99 %s.", g[i]->label, a,
-                           b);
+    at +=
+        (size_t)snprintf(desc + at, sizeof desc - at, " %s: p99 %s, p99.99 %s.", g[i]->label, a, b);
   }
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
@@ -230,8 +232,9 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   fputc('\n', o);
   for (size_t i = 0; i < n; i++) {
     size_t s = styles[i];
-    fprintf(o, "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"2\" "
-               "stroke-dasharray=\"%s\" points=\"",
+    fprintf(o,
+            "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"2\" "
+            "stroke-dasharray=\"%s\" points=\"",
             s % STYLES, dashes[s % DASHES]);
     for (int k = 0; k < TL_SPECTRUM_POINTS; k++)
       fprintf(o, "%s%.1f,%.1f", k ? " " : "", px(&f, pct_x(tl_spectrum_pcts[k])),
@@ -380,8 +383,9 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   for (size_t l = 0; l < nl; l++) {
     size_t s = styles[l];
     for (int which = 1; which <= 2; which++) {
-      fprintf(o, "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"%s\" "
-                 "stroke-dasharray=\"%s\" points=\"",
+      fprintf(o,
+              "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"%s\" "
+              "stroke-dasharray=\"%s\" points=\"",
               s % STYLES, which == 1 ? "2.5" : "1", dashes[s % DASHES]);
       int first = 1;
       for (size_t i = 0; i < c->sessions.count; i++) {

@@ -3,10 +3,10 @@
  * and renders it as Markdown, HTML or JSON, to standard output, to a file
  * (-o) or as a static site (--site). */
 #include <getopt.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tl_report.h"
 

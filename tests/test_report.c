@@ -48,20 +48,28 @@ typedef struct {
   const char *fingerprint, *hostname, *os, *kernel, *cpu, *vm, *clock;
 } host;
 
-static const host vbox_host = {"aaaa000000000001",      "vbox-guest", "Debian GNU/Linux 12 (bookworm)",
-                               "6.1.0-18-amd64",        "Intel(R) Core(TM) i7-8565U <img src=x>",
-                               "virtualbox",            "tsc"};
-static const host mac_host = {"bbbb000000000002", "mac", "macOS 14.1", "23.1.0", "Apple M1",
-                              "none",             "unknown"};
+static const host vbox_host = {"aaaa000000000001",
+                               "vbox-guest",
+                               "Debian GNU/Linux 12 (bookworm)",
+                               "6.1.0-18-amd64",
+                               "Intel(R) Core(TM) i7-8565U <img src=x>",
+                               "virtualbox",
+                               "tsc"};
+static const host mac_host = {"bbbb000000000002", "mac",  "macOS 14.1", "23.1.0",
+                              "Apple M1",         "none", "unknown"};
 
 static void add_session(tl_store *s, const char *run, const char *label, const host *h,
                         int64_t delay_ns, const int64_t *v, size_t n) {
   static const char *keys[] = {"note"}, *values[] = {HOSTILE};
   const tl_fact facts[] = {
-      {"hostname", h->hostname, "uname"},      {"os.name", h->os, "/etc/os-release"},
-      {"kernel.release", h->kernel, "uname"},  {"cpu.model", h->cpu, "/proc/cpuinfo"},
-      {"cpu.logical", "4", "sysconf"},         {"mem.total_bytes", "8589934592", "sysinfo"},
-      {"vm", h->vm, "cpuid"},                  {"clocksource.current", h->clock, "/sys"},
+      {"hostname", h->hostname, "uname"},
+      {"os.name", h->os, "/etc/os-release"},
+      {"kernel.release", h->kernel, "uname"},
+      {"cpu.model", h->cpu, "/proc/cpuinfo"},
+      {"cpu.logical", "4", "sysconf"},
+      {"mem.total_bytes", "8589934592", "sysinfo"},
+      {"vm", h->vm, "cpuid"},
+      {"clocksource.current", h->clock, "/sys"},
   };
   tl_session_spec spec = {
       .run_uuid = run,
@@ -314,8 +322,8 @@ static const char *json_value(const char *p, int depth) {
 static void json_output(void **state) {
   fixture *f = *state;
   build_golden_db(f->db);
-  char *a[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", "--format", "json",
-               "--baseline", "vbox", NULL};
+  char *a[] = {TLREPORT,   "--db", f->db,        "--compare", "vbox,macos",
+               "--format", "json", "--baseline", "vbox",      NULL};
   char *out = run_report(a, 0, NULL);
   const char *end = json_value(out, 0);
   if (!end || *ws(end))
@@ -418,8 +426,12 @@ static void assert_links(const char *dir, const char *page, size_t *count) {
 }
 
 static const char *const site_pages[] = {
-    "index.html",      "compare.html", "label-vbox.html", "label-macos.html",
-    "host-aaaa000000000001.html", "host-bbbb000000000002.html",
+    "index.html",
+    "compare.html",
+    "label-vbox.html",
+    "label-macos.html",
+    "host-aaaa000000000001.html",
+    "host-bbbb000000000002.html",
 };
 
 /* The names in dir, one a line, without SQLite's -wal and -shm files. */
@@ -528,6 +540,111 @@ static void replacing_files(void **state) {
   free(mine);
 }
 
+/* ======================================================================== */
+/* In a real browser                                                         */
+
+/* Loaded by headless Chromium: opens index.html of the site in a frame,
+ * follows every link to every page, and writes what it found on each
+ * (heading, SVG charts drawn and visible, scripts) into the DOM, which
+ * --dump-dom prints. A link that does not resolve loads no page. */
+static const char harness[] =
+    "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>harness</title></head><body>"
+    "<pre id=\"r\">RUNNING</pre><script>\n"
+    "const base = '%s/';\n"
+    "const todo = ['index.html'], seen = new Set(todo), out = [];\n"
+    "const frame = document.createElement('iframe');\n"
+    "frame.style.width = '1000px'; frame.style.height = '800px';\n"
+    "document.body.appendChild(frame);\n"
+    "function next() {\n"
+    "  if (!todo.length) { document.getElementById('r').textContent = 'RESULT' + "
+    "out.join('') + 'END'; return; }\n"
+    "  frame.src = base + todo[0];\n"
+    "}\n"
+    "frame.onload = () => {\n"
+    "  const page = todo.shift();\n"
+    "  try {\n"
+    "    const d = frame.contentDocument, w = frame.contentWindow;\n"
+    "    const svgs = [...d.querySelectorAll('svg')];\n"
+    "    const visible = svgs.filter(s => { const b = s.getBoundingClientRect(), "
+    "c = w.getComputedStyle(s); return b.width > 100 && b.height > 100 && c.display !== 'none' "
+    "&& c.visibility !== 'hidden' && s.querySelectorAll('polyline, rect').length > 0; });\n"
+    "    const h1 = d.querySelector('h1') ? 1 : 0;\n"
+    "    out.push(`[${page} h1=${h1} svg=${svgs.length} visible=${visible.length} "
+    "script=${d.querySelectorAll('script').length}]`);\n"
+    "    for (const a of d.querySelectorAll('a[href]')) {\n"
+    "      const h = a.getAttribute('href');\n"
+    "      if (!seen.has(h)) { seen.add(h); todo.push(h); }\n"
+    "    }\n"
+    "  } catch (e) { out.push(`[${page} error]`); }\n"
+    "  next();\n"
+    "};\n"
+    "next();\n"
+    "</script></body></html>\n";
+
+static void site_in_chromium(void **state) {
+  fixture *f = *state;
+  const char *chromium = "/usr/bin/chromium";
+  if (!have(chromium))
+    skip(); /* .ci/run installs chromium */
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  char page[8192], url[4200];
+  snprintf(url, sizeof url, "file://%s", dir);
+  snprintf(page, sizeof page, harness, url);
+  char *file = tl_test_path(f->dir, "harness.html");
+  assert_int_equal(tl_test_write_file(file, page, strlen(page)), 0);
+  char *profile = tl_test_path(f->dir, "profile");
+  char profile_arg[4200], target[4200];
+  snprintf(profile_arg, sizeof profile_arg, "--user-data-dir=%s", profile);
+  snprintf(target, sizeof target, "file://%s", file);
+  char *b[] = {(char *)chromium,
+               "--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--disable-background-networking",
+               "--disable-component-update",
+               "--disable-sync",
+               "--no-first-run",
+               profile_arg,
+               "--allow-file-access-from-files",
+               "--virtual-time-budget=5000",
+               "--enable-logging=stderr",
+               "--v=0",
+               "--dump-dom",
+               target,
+               NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(b, NULL, &out, &err), 0);
+  char *r = strstr(out, "RESULT[");
+  char *end = r ? strstr(r, "]END") : NULL;
+  if (!end)
+    fail_msg("the harness did not finish: %.300s", out);
+  end[1] = '\0'; /* the page's own script text follows */
+  /* Every page was reached through links, rendered, and its charts drawn. */
+  assert_non_null(strstr(r, "[index.html h1=1 svg=0 visible=0 script=0]"));
+  assert_non_null(strstr(r, "[compare.html h1=1 svg=7 visible=7 script=0]"));
+  assert_non_null(strstr(r, "[label-vbox.html h1=1 svg=6 visible=6 script=0]"));
+  assert_non_null(strstr(r, "[label-macos.html h1=1 svg=3 visible=3 script=0]"));
+  assert_non_null(strstr(r, "[host-aaaa000000000001.html h1=1 svg=6 visible=6 script=0]"));
+  assert_non_null(strstr(r, "[host-bbbb000000000002.html h1=1 svg=3 visible=3 script=0]"));
+  if (strstr(r, "error]"))
+    fail_msg("a page did not load: %.600s", r);
+  size_t pages = 0;
+  for (const char *p = r; (p = strstr(p, " h1=")); p++)
+    pages++;
+  assert_int_equal(pages, 6);
+  /* Nothing on the console: no script, no failed load, no CSS error. */
+  if (strstr(err, ":CONSOLE"))
+    fail_msg("console: %.300s", strstr(err, ":CONSOLE"));
+  free(out);
+  free(err);
+  free(profile);
+  free(file);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(markdown_matches_golden, setup, teardown),
@@ -536,6 +653,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(html_page, setup, teardown),
       cmocka_unit_test_setup_teardown(site, setup, teardown),
       cmocka_unit_test_setup_teardown(replacing_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(site_in_chromium, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
