@@ -235,6 +235,65 @@ static void filters_and_errors(void **state) {
   free(out);
 }
 
+/* "Read with care": a label measured on two hosts, a probe option (tag)
+ * that differs between labels, a kernel that changed within a label, and a
+ * busy host are each named; agreeing sessions give the all-clear line. */
+static void add_plain(tl_store *s, const char *label, const char *fp, const char *kernel,
+                      const char *tag, const char *load) {
+  const char *keys[] = {"concurrency"}, *values[] = {tag};
+  const tl_fact facts[] = {{"kernel.release", kernel, "uname"},
+                           {"cpu.logical", "2", "sysconf"},
+                           {"load.start", load, "/proc/loadavg"}};
+  tl_session_spec spec = {.run_uuid = fp,
+                          .label = label,
+                          .probe = "uv",
+                          .delay_ns = 1000000,
+                          .command_line = "tlcollect",
+                          .host_fingerprint = fp,
+                          .hostname = fp,
+                          .libuv_version = "1.44.2",
+                          .tag_keys = keys,
+                          .tag_values = values,
+                          .tag_count = 1,
+                          .facts = facts,
+                          .fact_count = 3};
+  tl_writer *w;
+  char uuid[37];
+  const int64_t v[] = {1100000, 1200000};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 2), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+}
+
+static void confounds(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  add_plain(s, "mixed", "aaaa", "6.1.0", "1", "0.10 0.20 0.30");
+  add_plain(s, "mixed", "bbbb", "6.5.0", "1", "0.10");
+  add_plain(s, "busy", "cccc", "6.1.0", "8", "3.00 2.00 1.00");
+  add_plain(s, "calm", "dddd", "6.1.0", "1", "0.00");
+  add_plain(s, "calm2", "eeee", "6.1.0", "1", "0.00");
+  tl_store_close(s);
+  char *a[] = {TLREPORT, "--db", f->db, "--compare", "mixed,busy", NULL};
+  char *out = run_report(a, 0, NULL);
+  const char *care = strstr(out, "## Read with care\n");
+  assert_non_null(care);
+  assert_non_null(
+      strstr(care, "- **mixed** mixes 2 different hosts: aaaa \\(aaaa\\), bbbb \\(bbbb\\).\n"));
+  assert_non_null(strstr(care, "- Within **mixed**, the kernel differs between sessions: "
+                               "6\\.1\\.0, 6\\.5\\.0.\n"));
+  assert_non_null(strstr(care, "- The tag concurrency differs between labels: mixed 1; busy 8.\n"));
+  assert_non_null(strstr(care, "- **busy** was measured on a busy host: load average 3.00 on 2 "
+                               "CPUs when a session started.\n"));
+  assert_null(strstr(care, "**mixed** was measured on a busy host"));
+  free(out);
+  char *b[] = {TLREPORT, "--db", f->db, "--compare", "calm,calm2", NULL};
+  out = run_report(b, 0, NULL);
+  assert_non_null(strstr(out, "## Read with care\n\nNothing found"));
+  free(out);
+}
+
 /* ======================================================================== */
 /* JSON                                                                      */
 
@@ -649,6 +708,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(markdown_matches_golden, setup, teardown),
       cmocka_unit_test_setup_teardown(filters_and_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(confounds, setup, teardown),
       cmocka_unit_test_setup_teardown(json_output, setup, teardown),
       cmocka_unit_test_setup_teardown(html_page, setup, teardown),
       cmocka_unit_test_setup_teardown(site, setup, teardown),
