@@ -63,8 +63,13 @@ static void put_table(tl__page *p, tl__table *t) {
   tl__table_free(t);
 }
 
-static void label_page(const char *label, char *buf, size_t len) {
+/* The link to a label's page of the site, or NULL when the page is not part
+ * of a site or the label is not one that becomes a file name. */
+static const char *label_href(const tl__page *p, const char *label, char *buf, size_t len) {
+  if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK)
+    return NULL;
   snprintf(buf, len, "label-%s.html", label);
+  return buf;
 }
 
 /* ======================================================================== */
@@ -345,10 +350,8 @@ static void delay_table(tl__page *p, const tl_group *g0) {
     if (!g)
       continue;
     char href[128];
-    label_page(g->label, href, sizeof href);
-    size_t cell = tl__table_add(t, g->label);
-    if (p->o->site_links)
-      tl__table_link(t, cell, href);
+    const char *link = label_href(p, g->label, href, sizeof href);
+    tl__table_link(t, tl__table_add(t, g->label), link);
     tl__table_addf(t, "%zu", g->session_count);
     tl__table_addf(t, "%lld", (long long)g->dist.count);
     double *row = &vals[rows * nvals];
@@ -371,9 +374,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
         tl__table_add(t, "-");
     }
     if (ratio) {
-      cell = tl__table_add(ratio, g->label);
-      if (p->o->site_links)
-        tl__table_link(ratio, cell, href);
+      tl__table_link(ratio, tl__table_add(ratio, g->label), link);
       const tl_dist *b = &base->dist;
       double bv[TL_MAX_PCTS + 4];
       size_t k = 0;
@@ -594,11 +595,8 @@ static void section_hosts(tl__page *p) {
     char buf[1024], href[128], v[48];
     tl_date_format(s->started_ns, buf, sizeof buf);
     tl__table_add(t, buf);
-    size_t cell = tl__table_add(t, s->label);
-    label_page(s->label, href, sizeof href);
-    if (p->o->site_links)
-      tl__table_link(t, cell, href);
-    cell = tl__table_add(t, s->hostname);
+    tl__table_link(t, tl__table_add(t, s->label), label_href(p, s->label, href, sizeof href));
+    size_t cell = tl__table_add(t, s->hostname);
     if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
       tl__table_link(t, cell, href);
     tl__table_add(t, s->probe);
@@ -786,14 +784,20 @@ static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int 
   *any = 1;
 }
 
-/* The 1-minute load average at the start of session i per logical CPU, or
- * -1 when not recorded. load.start holds "1.52" or "1.52 0.80 0.44". */
+/* The highest 1-minute load average recorded at the start or the end of
+ * session i ("1.52" or "1.52 0.80 0.44"), per logical CPU; -1 when none. */
 static double load_per_cpu(const tl_comparison *c, size_t i, double *load, double *cpus) {
-  const char *l = tl__fact(&c->details[i], "load.start");
+  static const char *const keys[] = {"load.start", "load.end"};
   const char *n = tl__fact(&c->details[i], "cpu.logical");
   char *end;
-  *load = l ? strtod(l, &end) : -1;
-  if (!l || end == l || *load < 0)
+  *load = -1;
+  for (size_t k = 0; k < 2; k++) {
+    const char *l = tl__fact(&c->details[i], keys[k]);
+    double v = l ? strtod(l, &end) : -1;
+    if (l && end != l && v > *load)
+      *load = v;
+  }
+  if (*load < 0)
     return -1;
   *cpus = n ? strtod(n, &end) : 0;
   if (!n || end == n || *cpus < 1)
@@ -860,7 +864,7 @@ static void section_confounds(tl__page *p) {
       trait t = {key, name, 1};
       confound_trait(f, c, &t, &any);
     }
-  /* A busy host: load at the start of at least half a task per CPU. */
+  /* A busy host: a load of at least half a task per CPU. */
   for (size_t l = 0; l < c->label_count; l++) {
     double worst = -1, load = 0, cpus = 0;
     for (size_t i = 0; i < c->sessions.count; i++) {
@@ -878,8 +882,8 @@ static void section_confounds(tl__page *p) {
       fputs("- **", f);
       tl_md_escape(f, c->labels[l]);
       fprintf(f,
-              "** was measured on a busy host: load average %.2f on %g CPUs when a session "
-              "started.\n",
+              "** was measured on a busy host: load average %.2f on %g CPUs during a "
+              "session.\n",
               load, cpus);
       any = 1;
     }
@@ -887,7 +891,7 @@ static void section_confounds(tl__page *p) {
   if (!any)
     fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
           "preemption model, libuv version and tags as far as they were recorded, each label "
-          "ran on one host, and no host was busy when its sessions started.\n",
+          "ran on one host, and no host was busy during its sessions.\n",
           f);
   fputc('\n', f);
 }
@@ -1088,8 +1092,8 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
       count += s->sample_count;
     }
     char href[128], d0[32], d1[32];
-    label_page(c->labels[l], href, sizeof href);
-    tl__table_link(t, tl__table_add(t, c->labels[l]), href);
+    tl__table_link(t, tl__table_add(t, c->labels[l]),
+                   label_href(&p, c->labels[l], href, sizeof href));
     tl__table_addf(t, "%zu", sessions);
     tl__table_addf(t, "%lld", (long long)count);
     tl__table_addf(t, "%zu", hosts);

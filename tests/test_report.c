@@ -271,7 +271,7 @@ static void confounds(void **state) {
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
   add_plain(s, "mixed", "aaaa", "6.1.0", "1", "0.10 0.20 0.30");
   add_plain(s, "mixed", "bbbb", "6.5.0", "1", "0.10");
-  add_plain(s, "busy", "cccc", "6.1.0", "8", "3.00 2.00 1.00");
+  add_plain(s, "busy", "cccc", "6.1.0", "8", "3.00 2.00 1.00"); /* 1.5 per CPU */
   add_plain(s, "calm", "dddd", "6.1.0", "1", "0.00");
   add_plain(s, "calm2", "eeee", "6.1.0", "1", "0.00");
   tl_store_close(s);
@@ -285,7 +285,7 @@ static void confounds(void **state) {
                                "6\\.1\\.0, 6\\.5\\.0.\n"));
   assert_non_null(strstr(care, "- The tag concurrency differs between labels: mixed 1; busy 8.\n"));
   assert_non_null(strstr(care, "- **busy** was measured on a busy host: load average 3.00 on 2 "
-                               "CPUs when a session started.\n"));
+                               "CPUs during a session.\n"));
   assert_null(strstr(care, "**mixed** was measured on a busy host"));
   free(out);
   char *b[] = {TLREPORT, "--db", f->db, "--compare", "calm,calm2", NULL};
@@ -548,6 +548,46 @@ static void site(void **state) {
   free(dir);
 }
 
+/* A label that tl would refuse (written by another program into the
+ * database) is still escaped everywhere, and never becomes a file name. */
+static void hostile_label(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET label = '../<b onclick=alert(1)>x|*' "
+                                "WHERE label = 'macos'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  char *a[] = {TLREPORT, "--db", f->db, NULL};
+  char *out = run_report(a, 0, NULL);
+  assert_non_null(strstr(out, "On \\.\\./\\<b onclick=alert\\(1\\)\\>x\\|\\*, 90 percent"));
+  assert_non_null(strstr(out, "| \\.\\./\\<b onclick=alert\\(1\\)\\>x\\|\\* | 1 | 3 |"));
+  free(out);
+  char *dir = tl_test_path(f->dir, "site");
+  char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(b, 0, NULL));
+  size_t links = 0;
+  assert_links(dir, "compare.html", &links);
+  assert_links(dir, "index.html", &links);
+  char *path = tl_test_path(dir, "compare.html");
+  char *html = tl_test_read_file(path, NULL);
+  assert_non_null(strstr(html, "../&lt;b onclick=alert(1)&gt;x|*"));
+  assert_null(strstr(html, "<b onclick"));
+  free(html);
+  free(path);
+  out = list_dir(dir);
+  assert_string_equal(out, "compare.html\nhost-aaaa000000000001.html\nhost-bbbb000000000002.html\n"
+                           "index.html\nlabel-vbox.html\n");
+  free(out);
+  out = list_dir(f->dir);
+  assert_string_equal(out, "site\ntl.db\n");
+  free(out);
+  free(dir);
+}
+
 /* -o and --site replace only tl's own files, never follow a link, and leave
  * nothing behind when they refuse. */
 static void replacing_files(void **state) {
@@ -712,6 +752,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(json_output, setup, teardown),
       cmocka_unit_test_setup_teardown(html_page, setup, teardown),
       cmocka_unit_test_setup_teardown(site, setup, teardown),
+      cmocka_unit_test_setup_teardown(hostile_label, setup, teardown),
       cmocka_unit_test_setup_teardown(replacing_files, setup, teardown),
       cmocka_unit_test_setup_teardown(site_in_chromium, setup, teardown),
   };
