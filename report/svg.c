@@ -413,5 +413,5 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   legend(p, &f, names, styles, nl, 338);
   close_svg(p, "p90 (filled, thick) and p99 (hollow, thin) of each session over time. Lower is "
-               "better; a step up means the host changed.");
+               "better; a step is worth a look in the sessions table.");
 }
