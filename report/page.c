@@ -484,6 +484,13 @@ static size_t hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
   return n;
 }
 
+/* "2026-11-30 09:56": short enough not to wrap in a table (UTC). */
+static void minute(int64_t ns, char *buf, size_t len) {
+  char d[32];
+  tl_date_format(ns, d, sizeof d);
+  snprintf(buf, len, "%.10s %.5s", d, d + 11);
+}
+
 static const char *or_unknown(const char *v) { return v && *v ? v : "unknown"; }
 
 static void host_cpu(const tl_session_detail *d, char *buf, size_t len) {
@@ -593,7 +600,7 @@ static void section_hosts(tl__page *p) {
     const tl_session *s = &c->sessions.items[i];
     const tl_session_detail *d = &c->details[i];
     char buf[1024], href[128], v[48];
-    tl_date_format(s->started_ns, buf, sizeof buf);
+    minute(s->started_ns, buf, sizeof buf);
     tl__table_add(t, buf);
     tl__table_link(t, tl__table_add(t, s->label), label_href(p, s->label, href, sizeof href));
     size_t cell = tl__table_add(t, s->hostname);
@@ -683,12 +690,12 @@ static void section_method(tl__page *p) {
     if (k < i)
       continue; /* one line per run: its sessions share the command */
     char date[32];
-    tl_date_format(s->started_ns, date, sizeof date);
+    minute(s->started_ns, date, sizeof date);
     fputs("**", f);
     tl_md_escape(f, s->label);
     fputs("** on ", f);
     tl_md_escape(f, s->hostname);
-    fprintf(f, ", %s:\n\n", date);
+    fprintf(f, ", %s UTC:\n\n", date);
     code_block(f, *s->command_line ? s->command_line : "(not recorded)");
   }
 }
