@@ -19,7 +19,8 @@ typedef struct tl__table tl__table;
 
 enum { TL__BEST = 1 }; /* cell flags */
 
-/* head: cols column names; align: cols chars, 'l' or 'r'. NULL on OOM. */
+/* head: cols column names (not copied: they must outlive the table); align:
+ * cols chars, 'l' or 'r'. NULL on OOM; free with tl__table_free. */
 tl__table *tl__table_new(size_t cols, const char *const *head, const char *align);
 /* Appends a cell (row-major, rows fill up in order); returns its index, or
  * (size_t)-1 when out of memory (the table then refuses to be written). */
