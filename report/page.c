@@ -41,7 +41,9 @@ void tl__prose_flush(tl__page *p) {
   p->md = NULL;
   if (!p->md_buf)
     return;
-  char *html = cmark_markdown_to_html(p->md_buf, p->md_len, CMARK_OPT_DEFAULT);
+  /* Safe is the default since cmark 0.29; saying so keeps older ones safe too. */
+  char *html =
+      cmark_markdown_to_html(p->md_buf, p->md_len, CMARK_OPT_SAFE | CMARK_OPT_VALIDATE_UTF8);
   if (html)
     fputs(html, p->out);
   else
