@@ -944,6 +944,7 @@ static const char css[] =
     "figcaption{font-size:.85rem;color:var(--muted)}\n"
     "svg{display:block;width:100%;height:auto}\n"
     "svg text{fill:currentColor;font-family:inherit}\n"
+    "@media (max-width:40rem){svg text{font-size:22px}.small svg text{font-size:13px}}\n"
     "svg .grid{stroke:var(--line)}\n"
     "svg .axis{stroke:var(--muted)}\n"
     ".s0{stroke:var(--c0);fill:var(--c0)}.s1{stroke:var(--c1);fill:var(--c1)}"

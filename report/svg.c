@@ -137,7 +137,7 @@ static double legend(tl__page *p, const frame *f, const char *const *names, cons
   for (size_t i = 0; i < n; i++) {
     if (x + col > f->right + 10) {
       x = f->left;
-      y += 20;
+      y += 22;
     }
     size_t s = styles[i];
     fprintf(o,
@@ -196,11 +196,11 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   if (!n)
     return;
-  double w = 640, rows = (double)legend_rows(n, 640 - 64 - 16);
-  double h = 330 + rows * 20;
+  double w = 640, rows = (double)legend_rows(n, 640 - 78 - 16);
+  double h = 342 + rows * 22;
   const char *axis;
   double u = unit_for(hi, &axis);
-  frame f = {64, w - 16, 16, 270, 0, 4, lo * u, hi * u};
+  frame f = {78, w - 16, 16, 258, 0, 4, lo * u, hi * u};
   double step = nice_step(&f.y0, &f.y1, 5);
   char call[96], title[256], desc[1024];
   tl__call_name(probe, delay_ns, call, sizeof call);
@@ -226,9 +226,9 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
     double x = px(&f, t);
     fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, f.top,
             x, f.bottom);
-    text(o, x, f.bottom + 18, t == 0 ? "start" : t == 4 ? "end" : "middle", ticks[t]);
+    text(o, x, f.bottom + 22, t == 0 ? "start" : t == 4 ? "end" : "middle", ticks[t]);
   }
-  text(o, (f.left + f.right) / 2, f.bottom + 38, "middle", "Percentile (log scale)");
+  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", "Percentile (log scale)");
   fputc('\n', o);
   for (size_t i = 0; i < n; i++) {
     size_t s = styles[i];
@@ -248,7 +248,7 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
     }
     fputs("</g>\n", o);
   }
-  legend(p, &f, names, styles, n, 318);
+  legend(p, &f, names, styles, n, 334);
   close_svg(p, "Latency by percentile: the further right, the rarer the call. Lower is better.");
 }
 
@@ -341,8 +341,8 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
         styles[nl++] = l;
         break;
       }
-  double w = 640, rows = (double)legend_rows(nl, 640 - 64 - 16);
-  double h = 350 + rows * 20;
+  double w = 640, rows = (double)legend_rows(nl, 640 - 78 - 16);
+  double h = 342 + rows * 22;
   /* Sessions close together get at least an hour around them. */
   if (t1 - t0 < 3600) {
     double mid = (t0 + t1) / 2;
@@ -351,7 +351,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   const char *axis;
   double u = unit_for(hi, &axis);
-  frame f = {64, w - 16, 16, 270, t0, t1, lo * u, hi * u};
+  frame f = {78, w - 16, 16, 258, t0, t1, lo * u, hi * u};
   double step = nice_step(&f.y0, &f.y1, 5);
   char call[96], title[256], desc[512];
   tl__call_name(probe, delay_ns, call, sizeof call);
@@ -364,9 +364,10 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
   y_axis(o, &f, step, axis);
-  /* Four dates along the x axis; with less than two days, times of day too. */
-  for (int k = 0; k <= 3; k++) {
-    double t = t0 + (t1 - t0) * k / 3;
+  /* Three dates along the x axis (room for them on a phone); with less than
+   * two days, times of day too. */
+  for (int k = 0; k <= 2; k++) {
+    double t = t0 + (t1 - t0) * k / 2;
     char date[32], buf[32];
     tl_date_format((int64_t)(t * 1e9), date, sizeof date);
     if (t1 - t0 < 2 * 86400)
@@ -376,9 +377,9 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
     double x = px(&f, t);
     fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
             f.bottom, x, f.bottom + 4);
-    text(o, x, f.bottom + 18, k == 0 ? "start" : k == 3 ? "end" : "middle", buf);
+    text(o, x, f.bottom + 22, k == 0 ? "start" : k == 2 ? "end" : "middle", buf);
   }
-  text(o, (f.left + f.right) / 2, f.bottom + 38, "middle", "Session start (UTC)");
+  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", "Session start (UTC)");
   fputc('\n', o);
   for (size_t l = 0; l < nl; l++) {
     size_t s = styles[l];
@@ -411,7 +412,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       fputs("</g>\n", o);
     }
   }
-  legend(p, &f, names, styles, nl, 338);
+  legend(p, &f, names, styles, nl, 334);
   close_svg(p, "p90 (filled, thick) and p99 (hollow, thin) of each session over time. Lower is "
                "better; a step is worth a look in the sessions table.");
 }
