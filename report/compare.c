@@ -1,17 +1,19 @@
-/* compare.c: grouping sessions by label, probe and delay, computing each
- * group's exact distribution, and writing the comparison as Markdown. */
+/* compare.c: choosing the sessions of a comparison (filters, --last), grouping
+ * them by label, probe and delay, and computing everything the page shows:
+ * each group's exact distribution, the points of its percentile chart and its
+ * histogram, and each session's facts, tags and own percentiles. The pages
+ * (page.c, json.c) then only format what is here and never touch the store. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tl_report.h"
 
+const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
+                                                     99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
+
 void tl_compare_opts_init(tl_compare_opts *o) {
   memset(o, 0, sizeof *o);
   tl_filter_init(&o->filter);
-}
-
-void tl_format_ms(int64_t ns, char *buf, size_t len) {
-  snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
 }
 
 void tl_comparison_free(tl_comparison *c) {
@@ -23,6 +25,11 @@ void tl_comparison_free(tl_comparison *c) {
     free(c->groups[i].session_ids);
   }
   free(c->groups);
+  for (size_t i = 0; c->details && i < c->sessions.count; i++) {
+    tl_fact_rows_free(c->details[i].facts, c->details[i].fact_count);
+    tl_fact_rows_free(c->details[i].tags, c->details[i].tag_count);
+  }
+  free(c->details);
   tl_strings_free(c->labels, c->label_count);
   tl_session_list_free(&c->sessions);
   memset(c, 0, sizeof *c);
@@ -79,6 +86,97 @@ static int group_cmp(const tl_comparison *c, const tl_group *a, const tl_group *
   return (a->delay_ns > b->delay_ns) - (a->delay_ns < b->delay_ns);
 }
 
+/* Keeps only the newest `last` sessions of each label, probe and delay.
+ * The list is oldest first, so it is walked from the end. */
+static int keep_last(tl_session_list *list, int64_t last) {
+  if (last <= 0 || list->count == 0)
+    return TL_OK;
+  tl_session_list dropped = {calloc(list->count, sizeof(tl_session)), 0};
+  char *keep = calloc(list->count, 1);
+  if (!dropped.items || !keep) {
+    free(dropped.items);
+    free(keep);
+    return TL_ENOMEM;
+  }
+  for (size_t i = list->count; i-- > 0;) {
+    const tl_session *s = &list->items[i];
+    int64_t newer = 0;
+    for (size_t k = i + 1; k < list->count; k++) {
+      const tl_session *t = &list->items[k];
+      newer += keep[k] && strcmp(t->label, s->label) == 0 && strcmp(t->probe, s->probe) == 0 &&
+               t->delay_ns == s->delay_ns;
+    }
+    keep[i] = newer < last;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < list->count; i++) {
+    if (keep[i])
+      list->items[kept++] = list->items[i];
+    else
+      dropped.items[dropped.count++] = list->items[i];
+  }
+  list->count = kept;
+  tl_session_list_free(&dropped);
+  free(keep);
+  return TL_OK;
+}
+
+typedef struct {
+  tl_group *g;
+  int64_t hi;
+} hist_ctx;
+
+static int hist_add(void *arg, const int64_t *v, size_t n) {
+  hist_ctx *h = arg;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] > h->hi) {
+      h->g->hist_over++;
+      continue;
+    }
+    int64_t b = (v[i] - h->g->hist_lo_ns) / h->g->hist_width_ns;
+    h->g->hist[b < TL_HIST_BINS ? b : TL_HIST_BINS - 1]++;
+  }
+  return 0;
+}
+
+/* The group's distribution, its chart points and its histogram. */
+static int group_stats(tl_store *store, tl_group *g, const double *pcts, size_t np) {
+  int rc = tl_dist_compute(store, g->session_ids, g->session_count, pcts, np, &g->dist);
+  if (!rc)
+    rc = tl_dist_compute(store, g->session_ids, g->session_count, tl_spectrum_pcts,
+                         TL_SPECTRUM_POINTS, &g->spectrum);
+  if (rc || !g->dist.count)
+    return rc;
+  /* Bins from the minimum up to the 99.9th percentile (spectrum point 9). */
+  int64_t hi = g->spectrum.pct_ns[9];
+  g->hist_lo_ns = g->dist.min_ns;
+  g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
+  hist_ctx h = {g, hi};
+  for (size_t i = 0; i < g->session_count && !rc; i++)
+    rc = tl_store_scan(store, g->session_ids[i], hist_add, &h);
+  return rc;
+}
+
+/* Facts, tags and the own p50/p90/p99 of every session. */
+static int session_details(tl_store *store, tl_comparison *c) {
+  static const double p[] = {50, 90, 99};
+  c->details = calloc(c->sessions.count, sizeof *c->details);
+  if (!c->details)
+    return TL_ENOMEM;
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    tl_session_detail *d = &c->details[i];
+    int64_t id = c->sessions.items[i].id;
+    int rc = tl_store_facts(store, id, &d->facts, &d->fact_count);
+    if (!rc)
+      rc = tl_store_tags(store, id, &d->tags, &d->tag_count);
+    if (!rc)
+      rc = tl_dist_compute(store, &id, 1, p, 3, &d->dist);
+    if (rc)
+      return rc;
+  }
+  return TL_OK;
+}
+
 int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
                size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -91,8 +189,23 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
   rc = tl_store_sessions(store, &f, &out->sessions);
   if (rc)
     return fail(err, errlen, rc, tl_store_errmsg(store));
-  if (out->sessions.count == 0)
-    return fail(err, errlen, TL_ENOTFOUND, "no session matches the filters");
+  if (keep_last(&out->sessions, o->last))
+    goto oom;
+  if (out->sessions.count == 0) {
+    tl_comparison_free(out);
+    return fail(err, errlen, TL_ENOTFOUND,
+                "no session matches the filters (tlstore info lists what the database holds)");
+  }
+  for (size_t i = 0; i < o->label_count; i++) {
+    size_t k = 0;
+    while (k < out->sessions.count && strcmp(out->sessions.items[k].label, o->labels[i]) != 0)
+      k++;
+    if (k == out->sessions.count) {
+      tl_comparison_free(out);
+      snprintf(err, errlen, "no session of label '%s' matches the filters", o->labels[i]);
+      return TL_ENOTFOUND;
+    }
+  }
 
   /* Labels in the order asked, or in the database's (sorted) order. */
   size_t want = o->label_count ? o->label_count : out->sessions.count;
@@ -122,6 +235,16 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
     for (size_t i = 0; i < out->label_count; i++)
       if (!out->labels[i])
         goto oom;
+  }
+
+  out->baseline = -1;
+  if (o->baseline) {
+    out->baseline = label_pos(out, o->baseline);
+    if (out->baseline < 0) {
+      tl_comparison_free(out);
+      snprintf(err, errlen, "baseline '%.64s' is not among the compared labels", o->baseline);
+      return TL_ENOTFOUND;
+    }
   }
 
   /* Groups: one per distinct (label, probe, delay). */
@@ -154,139 +277,23 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
       out->groups[k - 1] = tmp;
     }
 
-  static const double default_pcts[] = {50, 90, 99};
+  static const double default_pcts[] = {50, 90, 99, 99.9};
   const double *pcts = o->pct_count ? o->pcts : default_pcts;
-  size_t np = o->pct_count ? o->pct_count : 3;
-  for (size_t i = 0; i < out->group_count; i++) {
-    tl_group *g = &out->groups[i];
-    rc = tl_dist_compute(store, g->session_ids, g->session_count, pcts, np, &g->dist);
-    if (rc) {
-      fail(err, errlen, rc, tl_store_errmsg(store));
-      tl_comparison_free(out);
-      return rc;
-    }
+  size_t np = o->pct_count ? o->pct_count : sizeof default_pcts / sizeof default_pcts[0];
+  for (size_t i = 0; i < out->group_count && !rc; i++)
+    rc = group_stats(store, &out->groups[i], pcts, np);
+  if (!rc)
+    rc = session_details(store, out);
+  if (rc == TL_ENOMEM)
+    goto oom;
+  if (rc) {
+    fail(err, errlen, rc, tl_store_errmsg(store));
+    tl_comparison_free(out);
+    return rc;
   }
   return TL_OK;
 
 oom:
   tl_comparison_free(out);
   return fail(err, errlen, TL_ENOMEM, "out of memory");
-}
-
-/* ======================================================================== */
-/* Markdown                                                                  */
-
-void tl_md_escape(FILE *out, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p < 0x20 || *p == 0x7f)
-      continue;
-    if (strchr("\\`*_{}[]()<>#+-.!|&~\"'", *p))
-      fputc('\\', out);
-    fputc(*p, out);
-  }
-}
-
-static void pct_name(double p, char *buf, size_t len) { snprintf(buf, len, "p%g", p); }
-
-static size_t group_sessions(const tl_comparison *c, const char *label) {
-  size_t n = 0;
-  for (size_t i = 0; i < c->sessions.count; i++)
-    n += strcmp(c->sessions.items[i].label, label) == 0;
-  return n;
-}
-
-/* The index of the requested percentile p, or -1. */
-static int pct_index(const tl_dist *d, double p) {
-  for (size_t i = 0; i < d->pct_count; i++)
-    if (d->pcts[i] == p)
-      return (int)i;
-  return -1;
-}
-
-static void sentence(FILE *out, const tl_comparison *c, const char *label, double pct) {
-  size_t n = 0;
-  const tl_group *g[TL_MAX_PCTS * 4];
-  const char *probe = NULL;
-  for (size_t i = 0; i < c->group_count && n < sizeof g / sizeof g[0]; i++) {
-    if (strcmp(c->groups[i].label, label) != 0 || !c->groups[i].dist.count)
-      continue;
-    if (!probe)
-      probe = c->groups[i].probe;
-    if (strcmp(c->groups[i].probe, probe) == 0 && pct_index(&c->groups[i].dist, pct) >= 0)
-      g[n++] = &c->groups[i];
-  }
-  if (!n)
-    return;
-  fputs("- On ", out);
-  tl_md_escape(out, label);
-  fprintf(out, ", %g percent of calls took up to ", pct);
-  for (size_t i = 0; i < n; i++) {
-    char v[32];
-    tl_format_ms(g[i]->dist.pct_ns[pct_index(&g[i]->dist, pct)], v, sizeof v);
-    fprintf(out, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
-  }
-  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
-  fputs(" (for ", out);
-  for (size_t i = 0; i < n; i++) {
-    fprintf(out, "%s", i == 0 ? "" : i + 1 == n ? " and " : ", ");
-    tl_md_escape(out, call);
-    fprintf(out, "(%g)", (double)g[i]->delay_ns / 1e6);
-  }
-  fprintf(out, "%s).\n", n > 1 ? " respectively" : "");
-}
-
-int tl_render_markdown(const tl_comparison *c, FILE *out) {
-  fputs("# Timer latency: ", out);
-  for (size_t i = 0; i < c->label_count; i++) {
-    if (i)
-      fputs(", ", out);
-    tl_md_escape(out, c->labels[i]);
-  }
-  fputs("\n\n", out);
-  if (!c->group_count)
-    return TL_OK;
-  const tl_dist *d0 = &c->groups[0].dist;
-  fputs("| label | probe | delay | sessions | samples | min |", out);
-  for (size_t i = 0; i < d0->pct_count; i++) {
-    char name[32];
-    pct_name(d0->pcts[i], name, sizeof name);
-    fprintf(out, " %s |", name);
-  }
-  fputs(" max |\n|---|---|--:|--:|--:|--:|", out);
-  for (size_t i = 0; i < d0->pct_count; i++)
-    fputs("--:|", out);
-  fputs("--:|\n", out);
-  for (size_t i = 0; i < c->group_count; i++) {
-    const tl_group *g = &c->groups[i];
-    char v[32];
-    fputs("| ", out);
-    tl_md_escape(out, g->label);
-    fputs(" | ", out);
-    tl_md_escape(out, g->probe);
-    fprintf(out, " | %g ms | %zu | %lld |", (double)g->delay_ns / 1e6, g->session_count,
-            (long long)g->dist.count);
-    if (!g->dist.count) {
-      for (size_t k = 0; k < g->dist.pct_count + 2; k++)
-        fputs(" - |", out);
-      fputc('\n', out);
-      continue;
-    }
-    tl_format_ms(g->dist.min_ns, v, sizeof v);
-    fprintf(out, " %s |", v);
-    for (size_t k = 0; k < g->dist.pct_count; k++) {
-      tl_format_ms(g->dist.pct_ns[k], v, sizeof v);
-      fprintf(out, " %s |", v);
-    }
-    tl_format_ms(g->dist.max_ns, v, sizeof v);
-    fprintf(out, " %s |\n", v);
-  }
-  fputc('\n', out);
-  double pct = pct_index(d0, 90) >= 0 ? 90 : d0->pcts[0];
-  for (size_t i = 0; i < c->label_count; i++)
-    if (group_sessions(c, c->labels[i]))
-      sentence(out, c, c->labels[i], pct);
-  fputs("\nPercentiles are nearest-rank over every raw sample: pN is the smallest measured "
-        "latency that at least N percent of the samples do not exceed.\n",
-        out);
-  return ferror(out) ? TL_EIO : TL_OK;
 }

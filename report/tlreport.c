@@ -1,33 +1,43 @@
 /* tlreport: compares labels from the tl database and writes the result.
  * Parses the command line, builds the comparison with the report library
- * and renders it. */
+ * and renders it as Markdown, HTML or JSON, to standard output, to a file
+ * (-o) or as a static site (--site). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tl_report.h"
 
 static const char usage[] =
     "Usage: tlreport [OPTIONS]\n"
+    "       tlreport --site DIR [OPTIONS]\n"
     "Compare timer latency across labels from the tl database.\n"
     "\n"
     "  -c, --compare LIST     labels to compare, comma-separated (default: all)\n"
+    "      --baseline LABEL   also show every label as a ratio of this one\n"
     "      --probe NAME       only sessions of this probe\n"
     "      --delay TIME       only sessions of this requested delay (ms by default)\n"
     "      --since DATE       only sessions started on or after DATE (YYYY-MM-DD)\n"
     "      --until DATE       only sessions started before DATE\n"
     "      --host HOST        only sessions of this hostname or fingerprint prefix\n"
     "      --tag KEY=VALUE    only sessions with this tag (repeatable)\n"
-    "      --percentiles LIST percentiles to show (default 50,90,99)\n"
+    "      --last N           only the newest N sessions of each label, probe and delay\n"
+    "      --percentiles LIST percentiles to show (default 50,90,99,99.9; max always)\n"
+    "  -f, --format FORMAT    md (default), html or json\n"
     "  -o, --output FILE      write to FILE instead of standard output\n"
+    "      --site DIR         write a static HTML site into DIR\n"
+    "      --force            replace files that tlreport did not write\n"
+    "      --timestamp        say on the page when it was made (off: same input,\n"
+    "                         same bytes)\n"
     "      --db PATH          database file (default $TL_DB, else\n"
     "                         $XDG_DATA_HOME/tl/tl.db or ~/.local/share/tl/tl.db)\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          show the version and exit\n"
     "\n"
-    "Exit status: 0 done, 1 failure (including a filter that matches nothing),\n"
-    "2 usage error.\n";
+    "Exit status: 0 done, 1 failure (including a filter that matches nothing\n"
+    "or a file tlreport did not write), 2 usage error.\n";
 
 enum { MAX_TAGS = 32, MAX_LABELS = 64 };
 
@@ -36,9 +46,35 @@ static int usage_error(const char *what, const char *why) {
   return TL_EXIT_USAGE;
 }
 
+/* Probe names are label-like, or "exec:COMMAND" with printable text. */
+static int probe_name_ok(const char *s) {
+  if (strncmp(s, "exec:", 5) != 0)
+    return tl_label_check(s, NULL, 0) == TL_OK;
+  if (!s[5] || strlen(s) > 1024)
+    return 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      return 0;
+  return 1;
+}
+
 int main(int argc, char **argv) {
   tl_set_progname("tlreport");
-  enum { OPT_PROBE = 256, OPT_DELAY, OPT_SINCE, OPT_UNTIL, OPT_HOST, OPT_TAG, OPT_PCTS, OPT_DB };
+  enum {
+    OPT_PROBE = 256,
+    OPT_DELAY,
+    OPT_SINCE,
+    OPT_UNTIL,
+    OPT_HOST,
+    OPT_TAG,
+    OPT_PCTS,
+    OPT_DB,
+    OPT_LAST,
+    OPT_BASELINE,
+    OPT_SITE,
+    OPT_FORCE,
+    OPT_TIMESTAMP,
+  };
   static const struct option longopts[] = {
       {"compare", required_argument, NULL, 'c'},
       {"probe", required_argument, NULL, OPT_PROBE},
@@ -49,6 +85,12 @@ int main(int argc, char **argv) {
       {"tag", required_argument, NULL, OPT_TAG},
       {"percentiles", required_argument, NULL, OPT_PCTS},
       {"output", required_argument, NULL, 'o'},
+      {"format", required_argument, NULL, 'f'},
+      {"last", required_argument, NULL, OPT_LAST},
+      {"baseline", required_argument, NULL, OPT_BASELINE},
+      {"site", required_argument, NULL, OPT_SITE},
+      {"force", no_argument, NULL, OPT_FORCE},
+      {"timestamp", no_argument, NULL, OPT_TIMESTAMP},
       {"db", required_argument, NULL, OPT_DB},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -60,13 +102,16 @@ int main(int argc, char **argv) {
   static char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
   char *labels[MAX_LABELS];
   const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
-  const char *db = NULL, *output = NULL;
+  const char *db = NULL, *output = NULL, *site = NULL;
+  tl_page_opts page;
+  tl_page_opts_init(&page);
+  int force = 0, format_given = 0;
   char why[TL_WHY_MAX];
   int64_t v;
 
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":c:o:hV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":c:o:f:hV", longopts, NULL)) != -1) {
     switch (c) {
     case 'c':
       if (opts.label_count)
@@ -82,9 +127,45 @@ int main(int argc, char **argv) {
       opts.labels = (const char *const *)labels;
       break;
     case OPT_PROBE:
-      if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--probe", "not a probe name");
+      if (!probe_name_ok(optarg))
+        return usage_error("--probe", "not a probe name (a name such as uv, or exec:COMMAND)");
       opts.filter.probe = optarg;
+      break;
+    case OPT_LAST:
+      if (tl_int_parse(optarg, 1, 1000000, &v, why, sizeof why))
+        return usage_error("--last", why);
+      opts.last = v;
+      break;
+    case OPT_BASELINE:
+      if (opts.baseline)
+        return usage_error("--baseline", "given twice");
+      if (tl_label_check(optarg, why, sizeof why))
+        return usage_error("--baseline", why);
+      opts.baseline = optarg;
+      break;
+    case 'f':
+      if (format_given)
+        return usage_error("--format", "given twice");
+      format_given = 1;
+      if (strcmp(optarg, "md") == 0 || strcmp(optarg, "markdown") == 0)
+        page.format = TL_FORMAT_MD;
+      else if (strcmp(optarg, "html") == 0)
+        page.format = TL_FORMAT_HTML;
+      else if (strcmp(optarg, "json") == 0)
+        page.format = TL_FORMAT_JSON;
+      else
+        return usage_error("--format", "must be md, html or json");
+      break;
+    case OPT_SITE:
+      if (!*optarg)
+        return usage_error("--site", "empty path");
+      site = optarg;
+      break;
+    case OPT_FORCE:
+      force = 1;
+      break;
+    case OPT_TIMESTAMP:
+      page.generated_ns = (int64_t)time(NULL) * 1000000000LL;
       break;
     case OPT_DELAY:
       if (tl_duration_parse(optarg, 1000000LL, 24LL * 3600 * 1000000000LL, &v, why, sizeof why))
@@ -157,6 +238,17 @@ int main(int argc, char **argv) {
     return usage_error(argv[optind], "unexpected argument");
   if (opts.filter.since_ns && opts.filter.until_ns && opts.filter.since_ns >= opts.filter.until_ns)
     return usage_error("--since", "must be before --until");
+  if (site && output)
+    return usage_error("--site", "writes a folder; it does not go with --output");
+  if (site && format_given && page.format != TL_FORMAT_HTML)
+    return usage_error("--site", "writes HTML; it does not go with --format md or json");
+  if (opts.baseline && opts.label_count) {
+    size_t i = 0;
+    while (i < opts.label_count && strcmp(labels[i], opts.baseline) != 0)
+      i++;
+    if (i == opts.label_count)
+      return usage_error("--baseline", "must be one of the --compare labels");
+  }
 
   char path[4096];
   if (db)
@@ -170,29 +262,51 @@ int main(int argc, char **argv) {
   tl_comparison cmp;
   memset(&cmp, 0, sizeof cmp);
   char err[1024];
-  FILE *out = NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = NULL;
   if (tl_store_open(&store, path, TL_STORE_READONLY)) {
     tl_errorf("%s", tl_store_errmsg(store));
+    goto done;
+  }
+  if (site) {
+    size_t pages = 0;
+    if (tl_site_write(store, &opts, &page, site, force, &pages, err, sizeof err)) {
+      tl_errorf("%s", err);
+      goto done;
+    }
+    status = TL_EXIT_OK;
     goto done;
   }
   if (tl_compare(store, &opts, &cmp, err, sizeof err)) {
     tl_errorf("%s", err);
     goto done;
   }
-  out = output ? fopen(output, "w") : stdout;
-  if (!out) {
-    tl_errorf("cannot write %s: %m", output);
+  /* The page is made in memory first, so that a failure writes nothing. */
+  mem = open_memstream(&buf, &len);
+  if (!mem) {
+    tl_errorf("out of memory");
     goto done;
   }
-  if (tl_render_markdown(&cmp, out) == TL_OK && fflush(out) == 0)
-    status = TL_EXIT_OK;
-  else
-    tl_errorf("writing the report failed: %m");
-done:
-  if (out && out != stdout && fclose(out) != 0 && status == TL_EXIT_OK) {
-    tl_errorf("writing %s failed: %m", output);
-    status = TL_EXIT_FAILURE;
+  int rc = tl_render(&cmp, &page, mem);
+  if (fclose(mem) != 0 && rc == TL_OK)
+    rc = TL_EIO;
+  if (rc) {
+    tl_errorf("making the page failed: %s", tl_strerror(rc));
+    goto done;
   }
+  if (output) {
+    if (tl_report_write_file(output, buf, len, force, err, sizeof err)) {
+      tl_errorf("%s", err);
+      goto done;
+    }
+  } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+    tl_errorf("writing the report failed: %m");
+    goto done;
+  }
+  status = TL_EXIT_OK;
+done:
+  free(buf);
   tl_comparison_free(&cmp);
   tl_store_close(store);
   return status;

@@ -1,6 +1,6 @@
-/* test_cli.c: the three programs end to end: a report compared with a
- * checked golden file, an interrupted collection, and bad input on every
- * option (a one-line error and exit status 2, never a crash). */
+/* test_cli.c: the programs end to end: store info and check, an interrupted
+ * collection, and bad input on every option (a one-line error and exit
+ * status 2, never a crash). The report's own tests are in test_report.c. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -62,7 +62,8 @@ static void add_session(tl_store *s, const char *label, int64_t delay_ns, const 
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
 }
 
-/* The data behind tests/golden/compare.md; its numbers are worked out there. */
+/* A small database for the store tests; the report tests build their own
+ * (test_report.c). */
 static void build_golden_db(const char *path) {
   tl_store *s;
   assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
@@ -76,71 +77,6 @@ static void build_golden_db(const char *path) {
   const int64_t m[] = {3000000, 1000000, 2000000};
   add_session(s, "macos", 0, m, 3);
   tl_store_close(s);
-}
-
-static void report_matches_golden(void **state) {
-  fixture *f = *state;
-  build_golden_db(f->db);
-  char *out, *err;
-  char *argv[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", NULL};
-  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
-  char *golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/compare.md", NULL);
-  assert_non_null(golden);
-  assert_string_equal(out, golden);
-  assert_string_equal(err, "");
-  free(out);
-  free(err);
-  free(golden);
-
-  /* -o writes the same bytes to a file. */
-  char *file = tl_test_path(f->dir, "page.md");
-  char *argv2[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", "-o", file, NULL};
-  assert_int_equal(tl_test_run(argv2, NULL, NULL, NULL), 0);
-  char *written = tl_test_read_file(file, NULL);
-  golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/compare.md", NULL);
-  assert_string_equal(written, golden);
-  free(written);
-  free(golden);
-  free(file);
-}
-
-static void report_filters_and_errors(void **state) {
-  fixture *f = *state;
-  build_golden_db(f->db);
-  char *out, *err;
-  /* An unknown label names the labels there are. */
-  char *a1[] = {TLREPORT, "--db", f->db, "--compare", "vbox,droplet", NULL};
-  assert_int_equal(tl_test_run(a1, NULL, &out, &err), 1);
-  assert_string_equal(out, "");
-  assert_string_equal(err, "tlreport: error: unknown label 'droplet'; the database has: macos, "
-                           "vbox\n");
-  free(out);
-  free(err);
-  /* A filter that matches nothing is an error, not an empty page. */
-  char *a2[] = {TLREPORT, "--db", f->db, "--delay", "7", NULL};
-  assert_int_equal(tl_test_run(a2, NULL, &out, &err), 1);
-  assert_non_null(strstr(err, "no session matches"));
-  free(out);
-  free(err);
-  /* The delay filter keeps only the 50 ms rows; TL_DB names the database. */
-  char env[4200];
-  snprintf(env, sizeof env, "TL_DB=%s", f->db);
-  char *envs[] = {env, NULL};
-  char *a3[] = {TLREPORT, "--delay", "50ms", NULL};
-  assert_int_equal(tl_test_run(a3, envs, &out, &err), 0);
-  assert_non_null(strstr(out, "| vbox | settimeout | 50 ms | 2 | 5 |"));
-  assert_null(strstr(out, "| 0 ms |"));
-  free(out);
-  free(err);
-  /* A missing database is a clear error, and is not created. */
-  char *missing = tl_test_path(f->dir, "missing.db");
-  char *a4[] = {TLREPORT, "--db", missing, NULL};
-  assert_int_equal(tl_test_run(a4, NULL, &out, &err), 1);
-  assert_non_null(strstr(err, "does not exist"));
-  assert_int_not_equal(access(missing, F_OK), 0);
-  free(missing);
-  free(out);
-  free(err);
 }
 
 static void store_info_and_check(void **state) {
@@ -300,6 +236,18 @@ static void bad_arguments(void **state) {
       {TLREPORT, "--host", "", NULL},
       {TLREPORT, "-o", "", NULL},
       {TLREPORT, "--nope", NULL},
+      {TLREPORT, "--format", "pdf", NULL},
+      {TLREPORT, "--format", "html", "--format", "md", NULL},
+      {TLREPORT, "--last", "0", NULL},
+      {TLREPORT, "--last", "-3", NULL},
+      {TLREPORT, "--last", "many", NULL},
+      {TLREPORT, "--baseline", "<b>", NULL},
+      {TLREPORT, "--compare", "a,b", "--baseline", "c", NULL},
+      {TLREPORT, "--probe", "bad name", NULL},
+      {TLREPORT, "--probe", "exec:", NULL},
+      {TLREPORT, "--site", "", NULL},
+      {TLREPORT, "--site", "d", "-o", "f", NULL},
+      {TLREPORT, "--site", "d", "--format", "json", NULL},
       {TLSTORE, NULL},
       {TLSTORE, "frobnicate", NULL},
       {TLSTORE, "info", "extra", NULL},
@@ -343,8 +291,6 @@ static void help_and_version(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(report_matches_golden, setup, teardown),
-      cmocka_unit_test_setup_teardown(report_filters_and_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(store_info_and_check, setup, teardown),
       cmocka_unit_test_setup_teardown(interrupted_collection, setup, teardown),
       cmocka_unit_test_setup_teardown(collect_end_to_end, setup, teardown),

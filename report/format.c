@@ -1,0 +1,333 @@
+/* format.c: the small pieces every page format uses: the one HTML escaper,
+ * the Markdown escaper, number formatting, fact and tag lookups, and tables
+ * that hold plain text and escape it for Markdown or HTML when written. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* ======================================================================== */
+/* Escaping                                                                  */
+
+size_t tl__utf8_len(const unsigned char *s) {
+  unsigned char c = s[0];
+  size_t n;
+  unsigned int cp;
+  if (c < 0x80)
+    return 1;
+  if ((c & 0xE0) == 0xC0)
+    n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    n = 4, cp = c & 0x07;
+  else
+    return 0;
+  for (size_t k = 1; k < n; k++) {
+    if ((s[k] & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[k] & 0x3F);
+  }
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+      cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+void tl_html_escape(FILE *out, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    size_t n = tl__utf8_len(p);
+    if (n == 0) {
+      fputs("\xEF\xBF\xBD", out); /* U+FFFD */
+      p++;
+      continue;
+    }
+    if (n > 1) {
+      fwrite(p, 1, n, out);
+      p += n;
+      continue;
+    }
+    switch (*p) {
+    case '&':
+      fputs("&amp;", out);
+      break;
+    case '<':
+      fputs("&lt;", out);
+      break;
+    case '>':
+      fputs("&gt;", out);
+      break;
+    case '"':
+      fputs("&quot;", out);
+      break;
+    case '\'':
+      fputs("&#39;", out);
+      break;
+    default:
+      if (*p >= 0x20 && *p != 0x7f)
+        fputc(*p, out);
+    }
+    p++;
+  }
+}
+
+void tl_md_escape(FILE *out, const char *s) {
+  /* For inline text (tl never starts a line with user text): characters
+   * that open Markdown or HTML constructs inline are escaped, and '#', '+',
+   * '-' at the very start for good measure. Plain '.', '-' and '()' stay as
+   * they are, so numbers and names read cleanly in the Markdown source. */
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p < 0x20 || *p == 0x7f)
+      continue;
+    int at_start = p == (const unsigned char *)s;
+    if (strchr("\\`*_[]<>|&!~", *p) || (at_start && strchr("#+-", *p)))
+      fputc('\\', out);
+    fputc(*p, out);
+  }
+}
+
+/* ======================================================================== */
+/* Numbers and lookups                                                       */
+
+void tl_format_ms(int64_t ns, char *buf, size_t len) {
+  snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+}
+
+void tl__ms(double ns, char *buf, size_t len) {
+  double ms = ns / 1e6, a = ms < 0 ? -ms : ms;
+  int digits = a >= 1 || a == 0 ? 2 : a >= 0.1 ? 3 : a >= 0.01 ? 4 : 5;
+  snprintf(buf, len, "%.*f ms", digits, ms);
+}
+
+static const char *row_value(const tl_fact_row *rows, size_t n, const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rows[i].key, key) == 0)
+      return rows[i].value;
+  return NULL;
+}
+
+const char *tl__fact(const tl_session_detail *d, const char *key) {
+  return row_value(d->facts, d->fact_count, key);
+}
+
+const char *tl__tag(const tl_session_detail *d, const char *key) {
+  return row_value(d->tags, d->tag_count, key);
+}
+
+void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len) {
+  if (strcmp(probe, "settimeout") == 0)
+    snprintf(buf, len, "setTimeout(%g)", (double)delay_ns / 1e6);
+  else
+    snprintf(buf, len, "%s %g ms", probe, (double)delay_ns / 1e6);
+}
+
+int tl__host_page(const char *fp, char *buf, size_t len) {
+  size_t n = strlen(fp);
+  if (n == 0 || n > 64)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    if (!isxdigit((unsigned char)fp[i]) || isupper((unsigned char)fp[i]))
+      return -1;
+  snprintf(buf, len, "host-%s.html", fp);
+  return 0;
+}
+
+const char *tl__probe_definition(const char *probe) {
+  static const struct {
+    const char *name, *text;
+  } known[] = {
+      {"settimeout", "a libuv timer with the semantics of Node.js setTimeout: a delay below 1 ms "
+                     "becomes 1 ms and the timer is armed against the loop's cached time; the "
+                     "clock runs from the scheduling call to the start of the callback "
+                     "(uv_hrtime)."},
+      {"uv", "a libuv timer armed after uv_update_time(), where 0 means 0; the clock runs from "
+             "the scheduling call to the start of the callback (uv_hrtime)."},
+      {"nanosleep", "a relative clock_nanosleep(CLOCK_MONOTONIC); latency is the wake-up time "
+                    "minus the requested end."},
+      {"periodic", "absolute-time periodic wake-ups (clock_nanosleep with TIMER_ABSTIME), as "
+                   "cyclictest measures; latency is the wake-up time minus the scheduled "
+                   "instant, and whole periods overrun are counted as missed."},
+      {"timerfd", "a Linux timerfd armed for the delay and waited on with epoll_wait; latency "
+                  "is the wake-up time minus the expiry."},
+      {"node", "the real Node.js setTimeout in a child process, timed inside Node and streamed "
+               "back to tl."},
+  };
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (strcmp(known[i].name, probe) == 0)
+      return known[i].text;
+  if (strncmp(probe, "exec:", 5) == 0)
+    return "an outside program that measured its own timer and streamed the samples to tl "
+           "over tl's line protocol; what it measured is defined by that program.";
+  return "a probe this version of tl does not describe.";
+}
+
+/* ======================================================================== */
+/* Tables                                                                    */
+
+struct tl__table {
+  size_t cols;
+  const char *const *head;
+  const char *align;
+  char **text;
+  char **href;
+  int *flags;
+  size_t n, cap;
+  int oom; /* a cell could not be stored: the table is incomplete */
+};
+
+tl__table *tl__table_new(size_t cols, const char *const *head, const char *align) {
+  tl__table *t = calloc(1, sizeof *t);
+  if (t) {
+    t->cols = cols;
+    t->head = head;
+    t->align = align;
+  }
+  return t;
+}
+
+size_t tl__table_add(tl__table *t, const char *text) {
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    char **a = realloc(t->text, cap * sizeof *a);
+    if (a)
+      t->text = a;
+    char **b = a ? realloc(t->href, cap * sizeof *b) : NULL;
+    if (b)
+      t->href = b;
+    int *f = b ? realloc(t->flags, cap * sizeof *f) : NULL;
+    if (!f) {
+      t->oom = 1;
+      return (size_t)-1;
+    }
+    t->flags = f;
+    t->cap = cap;
+  }
+  t->text[t->n] = strdup(text ? text : "");
+  if (!t->text[t->n]) {
+    t->oom = 1;
+    return (size_t)-1;
+  }
+  t->href[t->n] = NULL;
+  t->flags[t->n] = 0;
+  return t->n++;
+}
+
+size_t tl__table_addf(tl__table *t, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return tl__table_add(t, buf);
+}
+
+void tl__table_mark(tl__table *t, size_t i, int flags) {
+  if (i < t->n)
+    t->flags[i] |= flags;
+}
+
+void tl__table_link(tl__table *t, size_t i, const char *href) {
+  if (i < t->n && href) {
+    free(t->href[i]);
+    t->href[i] = strdup(href);
+  }
+}
+
+size_t tl__table_rows(const tl__table *t) { return t->n / t->cols; }
+
+const char *tl__table_cell(const tl__table *t, size_t row, size_t col) {
+  size_t i = row * t->cols + col;
+  return i < t->n ? t->text[i] : "";
+}
+
+static void write_md(const tl__table *t, FILE *out) {
+  fputc('|', out);
+  for (size_t c = 0; c < t->cols; c++) {
+    fputc(' ', out);
+    tl_md_escape(out, t->head[c]);
+    fputs(" |", out);
+  }
+  fputs("\n|", out);
+  for (size_t c = 0; c < t->cols; c++)
+    fputs(t->align[c] == 'r' ? "--:|" : "---|", out);
+  fputc('\n', out);
+  for (size_t i = 0; i < t->n; i++) {
+    if (i % t->cols == 0)
+      fputc('|', out);
+    fputc(' ', out);
+    if (t->flags[i] & TL__BEST)
+      fputs("**", out);
+    if (t->href[i])
+      fputc('[', out);
+    tl_md_escape(out, t->text[i]);
+    if (t->href[i])
+      fprintf(out, "](%s)", t->href[i]);
+    if (t->flags[i] & TL__BEST)
+      fputs("**", out);
+    fputs(" |", out);
+    if (i % t->cols == t->cols - 1)
+      fputc('\n', out);
+  }
+  fputc('\n', out);
+}
+
+static void write_html(const tl__table *t, FILE *out) {
+  fputs("<div class=\"scroll\"><table>\n<thead><tr>", out);
+  for (size_t c = 0; c < t->cols; c++) {
+    fputs(t->align[c] == 'r' ? "<th class=\"n\">" : "<th>", out);
+    tl_html_escape(out, t->head[c]);
+    fputs("</th>", out);
+  }
+  fputs("</tr></thead>\n<tbody>\n", out);
+  for (size_t i = 0; i < t->n; i++) {
+    size_t c = i % t->cols;
+    if (c == 0)
+      fputs("<tr>", out);
+    int best = t->flags[i] & TL__BEST;
+    fprintf(out, "<td%s>",
+            t->align[c] == 'r' ? (best ? " class=\"n best\"" : " class=\"n\"")
+                               : (best ? " class=\"best\"" : ""));
+    if (best)
+      fputs("<strong>", out);
+    if (t->href[i]) {
+      fputs("<a href=\"", out);
+      tl_html_escape(out, t->href[i]);
+      fputs("\">", out);
+    }
+    tl_html_escape(out, t->text[i]);
+    if (t->href[i])
+      fputs("</a>", out);
+    if (best)
+      fputs("</strong>", out);
+    fputs("</td>", out);
+    if (c == t->cols - 1)
+      fputs("</tr>\n", out);
+  }
+  fputs("</tbody>\n</table></div>\n", out);
+}
+
+int tl__table_write(const tl__table *t, tl_format format, FILE *out) {
+  if (t->oom)
+    return TL_ENOMEM;
+  if (format == TL_FORMAT_HTML)
+    write_html(t, out);
+  else
+    write_md(t, out);
+  return TL_OK;
+}
+
+void tl__table_free(tl__table *t) {
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->n; i++) {
+    free(t->text[i]);
+    free(t->href[i]);
+  }
+  free(t->text);
+  free(t->href);
+  free(t->flags);
+  free(t);
+}

@@ -1,0 +1,169 @@
+/* json.c: the comparison as JSON, for scripts and dashboards. The numbers
+ * are the page's own, in integer nanoseconds (means and deviations as
+ * numbers with a fraction); the shape is documented in docs/report-json.md.
+ * The first line holds the tl-report marker, like every file tl writes. */
+#include <math.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* A JSON string: quotes, backslashes and control characters escaped, and
+ * each byte that is not part of valid UTF-8 replaced by U+FFFD. */
+static void str(FILE *o, const char *s) {
+  fputc('"', o);
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  while (*p) {
+    unsigned char c = *p;
+    size_t n = tl__utf8_len(p);
+    if (n == 0) {
+      fputs("\\ufffd", o);
+      p++;
+    } else if (n > 1) {
+      fwrite(p, 1, n, o);
+      p += n;
+    } else {
+      if (c == '"' || c == '\\')
+        fprintf(o, "\\%c", c);
+      else if (c < 0x20 || c == 0x7f)
+        fprintf(o, "\\u%04x", c);
+      else
+        fputc(c, o);
+      p++;
+    }
+  }
+  fputc('"', o);
+}
+
+static void num(FILE *o, double v) {
+  if (isfinite(v))
+    fprintf(o, "%.3f", v);
+  else
+    fputs("null", o);
+}
+
+static void dist(FILE *o, const tl_dist *d, const char *indent) {
+  fprintf(o, "{\"samples\": %lld", (long long)d->count);
+  if (d->count) {
+    fprintf(o, ", \"min_ns\": %lld, \"max_ns\": %lld, \"mean_ns\": ", (long long)d->min_ns,
+            (long long)d->max_ns);
+    num(o, d->mean_ns);
+    fputs(", \"stddev_ns\": ", o);
+    num(o, d->stddev_ns);
+    fprintf(o, ",\n%s \"percentiles\": [", indent);
+    for (size_t i = 0; i < d->pct_count; i++)
+      fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", i ? ", " : "", d->pcts[i], (long long)d->pct_ns[i]);
+    fputc(']', o);
+  }
+  fputc('}', o);
+}
+
+static void rows(FILE *o, const tl_fact_row *r, size_t n) {
+  fputc('{', o);
+  for (size_t i = 0; i < n; i++) {
+    fputs(i ? ", " : "", o);
+    str(o, r[i].key);
+    fputs(": ", o);
+    str(o, r[i].value);
+  }
+  fputc('}', o);
+}
+
+int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
+  fputs("{\"format\": \"" TL_REPORT_MARKER "\", \"version\": 1,\n", o);
+  if (opts->generated_ns > 0) {
+    char date[32];
+    tl_date_format(opts->generated_ns, date, sizeof date);
+    fprintf(o, " \"generated\": \"%s\",\n", date);
+  }
+  fputs(" \"labels\": [", o);
+  for (size_t i = 0; i < c->label_count; i++) {
+    fputs(i ? ", " : "", o);
+    str(o, c->labels[i]);
+  }
+  fputs("],\n \"baseline\": ", o);
+  if (c->baseline >= 0)
+    str(o, c->labels[c->baseline]);
+  else
+    fputs("null", o);
+  fputs(",\n \"groups\": [", o);
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *g = &c->groups[i];
+    fputs(i ? ",\n  {" : "\n  {", o);
+    fputs("\"label\": ", o);
+    str(o, g->label);
+    fputs(", \"probe\": ", o);
+    str(o, g->probe);
+    fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu,\n   \"distribution\": ",
+            (long long)g->delay_ns, g->session_count);
+    dist(o, &g->dist, "  ");
+    if (g->dist.count) {
+      fputs(",\n   \"overshoot_ns\": ", o);
+      num(o, g->dist.mean_ns - (double)g->delay_ns);
+    }
+    /* Ratios against the baseline's group of the same probe and delay. */
+    const tl_group *b = NULL;
+    for (size_t k = 0; c->baseline >= 0 && k < c->group_count; k++)
+      if (strcmp(c->groups[k].label, c->labels[c->baseline]) == 0 &&
+          strcmp(c->groups[k].probe, g->probe) == 0 && c->groups[k].delay_ns == g->delay_ns)
+        b = &c->groups[k];
+    if (b && b->dist.count && g->dist.count) {
+      fputs(",\n   \"vs_baseline\": {\"min\": ", o);
+      num(o, b->dist.min_ns ? (double)g->dist.min_ns / (double)b->dist.min_ns : NAN);
+      for (size_t k = 0; k < g->dist.pct_count; k++) {
+        fprintf(o, ", \"p%g\": ", g->dist.pcts[k]);
+        num(o, b->dist.pct_ns[k] ? (double)g->dist.pct_ns[k] / (double)b->dist.pct_ns[k] : NAN);
+      }
+      fputs(", \"max\": ", o);
+      num(o, b->dist.max_ns ? (double)g->dist.max_ns / (double)b->dist.max_ns : NAN);
+      fputs(", \"mean\": ", o);
+      num(o, b->dist.mean_ns > 0 ? g->dist.mean_ns / b->dist.mean_ns : NAN);
+      fputc('}', o);
+    }
+    fputs(",\n   \"spectrum\": [", o);
+    for (size_t k = 0; g->spectrum.count && k < g->spectrum.pct_count; k++)
+      fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", k ? ", " : "", g->spectrum.pcts[k],
+              (long long)g->spectrum.pct_ns[k]);
+    fprintf(o, "],\n   \"histogram\": {\"lo_ns\": %lld, \"width_ns\": %lld, \"counts\": [",
+            (long long)g->hist_lo_ns, (long long)g->hist_width_ns);
+    for (int k = 0; k < TL_HIST_BINS; k++)
+      fprintf(o, "%s%lld", k ? ", " : "", (long long)g->hist[k]);
+    fprintf(o, "], \"above\": %lld}}", (long long)g->hist_over);
+  }
+  fputs("],\n \"sessions\": [", o);
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    const tl_session_detail *d = &c->details[i];
+    fputs(i ? ",\n  {" : "\n  {", o);
+    fputs("\"uuid\": ", o);
+    str(o, s->uuid);
+    fputs(", \"run_uuid\": ", o);
+    str(o, s->run_uuid);
+    fputs(", \"label\": ", o);
+    str(o, s->label);
+    fputs(", \"probe\": ", o);
+    str(o, s->probe);
+    fprintf(o, ", \"delay_ns\": %lld,\n   \"started_ns\": %lld, \"ended_ns\": %lld, \"status\": ",
+            (long long)s->delay_ns, (long long)s->started_ns, (long long)s->ended_ns);
+    str(o, s->status);
+    fprintf(o, ", \"samples\": %lld, \"missed_periods\": %lld, \"warmup\": %lld,\n   \"host\": ",
+            (long long)s->sample_count, (long long)s->missed_periods, (long long)s->warmup);
+    str(o, s->host_fingerprint);
+    fputs(", \"hostname\": ", o);
+    str(o, s->hostname);
+    fputs(", \"tl_version\": ", o);
+    str(o, s->tl_version);
+    fputs(", \"libuv_version\": ", o);
+    str(o, s->libuv_version);
+    fputs(",\n   \"command_line\": ", o);
+    str(o, s->command_line);
+    fputs(",\n   \"tags\": ", o);
+    rows(o, d->tags, d->tag_count);
+    fputs(",\n   \"facts\": ", o);
+    rows(o, d->facts, d->fact_count);
+    fputs(",\n   \"distribution\": ", o);
+    dist(o, &d->dist, "  ");
+    fputc('}', o);
+  }
+  fputs("]\n}\n", o);
+  return ferror(o) ? TL_EIO : TL_OK;
+}

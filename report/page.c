@@ -1,0 +1,1159 @@
+/* page.c: the comparison page, section by section. Each section is one
+ * function that reads the comparison and writes Markdown prose (through
+ * tl__prose) and tables (tl__table), so the same code makes the Markdown
+ * page and the HTML one; charts are drawn only in HTML. A new section (say,
+ * statistics) is one more function in the list in tl_render().
+ *
+ * HTML: cmark 0.30 has no tables extension, so the HTML page is not one
+ * cmark run over the whole Markdown. Prose is rendered by cmark in safe mode
+ * (raw HTML in the input never passes), while tables and charts are written
+ * as HTML by tl itself, every piece of user text through tl_html_escape. The
+ * result sits in one self-contained template: inline CSS, light and dark
+ * schemes, no script, no file from elsewhere. */
+#include <cmark.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* ======================================================================== */
+/* Prose                                                                     */
+
+FILE *tl__prose(tl__page *p) {
+  if (p->o->format != TL_FORMAT_HTML)
+    return p->out;
+  if (!p->md) {
+    p->md = open_memstream(&p->md_buf, &p->md_len);
+    if (!p->md) {
+      /* The page is marked failed, and callers discard a failed page. */
+      p->failed = TL_ENOMEM;
+      return p->out;
+    }
+  }
+  return p->md;
+}
+
+void tl__prose_flush(tl__page *p) {
+  if (p->o->format != TL_FORMAT_HTML || !p->md)
+    return;
+  fclose(p->md);
+  p->md = NULL;
+  if (!p->md_buf)
+    return;
+  /* Safe is the default since cmark 0.29; saying so keeps older ones safe too. */
+  char *html =
+      cmark_markdown_to_html(p->md_buf, p->md_len, CMARK_OPT_SAFE | CMARK_OPT_VALIDATE_UTF8);
+  if (html)
+    fputs(html, p->out);
+  else
+    p->failed = TL_ENOMEM;
+  free(html);
+  free(p->md_buf);
+  p->md_buf = NULL;
+  p->md_len = 0;
+}
+
+static void put_table(tl__page *p, tl__table *t) {
+  tl__prose_flush(p);
+  if (!t) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  int rc = tl__table_write(t, p->o->format, p->out);
+  if (rc)
+    p->failed = rc;
+  tl__table_free(t);
+}
+
+/* The link to a label's page of the site, or NULL when the page is not part
+ * of a site or the label is not one that becomes a file name. */
+static const char *label_href(const tl__page *p, const char *label, char *buf, size_t len) {
+  if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK)
+    return NULL;
+  snprintf(buf, len, "label-%s.html", label);
+  return buf;
+}
+
+/* ======================================================================== */
+/* Helpers                                                                   */
+
+static int label_has_sessions(const tl_comparison *c, const char *label) {
+  for (size_t i = 0; i < c->sessions.count; i++)
+    if (strcmp(c->sessions.items[i].label, label) == 0)
+      return 1;
+  return 0;
+}
+
+static int pct_index(const tl_dist *d, double p) {
+  for (size_t i = 0; i < d->pct_count; i++)
+    if (d->pcts[i] == p)
+      return (int)i;
+  return -1;
+}
+
+/* The percentile the plain-words lines speak of: 90 when shown, else the
+ * first one asked for. */
+static double headline_pct(const tl_comparison *c) {
+  const tl_dist *d = &c->groups[0].dist;
+  return pct_index(d, 90) >= 0 ? 90 : d->pcts[0];
+}
+
+/* The distinct (probe, delay) pairs, in group order of first appearance
+ * sorted by probe then delay. Returns how many; *out has room for
+ * group_count entries (indices of a representative group). */
+static size_t delays_of(const tl_comparison *c, size_t *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *g = &c->groups[i];
+    size_t k = 0;
+    while (k < n && !(strcmp(c->groups[out[k]].probe, g->probe) == 0 &&
+                      c->groups[out[k]].delay_ns == g->delay_ns))
+      k++;
+    if (k == n)
+      out[n++] = i;
+  }
+  for (size_t i = 1; i < n; i++)
+    for (size_t k = i; k > 0; k--) {
+      const tl_group *a = &c->groups[out[k - 1]], *b = &c->groups[out[k]];
+      int cmp = strcmp(a->probe, b->probe);
+      if (cmp < 0 || (cmp == 0 && a->delay_ns <= b->delay_ns))
+        break;
+      size_t t = out[k];
+      out[k] = out[k - 1];
+      out[k - 1] = t;
+    }
+  return n;
+}
+
+static const tl_group *find_group(const tl_comparison *c, const char *label, const char *probe,
+                                  int64_t delay_ns) {
+  for (size_t i = 0; i < c->group_count; i++)
+    if (strcmp(c->groups[i].label, label) == 0 && strcmp(c->groups[i].probe, probe) == 0 &&
+        c->groups[i].delay_ns == delay_ns)
+      return &c->groups[i];
+  return NULL;
+}
+
+static void md_list_labels(FILE *f, const tl_comparison *c) {
+  for (size_t i = 0; i < c->label_count; i++) {
+    if (i)
+      fputs(", ", f);
+    tl_md_escape(f, c->labels[i]);
+  }
+}
+
+/* ======================================================================== */
+/* 1. Summary in plain words                                                 */
+
+static void sentence(FILE *out, const tl_comparison *c, const char *label, double pct) {
+  size_t n = 0;
+  const tl_group *g[64];
+  const char *probe = NULL;
+  for (size_t i = 0; i < c->group_count && n < sizeof g / sizeof g[0]; i++) {
+    if (strcmp(c->groups[i].label, label) != 0 || !c->groups[i].dist.count)
+      continue;
+    if (!probe)
+      probe = c->groups[i].probe;
+    if (strcmp(c->groups[i].probe, probe) == 0 && pct_index(&c->groups[i].dist, pct) >= 0)
+      g[n++] = &c->groups[i];
+  }
+  if (!n)
+    return;
+  fputs("- On ", out);
+  tl_md_escape(out, label);
+  fprintf(out, ", %g percent of calls took up to ", pct);
+  for (size_t i = 0; i < n; i++) {
+    char v[32];
+    tl__ms((double)g[i]->dist.pct_ns[pct_index(&g[i]->dist, pct)], v, sizeof v);
+    fprintf(out, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
+  }
+  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
+  fputs(" (for ", out);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(out, "%s", i == 0 ? "" : i + 1 == n ? " and " : ", ");
+    tl_md_escape(out, call);
+    fprintf(out, "(%g)", (double)g[i]->delay_ns / 1e6);
+  }
+  fprintf(out, "%s).\n", n > 1 ? " respectively" : "");
+}
+
+/* Best and worst label: each label's headline percentile at each probe and
+ * delay it shares with another label, divided by the lowest there; the
+ * geometric mean of those ratios ranks the labels. */
+static void best_and_worst(FILE *f, const tl_comparison *c, double pct) {
+  if (c->label_count < 2)
+    return;
+  double score[256];
+  size_t used[256], n = c->label_count < 256 ? c->label_count : 256;
+  for (size_t l = 0; l < n; l++) {
+    score[l] = 0;
+    used[l] = 0;
+  }
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *g = &c->groups[i];
+    int k = pct_index(&g->dist, pct);
+    if (!g->dist.count || k < 0)
+      continue;
+    double lowest = -1;
+    size_t sharing = 0;
+    for (size_t l = 0; l < n; l++) {
+      const tl_group *h = find_group(c, c->labels[l], g->probe, g->delay_ns);
+      if (h && h->dist.count) {
+        double v = (double)h->dist.pct_ns[k];
+        if (lowest < 0 || v < lowest)
+          lowest = v;
+        sharing++;
+      }
+    }
+    if (sharing < 2)
+      continue;
+    for (size_t l = 0; l < n; l++)
+      if (strcmp(c->labels[l], g->label) == 0) {
+        score[l] += log(((double)g->dist.pct_ns[k] + 1) / (lowest + 1));
+        used[l]++;
+      }
+  }
+  int best = -1, worst = -1;
+  for (size_t l = 0; l < n; l++) {
+    if (!used[l])
+      continue;
+    score[l] /= (double)used[l];
+    if (best < 0 || score[l] < score[best])
+      best = (int)l;
+    if (worst < 0 || score[l] > score[worst])
+      worst = (int)l;
+  }
+  if (best < 0 || best == worst)
+    return;
+  fprintf(f, "- Best: **");
+  tl_md_escape(f, c->labels[best]);
+  fprintf(f, "**; worst: **");
+  tl_md_escape(f, c->labels[worst]);
+  fprintf(f, "** (p%g at each delay against the lowest there: ", pct);
+  tl_md_escape(f, c->labels[worst]);
+  fprintf(f, " is %.2f times ", exp(score[worst] - score[best]));
+  tl_md_escape(f, c->labels[best]);
+  fputs(" on the geometric mean).\n", f);
+}
+
+static void section_summary(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs("## Summary\n\n", f);
+  double pct = headline_pct(c);
+  for (size_t i = 0; i < c->label_count; i++)
+    if (label_has_sessions(c, c->labels[i]))
+      sentence(f, c, c->labels[i], pct);
+  best_and_worst(f, c, pct);
+  fputc('\n', f);
+}
+
+/* ======================================================================== */
+/* 2. A table per delay                                                      */
+
+static void pct_name(double pct, char *buf, size_t len) { snprintf(buf, len, "p%g", pct); }
+
+/* Marks the lowest value of each numeric column (by absolute value for the
+ * overshoot), when at least two rows have numbers. */
+static void mark_best(tl__table *t, const double *vals, const int *has, size_t rows, size_t cols,
+                      size_t first_col, size_t abs_col) {
+  size_t with = 0;
+  for (size_t r = 0; r < rows; r++)
+    with += has[r] != 0;
+  if (with < 2)
+    return;
+  for (size_t k = 0; k < cols; k++) {
+    double best = 0;
+    int any = 0;
+    for (size_t r = 0; r < rows; r++) {
+      if (!has[r])
+        continue;
+      double v = vals[r * cols + k];
+      if (k == abs_col)
+        v = fabs(v);
+      if (!any || v < best)
+        best = v;
+      any = 1;
+    }
+    for (size_t r = 0; r < rows; r++) {
+      double v = vals[r * cols + k];
+      if (k == abs_col)
+        v = fabs(v);
+      if (has[r] && v == best)
+        tl__table_mark(t, r * (first_col + cols) + first_col + k, TL__BEST);
+    }
+  }
+}
+
+static void delay_table(tl__page *p, const tl_group *g0) {
+  const tl_comparison *c = p->c;
+  const tl_dist *d0 = &g0->dist;
+  size_t np = d0->pct_count, cols = 3 + 1 + np + 4;
+  const char *head[3 + 1 + TL_MAX_PCTS + 4];
+  char names[TL_MAX_PCTS][16];
+  char align[3 + 1 + TL_MAX_PCTS + 4 + 1];
+  size_t h = 0;
+  head[h++] = "label";
+  head[h++] = "sessions";
+  head[h++] = "samples";
+  head[h++] = "min";
+  for (size_t i = 0; i < np; i++) {
+    pct_name(d0->pcts[i], names[i], sizeof names[i]);
+    head[h++] = names[i];
+  }
+  head[h++] = "max";
+  head[h++] = "mean";
+  head[h++] = "stddev";
+  head[h++] = "overshoot";
+  memset(align, 'r', cols);
+  align[0] = 'l';
+  align[cols] = '\0';
+
+  char call[96], v[48];
+  tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+  FILE *f = tl__prose(p);
+  fputs("### ", f);
+  tl_md_escape(f, call);
+  fputs(" (probe ", f);
+  tl_md_escape(f, g0->probe);
+  fprintf(f, ", %g ms requested)\n\n", (double)g0->delay_ns / 1e6);
+
+  tl__table *t = tl__table_new(cols, head, align);
+  size_t nvals = np + 5; /* min, pcts, max, mean, stddev, overshoot */
+  double *vals = calloc(c->label_count * nvals + 1, sizeof *vals);
+  int *has = calloc(c->label_count + 1, sizeof *has);
+  tl__table *ratio = NULL;
+  const tl_group *base =
+      c->baseline >= 0 ? find_group(c, c->labels[c->baseline], g0->probe, g0->delay_ns) : NULL;
+  if (base && !base->dist.count)
+    base = NULL;
+  /* The ratio table: label, min, the percentiles, max and mean. */
+  const char *rhead[1 + 1 + TL_MAX_PCTS + 2];
+  rhead[0] = head[0];
+  for (size_t i = 0; i < np + 3; i++)
+    rhead[1 + i] = head[3 + i];
+  char ralign[sizeof align];
+  memset(ralign, 'r', np + 4);
+  ralign[0] = 'l';
+  ralign[np + 4] = '\0';
+  if (base)
+    ratio = tl__table_new(np + 4, rhead, ralign);
+  if (!t || !vals || !has || (base && !ratio)) {
+    p->failed = TL_ENOMEM;
+    tl__table_free(t);
+    tl__table_free(ratio);
+    free(vals);
+    free(has);
+    return;
+  }
+  size_t rows = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+    if (!g)
+      continue;
+    char href[128];
+    const char *link = label_href(p, g->label, href, sizeof href);
+    tl__table_link(t, tl__table_add(t, g->label), link);
+    tl__table_addf(t, "%zu", g->session_count);
+    tl__table_addf(t, "%lld", (long long)g->dist.count);
+    double *row = &vals[rows * nvals];
+    if (g->dist.count) {
+      has[rows] = 1;
+      size_t k = 0;
+      row[k++] = (double)g->dist.min_ns;
+      for (size_t i = 0; i < np; i++)
+        row[k++] = (double)g->dist.pct_ns[i];
+      row[k++] = (double)g->dist.max_ns;
+      row[k++] = g->dist.mean_ns;
+      row[k++] = g->dist.stddev_ns;
+      row[k++] = g->dist.mean_ns - (double)g->delay_ns;
+      for (size_t i = 0; i < nvals; i++) {
+        tl__ms(row[i], v, sizeof v);
+        tl__table_add(t, v);
+      }
+    } else {
+      for (size_t i = 0; i < nvals; i++)
+        tl__table_add(t, "-");
+    }
+    if (ratio) {
+      tl__table_link(ratio, tl__table_add(ratio, g->label), link);
+      const tl_dist *b = &base->dist;
+      double bv[TL_MAX_PCTS + 4];
+      size_t k = 0;
+      bv[k++] = (double)b->min_ns;
+      for (size_t i = 0; i < np; i++)
+        bv[k++] = (double)b->pct_ns[i];
+      bv[k++] = (double)b->max_ns;
+      bv[k++] = b->mean_ns;
+      for (size_t i = 0; i < np + 3; i++) {
+        if (!g->dist.count || bv[i] <= 0)
+          tl__table_add(ratio, "-");
+        else
+          tl__table_addf(ratio, "%.2f\xC3\x97", row[i] / bv[i]); /* U+00D7 times */
+      }
+    }
+    rows++;
+  }
+  mark_best(t, vals, has, rows, nvals, 3, nvals - 1);
+  put_table(p, t);
+  if (ratio) {
+    f = tl__prose(p);
+    fputs("Relative to **", f);
+    tl_md_escape(f, c->labels[c->baseline]);
+    fputs("** (each value divided by the baseline's):\n\n", f);
+    put_table(p, ratio);
+  }
+  free(vals);
+  free(has);
+}
+
+static void section_tables(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs("## Latency by delay\n\n", f);
+  fputs("Milliseconds. Overshoot is the mean latency minus the requested delay. The best value "
+        "of each column is in bold.\n\n",
+        f);
+  size_t *idx = calloc(c->group_count + 1, sizeof *idx);
+  if (!idx) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  size_t n = delays_of(c, idx);
+  for (size_t i = 0; i < n; i++)
+    delay_table(p, &c->groups[idx[i]]);
+  free(idx);
+}
+
+/* ======================================================================== */
+/* 3. Charts                                                                 */
+
+static void section_charts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs("## Charts\n\n", f);
+  if (p->o->format != TL_FORMAT_HTML) {
+    fputs("The charts (latency by percentile, histograms, trends over time) are in the HTML "
+          "version of this page: `tlreport --format html`.\n\n",
+          f);
+    return;
+  }
+  size_t *idx = calloc(c->group_count + 1, sizeof *idx);
+  if (!idx) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  size_t n = delays_of(c, idx);
+  for (size_t i = 0; i < n; i++) {
+    const tl_group *g0 = &c->groups[idx[i]];
+    char call[96];
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    f = tl__prose(p);
+    fputs("### ", f);
+    tl_md_escape(f, call);
+    fputs("\n\n", f);
+    tl__prose_flush(p);
+    fputs("<div class=\"charts\">\n", p->out);
+    tl__svg_spectrum(p, g0->probe, g0->delay_ns);
+    tl__svg_trend(p, g0->probe, g0->delay_ns);
+    fputs("</div>\n<div class=\"charts small\">\n", p->out);
+    for (size_t l = 0; l < c->label_count; l++) {
+      const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      if (g && g->dist.count)
+        tl__svg_histogram(p, g);
+    }
+    fputs("</div>\n", p->out);
+  }
+  free(idx);
+}
+
+/* ======================================================================== */
+/* 4. Hosts and sessions                                                     */
+
+/* Distinct hosts by fingerprint in order of first session; newest[i] is the
+ * index of the host's newest session (whose facts describe it). */
+static size_t hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    const char *fp = c->sessions.items[i].host_fingerprint;
+    size_t k = 0;
+    while (k < n && strcmp(c->sessions.items[first[k]].host_fingerprint, fp) != 0)
+      k++;
+    if (k == n)
+      first[n++] = i;
+    newest[k] = i;
+  }
+  return n;
+}
+
+/* "2026-11-30 09:56": short enough not to wrap in a table (UTC). */
+static void minute(int64_t ns, char *buf, size_t len) {
+  char d[32];
+  tl_date_format(ns, d, sizeof d);
+  snprintf(buf, len, "%.10s %.5s", d, d + 11);
+}
+
+static const char *or_unknown(const char *v) { return v && *v ? v : "unknown"; }
+
+static void host_cpu(const tl_session_detail *d, char *buf, size_t len) {
+  snprintf(buf, len, "%s", or_unknown(tl__fact(d, "cpu.model")));
+}
+
+static void host_cores(const tl_session_detail *d, char *buf, size_t len) {
+  const char *cores = tl__fact(d, "cpu.cores"), *logical = tl__fact(d, "cpu.logical");
+  if (cores && logical && strcmp(cores, logical) != 0)
+    snprintf(buf, len, "%s cores, %s threads", cores, logical);
+  else if (cores || logical)
+    snprintf(buf, len, "%s", cores ? cores : logical);
+  else
+    snprintf(buf, len, "unknown");
+}
+
+static void host_ram(const tl_session_detail *d, char *buf, size_t len) {
+  const char *m = tl__fact(d, "mem.total_bytes");
+  char *end;
+  double b = m ? strtod(m, &end) : 0;
+  if (m && *m && !*end && b > 0)
+    snprintf(buf, len, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+  else
+    snprintf(buf, len, "unknown");
+}
+
+static void host_os(const tl_session_detail *d, char *buf, size_t len) {
+  const char *name = tl__fact(d, "os.name"), *ver = tl__fact(d, "os.version");
+  if (name && ver && !strstr(name, ver))
+    snprintf(buf, len, "%s %s", name, ver);
+  else
+    snprintf(buf, len, "%s", or_unknown(name ? name : ver));
+}
+
+/* vm, cloud and container joined: "kvm, digitalocean", "none" or "unknown". */
+static void host_virt(const tl_session_detail *d, char *buf, size_t len) {
+  static const char *const keys[] = {"vm", "cloud", "container"};
+  size_t at = 0;
+  int unknown = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < 3; i++) {
+    const char *v = tl__fact(d, keys[i]);
+    if (!v || strcmp(v, "unknown") == 0)
+      unknown = 1;
+    else if (strcmp(v, "none") != 0 && at < len)
+      at += (size_t)snprintf(buf + at, len - at, "%s%s %s", at ? ", " : "", keys[i], v);
+  }
+  if (!at)
+    snprintf(buf, len, "%s", unknown ? "unknown" : "none");
+}
+
+static void section_hosts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t n = c->sessions.count;
+  size_t *first = calloc(n + 1, sizeof *first), *newest = calloc(n + 1, sizeof *newest);
+  if (!first || !newest) {
+    free(first);
+    free(newest);
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  size_t nh = hosts_of(c, first, newest);
+  FILE *f = tl__prose(p);
+  fputs("## Hosts and sessions\n\n", f);
+  fputs("Each host as its newest session saw it.\n\n", f);
+  static const char *const hhead[] = {"host",        "labels",  "CPU",    "cores",
+                                      "RAM",         "OS",      "kernel", "virtualization",
+                                      "clocksource", "governor"};
+  tl__table *t = tl__table_new(10, hhead, "llllrlllll");
+  for (size_t h = 0; t && h < nh; h++) {
+    const tl_session *s = &c->sessions.items[newest[h]];
+    const tl_session_detail *d = &c->details[newest[h]];
+    char buf[512], href[128];
+    size_t cell = tl__table_add(t, s->hostname);
+    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
+      tl__table_link(t, cell, href);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t l = 0; l < c->label_count && at < sizeof buf; l++)
+      for (size_t i = 0; i < n; i++)
+        if (strcmp(c->sessions.items[i].label, c->labels[l]) == 0 &&
+            strcmp(c->sessions.items[i].host_fingerprint, s->host_fingerprint) == 0) {
+          at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
+          break;
+        }
+    tl__table_add(t, buf);
+    host_cpu(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    host_cores(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    host_ram(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    host_os(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__table_add(t, or_unknown(tl__fact(d, "kernel.release")));
+    host_virt(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__table_add(t, or_unknown(tl__fact(d, "clocksource.current")));
+    tl__table_add(t, or_unknown(tl__fact(d, "cpu.governor")));
+  }
+  put_table(p, t);
+
+  static const char *const shead[] = {"started (UTC)", "label",  "host", "probe", "delay",
+                                      "samples",       "status", "p90",  "p99",   "tags"};
+  t = tl__table_new(10, shead, "llllrrlrrl");
+  for (size_t i = 0; t && i < n; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    const tl_session_detail *d = &c->details[i];
+    char buf[1024], href[128], v[48];
+    minute(s->started_ns, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__table_link(t, tl__table_add(t, s->label), label_href(p, s->label, href, sizeof href));
+    size_t cell = tl__table_add(t, s->hostname);
+    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
+      tl__table_link(t, cell, href);
+    tl__table_add(t, s->probe);
+    tl__table_addf(t, "%g ms", (double)s->delay_ns / 1e6);
+    tl__table_addf(t, "%lld", (long long)s->sample_count);
+    tl__table_add(t, s->status);
+    if (d->dist.count) {
+      tl__ms((double)d->dist.pct_ns[1], v, sizeof v);
+      tl__table_add(t, v);
+      tl__ms((double)d->dist.pct_ns[2], v, sizeof v);
+      tl__table_add(t, v);
+    } else {
+      tl__table_add(t, "-");
+      tl__table_add(t, "-");
+    }
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < d->tag_count && at < sizeof buf; k++)
+      at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%s", k ? " " : "", d->tags[k].key,
+                             d->tags[k].value);
+    tl__table_add(t, buf);
+  }
+  f = tl__prose(p);
+  fputs("### Sessions\n\n", f);
+  put_table(p, t);
+  free(first);
+  free(newest);
+}
+
+/* ======================================================================== */
+/* 5. How it was measured                                                    */
+
+/* A fenced code block around text that may hold backticks: the fence is
+ * longer than any run of backticks inside. */
+static void code_block(FILE *f, const char *text) {
+  size_t run = 0, longest = 0;
+  for (const char *s = text; *s; s++) {
+    run = *s == '`' ? run + 1 : 0;
+    if (run > longest)
+      longest = run;
+  }
+  size_t fence = longest < 3 ? 3 : longest + 1;
+  for (size_t i = 0; i < fence; i++)
+    fputc('`', f);
+  fputs("sh\n", f);
+  for (const unsigned char *s = (const unsigned char *)text; *s; s++)
+    if (*s >= 0x20 && *s != 0x7f)
+      fputc(*s, f);
+  fputc('\n', f);
+  for (size_t i = 0; i < fence; i++)
+    fputc('`', f);
+  fputs("\n\n", f);
+}
+
+static void section_method(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs("## How it was measured\n\n", f);
+  size_t n = c->sessions.count;
+  for (size_t i = 0; i < n; i++) {
+    const char *probe = c->sessions.items[i].probe;
+    size_t k = 0;
+    while (k < i && strcmp(c->sessions.items[k].probe, probe) != 0)
+      k++;
+    if (k < i)
+      continue;
+    fputs("- **", f);
+    tl_md_escape(f, probe);
+    fputs("**: ", f);
+    tl_md_escape(f, tl__probe_definition(probe));
+    fputc('\n', f);
+  }
+  fputs("\nPercentiles are exact and nearest-rank over every raw sample: pN is the smallest "
+        "measured latency that at least N percent of the samples do not exceed (the "
+        "ceil(N/100 \xC3\x97 n)-th smallest of n), never an interpolation or an estimate. The "
+        "mean and the standard deviation (population) are over the same samples.\n\n",
+        f);
+  fputs("### Command lines\n\n", f);
+  for (size_t i = 0; i < n; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    size_t k = 0;
+    while (k < i && strcmp(c->sessions.items[k].run_uuid, s->run_uuid) != 0)
+      k++;
+    if (k < i)
+      continue; /* one line per run: its sessions share the command */
+    char date[32];
+    minute(s->started_ns, date, sizeof date);
+    fputs("**", f);
+    tl_md_escape(f, s->label);
+    fputs("** on ", f);
+    tl_md_escape(f, s->hostname);
+    fprintf(f, ", %s UTC:\n\n", date);
+    code_block(f, *s->command_line ? s->command_line : "(not recorded)");
+  }
+}
+
+/* ======================================================================== */
+/* 6. Confounds                                                              */
+
+typedef struct {
+  const char *key; /* fact key, or a tag key when tag is set */
+  const char *name;
+  int tag;
+} trait;
+
+/* The value of a trait for session i, or NULL when unknown. */
+static const char *trait_value(const tl_comparison *c, size_t i, const trait *t) {
+  const tl_session_detail *d = &c->details[i];
+  if (t->tag)
+    return tl__tag(d, t->key);
+  if (strcmp(t->key, "libuv") == 0)
+    return c->sessions.items[i].libuv_version;
+  const char *v = tl__fact(d, t->key);
+  return v && strcmp(v, "unknown") != 0 ? v : NULL;
+}
+
+/* Writes "a, b" of the distinct values of trait t among the sessions of
+ * label (all labels when NULL) to buf; returns how many there are. */
+static size_t trait_values(const tl_comparison *c, const char *label, const trait *t, char *buf,
+                           size_t len) {
+  size_t count = 0, at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    if (label && strcmp(c->sessions.items[i].label, label) != 0)
+      continue;
+    const char *v = trait_value(c, i, t);
+    if (!v && t->tag)
+      v = "(none)";
+    if (!v)
+      continue;
+    size_t k = 0;
+    while (k < i) {
+      if ((!label || strcmp(c->sessions.items[k].label, label) == 0)) {
+        const char *w = trait_value(c, k, t);
+        if (!w && t->tag)
+          w = "(none)";
+        if (w && strcmp(w, v) == 0)
+          break;
+      }
+      k++;
+    }
+    if (k < i)
+      continue;
+    count++;
+    if (at < len)
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
+  }
+  return count;
+}
+
+static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int *any) {
+  char buf[1024];
+  /* Within one label. */
+  int mixed = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    if (trait_values(c, c->labels[l], t, buf, sizeof buf) > 1) {
+      fputs("- Within **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f, "**, the %s differs between sessions: ", t->name);
+      tl_md_escape(f, buf);
+      fputs(".\n", f);
+      *any = mixed = 1;
+    }
+  }
+  if (mixed || c->label_count < 2)
+    return;
+  /* Between labels, each with one value. */
+  size_t known = 0;
+  for (size_t l = 0; l < c->label_count; l++)
+    known += trait_values(c, c->labels[l], t, buf, sizeof buf) == 1;
+  if (known < 2 || trait_values(c, NULL, t, buf, sizeof buf) < 2)
+    return;
+  fprintf(f, "- The %s differs between labels: ", t->name);
+  int first = 1;
+  for (size_t l = 0; l < c->label_count; l++) {
+    if (trait_values(c, c->labels[l], t, buf, sizeof buf) != 1)
+      continue;
+    fputs(first ? "" : "; ", f);
+    tl_md_escape(f, c->labels[l]);
+    fputc(' ', f);
+    tl_md_escape(f, buf);
+    first = 0;
+  }
+  fputs(".\n", f);
+  *any = 1;
+}
+
+/* The highest 1-minute load average recorded at the start or the end of
+ * session i ("1.52" or "1.52 0.80 0.44"), per logical CPU; -1 when none. */
+static double load_per_cpu(const tl_comparison *c, size_t i, double *load, double *cpus) {
+  static const char *const keys[] = {"load.start", "load.end"};
+  const char *n = tl__fact(&c->details[i], "cpu.logical");
+  char *end;
+  *load = -1;
+  for (size_t k = 0; k < 2; k++) {
+    const char *l = tl__fact(&c->details[i], keys[k]);
+    double v = l ? strtod(l, &end) : -1;
+    if (l && end != l && v > *load)
+      *load = v;
+  }
+  if (*load < 0)
+    return -1;
+  *cpus = n ? strtod(n, &end) : 0;
+  if (!n || end == n || *cpus < 1)
+    *cpus = 1;
+  return *load / *cpus;
+}
+
+static void section_confounds(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs("## Read with care\n\n", f);
+  int any = 0;
+  /* A label measured on more than one host. */
+  for (size_t l = 0; l < c->label_count; l++) {
+    char hosts[1024];
+    size_t at = 0, count = 0;
+    hosts[0] = '\0';
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      if (strcmp(s->label, c->labels[l]) != 0)
+        continue;
+      size_t k = 0;
+      while (k < i && !(strcmp(c->sessions.items[k].label, s->label) == 0 &&
+                        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0))
+        k++;
+      if (k < i)
+        continue;
+      count++;
+      if (at < sizeof hosts)
+        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
+                               s->hostname, s->host_fingerprint);
+    }
+    if (count > 1) {
+      fputs("- **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f, "** mixes %zu different hosts: ", count);
+      tl_md_escape(f, hosts);
+      fputs(".\n", f);
+      any = 1;
+    }
+  }
+  static const trait facts[] = {
+      {"kernel.release", "kernel", 0},
+      {"clocksource.current", "clocksource", 0},
+      {"cpu.governor", "CPU frequency governor", 0},
+      {"kernel.preempt", "kernel preemption model", 0},
+      {"libuv", "libuv version", 0},
+  };
+  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+    confound_trait(f, c, &facts[i], &any);
+  /* Probe options and conditions recorded as tags (interval, concurrency,
+   * load ...): every tag key seen, in sorted order of first appearance. */
+  for (size_t i = 0; i < c->sessions.count; i++)
+    for (size_t k = 0; k < c->details[i].tag_count; k++) {
+      const char *key = c->details[i].tags[k].key;
+      int seen = 0;
+      for (size_t j = 0; j <= i && !seen; j++)
+        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
+          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
+      if (seen)
+        continue;
+      char name[96];
+      snprintf(name, sizeof name, "tag %s", key);
+      trait t = {key, name, 1};
+      confound_trait(f, c, &t, &any);
+    }
+  /* A busy host: a load of at least half a task per CPU. */
+  for (size_t l = 0; l < c->label_count; l++) {
+    double worst = -1, load = 0, cpus = 0;
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      double ld, n;
+      if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
+        continue;
+      double per = load_per_cpu(c, i, &ld, &n);
+      if (per > worst) {
+        worst = per;
+        load = ld;
+        cpus = n;
+      }
+    }
+    if (worst >= 0.5) {
+      fputs("- **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f,
+              "** was measured on a busy host: load average %.2f on %g CPUs during a "
+              "session.\n",
+              load, cpus);
+      any = 1;
+    }
+  }
+  if (!any)
+    fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
+          "preemption model, libuv version and tags as far as they were recorded, each label "
+          "ran on one host, and no host was busy during its sessions.\n",
+          f);
+  fputc('\n', f);
+}
+
+/* ======================================================================== */
+/* The page                                                                  */
+
+static const char css[] =
+    ":root{color-scheme:light dark;--fg:#1c1c21;--bg:#fdfdfc;--muted:#5c5c66;--line:#d5d5dc;"
+    "--best:#e3f1e6;--code:#f1f1f4;--accent:#0b5cad;"
+    "--c0:#0072B2;--c1:#D55E00;--c2:#009E73;--c3:#CC79A7;--c4:#E69F00;--c5:#56B4E9;--c6:#000000}\n"
+    "@media (prefers-color-scheme:dark){:root{--fg:#e7e7ea;--bg:#16171b;--muted:#a3a3ad;"
+    "--line:#3b3c45;--best:#1f3b2a;--code:#24252c;--accent:#7fb6f0;"
+    "--c0:#56B4E9;--c1:#FF8F4D;--c2:#39C59B;--c3:#E3A4CB;--c4:#F0C04F;--c5:#A8D8F5;--c6:#F0F0F0}}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0;background:var(--bg);color:var(--fg);"
+    "font:16px/1.55 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,"
+    "sans-serif}\n"
+    "main{max-width:64rem;margin:0 auto;padding:1rem 1rem 3rem}\n"
+    "nav{max-width:64rem;margin:0 auto;padding:.75rem 1rem 0;font-size:.9rem}\n"
+    "nav a{margin-right:1rem}\n"
+    "a{color:var(--accent)}\n"
+    "h1{font-size:1.7rem;line-height:1.25;margin:.5rem 0 1rem}\n"
+    "h2{font-size:1.3rem;margin:2.2rem 0 .6rem;padding-bottom:.2rem;"
+    "border-bottom:1px solid var(--line)}\n"
+    "h3{font-size:1.05rem;margin:1.5rem 0 .4rem}\n"
+    ".scroll{overflow-x:auto;margin:.5rem 0 1rem}\n"
+    "table{border-collapse:collapse;font-size:.88rem;font-variant-numeric:tabular-nums}\n"
+    "th,td{padding:.3rem .6rem;border-bottom:1px solid var(--line);text-align:left;"
+    "vertical-align:top}\n"
+    "th{font-weight:600;color:var(--muted);white-space:nowrap}\n"
+    ".n{text-align:right;white-space:nowrap}\n"
+    "td.best{background:var(--best)}\n"
+    "code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}\n"
+    "pre{background:var(--code);padding:.6rem .8rem;border-radius:4px;white-space:pre-wrap;"
+    "word-break:break-all}\n"
+    ".charts{display:flex;flex-wrap:wrap;gap:1rem 1.5rem;margin:.5rem 0 1rem}\n"
+    "figure{margin:0;flex:1 1 28rem;max-width:100%}\n"
+    ".small figure{flex:0 1 20rem}\n"
+    "figcaption{font-size:.85rem;color:var(--muted)}\n"
+    "svg{display:block;width:100%;height:auto}\n"
+    "svg text{fill:currentColor;font-family:inherit}\n"
+    "@media (max-width:40rem){svg text{font-size:22px}.small svg text{font-size:13px}}\n"
+    "svg .grid{stroke:var(--line)}\n"
+    "svg .axis{stroke:var(--muted)}\n"
+    ".s0{stroke:var(--c0);fill:var(--c0)}.s1{stroke:var(--c1);fill:var(--c1)}"
+    ".s2{stroke:var(--c2);fill:var(--c2)}.s3{stroke:var(--c3);fill:var(--c3)}"
+    ".s4{stroke:var(--c4);fill:var(--c4)}.s5{stroke:var(--c5);fill:var(--c5)}"
+    ".s6{stroke:var(--c6);fill:var(--c6)}\n"
+    "svg .line{fill:none}\n"
+    "svg .hollow{fill:var(--bg)}\n"
+    "footer{color:var(--muted);font-size:.85rem;margin-top:3rem}\n"
+    "@media print{body{background:#fff;color:#000}nav{display:none}a{color:#000}}\n";
+
+static void html_head(tl__page *p, const char *title) {
+  FILE *o = p->out;
+  fputs("<!DOCTYPE html><!-- " TL_REPORT_MARKER
+        ": written by tlreport; tlreport may replace this file -->\n"
+        "<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"generator\" content=\"tlreport " TL_VERSION "\">\n<title>",
+        o);
+  tl_html_escape(o, title);
+  fputs("</title>\n<style>\n", o);
+  fputs(css, o);
+  fputs("</style>\n</head>\n<body>\n", o);
+  if (p->o->site_links)
+    fputs("<nav><a href=\"index.html\">All labels and hosts</a>"
+          "<a href=\"compare.html\">Comparison of every label</a></nav>\n",
+          o);
+  fputs("<main>\n", o);
+}
+
+static void section_title(tl__page *p) {
+  FILE *f = tl__prose(p);
+  fputs("# ", f);
+  if (p->o->title) {
+    tl_md_escape(f, p->o->title);
+  } else {
+    fputs("Timer latency: ", f);
+    md_list_labels(f, p->c);
+  }
+  fputs("\n\n", f);
+}
+
+/* The closing line; the only clock time on a page, and only when asked. */
+static void closing_line(tl__page *p, FILE *f) {
+  if (p->o->generated_ns > 0) {
+    char date[32];
+    tl_date_format(p->o->generated_ns, date, sizeof date);
+    fprintf(f, "Made with tlreport at %s.\n", date);
+  } else {
+    fputs("Made with tlreport.\n", f);
+  }
+}
+
+void tl_page_opts_init(tl_page_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->format = TL_FORMAT_MD;
+}
+
+int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
+  if (o->format == TL_FORMAT_JSON)
+    return tl__render_json(c, o, out);
+  tl__page p = {.c = c, .o = o, .out = out};
+  char title[1024];
+  if (o->title) {
+    snprintf(title, sizeof title, "%s", o->title);
+  } else {
+    size_t at = (size_t)snprintf(title, sizeof title, "Timer latency: ");
+    for (size_t i = 0; i < c->label_count && at < sizeof title; i++)
+      at += (size_t)snprintf(title + at, sizeof title - at, "%s%s", i ? ", " : "", c->labels[i]);
+  }
+  if (o->format == TL_FORMAT_HTML)
+    html_head(&p, title);
+  else
+    fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n\n",
+          out);
+  /* The sections, in reading order. */
+  void (*const sections[])(tl__page *) = {
+      section_title, section_summary, section_tables,    section_charts,
+      section_hosts, section_method,  section_confounds,
+  };
+  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+    if (c->group_count || sections[i] == section_title)
+      sections[i](&p);
+  if (o->format == TL_FORMAT_HTML) {
+    tl__prose_flush(&p);
+    fputs("<footer>", out);
+    closing_line(&p, out);
+    fputs("</footer>\n</main>\n</body>\n</html>\n", out);
+  } else {
+    closing_line(&p, out);
+  }
+  if (p.failed)
+    return p.failed;
+  return ferror(out) ? TL_EIO : TL_OK;
+}
+
+int tl_render_markdown(const tl_comparison *c, FILE *out) {
+  tl_page_opts o;
+  tl_page_opts_init(&o);
+  return tl_render(c, &o, out);
+}
+
+/* ======================================================================== */
+/* The index of a site                                                       */
+
+static void date_only(int64_t ns, char *buf, size_t len) {
+  char d[32];
+  tl_date_format(ns, d, sizeof d);
+  snprintf(buf, len, "%.10s", d);
+}
+
+int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
+  tl__page p = {.c = c, .o = o, .out = out};
+  html_head(&p, o->title ? o->title : "Timer latency results");
+  section_title(&p);
+  size_t n = c->sessions.count;
+  int64_t newest = 0, samples = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    int64_t t = s->ended_ns > s->started_ns ? s->ended_ns : s->started_ns;
+    newest = t > newest ? t : newest;
+    samples += s->sample_count;
+  }
+  size_t *first = calloc(n + 1, sizeof *first), *last = calloc(n + 1, sizeof *last);
+  if (!first || !last) {
+    free(first);
+    free(last);
+    return TL_ENOMEM;
+  }
+  size_t nh = hosts_of(c, first, last);
+  char date[32];
+  date_only(newest, date, sizeof date);
+  FILE *f = tl__prose(&p);
+  fprintf(f, "Newest data: %s. %zu labels, %zu hosts, %zu sessions, %lld samples.\n\n", date,
+          c->label_count, nh, n, (long long)samples);
+  fputs("## Comparisons\n\n- [Every label: ", f);
+  md_list_labels(f, c);
+  fputs("](compare.html)\n\n## Labels\n\n", f);
+  static const char *const lhead[] = {"label", "sessions", "samples", "hosts", "first", "newest"};
+  tl__table *t = tl__table_new(6, lhead, "lrrrll");
+  for (size_t l = 0; t && l < c->label_count; l++) {
+    size_t sessions = 0, hosts = 0;
+    int64_t count = 0, t0 = 0, t1 = 0;
+    for (size_t i = 0; i < n; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      if (strcmp(s->label, c->labels[l]) != 0)
+        continue;
+      size_t k = 0;
+      while (k < i && !(strcmp(c->sessions.items[k].label, s->label) == 0 &&
+                        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0))
+        k++;
+      hosts += k == i;
+      if (!sessions++)
+        t0 = s->started_ns;
+      t1 = s->started_ns;
+      count += s->sample_count;
+    }
+    char href[128], d0[32], d1[32];
+    tl__table_link(t, tl__table_add(t, c->labels[l]),
+                   label_href(&p, c->labels[l], href, sizeof href));
+    tl__table_addf(t, "%zu", sessions);
+    tl__table_addf(t, "%lld", (long long)count);
+    tl__table_addf(t, "%zu", hosts);
+    date_only(t0, d0, sizeof d0);
+    date_only(t1, d1, sizeof d1);
+    tl__table_add(t, d0);
+    tl__table_add(t, d1);
+  }
+  put_table(&p, t);
+  f = tl__prose(&p);
+  fputs("## Hosts\n\n", f);
+  static const char *const hhead[] = {"host", "CPU", "OS", "kernel", "labels", "sessions"};
+  t = tl__table_new(6, hhead, "lllllr");
+  for (size_t h = 0; t && h < nh; h++) {
+    const tl_session *s = &c->sessions.items[last[h]];
+    const tl_session_detail *d = &c->details[last[h]];
+    char buf[512], href[128];
+    size_t cell = tl__table_add(t, s->hostname);
+    if (tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
+      tl__table_link(t, cell, href);
+    host_cpu(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    host_os(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__table_add(t, or_unknown(tl__fact(d, "kernel.release")));
+    size_t at = 0, sessions = 0;
+    buf[0] = '\0';
+    for (size_t l = 0; l < c->label_count; l++) {
+      int used = 0;
+      for (size_t i = 0; i < n; i++)
+        if (strcmp(c->sessions.items[i].host_fingerprint, s->host_fingerprint) == 0 &&
+            strcmp(c->sessions.items[i].label, c->labels[l]) == 0) {
+          used = 1;
+          sessions++;
+        }
+      if (used && at < sizeof buf)
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
+    }
+    tl__table_add(t, buf);
+    tl__table_addf(t, "%zu", sessions);
+  }
+  put_table(&p, t);
+  free(first);
+  free(last);
+  tl__prose_flush(&p);
+  fputs("<footer>", out);
+  closing_line(&p, out);
+  fputs("</footer>\n</main>\n</body>\n</html>\n", out);
+  if (p.failed)
+    return p.failed;
+  return ferror(out) ? TL_EIO : TL_OK;
+}

@@ -1,0 +1,418 @@
+/* svg.c: the charts of the HTML page, as inline SVG written here: no
+ * script, no font or file from elsewhere. Every series has its own colour
+ * (Okabe-Ito, distinguishable with the common colour-vision deficiencies),
+ * its own dash pattern and its own marker, so the charts still read in
+ * greyscale print. Colours come from CSS classes (.s0 ...) so the dark
+ * scheme can lighten them; every chart has a <title> and a <desc>. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+enum { STYLES = 7, DASHES = 5 };
+
+static const char *const dashes[DASHES] = {"", "7 4", "2 3", "9 3 2 3", "4 4"};
+
+/* A plot area in pixels and the values it spans. */
+typedef struct {
+  double left, right, top, bottom;
+  double x0, x1, y0, y1;
+} frame;
+
+static double px(const frame *f, double x) {
+  return f->x1 > f->x0 ? f->left + (x - f->x0) / (f->x1 - f->x0) * (f->right - f->left)
+                       : (f->left + f->right) / 2;
+}
+
+static double py(const frame *f, double y) {
+  return f->y1 > f->y0 ? f->bottom - (y - f->y0) / (f->y1 - f->y0) * (f->bottom - f->top)
+                       : (f->top + f->bottom) / 2;
+}
+
+/* A "nice" tick step (1, 2 or 5 times a power of ten) giving about `want`
+ * ticks over [lo, hi]; widens [lo, hi] to whole steps. */
+static double nice_step(double *lo, double *hi, int want) {
+  double span = *hi - *lo;
+  if (span <= 0)
+    span = *hi > 0 ? *hi : 1;
+  double raw = span / want, mag = pow(10, floor(log10(raw))), step = mag;
+  if (raw / mag > 5)
+    step = 10 * mag;
+  else if (raw / mag > 2)
+    step = 5 * mag;
+  else if (raw / mag > 1)
+    step = 2 * mag;
+  *lo = floor(*lo / step) * step;
+  *hi = ceil(*hi / step) * step;
+  if (*hi <= *lo)
+    *hi = *lo + step;
+  return step;
+}
+
+/* The label index of a label, for its style. */
+static size_t style_of(const tl_comparison *c, const char *label) {
+  for (size_t i = 0; i < c->label_count; i++)
+    if (strcmp(c->labels[i], label) == 0)
+      return i;
+  return 0;
+}
+
+static void marker(FILE *o, size_t style, double x, double y, int hollow) {
+  const char *fill = hollow ? " class=\"hollow\"" : "";
+  switch (style % DASHES) {
+  case 0:
+    fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"%s/>", x, y, fill);
+    break;
+  case 1:
+    fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\"%s/>", x - 3.5, y - 3.5, fill);
+    break;
+  case 2:
+    fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"%s/>", x, y - 4.5, x + 4.5, y + 3.5,
+            x - 4.5, y + 3.5, fill);
+    break;
+  case 3:
+    fprintf(o, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"%s/>", x, y - 5, x + 5, y, x,
+            y + 5, x - 5, y, fill);
+    break;
+  default:
+    fprintf(o,
+            "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" class=\"line\" "
+            "stroke-width=\"2\"/>",
+            x - 4, y - 4, x + 4, y + 4, x - 4, y + 4, x + 4, y - 4);
+  }
+}
+
+/* Opens a figure with an accessible SVG of w x h user units. */
+static void open_svg(tl__page *p, double w, double h, const char *title, const char *desc) {
+  FILE *o = p->out;
+  p->chart_id++;
+  fprintf(o,
+          "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+          "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"",
+          w, h, w, h);
+  tl_html_escape(o, title);
+  fputs("\"><title>", o);
+  tl_html_escape(o, title);
+  fputs("</title><desc>", o);
+  tl_html_escape(o, desc);
+  fputs("</desc>\n", o);
+}
+
+static void close_svg(tl__page *p, const char *caption) {
+  fputs("</svg><figcaption>", p->out);
+  tl_html_escape(p->out, caption);
+  fputs("</figcaption></figure>\n", p->out);
+}
+
+static void text(FILE *o, double x, double y, const char *anchor, const char *s) {
+  fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
+  tl_html_escape(o, s);
+  fputs("</text>", o);
+}
+
+/* Horizontal grid lines and tick labels of the y axis, in ms, with its name. */
+static void y_axis(FILE *o, const frame *f, double step, const char *name) {
+  for (double v = f->y0; v <= f->y1 + step / 2; v += step) {
+    char buf[32];
+    double y = py(f, v);
+    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", f->left, y,
+            f->right, y);
+    snprintf(buf, sizeof buf, "%g", fabs(v) < step / 1e6 ? 0.0 : v);
+    text(o, f->left - 6, y + 4, "end", buf);
+  }
+  fprintf(o, "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">",
+          (f->top + f->bottom) / 2, (f->top + f->bottom) / 2);
+  tl_html_escape(o, name);
+  fputs("</text>\n", o);
+  fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f->left,
+          f->bottom, f->right, f->bottom);
+}
+
+/* One legend row per label (two entries when p99 is drawn hollow). */
+static double legend(tl__page *p, const frame *f, const char *const *names, const size_t *styles,
+                     size_t n, double y) {
+  FILE *o = p->out;
+  double x = f->left, col = 150;
+  for (size_t i = 0; i < n; i++) {
+    if (x + col > f->right + 10) {
+      x = f->left;
+      y += 22;
+    }
+    size_t s = styles[i];
+    fprintf(o,
+            "<g class=\"s%zu\"><line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+            "y2=\"%.1f\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>",
+            s % STYLES, x, y - 4, x + 28, y - 4, dashes[s % DASHES]);
+    marker(o, s, x + 14, y - 4, 0);
+    fputs("</g>", o);
+    text(o, x + 34, y, "start", names[i]);
+    x += col;
+  }
+  fputc('\n', o);
+  return y;
+}
+
+static size_t legend_rows(size_t n, double width) {
+  size_t per = (size_t)(width / 150);
+  if (per < 1)
+    per = 1;
+  return (n + per - 1) / per;
+}
+
+/* Microseconds when every value is below 1 ms, so tick labels stay short. */
+static double unit_for(double hi_ms, const char **axis) {
+  if (hi_ms < 1) {
+    *axis = "Latency (\xC2\xB5s)";
+    return 1000;
+  }
+  *axis = "Latency (ms)";
+  return 1;
+}
+
+/* x position of percentile p on the log scale: 0 at p0, 1 at p90, 2 at p99 ... */
+static double pct_x(double pct) { return pct >= 100 ? 4.5 : -log10(1 - pct / 100); }
+
+void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
+  const tl_comparison *c = p->c;
+  const tl_group *g[256];
+  const char *names[256];
+  size_t styles[256], n = 0;
+  double lo = -1, hi = 0;
+  for (size_t i = 0; i < c->group_count && n < 256; i++) {
+    const tl_group *x = &c->groups[i];
+    if (strcmp(x->probe, probe) != 0 || x->delay_ns != delay_ns || !x->spectrum.count)
+      continue;
+    g[n] = x;
+    names[n] = x->label;
+    styles[n] = style_of(c, x->label);
+    double a = (double)x->spectrum.pct_ns[0] / 1e6,
+           b = (double)x->spectrum.pct_ns[TL_SPECTRUM_POINTS - 1] / 1e6;
+    if (lo < 0 || a < lo)
+      lo = a;
+    if (b > hi)
+      hi = b;
+    n++;
+  }
+  if (!n)
+    return;
+  double w = 640, rows = (double)legend_rows(n, 640 - 78 - 16);
+  double h = 342 + rows * 22;
+  const char *axis;
+  double u = unit_for(hi, &axis);
+  frame f = {78, w - 16, 16, 258, 0, 4, lo * u, hi * u};
+  double step = nice_step(&f.y0, &f.y1, 5);
+  char call[96], title[256], desc[1024];
+  tl__call_name(probe, delay_ns, call, sizeof call);
+  snprintf(title, sizeof title, "Latency by percentile, %s", call);
+  size_t at = (size_t)snprintf(desc, sizeof desc,
+                               "Latency in milliseconds (y) at each percentile from 0 to 99.99 on "
+                               "a log scale (x), one line per label.");
+  for (size_t i = 0; i < n && at < sizeof desc; i++) {
+    char a[32], b[32];
+    int k = 0;
+    while (k < TL_SPECTRUM_POINTS && tl_spectrum_pcts[k] != 99)
+      k++;
+    tl__ms((double)g[i]->spectrum.pct_ns[k], a, sizeof a);
+    tl__ms((double)g[i]->spectrum.pct_ns[TL_SPECTRUM_POINTS - 1], b, sizeof b);
+    at +=
+        (size_t)snprintf(desc + at, sizeof desc - at, " %s: p99 %s, p99.99 %s.", g[i]->label, a, b);
+  }
+  open_svg(p, w, h, title, desc);
+  FILE *o = p->out;
+  y_axis(o, &f, step, axis);
+  static const char *const ticks[] = {"0%", "90%", "99%", "99.9%", "99.99%"};
+  for (int t = 0; t <= 4; t++) {
+    double x = px(&f, t);
+    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, f.top,
+            x, f.bottom);
+    text(o, x, f.bottom + 22, t == 0 ? "start" : t == 4 ? "end" : "middle", ticks[t]);
+  }
+  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", "Percentile (log scale)");
+  fputc('\n', o);
+  for (size_t i = 0; i < n; i++) {
+    size_t s = styles[i];
+    fprintf(o,
+            "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"2\" "
+            "stroke-dasharray=\"%s\" points=\"",
+            s % STYLES, dashes[s % DASHES]);
+    for (int k = 0; k < TL_SPECTRUM_POINTS; k++)
+      fprintf(o, "%s%.1f,%.1f", k ? " " : "", px(&f, pct_x(tl_spectrum_pcts[k])),
+              py(&f, (double)g[i]->spectrum.pct_ns[k] / 1e6 * u));
+    fputs("\"/>", o);
+    /* Markers at the ticks only, so the lines stay readable. */
+    for (int k = 0; k < TL_SPECTRUM_POINTS; k++) {
+      double q = tl_spectrum_pcts[k];
+      if (q == 0 || q == 90 || q == 99 || q == 99.9 || q == 99.99)
+        marker(o, s, px(&f, pct_x(q)), py(&f, (double)g[i]->spectrum.pct_ns[k] / 1e6 * u), 0);
+    }
+    fputs("</g>\n", o);
+  }
+  legend(p, &f, names, styles, n, 334);
+  close_svg(p, "Latency by percentile: the further right, the rarer the call. Lower is better.");
+}
+
+void tl__svg_histogram(tl__page *p, const tl_group *g) {
+  const tl_comparison *c = p->c;
+  size_t s = style_of(c, g->label);
+  int64_t top = 0;
+  for (int i = 0; i < TL_HIST_BINS; i++)
+    if (g->hist[i] > top)
+      top = g->hist[i];
+  double w = 360, h = 240;
+  frame f = {60, w - 12, 14, 190, 0, 0, 0, (double)top};
+  const char *axis;
+  double u = unit_for((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS) / 1e6, &axis);
+  f.x0 = (double)g->hist_lo_ns / 1e6 * u;
+  f.x1 = (double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS) / 1e6 * u;
+  double ystep = nice_step(&f.y0, &f.y1, 4);
+  double x0 = f.x0, x1 = f.x1;
+  double xstep = nice_step(&x0, &x1, 4);
+  char call[96], title[256], desc[512], lo[32], hi[32], mx[32];
+  tl__call_name(g->probe, g->delay_ns, call, sizeof call);
+  snprintf(title, sizeof title, "Histogram, %s, %s", g->label, call);
+  tl__ms((double)g->hist_lo_ns, lo, sizeof lo);
+  tl__ms((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS), hi, sizeof hi);
+  tl__ms((double)g->dist.max_ns, mx, sizeof mx);
+  snprintf(desc, sizeof desc,
+           "Number of samples (y) per latency bin (x, milliseconds) for %s, %lld samples from %s "
+           "to %s; %lld samples above the 99.9th percentile, up to %s, are not drawn.",
+           g->label, (long long)g->dist.count, lo, hi, (long long)g->hist_over, mx);
+  open_svg(p, w, h, title, desc);
+  FILE *o = p->out;
+  y_axis(o, &f, ystep, "Samples");
+  for (double v = x0; v <= x1 + xstep / 2; v += xstep) {
+    if (v < f.x0 - xstep / 1e6 || v > f.x1 + xstep / 1e6)
+      continue;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", fabs(v) < xstep / 1e6 ? 0.0 : v);
+    double x = px(&f, v);
+    fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
+            f.bottom, x, f.bottom + 4);
+    text(o, x, f.bottom + 17, "middle", buf);
+  }
+  text(o, (f.left + f.right) / 2, f.bottom + 36, "middle", axis);
+  fprintf(o, "\n<g class=\"s%zu\">", s % STYLES);
+  double bw = (f.right - f.left) / TL_HIST_BINS;
+  for (int i = 0; i < TL_HIST_BINS; i++) {
+    if (!g->hist[i])
+      continue;
+    double y = py(&f, (double)g->hist[i]);
+    fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+            f.left + bw * i + 0.5, y, bw - 1 > 0.5 ? bw - 1 : 0.5, f.bottom - y);
+  }
+  fputs("</g>\n", o);
+  char cap[512];
+  snprintf(cap, sizeof cap, "%s, %s: %lld samples%s", g->label, call, (long long)g->dist.count,
+           g->hist_over ? "; the slowest 0.1% are left out (see max in the table)" : "");
+  close_svg(p, cap);
+}
+
+void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
+  const tl_comparison *c = p->c;
+  size_t n = 0;
+  double t0 = 0, t1 = 0, hi = 0, lo = -1;
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    const tl_dist *d = &c->details[i].dist;
+    if (strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns || !d->count)
+      continue;
+    double t = (double)s->started_ns / 1e9;
+    if (!n || t < t0)
+      t0 = t;
+    if (!n || t > t1)
+      t1 = t;
+    if ((double)d->pct_ns[2] / 1e6 > hi)
+      hi = (double)d->pct_ns[2] / 1e6;
+    if (lo < 0 || (double)d->pct_ns[1] / 1e6 < lo)
+      lo = (double)d->pct_ns[1] / 1e6;
+    n++;
+  }
+  if (!n)
+    return;
+  const char *names[256];
+  size_t styles[256], nl = 0;
+  for (size_t l = 0; l < c->label_count && nl < 256; l++)
+    for (size_t i = 0; i < c->sessions.count; i++)
+      if (strcmp(c->sessions.items[i].label, c->labels[l]) == 0 &&
+          strcmp(c->sessions.items[i].probe, probe) == 0 &&
+          c->sessions.items[i].delay_ns == delay_ns) {
+        names[nl] = c->labels[l];
+        styles[nl++] = l;
+        break;
+      }
+  double w = 640, rows = (double)legend_rows(nl, 640 - 78 - 16);
+  double h = 342 + rows * 22;
+  /* Sessions close together get at least an hour around them. */
+  if (t1 - t0 < 3600) {
+    double mid = (t0 + t1) / 2;
+    t0 = mid - 1800;
+    t1 = mid + 1800;
+  }
+  const char *axis;
+  double u = unit_for(hi, &axis);
+  frame f = {78, w - 16, 16, 258, t0, t1, lo * u, hi * u};
+  double step = nice_step(&f.y0, &f.y1, 5);
+  char call[96], title[256], desc[512];
+  tl__call_name(probe, delay_ns, call, sizeof call);
+  snprintf(title, sizeof title, "p90 and p99 of each session over time, %s", call);
+  snprintf(desc, sizeof desc,
+           "Latency in milliseconds (y) of each of %zu sessions by its start time (x, UTC): "
+           "filled markers and thick lines p90, hollow markers and thin lines p99, one line "
+           "per label.",
+           n);
+  open_svg(p, w, h, title, desc);
+  FILE *o = p->out;
+  y_axis(o, &f, step, axis);
+  /* Three dates along the x axis (room for them on a phone); with less than
+   * two days, times of day too. */
+  for (int k = 0; k <= 2; k++) {
+    double t = t0 + (t1 - t0) * k / 2;
+    char date[32], buf[32];
+    tl_date_format((int64_t)(t * 1e9), date, sizeof date);
+    if (t1 - t0 < 2 * 86400)
+      snprintf(buf, sizeof buf, "%.5s %.5s", date + 5, date + 11);
+    else
+      snprintf(buf, sizeof buf, "%.10s", date);
+    double x = px(&f, t);
+    fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
+            f.bottom, x, f.bottom + 4);
+    text(o, x, f.bottom + 22, k == 0 ? "start" : k == 2 ? "end" : "middle", buf);
+  }
+  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", "Session start (UTC)");
+  fputc('\n', o);
+  for (size_t l = 0; l < nl; l++) {
+    size_t s = styles[l];
+    for (int which = 1; which <= 2; which++) {
+      fprintf(o,
+              "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"%s\" "
+              "stroke-dasharray=\"%s\" points=\"",
+              s % STYLES, which == 1 ? "2.5" : "1", dashes[s % DASHES]);
+      int first = 1;
+      for (size_t i = 0; i < c->sessions.count; i++) {
+        const tl_session *x = &c->sessions.items[i];
+        const tl_dist *d = &c->details[i].dist;
+        if (strcmp(x->label, names[l]) != 0 || strcmp(x->probe, probe) != 0 ||
+            x->delay_ns != delay_ns || !d->count)
+          continue;
+        fprintf(o, "%s%.1f,%.1f", first ? "" : " ", px(&f, (double)x->started_ns / 1e9),
+                py(&f, (double)d->pct_ns[which] / 1e6 * u));
+        first = 0;
+      }
+      fputs("\"/>", o);
+      for (size_t i = 0; i < c->sessions.count; i++) {
+        const tl_session *x = &c->sessions.items[i];
+        const tl_dist *d = &c->details[i].dist;
+        if (strcmp(x->label, names[l]) != 0 || strcmp(x->probe, probe) != 0 ||
+            x->delay_ns != delay_ns || !d->count)
+          continue;
+        marker(o, s, px(&f, (double)x->started_ns / 1e9),
+               py(&f, (double)d->pct_ns[which] / 1e6 * u), which == 2);
+      }
+      fputs("</g>\n", o);
+    }
+  }
+  legend(p, &f, names, styles, nl, 334);
+  close_svg(p, "p90 (filled, thick) and p99 (hollow, thin) of each session over time. Lower is "
+               "better; a step is worth a look in the sessions table.");
+}

@@ -1,0 +1,760 @@
+/* test_report.c: tlreport end to end on a database built here with known
+ * samples: the Markdown page against a golden file checked by hand, the
+ * JSON parsed and its numbers checked, the HTML through tidy, the static
+ * site (relative links that resolve, byte-identical reruns, nothing written
+ * outside it), hostile text escaped everywhere, the filters, and the rules
+ * for replacing files. */
+#include <ctype.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "support.h"
+#include "tl_store.h"
+
+typedef struct {
+  char *dir, *db;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  return f->dir ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+#define HOSTILE "<script>alert(1)</script>"
+
+typedef struct {
+  const char *fingerprint, *hostname, *os, *kernel, *cpu, *vm, *clock;
+} host;
+
+static const host vbox_host = {"aaaa000000000001",
+                               "vbox-guest",
+                               "Debian GNU/Linux 12 (bookworm)",
+                               "6.1.0-18-amd64",
+                               "Intel(R) Core(TM) i7-8565U <img src=x>",
+                               "virtualbox",
+                               "tsc"};
+static const host mac_host = {"bbbb000000000002", "mac",  "macOS 14.1", "23.1.0",
+                              "Apple M1",         "none", "unknown"};
+
+static void add_session(tl_store *s, const char *run, const char *label, const host *h,
+                        int64_t delay_ns, const int64_t *v, size_t n) {
+  static const char *keys[] = {"note"}, *values[] = {HOSTILE};
+  const tl_fact facts[] = {
+      {"hostname", h->hostname, "uname"},
+      {"os.name", h->os, "/etc/os-release"},
+      {"kernel.release", h->kernel, "uname"},
+      {"cpu.model", h->cpu, "/proc/cpuinfo"},
+      {"cpu.logical", "4", "sysconf"},
+      {"mem.total_bytes", "8589934592", "sysinfo"},
+      {"vm", h->vm, "cpuid"},
+      {"clocksource.current", h->clock, "/sys"},
+  };
+  tl_session_spec spec = {
+      .run_uuid = run,
+      .label = label,
+      .probe = "settimeout",
+      .delay_ns = delay_ns,
+      .command_line = "tlcollect --label vbox --tag 'note=" HOSTILE "' ```",
+      .host_fingerprint = h->fingerprint,
+      .hostname = h->hostname,
+      .libuv_version = "1.44.2",
+      .tag_keys = keys,
+      .tag_values = values,
+      .tag_count = 1,
+      .facts = facts,
+      .fact_count = sizeof facts / sizeof facts[0],
+  };
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+}
+
+/* The data behind tests/golden/compare.md; its numbers are worked out in
+ * tests/golden/README.md. Session i starts at 2026-11-01T10:00:00Z + i hours,
+ * so the page does not depend on when the test runs. */
+static void build_golden_db(const char *path) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  int64_t v[1000];
+  for (int i = 0; i < 1000; i++)
+    v[i] = (int64_t)(1000 - i) * 10000; /* 0.01 .. 10.00 ms, descending */
+  add_session(s, "run1", "vbox", &vbox_host, 0, v, 1000);
+  const int64_t a[] = {50200000, 50100000}, b[] = {60000000, 50300000, 50400000};
+  add_session(s, "run1", "vbox", &vbox_host, 50000000, a, 2);
+  add_session(s, "run2", "vbox", &vbox_host, 50000000, b, 3);
+  const int64_t m[] = {3000000, 1000000, 2000000};
+  add_session(s, "run3", "macos", &mac_host, 0, m, 3);
+  tl_store_close(s);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET started_ns = 1793527200000000000 + id * "
+                                "3600000000000, ended_ns = 1793527200000000000 + id * "
+                                "3600000000000 + 60000000000",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+}
+
+static char *run_report(char *const argv[], int expect, char **err_out) {
+  char *out, *err;
+  int rc = tl_test_run(argv, NULL, &out, &err);
+  if (rc != expect)
+    fail_msg("tlreport exit %d, expected %d: %s", rc, expect, err);
+  if (err_out)
+    *err_out = err;
+  else
+    free(err);
+  return out;
+}
+
+/* ======================================================================== */
+/* Markdown                                                                  */
+
+static void markdown_matches_golden(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *argv[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", NULL};
+  char *err, *out = run_report(argv, 0, &err);
+  /* TL_GOLDEN_UPDATE=1 rewrites the golden file; check it by hand after. */
+  if (getenv("TL_GOLDEN_UPDATE"))
+    tl_test_write_file(TL_SOURCE_DIR "/tests/golden/compare.md", out, strlen(out));
+  char *golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/compare.md", NULL);
+  assert_non_null(golden);
+  assert_string_equal(out, golden);
+  assert_string_equal(err, "");
+  /* Hostile text is escaped: raw markup appears only inside the fenced code
+   * blocks that quote each run's exact command line. */
+  for (const char *p = strchr(out, '\n'); (p = strchr(p, '<')); p++) {
+    const char *line = p;
+    while (line[-1] != '\n')
+      line--;
+    if (strncmp(line, "tlcollect ", 10) == 0)
+      assert_true(strncmp(line - 7, "````sh\n", 7) == 0);
+    else if (p[-1] != '\\')
+      fail_msg("unescaped '<' in: %.60s", line);
+  }
+  free(out);
+  free(err);
+
+  /* -o writes the same bytes, and may replace its own output. */
+  char *file = tl_test_path(f->dir, "page.md");
+  char *argv2[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", "-o", file, NULL};
+  for (int i = 0; i < 2; i++) {
+    free(run_report(argv2, 0, NULL));
+    char *written = tl_test_read_file(file, NULL);
+    assert_string_equal(written, golden);
+    free(written);
+  }
+  free(golden);
+  free(file);
+}
+
+static void filters_and_errors(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *err, *out;
+  char *a1[] = {TLREPORT, "--db", f->db, "--compare", "vbox,droplet", NULL};
+  out = run_report(a1, 1, &err);
+  assert_string_equal(out, "");
+  assert_string_equal(err, "tlreport: error: unknown label 'droplet'; the database has: macos, "
+                           "vbox\n");
+  free(out);
+  free(err);
+  /* Filters that match nothing are errors, not empty pages. */
+  static const char *const nothing[][4] = {
+      {"--delay", "7", NULL},
+      {"--since", "2030-01-01", NULL},
+      {"--probe", "exec:python3 probe.py", NULL},
+      {"--tag", "note=other", NULL},
+  };
+  for (size_t i = 0; i < sizeof nothing / sizeof nothing[0]; i++) {
+    char *a[] = {TLREPORT, "--db", f->db, (char *)nothing[i][0], (char *)nothing[i][1], NULL};
+    out = run_report(a, 1, &err);
+    assert_non_null(strstr(err, "no session matches"));
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+  }
+  /* A label the host filter leaves without sessions is named. */
+  char *a2[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", "--host", "bbbb", NULL};
+  out = run_report(a2, 1, &err);
+  assert_non_null(strstr(err, "no session of label 'vbox' matches"));
+  free(out);
+  free(err);
+  /* --delay and --host keep only what they name. */
+  char *a3[] = {TLREPORT, "--db", f->db, "--delay", "50ms", "--host", "vbox-guest", NULL};
+  out = run_report(a3, 0, NULL);
+  assert_non_null(strstr(out, "| vbox | 2 | 5 | 50.10 ms | 50.30 ms |"));
+  assert_null(strstr(out, "macos"));
+  free(out);
+  /* --last 1: only the newest 50 ms session of vbox (50.3, 50.4, 60.0). */
+  char *a4[] = {TLREPORT, "--db", f->db, "--last", "1", "--delay", "50", NULL};
+  out = run_report(a4, 0, NULL);
+  assert_non_null(strstr(out, "| vbox | 1 | 3 | 50.30 ms | 50.40 ms |"));
+  free(out);
+  /* --baseline: ratios against it; macos p50 2.00 / vbox p50 5.00 = 0.40. */
+  char *a5[] = {TLREPORT, "--db", f->db, "--baseline", "vbox", "--delay", "0", NULL};
+  out = run_report(a5, 0, NULL);
+  assert_non_null(strstr(out, "Relative to **vbox**"));
+  assert_non_null(strstr(out, "| macos | 100.00\xC3\x97 | 0.40\xC3\x97 |"));
+  free(out);
+  char *a6[] = {TLREPORT, "--db", f->db, "--baseline", "nosuch", NULL};
+  out = run_report(a6, 1, &err);
+  assert_non_null(strstr(err, "baseline 'nosuch' is not among the compared labels"));
+  free(out);
+  free(err);
+  /* --percentiles changes the columns; the maximum stays. */
+  char *a7[] = {TLREPORT, "--db", f->db, "--percentiles", "75,99.99", NULL};
+  out = run_report(a7, 0, NULL);
+  assert_non_null(strstr(out, "| min | p75 | p99.99 | max |"));
+  free(out);
+}
+
+/* "Read with care": a label measured on two hosts, a probe option (tag)
+ * that differs between labels, a kernel that changed within a label, and a
+ * busy host are each named; agreeing sessions give the all-clear line. */
+static void add_plain(tl_store *s, const char *label, const char *fp, const char *kernel,
+                      const char *tag, const char *load) {
+  const char *keys[] = {"concurrency"}, *values[] = {tag};
+  const tl_fact facts[] = {{"kernel.release", kernel, "uname"},
+                           {"cpu.logical", "2", "sysconf"},
+                           {"load.start", load, "/proc/loadavg"}};
+  tl_session_spec spec = {.run_uuid = fp,
+                          .label = label,
+                          .probe = "uv",
+                          .delay_ns = 1000000,
+                          .command_line = "tlcollect",
+                          .host_fingerprint = fp,
+                          .hostname = fp,
+                          .libuv_version = "1.44.2",
+                          .tag_keys = keys,
+                          .tag_values = values,
+                          .tag_count = 1,
+                          .facts = facts,
+                          .fact_count = 3};
+  tl_writer *w;
+  char uuid[37];
+  const int64_t v[] = {1100000, 1200000};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 2), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+}
+
+static void confounds(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  add_plain(s, "mixed", "aaaa", "6.1.0", "1", "0.10 0.20 0.30");
+  add_plain(s, "mixed", "bbbb", "6.5.0", "1", "0.10");
+  add_plain(s, "busy", "cccc", "6.1.0", "8", "3.00 2.00 1.00"); /* 1.5 per CPU */
+  add_plain(s, "calm", "dddd", "6.1.0", "1", "0.00");
+  add_plain(s, "calm2", "eeee", "6.1.0", "1", "0.00");
+  tl_store_close(s);
+  char *a[] = {TLREPORT, "--db", f->db, "--compare", "mixed,busy", NULL};
+  char *out = run_report(a, 0, NULL);
+  const char *care = strstr(out, "## Read with care\n");
+  assert_non_null(care);
+  assert_non_null(
+      strstr(care, "- **mixed** mixes 2 different hosts: aaaa (aaaa), bbbb (bbbb).\n"));
+  assert_non_null(strstr(care, "- Within **mixed**, the kernel differs between sessions: "
+                               "6.1.0, 6.5.0.\n"));
+  assert_non_null(strstr(care, "- The tag concurrency differs between labels: mixed 1; busy 8.\n"));
+  assert_non_null(strstr(care, "- **busy** was measured on a busy host: load average 3.00 on 2 "
+                               "CPUs during a session.\n"));
+  assert_null(strstr(care, "**mixed** was measured on a busy host"));
+  free(out);
+  char *b[] = {TLREPORT, "--db", f->db, "--compare", "calm,calm2", NULL};
+  out = run_report(b, 0, NULL);
+  assert_non_null(strstr(out, "## Read with care\n\nNothing found"));
+  free(out);
+}
+
+/* ======================================================================== */
+/* JSON                                                                      */
+
+/* A strict JSON checker (RFC 8259 syntax); returns the end or NULL. */
+static const char *json_value(const char *p, int depth);
+
+static const char *ws(const char *p) {
+  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+    p++;
+  return p;
+}
+
+static const char *json_string(const char *p) {
+  if (*p++ != '"')
+    return NULL;
+  while (*p != '"') {
+    if ((unsigned char)*p < 0x20)
+      return NULL;
+    if (*p == '\\') {
+      p++;
+      if (*p == 'u') {
+        for (int i = 1; i <= 4; i++)
+          if (!isxdigit((unsigned char)p[i]))
+            return NULL;
+        p += 4;
+      } else if (!strchr("\"\\/bfnrt", *p)) {
+        return NULL;
+      }
+    }
+    p++;
+  }
+  return p + 1;
+}
+
+static const char *json_value(const char *p, int depth) {
+  p = ws(p);
+  if (depth > 64)
+    return NULL;
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    p = ws(p + 1);
+    if (*p == close)
+      return p + 1;
+    for (;;) {
+      if (close == '}') {
+        p = json_string(ws(p));
+        if (!p || *(p = ws(p)) != ':')
+          return NULL;
+        p++;
+      }
+      if (!(p = json_value(p, depth + 1)))
+        return NULL;
+      p = ws(p);
+      if (*p == close)
+        return p + 1;
+      if (*p++ != ',')
+        return NULL;
+    }
+  }
+  if (*p == '"')
+    return json_string(p);
+  if (strncmp(p, "true", 4) == 0 || strncmp(p, "null", 4) == 0)
+    return p + 4;
+  if (strncmp(p, "false", 5) == 0)
+    return p + 5;
+  const char *start = p;
+  if (*p == '-')
+    p++;
+  if (!isdigit((unsigned char)*p))
+    return NULL;
+  if (*p == '0' && isdigit((unsigned char)p[1]))
+    return NULL;
+  while (isdigit((unsigned char)*p))
+    p++;
+  if (*p == '.') {
+    p++;
+    if (!isdigit((unsigned char)*p))
+      return NULL;
+    while (isdigit((unsigned char)*p))
+      p++;
+  }
+  return p > start ? p : NULL;
+}
+
+static void json_output(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *a[] = {TLREPORT,   "--db", f->db,        "--compare", "vbox,macos",
+               "--format", "json", "--baseline", "vbox",      NULL};
+  char *out = run_report(a, 0, NULL);
+  const char *end = json_value(out, 0);
+  if (!end || *ws(end))
+    fail_msg("not JSON at byte %ld", end ? (long)(end - out) : -1L);
+  assert_non_null(strstr(out, "{\"format\": \"tl-report\", \"version\": 1,\n"));
+  assert_non_null(strstr(out, "\"baseline\": \"vbox\""));
+  /* The page's numbers (tests/golden/README.md): vbox 0 ms. */
+  assert_non_null(strstr(out, "\"label\": \"vbox\", \"probe\": \"settimeout\", \"delay_ns\": 0, "
+                              "\"sessions\": 1,\n   \"distribution\": {\"samples\": 1000, "
+                              "\"min_ns\": 10000, \"max_ns\": 10000000, \"mean_ns\": "
+                              "5005000.000"));
+  assert_non_null(strstr(out, "\"percentiles\": [{\"p\": 50, \"ns\": 5000000}, {\"p\": 90, "
+                              "\"ns\": 9000000}, {\"p\": 99, \"ns\": 9900000}, {\"p\": 99.9, "
+                              "\"ns\": 9990000}]"));
+  assert_non_null(strstr(out, "\"vs_baseline\": {\"min\": 100.000, \"p50\": 0.400"));
+  /* Hostile text is a plain JSON string. */
+  assert_non_null(strstr(out, "\"note\": \"" HOSTILE "\""));
+  free(out);
+}
+
+/* ======================================================================== */
+/* HTML and the site                                                         */
+
+static int have(const char *path) { return access(path, X_OK) == 0; }
+
+/* tidy -errors -q prints nothing and exits 0 for a clean page. */
+static void assert_tidy(const char *file) {
+  if (!have("/usr/bin/tidy"))
+    return; /* .ci/run installs tidy; locally it may be missing */
+  char *out, *err;
+  char *a[] = {"/usr/bin/tidy", "-errors", "-q", (char *)file, NULL};
+  int rc = tl_test_run(a, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("tidy on %s: exit %d: %s", file, rc, err);
+  free(out);
+  free(err);
+}
+
+static void assert_escaped(const char *html, int has_tags) {
+  /* The page has no script at all; the hostile tag and image show as text. */
+  for (const char *p = html; (p = strchr(p, '<')); p++)
+    if (strncasecmp(p, "<script", 7) == 0 || strncasecmp(p, "<img", 4) == 0)
+      fail_msg("raw markup from user text: %.60s", p);
+  if (has_tags)
+    assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+static void html_page(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *file = tl_test_path(f->dir, "page.html");
+  char *a[] = {TLREPORT, "--db", f->db, "--format", "html", "-o", file, NULL};
+  free(run_report(a, 0, NULL));
+  char *html = tl_test_read_file(file, NULL);
+  assert_non_null(html);
+  assert_true(strncmp(html, "<!DOCTYPE html><!-- tl-report", 29) == 0);
+  assert_escaped(html, 1);
+  assert_non_null(strstr(html, "&lt;img src=x&gt;"));
+  /* Charts: a percentile spectrum, a trend and a histogram per label and delay. */
+  size_t svgs = 0;
+  for (const char *p = html; (p = strstr(p, "<svg ")); p++)
+    svgs++;
+  assert_int_equal(svgs, 2 * 2 + 3);
+  assert_non_null(strstr(html, "<title>Latency by percentile, setTimeout(0)</title>"));
+  assert_non_null(strstr(html, "prefers-color-scheme:dark"));
+  /* Nothing is fetched from elsewhere: the only URL is the SVG namespace. */
+  size_t urls = 0, ns = 0;
+  for (const char *p = html; (p = strstr(p, "http")); p++)
+    urls++;
+  for (const char *p = html; (p = strstr(p, "http://www.w3.org/2000/svg")); p++)
+    ns++;
+  assert_int_equal(urls, ns);
+  assert_tidy(file);
+  free(html);
+  free(file);
+}
+
+/* Every href="..." of a page names a file of the site. */
+static void assert_links(const char *dir, const char *page, size_t *count) {
+  char *path = tl_test_path(dir, page);
+  char *html = tl_test_read_file(path, NULL);
+  assert_non_null(html);
+  for (const char *p = html; (p = strstr(p, "href=\"")); p++) {
+    p += 6;
+    const char *q = strchr(p, '"');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(q - p), p);
+    if (strchr(name, '/') || strchr(name, ':'))
+      fail_msg("%s: link %s is not a relative name in the site", page, name);
+    char *target = tl_test_path(dir, name);
+    if (access(target, R_OK) != 0)
+      fail_msg("%s: link %s does not resolve", page, name);
+    free(target);
+    (*count)++;
+  }
+  assert_escaped(html, strcmp(page, "index.html") != 0);
+  assert_tidy(path);
+  free(html);
+  free(path);
+}
+
+static const char *const site_pages[] = {
+    "index.html",
+    "compare.html",
+    "label-vbox.html",
+    "label-macos.html",
+    "host-aaaa000000000001.html",
+    "host-bbbb000000000002.html",
+};
+
+/* The names in dir, one a line, without SQLite's -wal and -shm files. */
+static char *list_dir(const char *dir) {
+  char *out;
+  char *ls[] = {"/bin/ls", "-A", (char *)dir, NULL};
+  tl_test_run(ls, NULL, &out, NULL);
+  char *w = out;
+  for (char *line = out; *line;) {
+    char *nl = strchr(line, '\n');
+    size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
+    if (strncmp(line, "tl.db-", 6) != 0) {
+      memmove(w, line, n);
+      w += n;
+    }
+    line += n;
+  }
+  *w = '\0';
+  return out;
+}
+
+static void site(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  size_t links = 0;
+  char *first[6];
+  for (size_t i = 0; i < 6; i++) {
+    assert_links(dir, site_pages[i], &links);
+    char *p = tl_test_path(dir, site_pages[i]);
+    first[i] = tl_test_read_file(p, NULL);
+    free(p);
+  }
+  assert_true(links > 20);
+  /* A second run gives the same bytes. */
+  free(run_report(a, 0, NULL));
+  for (size_t i = 0; i < 6; i++) {
+    char *p = tl_test_path(dir, site_pages[i]);
+    char *again = tl_test_read_file(p, NULL);
+    assert_string_equal(again, first[i]);
+    free(again);
+    free(first[i]);
+    free(p);
+  }
+  /* Nothing else was written, inside or beside the site. */
+  char *out = list_dir(f->dir);
+  assert_string_equal(out, "site\ntl.db\n");
+  free(out);
+  out = list_dir(dir);
+  assert_string_equal(out, "compare.html\nhost-aaaa000000000001.html\nhost-bbbb000000000002.html\n"
+                           "index.html\nlabel-macos.html\nlabel-vbox.html\n");
+  free(out);
+  free(dir);
+}
+
+/* A label that tl would refuse (written by another program into the
+ * database) is still escaped everywhere, and never becomes a file name. */
+static void hostile_label(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET label = '../<b onclick=alert(1)>x|*' "
+                                "WHERE label = 'macos'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  char *a[] = {TLREPORT, "--db", f->db, NULL};
+  char *out = run_report(a, 0, NULL);
+  assert_non_null(strstr(out, "On ../\\<b onclick=alert(1)\\>x\\|\\*, 90 percent"));
+  assert_non_null(strstr(out, "| ../\\<b onclick=alert(1)\\>x\\|\\* | 1 | 3 |"));
+  free(out);
+  char *dir = tl_test_path(f->dir, "site");
+  char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(b, 0, NULL));
+  size_t links = 0;
+  assert_links(dir, "compare.html", &links);
+  assert_links(dir, "index.html", &links);
+  char *path = tl_test_path(dir, "compare.html");
+  char *html = tl_test_read_file(path, NULL);
+  assert_non_null(strstr(html, "../&lt;b onclick=alert(1)&gt;x|*"));
+  assert_null(strstr(html, "<b onclick"));
+  free(html);
+  free(path);
+  out = list_dir(dir);
+  assert_string_equal(out, "compare.html\nhost-aaaa000000000001.html\nhost-bbbb000000000002.html\n"
+                           "index.html\nlabel-vbox.html\n");
+  free(out);
+  out = list_dir(f->dir);
+  assert_string_equal(out, "site\ntl.db\n");
+  free(out);
+  free(dir);
+}
+
+/* -o and --site replace only tl's own files, never follow a link, and leave
+ * nothing behind when they refuse. */
+static void replacing_files(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *mine = tl_test_path(f->dir, "notes.md");
+  assert_int_equal(tl_test_write_file(mine, "my notes\n", 9), 0);
+  char *err;
+  char *a[] = {TLREPORT, "--db", f->db, "-o", mine, NULL};
+  free(run_report(a, 1, &err));
+  assert_non_null(strstr(err, "was not written by tlreport"));
+  free(err);
+  char *kept = tl_test_read_file(mine, NULL);
+  assert_string_equal(kept, "my notes\n");
+  free(kept);
+  char *b[] = {TLREPORT, "--db", f->db, "-o", mine, "--force", NULL};
+  free(run_report(b, 0, NULL));
+  kept = tl_test_read_file(mine, NULL);
+  assert_true(strncmp(kept, "<!-- tl-report", 14) == 0);
+  free(kept);
+
+  /* A link inside the site that points outside: refused, target untouched;
+   * with --force the link itself is replaced. */
+  char *dir = tl_test_path(f->dir, "site");
+  char *outside = tl_test_path(f->dir, "outside.txt");
+  assert_int_equal(tl_test_write_file(outside, "precious\n", 9), 0);
+  assert_int_equal(mkdir(dir, 0755), 0);
+  char *link = tl_test_path(dir, "index.html");
+  assert_int_equal(symlink(outside, link), 0);
+  char *c[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(c, 1, &err));
+  assert_non_null(strstr(err, "symbolic link"));
+  free(err);
+  char *d[] = {TLREPORT, "--db", f->db, "--site", dir, "--force", NULL};
+  free(run_report(d, 0, NULL));
+  kept = tl_test_read_file(outside, NULL);
+  assert_string_equal(kept, "precious\n");
+  free(kept);
+  struct stat st;
+  assert_int_equal(lstat(link, &st), 0);
+  assert_true(S_ISREG(st.st_mode));
+  /* No temporary file is left behind. */
+  char *out = list_dir(f->dir);
+  assert_string_equal(out, "notes.md\noutside.txt\nsite\ntl.db\n");
+  free(out);
+  free(link);
+  free(outside);
+  free(dir);
+  free(mine);
+}
+
+/* ======================================================================== */
+/* In a real browser                                                         */
+
+/* Loaded by headless Chromium: opens index.html of the site in a frame,
+ * follows every link to every page, and writes what it found on each
+ * (heading, SVG charts drawn and visible, scripts) into the DOM, which
+ * --dump-dom prints. A link that does not resolve loads no page. */
+static const char harness[] =
+    "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>harness</title></head><body>"
+    "<pre id=\"r\">RUNNING</pre><script>\n"
+    "const base = '%s/';\n"
+    "const todo = ['index.html'], seen = new Set(todo), out = [];\n"
+    "const frame = document.createElement('iframe');\n"
+    "frame.style.width = '1000px'; frame.style.height = '800px';\n"
+    "document.body.appendChild(frame);\n"
+    "function next() {\n"
+    "  if (!todo.length) { document.getElementById('r').textContent = 'RESULT' + "
+    "out.join('') + 'END'; return; }\n"
+    "  frame.src = base + todo[0];\n"
+    "}\n"
+    "frame.onload = () => {\n"
+    "  const page = todo.shift();\n"
+    "  try {\n"
+    "    const d = frame.contentDocument, w = frame.contentWindow;\n"
+    "    const svgs = [...d.querySelectorAll('svg')];\n"
+    "    const visible = svgs.filter(s => { const b = s.getBoundingClientRect(), "
+    "c = w.getComputedStyle(s); return b.width > 100 && b.height > 100 && c.display !== 'none' "
+    "&& c.visibility !== 'hidden' && s.querySelectorAll('polyline, rect').length > 0; });\n"
+    "    const h1 = d.querySelector('h1') ? 1 : 0;\n"
+    "    out.push(`[${page} h1=${h1} svg=${svgs.length} visible=${visible.length} "
+    "script=${d.querySelectorAll('script').length}]`);\n"
+    "    for (const a of d.querySelectorAll('a[href]')) {\n"
+    "      const h = a.getAttribute('href');\n"
+    "      if (!seen.has(h)) { seen.add(h); todo.push(h); }\n"
+    "    }\n"
+    "  } catch (e) { out.push(`[${page} error]`); }\n"
+    "  next();\n"
+    "};\n"
+    "next();\n"
+    "</script></body></html>\n";
+
+static void site_in_chromium(void **state) {
+  fixture *f = *state;
+  const char *chromium = "/usr/bin/chromium";
+  if (!have(chromium))
+    skip(); /* .ci/run installs chromium */
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  char page[8192], url[4200];
+  snprintf(url, sizeof url, "file://%s", dir);
+  snprintf(page, sizeof page, harness, url);
+  char *file = tl_test_path(f->dir, "harness.html");
+  assert_int_equal(tl_test_write_file(file, page, strlen(page)), 0);
+  char *profile = tl_test_path(f->dir, "profile");
+  char profile_arg[4200], target[4200];
+  snprintf(profile_arg, sizeof profile_arg, "--user-data-dir=%s", profile);
+  snprintf(target, sizeof target, "file://%s", file);
+  char *b[] = {(char *)chromium,
+               "--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--disable-background-networking",
+               "--disable-component-update",
+               "--disable-sync",
+               "--no-first-run",
+               profile_arg,
+               "--allow-file-access-from-files",
+               "--virtual-time-budget=5000",
+               "--enable-logging=stderr",
+               "--v=0",
+               "--dump-dom",
+               target,
+               NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(b, NULL, &out, &err), 0);
+  char *r = strstr(out, "RESULT[");
+  char *end = r ? strstr(r, "]END") : NULL;
+  if (!end)
+    fail_msg("the harness did not finish: %.300s", out);
+  end[1] = '\0'; /* the page's own script text follows */
+  /* Every page was reached through links, rendered, and its charts drawn. */
+  assert_non_null(strstr(r, "[index.html h1=1 svg=0 visible=0 script=0]"));
+  assert_non_null(strstr(r, "[compare.html h1=1 svg=7 visible=7 script=0]"));
+  assert_non_null(strstr(r, "[label-vbox.html h1=1 svg=6 visible=6 script=0]"));
+  assert_non_null(strstr(r, "[label-macos.html h1=1 svg=3 visible=3 script=0]"));
+  assert_non_null(strstr(r, "[host-aaaa000000000001.html h1=1 svg=6 visible=6 script=0]"));
+  assert_non_null(strstr(r, "[host-bbbb000000000002.html h1=1 svg=3 visible=3 script=0]"));
+  if (strstr(r, "error]"))
+    fail_msg("a page did not load: %.600s", r);
+  size_t pages = 0;
+  for (const char *p = r; (p = strstr(p, " h1=")); p++)
+    pages++;
+  assert_int_equal(pages, 6);
+  /* Nothing on the console: no script, no failed load, no CSS error. */
+  if (strstr(err, ":CONSOLE"))
+    fail_msg("console: %.300s", strstr(err, ":CONSOLE"));
+  free(out);
+  free(err);
+  free(profile);
+  free(file);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(markdown_matches_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(filters_and_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(confounds, setup, teardown),
+      cmocka_unit_test_setup_teardown(json_output, setup, teardown),
+      cmocka_unit_test_setup_teardown(html_page, setup, teardown),
+      cmocka_unit_test_setup_teardown(site, setup, teardown),
+      cmocka_unit_test_setup_teardown(hostile_label, setup, teardown),
+      cmocka_unit_test_setup_teardown(replacing_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(site_in_chromium, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
