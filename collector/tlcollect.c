@@ -33,6 +33,8 @@ static const char usage[] =
     "      --dry-run          measure and print, store nothing\n"
     "  -q, --quiet            no progress and no closing summary\n"
     "      --list-probes      describe the probes and exit\n"
+    "      --host-info        show what tl detects about this host, with the\n"
+    "                         evidence, and exit (--json: as JSON)\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          show the version and exit\n"
     "\n"
@@ -90,9 +92,30 @@ static int list_probes(void) {
   return TL_EXIT_OK;
 }
 
+static int show_host_info(int json) {
+  tl_host *host = NULL;
+  int err = tl_host_detect(&host);
+  if (err) {
+    tl_errorf("cannot detect the host: %s", tl_strerror(err));
+    return TL_EXIT_FAILURE;
+  }
+  tl_host_print(host, stdout, json);
+  tl_host_free(host);
+  return fflush(stdout) == 0 ? TL_EXIT_OK : TL_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv) {
   tl_set_progname("tlcollect");
-  enum { OPT_DURATION = 256, OPT_WARMUP, OPT_GAP, OPT_DB, OPT_DRY_RUN, OPT_LIST_PROBES };
+  enum {
+    OPT_DURATION = 256,
+    OPT_WARMUP,
+    OPT_GAP,
+    OPT_DB,
+    OPT_DRY_RUN,
+    OPT_LIST_PROBES,
+    OPT_HOST_INFO,
+    OPT_JSON
+  };
   static const struct option longopts[] = {
       {"label", required_argument, NULL, 'l'},
       {"delays", required_argument, NULL, 'd'},
@@ -106,6 +129,8 @@ int main(int argc, char **argv) {
       {"dry-run", no_argument, NULL, OPT_DRY_RUN},
       {"quiet", no_argument, NULL, 'q'},
       {"list-probes", no_argument, NULL, OPT_LIST_PROBES},
+      {"host-info", no_argument, NULL, OPT_HOST_INFO},
+      {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -116,7 +141,7 @@ int main(int argc, char **argv) {
   const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
   static char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
   size_t tag_count = 0;
-  int quiet = 0, have_count = 0, have_duration = 0;
+  int quiet = 0, have_count = 0, have_duration = 0, host_info = 0, json = 0;
   int64_t v;
   char why[TL_WHY_MAX];
   int status = TL_EXIT_USAGE;
@@ -191,6 +216,12 @@ int main(int argc, char **argv) {
       break;
     case OPT_LIST_PROBES:
       return list_probes();
+    case OPT_HOST_INFO:
+      host_info = 1;
+      break;
+    case OPT_JSON:
+      json = 1;
+      break;
     case 'h':
       fputs(usage, stdout);
       return TL_EXIT_OK;
@@ -205,6 +236,10 @@ int main(int argc, char **argv) {
   }
   if (optind < argc)
     return usage_error(argv[optind], "unexpected argument");
+  if (json && !host_info)
+    return usage_error("--json", "goes with --host-info");
+  if (host_info)
+    return show_host_info(json);
   if (have_count && have_duration)
     return usage_error("--count", "give --count or --duration, not both");
   if (!have_count && !have_duration)
