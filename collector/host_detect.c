@@ -163,14 +163,16 @@ int tl__host_keyed(const char *text, const char *key, char sep, char *out, size_
 /* ======================================================================== */
 /* Virtualization                                                            */
 
+/* Signatures are 12 bytes, shorter ones padded with NULs. */
 static const struct {
-  const char *sig, *vm;
+  const char sig[13];
+  const char *vm;
 } cpuid_sigs[] = {
     {"KVMKVMKVM", "kvm"},       {"Linux KVM Hv", "kvm"},     {"TCGTCGTCGTCG", "qemu"},
     {"VBoxVBoxVBox", "oracle"}, {"VMwareVMware", "vmware"},  {"Microsoft Hv", "microsoft"},
     {"XenVMMXenVMM", "xen"},    {"bhyve bhyve ", "bhyve"},   {" lrpepyh  vr", "parallels"},
     {"ACRNACRNACRN", "other"},  {"QNXQVMBSQG", "other"},     {"SRESRESRESRE", "other"},
-    {"EVMMEVMMEVMM", "other"},  {"Jailhouse\0\0\0", "other"}};
+    {"EVMMEVMMEVMM", "other"},  {"Jailhouse", "other"}};
 
 /* DMI names as systemd-detect-virt knows them, matched as prefixes. */
 static const struct {
@@ -257,7 +259,7 @@ static void cpuid_sig(const uint32_t r[4], char out[13]) {
 
 static const char *sig_vm(const char sig[13]) {
   for (size_t i = 0; i < sizeof cpuid_sigs / sizeof cpuid_sigs[0]; i++)
-    if (memcmp(sig, cpuid_sigs[i].sig, 12) == 0 || strcmp(sig, cpuid_sigs[i].sig) == 0)
+    if (memcmp(sig, cpuid_sigs[i].sig, 12) == 0)
       return cpuid_sigs[i].vm;
   return NULL;
 }
@@ -438,9 +440,8 @@ int tl__host_detect_cloud(const tl__host_env *env, tl_host *h) {
       if (err) {
         denied |= err == -EACCES || err == -EPERM;
         missing &= err == -ENOENT;
-        value[0] = '\0';
-        if (err != -ENOENT || strcmp(last, "product_uuid") != 0)
-          continue;
+        value[0] = '\0'; /* so the next mark on this field does not match either */
+        continue;
       } else {
         read_any = 1;
         missing = 0;
@@ -626,21 +627,24 @@ static int mac_str(const tl__host_env *env, const char *name, char *out, size_t 
   return 0;
 }
 
-/* An integer sysctl of 4 or 8 bytes. */
+/* An integer sysctl of 4 or 8 bytes: 0, -ENOENT when the name does not
+ * exist, another -errno otherwise. */
 static int mac_int(const tl__host_env *env, const char *name, int64_t *out) {
   union {
     int32_t i32;
     int64_t i64;
   } u = {.i64 = 0};
   size_t n = sizeof u;
-  if (!env->sysctl || env->sysctl(env, name, &u, &n) != 0)
-    return -1;
+  if (!env->sysctl)
+    return -ENOSYS;
+  if (env->sysctl(env, name, &u, &n) != 0)
+    return errno == ENOENT ? -ENOENT : -EIO;
   if (n == 4)
     *out = u.i32;
   else if (n == 8)
     *out = u.i64;
   else
-    return -1;
+    return -EINVAL;
   return 0;
 }
 
@@ -683,8 +687,10 @@ int tl__host_detect_macos_load(const tl__host_env *env, tl_host *h, const char *
 
 static int mac_perflevels(const tl__host_env *env, tl_host *h) {
   int64_t levels;
-  if (mac_int(env, "hw.nperflevels", &levels))
-    return tl__host_set(h, "cpu.perflevels", "unknown", "sysctl hw.nperflevels");
+  int e = mac_int(env, "hw.nperflevels", &levels);
+  if (e) /* Intel Macs have one kind of core and no hw.nperflevels */
+    return tl__host_set(h, "cpu.perflevels", e == -ENOENT ? "none" : "unknown",
+                        "sysctl hw.nperflevels");
   char text[256] = "";
   size_t at = 0;
   for (int64_t i = 0; i < levels && i < 8; i++) {
@@ -708,9 +714,9 @@ static int mac_perflevels(const tl__host_env *env, tl_host *h) {
 
 static int mac_vm(const tl__host_env *env, tl_host *h, const char *model) {
   int64_t vmm = 0;
-  if (mac_int(env, "kern.hv_vmm_present", &vmm))
-    return tl__host_set(h, "vm", errno == ENOENT ? "none" : "unknown",
-                        "sysctl kern.hv_vmm_present");
+  int e = mac_int(env, "kern.hv_vmm_present", &vmm);
+  if (e)
+    return tl__host_set(h, "vm", e == -ENOENT ? "none" : "unknown", "sysctl kern.hv_vmm_present");
   if (!vmm)
     return tl__host_set(h, "vm", "none", "sysctl kern.hv_vmm_present: 0");
   /* In a VM: the model name or CPUID say whose. */
@@ -777,11 +783,12 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
     err = tl__host_set(h, "libc", env->libc, "macOS");
   if (!err) {
     int64_t translated = 0;
-    if (mac_int(env, "sysctl.proc_translated", &translated) == 0)
+    int e = mac_int(env, "sysctl.proc_translated", &translated);
+    if (e == 0)
       err = tl__host_set(h, "cpu.translated", translated ? "rosetta" : "no",
                          "sysctl sysctl.proc_translated");
-    else
-      err = tl__host_set(h, "cpu.translated", errno == ENOENT ? "no" : "unknown",
+    else /* ENOENT: a system without Rosetta, so not translated */
+      err = tl__host_set(h, "cpu.translated", e == -ENOENT ? "no" : "unknown",
                          "sysctl sysctl.proc_translated");
   }
 

@@ -31,17 +31,18 @@ static int set_line(const tl__host_env *env, tl_host *h, const char *key, const 
 }
 
 /* The number of CPUs in a kernel CPU list such as "0-3,8-11"; -1 if bad. */
+enum { TL_CPU_MAX = 1 << 20 }; /* far beyond any kernel's NR_CPUS */
 static long cpu_list_count(const char *s) {
   long n = 0;
   while (*s) {
     char *end;
     long a = strtol(s, &end, 10), b = a;
-    if (end == s || a < 0)
+    if (end == s || a < 0 || a > TL_CPU_MAX)
       return -1;
     s = end;
     if (*s == '-') {
       b = strtol(s + 1, &end, 10);
-      if (end == s + 1 || b < a)
+      if (end == s + 1 || b < a || b > TL_CPU_MAX)
         return -1;
       s = end;
     }
