@@ -96,6 +96,9 @@ struct tl__host_env {
  * Call tl__host_env_close() when done. */
 int tl__host_env_default(tl__host_env *env);
 void tl__host_env_close(tl__host_env *env);
+/* The CPUID instruction on x86 (host.c); -1 elsewhere or past the highest
+ * leaf. */
+int tl__host_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]);
 
 /* Detection against env: the facts of tl_host_detect(), for tests. */
 int tl__host_detect_env(const tl__host_env *env, tl_host **out);

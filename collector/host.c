@@ -11,6 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "collect_internal.h"
 
@@ -112,6 +117,34 @@ static void make_fingerprint(tl_host *h) {
     hash = fnv1a(hash, v ? v : "");
   }
   snprintf(h->fingerprint, sizeof h->fingerprint, "%016llx", (unsigned long long)hash);
+}
+
+int tl__host_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]) {
+  (void)env;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int max = __get_cpuid_max(leaf & 0x80000000u, NULL);
+  /* Hypervisor leaves lie outside the ranges __get_cpuid_max reports. */
+  if ((leaf & 0xf0000000u) != 0x40000000u && (max == 0 || leaf > max))
+    return -1;
+  unsigned int a, b, c, d;
+  __cpuid_count(leaf, sub, a, b, c, d);
+  r[0] = a;
+  r[1] = b;
+  r[2] = c;
+  r[3] = d;
+  return 0;
+#else
+  (void)leaf;
+  (void)sub;
+  (void)r;
+  return -1; /* no CPUID on ARM */
+#endif
+}
+
+void tl__host_env_close(tl__host_env *env) {
+  if (env->root_fd >= 0)
+    close(env->root_fd);
+  env->root_fd = -1;
 }
 
 int tl__host_detect_env(const tl__host_env *env, tl_host **out) {

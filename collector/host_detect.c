@@ -168,10 +168,10 @@ static const struct {
   const char sig[13];
   const char *vm;
 } cpuid_sigs[] = {
-    {"KVMKVMKVM", "kvm"},       {"Linux KVM Hv", "kvm"},     {"TCGTCGTCGTCG", "qemu"},
-    {"VBoxVBoxVBox", "oracle"}, {"VMwareVMware", "vmware"},  {"Microsoft Hv", "microsoft"},
-    {"XenVMMXenVMM", "xen"},    {"bhyve bhyve ", "bhyve"},   {" lrpepyh  vr", "parallels"},
-    {"ACRNACRNACRN", "other"},  {"QNXQVMBSQG", "other"},     {"SRESRESRESRE", "other"},
+    {"KVMKVMKVM", "kvm"},       {"Linux KVM Hv", "kvm"},    {"TCGTCGTCGTCG", "qemu"},
+    {"VBoxVBoxVBox", "oracle"}, {"VMwareVMware", "vmware"}, {"Microsoft Hv", "microsoft"},
+    {"XenVMMXenVMM", "xen"},    {"bhyve bhyve ", "bhyve"},  {" lrpepyh  vr", "parallels"},
+    {"ACRNACRNACRN", "other"},  {"QNXQVMBSQG", "other"},    {"SRESRESRESRE", "other"},
     {"EVMMEVMMEVMM", "other"},  {"Jailhouse", "other"}};
 
 /* DMI names as systemd-detect-virt knows them, matched as prefixes. */

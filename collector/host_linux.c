@@ -12,10 +12,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include "collect_internal.h"
 
 /* The fact from a one-line file, or "unknown" with the reason. */
@@ -221,10 +217,10 @@ static int detect_preempt(const tl__host_env *env, tl_host *h, const char *versi
   /* Dynamic preemption shows all models with the current one in brackets:
    * "none voluntary (full) lazy". */
   if (tl__host_read_line(env, "sys/kernel/debug/sched/preempt", buf, sizeof buf) == 0) {
-    char *open = strchr(buf, '('), *close = open ? strchr(open, ')') : NULL;
-    if (open && close) {
-      *close = '\0';
-      return tl__host_set(h, "kernel.preempt", open + 1, "/sys/kernel/debug/sched/preempt");
+    char *lp = strchr(buf, '('), *rp = lp ? strchr(lp, ')') : NULL;
+    if (lp && rp) {
+      *rp = '\0';
+      return tl__host_set(h, "kernel.preempt", lp + 1, "/sys/kernel/debug/sched/preempt");
     }
   }
   if (strstr(version, "PREEMPT_RT"))
@@ -452,28 +448,6 @@ int tl__host_detect_os(const tl__host_env *env, tl_host *h) { return detect_linu
 /* ======================================================================== */
 /* The running system                                                        */
 
-static int real_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]) {
-  (void)env;
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned int max = __get_cpuid_max(leaf & 0x80000000u, NULL);
-  /* Hypervisor leaves are outside the ranges __get_cpuid_max reports. */
-  if ((leaf & 0xf0000000u) != 0x40000000u && (max == 0 || leaf > max))
-    return -1;
-  unsigned int a, b, c, d;
-  __cpuid_count(leaf, sub, a, b, c, d);
-  r[0] = a;
-  r[1] = b;
-  r[2] = c;
-  r[3] = d;
-  return 0;
-#else
-  (void)leaf;
-  (void)sub;
-  (void)r;
-  return -1;
-#endif
-}
-
 static int real_uname(const tl__host_env *env, struct utsname *u) {
   (void)env;
   return uname(u);
@@ -492,7 +466,7 @@ int tl__host_env_default(tl__host_env *env) {
   env->root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (env->root_fd < 0)
     return TL_ESYS;
-  env->cpuid = real_cpuid;
+  env->cpuid = tl__host_cpuid;
   env->uname = real_uname;
   env->timer_slack = real_timer_slack;
 #ifdef _CS_GNU_LIBC_VERSION
@@ -503,10 +477,4 @@ int tl__host_env_default(tl__host_env *env) {
 #endif
   env->libc = libc_version[0] ? libc_version : NULL;
   return TL_OK;
-}
-
-void tl__host_env_close(tl__host_env *env) {
-  if (env->root_fd >= 0)
-    close(env->root_fd);
-  env->root_fd = -1;
 }

@@ -1,7 +1,8 @@
 /* host_macos.c: the macOS binding of host detection: sysctlbyname(3),
- * uname(3), gethostuuid(2) and CPUID on Intel Macs. What the answers mean is
- * decided in host_detect.c (tl__host_detect_macos), which tests drive with a
- * made-up sysctl on Linux; this file only connects it to the real calls. */
+ * uname(3) and gethostuuid(2) (CPUID on Intel Macs is tl__host_cpuid in
+ * host.c). What the answers mean is decided in host_detect.c
+ * (tl__host_detect_macos), which tests drive with a made-up sysctl on Linux;
+ * this file only connects it to the real calls. */
 /* sysctlbyname and gethostuuid are Darwin extensions to POSIX. */
 #define _DARWIN_C_SOURCE 1
 
@@ -14,10 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 #include "collect_internal.h"
 
@@ -41,27 +38,6 @@ static int real_host_uuid(const tl__host_env *env, char out[37]) {
   return 0;
 }
 
-static int real_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]) {
-  (void)env;
-#if defined(__x86_64__)
-  unsigned int max = __get_cpuid_max(leaf & 0x80000000u, NULL);
-  if ((leaf & 0xf0000000u) != 0x40000000u && (max == 0 || leaf > max))
-    return -1;
-  unsigned int a, b, c, d;
-  __cpuid_count(leaf, sub, a, b, c, d);
-  r[0] = a;
-  r[1] = b;
-  r[2] = c;
-  r[3] = d;
-  return 0;
-#else
-  (void)leaf;
-  (void)sub;
-  (void)r;
-  return -1; /* Apple Silicon has no CPUID */
-#endif
-}
-
 int tl__host_detect_os(const tl__host_env *env, tl_host *h) {
   return tl__host_detect_macos(env, h);
 }
@@ -75,16 +51,10 @@ int tl__host_env_default(tl__host_env *env) {
   env->root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (env->root_fd < 0)
     return TL_ESYS;
-  env->cpuid = real_cpuid;
+  env->cpuid = tl__host_cpuid;
   env->uname = real_uname;
   env->sysctl = real_sysctl;
   env->host_uuid = real_host_uuid;
   env->libc = "libSystem";
   return TL_OK;
-}
-
-void tl__host_env_close(tl__host_env *env) {
-  if (env->root_fd >= 0)
-    close(env->root_fd);
-  env->root_fd = -1;
 }
