@@ -309,9 +309,9 @@ static const char *const linux_keys[] = {"hostname",
                                          "uptime_s",
                                          "hw.model"};
 
-static const char *const linux_fixtures[] = {"baremetal",  "do-kvm",    "vbox",          "vmware",
-                                             "azure",      "aws-nitro", "aws-xen",       "gce",
-                                             "docker-kvm", "wsl2",      "environ-denied"};
+static const char *const linux_fixtures[] = {
+    "baremetal", "do-kvm", "vbox",       "vmware", "azure",          "aws-nitro",
+    "aws-xen",   "gce",    "docker-kvm", "wsl2",   "environ-denied", "aws-graviton"};
 
 static void linux_fixtures_match_expected(void **state) {
   (void)state;
@@ -336,9 +336,9 @@ static void linux_fixtures_match_expected(void **state) {
 
 static void macos_fixtures_match_expected(void **state) {
   (void)state;
-  static const char *const names[] = {"macos-intel", "macos-arm"};
+  static const char *const names[] = {"macos-intel", "macos-arm", "macos-vm"};
   int bad = 0;
-  for (size_t i = 0; i < 2; i++) {
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     fixture_env *f = fixture_open(names[i]);
     tl_host *h = calloc(1, sizeof *h);
     assert_int_equal(tl__host_detect_macos(&f->env, h), TL_OK);
