@@ -114,7 +114,8 @@ static void make_fingerprint(tl_host *h) {
   uint64_t hash = 14695981039346656037ULL;
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     const char *v = tl_host_get(h, keys[i]);
-    hash = fnv1a(hash, v ? v : "");
+    /* What could not be read counts as absent, as it always has. */
+    hash = fnv1a(hash, v && strcmp(v, "unknown") != 0 ? v : "");
   }
   snprintf(h->fingerprint, sizeof h->fingerprint, "%016llx", (unsigned long long)hash);
 }

@@ -183,14 +183,45 @@ static int detect_cpuinfo(const tl__host_env *env, tl_host *h) {
     }
     line = next ? next + 1 : NULL;
   }
-  free(pairs);
   free(text);
-  if (!err)
-    err = have_ids ? tl__host_setf(h, "cpu.sockets", "/proc/cpuinfo physical id", "%zu", sockets)
-                   : tl__host_set(h, "cpu.sockets", "unknown", "/proc/cpuinfo: no physical id");
-  if (!err)
-    err = have_ids ? tl__host_setf(h, "cpu.cores", "/proc/cpuinfo core id", "%zu", npairs)
+  if (!err && have_ids) {
+    err = tl__host_setf(h, "cpu.sockets", "/proc/cpuinfo physical id", "%zu", sockets);
+    if (!err)
+      err = tl__host_setf(h, "cpu.cores", "/proc/cpuinfo core id", "%zu", npairs);
+  } else if (!err && pairs) {
+    /* ARM and others: the topology in sysfs, CPU by CPU, as lscpu reads it. */
+    npairs = sockets = 0;
+    char path[128];
+    for (int cpu = 0; cpu < MAX_IDS; cpu++) {
+      long pkg, core;
+      snprintf(path, sizeof path, "sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+      if (tl__host_read_line(env, path, buf, sizeof buf))
+        break;
+      pkg = strtol(buf, NULL, 10);
+      snprintf(path, sizeof path, "sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+      core = tl__host_read_line(env, path, buf, sizeof buf) == 0 ? strtol(buf, NULL, 10) : cpu;
+      int seen = 0, seen_pkg = 0;
+      for (size_t i = 0; i < npairs; i++) {
+        seen_pkg |= pairs[2 * i] == pkg;
+        seen |= pairs[2 * i] == pkg && pairs[2 * i + 1] == core;
+      }
+      sockets += !seen_pkg;
+      if (!seen) {
+        pairs[2 * npairs] = pkg;
+        pairs[2 * npairs + 1] = core;
+        npairs++;
+      }
+    }
+    const char *topo = "/sys/devices/system/cpu/cpuN/topology";
+    err = npairs ? tl__host_setf(h, "cpu.sockets", topo, "%zu", sockets)
+                 : tl__host_set(h, "cpu.sockets", "unknown", "/proc/cpuinfo: no physical id");
+    if (!err)
+      err = npairs ? tl__host_setf(h, "cpu.cores", topo, "%zu", npairs)
                    : tl__host_set(h, "cpu.cores", "unknown", "/proc/cpuinfo: no core id");
+  } else if (!err) {
+    err = TL_ENOMEM;
+  }
+  free(pairs);
   return err;
 }
 
