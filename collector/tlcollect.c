@@ -106,16 +106,8 @@ static int show_host_info(int json) {
 
 int main(int argc, char **argv) {
   tl_set_progname("tlcollect");
-  enum {
-    OPT_DURATION = 256,
-    OPT_WARMUP,
-    OPT_GAP,
-    OPT_DB,
-    OPT_DRY_RUN,
-    OPT_LIST_PROBES,
-    OPT_HOST_INFO,
-    OPT_JSON
-  };
+  enum { OPT_DURATION = 256, OPT_WARMUP, OPT_GAP, OPT_DB, OPT_DRY_RUN, OPT_LIST_PROBES };
+  enum { OPT_HOST_INFO = 512, OPT_JSON };
   static const struct option longopts[] = {
       {"label", required_argument, NULL, 'l'},
       {"delays", required_argument, NULL, 'd'},
