@@ -133,7 +133,8 @@ int main(int argc, char **argv) {
   const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
   static char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
   size_t tag_count = 0;
-  int quiet = 0, have_count = 0, have_duration = 0, host_info = 0, json = 0;
+  int quiet = 0, have_count = 0, have_duration = 0;
+  int host_info = 0, json = 0; /* --host-info [--json] */
   int64_t v;
   char why[TL_WHY_MAX];
   int status = TL_EXIT_USAGE;
