@@ -3,9 +3,11 @@
  * closing sentence; the work is in the collector library. */
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -82,6 +84,24 @@ static char *join_command_line(int argc, char **argv) {
   }
   *p = '\0';
   return s;
+}
+
+/* One line on stderr, prefixed with the UTC time: what tlcollect writes
+ * instead of progress when stderr is not a terminal (cron, systemd, a log
+ * file), so that a log shows when each run started and how it ended. */
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) {
+  char stamp[32], text[1200];
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  tl_date_format((int64_t)now.tv_sec * 1000000000LL, stamp, sizeof stamp);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "%s %s: ", stamp, tl_progname());
+  tl_fput_safe(stderr, text);
+  fputc('\n', stderr);
 }
 
 static int list_probes(void) {
@@ -284,7 +304,7 @@ int main(int argc, char **argv) {
   }
   if (!opts.dry_run) {
     if (!db && tl_store_make_parent(path, why, sizeof why)) {
-      tl_errorf("%s (use --db PATH or TL_DB to store elsewhere)", why);
+      tl_errorf("database %s: %s (use --db PATH or TL_DB to store elsewhere)", path, why);
       status = TL_EXIT_FAILURE;
       goto done;
     }
@@ -322,6 +342,20 @@ int main(int argc, char **argv) {
       .fact_count = fact_count,
   };
   opts.progress = !quiet && isatty(STDERR_FILENO);
+  int log_lines = !quiet && !opts.progress;
+  if (log_lines) {
+    char list[TL_MAX_DELAYS * 24] = "", amount[64];
+    for (size_t i = 0, at = 0; i < opts.delay_count && at < sizeof list; i++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%g", i ? "," : "",
+                             (double)opts.delays_ns[i] / 1e6);
+    if (opts.count)
+      snprintf(amount, sizeof amount, "%lld samples each", (long long)opts.count);
+    else
+      snprintf(amount, sizeof amount, "for %g s", (double)opts.duration_ns / 1e9);
+    log_line("start: label %s, probe %s, delays %s ms, %s, database %s", label, opts.probe, list,
+             amount, opts.dry_run ? "none (dry run)" : path);
+  }
+  uint64_t started = uv_hrtime();
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -331,12 +365,25 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
 
   tl_collect_result results[TL_MAX_DELAYS];
+  memset(results, 0, sizeof results);
   char errbuf[600] = "";
   err = tl_collect_run(store, &spec, &opts, results, errbuf, sizeof errbuf);
   if (!quiet) {
     char line[1024];
     tl_collect_summary(opts.probe, results, opts.delay_count, 90, line, sizeof line);
     printf("%s: %s\n", label, line);
+  }
+  if (log_lines) {
+    fflush(stdout); /* the sentence before the end line in a shared log */
+    int64_t samples = 0;
+    for (size_t i = 0; i < opts.delay_count; i++)
+      samples += results[i].samples;
+    double secs = (double)(uv_hrtime() - started) / 1e9;
+    if (err == TL_OK || err == TL_EINTR)
+      log_line("end: %s, %lld samples %s in %.1f s", err ? "interrupted" : "complete",
+               (long long)samples, opts.dry_run ? "measured" : "stored", secs);
+    else
+      log_line("end: failed after %.1f s (%lld samples measured)", secs, (long long)samples);
   }
   if (err == TL_EINTR) {
     tl_errorf("interrupted: the samples measured so far are stored, session marked "

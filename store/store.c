@@ -126,6 +126,21 @@ int tl_store_default_path(char *buf, size_t len) {
   return n < 0 || (size_t)n >= len ? TL_EINVAL : TL_OK;
 }
 
+/* mkdir that also accepts an existing folder, but not an existing file:
+ * that would only fail later, less clearly, when the database is opened. */
+static int make_dir(const char *dir) {
+  struct stat st;
+  if (mkdir(dir, 0755) == 0)
+    return 0;
+  if (errno != EEXIST)
+    return -1;
+  if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  return 0;
+}
+
 int tl_store_make_parent(const char *path, char *why, size_t whylen) {
   char dir[PATH_MAX];
   if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
@@ -140,11 +155,11 @@ int tl_store_make_parent(const char *path, char *why, size_t whylen) {
     if (*p != '/')
       continue;
     *p = '\0';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (make_dir(dir) != 0)
       goto fail;
     *p = '/';
   }
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+  if (make_dir(dir) != 0)
     goto fail;
   return TL_OK;
 fail:

@@ -34,4 +34,7 @@ int64_t tl__now_ns(void);
 /* A random version-4 UUID in out (37 bytes). */
 int tl__uuid4(char out[37]);
 
+/* The absolute path of the running executable (exe_linux.c, exe_macos.c). */
+int tl__exe_path(char *buf, size_t len);
+
 #endif

@@ -99,6 +99,16 @@ void tl_date_format(int64_t ns, char *buf, size_t len);
 int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, size_t whylen);
 
 /* ------------------------------------------------------------------------ */
+/* Shipped files                                                             */
+
+/* The path of a file tl ships, such as "probes/settimeout.js": the installed
+ * copy <prefix>/share/tl/<relative>, found from the running program's own
+ * location (<prefix>/bin), or, for a program still in its build tree, the
+ * source tree's copy. relative must not be absolute or contain "..".
+ * TL_ENOTFOUND when neither exists, TL_EINVAL when buf is too small. */
+int tl_data_path(const char *relative, char *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* Percentiles                                                               */
 
 /* The nearest-rank percentile: the 1-based rank of the smallest sample that

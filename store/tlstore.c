@@ -14,6 +14,7 @@ static const char usage[] =
     "Commands:\n"
     "  info                   schema version, hosts, labels, sessions, samples, file size\n"
     "  check                  integrity and schema check; exit 1 when anything is wrong\n"
+    "  labels                 the labels in the database, one per line\n"
     "  hosts                  hosts with their key facts (from each one's latest session)\n"
     "\n"
     "Options:\n"
@@ -156,6 +157,29 @@ static int run_check(const char *path, int argc, char **argv) {
   return status;
 }
 
+/* One label per line, for scripts and shell completion: read-only, and
+ * nothing but the labels on stdout. */
+static int run_labels(const char *path, int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(argv[1], "unexpected argument");
+  tl_store *store = open_store(path, TL_STORE_READONLY);
+  char **labels = NULL;
+  size_t n = 0;
+  int status = TL_EXIT_FAILURE;
+  if (store && tl_store_labels(store, &labels, &n) == TL_OK) {
+    for (size_t i = 0; i < n; i++) {
+      tl_fput_safe(stdout, labels[i]);
+      putchar('\n');
+    }
+    status = TL_EXIT_OK;
+  } else if (store) {
+    tl_errorf("%s", tl_store_errmsg(store));
+  }
+  tl_strings_free(labels, n);
+  tl_store_close(store);
+  return status;
+}
+
 /* One block per host: identity, sessions, then the facts that tell
  * environments apart, as the latest session saw them. */
 static int cmd_hosts(tl_store *store) {
@@ -222,6 +246,7 @@ static int run_hosts(const char *path, int argc, char **argv) {
 static const command commands[] = {
     {"info", run_info},
     {"check", run_check},
+    {"labels", run_labels},
     {"hosts", run_hosts},
 };
 
