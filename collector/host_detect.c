@@ -264,10 +264,13 @@ static const char *sig_vm(const char sig[13]) {
   return NULL;
 }
 
-/* Printable form of a signature for the evidence. */
+/* Printable form of a signature for the evidence, without its NUL padding. */
 static void sig_print(const char sig[13], char out[64]) {
   size_t n = 0;
-  for (int i = 0; i < 12; i++) {
+  int len = 12;
+  while (len > 0 && sig[len - 1] == '\0')
+    len--;
+  for (int i = 0; i < len; i++) {
     unsigned char c = (unsigned char)sig[i];
     if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
       out[n++] = (char)c;

@@ -557,6 +557,47 @@ static void hostile_files_are_stored_safely(void **state) {
   free(dir);
 }
 
+/* Each container marker alone, in a tree of its own. */
+static void container_markers(void **state) {
+  (void)state;
+  static const struct {
+    const char *path, *content, *want;
+  } cases[] = {
+      {"run/.containerenv", "engine=\"podman-4.3.1\"\n", "podman"},
+      {"run/systemd/container", "lxc\n", "lxc"},
+      {"run/systemd/container", "lxc-libvirt\n", "lxc"},
+      {"run/host/container-manager", "systemd-nspawn\n", "systemd-nspawn"},
+      {"run/host/container-manager", "rkt\n", "other"},
+      {"proc/1/environ", "HOME=/\0container=podman\0TERM=xterm", "podman"},
+      {"proc/1/environ", "HOME=/\0TERM=xterm", "none"},
+      {"proc/self/cgroup", "12:pids:/docker/4f9d1c0e2b7a\n0::/\n", "docker"},
+      {"proc/self/cgroup", "0::/lxc.payload.web/init.scope\n", "lxc"},
+      {"proc/self/cgroup", "0::/kubepods/besteffort/pod1234\n", "other"},
+      {"proc/vz/veinfo", "", "openvz"},
+      {"proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n", "wsl"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *dir = tl_test_tmpdir();
+    /* environ holds NULs: its entries end at the last "TERM=xterm". */
+    const char *c = cases[i].content;
+    size_t len = strlen(c);
+    while (strcmp(cases[i].path, "proc/1/environ") == 0 &&
+           (len < 10 || strcmp(c + len - 10, "TERM=xterm") != 0))
+      len += 1 + strlen(c + len + 1);
+    write_under(dir, cases[i].path, c, len);
+    tl__host_env env = {.root_fd = open(dir, O_RDONLY | O_DIRECTORY)};
+    tl_host *h = calloc(1, sizeof *h);
+    assert_int_equal(tl__host_detect_container(&env, h), TL_OK);
+    if (strcmp(tl_host_get(h, "container"), cases[i].want) != 0)
+      fail_msg("%s '%s': container is %s, expected %s", cases[i].path, cases[i].content,
+               tl_host_get(h, "container"), cases[i].want);
+    tl_host_free(h);
+    close(env.root_fd);
+    tl_test_rmdir(dir);
+    free(dir);
+  }
+}
+
 /* An empty root: every fact is there and says it is unknown. */
 static void empty_root_is_unknown_not_none(void **state) {
   (void)state;
@@ -917,6 +958,7 @@ int main(void) {
       cmocka_unit_test(macos_fixtures_match_expected),
       cmocka_unit_test(verdicts_follow_the_evidence),
       cmocka_unit_test(hostile_files_are_stored_safely),
+      cmocka_unit_test(container_markers),
       cmocka_unit_test(empty_root_is_unknown_not_none),
       cmocka_unit_test(json_output_escapes_everything),
       cmocka_unit_test(matches_systemd_detect_virt_and_virt_what),
