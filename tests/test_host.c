@@ -779,7 +779,11 @@ static void matches_systemd_detect_virt_and_virt_what(void **state) {
       const char *ours = c ? container : vm;
       print_message("systemd-detect-virt %s: %s\n", argv[1], out);
       if (strcmp(ours, "unknown") != 0 && out[0]) {
-        assert_string_equal(ours, tl_name(out, c));
+        /* Older systemd says kvm where tl names the cloud's own KVM. */
+        int refines = !c && strcmp(out, "kvm") == 0 &&
+                      (strcmp(ours, "amazon") == 0 || strcmp(ours, "google") == 0);
+        if (!refines)
+          assert_string_equal(ours, tl_name(out, c));
         compared++;
       }
       free(out);
