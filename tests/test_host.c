@@ -919,6 +919,62 @@ static void store_hosts_lists_sessions_hosts(void **state) {
   free(dir);
 }
 
+/* tlstore hosts on a database built here: exact lines, hostile names shown
+ * safely, "-" for facts a session did not record. */
+static void store_hosts_output(void **state) {
+  (void)state;
+  char *dir = tl_test_tmpdir();
+  char *db = tl_test_path(dir, "tl.db");
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_store_close(s);
+  char *out, *err;
+  char *argv[] = {TLSTORE, "--db", db, "hosts", NULL};
+  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
+  assert_string_equal(out, "no hosts yet\n");
+  free(out);
+  free(err);
+
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  static const tl_fact facts[] = {{"os.name", "Debian GNU/Linux 12 (bookworm)", ""},
+                                  {"mem.total_bytes", "1073741824", ""},
+                                  {"vm", "kvm", ""},
+                                  {"container", "docker\x1b[2J", ""}};
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "a",
+                          .probe = "settimeout",
+                          .command_line = "t",
+                          .host_fingerprint = "0123456789abcdef",
+                          .hostname = "evil\x1b]0;x\x07host",
+                          .libuv_version = "1",
+                          .facts = facts,
+                          .fact_count = 4};
+  tl_writer *w;
+  char uuid[37];
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  tl_store_close(s);
+  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
+  assert_null(strchr(out, '\x1b'));
+  assert_int_equal(strncmp(out, "0123456789abcdef  evil\\x1b]0;x\\x07host  2 sessions, ", 52), 0);
+  assert_non_null(strstr(out, "\n  os           Debian GNU/Linux 12 (bookworm)\n"
+                              "  kernel       -\n"
+                              "  arch         -\n"
+                              "  cpu          -\n"
+                              "  cpus         -\n"
+                              "  memory       1.0 GiB\n"
+                              "  vm           kvm\n"
+                              "  cloud        -\n"
+                              "  container    docker\\x1b[2J\n"));
+  free(out);
+  free(err);
+  tl_test_rmdir(dir);
+  free(db);
+  free(dir);
+}
+
 static void add_facts_replaces_in_one_session(void **state) {
   (void)state;
   char *dir = tl_test_tmpdir();
@@ -968,6 +1024,7 @@ int main(void) {
       cmocka_unit_test(matches_systemd_detect_virt_and_virt_what),
       cmocka_unit_test(host_info_options),
       cmocka_unit_test(store_hosts_lists_sessions_hosts),
+      cmocka_unit_test(store_hosts_output),
       cmocka_unit_test(add_facts_replaces_in_one_session),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
