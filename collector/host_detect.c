@@ -445,10 +445,9 @@ int tl__host_detect_cloud(const tl__host_env *env, tl_host *h) {
         missing &= err == -ENOENT;
         value[0] = '\0'; /* so the next mark on this field does not match either */
         continue;
-      } else {
-        read_any = 1;
-        missing = 0;
       }
+      read_any = 1;
+      missing = 0;
     }
     const char *t = cloud_marks[i].text;
     int hit = cloud_marks[i].how == MATCH_EXACT    ? strcmp(value, t) == 0
