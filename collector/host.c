@@ -7,18 +7,60 @@
  * id, hostname, architecture, CPU model, logical CPUs, RAM), printed as 16 hex digits. A kernel
  * upgrade or a new clocksource keeps the fingerprint; a resized VM (other RAM or CPU count) becomes
  * a new host, as it should for latency. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "collect_internal.h"
 
+/* A copy of s that is safe to store and show: blanks around it dropped, cut
+ * at TL_HOST_VALUE_MAX bytes (on a character boundary), control characters
+ * and bytes that are not UTF-8 written as "\xNN" by tl_fput_safe. Firmware
+ * strings (DMI) and files under /proc can hold anything. Caller frees. */
+static char *safe_copy(const char *s) {
+  while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+    s++;
+  size_t n = strnlen(s, TL_HOST_VALUE_MAX + 1);
+  if (n > TL_HOST_VALUE_MAX) {
+    n = TL_HOST_VALUE_MAX;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+      n--;
+  }
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+    n--;
+  char *raw = strndup(s, n), *out = NULL;
+  size_t len = 0;
+  FILE *m = raw ? open_memstream(&out, &len) : NULL;
+  if (m) {
+    tl_fput_safe(m, raw);
+    if (fclose(m) != 0) {
+      free(out);
+      out = NULL;
+    }
+  }
+  free(raw);
+  return out;
+}
+
 int tl__host_set(tl_host *h, const char *key, const char *value, const char *evidence) {
-  char *v = strdup(value ? value : "unknown"), *e = strdup(evidence ? evidence : "");
+  char *v = safe_copy(value ? value : "unknown"), *e = safe_copy(evidence ? evidence : "");
   if (!v || !e) {
     free(v);
     free(e);
     return TL_ENOMEM;
+  }
+  if (!*v) { /* an empty file says nothing */
+    free(v);
+    if (!(v = strdup("unknown"))) {
+      free(e);
+      return TL_ENOMEM;
+    }
   }
   for (size_t i = 0; i < h->count; i++) {
     if (strcmp(h->facts[i].key, key) == 0) {
@@ -38,6 +80,15 @@ int tl__host_set(tl_host *h, const char *key, const char *value, const char *evi
   }
   h->facts[h->count++] = (tl_fact){k, v, e};
   return TL_OK;
+}
+
+int tl__host_setf(tl_host *h, const char *key, const char *evidence, const char *fmt, ...) {
+  char buf[TL_HOST_VALUE_MAX + 1];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return tl__host_set(h, key, buf, evidence);
 }
 
 const char *tl_host_get(const tl_host *h, const char *key) {
@@ -63,17 +114,46 @@ static void make_fingerprint(tl_host *h) {
   uint64_t hash = 14695981039346656037ULL;
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     const char *v = tl_host_get(h, keys[i]);
-    hash = fnv1a(hash, v ? v : "");
+    /* What could not be read counts as absent, as it always has. */
+    hash = fnv1a(hash, v && strcmp(v, "unknown") != 0 ? v : "");
   }
   snprintf(h->fingerprint, sizeof h->fingerprint, "%016llx", (unsigned long long)hash);
 }
 
-int tl_host_detect(tl_host **out) {
+int tl__host_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]) {
+  (void)env;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int max = __get_cpuid_max(leaf & 0x80000000u, NULL);
+  /* Hypervisor leaves lie outside the ranges __get_cpuid_max reports. */
+  if ((leaf & 0xf0000000u) != 0x40000000u && (max == 0 || leaf > max))
+    return -1;
+  unsigned int a, b, c, d;
+  __cpuid_count(leaf, sub, a, b, c, d);
+  r[0] = a;
+  r[1] = b;
+  r[2] = c;
+  r[3] = d;
+  return 0;
+#else
+  (void)leaf;
+  (void)sub;
+  (void)r;
+  return -1; /* no CPUID on ARM */
+#endif
+}
+
+void tl__host_env_close(tl__host_env *env) {
+  if (env->root_fd >= 0)
+    close(env->root_fd);
+  env->root_fd = -1;
+}
+
+int tl__host_detect_env(const tl__host_env *env, tl_host **out) {
   tl_host *h = calloc(1, sizeof *h);
   *out = NULL;
   if (!h)
     return TL_ENOMEM;
-  int err = tl__host_detect_os(h);
+  int err = tl__host_detect_os(env, h);
   if (err) {
     tl_host_free(h);
     return err;
@@ -81,6 +161,34 @@ int tl_host_detect(tl_host **out) {
   make_fingerprint(h);
   *out = h;
   return TL_OK;
+}
+
+int tl_host_detect(tl_host **out) {
+  tl__host_env env;
+  *out = NULL;
+  int err = tl__host_env_default(&env);
+  if (err)
+    return err;
+  err = tl__host_detect_env(&env, out);
+  tl__host_env_close(&env);
+  return err;
+}
+
+int tl__host_record_end(tl_writer *const *writers, size_t n) {
+  tl__host_env env;
+  tl_host *h = calloc(1, sizeof *h);
+  int err = h ? tl__host_env_default(&env) : TL_ENOMEM;
+  if (err) {
+    free(h);
+    return err;
+  }
+  err = tl__host_detect_load(&env, h, "end");
+  tl__host_env_close(&env);
+  for (size_t i = 0; i < n && !err; i++)
+    if (writers[i])
+      err = tl_writer_add_facts(writers[i], h->facts, h->count);
+  tl_host_free(h);
+  return err;
 }
 
 void tl_host_free(tl_host *h) {
@@ -127,4 +235,63 @@ void tl_host_default_label(const tl_host *h, char *buf, size_t len) {
     snprintf(buf, len, "%s-%s", kind, host);
   else
     snprintf(buf, len, "%s", kind);
+}
+
+/* ======================================================================== */
+/* Showing what was detected                                                 */
+
+/* s as the body of a JSON string. Fact text is valid UTF-8 without control
+ * characters (see safe_copy), but escape them anyway. */
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+void tl_host_print(const tl_host *h, FILE *f, int json) {
+  char label[TL_LABEL_MAX + 1];
+  tl_host_default_label(h, label, sizeof label);
+  if (json) {
+    fputs("{\n  \"fingerprint\": ", f);
+    json_string(f, h->fingerprint);
+    fputs(",\n  \"default_label\": ", f);
+    json_string(f, label);
+    fputs(",\n  \"facts\": {", f);
+    for (size_t i = 0; i < h->count; i++) {
+      fputs(i ? ",\n    " : "\n    ", f);
+      json_string(f, h->facts[i].key);
+      fputs(": {\"value\": ", f);
+      json_string(f, h->facts[i].value);
+      fputs(", \"evidence\": ", f);
+      json_string(f, h->facts[i].evidence);
+      fputc('}', f);
+    }
+    fputs("\n  }\n}\n", f);
+    return;
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < h->count; i++)
+    if (strlen(h->facts[i].key) > w)
+      w = strlen(h->facts[i].key);
+  fprintf(f, "%-*s  %s\n", (int)w, "fingerprint", h->fingerprint);
+  fprintf(f, "%-*s  ", (int)w, "default label");
+  tl_fput_safe(f, label);
+  fputc('\n', f);
+  for (size_t i = 0; i < h->count; i++) {
+    fprintf(f, "%-*s  ", (int)w, h->facts[i].key);
+    tl_fput_safe(f, h->facts[i].value);
+    if (h->facts[i].evidence[0]) {
+      fputs("  (", f);
+      tl_fput_safe(f, h->facts[i].evidence);
+      fputc(')', f);
+    }
+    fputc('\n', f);
+  }
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tl_store.h"
 
@@ -23,7 +24,8 @@
  * that could not be read has the value "unknown", distinct from "none". */
 typedef struct tl_host tl_host;
 
-/* Detects the running host. */
+/* Detects the running host. Every fact listed in docs/schema.md is set,
+ * to "unknown" when it could not be read. */
 int tl_host_detect(tl_host **out);
 /* Frees the host; NULL is fine. */
 void tl_host_free(tl_host *host);
@@ -38,6 +40,11 @@ const char *tl_host_hostname(const tl_host *host);
 /* A label for sessions collected without --label: the cloud, VM or
  * "baremetal", plus the short hostname ("kvm-web1"). */
 void tl_host_default_label(const tl_host *host, char *buf, size_t len);
+/* Writes the fingerprint, the default label and every fact with its
+ * evidence to f: one "key  value  (evidence)" line each, terminal-safe, or
+ * (json non-zero) one JSON object {"fingerprint", "default_label",
+ * "facts": {KEY: {"value", "evidence"}}}. */
+void tl_host_print(const tl_host *host, FILE *f, int json);
 
 /* ------------------------------------------------------------------------ */
 /* Probes                                                                    */

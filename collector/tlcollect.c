@@ -44,6 +44,8 @@ static const char usage[] =
     "      --dry-run          measure and print, store nothing\n"
     "  -q, --quiet            no progress and no closing summary\n"
     "      --list-probes      describe the probes and exit\n"
+    "      --host-info        show what tl detects about this host, with the\n"
+    "                         evidence, and exit (--json: as JSON)\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          show the version and exit\n"
     "\n"
@@ -186,6 +188,18 @@ static int list_probes(void) {
   return TL_EXIT_OK;
 }
 
+static int show_host_info(int json) {
+  tl_host *host = NULL;
+  int err = tl_host_detect(&host);
+  if (err) {
+    tl_errorf("cannot detect the host: %s", tl_strerror(err));
+    return TL_EXIT_FAILURE;
+  }
+  tl_host_print(host, stdout, json);
+  tl_host_free(host);
+  return fflush(stdout) == 0 ? TL_EXIT_OK : TL_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv) {
   tl_set_progname("tlcollect");
   enum {
@@ -204,6 +218,7 @@ int main(int argc, char **argv) {
     OPT_REPEAT,
     OPT_EVERY,
   };
+  enum { OPT_HOST_INFO = 512, OPT_JSON };
   static const struct option longopts[] = {
       {"label", required_argument, NULL, 'l'},
       {"delays", required_argument, NULL, 'd'},
@@ -225,6 +240,8 @@ int main(int argc, char **argv) {
       {"load", required_argument, NULL, OPT_LOAD},
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"every", required_argument, NULL, OPT_EVERY},
+      {"host-info", no_argument, NULL, OPT_HOST_INFO},
+      {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -238,6 +255,7 @@ int main(int argc, char **argv) {
   int quiet = 0, have_count = 0, have_duration = 0, have_delays = 0;
   const char *probe_list = "settimeout";
   int64_t repeat = 1, every_ns = 0;
+  int host_info = 0, json = 0; /* --host-info [--json] */
   int64_t v;
   char why[TL_WHY_MAX];
   int status = TL_EXIT_USAGE;
@@ -362,6 +380,12 @@ int main(int argc, char **argv) {
       break;
     case OPT_LIST_PROBES:
       return list_probes();
+    case OPT_HOST_INFO:
+      host_info = 1;
+      break;
+    case OPT_JSON:
+      json = 1;
+      break;
     case 'h':
       fputs(usage, stdout);
       return TL_EXIT_OK;
@@ -376,6 +400,10 @@ int main(int argc, char **argv) {
   }
   if (optind < argc)
     return usage_error(argv[optind], "unexpected argument");
+  if (json && !host_info)
+    return usage_error("--json", "goes with --host-info");
+  if (host_info)
+    return show_host_info(json);
   if (have_count && have_duration)
     return usage_error("--count", "give --count or --duration, not both");
   if (!have_count && !have_duration)

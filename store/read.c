@@ -303,6 +303,73 @@ void tl_fact_rows_free(tl_fact_row *rows, size_t count) {
   free(rows);
 }
 
+const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *key) {
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(rows[i].key, key) == 0)
+      return rows[i].value;
+  return NULL;
+}
+
+void tl_host_rows_free(tl_host_row *rows, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    free(rows[i].fingerprint);
+    free(rows[i].hostname);
+    tl_fact_rows_free(rows[i].facts, rows[i].fact_count);
+  }
+  free(rows);
+}
+
+int tl_store_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
+  *rows = NULL;
+  *count = 0;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(
+      s->db,
+      "SELECT h.fingerprint, h.hostname, h.first_seen, h.last_seen, "
+      "(SELECT count(*) FROM sessions x WHERE x.host_id = h.id), "
+      "(SELECT x.id FROM sessions x WHERE x.host_id = h.id ORDER BY x.started_ns DESC, x.id DESC "
+      "LIMIT 1) FROM hosts h ORDER BY h.last_seen DESC, h.fingerprint",
+      -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "listing hosts");
+  size_t cap = 0;
+  int err = TL_OK;
+  while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*count == cap) {
+      cap = cap ? cap * 2 : 8;
+      tl_host_row *p = realloc(*rows, cap * sizeof *p);
+      if (!p) {
+        err = tl__store_fail(s, TL_ENOMEM, "out of memory listing hosts");
+        break;
+      }
+      *rows = p;
+    }
+    tl_host_row *r = &(*rows)[(*count)++];
+    memset(r, 0, sizeof *r);
+    r->fingerprint = dup_col(st, 0);
+    r->hostname = dup_col(st, 1);
+    r->first_seen_ns = sqlite3_column_int64(st, 2);
+    r->last_seen_ns = sqlite3_column_int64(st, 3);
+    r->sessions = sqlite3_column_int64(st, 4);
+    r->latest_session_id = sqlite3_column_int64(st, 5);
+    if (!r->fingerprint || !r->hostname)
+      err = tl__store_fail(s, TL_ENOMEM, "out of memory listing hosts");
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "listing hosts");
+  sqlite3_finalize(st);
+  for (size_t i = 0; i < *count && err == TL_OK; i++)
+    if ((*rows)[i].latest_session_id)
+      err = tl_store_facts(s, (*rows)[i].latest_session_id, &(*rows)[i].facts,
+                           &(*rows)[i].fact_count);
+  if (err) {
+    tl_host_rows_free(*rows, *count);
+    *rows = NULL;
+    *count = 0;
+  }
+  return err;
+}
+
 /* ======================================================================== */
 /* Info and check                                                            */
 

@@ -193,6 +193,9 @@ int tl_writer_flush(tl_writer *w);
 int tl_writer_end(tl_writer *w, const char *status);
 /* Samples added so far (stored or buffered). */
 int64_t tl_writer_count(const tl_writer *w);
+/* Adds host facts to the session, replacing facts of the same key, in one
+ * transaction (the load at the end of a session, say). */
+int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
@@ -261,6 +264,22 @@ typedef struct {
 int tl_store_facts(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
 int tl_store_tags(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
 void tl_fact_rows_free(tl_fact_row *rows, size_t count);
+
+/* A host in the database, with the facts of its latest session. */
+typedef struct {
+  char *fingerprint, *hostname;
+  int64_t first_seen_ns, last_seen_ns;
+  int64_t sessions;          /* sessions collected on it */
+  int64_t latest_session_id; /* 0 when it has none */
+  tl_fact_row *facts;        /* of the latest session, sorted by key */
+  size_t fact_count;
+} tl_host_row;
+
+/* Every host, most recently seen first. Free with tl_host_rows_free. */
+int tl_store_hosts(tl_store *store, tl_host_row **rows, size_t *count);
+void tl_host_rows_free(tl_host_row *rows, size_t count);
+/* The value of key among rows, or NULL. */
+const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Maintenance                                                               */

@@ -15,6 +15,7 @@ static const char usage[] =
     "  info                   schema version, hosts, labels, sessions, samples, file size\n"
     "  check                  integrity and schema check; exit 1 when anything is wrong\n"
     "  labels                 the labels in the database, one per line\n"
+    "  hosts                  hosts with their key facts (from each one's latest session)\n"
     "\n"
     "Options:\n"
     "      --db PATH          database file (default $TL_DB, else\n"
@@ -179,10 +180,74 @@ static int run_labels(const char *path, int argc, char **argv) {
   return status;
 }
 
+/* One block per host: identity, sessions, then the facts that tell
+ * environments apart, as the latest session saw them. */
+static int cmd_hosts(tl_store *store) {
+  tl_host_row *rows;
+  size_t n;
+  if (tl_store_hosts(store, &rows, &n)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    return TL_EXIT_FAILURE;
+  }
+  static const struct {
+    const char *title, *key;
+  } shown[] = {{"os", "os.name"},
+               {"kernel", "kernel.release"},
+               {"arch", "arch"},
+               {"cpu", "cpu.model"},
+               {"cpus", "cpu.logical"},
+               {"memory", "mem.total_bytes"},
+               {"vm", "vm"},
+               {"cloud", "cloud"},
+               {"container", "container"},
+               {"clocksource", "clocksource.current"},
+               {"preempt", "kernel.preempt"}};
+  for (size_t i = 0; i < n; i++) {
+    const tl_host_row *r = &rows[i];
+    char first[32], last[32];
+    tl_date_format(r->first_seen_ns, first, sizeof first);
+    tl_date_format(r->last_seen_ns, last, sizeof last);
+    if (i)
+      printf("\n");
+    tl_fput_safe(stdout, r->fingerprint);
+    printf("  ");
+    tl_fput_safe(stdout, r->hostname);
+    printf("  %lld session%s, %s .. %s\n", (long long)r->sessions, r->sessions == 1 ? "" : "s",
+           first, last);
+    for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++) {
+      const char *v = tl_fact_rows_get(r->facts, r->fact_count, shown[k].key);
+      printf("  %-12s ", shown[k].title);
+      if (v && strcmp(shown[k].key, "mem.total_bytes") == 0 &&
+          strspn(v, "0123456789") == strlen(v)) {
+        char size[32];
+        human_bytes(strtoll(v, NULL, 10), size, sizeof size);
+        printf("%s\n", size);
+        continue;
+      }
+      tl_fput_safe(stdout, v ? v : "-");
+      printf("\n");
+    }
+  }
+  if (!n)
+    printf("no hosts yet\n");
+  tl_host_rows_free(rows, n);
+  return TL_EXIT_OK;
+}
+
+static int run_hosts(const char *path, int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(argv[1], "unexpected argument");
+  tl_store *store = open_store(path, TL_STORE_NOCREATE | TL_STORE_READONLY);
+  int status = store ? cmd_hosts(store) : TL_EXIT_FAILURE;
+  tl_store_close(store);
+  return status;
+}
+
 static const command commands[] = {
     {"info", run_info},
     {"check", run_check},
     {"labels", run_labels},
+    {"hosts", run_hosts},
 };
 
 int main(int argc, char **argv) {

@@ -179,6 +179,18 @@ int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, c
   return TL_OK;
 }
 
+int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n) {
+  tl_store *s = w->store;
+  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
+  int err = insert_facts(s, w->session_id, facts, n);
+  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
+  if (err)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  return err;
+}
+
 int tl_writer_add(tl_writer *w, const int64_t *v, size_t n) {
   if (w->pending_n + n > w->pending_cap) {
     size_t cap = w->pending_cap ? w->pending_cap : 1024;
