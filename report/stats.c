@@ -901,9 +901,18 @@ fail:
 /* ======================================================================== */
 /* Sentences and Markdown                                                    */
 
-/* Milliseconds with two decimals; never "-0.00". */
-static void ms(double ns, char *buf, size_t len) {
-  snprintf(buf, len, "%.2f", fabs(ns) < 5e3 ? 0.0 : ns / 1e6);
+/* Milliseconds with two decimals, or three when the largest number said
+ * together (scale, in ns) is below 1 ms, so that sub-millisecond differences
+ * stay visible; never "-0.00". */
+static void ms(double ns, double scale, char *buf, size_t len) {
+  int dec = fabs(scale) < 1e6 ? 3 : 2;
+  double half = dec == 3 ? 500 : 5000;
+  snprintf(buf, len, "%.*f", dec, fabs(ns) < half ? 0.0 : ns / 1e6);
+}
+
+static double max3(double a, double b, double c) {
+  a = fabs(a), b = fabs(b), c = fabs(c);
+  return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 /* Prose for a Markdown page: escapes what Markdown or HTML would read as
@@ -962,25 +971,27 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
     double dd = a_faster ? (double)p->diff_ns[k] : -(double)p->diff_ns[k];
     double l = a_faster ? (double)p->lo_ns[k] : -(double)p->hi_ns[k];
     double h = a_faster ? (double)p->hi_ns[k] : -(double)p->lo_ns[k];
-    ms(dd, d, sizeof d);
-    ms(l, lo, sizeof lo);
-    ms(h, hi, sizeof hi);
+    double sc = max3(dd, l, h);
+    ms(dd, sc, d, sizeof d);
+    ms(l, sc, lo, sizeof lo);
+    ms(h, sc, hi, sizeof hi);
     add(buf, len, &at, "%s is faster than %s at p%g by %s ms (95%% CI %s to %s ms)", fast->label,
         slow->label, pct, d, lo, hi);
     if (p->spread_over[k]) {
       const tl_group *wide = as->pct[k].spread_ns >= bs->pct[k].spread_ns ? a : b;
       const tl_group_stats *ws = wide == a ? as : bs;
       char sp[32];
-      ms((double)ws->pct[k].spread_ns, sp, sizeof sp);
+      ms((double)ws->pct[k].spread_ns, (double)ws->pct[k].spread_ns, sp, sizeof sp);
       add(buf, len, &at,
           "; but the sessions of %s disagree with each other by up to %s ms at p%g, more than "
           "this difference",
           wide->label, sp, pct);
     }
   } else {
-    ms((double)p->diff_ns[k], d, sizeof d);
-    ms((double)p->lo_ns[k], lo, sizeof lo);
-    ms((double)p->hi_ns[k], hi, sizeof hi);
+    double sc = max3((double)p->diff_ns[k], (double)p->lo_ns[k], (double)p->hi_ns[k]);
+    ms((double)p->diff_ns[k], sc, d, sizeof d);
+    ms((double)p->lo_ns[k], sc, lo, sizeof lo);
+    ms((double)p->hi_ns[k], sc, hi, sizeof hi);
     add(buf, len, &at,
         "no clear difference between %s and %s at p%g with this data (%s minus %s: %s ms, 95%% "
         "CI %s to %s ms)",
@@ -992,8 +1003,9 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
 
 void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len) {
   char before[32], after[32], date[32];
-  ms(c->before_ns, before, sizeof before);
-  ms(c->after_ns, after, sizeof after);
+  double sc = max3(c->before_ns, c->after_ns, 0);
+  ms(c->before_ns, sc, before, sizeof before);
+  ms(c->after_ns, sc, after, sizeof after);
   tl_date_format(c->at_ns, date, sizeof date);
   char *t = strchr(date, 'T');
   if (t)
@@ -1036,13 +1048,14 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
         fputs(" - |", out);
         continue;
       }
-      ms((double)g->dist.pct_ns[k], v, sizeof v);
+      double sc = max3((double)g->dist.pct_ns[k], (double)gs->pct[k].hi_ns, 0);
+      ms((double)g->dist.pct_ns[k], sc, v, sizeof v);
       if (gs->pct[k].lo_ns >= 0)
-        ms((double)gs->pct[k].lo_ns, lo, sizeof lo);
+        ms((double)gs->pct[k].lo_ns, sc, lo, sizeof lo);
       else
         snprintf(lo, sizeof lo, "?");
       if (gs->pct[k].hi_ns >= 0)
-        ms((double)gs->pct[k].hi_ns, hi, sizeof hi);
+        ms((double)gs->pct[k].hi_ns, sc, hi, sizeof hi);
       else
         snprintf(hi, sizeof hi, "?");
       fprintf(out, " %s (%s to %s)%s |", v, lo, hi, gs->pct[k].few ? " (few samples)" : "");
@@ -1092,7 +1105,6 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
     for (size_t k = 0; k < a->dist.pct_count; k++) {
       tl_pair_sentence(cmp, st, p, k, line, sizeof line);
       fputs("- ", out);
-      line[0] = (char)(line[0] >= 'a' && line[0] <= 'z' ? line[0] - 'a' + 'A' : line[0]);
       md_prose(out, line);
       fputs(".\n", out);
     }
@@ -1128,7 +1140,6 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
     for (size_t c = 0; c < st->groups[i].change_count; c++) {
       tl_change_sentence(&cmp->groups[i], &st->groups[i].changes[c], line, sizeof line);
       fputs("- ", out);
-      line[0] = (char)(line[0] == 'p' ? 'P' : line[0]);
       md_prose(out, line);
       fputs(".\n", out);
       changes++;
@@ -1158,6 +1169,7 @@ void tl_check_opts_init(tl_check_opts *o) {
   memset(o, 0, sizeof *o);
   tl_compare_opts_init(&o->compare);
   o->max_regression = 0.10;
+  o->min_regression_ns = 10000;
 }
 
 int tl_regression_parse(const char *s, double *fraction, char *why, size_t whylen) {
@@ -1176,20 +1188,20 @@ int tl_regression_parse(const char *s, double *fraction, char *why, size_t whyle
 /* One check of candidate against reference at percentile k; prints a line
  * and returns 1 when it has regressed. */
 static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc *cand, size_t k,
-                     double max, const char *which, const char *against) {
+                     double max, int64_t min_ns, const char *which, const char *against) {
   int64_t rv = ref->dist.pct_ns[k], cv = cand->dist.pct_ns[k];
   if (!ref->dist.count || !cand->dist.count || rv <= 0)
     return 0;
   double rel = (double)(cv - rv) / (double)rv;
   int64_t lo, hi;
   diff_interval(ref, cand, k, &lo, &hi);
-  if (!(rel > max) || lo <= 0)
+  if (!(rel > max) || lo <= 0 || cv - rv < min_ns)
     return 0;
   char line[768], c[32], r[32], l[32], h[32];
-  ms((double)cv, c, sizeof c);
-  ms((double)rv, r, sizeof r);
-  ms((double)lo, l, sizeof l);
-  ms((double)hi, h, sizeof h);
+  ms((double)cv, (double)cv, c, sizeof c);
+  ms((double)rv, (double)cv, r, sizeof r);
+  ms((double)lo, max3((double)lo, (double)hi, 0), l, sizeof l);
+  ms((double)hi, max3((double)lo, (double)hi, 0), h, sizeof h);
   snprintf(line, sizeof line,
            "regression: %s %s %g ms p%g%s is %s ms, %.1f%% above %s (%s ms; 95%% CI of the "
            "difference %s to %s ms; allowed %g%%)",
@@ -1201,7 +1213,7 @@ static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc
 }
 
 int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
-  if (!(o->max_regression > 0))
+  if (!(o->max_regression > 0) || o->min_regression_ns < 0)
     return fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%");
   if (o->baseline && tl_label_check(o->baseline, NULL, 0))
     return fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
@@ -1258,7 +1270,8 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
         rc = gcalc_run(store, &cmp.sessions, g->session_ids, g->session_count, p, np, &g->dist,
                        group_seed(g->label, g->probe, g->delay_ns, "ci"), 0, &cg);
       for (size_t k = 0; k < np && !rc; k++, checks++)
-        bad += (size_t)check_one(out, g, &rg, &cg, k, o->max_regression, "", base->label);
+        bad += (size_t)check_one(out, g, &rg, &cg, k, o->max_regression, o->min_regression_ns, "",
+                                 base->label);
       gcalc_free(&rg);
       gcalc_free(&cg);
     }
@@ -1275,8 +1288,8 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
       char against[96];
       snprintf(against, sizeof against, "its %zu earlier session%s", n - 1, n == 2 ? "" : "s");
       for (size_t k = 0; k < np && !rc; k++, checks++)
-        bad += (size_t)check_one(out, g, &eg, &lg, k, o->max_regression, " in the latest session",
-                                 against);
+        bad += (size_t)check_one(out, g, &eg, &lg, k, o->max_regression, o->min_regression_ns,
+                                 " in the latest session", against);
       gcalc_free(&eg);
       gcalc_free(&lg);
     }

@@ -230,12 +230,14 @@ int tl_render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *ou
 /* Regression check (tlreport --check)                                       */
 
 typedef struct {
-  tl_compare_opts compare; /* labels (the baseline is added), filters, percentiles */
-  const char *baseline;    /* compare every label with this one; NULL: history only */
-  double max_regression;   /* allowed worsening as a fraction: 0.10 for 10% */
+  tl_compare_opts compare;   /* labels (the baseline is added), filters, percentiles */
+  const char *baseline;      /* compare every label with this one; NULL: history only */
+  double max_regression;     /* allowed worsening as a fraction: 0.10 for 10% */
+  int64_t min_regression_ns; /* smaller worsenings never count (timer jitter) */
 } tl_check_opts;
 
-void tl_check_opts_init(tl_check_opts *opts); /* max_regression 0.10 */
+/* max_regression 0.10, min_regression_ns 10 us. */
+void tl_check_opts_init(tl_check_opts *opts);
 
 /* "10%", "10" (percent) or "2.5%" to a fraction in (0, 10]. */
 int tl_regression_parse(const char *s, double *fraction, char *why, size_t whylen);
@@ -244,8 +246,9 @@ enum { TL_CHECK_REGRESSED = 1 };
 
 /* Checks every label's percentiles against the baseline's (same probe and
  * delay) and each group's latest session against its earlier sessions. A
- * percentile has regressed when it is more than max_regression above the
- * reference and the 95% interval of the difference lies above zero. Writes
+ * percentile has regressed when it is more than max_regression (and at least
+ * min_regression_ns) above the reference and the 95% interval of the
+ * difference lies above zero. Writes
  * one line per regression and a summary to out. Returns TL_OK,
  * TL_CHECK_REGRESSED, or a negative TL_E* code with a message in err. */
 int tl_report_check(tl_store *store, const tl_check_opts *opts, FILE *out, char *err,
