@@ -777,9 +777,11 @@ static int group_changes(const tl_group *grp, const gcalc *c, tl_group_stats *gs
   gs->session_count = n;
   gs->started_ns = malloc((n ? n : 1) * sizeof *gs->started_ns);
   double *x = malloc((n ? n : 1) * sizeof *x);
+  size_t *at = malloc((n ? n : 1) * sizeof *at);
   tl_step steps[MAX_CHANGES];
-  if (!gs->started_ns || !x) {
+  if (!gs->started_ns || !x || !at) {
     free(x);
+    free(at);
     return TL_ENOMEM;
   }
   for (size_t i = 0; i < n; i++)
@@ -792,13 +794,22 @@ static int group_changes(const tl_group *grp, const gcalc *c, tl_group_stats *gs
       rc = TL_ENOMEM;
       break;
     }
-    memcpy(gs->series_ns[s], c->series[s], n * sizeof *gs->series_ns[s]);
-    for (size_t i = 0; i < n; i++)
-      x[i] = (double)c->series[s][i];
+    /* A session's value enters the series only when it rests on enough
+     * samples (the same rule as the warnings); the others are -1. */
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+      int64_t sn = c->set.s[i].n;
+      int ok = c->series[s] && sn > 0 && sn - tl_rank(SERIES_PCTS[s], sn) >= TL_STATS_MIN_ABOVE;
+      gs->series_ns[s][i] = ok ? c->series[s][i] : -1;
+      if (ok) {
+        x[used] = (double)c->series[s][i];
+        at[used++] = i;
+      }
+    }
     tl_step_opts o = {0};
     o.seed = group_seed(grp->label, grp->probe, grp->delay_ns, s ? "p99" : "p90");
     size_t found;
-    rc = tl_steps_find(x, n, &o, steps, MAX_CHANGES, &found);
+    rc = tl_steps_find(x, used, &o, steps, MAX_CHANGES, &found);
     if (rc || !found)
       continue;
     tl_change *more = realloc(gs->changes, (gs->change_count + found) * sizeof *more);
@@ -810,13 +821,14 @@ static int group_changes(const tl_group *grp, const gcalc *c, tl_group_stats *gs
     for (size_t i = 0; i < found; i++) {
       tl_change *ch = &gs->changes[gs->change_count++];
       ch->pct = SERIES_PCTS[s];
-      ch->session_index = steps[i].index;
-      ch->at_ns = gs->started_ns[steps[i].index];
+      ch->session_index = at[steps[i].index];
+      ch->at_ns = gs->started_ns[ch->session_index];
       ch->before_ns = steps[i].before;
       ch->after_ns = steps[i].after;
       ch->p_value = steps[i].p_value;
     }
   }
+  free(at);
   free(x);
   return rc;
 }
@@ -1060,7 +1072,9 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
         snprintf(hi, sizeof hi, "?");
       fprintf(out, " %s (%s to %s)%s |", v, lo, hi, gs->pct[k].few ? " (few samples)" : "");
     }
-    if (gs->method == TL_CI_SESSIONS)
+    if (!g->dist.count)
+      fputs(" no samples |\n", out);
+    else if (gs->method == TL_CI_SESSIONS)
       fprintf(out, " bootstrap over %zu sessions |\n", g->session_count);
     else
       fprintf(out, " order statistics over %lld samples (%zu session%s) |\n",

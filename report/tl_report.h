@@ -178,7 +178,8 @@ typedef struct {
   tl_pct_stats pct[TL_MAX_PCTS];       /* in the order of the group's dist.pcts */
   double series_pcts[TL_STATS_SERIES]; /* 90, 99 */
   int64_t *started_ns;                 /* session_count start times, oldest first */
-  int64_t *series_ns[TL_STATS_SERIES]; /* each session's own p90 and p99 */
+  int64_t *series_ns[TL_STATS_SERIES]; /* each session's own p90 and p99; -1 when it
+                                          rests on too few samples */
   size_t session_count;
   tl_change *changes; /* change_count lasting changes, by series then time */
   size_t change_count;

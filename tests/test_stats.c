@@ -243,7 +243,8 @@ static void add_session(fixture *f, const char *label, int64_t delay_ns, const i
   tl_writer *w;
   char uuid[37];
   assert_int_equal(tl_writer_begin(f->s, &spec, &w, uuid), TL_OK);
-  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  if (n)
+    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
   session_counter++;
   if (!started_ns)
@@ -539,6 +540,42 @@ static void session_spread_reported(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* Sessions without samples, and sessions too short for their p90 and p99,
+ * stay out of the series: four short sessions at 100 ms would otherwise
+ * look like a step at the end. */
+static void empty_and_short_sessions(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  for (int s = 0; s < 9; s++) {
+    uniform(v, 1000, 1000000, 100000);
+    add_session(f, "e", 0, v, 1000, 0);
+  }
+  add_session(f, "e", 0, v, 0, 0);
+  for (int s = 0; s < 4; s++) {
+    uniform(v, 50, 100000000, 100000);
+    add_session(f, "e", 0, v, 50, 0);
+  }
+  add_session(f, "none", 0, v, 0, 0);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "e", "none", P3, 3, &cmp, &st);
+  const tl_group_stats *g = &st.groups[0];
+  assert_int_equal(g->session_count, 14);
+  assert_int_equal(g->change_count, 0);
+  for (size_t i = 0; i < 14; i++) {
+    assert_true((g->series_ns[0][i] < 0) == (i >= 9));
+    assert_true((g->series_ns[1][i] < 0) == (i >= 9));
+  }
+  assert_int_equal(st.pair_count, 0);
+  assert_int_equal(st.groups[1].session_count, 1);
+  assert_int_equal(st.groups[1].series_ns[0][0], -1);
+  char *md = markdown(&cmp, &st);
+  assert_non_null(strstr(md, "| none | settimeout | 0 ms | - | - | - | no samples |\n"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
 static char *check(fixture *f, const char *baseline, const char *max, const char *labels,
                    int expect) {
   tl_check_opts o;
@@ -688,6 +725,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(too_few_samples_warned, setup, teardown),
       cmocka_unit_test_setup_teardown(planted_step_found_on_its_date, setup, teardown),
       cmocka_unit_test_setup_teardown(session_spread_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
   };
