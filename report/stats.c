@@ -627,11 +627,16 @@ static int gcalc_run(tl_store *store, const tl_session_list *list, const int64_t
   int64_t *own = malloc((x->ns * (np + TL_STATS_SERIES) + 1) * sizeof *own);
   if (!own)
     return TL_ENOMEM;
+  /* One pass per session for both lists when they fit together. */
+  double both[TL_MAX_PCTS + TL_STATS_SERIES];
+  memcpy(both, pcts, np * sizeof *pcts);
+  memcpy(both + np, SERIES_PCTS, sizeof SERIES_PCTS);
+  int together = series && np + TL_STATS_SERIES <= TL_MAX_PCTS;
   for (size_t i = 0; i < x->ns && !rc; i++) {
-    rc = sess_values(store, &x->s[i], pcts, np, own + i * (np + TL_STATS_SERIES));
-    if (!rc && series)
-      rc = sess_values(store, &x->s[i], SERIES_PCTS, TL_STATS_SERIES,
-                       own + i * (np + TL_STATS_SERIES) + np);
+    int64_t *row = own + i * (np + TL_STATS_SERIES);
+    rc = sess_values(store, &x->s[i], both, together ? np + TL_STATS_SERIES : np, row);
+    if (!rc && series && !together)
+      rc = sess_values(store, &x->s[i], SERIES_PCTS, TL_STATS_SERIES, row + np);
   }
   for (size_t k = 0; k < np && !rc; k++) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
