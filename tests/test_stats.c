@@ -714,6 +714,36 @@ static void large_groups_and_determinism(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* tests/golden/stats.md, whose numbers are worked out in
+ * tests/golden/README.md. TL_GOLDEN_OUT=path writes what was produced. */
+static void golden_page(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  for (int i = 0; i < 1000; i++)
+    v[i] = (int64_t)(1000 - i) * 10000; /* 0.01 .. 10.00 ms */
+  add_session(f, "vbox", 0, v, 1000, NOV1);
+  for (int i = 0; i < 1000; i++)
+    v[i] += 2000000; /* 2.01 .. 12.00 ms */
+  add_session(f, "macos", 0, v, 1000, NOV1 + DAY);
+  const int64_t a[] = {50200000, 50100000}, b[] = {60000000, 50300000, 50400000};
+  add_session(f, "vbox", 50000000, a, 2, NOV1 + 2 * DAY);
+  add_session(f, "vbox", 50000000, b, 3, NOV1 + 3 * DAY);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "vbox", "macos", P3, 3, &cmp, &st);
+  char *md = markdown(&cmp, &st);
+  const char *dump = getenv("TL_GOLDEN_OUT");
+  if (dump)
+    tl_test_write_file(dump, md, strlen(md));
+  char *golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/stats.md", NULL);
+  assert_non_null(golden);
+  assert_string_equal(md, golden);
+  free(golden);
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_ci_against_binomial),
@@ -728,6 +758,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
+      cmocka_unit_test_setup_teardown(golden_page, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
