@@ -108,7 +108,7 @@ enum {
   TL_STATS_SERIES = 2,        /* per-session series: p90 and p99 */
 };
 
-/* The 1-based ranks of the distribution-free (binomial) 95%-style interval
+/* The 1-based ranks of the distribution-free (binomial) confidence interval
  * of the pct percentile among n samples: the true percentile lies between
  * the lo-th and hi-th smallest sample with probability at least conf (each
  * tail at most (1 - conf) / 2). A bound the data cannot give is 0: the
@@ -146,7 +146,8 @@ typedef struct {
 } tl_step_opts;
 
 /* Up to max steps of x[0..n), in order of index, into steps; *count is how
- * many. Needs no memory but a copy of x (TL_ENOMEM otherwise). */
+ * many. opts may be NULL (defaults). TL_EINVAL for a value that is not
+ * finite, TL_ENOMEM when the working copies cannot be allocated. */
 int tl_steps_find(const double *x, size_t n, const tl_step_opts *opts, tl_step *steps, size_t max,
                   size_t *count);
 
@@ -218,7 +219,8 @@ void tl_stats_free(tl_stats *st);
  * caveats. Truncated to len. */
 void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pair_stats *p,
                       size_t k, char *buf, size_t len);
-/* "p99 of droplet at 50 ms rose from 52.10 to 58.40 ms on 2026-11-12". */
+/* "p99 of droplet at 50 ms (settimeout) rose from 52.10 to 58.40 ms on
+ * 2026-11-12" (plain text, UTC date). */
 void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len);
 
 /* The "How sure is this?" and "Changes over time" sections in Markdown. */
@@ -249,9 +251,10 @@ enum { TL_CHECK_REGRESSED = 1 };
  * delay) and each group's latest session against its earlier sessions. A
  * percentile has regressed when it is more than max_regression (and at least
  * min_regression_ns) above the reference and the 95% interval of the
- * difference lies above zero. Writes
- * one line per regression and a summary to out. Returns TL_OK,
- * TL_CHECK_REGRESSED, or a negative TL_E* code with a message in err. */
+ * difference lies above zero. Writes one line per regression and a summary
+ * to out (user text made safe for a terminal). Returns TL_OK,
+ * TL_CHECK_REGRESSED, or a negative TL_E* code with a message in err; an
+ * unknown baseline is TL_ENOTFOUND naming the labels there are. */
 int tl_report_check(tl_store *store, const tl_check_opts *opts, FILE *out, char *err,
                     size_t errlen);
 
