@@ -621,7 +621,10 @@ static int gcalc_run(tl_store *store, const tl_session_list *list, const int64_t
     return rc;
   if (!x->n || !x->m)
     return TL_OK;
-  g->method = x->ns >= TL_STATS_BOOT_SESSIONS ? TL_CI_SESSIONS : TL_CI_ORDER;
+  size_t with_samples = 0;
+  for (size_t i = 0; i < x->ns; i++)
+    with_samples += x->s[i].n > 0;
+  g->method = with_samples >= TL_STATS_BOOT_SESSIONS ? TL_CI_SESSIONS : TL_CI_ORDER;
 
   /* Sessions' own values: the spread, and the series. */
   int64_t *own = malloc((x->ns * (np + TL_STATS_SERIES) + 1) * sizeof *own);
@@ -672,12 +675,14 @@ static int gcalc_run(tl_store *store, const tl_session_list *list, const int64_t
   rng r = {seed};
   for (size_t b = 0; b < B; b++) {
     if (g->method == TL_CI_SESSIONS) {
-      memset(w, 0, x->ns * sizeof *w);
       double total = 0;
-      for (size_t i = 0; i < x->ns; i++) {
-        size_t pick = (size_t)rng_below(&r, x->ns);
-        w[pick] += 1;
-        total += (double)x->s[pick].n;
+      while (total == 0) { /* a resample of empty sessions only is drawn again */
+        memset(w, 0, x->ns * sizeof *w);
+        for (size_t i = 0; i < x->ns; i++) {
+          size_t pick = (size_t)rng_below(&r, x->ns);
+          w[pick] += 1;
+          total += (double)x->s[pick].n;
+        }
       }
       for (size_t k = 0; k < np; k++)
         g->rep[k * B + b] = sset_at(x, w, (double)tl_rank(pcts[k], (int64_t)total));
