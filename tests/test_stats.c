@@ -714,6 +714,49 @@ static void large_groups_and_determinism(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* A probe name from the database is not validated by the writer: hostile
+ * text must not become markup on the page or drive the terminal. */
+static void hostile_text(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  uniform(v, 1000, 1000000, 1000000);
+  add_session(f, "h1", 0, v, 1000, 0);
+  for (int i = 0; i < 1000; i++)
+    v[i] *= 3;
+  add_session(f, "h2", 0, v, 1000, 0);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET probe = '<img src=x>|*_[x](y)' || "
+                                "char(10) || '# \x1b[31m'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "h1", "h2", P3, 3, &cmp, &st);
+  char *md = markdown(&cmp, &st);
+  for (const char *c = md; (c = strpbrk(c, "<>|[]*_")); c++)
+    if (!(c[0] == '|' && strchr(" -:\n", c[-1])) && !(c[0] == '<' && c[1] == ' ') &&
+        c[-1] != '\\') /* the table's own pipes, and "p < 0.001" */
+      fail_msg("unescaped at %.40s", c - 10);
+  assert_null(strstr(md, "]("));
+  assert_null(strstr(md, "\n# "));
+  assert_null(strchr(md, 0x1b));
+  assert_non_null(strstr(md, "\\<img"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+  /* The check's lines stay one line each, with no escape character. */
+  char *out = check(f, "h1", "10%", "h2", TL_CHECK_REGRESSED);
+  assert_null(strchr(out, 0x1b));
+  size_t lines = 0;
+  for (char *line = out, *nl; (nl = strchr(line, '\n')); line = nl + 1, lines++)
+    assert_true(strncmp(line, "regression: h2 ", 15) == 0 || strstr(line, " regressions above "));
+  assert_int_equal(lines, 4);
+  free(out);
+}
+
 /* tests/golden/stats.md, whose numbers are worked out in
  * tests/golden/README.md. TL_GOLDEN_OUT=path writes what was produced. */
 static void golden_page(void **state) {
@@ -758,6 +801,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
+      cmocka_unit_test_setup_teardown(hostile_text, setup, teardown),
       cmocka_unit_test_setup_teardown(golden_page, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
