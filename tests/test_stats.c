@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -208,6 +209,10 @@ typedef struct {
 } fixture;
 
 static int setup(void **state) {
+  /* These tests store hundreds of small sessions; durability is not what
+   * they test, so use memory-backed storage where there is one. */
+  if (access("/dev/shm", W_OK) == 0)
+    setenv("TMPDIR", "/dev/shm", 1);
   fixture *f = calloc(1, sizeof *f);
   f->dir = tl_test_tmpdir();
   f->db = tl_test_path(f->dir, "tl.db");
@@ -714,6 +719,49 @@ static void large_groups_and_determinism(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* Calibration: over many independent data sets with a known shift, the 95%
+ * interval of the difference covers the shift about 95% of the time, by
+ * samples (one session a label) and by sessions (five a label). Pairing the
+ * replicates wrongly, or a wrong Beta draw, makes the intervals too narrow
+ * or too wide and fails this. */
+static void intervals_cover_the_truth(void **state) {
+  fixture *f = *state;
+  const int reps = 40;
+  const int64_t shift = 200000;
+  int64_t v[400];
+  for (int mode = 0; mode < 2; mode++) {
+    int covered = 0, sessions = mode ? 5 : 1;
+    size_t per = mode ? 80 : 400;
+    double width = 0;
+    for (int r = 0; r < reps; r++) {
+      char a[32], b[32];
+      snprintf(a, sizeof a, "m%d-%d-a", mode, r);
+      snprintf(b, sizeof b, "m%d-%d-b", mode, r);
+      for (int s = 0; s < sessions; s++) {
+        uniform(v, per, 1000000, 2000000);
+        add_session(f, a, 0, v, per, 0);
+        uniform(v, per, 1000000 + shift, 2000000);
+        add_session(f, b, 0, v, per, 0);
+      }
+      const double p[] = {75};
+      tl_comparison cmp;
+      tl_stats st;
+      compare2(f, a, b, p, 1, &cmp, &st);
+      assert_int_equal(st.groups[0].method, mode ? TL_CI_SESSIONS : TL_CI_ORDER);
+      covered += st.pairs[0].lo_ns[0] <= shift && shift <= st.pairs[0].hi_ns[0];
+      width += (double)(st.pairs[0].hi_ns[0] - st.pairs[0].lo_ns[0]);
+      tl_stats_free(&st);
+      tl_comparison_free(&cmp);
+    }
+    /* 95% nominal; 34 of 40 or more happens with probability 0.99. The
+     * theoretical width for 400 samples a label: 2 x 1.96 x sqrt(2) x
+     * sqrt(.75 x .25 / 400) x 2 ms = 0.24 ms. */
+    assert_true(covered >= 34);
+    width /= reps;
+    assert_true(width > 0.15e6 && width < 0.36e6);
+  }
+}
+
 /* A probe name from the database is not validated by the writer: hostile
  * text must not become markup on the page or drive the terminal. */
 static void hostile_text(void **state) {
@@ -801,6 +849,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
+      cmocka_unit_test_setup_teardown(intervals_cover_the_truth, setup, teardown),
       cmocka_unit_test_setup_teardown(hostile_text, setup, teardown),
       cmocka_unit_test_setup_teardown(golden_page, setup, teardown),
   };
