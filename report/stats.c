@@ -1210,12 +1210,14 @@ int tl_regression_parse(const char *s, double *fraction, char *why, size_t whyle
 }
 
 /* One check of candidate against reference at percentile k; prints a line
- * and returns 1 when it has regressed. */
+ * and returns 1 when it has regressed, 0 when not, -1 when it cannot say (no
+ * samples, or too few for the percentile on either side: the bootstrap of
+ * the largest samples is unreliable). */
 static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc *cand, size_t k,
                      double max, int64_t min_ns, const char *which, const char *against) {
   int64_t rv = ref->dist.pct_ns[k], cv = cand->dist.pct_ns[k];
-  if (!ref->dist.count || !cand->dist.count || rv <= 0)
-    return 0;
+  if (!ref->dist.count || !cand->dist.count || rv <= 0 || ref->pct[k].few || cand->pct[k].few)
+    return -1;
   double rel = (double)(cv - rv) / (double)rv;
   int64_t lo, hi;
   diff_interval(ref, cand, k, &lo, &hi);
@@ -1234,6 +1236,46 @@ static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc
   tl_fput_safe(out, line);
   fputc('\n', out);
   return 1;
+}
+
+typedef struct {
+  size_t checks, bad, skipped;
+} check_tally;
+
+/* Sessions on one side of a check, the exact distribution when known, and
+ * the purpose that seeds its draws. */
+typedef struct {
+  const int64_t *ids;
+  size_t n;
+  const tl_dist *dist;
+  const char *seed;
+} sides;
+
+/* Checks cand (of group g) against ref (of group rg) at every percentile. */
+static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group *g,
+                       const tl_group *rg, const sides *ref, const sides *cand,
+                       const tl_check_opts *o, const char *which, const char *against, FILE *out,
+                       check_tally *t) {
+  const double *p = g->dist.pcts;
+  size_t np = g->dist.pct_count;
+  gcalc rgc, cgc;
+  memset(&rgc, 0, sizeof rgc);
+  memset(&cgc, 0, sizeof cgc);
+  int rc = gcalc_run(store, &cmp->sessions, ref->ids, ref->n, p, np, ref->dist,
+                     group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0, &rgc);
+  if (!rc)
+    rc = gcalc_run(store, &cmp->sessions, cand->ids, cand->n, p, np, cand->dist,
+                   group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, &cgc);
+  for (size_t k = 0; k < np && !rc; k++) {
+    int r =
+        check_one(out, g, &rgc, &cgc, k, o->max_regression, o->min_regression_ns, which, against);
+    t->skipped += r < 0;
+    t->checks += r >= 0;
+    t->bad += r > 0;
+  }
+  gcalc_free(&rgc);
+  gcalc_free(&cgc);
+  return rc;
 }
 
 int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
@@ -1275,47 +1317,29 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
   int rc = tl_compare(store, &co, &cmp, err, errlen);
   if (rc)
     return rc;
-  size_t checks = 0, bad = 0;
+  check_tally tally = {0, 0, 0};
   for (size_t i = 0; i < cmp.group_count && !rc; i++) {
     const tl_group *g = &cmp.groups[i];
-    const double *p = g->dist.pcts;
-    size_t np = g->dist.pct_count;
     /* Against the baseline's group of the same probe and delay. */
     const tl_group *base = NULL;
     for (size_t j = 0; j < cmp.group_count && o->baseline; j++)
       if (strcmp(cmp.groups[j].label, o->baseline) == 0 && same_block(&cmp.groups[j], g))
         base = &cmp.groups[j];
     if (base && base != g) {
-      gcalc rg, cg;
-      rc = gcalc_run(store, &cmp.sessions, base->session_ids, base->session_count, p, np,
-                     &base->dist, group_seed(base->label, base->probe, base->delay_ns, "ci"), 0,
-                     &rg);
-      if (!rc)
-        rc = gcalc_run(store, &cmp.sessions, g->session_ids, g->session_count, p, np, &g->dist,
-                       group_seed(g->label, g->probe, g->delay_ns, "ci"), 0, &cg);
-      for (size_t k = 0; k < np && !rc; k++, checks++)
-        bad += (size_t)check_one(out, g, &rg, &cg, k, o->max_regression, o->min_regression_ns, "",
-                                 base->label);
-      gcalc_free(&rg);
-      gcalc_free(&cg);
+      sides ref = {base->session_ids, base->session_count, &base->dist, "ci"};
+      sides cand = {g->session_ids, g->session_count, &g->dist, "ci"};
+      rc = check_sides(store, &cmp, g, base, &ref, &cand, o, "", base->label, out, &tally);
     }
     /* Against its own earlier sessions: the latest session is the newest
      * run of this label, probe and delay. */
     if (g->session_count >= 2 && !rc) {
-      gcalc eg, lg;
       size_t n = g->session_count;
-      rc = gcalc_run(store, &cmp.sessions, g->session_ids, n - 1, p, np, NULL,
-                     group_seed(g->label, g->probe, g->delay_ns, "earlier"), 0, &eg);
-      if (!rc)
-        rc = gcalc_run(store, &cmp.sessions, g->session_ids + n - 1, 1, p, np, NULL,
-                       group_seed(g->label, g->probe, g->delay_ns, "latest"), 0, &lg);
+      sides ref = {g->session_ids, n - 1, NULL, "earlier"};
+      sides cand = {g->session_ids + n - 1, 1, NULL, "latest"};
       char against[96];
       snprintf(against, sizeof against, "its %zu earlier session%s", n - 1, n == 2 ? "" : "s");
-      for (size_t k = 0; k < np && !rc; k++, checks++)
-        bad += (size_t)check_one(out, g, &eg, &lg, k, o->max_regression, o->min_regression_ns,
-                                 " in the latest session", against);
-      gcalc_free(&eg);
-      gcalc_free(&lg);
+      rc = check_sides(store, &cmp, g, g, &ref, &cand, o, " in the latest session", against, out,
+                       &tally);
     }
   }
   if (rc) {
@@ -1323,12 +1347,22 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
       fail(err, errlen, rc, "out of memory");
     else
       fail(err, errlen, rc, tl_store_errmsg(store));
-  } else if (bad) {
-    fprintf(out, "%zu regression%s above %g%% in %zu checks\n", bad, bad == 1 ? "" : "s",
-            o->max_regression * 100, checks);
-    rc = TL_CHECK_REGRESSED;
   } else {
-    fprintf(out, "ok: no regression above %g%% in %zu checks\n", o->max_regression * 100, checks);
+    char skipped[96] = "";
+    if (tally.skipped)
+      snprintf(skipped, sizeof skipped, " (%zu skipped: too few samples)", tally.skipped);
+    if (tally.bad)
+      fprintf(out, "%zu regression%s above %g%% in %zu checks%s\n", tally.bad,
+              tally.bad == 1 ? "" : "s", o->max_regression * 100, tally.checks, skipped);
+    else if (tally.checks)
+      fprintf(out, "ok: no regression above %g%% in %zu checks%s\n", o->max_regression * 100,
+              tally.checks, skipped);
+    else
+      fprintf(out,
+              "nothing to check: no label has a group of the baseline's probe and delay or "
+              "two sessions or more with enough samples%s\n",
+              skipped);
+    rc = tally.bad ? TL_CHECK_REGRESSED : TL_OK;
   }
   tl_comparison_free(&cmp);
   if (!rc && ferror(out))

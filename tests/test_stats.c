@@ -650,6 +650,19 @@ static void regression_check(void **state) {
   assert_non_null(strstr(out, "regression: worse"));
   assert_non_null(strstr(out, "regression: hist"));
   free(out);
+  /* Percentiles with too few samples are skipped, and said so; a single
+   * session without a baseline leaves nothing to check. */
+  uniform(v, 50, 10000000, 2000000);
+  add_session(f, "tiny", 0, v, 50, 0);
+  add_session(f, "tiny", 0, v, 50, 0);
+  add_session(f, "single", 0, v, 50, 0);
+  out = check(f, NULL, "10%", "tiny", TL_OK);
+  assert_string_equal(out,
+                      "ok: no regression above 10% in 1 checks (2 skipped: too few samples)\n");
+  free(out);
+  out = check(f, NULL, "10%", "single", TL_OK);
+  assert_non_null(strstr(out, "nothing to check"));
+  free(out);
   /* An unknown baseline names what there is; a bad one is refused. */
   out = check(f, "nosuch", "10%", NULL, TL_ENOTFOUND);
   assert_non_null(strstr(out, "unknown label 'nosuch'"));
