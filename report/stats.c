@@ -577,6 +577,7 @@ typedef struct {
   tl_ci_method method;
   tl_pct_stats pct[TL_MAX_PCTS]; /* intervals, warnings, spread */
   int64_t *rep;                  /* pct_count x B bootstrap values, each row sorted */
+  uint64_t seed;                 /* of this group's draws */
   int64_t *series[TL_STATS_SERIES];
 } gcalc;
 
@@ -606,6 +607,7 @@ static int gcalc_run(tl_store *store, const tl_session_list *list, const int64_t
                      const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
                      gcalc *g) {
   memset(g, 0, sizeof *g);
+  g->seed = seed;
   int rc = sset_load(store, list, ids, n, seed, &g->set);
   if (rc)
     return rc;
@@ -738,21 +740,27 @@ static int gcalc_run(tl_store *store, const tl_session_list *list, const int64_t
 
 /* The 95% interval of b minus a at percentile k, pairing the independent
  * replicates of the two groups. */
-static void diff_interval(const gcalc *a, const gcalc *b, size_t k, int64_t *lo, int64_t *hi) {
-  int64_t d[B];
-  rng r = {0x746c646966660000ULL + k};
-  /* Replicates are stored sorted; pair them in a seeded random order so
-   * that the pairs are independent. */
-  for (size_t i = 0; i < B; i++)
-    d[i] = b->rep[k * B + i];
+static void shuffled_row(const gcalc *g, size_t k, int64_t *out) {
+  rng r = {g->seed ^ (0x746c646966660000ULL + k)};
+  memcpy(out, g->rep + k * B, B * sizeof *out);
   for (size_t i = B - 1; i > 0; i--) {
     size_t j = (size_t)rng_below(&r, i + 1);
-    int64_t t = d[i];
-    d[i] = d[j];
-    d[j] = t;
+    int64_t t = out[i];
+    out[i] = out[j];
+    out[j] = t;
   }
+}
+
+/* The 95% interval of b minus a at percentile k. The replicates are stored
+ * sorted; each group's are put in an order seeded by that group, so that
+ * the pairs are independent and a pair gives the same (mirrored) interval
+ * whichever side it is asked from. */
+static void diff_interval(const gcalc *a, const gcalc *b, size_t k, int64_t *lo, int64_t *hi) {
+  int64_t d[B], e[B];
+  shuffled_row(a, k, e);
+  shuffled_row(b, k, d);
   for (size_t i = 0; i < B; i++)
-    d[i] -= a->rep[k * B + i];
+    d[i] -= e[i];
   qsort(d, B, sizeof *d, cmp_i64);
   size_t cut = (size_t)(B * (1 - CONF) / 2);
   *lo = d[cut];

@@ -376,6 +376,18 @@ static void shifted_data_found_and_covered(void **state) {
     }
     assert_true(p->mw.p_value < 1e-6);
     assert_true(p->mw.a_below_b < 0.01); /* slow is almost never below fast */
+    /* Asked the other way round, the same pair gives the mirrored interval. */
+    tl_comparison rev;
+    tl_stats rst;
+    compare2(f, pairs[t][1], pairs[t][0], P3, 3, &rev, &rst);
+    for (size_t k = 0; k < 3; k++) {
+      assert_int_equal(rst.pairs[0].diff_ns[k], -p->diff_ns[k]);
+      assert_int_equal(rst.pairs[0].lo_ns[k], -p->hi_ns[k]);
+      assert_int_equal(rst.pairs[0].hi_ns[k], -p->lo_ns[k]);
+    }
+    assert_true(fabs(rst.pairs[0].mw.a_below_b - (1 - p->mw.a_below_b)) < 1e-12);
+    tl_stats_free(&rst);
+    tl_comparison_free(&rev);
     char *md = markdown(&cmp, &st);
     assert_non_null(strstr(md, "is faster than one on slow"));
     free(md);
