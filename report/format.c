@@ -76,14 +76,13 @@ void tl_html_escape(FILE *out, const char *s) {
 
 void tl_md_escape(FILE *out, const char *s) {
   /* For inline text (tl never starts a line with user text): characters
-   * that open Markdown or HTML constructs inline are escaped, and '#', '+',
-   * '-' at the very start for good measure. Plain '.', '-' and '()' stay as
-   * they are, so numbers and names read cleanly in the Markdown source. */
+   * that open Markdown or HTML constructs inline are escaped. '#', '.', '-',
+   * '+' and '()' only mean something at the start of a line or after '](',
+   * so they stay as they are and numbers and names read cleanly. */
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (*p < 0x20 || *p == 0x7f)
       continue;
-    int at_start = p == (const unsigned char *)s;
-    if (strchr("\\`*_[]<>|&!~", *p) || (at_start && strchr("#+-", *p)))
+    if (strchr("\\`*_[]<>|&!~", *p))
       fputc('\\', out);
     fputc(*p, out);
   }

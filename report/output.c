@@ -134,6 +134,7 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
 /* The static site                                                           */
 
 typedef struct {
+  tl_store *store; /* for the statistics of each page */
   int dirfd;
   const char *dir;
   int force;
@@ -154,7 +155,18 @@ static int put_page(site *s, const char *name, const tl_comparison *c, const tl_
   o.format = TL_FORMAT_HTML;
   o.site_links = 1;
   o.title = title;
-  int rc = index ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
+  tl_stats st;
+  memset(&st, 0, sizeof st);
+  int rc = index ? TL_OK : tl_stats_compute(s->store, c, &st, s->err, s->errlen);
+  if (rc) {
+    fclose(m);
+    free(buf);
+    tl_stats_free(&st);
+    return rc;
+  }
+  o.stats = index ? NULL : &st;
+  rc = index ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
+  tl_stats_free(&st);
   if (fclose(m) != 0 && rc == TL_OK)
     rc = TL_EIO;
   if (rc) {
@@ -190,7 +202,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     snprintf(err, errlen, "cannot create the folder %s: %s", dir, strerror(errno));
     return TL_EIO;
   }
-  site s = {-1, dir, force, 0, err, errlen};
+  site s = {store, -1, dir, force, 0, err, errlen};
   s.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s.dirfd < 0) {
     snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));

@@ -815,6 +815,21 @@ static double load_per_cpu(const tl_comparison *c, size_t i, double *load, doubl
   return *load / *cpus;
 }
 
+/* "How sure is this?" and "Changes over time", when statistics were
+ * computed for the page (tl_page_opts.stats). */
+static void section_stats(tl__page *p) {
+  const tl_stats *st = p->o->stats;
+  if (!st)
+    return;
+  FILE *f = tl__prose(p);
+  fputs("## How sure is this?\n\n95% confidence intervals of each percentile, in "
+        "milliseconds:\n\n",
+        f);
+  tl__heads heads;
+  put_table(p, tl__stats_ci_table(p->c, st, &heads));
+  tl__stats_notes(tl__prose(p), p->c, st);
+}
+
 static void section_confounds(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
@@ -1022,8 +1037,8 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
           out);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
-      section_title, section_summary, section_tables,    section_charts,
-      section_hosts, section_method,  section_confounds,
+      section_title,  section_summary, section_tables, section_stats,
+      section_charts, section_hosts,   section_method, section_confounds,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (c->group_count || sections[i] == section_title)

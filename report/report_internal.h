@@ -91,6 +91,17 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns);
 /* The index page of a site (HTML) over the comparison of every label. */
 int tl__render_index(const tl_comparison *all, const tl_page_opts *opts, FILE *out);
 
+/* Statistics (stats.c) on a page: the confidence-interval table (heads
+ * receives the column names and alignment, and must outlive the table), and the prose
+ * around it (warnings, differences, changes over time) in Markdown. */
+typedef struct {
+  char text[TL_MAX_PCTS + 4][32];
+  const char *name[TL_MAX_PCTS + 4];
+  char align[TL_MAX_PCTS + 5];
+} tl__heads;
+tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
+void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st);
+
 /* JSON (json.c). */
 int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);
 

@@ -114,9 +114,10 @@ typedef enum { TL_FORMAT_MD, TL_FORMAT_HTML, TL_FORMAT_JSON } tl_format;
 
 typedef struct {
   tl_format format;
-  const char *title;    /* NULL: "Timer latency: LABEL, LABEL ..." */
-  int site_links;       /* link labels and hosts to the pages of a --site */
-  int64_t generated_ns; /* >0: say when the page was made; 0 keeps pages byte-identical */
+  const char *title;            /* NULL: "Timer latency: LABEL, LABEL ..." */
+  int site_links;               /* link labels and hosts to the pages of a --site */
+  int64_t generated_ns;         /* >0: say when the page was made; 0 keeps pages byte-identical */
+  const struct tl_stats *stats; /* tl_stats_compute() of the same comparison, or NULL */
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
@@ -162,5 +163,171 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
  * same bytes. *pages receives the number of files written (may be NULL). */
 int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_opts *page,
                   const char *dir, int force, size_t *pages, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* How sure is this? (stats.c; methods in docs/statistics.md)               */
+/* Confidence intervals of percentiles, differences between labels with a    */
+/* rank test, session-to-session spread, warnings when a percentile rests on */
+/* too few samples, lasting changes in per-session series, and the           */
+/* regression check. Every random draw comes from a PRNG seeded by the       */
+/* label, probe and delay, so the same database gives the same bytes.        */
+
+enum {
+  TL_STATS_BOOT_SESSIONS = 5, /* sessions a group needs to bootstrap over sessions */
+  TL_STATS_MIN_ABOVE = 10,    /* samples a percentile needs above it to be trusted */
+  TL_STATS_REPLICATES = 1000, /* bootstrap replicates */
+  TL_STATS_KEEP = 1 << 18,    /* samples of one group held in memory at most */
+  TL_STATS_SERIES = 2,        /* per-session series: p90 and p99 */
+};
+
+/* The 1-based ranks of the distribution-free (binomial) confidence interval
+ * of the pct percentile among n samples: the true percentile lies between
+ * the lo-th and hi-th smallest sample with probability at least conf (each
+ * tail at most (1 - conf) / 2). A bound the data cannot give is 0: the
+ * lowest percentiles of very few samples have no lo, the highest no hi.
+ * TL_EINVAL for n < 1, pct outside [0, 100] or conf outside (0, 1). */
+int tl_order_stat_ci(int64_t n, double pct, double conf, int64_t *lo_rank, int64_t *hi_rank);
+
+/* P(X <= k) for X ~ Binomial(n, p), summed in log space (exact to double
+ * precision for any n; 0 for k < 0, 1 for k >= n). */
+double tl_binom_cdf(int64_t k, int64_t n, double p);
+
+/* The Mann-Whitney U test of two samples, each sorted ascending. */
+typedef struct {
+  double u;         /* pairs (x of a, y of b) with x > y, ties counted half */
+  double z;         /* normal approximation, tie- and continuity-corrected */
+  double p_value;   /* two-sided; 1 when every value is the same */
+  double a_below_b; /* probability that a value of a is below one of b, ties half */
+} tl_mw;
+int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl_mw *out);
+
+/* A lasting change (step) in a series: binary segmentation on the mean,
+ * each split kept only if a permutation test finds it (p <= alpha), both
+ * sides hold min_segment points and the median level moves by min_change. */
+typedef struct {
+  size_t index;         /* first point after the change */
+  double before, after; /* median of the segments either side */
+  double p_value;       /* permutation test of the split */
+} tl_step;
+
+typedef struct {
+  size_t min_segment; /* 0: 3 points */
+  double alpha;       /* 0: 0.01 */
+  double min_change;  /* relative change of the level; 0: 0.05 (5%) */
+  uint64_t seed;      /* of the permutations */
+} tl_step_opts;
+
+/* Up to max steps of x[0..n), in order of index, into steps; *count is how
+ * many. opts may be NULL (defaults). TL_EINVAL for a value that is not
+ * finite, TL_ENOMEM when the working copies cannot be allocated. */
+int tl_steps_find(const double *x, size_t n, const tl_step_opts *opts, tl_step *steps, size_t max,
+                  size_t *count);
+
+typedef enum {
+  TL_CI_ORDER = 1,    /* order statistics over the samples (few sessions) */
+  TL_CI_SESSIONS = 2, /* bootstrap over sessions (TL_STATS_BOOT_SESSIONS or more) */
+} tl_ci_method;
+
+/* What one percentile of one group can claim. */
+typedef struct {
+  int64_t lo_ns, hi_ns; /* 95% confidence interval; -1: the data cannot bound it */
+  int64_t above;        /* samples above the percentile (n - rank) */
+  int few;              /* fewer than TL_STATS_MIN_ABOVE above: warn */
+  int64_t needed;       /* samples needed to have enough above; 0: none will do (p100) */
+  int64_t spread_ns;    /* largest minus smallest session's own value; 0 with one session */
+} tl_pct_stats;
+
+/* A lasting change in one of a group's per-session series. */
+typedef struct {
+  double pct;           /* 90 or 99 */
+  size_t session_index; /* first session after the change (group order, oldest first) */
+  int64_t at_ns;        /* when that session started */
+  double before_ns, after_ns;
+  double p_value;
+} tl_change;
+
+typedef struct {
+  tl_ci_method method;
+  tl_pct_stats pct[TL_MAX_PCTS];       /* in the order of the group's dist.pcts */
+  double series_pcts[TL_STATS_SERIES]; /* 90, 99 */
+  int64_t *started_ns;                 /* session_count start times, oldest first */
+  int64_t *series_ns[TL_STATS_SERIES]; /* each session's own p90 and p99; -1 when it
+                                          rests on too few samples */
+  size_t session_count;
+  tl_change *changes; /* change_count lasting changes, by series then time */
+  size_t change_count;
+} tl_group_stats;
+
+/* Two groups of the same probe and delay (a before b in the comparison). */
+typedef struct {
+  size_t a, b;                  /* group indices */
+  int64_t diff_ns[TL_MAX_PCTS]; /* b minus a at each percentile, exact */
+  int64_t lo_ns[TL_MAX_PCTS];   /* 95% bootstrap interval of the difference */
+  int64_t hi_ns[TL_MAX_PCTS];
+  int clear[TL_MAX_PCTS];       /* the interval excludes 0 */
+  int spread_over[TL_MAX_PCTS]; /* a's or b's sessions disagree by more than |diff| */
+  tl_mw mw;                     /* rank test of the whole distributions */
+} tl_pair_stats;
+
+typedef struct tl_stats {
+  tl_group_stats *groups; /* one per comparison group, same order */
+  size_t group_count;
+  tl_pair_stats *pairs; /* every pair of groups with the same probe and delay */
+  size_t pair_count;
+} tl_stats;
+
+/* Computes the statistics of a comparison built by tl_compare on the same
+ * store. Memory: TL_STATS_KEEP samples per group of one probe and delay at a
+ * time. Free with tl_stats_free (also after a failure; NULL is fine).
+ * Errors go to err. */
+int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
+                     size_t errlen);
+void tl_stats_free(tl_stats *st);
+
+/* One plain-text sentence (no Markdown; escape it for the page) about
+ * percentile k of a pair: "droplet is faster than vbox at p90 by 3.10 ms
+ * (95% CI 2.80 to 3.40 ms)" or "no clear difference between vbox and
+ * droplet at p99 with this data (...)", with the spread and few-samples
+ * caveats. Truncated to len. */
+void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pair_stats *p,
+                      size_t k, char *buf, size_t len);
+/* "p99 of droplet at 50 ms (settimeout) rose from 52.10 to 58.40 ms on
+ * 2026-11-12" (plain text, UTC date). */
+void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len);
+
+/* The "How sure is this?" and "Changes over time" sections in Markdown. */
+int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out);
+/* tl_stats_compute, tl_stats_markdown and tl_stats_free in one call. */
+int tl_render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *out, char *err,
+                             size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* Regression check (tlreport --check)                                       */
+
+typedef struct {
+  tl_compare_opts compare;   /* labels (the baseline is added), filters, percentiles */
+  const char *baseline;      /* compare every label with this one; NULL: history only */
+  double max_regression;     /* allowed worsening as a fraction: 0.10 for 10% */
+  int64_t min_regression_ns; /* smaller worsenings never count (timer jitter) */
+} tl_check_opts;
+
+/* max_regression 0.10, min_regression_ns 10 us. */
+void tl_check_opts_init(tl_check_opts *opts);
+
+/* "10%", "10" (percent) or "2.5%" to a fraction in (0, 10]. */
+int tl_regression_parse(const char *s, double *fraction, char *why, size_t whylen);
+
+enum { TL_CHECK_REGRESSED = 1 };
+
+/* Checks every label's percentiles against the baseline's (same probe and
+ * delay) and each group's latest session against its earlier sessions. A
+ * percentile has regressed when it is more than max_regression (and at least
+ * min_regression_ns) above the reference and the 95% interval of the
+ * difference lies above zero. Writes one line per regression and a summary
+ * to out (user text made safe for a terminal). Returns TL_OK,
+ * TL_CHECK_REGRESSED, or a negative TL_E* code with a message in err; an
+ * unknown baseline is TL_ENOTFOUND naming the labels there are. */
+int tl_report_check(tl_store *store, const tl_check_opts *opts, FILE *out, char *err,
+                    size_t errlen);
 
 #endif /* TL_REPORT_H */

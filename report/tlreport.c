@@ -74,6 +74,8 @@ int main(int argc, char **argv) {
     OPT_SITE,
     OPT_FORCE,
     OPT_TIMESTAMP,
+    OPT_CHECK,
+    OPT_MAX_REGRESSION,
   };
   static const struct option longopts[] = {
       {"compare", required_argument, NULL, 'c'},
@@ -91,6 +93,8 @@ int main(int argc, char **argv) {
       {"site", required_argument, NULL, OPT_SITE},
       {"force", no_argument, NULL, OPT_FORCE},
       {"timestamp", no_argument, NULL, OPT_TIMESTAMP},
+      {"check", no_argument, NULL, OPT_CHECK},
+      {"max-regression", required_argument, NULL, OPT_MAX_REGRESSION},
       {"db", required_argument, NULL, OPT_DB},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
@@ -106,6 +110,9 @@ int main(int argc, char **argv) {
   tl_page_opts page;
   tl_page_opts_init(&page);
   int force = 0, format_given = 0;
+  int checking = 0, max_regression_given = 0; /* --check [--max-regression P] */
+  tl_check_opts check;
+  tl_check_opts_init(&check);
   char why[TL_WHY_MAX];
   int64_t v;
 
@@ -163,6 +170,14 @@ int main(int argc, char **argv) {
       break;
     case OPT_FORCE:
       force = 1;
+      break;
+    case OPT_CHECK:
+      checking = 1;
+      break;
+    case OPT_MAX_REGRESSION:
+      if (tl_regression_parse(optarg, &check.max_regression, why, sizeof why))
+        return usage_error("--max-regression", why);
+      max_regression_given = 1;
       break;
     case OPT_TIMESTAMP:
       page.generated_ns = (int64_t)time(NULL) * 1000000000LL;
@@ -238,6 +253,11 @@ int main(int argc, char **argv) {
     return usage_error(argv[optind], "unexpected argument");
   if (opts.filter.since_ns && opts.filter.until_ns && opts.filter.since_ns >= opts.filter.until_ns)
     return usage_error("--since", "must be before --until");
+  if (max_regression_given && !checking)
+    return usage_error("--max-regression", "goes with --check");
+  if (checking && (site || output || format_given))
+    return usage_error("--check", "prints its findings; it does not go with --site, --output "
+                                  "or --format");
   if (site && output)
     return usage_error("--site", "writes a folder; it does not go with --output");
   if (site && format_given && page.format != TL_FORMAT_HTML)
@@ -261,12 +281,28 @@ int main(int argc, char **argv) {
   int status = TL_EXIT_FAILURE;
   tl_comparison cmp;
   memset(&cmp, 0, sizeof cmp);
+  tl_stats stats;
+  memset(&stats, 0, sizeof stats);
   char err[1024];
   char *buf = NULL;
   size_t len = 0;
   FILE *mem = NULL;
   if (tl_store_open(&store, path, TL_STORE_READONLY)) {
     tl_errorf("%s", tl_store_errmsg(store));
+    goto done;
+  }
+  if (checking) {
+    /* Exit 1 when a label got worse than allowed, as for any failure, so a
+     * scheduled job notices; the findings say which. */
+    check.compare = opts;
+    check.baseline = opts.baseline;
+    int rc = tl_report_check(store, &check, stdout, err, sizeof err);
+    if (rc < 0)
+      tl_errorf("%s", err);
+    else if (fflush(stdout) != 0)
+      tl_errorf("writing the check failed: %m");
+    else
+      status = rc == TL_OK ? TL_EXIT_OK : TL_EXIT_FAILURE;
     goto done;
   }
   if (site) {
@@ -281,6 +317,13 @@ int main(int argc, char **argv) {
   if (tl_compare(store, &opts, &cmp, err, sizeof err)) {
     tl_errorf("%s", err);
     goto done;
+  }
+  if (page.format != TL_FORMAT_JSON) {
+    if (tl_stats_compute(store, &cmp, &stats, err, sizeof err)) {
+      tl_errorf("%s", err);
+      goto done;
+    }
+    page.stats = &stats;
   }
   /* The page is made in memory first, so that a failure writes nothing. */
   mem = open_memstream(&buf, &len);
@@ -307,6 +350,7 @@ int main(int argc, char **argv) {
   status = TL_EXIT_OK;
 done:
   free(buf);
+  tl_stats_free(&stats);
   tl_comparison_free(&cmp);
   tl_store_close(store);
   return status;

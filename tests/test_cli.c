@@ -191,6 +191,46 @@ static void collect_end_to_end(void **state) {
   tl_store_close(s);
 }
 
+/* tlreport --check end to end: exit 1 with one line per regression when a
+ * label is clearly worse than the baseline by more than allowed, 0 when
+ * the threshold covers it. */
+static void regression_check_exit_status(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t base[2000], worse[2000];
+  for (int i = 0; i < 2000; i++) {
+    base[i] = 10000000 + (int64_t)((i * 7919) % 2000) * 1000; /* 10 to 12 ms */
+    worse[i] = base[i] * 6 / 5;                               /* 20% slower */
+  }
+  add_session(s, "base", 0, base, 2000);
+  add_session(s, "worse", 0, worse, 2000);
+  tl_store_close(s);
+  char *out, *err;
+  char *a1[] = {TLREPORT,    "--db",       f->db,           "--check", "--baseline", "base",
+                "--compare", "base,worse", "--percentiles", "50,90",   NULL};
+  assert_int_equal(tl_test_run(a1, NULL, &out, &err), 1);
+  assert_non_null(strstr(out, "regression: worse settimeout 0 ms p50 is "));
+  assert_non_null(strstr(out, "regression: worse settimeout 0 ms p90 is "));
+  assert_null(strstr(out, "regression: base"));
+  assert_string_equal(err, "");
+  free(out);
+  free(err);
+  char *a2[] = {TLREPORT,    "--db",       f->db,           "--check", "--baseline",       "base",
+                "--compare", "base,worse", "--percentiles", "50,90",   "--max-regression", "25%",
+                NULL};
+  assert_int_equal(tl_test_run(a2, NULL, &out, &err), 0);
+  assert_null(strstr(out, "regression:"));
+  free(out);
+  free(err);
+  /* An unknown baseline names the labels there are. */
+  char *a3[] = {TLREPORT, "--db", f->db, "--check", "--baseline", "nosuch", NULL};
+  assert_int_equal(tl_test_run(a3, NULL, &out, &err), 1);
+  assert_non_null(strstr(err, "base, worse"));
+  free(out);
+  free(err);
+}
+
 /* Every option with empty, negative, huge, non-numeric, duplicated and
  * unknown values: exit 2 and exactly one line on stderr naming the option. */
 static void bad_arguments(void **state) {
@@ -236,6 +276,11 @@ static void bad_arguments(void **state) {
       {TLREPORT, "--host", "", NULL},
       {TLREPORT, "-o", "", NULL},
       {TLREPORT, "--nope", NULL},
+      {TLREPORT, "--max-regression", "10%", NULL},
+      {TLREPORT, "--check", "--max-regression", "abc", NULL},
+      {TLREPORT, "--check", "--max-regression", "-5%", NULL},
+      {TLREPORT, "--check", "-o", "x.md", NULL},
+      {TLREPORT, "--check", "--site", "dir", NULL},
       {TLREPORT, "--format", "pdf", NULL},
       {TLREPORT, "--format", "html", "--format", "md", NULL},
       {TLREPORT, "--last", "0", NULL},
@@ -294,6 +339,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(store_info_and_check, setup, teardown),
       cmocka_unit_test_setup_teardown(interrupted_collection, setup, teardown),
       cmocka_unit_test_setup_teardown(collect_end_to_end, setup, teardown),
+      cmocka_unit_test_setup_teardown(regression_check_exit_status, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
       cmocka_unit_test(help_and_version),
   };

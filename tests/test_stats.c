@@ -1,0 +1,889 @@
+/* test_stats.c: the statistics behind "How sure is this?" against answers
+ * worked out independently here: binomial tails by convolving Bernoulli
+ * steps, Mann-Whitney U by comparing every pair, midranks by counting;
+ * identical data (no difference claimed), shifted data (the shift found and
+ * covered), a planted step (found on the right date), too few samples (a
+ * warning), and the regression check. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "support.h"
+#include "tl_report.h"
+
+/* ======================================================================== */
+/* Independent references                                                    */
+
+/* P(Bin(n, p) <= k) for every k, by adding one Bernoulli trial at a time. */
+static double *binom_cdf_dp(int n, double p) {
+  double *pmf = calloc((size_t)n + 1, sizeof *pmf), *cdf = malloc(((size_t)n + 1) * sizeof *cdf);
+  pmf[0] = 1;
+  for (int t = 1; t <= n; t++)
+    for (int k = t; k >= 0; k--)
+      pmf[k] = pmf[k] * (1 - p) + (k ? pmf[k - 1] * p : 0);
+  double c = 0;
+  for (int k = 0; k <= n; k++)
+    cdf[k] = (c += pmf[k]);
+  free(pmf);
+  return cdf;
+}
+
+static void order_ci_against_binomial(void **state) {
+  (void)state;
+  const int ns[] = {1, 5, 20, 59, 100, 500, 1000, 2000};
+  const double ps[] = {1, 50, 90, 95, 99, 99.9};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+      int n = ns[i];
+      double q = ps[j] / 100;
+      double *cdf = binom_cdf_dp(n, q);
+      int64_t lo, hi;
+      assert_int_equal(tl_order_stat_ci(n, ps[j], 0.95, &lo, &hi), TL_OK);
+      /* lo: the largest rank whose lower tail B(lo - 1) is at most 2.5%. */
+      if (lo) {
+        assert_true(cdf[lo - 1] <= 0.025 + 1e-12);
+        assert_true(lo == n || cdf[lo] > 0.025 - 1e-12);
+      } else {
+        assert_true(cdf[0] > 0.025 - 1e-12);
+      }
+      /* hi: the smallest rank whose B(hi - 1) reaches 97.5%. */
+      if (hi) {
+        assert_true(cdf[hi - 1] >= 0.975 - 1e-12);
+        assert_true(hi == 1 || cdf[hi - 2] < 0.975 + 1e-12);
+      } else {
+        assert_true(cdf[n - 1] < 0.975 + 1e-12);
+      }
+      for (int k = 0; k < n; k += 1 + n / 50)
+        assert_true(fabs(tl_binom_cdf(k, n, q) - cdf[k]) < 1e-9);
+      free(cdf);
+    }
+  /* p99.9 of 500 samples has no upper bound; p99 of 1000 has one. */
+  int64_t lo, hi;
+  tl_order_stat_ci(500, 99.9, 0.95, &lo, &hi);
+  assert_int_equal(hi, 0);
+  tl_order_stat_ci(1000, 99, 0.95, &lo, &hi);
+  assert_true(hi > 990 && hi <= 1000);
+  /* Large n: the normal approximation n/2 +- 1.96 sqrt(n)/2 holds closely. */
+  tl_order_stat_ci(1000000, 50, 0.95, &lo, &hi);
+  assert_true(llabs(lo - (500000 - 980)) <= 2);
+  assert_true(llabs(hi - (500000 + 981)) <= 2);
+  /* Bad input. */
+  assert_int_equal(tl_order_stat_ci(0, 50, 0.95, &lo, &hi), TL_EINVAL);
+  assert_int_equal(tl_order_stat_ci(10, -1, 0.95, &lo, &hi), TL_EINVAL);
+  assert_int_equal(tl_order_stat_ci(10, 101, 0.95, &lo, &hi), TL_EINVAL);
+  assert_int_equal(tl_order_stat_ci(10, NAN, 0.95, &lo, &hi), TL_EINVAL);
+  assert_int_equal(tl_order_stat_ci(10, 50, 1.0, &lo, &hi), TL_EINVAL);
+}
+
+static uint64_t rnd_state = 88172645463325252ULL;
+static uint64_t rnd(void) {
+  rnd_state ^= rnd_state << 13;
+  rnd_state ^= rnd_state >> 7;
+  rnd_state ^= rnd_state << 17;
+  return rnd_state;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void mann_whitney_against_brute_force(void **state) {
+  (void)state;
+  int64_t a[60], b[70], all[130];
+  for (int round = 0; round < 40; round++) {
+    size_t na = 1 + rnd() % 60, nb = 1 + rnd() % 70;
+    int range = 1 + (int)(rnd() % 30); /* small ranges: many ties */
+    int shift = (int)(rnd() % 5);
+    for (size_t i = 0; i < na; i++)
+      a[i] = (int64_t)(rnd() % (uint64_t)range);
+    for (size_t i = 0; i < nb; i++)
+      b[i] = (int64_t)(rnd() % (uint64_t)range) + shift;
+    qsort(a, na, sizeof *a, cmp_i64);
+    qsort(b, nb, sizeof *b, cmp_i64);
+    double u = 0;
+    for (size_t i = 0; i < na; i++)
+      for (size_t j = 0; j < nb; j++)
+        u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+    /* Variance with ties from the midranks: n1 n2 / (N (N - 1)) sum (r - mean)^2. */
+    size_t n = na + nb;
+    memcpy(all, a, na * sizeof *a);
+    memcpy(all + na, b, nb * sizeof *b);
+    double ss = 0;
+    for (size_t i = 0; i < n; i++) {
+      double less = 0, same = 0;
+      for (size_t j = 0; j < n; j++)
+        less += all[j] < all[i], same += all[j] == all[i];
+      double r = less + (same + 1) / 2;
+      ss += (r - (double)(n + 1) / 2) * (r - (double)(n + 1) / 2);
+    }
+    double var = n > 1 ? (double)na * (double)nb / ((double)n * (double)(n - 1)) * ss : 0;
+    tl_mw mw;
+    assert_int_equal(tl_mann_whitney(a, na, b, nb, &mw), TL_OK);
+    assert_true(fabs(mw.u - u) < 1e-9);
+    assert_true(fabs(mw.a_below_b - (1 - u / ((double)na * (double)nb))) < 1e-12);
+    if (var > 1e-12) {
+      double d = u - (double)na * (double)nb / 2;
+      double ad = fabs(d) - 0.5 > 0 ? fabs(d) - 0.5 : 0;
+      double z = (d < 0 ? -ad : ad) / sqrt(var);
+      assert_true(fabs(mw.z - z) < 1e-9);
+      assert_true(fabs(mw.p_value - erfc(fabs(z) / sqrt(2.0))) < 1e-9);
+    } else {
+      assert_true(mw.p_value == 1);
+    }
+  }
+  /* Identical samples: U is half the pairs, p is 1. */
+  for (size_t i = 0; i < 50; i++)
+    a[i] = (int64_t)(i * 7 % 13);
+  qsort(a, 50, sizeof *a, cmp_i64);
+  tl_mw mw;
+  tl_mann_whitney(a, 50, a, 50, &mw);
+  assert_true(mw.u == 1250);
+  assert_true(mw.p_value == 1);
+  assert_int_equal(tl_mann_whitney(a, 0, a, 5, &mw), TL_EINVAL);
+}
+
+/* ======================================================================== */
+/* Steps                                                                     */
+
+static double noise(double amp) { return ((double)(rnd() % 2001) / 1000.0 - 1.0) * amp; }
+
+static void planted_steps(void **state) {
+  (void)state;
+  double x[40];
+  tl_step steps[8];
+  size_t n;
+  /* One step after 20 points: 52 -> 58 with noise of +-1. */
+  for (int i = 0; i < 30; i++)
+    x[i] = (i < 20 ? 52.0 : 58.0) + noise(1);
+  assert_int_equal(tl_steps_find(x, 30, NULL, steps, 8, &n), TL_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(steps[0].index, 20);
+  assert_true(fabs(steps[0].before - 52) < 1 && fabs(steps[0].after - 58) < 1);
+  assert_true(steps[0].p_value <= 0.01);
+  /* Two steps: up at 10, back down at 25. */
+  for (int i = 0; i < 36; i++)
+    x[i] = (i >= 10 && i < 25 ? 70.0 : 50.0) + noise(2);
+  assert_int_equal(tl_steps_find(x, 36, NULL, steps, 8, &n), TL_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(steps[0].index, 10);
+  assert_int_equal(steps[1].index, 25);
+  assert_true(steps[1].after < steps[1].before);
+  /* Noise alone, a step smaller than 5%, and too short a series: none. */
+  for (int i = 0; i < 40; i++)
+    x[i] = 52.0 + noise(3);
+  assert_int_equal(tl_steps_find(x, 40, NULL, steps, 8, &n), TL_OK);
+  assert_int_equal(n, 0);
+  for (int i = 0; i < 40; i++)
+    x[i] = (i < 20 ? 100.0 : 102.0) + noise(0.1);
+  assert_int_equal(tl_steps_find(x, 40, NULL, steps, 8, &n), TL_OK);
+  assert_int_equal(n, 0);
+  for (int i = 0; i < 5; i++)
+    x[i] = i < 3 ? 1 : 100;
+  assert_int_equal(tl_steps_find(x, 5, NULL, steps, 8, &n), TL_OK);
+  assert_int_equal(n, 0);
+  /* A constant series, and one with an infinite value. */
+  for (int i = 0; i < 20; i++)
+    x[i] = 5;
+  assert_int_equal(tl_steps_find(x, 20, NULL, steps, 8, &n), TL_OK);
+  assert_int_equal(n, 0);
+  x[3] = INFINITY;
+  assert_int_equal(tl_steps_find(x, 20, NULL, steps, 8, &n), TL_EINVAL);
+}
+
+/* ======================================================================== */
+/* Through the store                                                         */
+
+typedef struct {
+  char *dir, *db;
+  tl_store *s;
+} fixture;
+
+static int setup(void **state) {
+  /* These tests store hundreds of small sessions; durability is not what
+   * they test, so use memory-backed storage where there is one. */
+  if (access("/dev/shm", W_OK) == 0)
+    setenv("TMPDIR", "/dev/shm", 1);
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  return f->dir && tl_store_open(&f->s, f->db, 0) == TL_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_store_close(f->s);
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+static int64_t session_counter;
+
+/* Stores one session and sets its start time (ns; 0 keeps the real one). */
+static void add_session(fixture *f, const char *label, int64_t delay_ns, const int64_t *v, size_t n,
+                        int64_t started_ns) {
+  tl_session_spec spec = {
+      .run_uuid = "run",
+      .label = label,
+      .probe = "settimeout",
+      .delay_ns = delay_ns,
+      .command_line = "tlcollect",
+      .host_fingerprint = "feedfacefeedface",
+      .hostname = "stats",
+      .libuv_version = "1.44.2",
+  };
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(f->s, &spec, &w, uuid), TL_OK);
+  if (n)
+    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  session_counter++;
+  if (!started_ns)
+    started_ns = 1700000000000000000LL + session_counter * 1000000000LL;
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "UPDATE sessions SET started_ns = ? WHERE uuid = ?", -1, &st, NULL),
+      SQLITE_OK);
+  sqlite3_bind_int64(st, 1, started_ns);
+  sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+/* n samples uniform in [lo, lo + width) nanoseconds. */
+static void uniform(int64_t *v, size_t n, int64_t lo, int64_t width) {
+  for (size_t i = 0; i < n; i++)
+    v[i] = lo + (int64_t)(rnd() % (uint64_t)width);
+}
+
+static void compare2(fixture *f, const char *a, const char *b, const double *p, size_t np,
+                     tl_comparison *cmp, tl_stats *st) {
+  const char *labels[2] = {a, b};
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = b ? 2 : 1;
+  memcpy(o.pcts, p, np * sizeof *p);
+  o.pct_count = np;
+  char err[512];
+  assert_int_equal(tl_compare(f->s, &o, cmp, err, sizeof err), TL_OK);
+  assert_int_equal(tl_stats_compute(f->s, cmp, st, err, sizeof err), TL_OK);
+}
+
+static char *markdown(const tl_comparison *cmp, const tl_stats *st) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  assert_int_equal(tl_stats_markdown(cmp, st, m), TL_OK);
+  fclose(m);
+  return buf;
+}
+
+static const double P3[] = {50, 90, 99};
+
+static void identical_data_claims_nothing(void **state) {
+  fixture *f = *state;
+  int64_t v[2000];
+  /* One session each, then six sessions each: the same samples twice. */
+  for (int s = 0; s < 7; s++) {
+    uniform(v, 2000, 1000000, 2000000);
+    add_session(f, s ? "many1" : "one1", 0, v, 2000, 0);
+    add_session(f, s ? "many2" : "one2", 0, v, 2000, 0);
+  }
+  const char *pairs[2][2] = {{"one1", "one2"}, {"many1", "many2"}};
+  for (int t = 0; t < 2; t++) {
+    tl_comparison cmp;
+    tl_stats st;
+    compare2(f, pairs[t][0], pairs[t][1], P3, 3, &cmp, &st);
+    assert_int_equal(st.pair_count, 1);
+    assert_int_equal(st.groups[0].method, t ? TL_CI_SESSIONS : TL_CI_ORDER);
+    for (size_t k = 0; k < 3; k++) {
+      assert_int_equal(st.pairs[0].diff_ns[k], 0);
+      assert_false(st.pairs[0].clear[k]);
+      assert_true(st.pairs[0].lo_ns[k] <= 0 && st.pairs[0].hi_ns[k] >= 0);
+      char line[512];
+      tl_pair_sentence(&cmp, &st, &st.pairs[0], k, line, sizeof line);
+      assert_non_null(strstr(line, "no clear difference between"));
+    }
+    assert_true(st.pairs[0].mw.p_value == 1);
+    char *md = markdown(&cmp, &st);
+    assert_non_null(strstr(md, "are not clearly different (Mann-Whitney, p = 1.000)"));
+    assert_null(strstr(md, "is faster than"));
+    free(md);
+    tl_stats_free(&st);
+    tl_comparison_free(&cmp);
+  }
+}
+
+static void shifted_data_found_and_covered(void **state) {
+  fixture *f = *state;
+  const int64_t shift = 3000000; /* 3 ms */
+  int64_t v[5000];
+  /* Independent draws of uniform [1, 3) ms, and of the same shifted by 3 ms:
+   * every true percentile differs by exactly 3 ms. */
+  uniform(v, 5000, 1000000, 2000000);
+  add_session(f, "fast", 0, v, 5000, 0);
+  uniform(v, 5000, 1000000 + shift, 2000000);
+  add_session(f, "slow", 0, v, 5000, 0);
+  for (int s = 0; s < 6; s++) {
+    uniform(v, 1000, 1000000, 2000000);
+    add_session(f, "fast6", 0, v, 1000, 0);
+    uniform(v, 1000, 1000000 + shift, 2000000);
+    add_session(f, "slow6", 0, v, 1000, 0);
+  }
+  const char *pairs[2][2] = {{"slow", "fast"}, {"slow6", "fast6"}};
+  for (int t = 0; t < 2; t++) {
+    tl_comparison cmp;
+    tl_stats st;
+    compare2(f, pairs[t][0], pairs[t][1], P3, 3, &cmp, &st);
+    assert_int_equal(st.groups[1].method, t ? TL_CI_SESSIONS : TL_CI_ORDER);
+    const tl_pair_stats *p = &st.pairs[0];
+    for (size_t k = 0; k < 3; k++) {
+      /* fast minus slow is -3 ms: clear, and the interval covers it. */
+      assert_true(p->clear[k]);
+      assert_true(p->lo_ns[k] <= -shift && p->hi_ns[k] >= -shift);
+      assert_true(p->hi_ns[k] - p->lo_ns[k] < 400000); /* and is narrow */
+      /* Each group's interval covers its true percentile. */
+      double q = P3[k] / 100;
+      int64_t truth_fast = 1000000 + (int64_t)(q * 2000000);
+      assert_true(st.groups[1].pct[k].lo_ns <= truth_fast &&
+                  st.groups[1].pct[k].hi_ns >= truth_fast);
+      char line[512];
+      tl_pair_sentence(&cmp, &st, p, k, line, sizeof line);
+      char want[64];
+      snprintf(want, sizeof want, "%s is faster than %s at p%g by ", pairs[t][1], pairs[t][0],
+               P3[k]);
+      assert_non_null(strstr(line, want));
+      assert_non_null(strstr(line, "(95% CI "));
+    }
+    assert_true(p->mw.p_value < 1e-6);
+    assert_true(p->mw.a_below_b < 0.01); /* slow is almost never below fast */
+    /* Asked the other way round, the same pair gives the mirrored interval. */
+    tl_comparison rev;
+    tl_stats rst;
+    compare2(f, pairs[t][1], pairs[t][0], P3, 3, &rev, &rst);
+    for (size_t k = 0; k < 3; k++) {
+      assert_int_equal(rst.pairs[0].diff_ns[k], -p->diff_ns[k]);
+      assert_int_equal(rst.pairs[0].lo_ns[k], -p->hi_ns[k]);
+      assert_int_equal(rst.pairs[0].hi_ns[k], -p->lo_ns[k]);
+    }
+    assert_true(fabs(rst.pairs[0].mw.a_below_b - (1 - p->mw.a_below_b)) < 1e-12);
+    tl_stats_free(&rst);
+    tl_comparison_free(&rev);
+    char *md = markdown(&cmp, &st);
+    assert_non_null(strstr(md, "is faster than one on slow"));
+    free(md);
+    tl_stats_free(&st);
+    tl_comparison_free(&cmp);
+  }
+}
+
+/* The order-statistic interval is the pair of samples at the ranks the
+ * binomial gives, read from a plain sort here. */
+static void order_interval_is_the_sorted_samples(void **state) {
+  fixture *f = *state;
+  int64_t v[1500], s[1500];
+  uniform(v, 1500, 500000, 10000000);
+  add_session(f, "ord", 0, v, 1000, 0);
+  add_session(f, "ord", 0, v + 1000, 500, 0);
+  memcpy(s, v, sizeof v);
+  qsort(s, 1500, sizeof *s, cmp_i64);
+  const double p[] = {10, 50, 90, 99};
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "ord", NULL, p, 4, &cmp, &st);
+  assert_int_equal(st.groups[0].method, TL_CI_ORDER);
+  for (size_t k = 0; k < 4; k++) {
+    double *cdf = binom_cdf_dp(1500, p[k] / 100);
+    int lo = 0, hi = 0;
+    for (int j = 0; j < 1500; j++) {
+      if (cdf[j] <= 0.025)
+        lo = j + 1;
+      if (!hi && cdf[j] >= 0.975)
+        hi = j + 1;
+    }
+    free(cdf);
+    assert_int_equal(st.groups[0].pct[k].lo_ns, s[lo - 1]);
+    assert_int_equal(st.groups[0].pct[k].hi_ns, s[hi - 1]);
+    assert_true(cmp.groups[0].dist.pct_ns[k] >= st.groups[0].pct[k].lo_ns);
+    assert_true(cmp.groups[0].dist.pct_ns[k] <= st.groups[0].pct[k].hi_ns);
+    /* Spread: the two sessions' own values. */
+    int64_t a[1000], b[500];
+    memcpy(a, v, sizeof a);
+    memcpy(b, v + 1000, sizeof b);
+    qsort(a, 1000, sizeof *a, cmp_i64);
+    qsort(b, 500, sizeof *b, cmp_i64);
+    assert_int_equal(st.groups[0].pct[k].spread_ns,
+                     llabs(a[tl_rank(p[k], 1000) - 1] - b[tl_rank(p[k], 500) - 1]));
+  }
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+static void too_few_samples_warned(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  uniform(v, 500, 1000000, 1000000);
+  add_session(f, "small", 0, v, 500, 0);
+  uniform(v, 1000, 1000000, 1000000);
+  add_session(f, "big", 0, v, 1000, 0);
+  const double p[] = {50, 99, 99.9, 100};
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "small", "big", p, 4, &cmp, &st);
+  const tl_pct_stats *sm = st.groups[0].pct, *bg = st.groups[1].pct;
+  assert_false(sm[0].few);
+  assert_true(sm[1].few); /* p99 of 500: 5 above */
+  assert_int_equal(sm[1].above, 5);
+  assert_int_equal(sm[1].needed, 1000);
+  assert_false(bg[1].few); /* p99 of 1000: 10 above, enough */
+  assert_true(sm[2].few && bg[2].few);
+  assert_int_equal(sm[2].above, 0);
+  assert_int_equal(sm[2].needed, 10000);
+  assert_int_equal(sm[2].hi_ns, -1); /* p99.9 of 500 cannot be bounded above */
+  assert_true(sm[3].few);
+  assert_int_equal(sm[3].needed, 0);
+  char *md = markdown(&cmp, &st);
+  assert_non_null(
+      strstr(md, "p99.9 of small (settimeout, 0 ms) rests on too few samples: 0 above it, 10 "
+                 "needed; collect at least 10000 samples."));
+  assert_non_null(strstr(md, "p99 of small (settimeout, 0 ms) rests on too few samples"));
+  assert_null(strstr(md, "p99 of big"));
+  assert_non_null(strstr(md, "(few samples)"));
+  assert_non_null(strstr(md, "to ?)"));
+  char line[512];
+  tl_pair_sentence(&cmp, &st, &st.pairs[0], 2, line, sizeof line);
+  assert_non_null(strstr(line, "too few samples for p99.9 on small"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+static const int64_t DAY = 86400LL * 1000000000LL;
+static const int64_t NOV1 = 1793491200LL * 1000000000LL; /* 2026-11-01T00:00:00Z */
+
+/* Twelve daily sessions of 1000 samples; p99 steps from about 52 to about
+ * 58 ms on the seventh day. */
+static void planted_step_found_on_its_date(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  for (int d = 0; d < 12; d++) {
+    int64_t tail = d < 6 ? 52000000 : 58000000;
+    for (int i = 0; i < 1000; i++)
+      v[i] = i < 980 ? 50000000 + (int64_t)(rnd() % 1000000)
+                     : tail + (int64_t)(rnd() % 200000) - 100000;
+    add_session(f, "drop", 50000000, v, 1000, NOV1 + d * DAY + 3600LL * 1000000000LL);
+  }
+  char date[32];
+  tl_date_format(NOV1 + 6 * DAY, date, sizeof date);
+  assert_string_equal(date, "2026-11-07T00:00:00Z");
+  const double p[] = {50, 99};
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "drop", NULL, p, 2, &cmp, &st);
+  const tl_group_stats *g = &st.groups[0];
+  assert_int_equal(g->session_count, 12);
+  assert_int_equal(g->change_count, 1); /* p99 only: p90 stays near 50.9 ms */
+  assert_true(g->changes[0].pct == 99);
+  assert_int_equal(g->changes[0].session_index, 6);
+  assert_int_equal(g->changes[0].at_ns, NOV1 + 6 * DAY + 3600LL * 1000000000LL);
+  assert_true(fabs(g->changes[0].before_ns - 52e6) < 2e5);
+  assert_true(fabs(g->changes[0].after_ns - 58e6) < 2e5);
+  /* The series are each session's own values. */
+  for (size_t i = 0; i < 12; i++) {
+    assert_int_equal(g->started_ns[i], NOV1 + (int64_t)i * DAY + 3600LL * 1000000000LL);
+    assert_true(g->series_ns[1][i] > (i < 6 ? 51800000 : 57800000));
+    assert_true(g->series_ns[1][i] < (i < 6 ? 52200000 : 58200000));
+  }
+  char line[256];
+  tl_change_sentence(&cmp.groups[0], &g->changes[0], line, sizeof line);
+  assert_non_null(strstr(line, "p99 of drop at 50 ms (settimeout) rose from 5"));
+  assert_non_null(strstr(line, " to 5"));
+  assert_non_null(strstr(line, " ms on 2026-11-07"));
+  char *md = markdown(&cmp, &st);
+  assert_non_null(strstr(md, "- p99 of drop at 50 ms (settimeout) rose from 5"));
+  assert_non_null(strstr(md, "bootstrap over 12 sessions"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+/* Sessions of one label that disagree more than the difference claimed. */
+static void session_spread_reported(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  for (int s = 0; s < 6; s++) {
+    /* Five sessions at 1.0-1.1 ms and one at 5.0-5.1 ms; calm at 2.0-2.1. */
+    uniform(v, 1000, s < 5 ? 1000000 : 5000000, 100000);
+    add_session(f, "jumpy", 0, v, 1000, 0);
+    uniform(v, 1000, 2000000, 100000);
+    add_session(f, "calm", 0, v, 1000, 0);
+  }
+  const double p[] = {10};
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "calm", "jumpy", p, 1, &cmp, &st);
+  const tl_pair_stats *pr = &st.pairs[0];
+  assert_true(st.groups[1].pct[0].spread_ns > 3900000);
+  assert_true(st.groups[0].pct[0].spread_ns < 20000);
+  /* jumpy is clearly faster at p10 (by about 1 ms), but its sessions
+   * disagree by about 4 ms. */
+  assert_true(pr->clear[0]);
+  assert_true(pr->spread_over[0]);
+  char line[512];
+  tl_pair_sentence(&cmp, &st, pr, 0, line, sizeof line);
+  assert_non_null(strstr(line, "jumpy is faster than calm at p10 by 1.00 ms (95% CI 0.9"));
+  assert_non_null(strstr(line, "; but the sessions of jumpy disagree with each other by up to 4."));
+  assert_non_null(strstr(line, "ms at p10, more than this difference"));
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+/* Sessions without samples, and sessions too short for their p90 and p99,
+ * stay out of the series: four short sessions at 100 ms would otherwise
+ * look like a step at the end. */
+static void empty_and_short_sessions(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  for (int s = 0; s < 9; s++) {
+    uniform(v, 1000, 1000000, 100000);
+    add_session(f, "e", 0, v, 1000, 0);
+  }
+  add_session(f, "e", 0, v, 0, 0);
+  for (int s = 0; s < 4; s++) {
+    uniform(v, 50, 100000000, 100000);
+    add_session(f, "e", 0, v, 50, 0);
+  }
+  add_session(f, "none", 0, v, 0, 0);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "e", "none", P3, 3, &cmp, &st);
+  const tl_group_stats *g = &st.groups[0];
+  assert_int_equal(g->session_count, 14);
+  assert_int_equal(g->change_count, 0);
+  for (size_t i = 0; i < 14; i++) {
+    assert_true((g->series_ns[0][i] < 0) == (i >= 9));
+    assert_true((g->series_ns[1][i] < 0) == (i >= 9));
+  }
+  assert_int_equal(st.pair_count, 0);
+  assert_int_equal(st.groups[1].session_count, 1);
+  assert_int_equal(st.groups[1].series_ns[0][0], -1);
+  char *md = markdown(&cmp, &st);
+  assert_non_null(strstr(md, "| none | settimeout | 0 ms | - | - | - | no samples |\n"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+static char *check(fixture *f, const char *baseline, const char *max, const char *labels,
+                   int expect) {
+  tl_check_opts o;
+  tl_check_opts_init(&o);
+  o.baseline = baseline;
+  /* The percentiles the expectations below count on, whatever the default. */
+  o.compare.pcts[0] = 50;
+  o.compare.pcts[1] = 90;
+  o.compare.pcts[2] = 99;
+  o.compare.pct_count = 3;
+  assert_int_equal(tl_regression_parse(max, &o.max_regression, NULL, 0), TL_OK);
+  char buf[256], *items[8];
+  size_t n = 0;
+  if (labels) {
+    snprintf(buf, sizeof buf, "%s", labels);
+    assert_int_equal(tl_list_split(buf, items, 8, &n, NULL, 0), TL_OK);
+    o.compare.labels = (const char *const *)items;
+    o.compare.label_count = n;
+  }
+  char *out = NULL, err[512] = "";
+  size_t len;
+  FILE *m = open_memstream(&out, &len);
+  int rc = tl_report_check(f->s, &o, m, err, sizeof err);
+  fclose(m);
+  if (rc != expect || getenv("TL_SHOW"))
+    fprintf(stderr, "check: %d (%s)\n%s", rc, err, out);
+  assert_int_equal(rc, expect);
+  if (rc < 0) {
+    free(out);
+    return strdup(err);
+  }
+  return out;
+}
+
+static void regression_check(void **state) {
+  fixture *f = *state;
+  int64_t v[2000];
+  /* base: 6 sessions of 10-12 ms. worse: 20% slower. same: like base.
+   * hist: 5 sessions like base, then a latest session 30% slower. */
+  for (int s = 0; s < 6; s++) {
+    uniform(v, 2000, 10000000, 2000000);
+    add_session(f, "base", 0, v, 2000, 0);
+    uniform(v, 2000, 12000000, 2400000);
+    add_session(f, "worse", 0, v, 2000, 0);
+    uniform(v, 2000, 10000000, 2000000);
+    add_session(f, "same", 0, v, 2000, 0);
+    if (s < 5)
+      uniform(v, 2000, 10000000, 2000000);
+    else
+      uniform(v, 2000, 13000000, 2600000);
+    add_session(f, "hist", 0, v, 2000, 0);
+  }
+  char *out = check(f, "base", "10%", "worse,same", TL_CHECK_REGRESSED);
+  assert_non_null(strstr(out, "regression: worse settimeout 0 ms p90 is "));
+  assert_non_null(strstr(out, "above base ("));
+  assert_null(strstr(out, "regression: same"));
+  assert_null(strstr(out, "regression: base"));
+  assert_non_null(strstr(out, "3 regressions above 10% in "));
+  free(out);
+  /* A looser threshold lets the 20% through. */
+  out = check(f, "base", "25%", "worse,same", TL_OK);
+  assert_non_null(strstr(out, "ok: no regression above 25% in "));
+  free(out);
+  /* Without a baseline, only history: the latest session of hist is worse. */
+  out = check(f, NULL, "10%", "hist,same", TL_CHECK_REGRESSED);
+  assert_non_null(strstr(out, "regression: hist settimeout 0 ms p50 in the latest session is "));
+  assert_non_null(strstr(out, "above its 5 earlier sessions"));
+  assert_null(strstr(out, "regression: same"));
+  free(out);
+  /* Every label (none named) against base. */
+  out = check(f, "base", "10%", NULL, TL_CHECK_REGRESSED);
+  assert_non_null(strstr(out, "regression: worse"));
+  assert_non_null(strstr(out, "regression: hist"));
+  free(out);
+  /* Percentiles with too few samples are skipped, and said so; a single
+   * session without a baseline leaves nothing to check. */
+  uniform(v, 50, 10000000, 2000000);
+  add_session(f, "tiny", 0, v, 50, 0);
+  add_session(f, "tiny", 0, v, 50, 0);
+  add_session(f, "single", 0, v, 50, 0);
+  out = check(f, NULL, "10%", "tiny", TL_OK);
+  assert_string_equal(out,
+                      "ok: no regression above 10% in 1 checks (2 skipped: too few samples)\n");
+  free(out);
+  out = check(f, NULL, "10%", "single", TL_OK);
+  assert_non_null(strstr(out, "nothing to check"));
+  free(out);
+  /* An unknown baseline names what there is; a bad one is refused. */
+  out = check(f, "nosuch", "10%", NULL, TL_ENOTFOUND);
+  assert_non_null(strstr(out, "unknown label 'nosuch'"));
+  free(out);
+  out = check(f, "no such", "10%", NULL, TL_EINVAL);
+  free(out);
+  /* Parsing the threshold. */
+  double x;
+  assert_int_equal(tl_regression_parse("10%", &x, NULL, 0), TL_OK);
+  assert_true(fabs(x - 0.10) < 1e-12);
+  assert_int_equal(tl_regression_parse("2.5", &x, NULL, 0), TL_OK);
+  assert_true(fabs(x - 0.025) < 1e-12);
+  const char *bad[] = {"",     "%",    "0",   "0%",  "-5%", "abc",
+                       "10%%", "10 %", "1e9", " 10", "nan", "inf"};
+  char why[128];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(tl_regression_parse(bad[i], &x, why, sizeof why), TL_EINVAL);
+}
+
+/* More samples than the statistics keep in memory: the intervals still come
+ * from the exact order statistics of every sample, and the output is the
+ * same on every run. */
+static void large_groups_and_determinism(void **state) {
+  fixture *f = *state;
+  size_t n = 200000;
+  int64_t *v = malloc(2 * n * sizeof *v), *s = malloc(2 * n * sizeof *s);
+  uniform(v, 2 * n, 1000000, 50000000);
+  add_session(f, "huge", 0, v, n, 0);
+  add_session(f, "huge", 0, v + n, n, 0);
+  memcpy(s, v, 2 * n * sizeof *v);
+  qsort(s, 2 * n, sizeof *s, cmp_i64);
+  uniform(v, 20000, 1000000, 50000000);
+  add_session(f, "other", 0, v, 20000, 0);
+  tl_comparison cmp;
+  tl_stats st;
+  const double p[] = {50, 99.9};
+  compare2(f, "huge", "other", p, 2, &cmp, &st);
+  assert_true(cmp.groups[0].dist.count > TL_STATS_KEEP);
+  char *md1 = markdown(&cmp, &st);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+  compare2(f, "huge", "other", p, 2, &cmp, &st);
+  char *md2 = markdown(&cmp, &st);
+  assert_string_equal(md1, md2);
+  /* The samples at the binomial ranks, read from a plain sort. */
+  assert_int_equal(st.groups[0].method, TL_CI_ORDER);
+  for (size_t k = 0; k < 2; k++) {
+    int64_t lo, hi;
+    tl_order_stat_ci(2 * (int64_t)n, p[k], 0.95, &lo, &hi);
+    assert_int_equal(st.groups[0].pct[k].lo_ns, s[lo - 1]);
+    assert_int_equal(st.groups[0].pct[k].hi_ns, s[hi - 1]);
+    assert_int_equal(cmp.groups[0].dist.pct_ns[k], s[tl_rank(p[k], 2 * (int64_t)n) - 1]);
+  }
+  /* The same bytes through the one-call renderer. */
+  char *buf = NULL, err[256];
+  size_t len;
+  FILE *m = open_memstream(&buf, &len);
+  assert_int_equal(tl_render_stats_markdown(f->s, &cmp, m, err, sizeof err), TL_OK);
+  fclose(m);
+  assert_string_equal(buf, md1);
+  free(buf);
+  free(md1);
+  free(md2);
+  free(v);
+  free(s);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+/* Calibration: over many independent data sets with a known shift, the 95%
+ * interval of the difference covers the shift about 95% of the time, by
+ * samples (one session a label) and by sessions (five a label). Pairing the
+ * replicates wrongly, or a wrong Beta draw, makes the intervals too narrow
+ * or too wide and fails this. */
+static void intervals_cover_the_truth(void **state) {
+  fixture *f = *state;
+  const int reps = 40;
+  const int64_t shift = 200000;
+  int64_t v[400];
+  for (int mode = 0; mode < 2; mode++) {
+    int covered = 0, sessions = mode ? 5 : 1;
+    size_t per = mode ? 80 : 400;
+    double width = 0;
+    for (int r = 0; r < reps; r++) {
+      char a[32], b[32];
+      snprintf(a, sizeof a, "m%d-%d-a", mode, r);
+      snprintf(b, sizeof b, "m%d-%d-b", mode, r);
+      for (int s = 0; s < sessions; s++) {
+        uniform(v, per, 1000000, 2000000);
+        add_session(f, a, 0, v, per, 0);
+        uniform(v, per, 1000000 + shift, 2000000);
+        add_session(f, b, 0, v, per, 0);
+      }
+      const double p[] = {75};
+      tl_comparison cmp;
+      tl_stats st;
+      compare2(f, a, b, p, 1, &cmp, &st);
+      assert_int_equal(st.groups[0].method, mode ? TL_CI_SESSIONS : TL_CI_ORDER);
+      covered += st.pairs[0].lo_ns[0] <= shift && shift <= st.pairs[0].hi_ns[0];
+      width += (double)(st.pairs[0].hi_ns[0] - st.pairs[0].lo_ns[0]);
+      tl_stats_free(&st);
+      tl_comparison_free(&cmp);
+    }
+    /* 95% nominal; 34 of 40 or more happens with probability 0.99. The
+     * theoretical width for 400 samples a label: 2 x 1.96 x sqrt(2) x
+     * sqrt(.75 x .25 / 400) x 2 ms = 0.24 ms. */
+    assert_true(covered >= 34);
+    width /= reps;
+    assert_true(width > 0.15e6 && width < 0.36e6);
+  }
+}
+
+/* A probe name from the database is not validated by the writer: hostile
+ * text must not become markup on the page or drive the terminal. */
+static void hostile_text(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  uniform(v, 1000, 1000000, 1000000);
+  add_session(f, "h1", 0, v, 1000, 0);
+  for (int i = 0; i < 1000; i++)
+    v[i] *= 3;
+  add_session(f, "h2", 0, v, 1000, 0);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET probe = '<img src=x>|*_[x](y)' || "
+                                "char(10) || '# \x1b[31m'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "h1", "h2", P3, 3, &cmp, &st);
+  char *md = markdown(&cmp, &st);
+  for (const char *c = md; (c = strpbrk(c, "<>|[]*_")); c++)
+    if (!(c[0] == '|' && strchr(" -:\n", c[-1])) && !(c[0] == '<' && c[1] == ' ') &&
+        c[-1] != '\\') /* the table's own pipes, and "p < 0.001" */
+      fail_msg("unescaped at %.40s", c - 10);
+  /* An escaped bracket cannot close a link, so "](" may only follow '\\'. */
+  for (const char *c = md; (c = strstr(c, "](")); c++)
+    assert_true(c > md + 1 && c[-1] == '\\');
+  assert_null(strstr(md, "\n# "));
+  assert_null(strchr(md, 0x1b));
+  assert_non_null(strstr(md, "\\<img"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+  /* The check's lines stay one line each, with no escape character. */
+  char *out = check(f, "h1", "10%", "h2", TL_CHECK_REGRESSED);
+  assert_null(strchr(out, 0x1b));
+  size_t lines = 0;
+  for (char *line = out, *nl; (nl = strchr(line, '\n')); line = nl + 1, lines++)
+    assert_true(strncmp(line, "regression: h2 ", 15) == 0 || strstr(line, " regressions above "));
+  assert_int_equal(lines, 4);
+  free(out);
+}
+
+/* tests/golden/stats.md, whose numbers are worked out in
+ * tests/golden/README.md. TL_GOLDEN_OUT=path writes what was produced. */
+static void golden_page(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  for (int i = 0; i < 1000; i++)
+    v[i] = (int64_t)(1000 - i) * 10000; /* 0.01 .. 10.00 ms */
+  add_session(f, "vbox", 0, v, 1000, NOV1);
+  for (int i = 0; i < 1000; i++)
+    v[i] += 2000000; /* 2.01 .. 12.00 ms */
+  add_session(f, "macos", 0, v, 1000, NOV1 + DAY);
+  const int64_t a[] = {50200000, 50100000}, b[] = {60000000, 50300000, 50400000};
+  add_session(f, "vbox", 50000000, a, 2, NOV1 + 2 * DAY);
+  add_session(f, "vbox", 50000000, b, 3, NOV1 + 3 * DAY);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "vbox", "macos", P3, 3, &cmp, &st);
+  char *md = markdown(&cmp, &st);
+  const char *dump = getenv("TL_GOLDEN_OUT");
+  if (dump)
+    tl_test_write_file(dump, md, strlen(md));
+  char *golden = tl_test_read_file(TL_SOURCE_DIR "/tests/golden/stats.md", NULL);
+  assert_non_null(golden);
+  assert_string_equal(md, golden);
+  free(golden);
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(order_ci_against_binomial),
+      cmocka_unit_test(mann_whitney_against_brute_force),
+      cmocka_unit_test(planted_steps),
+      cmocka_unit_test_setup_teardown(identical_data_claims_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(shifted_data_found_and_covered, setup, teardown),
+      cmocka_unit_test_setup_teardown(order_interval_is_the_sorted_samples, setup, teardown),
+      cmocka_unit_test_setup_teardown(too_few_samples_warned, setup, teardown),
+      cmocka_unit_test_setup_teardown(planted_step_found_on_its_date, setup, teardown),
+      cmocka_unit_test_setup_teardown(session_spread_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
+      cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
+      cmocka_unit_test_setup_teardown(intervals_cover_the_truth, setup, teardown),
+      cmocka_unit_test_setup_teardown(hostile_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(golden_page, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
