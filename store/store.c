@@ -36,6 +36,9 @@ int tl__store_fail(tl_store *s, int err, const char *fmt, ...) {
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   int err;
   const char *hint = "";
+  /* The OS error behind an I/O failure tells a full disk (or a file-size
+   * limit) from a broken one. */
+  int sys = s->db ? sqlite3_system_errno(s->db) : 0;
   switch (rc & 0xff) {
   case SQLITE_NOMEM:
     err = TL_ENOMEM;
@@ -50,7 +53,7 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   case SQLITE_BUSY:
   case SQLITE_LOCKED:
     err = TL_EBUSY;
-    hint = " (another tl process holds the database; try again when it is done)";
+    hint = " (another process is writing to it; try again when it is done)";
     break;
   case SQLITE_FULL:
     err = TL_EFULL;
@@ -58,11 +61,16 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
     break;
   case SQLITE_READONLY:
     err = TL_EREADONLY;
-    hint = " (make the file and its folder writable, or use --db)";
+    if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
+        rc == SQLITE_READONLY_CANTLOCK)
+      hint = " (tl keeps its -wal and -shm files next to the database: make the folder "
+             "writable, or copy the database to a writable folder and use --db)";
+    else
+      hint = " (make the file and its folder writable, or use --db)";
     break;
   case SQLITE_CANTOPEN:
     err = TL_EIO;
-    hint = " (check that the folder exists and is writable, or use --db)";
+    hint = " (check that the file and its folder exist and are accessible, or use --db)";
     break;
   case SQLITE_PERM:
   case SQLITE_AUTH:
@@ -70,11 +78,26 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
     break;
   case SQLITE_IOERR:
     err = TL_EIO;
+    if (sys == ENOSPC || sys == EFBIG
+#ifdef EDQUOT
+        || sys == EDQUOT
+#endif
+    ) {
+      err = TL_EFULL;
+      hint = " (the disk is full or a file-size limit was reached: free some space, or use "
+             "--db on another disk)";
+    } else if (sys == EROFS) {
+      err = TL_EREADONLY;
+      hint = " (the file system is read-only: use --db on a writable one)";
+    }
     break;
   default:
     err = TL_ESQL;
   }
   const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+  if ((rc & 0xff) == SQLITE_IOERR && sys)
+    return tl__store_fail(s, err, "%s: %s: %s (%s)%s", s->path ? s->path : "database", doing,
+                          detail, strerror(sys), hint);
   return tl__store_fail(s, err, "%s: %s: %s%s", s->path ? s->path : "database", doing, detail,
                         hint);
 }
@@ -252,6 +275,13 @@ int tl_store_open(tl_store **out, const char *path, int flags) {
     tl__store_fail(s, TL_ENOTDB, "%s is not a tl database (not a SQLite file)", path);
   if (err)
     return err;
+  /* SQLite quietly opens a write-protected file read-only; a writer should
+   * hear about it now rather than when its first session starts. */
+  if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
+    return tl__store_fail(s, TL_EREADONLY,
+                          "%s is read-only: tl cannot write to it (make the file writable, or use "
+                          "--db)",
+                          path);
   if (!s->readonly) {
     /* journal_mode needs a write lock the first time; WAL persists after. */
     err = exec(s, "PRAGMA journal_mode=WAL", "switching to WAL mode");
@@ -274,8 +304,10 @@ int tl_store_open(tl_store **out, const char *path, int flags) {
     if ((err = migrate(s, version)))
       return err;
   }
-  if (!s->readonly)
-    return tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL);
+  /* Recovery is housekeeping: when it cannot run now (another writer holds
+   * the lock, the disk is full) the next writable open tries again. */
+  if (!s->readonly && tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL) != TL_OK)
+    s->errmsg[0] = '\0';
   return TL_OK;
 }
 
@@ -297,20 +329,26 @@ int tl_store_schema_version(tl_store *s) {
 /* ======================================================================== */
 /* Stale sessions                                                            */
 
+/* A 'running' session is stale when its collector cannot still be writing
+ * it: on this host (same hostname) a pid that no longer exists settles it at
+ * once; anywhere, a heartbeat (last commit) older than stale_ns does. A live
+ * collector commits every second or so, so stale_ns is generous. A pid
+ * reused by an unrelated process only delays the verdict until the heartbeat
+ * is old enough. The sessions found are updated in one transaction, and only
+ * while they are still 'running', so two processes recovering at once agree. */
 int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
+  if (count)
+    *count = 0;
   sqlite3_stmt *sel = NULL, *upd = NULL;
-  int n = 0;
+  int64_t dead_ids[64];
+  size_t n_dead = 0;
   int rc = sqlite3_prepare_v2(s->db,
                               "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname FROM sessions s "
-                              "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running'",
+                              "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
+                              "ORDER BY s.id",
                               -1, &sel, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(s->db,
-                            "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
-                            "WHERE id = ? AND status = 'running'",
-                            -1, &upd, NULL);
   int64_t now = tl__now_ns();
   while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
     rc = SQLITE_OK;
@@ -320,13 +358,30 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     const char *h = (const char *)sqlite3_column_text(sel, 3);
     int same_host = h && strcmp(h, host) == 0;
     int dead = now - beat > stale_ns;
-    /* On this host a missing process settles it at once. kill(pid, 0)
-     * fails with ESRCH only when no such process exists. */
+    /* kill(pid, 0) fails with ESRCH only when no such process exists. */
     if (same_host && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
       dead = 1;
     if (!dead)
       continue;
-    sqlite3_bind_int64(upd, 1, id);
+    if (n_dead == sizeof dead_ids / sizeof dead_ids[0])
+      break; /* the rest on the next open */
+    dead_ids[n_dead++] = id;
+  }
+  sqlite3_finalize(sel);
+  if (rc != SQLITE_DONE && rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "looking for stale sessions");
+  if (!n_dead)
+    return TL_OK; /* the common case takes no write lock */
+
+  int n = 0;
+  rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(s->db,
+                            "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
+                            "WHERE id = ? AND status = 'running'",
+                            -1, &upd, NULL);
+  for (size_t i = 0; i < n_dead && rc == SQLITE_OK; i++) {
+    sqlite3_bind_int64(upd, 1, dead_ids[i]);
     rc = sqlite3_step(upd);
     sqlite3_reset(upd);
     if (rc == SQLITE_DONE) {
@@ -334,11 +389,15 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
       rc = SQLITE_OK;
     }
   }
-  sqlite3_finalize(sel);
   sqlite3_finalize(upd);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    int err = tl__store_sqlfail(s, rc, "recovering stale sessions");
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return err;
+  }
   if (count)
     *count = n;
-  return rc == SQLITE_DONE || rc == SQLITE_OK
-             ? TL_OK
-             : tl__store_sqlfail(s, rc, "recovering stale sessions");
+  return TL_OK;
 }

@@ -123,7 +123,13 @@ static int cmd_check(tl_store *store) {
 /* Opens the database for a subcommand, or says why not; NULL on failure. */
 static tl_store *open_store(const char *path, int flags) {
   tl_store *store = NULL;
-  if (tl_store_open(&store, path, flags) == TL_OK)
+  int err = tl_store_open(&store, path, flags);
+  if (err == TL_EREADONLY && !(flags & TL_STORE_READONLY)) {
+    /* info and check only read: a write-protected database is fine. */
+    tl_store_close(store);
+    err = tl_store_open(&store, path, flags | TL_STORE_READONLY);
+  }
+  if (err == TL_OK)
     return store;
   tl_errorf("%s", tl_store_errmsg(store));
   tl_store_close(store);
