@@ -33,6 +33,9 @@ const char *tl_progname(void) { return progname; }
 /* Messages quote paths, option values and SQLite's words, any of which may
  * hold a newline or an escape sequence: the text goes through tl_fput_safe,
  * so a message is always one line and never drives the terminal. */
+static void vmessage(const char *kind, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static void vmessage(const char *kind, const char *fmt, va_list ap) {
   char text[4096];
   int n = vsnprintf(text, sizeof text, fmt, ap);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,8 +235,11 @@ int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen) {
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
       sec > 59)
     return refuse(why, whylen, "'%.40s' is not a valid date", s);
-  int64_t days = days_from_civil(y, mo, d);
-  *out_ns = ((days * 24 + h) * 60 + mi) * 60 * 1000000000LL + (int64_t)sec * 1000000000LL;
+  int64_t secs = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
+  /* Nanoseconds in 64 bits end in April 2262. */
+  if (secs > INT64_MAX / 1000000000LL)
+    return refuse(why, whylen, "'%.40s' is too far in the future (tl's dates end in 2262)", s);
+  *out_ns = secs * 1000000000LL;
   return TL_OK;
 }
 

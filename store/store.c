@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +33,36 @@ int tl__store_fail(tl_store *s, int err, const char *fmt, ...) {
   vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
   va_end(ap);
   return err;
+}
+
+/* Whether a write to the database at path failed for want of space: its
+ * file system is (nearly) full, or the database or its WAL reached the
+ * process's file-size limit. SQLite does not always keep the errno of a
+ * failed write (a rollback after it may clear it), so an I/O error is
+ * checked against the facts. */
+static int looks_full(const char *path) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0';
+  struct statvfs vfs;
+  if (statvfs(dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < 1024 * 1024)
+    return 1;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 0;
+  char wal[PATH_MAX + 8];
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  const char *files[] = {path, wal};
+  for (size_t i = 0; i < 2; i++) {
+    struct stat st;
+    if (stat(files[i], &st) == 0 && (uint64_t)st.st_size + 65536 >= (uint64_t)rl.rlim_cur)
+      return 1;
+  }
+  return 0;
 }
 
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
@@ -78,11 +110,11 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
     break;
   case SQLITE_IOERR:
     err = TL_EIO;
-    if (sys == ENOSPC || sys == EFBIG
+    if (sys == ENOSPC || sys == EFBIG ||
 #ifdef EDQUOT
-        || sys == EDQUOT
+        sys == EDQUOT ||
 #endif
-    ) {
+        (!sys && s->path && looks_full(s->path))) {
       err = TL_EFULL;
       hint = " (the disk is full or a file-size limit was reached: free some space, or use "
              "--db on another disk)";
@@ -95,9 +127,12 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
     err = TL_ESQL;
   }
   const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+  if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
+      rc == SQLITE_READONLY_CANTLOCK)
+    detail = "its folder is read-only";
   if ((rc & 0xff) == SQLITE_IOERR && sys)
-    return tl__store_fail(s, err, "%s: %s: %s (%s)%s", s->path ? s->path : "database", doing,
-                          detail, strerror(sys), hint);
+    return tl__store_fail(s, err, "%s: %s: %s: %s%s", s->path ? s->path : "database", doing, detail,
+                          strerror(sys), hint);
   return tl__store_fail(s, err, "%s: %s: %s%s", s->path ? s->path : "database", doing, detail,
                         hint);
 }
