@@ -177,9 +177,17 @@ int main(int argc, char **argv) {
   };
   const char *db = NULL;
   opterr = 0;
+  unsigned char given[512] = {0};
   int c;
   /* '+': stop at the command; its own options follow it. */
   while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+    /* A value given twice is a mistake, not "the last one wins". */
+    for (const struct option *o = longopts; o->name; o++)
+      if (o->val == c && o->has_arg && given[c]++) {
+        char name[40];
+        snprintf(name, sizeof name, "--%s", o->name);
+        return usage_error(name, "given twice");
+      }
     switch (c) {
     case OPT_DB:
       if (!*optarg)

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "store_internal.h" /* the connection, to read its durability settings */
 #include "support.h"
 #include "tl_store.h"
 
@@ -547,10 +548,37 @@ static void corrupted_database(void **state) {
   free(good);
 }
 
+/* ======================================================================== */
+/* Power loss                                                                */
+
+static const char *pragma_text(sqlite3 *db, const char *sql, char *buf, size_t len) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return buf;
+}
+
+/* What the README promises about a power loss rests on these settings of
+ * every writing connection: WAL, and a sync of the WAL at every commit. */
+static void durability_settings(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  char buf[32];
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_string_equal(pragma_text(s->db, "PRAGMA journal_mode", buf, sizeof buf), "wal");
+  assert_string_equal(pragma_text(s->db, "PRAGMA synchronous", buf, sizeof buf), "2"); /* FULL */
+  assert_string_equal(pragma_text(s->db, "PRAGMA fullfsync", buf, sizeof buf), "1");
+  assert_string_equal(pragma_text(s->db, "PRAGMA foreign_keys", buf, sizeof buf), "1");
+  tl_store_close(s);
+}
+
 int main(void) {
   if (getenv("TL_TEST_FILTER")) /* run one of them: TL_TEST_FILTER=locked_database */
     cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(durability_settings, setup, teardown),
       cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, setup, teardown),
       cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, setup, teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, setup, teardown),
