@@ -35,12 +35,8 @@ int tl__store_fail(tl_store *s, int err, const char *fmt, ...) {
   return err;
 }
 
-/* Whether a write to the database at path failed for want of space: its
- * file system is (nearly) full, or the database or its WAL reached the
- * process's file-size limit. SQLite does not always keep the errno of a
- * failed write (a rollback after it may clear it), so an I/O error is
- * checked against the facts. */
-static int looks_full(const char *path) {
+/* statvfs of the folder that holds path. */
+static int parent_statvfs(const char *path, struct statvfs *vfs) {
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -48,8 +44,22 @@ static int looks_full(const char *path) {
     snprintf(dir, sizeof dir, ".");
   else
     slash[slash == dir] = '\0';
+  return statvfs(dir, vfs);
+}
+
+static int on_readonly_fs(const char *path) {
   struct statvfs vfs;
-  if (statvfs(dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < 1024 * 1024)
+  return parent_statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+/* Whether a write to the database at path failed for want of space: its
+ * file system is (nearly) full, or the database or its WAL reached the
+ * process's file-size limit. SQLite does not always keep the errno of a
+ * failed write (a rollback after it may clear it), so an I/O error is
+ * checked against the facts. */
+static int looks_full(const char *path) {
+  struct statvfs vfs;
+  if (parent_statvfs(path, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < 1024 * 1024)
     return 1;
   struct rlimit rl;
   if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -71,6 +81,7 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   /* The OS error behind an I/O failure tells a full disk (or a file-size
    * limit) from a broken one. */
   int sys = s->db ? sqlite3_system_errno(s->db) : 0;
+  const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
   switch (rc & 0xff) {
   case SQLITE_NOMEM:
     err = TL_ENOMEM;
@@ -103,6 +114,11 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   case SQLITE_CANTOPEN:
     err = TL_EIO;
     hint = " (check that the file and its folder exist and are accessible, or use --db)";
+    if (sys == EROFS || (s->path && on_readonly_fs(s->path))) {
+      err = TL_EREADONLY;
+      detail = "its file system is read-only";
+      hint = " (copy the database to a writable disk, or use --db)";
+    }
     break;
   case SQLITE_PERM:
   case SQLITE_AUTH:
@@ -126,7 +142,6 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   default:
     err = TL_ESQL;
   }
-  const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
   if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
       rc == SQLITE_READONLY_CANTLOCK)
     detail = "its folder is read-only";
@@ -277,6 +292,37 @@ static int check_identity(tl_store *s, int *version) {
   return TL_OK;
 }
 
+static int wal_in_use(const char *path) {
+  char wal[PATH_MAX + 8];
+  struct stat st;
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  return stat(wal, &st) == 0 && st.st_size > 0;
+}
+
+/* Opens path again as an immutable file: a "file:" URI, with the
+ * characters a URI gives meaning to escaped. */
+static int reopen_immutable(tl_store *s, const char *path) {
+  size_t len = strlen(path);
+  char *uri = malloc(len * 3 + 32), *p = uri;
+  if (!uri)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory");
+  p += sprintf(p, "file:");
+  for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+    p += strchr("?#%", *c) || *c < 0x21 || *c >= 0x7f ? sprintf(p, "%%%02X", *c)
+                                                      : sprintf(p, "%c", *c);
+  sprintf(p, "?immutable=1");
+  sqlite3_close_v2(s->db);
+  s->db = NULL;
+  int rc = sqlite3_open_v2(uri, &s->db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+  free(uri);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "opening");
+  sqlite3_extended_result_codes(s->db, 1);
+  s->errmsg[0] = '\0';
+  return TL_OK;
+}
+
 int tl_store_open(tl_store **out, const char *path, int flags) {
   *out = NULL;
   tl_store *s = calloc(1, sizeof *s);
@@ -306,6 +352,15 @@ int tl_store_open(tl_store **out, const char *path, int flags) {
 
   int version = 0;
   int err = check_identity(s, &version);
+  if (err && s->readonly && on_readonly_fs(path) && !wal_in_use(path)) {
+    /* A read-only medium (an archive, a read-only mount): SQLite cannot make
+     * the -shm file that WAL mode reads through, and nobody can write here,
+     * so read the file as it is. Not when a -wal file holds commits the
+     * file itself lacks. */
+    err = reopen_immutable(s, path);
+    if (err == TL_OK)
+      err = check_identity(s, &version);
+  }
   if (err == TL_ENOTDB && !strstr(s->errmsg, "another program"))
     tl__store_fail(s, TL_ENOTDB, "%s is not a tl database (not a SQLite file)", path);
   if (err)

@@ -4,9 +4,11 @@
  * short, corrupted or come from a newer tl. Each must end with every
  * committed sample kept, a one-line error that says what to do, a non-zero
  * exit, no session left half-written, and no crash. */
+#define _GNU_SOURCE /* unshare, CLONE_NEWNS */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mount.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -271,6 +276,53 @@ static void disk_full_ends_sessions_cleanly(void **state) {
   tlstore_check_ok(f->db);
 }
 
+/* A real full file system: a 256 KiB tmpfs mounted in a private mount
+ * namespace of the child, which then runs a shell: tlcollect, then tlstore
+ * check and sqlite3 on what is left, all inside the namespace. Mounting
+ * needs CAP_SYS_ADMIN; without it the file-size limit above stands in. */
+static void mount_tmpfs(void *dir) {
+#ifdef __linux__
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0)
+    _exit(125);
+#else
+  (void)dir;
+  _exit(125);
+#endif
+}
+
+static void tmpfs_full(void **state) {
+  fixture *f = *state;
+  char *mnt = tl_test_path(f->dir, "small");
+  assert_int_equal(mkdir(mnt, 0755), 0);
+  char *db = tl_test_path(mnt, "tl.db");
+  char *a[] = {"/bin/sh",
+               "-c",
+               "\"$1\" --db \"$3\" --probe uv --delays 0 --duration 60s -q; echo \"exit=$?\"; "
+               "\"$2\" --db \"$3\" check; echo \"check=$?\"; "
+               "sqlite3 \"$3\" \"SELECT 'status=' || group_concat(status) FROM sessions\"",
+               "sh",
+               TLCOLLECT,
+               TLSTORE,
+               db,
+               NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, NULL, mount_tmpfs, mnt, &out, &err);
+  if (rc == 125) {
+    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN); disk_full_ends_sessions_cleanly "
+           "covers a full disk with a file-size limit\n");
+  } else {
+    if (rc != 0 || !strstr(out, "exit=1\n") || !strstr(out, "ok\ncheck=0\n") ||
+        !strstr(out, "status=interrupted\n") || !tl_test_one_line(err) ||
+        !strstr(err, "free some space"))
+      fail_msg("on a full tmpfs: exit %d, stdout '%s', stderr '%s'", rc, out, err);
+  }
+  free(out);
+  free(err);
+  free(db);
+  free(mnt);
+}
+
 /* ======================================================================== */
 /* Read-only file or folder                                                  */
 
@@ -366,6 +418,62 @@ static void read_only_file_and_folder(void **state) {
   free(report_bin);
   free(db);
   free(ro);
+}
+
+/* A read-only file system, where permissions play no part (root included):
+ * the folder is bind-mounted read-only in a private mount namespace of the
+ * child. tlcollect refuses; the readers read the file as it is. */
+static void mount_read_only(void *arg) {
+#ifdef __linux__
+  char *const *dirs = arg; /* source, view */
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount(dirs[0], dirs[1], NULL, MS_BIND, NULL) != 0 ||
+      mount(NULL, dirs[1], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0)
+    _exit(125);
+#else
+  (void)arg;
+  _exit(125);
+#endif
+}
+
+static void read_only_file_system(void **state) {
+  fixture *f = *state;
+  char *src = tl_test_path(f->dir, "src"), *view = tl_test_path(f->dir, "view");
+  assert_int_equal(mkdir(src, 0755), 0);
+  assert_int_equal(mkdir(view, 0755), 0);
+  char *db = tl_test_path(src, "tl.db"), *seen = tl_test_path(view, "tl.db");
+  collect(db, "kept", "10");
+  char *dirs[] = {src, view};
+  char *c1[] = {TLCOLLECT, "--db", seen, "--count", "3", "-q", NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(c1, NULL, mount_read_only, dirs, &out, &err);
+  if (rc == 125) {
+    printf("skipped: no read-only mount (needs CAP_SYS_ADMIN); read_only_file_and_folder covers "
+           "permissions\n");
+  } else {
+    if (rc != 1 || !tl_test_one_line(err) || !strstr(err, "read-only"))
+      fail_msg("tlcollect on a read-only file system: exit %d, '%s'", rc, err);
+    char *r1[] = {TLREPORT, "--db", seen, NULL};
+    char *s1[] = {TLSTORE, "--db", seen, "check", NULL};
+    char *const *readers[] = {r1, s1};
+    for (size_t i = 0; i < 2; i++) {
+      free(out);
+      free(err);
+      rc = tl_test_run_with(readers[i], NULL, mount_read_only, dirs, &out, &err);
+      if (rc != 0 || (i == 0 && !strstr(out, "| kept |")) || (i == 1 && strcmp(out, "ok\n")))
+        fail_msg("%s on a read-only file system: exit %d, '%s%s'", readers[i][0], rc, out, err);
+    }
+  }
+  free(out);
+  free(err);
+  snap sn[4];
+  size_t n = snapshot(db, sn, 4);
+  assert_int_equal(n, 2);
+  snap_free(sn, n);
+  free(db);
+  free(seen);
+  free(src);
+  free(view);
 }
 
 /* ======================================================================== */
@@ -581,7 +689,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(durability_settings, setup, teardown),
       cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, setup, teardown),
       cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, setup, teardown),
+      cmocka_unit_test_setup_teardown(tmpfs_full, setup, teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, setup, teardown),
+      cmocka_unit_test_setup_teardown(read_only_file_system, setup, teardown),
       cmocka_unit_test_setup_teardown(locked_database, setup, teardown),
       cmocka_unit_test_setup_teardown(not_a_database, setup, teardown),
       cmocka_unit_test_setup_teardown(newer_database, setup, teardown),
