@@ -69,7 +69,7 @@ static int keep(void *ctx, const int64_t *v, size_t n) {
 static samples collect_real(const char *path, double *bytes_per_sample) {
   remove_db(path);
   tl_store *s;
-  tl_host *h;
+  tl_host *h = NULL;
   if (tl_store_open(&s, path, 0) || tl_host_detect(&h))
     die("open", s);
   size_t nf;

@@ -261,8 +261,17 @@ int main(int argc, char **argv) {
   int status = TL_EXIT_USAGE;
 
   opterr = 0;
+  unsigned char given[512] = {0};
   int c;
   while ((c = getopt_long(argc, argv, ":l:d:n:p:t:qhV", longopts, NULL)) != -1) {
+    /* A value given twice is a mistake, not "the last one wins"; --tag and
+     * --load (cpu and mem) are meant to repeat. */
+    for (const struct option *o = longopts; o->name; o++)
+      if (o->val == c && o->has_arg && c != 't' && c != OPT_LOAD && given[c]++) {
+        char name[40];
+        snprintf(name, sizeof name, "--%s", o->name);
+        return usage_error(name, "given twice");
+      }
     switch (c) {
     case 'l':
       if (label)

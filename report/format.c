@@ -74,19 +74,38 @@ void tl_html_escape(FILE *out, const char *s) {
   }
 }
 
-void tl_md_escape(FILE *out, const char *s) {
+/* Writes s as Markdown text; escape puts a backslash before the
+ * punctuation that Markdown or HTML would read inline. */
+static void md_put(FILE *out, const char *s, int escape) {
   /* For inline text (tl never starts a line with user text): characters
    * that open Markdown or HTML constructs inline are escaped. '#', '.', '-',
    * '+' and '()' only mean something at the start of a line or after '](',
-   * so they stay as they are and numbers and names read cleanly. */
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p < 0x20 || *p == 0x7f)
+   * so they stay as they are and numbers and names read cleanly. Control
+   * characters (C0, DEL, C1) are dropped and bytes that are not UTF-8 become
+   * U+FFFD, so a page shown in a terminal cannot drive it. */
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    size_t n = tl__utf8_len(p);
+    if (n == 0) {
+      fputs("\xEF\xBF\xBD", out);
+      p++;
       continue;
-    if (strchr("\\`*_[]<>|&!~", *p))
+    }
+    int c1 = n == 2 && p[0] == 0xC2 && p[1] < 0xA0; /* U+0080 to U+009F */
+    if (*p < 0x20 || *p == 0x7f || c1) {
+      p += n;
+      continue;
+    }
+    if (escape && n == 1 && strchr("\\`*_[]<>|&!~", *p))
       fputc('\\', out);
-    fputc(*p, out);
+    fwrite(p, 1, n, out);
+    p += n;
   }
 }
+
+void tl_md_escape(FILE *out, const char *s) { md_put(out, s, 1); }
+
+void tl__md_literal(FILE *out, const char *s) { md_put(out, s, 0); }
 
 /* ======================================================================== */
 /* Numbers and lookups                                                       */

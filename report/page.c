@@ -652,9 +652,7 @@ static void code_block(FILE *f, const char *text) {
   for (size_t i = 0; i < fence; i++)
     fputc('`', f);
   fputs("sh\n", f);
-  for (const unsigned char *s = (const unsigned char *)text; *s; s++)
-    if (*s >= 0x20 && *s != 0x7f)
-      fputc(*s, f);
+  tl__md_literal(f, text);
   fputc('\n', f);
   for (size_t i = 0; i < fence; i++)
     fputc('`', f);

@@ -57,6 +57,10 @@ typedef struct {
 FILE *tl__prose(tl__page *p);
 void tl__prose_flush(tl__page *p);
 
+/* s for the inside of a fenced code block: as it is, but control characters
+ * dropped and bytes that are not UTF-8 as U+FFFD (like tl_md_escape). */
+void tl__md_literal(FILE *out, const char *s);
+
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one
  * (overlong forms and surrogates included); s is NUL-terminated. */
 size_t tl__utf8_len(const unsigned char *s);

@@ -117,8 +117,16 @@ int main(int argc, char **argv) {
   int64_t v;
 
   opterr = 0;
+  unsigned char given[512] = {0};
   int c;
   while ((c = getopt_long(argc, argv, ":c:o:f:hV", longopts, NULL)) != -1) {
+    /* A value given twice is a mistake, not "the last one wins". */
+    for (const struct option *o = longopts; o->name; o++)
+      if (o->val == c && o->has_arg && c != OPT_TAG && given[c]++) {
+        char name[40];
+        snprintf(name, sizeof name, "--%s", o->name);
+        return usage_error(name, "given twice");
+      }
     switch (c) {
     case 'c':
       if (opts.label_count)

@@ -44,6 +44,10 @@ int tl_block_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int
       if (p == end || shift > 63)
         return TL_ECORRUPT;
       uint8_t b = *p++;
+      /* Only the encoder's own (shortest) form is accepted: a trailing zero
+       * byte or bits past 64 mean the block was altered. */
+      if ((shift && b == 0) || (shift == 63 && b > 1))
+        return TL_ECORRUPT;
       d |= (uint64_t)(b & 0x7f) << shift;
       if (!(b & 0x80))
         break;

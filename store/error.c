@@ -30,9 +30,19 @@ void tl_set_progname(const char *name) {
 
 const char *tl_progname(void) { return progname; }
 
+/* Messages quote paths, option values and SQLite's words, any of which may
+ * hold a newline or an escape sequence: the text goes through tl_fput_safe,
+ * so a message is always one line and never drives the terminal. */
+static void vmessage(const char *kind, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static void vmessage(const char *kind, const char *fmt, va_list ap) {
+  char text[4096];
+  int n = vsnprintf(text, sizeof text, fmt, ap);
+  if (n >= (int)sizeof text)
+    memcpy(text + sizeof text - 4, "...", 4);
   fprintf(stderr, "%s: %s: ", progname, kind);
-  vfprintf(stderr, fmt, ap);
+  tl_fput_safe(stderr, n < 0 ? fmt : text);
   fputc('\n', stderr);
 }
 

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,11 +90,11 @@ int tl__text_check(const char *what, const char *s, size_t max, char *why, size_
   size_t len = strlen(s);
   if (len > max)
     return refuse(why, whylen, "%s is longer than %zu bytes", what, max);
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-      return refuse(why, whylen, "%s holds a control character", what);
   if (tl__utf8_valid_prefix((const unsigned char *)s, len) != len)
     return refuse(why, whylen, "%s is not valid UTF-8", what);
+  for (size_t i = 0; i < len; i++)
+    if (tl__control_len((const unsigned char *)s + i, len - i))
+      return refuse(why, whylen, "%s holds a control character", what);
   return TL_OK;
 }
 
@@ -234,8 +235,11 @@ int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen) {
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
       sec > 59)
     return refuse(why, whylen, "'%.40s' is not a valid date", s);
-  int64_t days = days_from_civil(y, mo, d);
-  *out_ns = ((days * 24 + h) * 60 + mi) * 60 * 1000000000LL + (int64_t)sec * 1000000000LL;
+  int64_t secs = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
+  /* Nanoseconds in 64 bits end in April 2262. */
+  if (secs > INT64_MAX / 1000000000LL)
+    return refuse(why, whylen, "'%.40s' is too far in the future (tl's dates end in 2262)", s);
+  *out_ns = secs * 1000000000LL;
   return TL_OK;
 }
 
@@ -271,20 +275,29 @@ int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, s
   return TL_OK;
 }
 
+size_t tl__control_len(const unsigned char *s, size_t len) {
+  if (len && (s[0] < 0x20 || s[0] == 0x7f))
+    return 1; /* C0 and DEL */
+  if (len >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+    return 2; /* C1 (U+0080..U+009F): a terminal may act on CSI U+009B */
+  return 0;
+}
+
 void tl_fput_safe(FILE *f, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   size_t len = strlen(s);
   size_t i = 0;
   while (i < len) {
-    size_t ok = tl__utf8_valid_prefix(p + i, len - i);
-    for (size_t k = 0; k < ok; k++) {
-      unsigned char c = p[i + k];
-      if (c < 0x20 || c == 0x7f)
-        fprintf(f, "\\x%02x", c);
-      else
-        fputc(c, f);
+    size_t end = i + tl__utf8_valid_prefix(p + i, len - i);
+    while (i < end) {
+      size_t c = tl__control_len(p + i, end - i);
+      if (!c) {
+        fputc(p[i++], f);
+        continue;
+      }
+      for (size_t k = 0; k < c; k++)
+        fprintf(f, "\\x%02x", p[i++]);
     }
-    i += ok;
     if (i < len)
       fprintf(f, "\\x%02x", p[i++]);
   }

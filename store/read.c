@@ -2,6 +2,7 @@
  * database-wide info and check behind 'tlstore info' and 'tlstore check'. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "store_internal.h"
 
@@ -439,6 +440,19 @@ int tl_store_check(tl_store *s, tl_problem_cb report, void *ctx) {
     PROBLEM("integrity check failed: %s", sqlite3_errmsg(s->db));
     return TL_ECORRUPT;
   }
+
+  /* SQLite reads a page cut short as zeros, so a file that lost its last
+   * bytes can pass the integrity check. A database file is always a whole
+   * number of pages. */
+  int page = 0;
+  struct stat fst;
+  rc = sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL);
+  if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    page = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  if (page > 0 && stat(s->path, &fst) == 0 && fst.st_size % page != 0)
+    PROBLEM("the file is %lld bytes, not a whole number of %d-byte pages: it was cut short",
+            (long long)fst.st_size, page);
 
   rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL);
   if (rc == SQLITE_OK) {

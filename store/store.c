@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,9 +35,53 @@ int tl__store_fail(tl_store *s, int err, const char *fmt, ...) {
   return err;
 }
 
+/* statvfs of the folder that holds path. */
+static int parent_statvfs(const char *path, struct statvfs *vfs) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0';
+  return statvfs(dir, vfs);
+}
+
+static int on_readonly_fs(const char *path) {
+  struct statvfs vfs;
+  return parent_statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+/* Whether a write to the database at path failed for want of space: its
+ * file system is (nearly) full, or the database or its WAL reached the
+ * process's file-size limit. SQLite does not always keep the errno of a
+ * failed write (a rollback after it may clear it), so an I/O error is
+ * checked against the facts. */
+static int looks_full(const char *path) {
+  struct statvfs vfs;
+  if (parent_statvfs(path, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < 1024 * 1024)
+    return 1;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 0;
+  char wal[PATH_MAX + 8];
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  const char *files[] = {path, wal};
+  for (size_t i = 0; i < 2; i++) {
+    struct stat st;
+    if (stat(files[i], &st) == 0 && (uint64_t)st.st_size + 65536 >= (uint64_t)rl.rlim_cur)
+      return 1;
+  }
+  return 0;
+}
+
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   int err;
   const char *hint = "";
+  /* The OS error behind an I/O failure tells a full disk (or a file-size
+   * limit) from a broken one. */
+  int sys = s->db ? sqlite3_system_errno(s->db) : 0;
+  const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
   switch (rc & 0xff) {
   case SQLITE_NOMEM:
     err = TL_ENOMEM;
@@ -50,7 +96,7 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   case SQLITE_BUSY:
   case SQLITE_LOCKED:
     err = TL_EBUSY;
-    hint = " (another tl process holds the database; try again when it is done)";
+    hint = " (another process is writing to it; try again when it is done)";
     break;
   case SQLITE_FULL:
     err = TL_EFULL;
@@ -58,11 +104,21 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
     break;
   case SQLITE_READONLY:
     err = TL_EREADONLY;
-    hint = " (make the file and its folder writable, or use --db)";
+    if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
+        rc == SQLITE_READONLY_CANTLOCK)
+      hint = " (tl keeps its -wal and -shm files next to the database: make the folder "
+             "writable, or copy the database to a writable folder and use --db)";
+    else
+      hint = " (make the file and its folder writable, or use --db)";
     break;
   case SQLITE_CANTOPEN:
     err = TL_EIO;
-    hint = " (check that the folder exists and is writable, or use --db)";
+    hint = " (check that the file and its folder exist and are accessible, or use --db)";
+    if (sys == EROFS || (s->path && on_readonly_fs(s->path))) {
+      err = TL_EREADONLY;
+      detail = "its file system is read-only";
+      hint = " (copy the database to a writable disk, or use --db)";
+    }
     break;
   case SQLITE_PERM:
   case SQLITE_AUTH:
@@ -70,11 +126,28 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
     break;
   case SQLITE_IOERR:
     err = TL_EIO;
+    if (sys == ENOSPC || sys == EFBIG ||
+#ifdef EDQUOT
+        sys == EDQUOT ||
+#endif
+        (!sys && s->path && looks_full(s->path))) {
+      err = TL_EFULL;
+      hint = " (the disk is full or a file-size limit was reached: free some space, or use "
+             "--db on another disk)";
+    } else if (sys == EROFS) {
+      err = TL_EREADONLY;
+      hint = " (the file system is read-only: use --db on a writable one)";
+    }
     break;
   default:
     err = TL_ESQL;
   }
-  const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+  if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
+      rc == SQLITE_READONLY_CANTLOCK)
+    detail = "its folder is read-only";
+  if ((rc & 0xff) == SQLITE_IOERR && sys)
+    return tl__store_fail(s, err, "%s: %s: %s: %s%s", s->path ? s->path : "database", doing, detail,
+                          strerror(sys), hint);
   return tl__store_fail(s, err, "%s: %s: %s%s", s->path ? s->path : "database", doing, detail,
                         hint);
 }
@@ -234,6 +307,37 @@ static int check_identity(tl_store *s, int *version) {
   return TL_OK;
 }
 
+static int wal_in_use(const char *path) {
+  char wal[PATH_MAX + 8];
+  struct stat st;
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  return stat(wal, &st) == 0 && st.st_size > 0;
+}
+
+/* Opens path again as an immutable file: a "file:" URI, with the
+ * characters a URI gives meaning to escaped. */
+static int reopen_immutable(tl_store *s, const char *path) {
+  size_t len = strlen(path);
+  char *uri = malloc(len * 3 + 32), *p = uri;
+  if (!uri)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory");
+  p += sprintf(p, "file:");
+  for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+    p += strchr("?#%", *c) || *c < 0x21 || *c >= 0x7f ? sprintf(p, "%%%02X", *c)
+                                                      : sprintf(p, "%c", *c);
+  sprintf(p, "?immutable=1");
+  sqlite3_close_v2(s->db);
+  s->db = NULL;
+  int rc = sqlite3_open_v2(uri, &s->db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+  free(uri);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "opening");
+  sqlite3_extended_result_codes(s->db, 1);
+  s->errmsg[0] = '\0';
+  return TL_OK;
+}
+
 int tl_store_open(tl_store **out, const char *path, int flags) {
   *out = NULL;
   tl_store *s = calloc(1, sizeof *s);
@@ -263,15 +367,35 @@ int tl_store_open(tl_store **out, const char *path, int flags) {
 
   int version = 0;
   int err = check_identity(s, &version);
+  if (err && s->readonly && on_readonly_fs(path) && !wal_in_use(path)) {
+    /* A read-only medium (an archive, a read-only mount): SQLite cannot make
+     * the -shm file that WAL mode reads through, and nobody can write here,
+     * so read the file as it is. Not when a -wal file holds commits the
+     * file itself lacks. */
+    err = reopen_immutable(s, path);
+    if (err == TL_OK)
+      err = check_identity(s, &version);
+  }
   if (err == TL_ENOTDB && !strstr(s->errmsg, "another program"))
     tl__store_fail(s, TL_ENOTDB, "%s is not a tl database (not a SQLite file)", path);
   if (err)
     return err;
+  /* SQLite quietly opens a write-protected file read-only; a writer should
+   * hear about it now rather than when its first session starts. */
+  if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
+    return tl__store_fail(s, TL_EREADONLY,
+                          "%s is read-only: tl cannot write to it (make the file writable, or use "
+                          "--db)",
+                          path);
   if (!s->readonly) {
     /* journal_mode needs a write lock the first time; WAL persists after. */
     err = exec(s, "PRAGMA journal_mode=WAL", "switching to WAL mode");
     if (err == TL_OK)
       err = exec(s, "PRAGMA synchronous=FULL", "setting synchronous mode");
+    /* On macOS fsync() stops at the drive's cache; F_FULLFSYNC does not.
+     * Elsewhere the pragma changes nothing. */
+    if (err == TL_OK)
+      err = exec(s, "PRAGMA fullfsync=ON", "setting fullfsync");
   }
   if (err == TL_OK)
     err = exec(s, "PRAGMA foreign_keys=ON", "enabling foreign keys");
@@ -289,8 +413,10 @@ int tl_store_open(tl_store **out, const char *path, int flags) {
     if ((err = migrate(s, version)))
       return err;
   }
-  if (!s->readonly)
-    return tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL);
+  /* Recovery is housekeeping: when it cannot run now (another writer holds
+   * the lock, the disk is full) the next writable open tries again. */
+  if (!s->readonly && tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL) != TL_OK)
+    s->errmsg[0] = '\0';
   return TL_OK;
 }
 
@@ -312,20 +438,26 @@ int tl_store_schema_version(tl_store *s) {
 /* ======================================================================== */
 /* Stale sessions                                                            */
 
+/* A 'running' session is stale when its collector cannot still be writing
+ * it: on this host (same hostname) a pid that no longer exists settles it at
+ * once; anywhere, a heartbeat (last commit) older than stale_ns does. A live
+ * collector commits every second or so, so stale_ns is generous. A pid
+ * reused by an unrelated process only delays the verdict until the heartbeat
+ * is old enough. The sessions found are updated in one transaction, and only
+ * while they are still 'running', so two processes recovering at once agree. */
 int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
+  if (count)
+    *count = 0;
   sqlite3_stmt *sel = NULL, *upd = NULL;
-  int n = 0;
+  int64_t dead_ids[64];
+  size_t n_dead = 0;
   int rc = sqlite3_prepare_v2(s->db,
                               "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname FROM sessions s "
-                              "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running'",
+                              "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
+                              "ORDER BY s.id",
                               -1, &sel, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(s->db,
-                            "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
-                            "WHERE id = ? AND status = 'running'",
-                            -1, &upd, NULL);
   int64_t now = tl__now_ns();
   while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
     rc = SQLITE_OK;
@@ -335,13 +467,30 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     const char *h = (const char *)sqlite3_column_text(sel, 3);
     int same_host = h && strcmp(h, host) == 0;
     int dead = now - beat > stale_ns;
-    /* On this host a missing process settles it at once. kill(pid, 0)
-     * fails with ESRCH only when no such process exists. */
+    /* kill(pid, 0) fails with ESRCH only when no such process exists. */
     if (same_host && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
       dead = 1;
     if (!dead)
       continue;
-    sqlite3_bind_int64(upd, 1, id);
+    if (n_dead == sizeof dead_ids / sizeof dead_ids[0])
+      break; /* the rest on the next open */
+    dead_ids[n_dead++] = id;
+  }
+  sqlite3_finalize(sel);
+  if (rc != SQLITE_DONE && rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "looking for stale sessions");
+  if (!n_dead)
+    return TL_OK; /* the common case takes no write lock */
+
+  int n = 0;
+  rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(s->db,
+                            "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
+                            "WHERE id = ? AND status = 'running'",
+                            -1, &upd, NULL);
+  for (size_t i = 0; i < n_dead && rc == SQLITE_OK; i++) {
+    sqlite3_bind_int64(upd, 1, dead_ids[i]);
     rc = sqlite3_step(upd);
     sqlite3_reset(upd);
     if (rc == SQLITE_DONE) {
@@ -349,11 +498,15 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
       rc = SQLITE_OK;
     }
   }
-  sqlite3_finalize(sel);
   sqlite3_finalize(upd);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    int err = tl__store_sqlfail(s, rc, "recovering stale sessions");
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return err;
+  }
   if (count)
     *count = n;
-  return rc == SQLITE_DONE || rc == SQLITE_OK
-             ? TL_OK
-             : tl__store_sqlfail(s, rc, "recovering stale sessions");
+  return TL_OK;
 }

@@ -52,15 +52,19 @@ const char *tl_strerror(int err);
 /* The program name used as the prefix of every message ("tlstore: ..."). */
 void tl_set_progname(const char *name);
 const char *tl_progname(void);
-/* One line on stderr: "PROG: error: ...". A trailing newline is added. */
+/* One line on stderr: "PROG: error: ...". A trailing newline is added; the
+ * text is written through tl_fput_safe, so a newline or control character in
+ * it (from a path or option value) shows as \xNN and the message stays one
+ * line. */
 void tl_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tl_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Exit codes shared by the three programs (documented in the README). */
 enum { TL_EXIT_OK = 0, TL_EXIT_FAILURE = 1, TL_EXIT_USAGE = 2, TL_EXIT_INTERRUPTED = 3 };
 
-/* Writes s to f with control characters (and bytes that are not valid UTF-8)
- * shown as \xNN, so that user text cannot drive the terminal. */
+/* Writes s to f with control characters (C0, DEL and the C1 range
+ * U+0080..U+009F) and bytes that are not valid UTF-8 shown as \xNN, so that
+ * user text or host facts cannot drive the terminal. */
 void tl_fput_safe(FILE *f, const char *s);
 
 /* ------------------------------------------------------------------------ */
@@ -75,7 +79,7 @@ enum { TL_LABEL_MAX = 64, TL_TAG_KEY_MAX = 64, TL_TAG_VALUE_MAX = 256, TL_WHY_MA
 int tl_label_check(const char *label, char *why, size_t whylen);
 
 /* A tag "key=value": key like a label, value 0..256 bytes of printable UTF-8
- * (no control characters). key and value point into a copy owned by the
+ * (no C0, DEL or C1 control characters). key and value point into a copy owned by the
  * caller's buffer buf (at least strlen(s) + 1 bytes). */
 int tl_tag_parse(const char *s, char *buf, const char **key, const char **value, char *why,
                  size_t whylen);
@@ -189,7 +193,9 @@ void tl_writer_add_missed(tl_writer *w, int64_t missed);
  * stay buffered, so a later flush can still store them. */
 int tl_writer_flush(tl_writer *w);
 /* Flushes, sets the status ('complete' or 'interrupted') and end time, and
- * frees the writer, even on failure. */
+ * frees the writer, even on failure. When the flush fails the session is
+ * still ended, as 'interrupted' with the samples committed before, and the
+ * flush's error is returned. */
 int tl_writer_end(tl_writer *w, const char *status);
 /* Samples added so far (stored or buffered). */
 int64_t tl_writer_count(const tl_writer *w);

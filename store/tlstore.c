@@ -125,7 +125,13 @@ static int cmd_check(tl_store *store) {
 /* Opens the database for a subcommand, or says why not; NULL on failure. */
 static tl_store *open_store(const char *path, int flags) {
   tl_store *store = NULL;
-  if (tl_store_open(&store, path, flags) == TL_OK)
+  int err = tl_store_open(&store, path, flags);
+  if (err == TL_EREADONLY && !(flags & TL_STORE_READONLY)) {
+    /* info and check only read: a write-protected database is fine. */
+    tl_store_close(store);
+    err = tl_store_open(&store, path, flags | TL_STORE_READONLY);
+  }
+  if (err == TL_OK)
     return store;
   tl_errorf("%s", tl_store_errmsg(store));
   tl_store_close(store);
@@ -261,9 +267,17 @@ int main(int argc, char **argv) {
   };
   const char *db = NULL;
   opterr = 0;
+  unsigned char given[512] = {0};
   int c;
   /* '+': stop at the command; its own options follow it. */
   while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+    /* A value given twice is a mistake, not "the last one wins". */
+    for (const struct option *o = longopts; o->name; o++)
+      if (o->val == c && o->has_arg && given[c]++) {
+        char name[40];
+        snprintf(name, sizeof name, "--%s", o->name);
+        return usage_error(name, "given twice");
+      }
     switch (c) {
     case OPT_DB:
       if (!*optarg)

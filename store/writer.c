@@ -305,20 +305,33 @@ int tl_writer_end(tl_writer *w, const char *status) {
     return TL_OK;
   tl_store *s = w->store;
   int err = tl_writer_flush(w);
-  if (err == TL_OK) {
+  /* When the last samples cannot be stored (disk full, lock held too long),
+   * the session still ends, as 'interrupted' with the samples it committed:
+   * that small update often fits where the batch did not. The flush error
+   * is the one returned. */
+  int end_err = TL_OK;
+  char flush_msg[sizeof s->errmsg];
+  if (err)
+    memcpy(flush_msg, s->errmsg, sizeof flush_msg);
+  const char *final = err ? "interrupted" : status;
+  {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?",
                                 -1, &st, NULL);
     if (rc != SQLITE_OK) {
-      err = tl__store_sqlfail(s, rc, "closing the session");
+      end_err = tl__store_sqlfail(s, rc, "closing the session");
     } else {
-      bind_text(st, 1, status);
+      bind_text(st, 1, final);
       sqlite3_bind_int64(st, 2, tl__now_ns());
       sqlite3_bind_int64(st, 3, w->session_id);
-      err = step_done(s, st, "closing the session");
+      end_err = step_done(s, st, "closing the session");
       sqlite3_finalize(st);
     }
   }
+  if (err)
+    memcpy(s->errmsg, flush_msg, sizeof flush_msg);
+  else
+    err = end_err;
   free(w->pending);
   free(w);
   return err;

@@ -60,6 +60,11 @@ static char *slurp_fd(int fd) {
 }
 
 int tl_test_run(char *const argv[], char *const env[], char **out, char **err) {
+  return tl_test_run_with(argv, env, NULL, NULL, out, err);
+}
+
+int tl_test_run_with(char *const argv[], char *const env[], void (*prepare)(void *), void *arg,
+                     char **out, char **err) {
   char outname[] = "/tmp/tl-out-XXXXXX", errname[] = "/tmp/tl-err-XXXXXX";
   int ofd = mkstemp(outname), efd = mkstemp(errname);
   unlink(outname);
@@ -72,6 +77,8 @@ int tl_test_run(char *const argv[], char *const env[], char **out, char **err) {
     dup2(efd, 2);
     for (size_t i = 0; env && env[i]; i++)
       putenv(env[i]);
+    if (prepare)
+      prepare(arg);
     execv(argv[0], argv);
     _exit(127);
   }
@@ -107,4 +114,58 @@ int tl_test_write_file(const char *path, const void *data, size_t len) {
     return -1;
   size_t w = fwrite(data, 1, len, f);
   return fclose(f) == 0 && w == len ? 0 : -1;
+}
+
+int tl_test_copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb");
+  if (!in)
+    return -1;
+  FILE *out = fopen(to, "wb");
+  if (!out) {
+    fclose(in);
+    return -1;
+  }
+  char buf[65536];
+  size_t n;
+  int ok = 1;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    ok = ok && fwrite(buf, 1, n, out) == n;
+  fclose(in);
+  return fclose(out) == 0 && ok ? 0 : -1;
+}
+
+/* Written independently of the store's UTF-8 code, so that it can judge it. */
+long tl_test_unsafe_at(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (long i = 0; p[i];) {
+    unsigned char c = p[i];
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+        return i;
+      i++;
+      continue;
+    }
+    int n = c >= 0xf0 && c <= 0xf4   ? 4
+            : c >= 0xe0 && c <= 0xef ? 3
+            : c >= 0xc2 && c <= 0xdf ? 2
+                                     : 0;
+    if (!n)
+      return i;
+    unsigned cp = c & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+    for (int k = 1; k < n; k++) {
+      if ((p[i + k] & 0xc0) != 0x80)
+        return i;
+      cp = cp << 6 | (p[i + k] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+      return i;
+    i += n;
+  }
+  return -1;
+}
+
+int tl_test_one_line(const char *s) {
+  const char *nl = s ? strchr(s, '\n') : NULL;
+  return nl && nl != s && nl[1] == '\0';
 }

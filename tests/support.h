@@ -17,9 +17,22 @@ char *tl_test_path(const char *dir, const char *name);
  * the exit status, or 128 + signal number. env: extra "K=V" entries, NULL
  * terminated, or NULL. */
 int tl_test_run(char *const argv[], char *const env[], char **out, char **err);
+/* The same, with prepare(arg) called in the child just before exec (to set a
+ * resource limit, drop privileges ...); prepare may be NULL. */
+int tl_test_run_with(char *const argv[], char *const env[], void (*prepare)(void *), void *arg,
+                     char **out, char **err);
+
+/* The offset of the first byte of s that must not reach a terminal raw: a C0
+ * control other than newline and tab, DEL, a C1 control (U+0080..U+009F) or
+ * a byte that is not valid UTF-8; -1 when there is none. */
+long tl_test_unsafe_at(const char *s);
+/* Exactly one line: non-empty, one newline, at the end. */
+int tl_test_one_line(const char *s);
 
 /* The whole file, malloc'ed and NUL-terminated; NULL if unreadable. */
 char *tl_test_read_file(const char *path, size_t *len);
 int tl_test_write_file(const char *path, const void *data, size_t len);
+/* Copies a file byte for byte, keeping nothing but the data; 0 on success. */
+int tl_test_copy_file(const char *from, const char *to);
 
 #endif

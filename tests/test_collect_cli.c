@@ -314,6 +314,38 @@ static void repeat_wait_is_interruptible(void **state) {
   tl_session_list_free(&l);
 }
 
+/* --load is the one value option meant to repeat: a CPU and a memory load
+ * together, recorded in one tag. */
+static void cpu_and_memory_load_together(void **state) {
+  fixture *f = *state;
+  char *argv[] = {TLCOLLECT,  "--db",   f->db,     "--probe", "nanosleep",
+                  "--delays", "1ms",    "--count", "5",       "--load",
+                  "cpu:1",    "--load", "mem:1",   "-q",      NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
+  assert_string_equal(err, "");
+  free(out);
+  free(err);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 1);
+  assert_int_equal(l.items[0].sample_count, 5);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_fact_row *rows;
+  size_t n;
+  assert_int_equal(tl_store_tags(s, l.items[0].id, &rows, &n), TL_OK);
+  int found = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rows[i].key, "load") == 0) {
+      assert_string_equal(rows[i].value, "cpu:1,mem:1");
+      found = 1;
+    }
+  assert_true(found);
+  tl_fact_rows_free(rows, n);
+  tl_store_close(s);
+  tl_session_list_free(&l);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -327,6 +359,7 @@ int main(void) {
       T(stalled_periodic_counts_missed_periods),
       T(repeat_makes_separate_runs),
       T(repeat_wait_is_interruptible),
+      T(cpu_and_memory_load_together),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,6 +116,9 @@ static void dates(void **state) {
   assert_string_equal(buf, "2026-11-12T00:00:00Z");
   assert_int_equal(tl_date_parse("2024-02-29T23:59:59Z", &ns, why, sizeof why), TL_OK);
   assert_int_equal(ns, 1709251199LL * 1000000000LL);
+  /* The last second 64-bit nanoseconds can hold. */
+  assert_int_equal(tl_date_parse("2262-04-11T23:47:16Z", &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 9223372036LL * 1000000000LL);
   const char *bad[] = {"",
                        "2026-13-01",
                        "2026-02-30",
@@ -126,7 +129,9 @@ static void dates(void **state) {
                        "2026-11-12 10:00:00",
                        "1969-12-31",
                        "2026-11-12T10:00:00",
-                       "yesterday"};
+                       "yesterday",
+                       "2262-04-11T23:47:17Z", /* past int64 nanoseconds */
+                       "9999-12-31T23:59:59Z"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_equal(tl_date_parse(bad[i], &ns, why, sizeof why), TL_EINVAL);
 }
@@ -172,11 +177,37 @@ static void safe_output(void **state) {
   free(buf);
 }
 
+/* C1 controls (U+0080..U+009F; U+009B is CSI on many terminals) are as
+ * dangerous as ESC: refused in tag values, escaped on output. U+00A0 and
+ * beyond are ordinary text. */
+static void c1_controls(void **state) {
+  (void)state;
+  char tag[512], why[TL_WHY_MAX];
+  const char *k, *v;
+  assert_int_equal(tl_tag_parse("k=\xc2\x9b"
+                                "31m",
+                                tag, &k, &v, why, sizeof why),
+                   TL_EINVAL);
+  assert_string_equal(why, "tag value holds a control character");
+  assert_int_equal(tl_tag_parse("k=a\xc2\x80", tag, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_tag_parse("k=\xc2\x9f", tag, &k, &v, why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_tag_parse("k=\xc2\xa0\xc2\xbf", tag, &k, &v, why, sizeof why), TL_OK);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  tl_fput_safe(f, "a\xc2\x9b"
+                  "2Jb\xc2\x85\xc2\xa0\x7f\xc2");
+  fclose(f);
+  assert_string_equal(buf, "a\\xc2\\x9b"
+                           "2Jb\\xc2\\x85\xc2\xa0\\x7f\\xc2");
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(labels),        cmocka_unit_test(tags),        cmocka_unit_test(durations),
       cmocka_unit_test(whole_numbers), cmocka_unit_test(dates),       cmocka_unit_test(lists),
-      cmocka_unit_test(ranks),         cmocka_unit_test(safe_output),
+      cmocka_unit_test(ranks),         cmocka_unit_test(safe_output), cmocka_unit_test(c1_controls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

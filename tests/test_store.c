@@ -384,6 +384,16 @@ static void codec(void **state) {
   const uint8_t endless[12] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
   assert_int_equal(tl_block_decode(endless, sizeof endless, 0, INT64_MAX, back, 1), TL_ECORRUPT);
+  /* Only the shortest form: 1 written as 0x81 0x00, or a tenth byte with
+   * bits past 64, is not what tl wrote (found by fuzz_block). */
+  const uint8_t overlong[] = {0x81, 0x00};
+  assert_int_equal(tl_block_decode(overlong, 2, 0, 10, back, 1), TL_ECORRUPT);
+  const uint8_t wide[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+  assert_int_equal(tl_block_decode(wide, 10, 0, INT64_MAX, back, 1), TL_ECORRUPT);
+  const uint8_t one[] = {0x01}, top[10] = {0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
+  assert_int_equal(tl_block_decode(one, 1, 0, 10, back, 1), TL_OK);
+  assert_int_equal(tl_block_decode(top, 9, 0, INT64_MAX, back, 1), TL_OK);
+  assert_int_equal(back[0], INT64_MAX - 1);
 }
 
 static void default_path(void **state) {

@@ -1,0 +1,702 @@
+/* test_faults.c: what happens when things go wrong around the database: a
+ * collector killed with SIGKILL, a full disk, a read-only file or folder, a
+ * lock held by another writer, and files that are not tl databases, are cut
+ * short, corrupted or come from a newer tl. Each must end with every
+ * committed sample kept, a one-line error that says what to do, a non-zero
+ * exit, no session left half-written, and no crash. */
+#define _GNU_SOURCE /* unshare, CLONE_NEWNS */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __linux__
+#include <sys/mount.h>
+#endif
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "store_internal.h" /* the connection, to read its durability settings */
+#include "support.h"
+#include "tl_store.h"
+
+typedef struct {
+  char *dir, *db;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  f->db = tl_test_path(f->dir, "tl.db");
+  *state = f;
+  return f->dir ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
+/* ======================================================================== */
+/* Helpers                                                                   */
+
+/* A short real collection into db; fails the test if it does not succeed.
+ * The uv probe at delay 0 makes thousands of samples a second. */
+static void collect_with(const char *db, const char *label, const char *probe, const char *delays,
+                         const char *count) {
+  char *out, *err;
+  char *a[] = {TLCOLLECT,     "--db",        (char *)db, "--label",      (char *)label,
+               "--probe",     (char *)probe, "--delays", (char *)delays, "--count",
+               (char *)count, "-q",          NULL};
+  int rc = tl_test_run(a, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("collecting into %s: exit %d: %s", db, rc, err);
+  free(out);
+  free(err);
+}
+
+static void collect(const char *db, const char *label, const char *count) {
+  collect_with(db, label, "settimeout", "0,1", count);
+}
+
+/* What a session holds, read back through the library. */
+typedef struct {
+  int64_t id, count, ended_ns;
+  char status[16];
+  int64_t *v; /* decoded samples, count of them */
+  size_t n;
+} snap;
+
+static int grab(void *ctx, const int64_t *v, size_t n) {
+  snap *s = ctx;
+  s->v = realloc(s->v, (s->n + n) * sizeof *v);
+  memcpy(s->v + s->n, v, n * sizeof *v);
+  s->n += n;
+  return 0;
+}
+
+/* Every session of db, oldest first, read-only (which recovers nothing). */
+static size_t snapshot(const char *db, snap *out, size_t max) {
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &f, &list), TL_OK);
+  assert_true(list.count <= max);
+  for (size_t i = 0; i < list.count; i++) {
+    snap *x = &out[i];
+    memset(x, 0, sizeof *x);
+    x->id = list.items[i].id;
+    x->count = list.items[i].sample_count;
+    x->ended_ns = list.items[i].ended_ns;
+    snprintf(x->status, sizeof x->status, "%s", list.items[i].status);
+    assert_int_equal(tl_store_scan(s, x->id, grab, x), TL_OK);
+  }
+  size_t n = list.count;
+  tl_session_list_free(&list);
+  tl_store_close(s);
+  return n;
+}
+
+static void snap_free(snap *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(s[i].v);
+}
+
+/* Runs a program and checks the shape of a failure: the expected exit status,
+ * one line on stderr holding want (when not NULL), nothing raw. Returns
+ * stderr (caller frees). */
+static char *expect_failure(char *const argv[], char *const env[], void (*prepare)(void *),
+                            void *arg, int status, const char *want) {
+  char *out, *err;
+  int rc = tl_test_run_with(argv, env, prepare, arg, &out, &err);
+  if (rc != status || !tl_test_one_line(err) || (want && !strstr(err, want)) ||
+      tl_test_unsafe_at(err) >= 0)
+    fail_msg("%s %s: exit %d (want %d), stderr '%s' (want one line with '%s')", argv[0],
+             argv[1] ? argv[1] : "", rc, status, err, want ? want : "");
+  free(out);
+  return err;
+}
+
+static void tlstore_check_ok(const char *db) {
+  char *out, *err;
+  char *a[] = {TLSTORE, "--db", (char *)db, "check", NULL};
+  int rc = tl_test_run(a, NULL, &out, &err);
+  if (rc != 0 || strcmp(out, "ok\n") != 0)
+    fail_msg("tlstore check: exit %d: %s%s", rc, out, err);
+  free(out);
+  free(err);
+}
+
+/* ======================================================================== */
+/* kill -9                                                                   */
+
+static int64_t committed(const char *db) {
+  tl_store *s = NULL;
+  tl_store_stats st = {0};
+  if (tl_store_open(&s, db, TL_STORE_READONLY) == TL_OK)
+    tl_store_info(s, &st);
+  tl_store_close(s);
+  return st.samples;
+}
+
+/* The collector is stopped (SIGSTOP) so that what it has committed cannot
+ * change while the test reads it, then killed: exactly those samples must
+ * be there afterwards, byte for byte, and the next writable open marks the
+ * sessions 'interrupted'. */
+static void kill9_keeps_every_committed_sample(void **state) {
+  fixture *f = *state;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(TLCOLLECT, TLCOLLECT, "--db", f->db, "--label", "k9", "--delays", "1,2", "--count",
+          "1000000", (char *)NULL);
+    _exit(127);
+  }
+  int64_t n = 0;
+  for (int i = 0; i < 150 && n < 40; i++) {
+    usleep(100000);
+    n = committed(f->db);
+  }
+  assert_true(n >= 40);
+  usleep(300000); /* let it be in the middle of something */
+  assert_int_equal(kill(pid, SIGSTOP), 0);
+  int st;
+  assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+  assert_true(WIFSTOPPED(st));
+
+  snap before[4], after[4];
+  size_t nb = snapshot(f->db, before, 4);
+  assert_int_equal(nb, 2);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+  /* Read-only: nothing recovered yet, nothing lost. */
+  size_t na = snapshot(f->db, after, 4);
+  assert_int_equal(na, nb);
+  for (size_t i = 0; i < na; i++) {
+    assert_string_equal(after[i].status, "running");
+    assert_int_equal(after[i].count, before[i].count);
+    assert_int_equal(after[i].n, (size_t)before[i].count);
+    assert_memory_equal(after[i].v, before[i].v, before[i].n * sizeof(int64_t));
+  }
+  snap_free(after, na);
+
+  /* tlstore check opens the database for writing: the consistency holds
+   * and the dead collector's sessions are recognised. */
+  tlstore_check_ok(f->db);
+  na = snapshot(f->db, after, 4);
+  for (size_t i = 0; i < na; i++) {
+    assert_string_equal(after[i].status, "interrupted");
+    assert_int_equal(after[i].count, before[i].count);
+    assert_memory_equal(after[i].v, before[i].v, before[i].n * sizeof(int64_t));
+    assert_true(after[i].ended_ns > 0);
+  }
+  snap_free(after, na);
+  snap_free(before, nb);
+
+  /* And tlreport reads the survivors. */
+  char *out, *err;
+  char *r[] = {TLREPORT, "--db", f->db, NULL};
+  assert_int_equal(tl_test_run(r, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "| k9 | 1 |"));
+  free(out);
+  free(err);
+}
+
+/* ======================================================================== */
+/* Disk full                                                                 */
+
+/* A file-size limit makes every write past it fail with EFBIG, as a full
+ * disk fails with ENOSPC; it needs no privileges, so it works as root in a
+ * container too. SIGXFSZ is ignored so that the write fails instead of the
+ * signal killing the process (the disposition survives exec). */
+static void limit_file_size(void *arg) {
+  struct rlimit rl = {*(rlim_t *)arg, *(rlim_t *)arg};
+  signal(SIGXFSZ, SIG_IGN);
+  if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+    _exit(126);
+}
+
+static void disk_full_ends_sessions_cleanly(void **state) {
+  fixture *f = *state;
+  collect(f->db, "before", "20");
+  /* The uv probe at delay 0 produces samples as fast as the loop turns, so
+   * the limit is reached within a second or two. */
+  rlim_t limit = 192 * 1024;
+  char *a[] = {TLCOLLECT,  "--db", f->db,        "--label", "full", "--probe", "uv",
+               "--delays", "0",    "--duration", "60s",     "-q",   NULL};
+  char *err = expect_failure(a, NULL, limit_file_size, &limit, 1, "free some space");
+  assert_non_null(strstr(err, "full"));
+  free(err);
+
+  /* The earlier sessions are intact; the new one ended as 'interrupted'
+   * with the samples it committed, and the whole file checks out. */
+  snap s[8];
+  size_t n = snapshot(f->db, s, 8);
+  assert_int_equal(n, 3);
+  assert_string_equal(s[0].status, "complete");
+  assert_int_equal(s[0].count, 20);
+  assert_string_equal(s[2].status, "interrupted");
+  assert_int_equal((int64_t)s[2].n, s[2].count);
+  snap_free(s, n);
+  tlstore_check_ok(f->db);
+
+  /* A limit so small that not even a session can start: no session at all
+   * is left behind, and the message is the same. */
+  limit = 1024;
+  char *b[] = {TLCOLLECT, "--db", f->db, "--label", "tiny", "--count", "5", "-q", NULL};
+  err = expect_failure(b, NULL, limit_file_size, &limit, 1, "free some space");
+  free(err);
+  n = snapshot(f->db, s, 8);
+  for (size_t i = 0; i < n; i++)
+    assert_string_not_equal(s[i].status, "running");
+  snap_free(s, n);
+  tlstore_check_ok(f->db);
+}
+
+/* A real full file system: a 256 KiB tmpfs mounted in a private mount
+ * namespace of the child, which then runs a shell: tlcollect, then tlstore
+ * check and sqlite3 on what is left, all inside the namespace. Mounting
+ * needs CAP_SYS_ADMIN; without it the file-size limit above stands in. */
+static void mount_tmpfs(void *dir) {
+#ifdef __linux__
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0)
+    _exit(125);
+#else
+  (void)dir;
+  _exit(125);
+#endif
+}
+
+static void tmpfs_full(void **state) {
+  fixture *f = *state;
+  char *mnt = tl_test_path(f->dir, "small");
+  assert_int_equal(mkdir(mnt, 0755), 0);
+  char *db = tl_test_path(mnt, "tl.db");
+  char *a[] = {"/bin/sh",
+               "-c",
+               "\"$1\" --db \"$3\" --probe uv --delays 0 --duration 60s -q; echo \"exit=$?\"; "
+               "\"$2\" --db \"$3\" check; echo \"check=$?\"; "
+               "sqlite3 \"$3\" \"SELECT 'status=' || group_concat(status) FROM sessions\"",
+               "sh",
+               TLCOLLECT,
+               TLSTORE,
+               db,
+               NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, NULL, mount_tmpfs, mnt, &out, &err);
+  if (rc == 125) {
+    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN); disk_full_ends_sessions_cleanly "
+           "covers a full disk with a file-size limit\n");
+  } else {
+    if (rc != 0 || !strstr(out, "exit=1\n") || !strstr(out, "ok\ncheck=0\n") ||
+        !strstr(out, "status=interrupted\n") || !tl_test_one_line(err) ||
+        !strstr(err, "free some space"))
+      fail_msg("on a full tmpfs: exit %d, stdout '%s', stderr '%s'", rc, out, err);
+  }
+  free(out);
+  free(err);
+  free(db);
+  free(mnt);
+}
+
+/* ======================================================================== */
+/* Read-only file or folder                                                  */
+
+/* Permissions do not bind root, so as root the programs run as 'nobody'
+ * (a forked child drops its privileges before exec); otherwise as the user,
+ * for whom chmod is enough. The programs are copied next to the database so
+ * that 'nobody' can run them wherever the build tree lives. */
+typedef struct {
+  uid_t uid;
+  gid_t gid;
+} creds;
+
+static void drop_privileges(void *arg) {
+  creds *c = arg;
+  if (c && (setgroups(0, NULL) != 0 || setgid(c->gid) != 0 || setuid(c->uid) != 0))
+    _exit(126);
+}
+
+static char *copy_program(const char *dir, const char *from, const char *name) {
+  char *to = tl_test_path(dir, name);
+  assert_int_equal(tl_test_copy_file(from, to), 0);
+  assert_int_equal(chmod(to, 0755), 0);
+  return to;
+}
+
+static void read_only_file_and_folder(void **state) {
+  fixture *f = *state;
+  creds nobody = {65534, 65534};
+  creds *who = geteuid() == 0 ? &nobody : NULL;
+  char *ro = tl_test_path(f->dir, "ro");
+  assert_int_equal(mkdir(ro, 0755), 0);
+  char *db = tl_test_path(ro, "tl.db");
+  collect(db, "kept", "20");
+  assert_int_equal(chmod(f->dir, 0755), 0);
+  char *collect_bin = copy_program(f->dir, TLCOLLECT, "tlcollect");
+  char *store_bin = copy_program(f->dir, TLSTORE, "tlstore");
+  char *report_bin = copy_program(f->dir, TLREPORT, "tlreport");
+
+  /* A write-protected file in a writable folder: tlcollect refuses at once,
+   * tlstore and tlreport still read it. */
+  assert_int_equal(chmod(ro, 0777), 0);
+  assert_int_equal(chmod(db, 0444), 0);
+  char *c1[] = {collect_bin, "--db", db, "--count", "5", "-q", NULL};
+  free(expect_failure(c1, NULL, drop_privileges, who, 1, "read-only"));
+  char *out, *err;
+  char *i1[] = {store_bin, "--db", db, "info", NULL};
+  assert_int_equal(tl_test_run_with(i1, NULL, drop_privileges, who, &out, &err), 0);
+  assert_non_null(strstr(out, "sessions:       2\n"));
+  free(out);
+  free(err);
+  char *k1[] = {store_bin, "--db", db, "check", NULL};
+  assert_int_equal(tl_test_run_with(k1, NULL, drop_privileges, who, &out, &err), 0);
+  assert_string_equal(out, "ok\n");
+  free(out);
+  free(err);
+  char *r1[] = {report_bin, "--db", db, NULL};
+  assert_int_equal(tl_test_run_with(r1, NULL, drop_privileges, who, &out, &err), 0);
+  assert_non_null(strstr(out, "| kept |"));
+  free(out);
+  free(err);
+
+  /* A read-only folder: SQLite keeps its -wal and -shm files beside the
+   * database, so even a reader needs the folder; the message says so. */
+  char *wal = tl_test_path(ro, "tl.db-wal"), *shm = tl_test_path(ro, "tl.db-shm");
+  unlink(wal);
+  unlink(shm);
+  assert_int_equal(chmod(db, 0644), 0);
+  assert_int_equal(chmod(ro, 0555), 0);
+  free(expect_failure(c1, NULL, drop_privileges, who, 1, "read-only"));
+  char *e = expect_failure(r1, NULL, drop_privileges, who, 1, "folder");
+  assert_non_null(strstr(e, "writable"));
+  free(e);
+
+  /* The default path under a folder that cannot be created. */
+  char env[4300];
+  snprintf(env, sizeof env, "XDG_DATA_HOME=%s/data", ro);
+  char *envs[] = {env, "TL_DB=", NULL};
+  char *c2[] = {collect_bin, "--count", "5", "-q", NULL};
+  free(expect_failure(c2, envs, drop_privileges, who, 1, "cannot create folder"));
+
+  /* Nothing was written by any of them. */
+  assert_int_equal(chmod(ro, 0755), 0);
+  snap s[4];
+  size_t n = snapshot(db, s, 4);
+  assert_int_equal(n, 2);
+  for (size_t i = 0; i < n; i++)
+    assert_string_equal(s[i].status, "complete");
+  snap_free(s, n);
+  free(wal);
+  free(shm);
+  free(collect_bin);
+  free(store_bin);
+  free(report_bin);
+  free(db);
+  free(ro);
+}
+
+/* A read-only file system, where permissions play no part (root included):
+ * the folder is bind-mounted read-only in a private mount namespace of the
+ * child. tlcollect refuses; the readers read the file as it is. */
+static void mount_read_only(void *arg) {
+#ifdef __linux__
+  char *const *dirs = arg; /* source, view */
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount(dirs[0], dirs[1], NULL, MS_BIND, NULL) != 0 ||
+      mount(NULL, dirs[1], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0)
+    _exit(125);
+#else
+  (void)arg;
+  _exit(125);
+#endif
+}
+
+static void read_only_file_system(void **state) {
+  fixture *f = *state;
+  char *src = tl_test_path(f->dir, "src"), *view = tl_test_path(f->dir, "view");
+  assert_int_equal(mkdir(src, 0755), 0);
+  assert_int_equal(mkdir(view, 0755), 0);
+  char *db = tl_test_path(src, "tl.db"), *seen = tl_test_path(view, "tl.db");
+  collect(db, "kept", "10");
+  char *dirs[] = {src, view};
+  char *c1[] = {TLCOLLECT, "--db", seen, "--count", "3", "-q", NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(c1, NULL, mount_read_only, dirs, &out, &err);
+  if (rc == 125) {
+    printf("skipped: no read-only mount (needs CAP_SYS_ADMIN); read_only_file_and_folder covers "
+           "permissions\n");
+  } else {
+    if (rc != 1 || !tl_test_one_line(err) || !strstr(err, "read-only"))
+      fail_msg("tlcollect on a read-only file system: exit %d, '%s'", rc, err);
+    char *r1[] = {TLREPORT, "--db", seen, NULL};
+    char *s1[] = {TLSTORE, "--db", seen, "check", NULL};
+    char *const *readers[] = {r1, s1};
+    for (size_t i = 0; i < 2; i++) {
+      free(out);
+      free(err);
+      rc = tl_test_run_with(readers[i], NULL, mount_read_only, dirs, &out, &err);
+      if (rc != 0 || (i == 0 && !strstr(out, "| kept |")) || (i == 1 && strcmp(out, "ok\n")))
+        fail_msg("%s on a read-only file system: exit %d, '%s%s'", readers[i][0], rc, out, err);
+    }
+  }
+  free(out);
+  free(err);
+  snap sn[4];
+  size_t n = snapshot(db, sn, 4);
+  assert_int_equal(n, 2);
+  snap_free(sn, n);
+  free(db);
+  free(seen);
+  free(src);
+  free(view);
+}
+
+/* ======================================================================== */
+/* A lock held longer than the busy timeout                                  */
+
+static void locked_database(void **state) {
+  fixture *f = *state;
+  collect(f->db, "kept", "10");
+  sqlite3 *holder;
+  assert_int_equal(sqlite3_open(f->db, &holder), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  /* Readers are not blocked by a writer in WAL mode. */
+  tlstore_check_ok(f->db);
+  /* A second writer waits out the busy timeout (5 s), then says why. */
+  char *a[] = {TLCOLLECT, "--db", f->db, "--label", "blocked", "--count", "5", "-q", NULL};
+  char *err = expect_failure(a, NULL, NULL, NULL, 1, "locked");
+  assert_non_null(strstr(err, "try again"));
+  free(err);
+  assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(holder);
+  snap s[4];
+  size_t n = snapshot(f->db, s, 4);
+  assert_int_equal(n, 2); /* no 'blocked' session, not even a started one */
+  snap_free(s, n);
+  tlstore_check_ok(f->db);
+}
+
+/* ======================================================================== */
+/* Files that are not (whole) tl databases                                   */
+
+/* Each program on a bad file: a failure (exit 1) with one line, or for
+ * damage SQLite cannot see without looking, a success; never a crash. */
+static void no_crash_on(const char *db, int must_fail, int with_collect) {
+  char *s1[] = {TLSTORE, "--db", (char *)db, "check", NULL};
+  char *r1[] = {TLREPORT, "--db", (char *)db, NULL};
+  char *c1[] = {TLCOLLECT, "--db",    (char *)db, "--probe", "uv", "--delays",
+                "0",       "--count", "3",        "-q",      NULL};
+  char *const *runs[] = {s1, r1, c1};
+  for (size_t i = 0; i < (with_collect ? 3u : 2u); i++) {
+    char *out, *err;
+    int rc = tl_test_run(runs[i], NULL, &out, &err);
+    int ok = rc == 0 || (rc == 1 && tl_test_one_line(err));
+    if (i == 0 && must_fail)
+      ok = rc == 1; /* check lists problems on stdout, then one line */
+    if (!ok || tl_test_unsafe_at(err) >= 0 || tl_test_unsafe_at(out) >= 0)
+      fail_msg("%s %s on %s: exit %d, stderr '%s'", runs[i][0], runs[i][3] ? runs[i][3] : "", db,
+               rc, err);
+    free(out);
+    free(err);
+  }
+}
+
+static void not_a_database(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *bytes;
+    size_t len;
+  } files[] = {
+      {"hello, this is not a database at all, just some words.\n", 56},
+      {"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16},
+      {"SQLite format 3", 15}, /* the magic, cut short */
+  };
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    assert_int_equal(tl_test_write_file(f->db, files[i].bytes, files[i].len), 0);
+    char *s1[] = {TLSTORE, "--db", f->db, "check", NULL};
+    free(expect_failure(s1, NULL, NULL, NULL, 1, "not a tl database"));
+    char *r1[] = {TLREPORT, "--db", f->db, NULL};
+    free(expect_failure(r1, NULL, NULL, NULL, 1, "not a tl database"));
+    char *c1[] = {TLCOLLECT, "--db", f->db, "--count", "3", "-q", NULL};
+    free(expect_failure(c1, NULL, NULL, NULL, 1, "not a tl database"));
+    /* and left as it was */
+    size_t len;
+    char *now = tl_test_read_file(f->db, &len);
+    assert_memory_equal(now, files[i].bytes, files[i].len);
+    free(now);
+  }
+  /* Another program's SQLite database. */
+  unlink(f->db);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "CREATE TABLE notes(x)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  char *c2[] = {TLCOLLECT, "--db", f->db, "--count", "3", "-q", NULL};
+  free(expect_failure(c2, NULL, NULL, NULL, 1, "another program"));
+  char *r2[] = {TLREPORT, "--db", f->db, NULL};
+  free(expect_failure(r2, NULL, NULL, NULL, 1, "another program"));
+}
+
+static void newer_database(void **state) {
+  fixture *f = *state;
+  collect(f->db, "x", "5");
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA user_version = %d", tl_schema_latest() + 1);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  char *s1[] = {TLSTORE, "--db", f->db, "info", NULL};
+  char *r1[] = {TLREPORT, "--db", f->db, NULL};
+  char *c1[] = {TLCOLLECT, "--db", f->db, "--count", "3", "-q", NULL};
+  char *const *runs[] = {s1, r1, c1};
+  for (size_t i = 0; i < 3; i++) {
+    char *err = expect_failure(runs[i], NULL, NULL, NULL, 1, "newer");
+    assert_non_null(strstr(err, "upgrade tl"));
+    free(err);
+  }
+}
+
+static void truncated_database(void **state) {
+  fixture *f = *state;
+  char *good = tl_test_path(f->dir, "good.db");
+  collect_with(good, "x", "uv", "0", "20000");
+  struct stat st;
+  assert_int_equal(stat(good, &st), 0);
+  off_t size = st.st_size;
+  assert_true(size > 8192);
+  const off_t cuts[] = {10, 100, 1024, 4096, size / 2, size - 4096, size - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    assert_int_equal(tl_test_copy_file(good, f->db), 0);
+    assert_int_equal(truncate(f->db, cuts[i]), 0);
+    char *s1[] = {TLSTORE, "--db", f->db, "check", NULL};
+    char *out, *err;
+    int rc = tl_test_run(s1, NULL, &out, &err);
+    if (rc != 1 || !tl_test_one_line(err))
+      fail_msg("check of a file cut at %lld: exit %d, '%s%s'", (long long)cuts[i], rc, out, err);
+    free(out);
+    free(err);
+    assert_int_equal(tl_test_copy_file(good, f->db), 0);
+    assert_int_equal(truncate(f->db, cuts[i]), 0);
+    no_crash_on(f->db, 0, i % 3 == 0);
+  }
+  free(good);
+}
+
+/* Bytes flipped all over the file, page by page: whatever SQLite or tl makes
+ * of it, nothing crashes and every error is one line. Damage to the sample
+ * data itself is always found by check. */
+static void corrupted_database(void **state) {
+  fixture *f = *state;
+  char *good = tl_test_path(f->dir, "good.db");
+  collect_with(good, "x", "uv", "0", "20000");
+  size_t len;
+  char *bytes = tl_test_read_file(good, &len);
+  struct stat st;
+  assert_int_equal(stat(good, &st), 0);
+  len = (size_t)st.st_size; /* the file holds NULs: take its real size */
+  free(bytes);
+  bytes = malloc(len);
+  FILE *in = fopen(good, "rb");
+  assert_int_equal(fread(bytes, 1, len, in), len);
+  fclose(in);
+  uint32_t seed = 12345;
+  for (size_t page = 0; page * 4096 < len; page++) {
+    char *copy = malloc(len);
+    memcpy(copy, bytes, len);
+    for (int k = 0; k < 16; k++) {
+      seed = seed * 1103515245u + 12345u;
+      size_t at = page * 4096 + (seed >> 8) % 4096;
+      if (page == 0 && at < 100)
+        at += 100; /* the header has its own test (not_a_database) */
+      if (at < len)
+        copy[at] = (char)(copy[at] ^ (char)(1 + (seed & 0x7f)));
+    }
+    assert_int_equal(tl_test_write_file(f->db, copy, len), 0);
+    free(copy);
+    no_crash_on(f->db, 0, page % 4 == 0);
+  }
+  /* Sample data that does not decode. */
+  assert_int_equal(tl_test_write_file(f->db, bytes, len), 0);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, "UPDATE sample_blocks SET data = x'ffffff' WHERE rowid = 1",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  no_crash_on(f->db, 1, 1);
+  char *r1[] = {TLREPORT, "--db", f->db, NULL};
+  free(expect_failure(r1, NULL, NULL, NULL, 1, "do not decode"));
+  free(bytes);
+  free(good);
+}
+
+/* ======================================================================== */
+/* Power loss                                                                */
+
+static const char *pragma_text(sqlite3 *db, const char *sql, char *buf, size_t len) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return buf;
+}
+
+/* What the README promises about a power loss rests on these settings of
+ * every writing connection: WAL, and a sync of the WAL at every commit. */
+static void durability_settings(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  char buf[32];
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_string_equal(pragma_text(s->db, "PRAGMA journal_mode", buf, sizeof buf), "wal");
+  assert_string_equal(pragma_text(s->db, "PRAGMA synchronous", buf, sizeof buf), "2"); /* FULL */
+  assert_string_equal(pragma_text(s->db, "PRAGMA fullfsync", buf, sizeof buf), "1");
+  assert_string_equal(pragma_text(s->db, "PRAGMA foreign_keys", buf, sizeof buf), "1");
+  tl_store_close(s);
+}
+
+int main(void) {
+  if (getenv("TL_TEST_FILTER")) /* run one of them: TL_TEST_FILTER=locked_database */
+    cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(durability_settings, setup, teardown),
+      cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, setup, teardown),
+      cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, setup, teardown),
+      cmocka_unit_test_setup_teardown(tmpfs_full, setup, teardown),
+      cmocka_unit_test_setup_teardown(read_only_file_and_folder, setup, teardown),
+      cmocka_unit_test_setup_teardown(read_only_file_system, setup, teardown),
+      cmocka_unit_test_setup_teardown(locked_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(not_a_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(newer_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(truncated_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(corrupted_database, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
