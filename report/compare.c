@@ -79,8 +79,8 @@ static int group_cmp(const tl_comparison *c, const tl_group *a, const tl_group *
   return (a->delay_ns > b->delay_ns) - (a->delay_ns < b->delay_ns);
 }
 
-int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
-               size_t errlen) {
+static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
+                   size_t errlen) {
   memset(out, 0, sizeof *out);
   int rc = check_labels(store, o, err, errlen);
   if (rc)
@@ -289,4 +289,18 @@ int tl_render_markdown(const tl_comparison *c, FILE *out) {
         "latency that at least N percent of the samples do not exceed.\n",
         out);
   return ferror(out) ? TL_EIO : TL_OK;
+}
+
+int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
+               size_t errlen) {
+  /* One read snapshot for the session list and every pass over the samples,
+   * so a collector committing meanwhile changes nothing in the page. */
+  int rc = tl_store_read_begin(store);
+  if (rc) {
+    memset(out, 0, sizeof *out);
+    return fail(err, errlen, rc, tl_store_errmsg(store));
+  }
+  rc = compare(store, o, out, err, errlen);
+  tl_store_read_end(store);
+  return rc;
 }

@@ -2,11 +2,14 @@
  * little memory.
  *
  * Pass 1 reads every sample once for count, min, max, mean and a log-linear
- * histogram (128 sub-buckets per power of two). Each requested rank then
+ * histogram (2048 sub-buckets per power of two, fine enough that the bucket
+ * of a rank in timer data holds few enough samples to collect at once). Each requested rank then
  * lies in one known bucket [lo, hi] with a known number of samples below it.
  * Each further pass either collects the samples of [lo, hi] and picks the
  * rank exactly (when few enough fall there), or splits [lo, hi] into 4096
- * linear buckets to narrow it further. Typical timer data needs two passes. */
+ * linear buckets to narrow it further. Typical timer data needs two passes.
+ * The passes after the first skip, undecoded, every stored block whose
+ * min..max (kept in the block's row) misses all the ranges still open. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,7 @@
 #include "tl_report.h"
 
 enum {
-  SUB_BITS = 7,
+  SUB_BITS = 11,
   SUB = 1 << SUB_BITS,
   LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
   LINEAR_BUCKETS = 4096,
@@ -57,7 +60,7 @@ typedef struct {
 
 typedef struct {
   int64_t count, min, max;
-  long double sum, sumsq;
+  unsigned __int128 sum, sumsq; /* exact: values are below 2^63 */
   int64_t *log_hist;
   target *t;
   size_t nt;
@@ -68,17 +71,24 @@ typedef struct {
 static int on_values(void *arg, const int64_t *v, size_t n) {
   pass_ctx *c = arg;
   if (c->pass1) {
+    if (!n)
+      return 0;
+    int64_t lo = c->count ? c->min : v[0], hi = c->count ? c->max : v[0];
+    unsigned __int128 sum = 0, sumsq = 0;
+    int64_t *hist = c->log_hist;
     for (size_t i = 0; i < n; i++) {
       int64_t x = v[i];
-      if (c->count == 0 || x < c->min)
-        c->min = x;
-      if (c->count == 0 || x > c->max)
-        c->max = x;
-      c->count++;
-      c->sum += x;
-      c->sumsq += (long double)x * x;
-      c->log_hist[log_index(x)]++;
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+      sum += (uint64_t)x;
+      sumsq += (unsigned __int128)((uint64_t)x) * (uint64_t)x;
+      hist[log_index(x)]++;
     }
+    c->min = lo;
+    c->max = hi;
+    c->count += (int64_t)n;
+    c->sum += sum;
+    c->sumsq += sumsq;
     return 0;
   }
   for (size_t k = 0; k < c->nt; k++) {
@@ -135,8 +145,8 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
   out->count = c.count;
   out->min_ns = c.min;
   out->max_ns = c.max;
-  long double mean = c.sum / c.count;
-  long double var = c.sumsq / c.count - mean * mean;
+  long double mean = (long double)c.sum / c.count;
+  long double var = (long double)c.sumsq / c.count - mean * mean;
   out->mean_ns = (double)mean;
   out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
 
@@ -232,22 +242,49 @@ typedef struct {
   tl_store *store;
   const int64_t *ids;
   size_t n;
+  pass_ctx *pass;
+  tl_samples_cb cb;
+  int64_t values[TL_BLOCK_MAX];
 } store_src;
+
+/* After pass 1, only blocks that may hold a sample of an open range. */
+static int block_wanted(void *arg, const tl_block *b) {
+  const pass_ctx *c = ((store_src *)arg)->pass;
+  if (c->pass1)
+    return 1;
+  for (size_t k = 0; k < c->nt; k++) {
+    const target *t = &c->t[k];
+    if (!t->done && b->max_ns >= t->lo && b->min_ns <= t->hi)
+      return 1;
+  }
+  return 0;
+}
+
+static int block_values(void *arg, const tl_block *b) {
+  store_src *s = arg;
+  if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, s->values, (size_t)b->count))
+    return TL_ECORRUPT;
+  return s->cb(s->pass, s->values, (size_t)b->count);
+}
 
 static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
   store_src *s = arg;
-  for (size_t i = 0; i < s->n; i++) {
-    int err = tl_store_scan(s->store, s->ids[i], cb, ctx);
-    if (err)
-      return err;
-  }
-  return TL_OK;
+  s->pass = ctx;
+  s->cb = cb;
+  return tl_store_scan_blocks(s->store, s->ids, s->n, block_wanted, block_values, s);
 }
 
 int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
                     size_t pct_count, tl_dist *out) {
-  store_src s = {store, session_ids, n};
-  return compute(scan_store, &s, pcts, pct_count, out);
+  store_src *s = malloc(sizeof *s);
+  if (!s)
+    return TL_ENOMEM;
+  s->store = store;
+  s->ids = session_ids;
+  s->n = n;
+  int err = compute(scan_store, s, pcts, pct_count, out);
+  free(s);
+  return err;
 }
 
 typedef struct {
