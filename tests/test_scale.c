@@ -563,6 +563,50 @@ static void exact_over_sessions(void **state) {
   tl_store_close(s);
 }
 
+/* ======================================================================== */
+
+/* tl_samples() from the sqlite3 shell gives back exactly the samples. */
+static void sqlite_shell_extension(void **state) {
+  fixture *f = *state;
+  if (access(SQLITE3_SHELL, X_OK) != 0)
+    skip();
+  tl_store *s = open_db(f->dir, "q.db");
+  int64_t v[5000];
+  uint64_t x = 5;
+  int64_t sum_a = 0, sum_b = 0;
+  for (int i = 0; i < 5000; i++) {
+    v[i] = lcg(&x) % 200000000;
+    sum_a += v[i];
+    sum_b += i < 10 ? v[i] : 0;
+  }
+  char u[37];
+  add_session(s, "a", "h", 0, v, 5000, u); /* two blocks */
+  add_session(s, "b", "h", 0, v, 10, u);
+  tl_store_close(s);
+  char *db = tl_test_path(f->dir, "q.db");
+  char load[4200];
+  snprintf(load, sizeof load, ".load %s", TL_SQLITE_EXT);
+  char *argv[] = {SQLITE3_SHELL,
+                  "-batch",
+                  db,
+                  load,
+                  "SELECT s.label, count(*), sum(x.latency_ns), min(x.seq), max(x.seq) FROM "
+                  "sessions s, tl_samples(s.id) x GROUP BY s.label ORDER BY s.label;"
+                  "SELECT latency_ns FROM tl_samples(1) WHERE seq IN (0, 4096, 4999) ORDER BY seq;"
+                  "SELECT count(*) FROM tl_samples;",
+                  NULL};
+  char *out = NULL, *err = NULL;
+  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
+  char want[512];
+  snprintf(want, sizeof want, "a|5000|%lld|0|4999\nb|10|%lld|0|9\n%lld\n%lld\n%lld\n5010\n",
+           (long long)sum_a, (long long)sum_b, (long long)v[0], (long long)v[4096],
+           (long long)v[4999]);
+  assert_string_equal(out, want);
+  free(out);
+  free(err);
+  free(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(merge_idempotent_and_conflict, setup, teardown),
@@ -572,6 +616,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(prune_and_delete, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_collectors, setup, teardown),
       cmocka_unit_test_setup_teardown(exact_over_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(sqlite_shell_extension, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
