@@ -500,6 +500,54 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+typedef struct {
+  int64_t threshold;
+  int64_t seen, decoded, values;
+} filter_ctx;
+
+static int only_high(void *arg, const tl_block *b) {
+  filter_ctx *c = arg;
+  assert_null(b->data);
+  c->seen++;
+  return b->max_ns >= c->threshold;
+}
+
+static int count_block(void *arg, const tl_block *b) {
+  filter_ctx *c = arg;
+  int64_t v[TL_BLOCK_MAX];
+  assert_int_equal(tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, v, (size_t)b->count),
+                   TL_OK);
+  for (int64_t i = 0; i < b->count; i++)
+    c->values += v[i] >= c->threshold;
+  c->decoded++;
+  return 0;
+}
+
+/* The block scan hands over headers first and reads only accepted blocks. */
+static void scan_blocks_filter(void **state) {
+  fixture *f = *state;
+  tl_store *s = open_db(f->dir, "b.db");
+  int64_t *v = malloc(20000 * sizeof *v);
+  for (int i = 0; i < 20000; i++)
+    v[i] = i; /* ascending: blocks 0..4095, 4096..8191, ... */
+  char u[37];
+  add_session(s, "x", "h", 0, v, 20000, u);
+  add_session(s, "x", "h", 0, v, 100, u);
+  int64_t ids[] = {1, 2};
+  filter_ctx c = {.threshold = 12000};
+  assert_int_equal(tl_store_scan_blocks(s, ids, 2, only_high, count_block, &c), TL_OK);
+  assert_int_equal(c.seen, 5 + 1);
+  assert_int_equal(c.decoded, 3); /* 8192..12287, 12288..16383, 16384..19999 */
+  assert_int_equal(c.values, 8000);
+  /* A refused header is never read; a damaged one is reported. */
+  assert_int_equal(
+      sqlite3_exec(s->db, "UPDATE sample_blocks SET count = 5000 WHERE seq = 1", NULL, NULL, NULL),
+      SQLITE_OK);
+  assert_int_equal(tl_store_scan_blocks(s, ids, 2, only_high, count_block, &c), TL_ECORRUPT);
+  free(v);
+  tl_store_close(s);
+}
+
 /* Many sessions and blocks, shapes that make the narrowing passes skip
  * blocks (sessions in disjoint ranges) and collect across block edges;
  * every percentile checked against a sort done here. */
@@ -615,6 +663,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(export_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(prune_and_delete, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_collectors, setup, teardown),
+      cmocka_unit_test_setup_teardown(scan_blocks_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(exact_over_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(sqlite_shell_extension, setup, teardown),
   };
