@@ -493,6 +493,55 @@ static void concurrent_collectors(void **state) {
   free(db);
 }
 
+/* A reader inside tl_store_read_begin/end sees the database as it was at
+ * begin, while another connection commits more samples. */
+static void read_snapshot(void **state) {
+  fixture *f = *state;
+  tl_store *w = open_db(f->dir, "snap.db"), *r = open_db(f->dir, "snap.db");
+  int64_t v[5000];
+  for (int i = 0; i < 5000; i++)
+    v[i] = 1000 + i;
+  char u[37];
+  add_session(w, "a", "h", 0, v, 5000, u);
+  int64_t ids[] = {1};
+  const double p[] = {50, 100};
+  tl_dist before, during, after;
+  assert_int_equal(tl_store_read_begin(r), TL_OK);
+  assert_int_equal(tl_dist_compute(r, ids, 1, p, 2, &before), TL_OK);
+  /* The writer adds a session and removes a block of the first. */
+  tl_session_spec spec = {.run_uuid = "run",
+                          .label = "a",
+                          .probe = "settimeout",
+                          .command_line = "x",
+                          .host_fingerprint = "h",
+                          .hostname = "h",
+                          .libuv_version = ""};
+  tl_writer *wr;
+  assert_int_equal(tl_writer_begin(w, &spec, &wr, u), TL_OK);
+  assert_int_equal(tl_writer_add(wr, v, 100), TL_OK);
+  assert_int_equal(tl_writer_end(wr, "complete"), TL_OK);
+  assert_int_equal(sqlite3_exec(w->db, "DELETE FROM sample_blocks WHERE session_id = 1 AND seq = 0",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  tl_filter fl;
+  tl_filter_init(&fl);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(r, &fl, &list), TL_OK);
+  assert_int_equal(list.count, 1); /* the new session is not visible yet */
+  tl_session_list_free(&list);
+  assert_int_equal(tl_dist_compute(r, ids, 1, p, 2, &during), TL_OK);
+  assert_int_equal(during.count, before.count);
+  assert_int_equal(during.pct_ns[0], before.pct_ns[0]);
+  tl_store_read_end(r);
+  assert_int_equal(tl_store_sessions(r, &fl, &list), TL_OK);
+  assert_int_equal(list.count, 2);
+  tl_session_list_free(&list);
+  assert_int_equal(tl_dist_compute(r, ids, 1, p, 2, &after), TL_OK);
+  assert_int_equal(after.count, 5000 - TL_BLOCK_MAX);
+  tl_store_close(r);
+  tl_store_close(w);
+}
+
 /* ======================================================================== */
 
 static int cmp(const void *a, const void *b) {
@@ -664,6 +713,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(prune_and_delete, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_collectors, setup, teardown),
       cmocka_unit_test_setup_teardown(scan_blocks_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(read_snapshot, setup, teardown),
       cmocka_unit_test_setup_teardown(exact_over_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(sqlite_shell_extension, setup, teardown),
   };
