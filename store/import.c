@@ -341,10 +341,16 @@ static int flush_block(block_out *b) {
   return TL_OK;
 }
 
-static int all_digits(const char *p, size_t len) {
-  for (size_t i = 0; i < len; i++)
-    if (p[i] < '0' || p[i] > '9')
+/* The value of len (< 16) decimal digits, or 0 when p holds anything else. */
+static int digits_value(const char *p, size_t len, int64_t *out) {
+  int64_t v = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned d = (unsigned)(unsigned char)p[i] - '0';
+    if (d > 9)
       return 0;
+    v = v * 10 + (int64_t)d;
+  }
+  *out = v;
   return 1;
 }
 
@@ -445,12 +451,9 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
         } else {
           rc = tl__import_parse_line(o->format, p, len, column, unit, &v, why, sizeof why);
         }
-      } else if (column == 0 && len && len < 16 && all_digits(p, len)) {
+      } else if (column == 0 && len && len < 16 && digits_value(p, len, &v)) {
         /* The common line, a bare integer: what the parser would return,
          * without its general checks. */
-        v = 0;
-        for (size_t i = 0; i < len; i++)
-          v = v * 10 + (p[i] - '0');
         if (v <= IMPORT_MAX_NS / unit) {
           v *= unit;
           rc = 1;
