@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tl_report.h"
 #include "tl_store.h"
@@ -476,6 +477,12 @@ static int run_merge(const char *path, int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (argv[i][0] == '-' || !argv[i][0])
       return usage_error(argv[i], "unknown option (merge takes database files)");
+  /* A missing file fails before the target is opened (or created). */
+  for (int i = 1; i < argc; i++)
+    if (access(argv[i], R_OK) != 0) {
+      tl_errorf("cannot read %s: %s (check the path)", argv[i], strerror(errno));
+      return TL_EXIT_FAILURE;
+    }
   tl_store *store = open_store(path, 0);
   if (!store)
     return TL_EXIT_FAILURE;

@@ -395,7 +395,23 @@ static void export_round_trip(void **state) {
   free(run_tlstore(none, u4, 2));
   const char *u5[] = {"sessions", "--status", "sleeping", NULL};
   free(run_tlstore(none, u5, 2));
+  const char *u6[] = {"merge", "missing.db", NULL};
+  free(run_tlstore(none, u6, 1));
+  const char *u7[] = {"merge", NULL};
+  free(run_tlstore(none, u7, 2));
+  const char *u8[] = {"import",  "--format", "hgrm",    "x", "--label", "a",
+                      "--probe", "p",        "--delay", "0", NULL};
+  free(run_tlstore(none, u8, 2));
   assert_int_not_equal(access(none, F_OK), 0);
+  /* merge through the program: the same file twice adds nothing. */
+  char *m = tl_test_path(f->dir, "m.db");
+  const char *mg[] = {"merge", src, NULL};
+  char *o1 = run_tlstore(m, mg, 0), *o2 = run_tlstore(m, mg, 0);
+  assert_non_null(strstr(o1, "merged 3 sessions (9060 samples, 2 new hosts); 0 already present"));
+  assert_non_null(strstr(o2, "merged 0 sessions (0 samples, 0 new hosts); 3 already present"));
+  free(o1);
+  free(o2);
+  free(m);
   free(none);
   free(src);
 }
