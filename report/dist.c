@@ -113,9 +113,40 @@ static int on_values(void *arg, const int64_t *v, size_t n) {
 
 typedef int (*source_fn)(void *src, tl_samples_cb cb, void *ctx);
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+/* The k-th smallest (0-based) of v[0..n), reordering v: Hoare's selection
+ * with a median-of-three pivot, linear on average, where a sort would be
+ * n log n. */
+static int64_t select_kth(int64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int64_t a = v[lo], b = v[mid], c = v[hi];
+    int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot)
+        i++;
+      while (v[j] > pivot)
+        j--;
+      if (i <= j) {
+        int64_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0)
+          break;
+        j--;
+      }
+    }
+    /* Now v[lo..j] <= pivot <= v[i..hi], and anything between equals it. */
+    if (k <= j && j != (size_t)-1 && j >= lo)
+      hi = j;
+    else if (k >= i)
+      lo = i;
+    else
+      return v[k];
+  }
+  return v[k];
 }
 
 static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
@@ -204,8 +235,7 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
         if ((int64_t)x->n != x->inside) {
           err = TL_ECORRUPT; /* the data changed between passes */
         } else {
-          qsort(x->vals, x->n, sizeof *x->vals, cmp_i64);
-          x->value = x->vals[x->rank - x->below - 1];
+          x->value = select_kth(x->vals, x->n, (size_t)(x->rank - x->below - 1));
           x->done = 1;
         }
       } else if (!err) {
