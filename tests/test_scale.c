@@ -599,6 +599,12 @@ static void scan_blocks_filter(void **state) {
   add_session(s, "x", "h", 0, v, 20000, u);
   add_session(s, "x", "h", 0, v, 100, u);
   int64_t ids[] = {1, 2};
+  /* New files have pages large enough for a whole block. */
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(st, 0), 65536);
+  sqlite3_finalize(st);
   filter_ctx c = {.threshold = 12000};
   assert_int_equal(tl_store_scan_blocks(s, ids, 2, only_high, count_block, &c), TL_OK);
   assert_int_equal(c.seen, 5 + 1);
