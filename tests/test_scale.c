@@ -558,6 +558,28 @@ static void read_snapshot(void **state) {
   tl_store_close(w);
 }
 
+/* The decoder's fast path (1 to 3 byte varints) and its general path, mixed
+ * in one block and at its end, give back every value. */
+static void codec_all_widths(void **state) {
+  (void)state;
+  int64_t v[TL_BLOCK_MAX], back[TL_BLOCK_MAX], lo, hi;
+  uint8_t buf[TL_BLOCK_MAX * 10];
+  uint64_t x = 99;
+  for (int round = 0; round < 50; round++) {
+    size_t n = 1 + (size_t)(lcg(&x) % TL_BLOCK_MAX);
+    for (size_t i = 0; i < n; i++) {
+      int bits = (int)(lcg(&x) % 63); /* deltas of 0 to 62 bits: 1 to 9 bytes */
+      int64_t r = (int64_t)(((uint64_t)lcg(&x) << 31) | (uint64_t)lcg(&x)); /* 62 bits */
+      v[i] = 5 + (r & (((int64_t)1 << bits) - 1));
+    }
+    size_t len = tl_block_encode(v, n, buf, &lo, &hi);
+    assert_int_equal(tl_block_decode(buf, len, lo, hi, back, n), TL_OK);
+    assert_memory_equal(v, back, n * sizeof *v);
+    if (len > 1)
+      assert_int_equal(tl_block_decode(buf, len - 1, lo, hi, back, n), TL_ECORRUPT);
+  }
+}
+
 /* ======================================================================== */
 
 static int cmp(const void *a, const void *b) {
@@ -736,6 +758,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(concurrent_collectors, setup, teardown),
       cmocka_unit_test_setup_teardown(scan_blocks_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(read_snapshot, setup, teardown),
+      cmocka_unit_test(codec_all_widths),
       cmocka_unit_test_setup_teardown(exact_over_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(sqlite_shell_extension, setup, teardown),
   };
