@@ -698,6 +698,14 @@ static void exact_over_sessions(void **state) {
   assert_int_equal(d.count, (int64_t)m);
   for (int k = 0; k < 11; k++)
     assert_int_equal(d.pct_ns[k], part[tl_rank(p[k], (int64_t)m) - 1]);
+  /* A damaged block deep in a session is an error that says where. */
+  assert_int_equal(sqlite3_exec(s->db,
+                                "UPDATE sample_blocks SET data = x'ffffff' WHERE session_id = 3 "
+                                "AND seq = 5",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  assert_int_equal(tl_dist_compute(s, ids, SESSIONS, p, 11, &d), TL_ECORRUPT);
+  assert_non_null(strstr(tl_store_errmsg(s), "do not decode"));
   free(part);
   free(sorted);
   free(all);
