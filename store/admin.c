@@ -100,7 +100,25 @@ int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *s
 int tl_store_vacuum(tl_store *s) {
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
-  int rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL);
+  /* A file from before tl used 64 KiB pages is rebuilt with them. The page
+   * size of a WAL database cannot change, so the rebuild leaves WAL for its
+   * duration; that needs the file to itself, else it stays as it is. */
+  sqlite3_stmt *st = NULL;
+  int page = 0;
+  if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    page = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  int rc;
+  if (page && page < 65536 &&
+      sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) == SQLITE_OK) {
+    rc = sqlite3_exec(s->db, "PRAGMA page_size=65536; VACUUM", NULL, NULL, NULL);
+    int back = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+      rc = back;
+  } else {
+    rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL);
+  }
   if (rc == SQLITE_OK)
     rc = sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "vacuuming");

@@ -460,6 +460,48 @@ static void prune_and_delete(void **state) {
   tl_store_close(s);
 }
 
+static int page_size(tl_store *s) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  int n = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* A database with the 4 KiB pages of earlier tl versions gets 64 KiB pages
+ * from vacuum, every sample kept, and stays in WAL mode. */
+static void vacuum_upgrades_pages(void **state) {
+  fixture *f = *state;
+  char *path = tl_test_path(f->dir, "old.db");
+  sqlite3 *raw;
+  assert_int_equal(sqlite3_open(path, &raw), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(raw,
+                                "PRAGMA page_size=4096; PRAGMA journal_mode=WAL;"
+                                "PRAGMA application_id = 1953260642",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(raw);
+  tl_store *s = open_db(f->dir, "old.db");
+  assert_int_equal(page_size(s), 4096);
+  int64_t v[10000];
+  for (int i = 0; i < 10000; i++)
+    v[i] = 1000000 + i % 777;
+  char u[37];
+  add_session(s, "a", "h", 0, v, 10000, u);
+  assert_int_equal(tl_store_vacuum(s), TL_OK);
+  assert_int_equal(page_size(s), 65536);
+  assert_int_equal(count_samples(s), 10000);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+  sqlite3_finalize(st);
+  tl_store_close(s);
+  free(path);
+}
+
 /* ======================================================================== */
 
 static void concurrent_collectors(void **state) {
@@ -763,6 +805,7 @@ int main(void) {
       cmocka_unit_test(import_parser_hostile),
       cmocka_unit_test_setup_teardown(export_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(prune_and_delete, setup, teardown),
+      cmocka_unit_test_setup_teardown(vacuum_upgrades_pages, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_collectors, setup, teardown),
       cmocka_unit_test_setup_teardown(scan_blocks_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(read_snapshot, setup, teardown),
