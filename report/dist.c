@@ -277,16 +277,15 @@ static int ignore_values(void *ctx, const int64_t *v, size_t n) {
 }
 
 /* Reading the store takes two threads: this one steps SQLite through the
- * blocks and copies the encoded bytes into a batch, a worker decodes the
- * previous batch and counts it. The two halves of the work are of similar
- * size, so on two cores a pass takes about half as long. Only the worker
- * touches the pass context; the batches alternate under one mutex. */
-enum { BATCH_BLOCKS = 256, BATCH_BYTES = BATCH_BLOCKS * TL_BLOCK_MAX * 4 };
+ * blocks and decodes them into a batch of values, a worker counts the
+ * previous batch. The two halves of the work are of similar size, so on two
+ * cores a pass takes about half as long. Only the worker touches the pass
+ * context; the batches alternate under one mutex. */
+enum { BATCH_VALUES = 64 * TL_BLOCK_MAX };
 
 typedef struct {
-  tl_block h[BATCH_BLOCKS]; /* data points into bytes */
-  size_t nb, used;
-  uint8_t bytes[BATCH_BYTES];
+  size_t n;
+  int64_t v[BATCH_VALUES];
 } batch;
 
 typedef struct {
@@ -297,13 +296,12 @@ typedef struct {
   tl_samples_cb cb;
   batch *fill;         /* the batch this thread fills */
   batch *pending;      /* handed to the worker, not yet taken */
-  int busy, quit;      /* the worker is processing a batch; no more will come */
+  int busy, quit;      /* the worker is counting a batch; no more will come */
   int err;             /* the worker's first error */
   int64_t bad_session; /* where a block failed to decode */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   batch batches[2];
-  int64_t values[TL_BLOCK_MAX]; /* the worker's decoded block */
 } store_src;
 
 /* After pass 1, only blocks that may hold a sample of an open range. */
@@ -332,22 +330,12 @@ static void *worker(void *arg) {
     s->busy = 1;
     int err = s->err;
     pthread_mutex_unlock(&s->mu);
-    int64_t bad = 0;
-    for (size_t i = 0; i < b->nb && !err; i++) {
-      const tl_block *x = &b->h[i];
-      if (tl_block_decode(x->data, x->len, x->min_ns, x->max_ns, s->values, (size_t)x->count)) {
-        err = TL_ECORRUPT;
-        bad = x->session_id;
-      } else {
-        err = s->cb(s->pass, s->values, (size_t)x->count);
-      }
-    }
+    if (!err)
+      err = s->cb(s->pass, b->v, b->n);
     pthread_mutex_lock(&s->mu);
-    if (err && !s->err) {
+    if (err && !s->err)
       s->err = err;
-      s->bad_session = bad;
-    }
-    b->nb = b->used = 0;
+    b->n = 0;
     s->busy = 0;
     pthread_cond_broadcast(&s->cv);
   }
@@ -362,7 +350,7 @@ static int submit(store_src *s) {
   while (s->pending || s->busy)
     pthread_cond_wait(&s->cv, &s->mu);
   int err = s->err;
-  if (!err && s->fill->nb) {
+  if (!err && s->fill->n) {
     s->pending = s->fill;
     s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
     pthread_cond_broadcast(&s->cv);
@@ -371,21 +359,19 @@ static int submit(store_src *s) {
   return err;
 }
 
-static int block_copy(void *arg, const tl_block *b) {
+static int block_decode(void *arg, const tl_block *b) {
   store_src *s = arg;
-  if (b->len > BATCH_BYTES)
-    return TL_ECORRUPT;
-  if (s->fill->nb == BATCH_BLOCKS || s->fill->used + b->len > BATCH_BYTES) {
+  if (s->fill->n + (size_t)b->count > BATCH_VALUES) {
     int err = submit(s);
     if (err)
       return err;
   }
   batch *f = s->fill;
-  memcpy(f->bytes + f->used, b->data, b->len);
-  f->h[f->nb] = *b;
-  f->h[f->nb].data = f->bytes + f->used;
-  f->used += b->len;
-  f->nb++;
+  if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, f->v + f->n, (size_t)b->count)) {
+    s->bad_session = b->session_id;
+    return TL_ECORRUPT;
+  }
+  f->n += (size_t)b->count;
   return TL_OK;
 }
 
@@ -396,11 +382,11 @@ static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
   s->fill = &s->batches[0];
   s->pending = NULL;
   s->busy = s->quit = s->err = 0;
-  s->batches[0].nb = s->batches[1].nb = s->batches[0].used = s->batches[1].used = 0;
+  s->batches[0].n = s->batches[1].n = 0;
   pthread_t th;
   if (pthread_create(&th, NULL, worker, s) != 0)
     return TL_ENOMEM;
-  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_wanted, block_copy, s);
+  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_wanted, block_decode, s);
   int werr = submit(s);
   pthread_mutex_lock(&s->mu);
   while (s->pending || s->busy)
@@ -410,7 +396,7 @@ static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
   werr = s->err ? s->err : werr;
   pthread_mutex_unlock(&s->mu);
   pthread_join(th, NULL);
-  if (werr == TL_ECORRUPT && s->bad_session) {
+  if (err == TL_ECORRUPT && s->bad_session) {
     /* Let the store say which block is bad: a plain scan of that session
      * stops at the same block and leaves the message on the handle. */
     tl_store_scan(s->store, s->bad_session, ignore_values, NULL);
