@@ -142,6 +142,33 @@ static double ingest_tl(const char *path, const samples *real, size_t n, size_t 
   return (double)n / t;
 }
 
+typedef struct {
+  const samples *real;
+  size_t at, wrong;
+} verify_ctx;
+
+static int verify(void *ctx, const int64_t *v, size_t n) {
+  verify_ctx *c = ctx;
+  for (size_t i = 0; i < n; i++, c->at++)
+    c->wrong += v[i] != c->real->v[c->at % c->real->n];
+  return 0;
+}
+
+/* Reads the last ingest back: every sample must come out as it went in. */
+static int recovered_exactly(const char *path, const samples *real, size_t n) {
+  tl_store *s;
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  verify_ctx c = {real, 0, 0};
+  if (tl_store_open(&s, path, TL_STORE_READONLY) || tl_store_sessions(s, &f, &list) ||
+      list.count != 1 || tl_store_scan(s, list.items[0].id, verify, &c))
+    die("read back", s);
+  tl_session_list_free(&list);
+  tl_store_close(s);
+  return c.at == n && c.wrong == 0;
+}
+
 /* The baseline: one row per sample in a plain table, prepared statement,
  * one transaction per batch, same pragmas as tl. */
 static double ingest_plain(const char *path, const samples *real, size_t n, size_t batch,
@@ -204,6 +231,8 @@ int main(int argc, char **argv) {
   printf("  %-34s %14.2f\n", "tl, whole file", tl_bps);
   printf("  %-34s %14.2f\n", "baseline, whole file", plain_bps);
   printf("  %-34s %14.1fx\n", "ratio baseline / tl", plain_bps / tl_bps);
+  printf("  %-34s %14s\n", "tl, every sample read back exactly",
+         recovered_exactly(path, &real, n) ? "yes" : "NO");
   remove_db(path);
   remove_db(plain);
   free(real.v);

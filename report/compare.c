@@ -177,8 +177,8 @@ static int session_details(tl_store *store, tl_comparison *c) {
   return TL_OK;
 }
 
-int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
-               size_t errlen) {
+static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
+                   size_t errlen) {
   memset(out, 0, sizeof *out);
   int rc = check_labels(store, o, err, errlen);
   if (rc)
@@ -296,4 +296,18 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
 oom:
   tl_comparison_free(out);
   return fail(err, errlen, TL_ENOMEM, "out of memory");
+}
+
+int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
+               size_t errlen) {
+  /* One read snapshot for the session list and every pass over the samples,
+   * so a collector committing meanwhile changes nothing in the page. */
+  int rc = tl_store_read_begin(store);
+  if (rc) {
+    memset(out, 0, sizeof *out);
+    return fail(err, errlen, rc, tl_store_errmsg(store));
+  }
+  rc = compare(store, o, out, err, errlen);
+  tl_store_read_end(store);
+  return rc;
 }

@@ -2,19 +2,23 @@
  * little memory.
  *
  * Pass 1 reads every sample once for count, min, max, mean and a log-linear
- * histogram (128 sub-buckets per power of two). Each requested rank then
+ * histogram (2048 sub-buckets per power of two, fine enough that the bucket
+ * of a rank in timer data holds few enough samples to collect at once). Each requested rank then
  * lies in one known bucket [lo, hi] with a known number of samples below it.
  * Each further pass either collects the samples of [lo, hi] and picks the
  * rank exactly (when few enough fall there), or splits [lo, hi] into 4096
- * linear buckets to narrow it further. Typical timer data needs two passes. */
+ * linear buckets to narrow it further. Typical timer data needs two passes.
+ * The passes after the first skip, undecoded, every stored block whose
+ * min..max (kept in the block's row) misses all the ranges still open. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tl_report.h"
 
 enum {
-  SUB_BITS = 7,
+  SUB_BITS = 11,
   SUB = 1 << SUB_BITS,
   LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
   LINEAR_BUCKETS = 4096,
@@ -57,7 +61,7 @@ typedef struct {
 
 typedef struct {
   int64_t count, min, max;
-  long double sum, sumsq;
+  unsigned __int128 sum, sumsq; /* exact: values are below 2^63 */
   int64_t *log_hist;
   target *t;
   size_t nt;
@@ -68,17 +72,24 @@ typedef struct {
 static int on_values(void *arg, const int64_t *v, size_t n) {
   pass_ctx *c = arg;
   if (c->pass1) {
+    if (!n)
+      return 0;
+    int64_t lo = c->count ? c->min : v[0], hi = c->count ? c->max : v[0];
+    unsigned __int128 sum = 0, sumsq = 0;
+    int64_t *hist = c->log_hist;
     for (size_t i = 0; i < n; i++) {
       int64_t x = v[i];
-      if (c->count == 0 || x < c->min)
-        c->min = x;
-      if (c->count == 0 || x > c->max)
-        c->max = x;
-      c->count++;
-      c->sum += x;
-      c->sumsq += (long double)x * x;
-      c->log_hist[log_index(x)]++;
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+      sum += (uint64_t)x;
+      sumsq += (unsigned __int128)((uint64_t)x) * (uint64_t)x;
+      hist[log_index(x)]++;
     }
+    c->min = lo;
+    c->max = hi;
+    c->count += (int64_t)n;
+    c->sum += sum;
+    c->sumsq += sumsq;
     return 0;
   }
   for (size_t k = 0; k < c->nt; k++) {
@@ -102,9 +113,40 @@ static int on_values(void *arg, const int64_t *v, size_t n) {
 
 typedef int (*source_fn)(void *src, tl_samples_cb cb, void *ctx);
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+/* The k-th smallest (0-based) of v[0..n), reordering v: Hoare's selection
+ * with a median-of-three pivot, linear on average, where a sort would be
+ * n log n. */
+static int64_t select_kth(int64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int64_t a = v[lo], b = v[mid], c = v[hi];
+    int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot)
+        i++;
+      while (v[j] > pivot)
+        j--;
+      if (i <= j) {
+        int64_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0)
+          break;
+        j--;
+      }
+    }
+    /* Now v[lo..j] <= pivot <= v[i..hi], and anything between equals it. */
+    if (k <= j && j != (size_t)-1 && j >= lo)
+      hi = j;
+    else if (k >= i)
+      lo = i;
+    else
+      return v[k];
+  }
+  return v[k];
 }
 
 static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
@@ -135,8 +177,8 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
   out->count = c.count;
   out->min_ns = c.min;
   out->max_ns = c.max;
-  long double mean = c.sum / c.count;
-  long double var = c.sumsq / c.count - mean * mean;
+  long double mean = (long double)c.sum / c.count;
+  long double var = (long double)c.sumsq / c.count - mean * mean;
   out->mean_ns = (double)mean;
   out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
 
@@ -193,8 +235,7 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
         if ((int64_t)x->n != x->inside) {
           err = TL_ECORRUPT; /* the data changed between passes */
         } else {
-          qsort(x->vals, x->n, sizeof *x->vals, cmp_i64);
-          x->value = x->vals[x->rank - x->below - 1];
+          x->value = select_kth(x->vals, x->n, (size_t)(x->rank - x->below - 1));
           x->done = 1;
         }
       } else if (!err) {
@@ -228,26 +269,164 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
 /* ======================================================================== */
 /* Sources                                                                   */
 
+static int ignore_values(void *ctx, const int64_t *v, size_t n) {
+  (void)ctx;
+  (void)v;
+  (void)n;
+  return 0;
+}
+
+/* Reading the store takes two threads: this one steps SQLite through the
+ * blocks and decodes them into a batch of values, a worker counts the
+ * previous batch. The two halves of the work are of similar size, so on two
+ * cores a pass takes about half as long. Only the worker touches the pass
+ * context; the batches alternate under one mutex. */
+enum { BATCH_VALUES = 64 * TL_BLOCK_MAX };
+
+typedef struct {
+  size_t n;
+  int64_t v[BATCH_VALUES];
+} batch;
+
 typedef struct {
   tl_store *store;
   const int64_t *ids;
   size_t n;
+  pass_ctx *pass;
+  tl_samples_cb cb;
+  batch *fill;         /* the batch this thread fills */
+  batch *pending;      /* handed to the worker, not yet taken */
+  int busy, quit;      /* the worker is counting a batch; no more will come */
+  int err;             /* the worker's first error */
+  int64_t bad_session; /* where a block failed to decode */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  batch batches[2];
 } store_src;
 
-static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
+/* After pass 1, only blocks that may hold a sample of an open range. */
+static int block_wanted(void *arg, const tl_block *b) {
+  const pass_ctx *c = ((store_src *)arg)->pass;
+  if (c->pass1)
+    return 1;
+  for (size_t k = 0; k < c->nt; k++) {
+    const target *t = &c->t[k];
+    if (!t->done && b->max_ns >= t->lo && b->min_ns <= t->hi)
+      return 1;
+  }
+  return 0;
+}
+
+static void *worker(void *arg) {
   store_src *s = arg;
-  for (size_t i = 0; i < s->n; i++) {
-    int err = tl_store_scan(s->store, s->ids[i], cb, ctx);
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->pending && !s->quit)
+      pthread_cond_wait(&s->cv, &s->mu);
+    if (!s->pending)
+      break;
+    batch *b = s->pending;
+    s->pending = NULL;
+    s->busy = 1;
+    int err = s->err;
+    pthread_mutex_unlock(&s->mu);
+    if (!err)
+      err = s->cb(s->pass, b->v, b->n);
+    pthread_mutex_lock(&s->mu);
+    if (err && !s->err)
+      s->err = err;
+    b->n = 0;
+    s->busy = 0;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* Hands the filled batch to the worker once it is idle, and continues with
+ * the other batch (which the worker has then finished). */
+static int submit(store_src *s) {
+  pthread_mutex_lock(&s->mu);
+  while (s->pending || s->busy)
+    pthread_cond_wait(&s->cv, &s->mu);
+  int err = s->err;
+  if (!err && s->fill->n) {
+    s->pending = s->fill;
+    s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return err;
+}
+
+static int block_decode(void *arg, const tl_block *b) {
+  store_src *s = arg;
+  if (s->fill->n + (size_t)b->count > BATCH_VALUES) {
+    int err = submit(s);
     if (err)
       return err;
   }
+  batch *f = s->fill;
+  if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, f->v + f->n, (size_t)b->count)) {
+    s->bad_session = b->session_id;
+    return TL_ECORRUPT;
+  }
+  f->n += (size_t)b->count;
   return TL_OK;
+}
+
+static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
+  store_src *s = arg;
+  s->pass = ctx;
+  s->cb = cb;
+  s->fill = &s->batches[0];
+  s->pending = NULL;
+  s->busy = s->quit = s->err = 0;
+  s->batches[0].n = s->batches[1].n = 0;
+  pthread_t th;
+  if (pthread_create(&th, NULL, worker, s) != 0)
+    return TL_ENOMEM;
+  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_wanted, block_decode, s);
+  int werr = submit(s);
+  pthread_mutex_lock(&s->mu);
+  while (s->pending || s->busy)
+    pthread_cond_wait(&s->cv, &s->mu);
+  s->quit = 1;
+  pthread_cond_broadcast(&s->cv);
+  werr = s->err ? s->err : werr;
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(th, NULL);
+  if (err == TL_ECORRUPT && s->bad_session) {
+    /* Let the store say which block is bad: a plain scan of that session
+     * stops at the same block and leaves the message on the handle. */
+    tl_store_scan(s->store, s->bad_session, ignore_values, NULL);
+  }
+  return err ? err : werr;
 }
 
 int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
                     size_t pct_count, tl_dist *out) {
-  store_src s = {store, session_ids, n};
-  return compute(scan_store, &s, pcts, pct_count, out);
+  store_src *s = malloc(sizeof *s);
+  if (!s)
+    return TL_ENOMEM;
+  if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    free(s);
+    return TL_ENOMEM;
+  }
+  if (pthread_cond_init(&s->cv, NULL) != 0) {
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return TL_ENOMEM;
+  }
+  s->store = store;
+  s->ids = session_ids;
+  s->n = n;
+  s->bad_session = 0;
+  int err = compute(scan_store, s, pcts, pct_count, out);
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+  return err;
 }
 
 typedef struct {

@@ -39,6 +39,12 @@ int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const
 int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_t pct_count,
                       tl_dist *out);
 
+/* Writes the samples of the sessions matching filter as an HdrHistogram
+ * percentile distribution ("hgrm", values in milliseconds), each value an
+ * exact nearest-rank percentile. No matching sample is TL_ENOTFOUND. The
+ * whole output comes from one read snapshot. Messages go to err. */
+int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen);
+
 /* ------------------------------------------------------------------------ */
 /* Comparisons                                                               */
 

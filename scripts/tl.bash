@@ -38,7 +38,8 @@ _tl_store_commands() {
   while IFS= read -r line; do
     if [[ $line == Commands:* ]]; then
       in=1
-    elif [[ $in == 1 && $line =~ ^\ +([a-z][a-z0-9-]*) ]]; then
+    elif [[ $in == 1 && $line =~ ^\ \ ([a-z][a-z0-9-]*) ]]; then
+      # A command starts two spaces in; deeper lines continue the one above.
       printf '%s\n' "${BASH_REMATCH[1]}"
     elif [[ $in == 1 && -z $line ]]; then
       break

@@ -206,7 +206,8 @@ void tl_strings_free(char **strings, size_t count) {
   free(strings);
 }
 
-int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) {
+int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                         tl_block_cb fn, void *ctx) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(s->db,
                               "SELECT seq, count, min_ns, max_ns, codec, data FROM sample_blocks "
@@ -214,31 +215,72 @@ int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) 
                               -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "reading samples");
-  sqlite3_bind_int64(st, 1, session_id);
-  int64_t values[TL_BLOCK_MAX];
   int err = TL_OK;
-  while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t seq = sqlite3_column_int64(st, 0);
-    int64_t n = sqlite3_column_int64(st, 1);
-    if (n < 1 || n > TL_BLOCK_MAX || sqlite3_column_int(st, 4) != 1) {
-      err = tl__store_fail(s, TL_ECORRUPT, "session %lld, block %lld: bad block header",
-                           (long long)session_id, (long long)seq);
-      break;
+  for (size_t i = 0; i < n && err == TL_OK; i++) {
+    sqlite3_bind_int64(st, 1, ids[i]);
+    while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      tl_block b = {.session_id = ids[i],
+                    .seq = sqlite3_column_int64(st, 0),
+                    .count = sqlite3_column_int64(st, 1),
+                    .min_ns = sqlite3_column_int64(st, 2),
+                    .max_ns = sqlite3_column_int64(st, 3)};
+      if (b.count < 1 || b.count > TL_BLOCK_MAX || b.max_ns < b.min_ns || b.min_ns < 0 ||
+          sqlite3_column_int(st, 4) != 1) {
+        err = tl__store_fail(s, TL_ECORRUPT, "session %lld, block %lld: bad block header",
+                             (long long)ids[i], (long long)b.seq);
+        break;
+      }
+      if (filter && !filter(ctx, &b))
+        continue;
+      b.data = sqlite3_column_blob(st, 5);
+      b.len = (size_t)sqlite3_column_bytes(st, 5);
+      err = fn(ctx, &b);
     }
-    const uint8_t *data = sqlite3_column_blob(st, 5);
-    int len = sqlite3_column_bytes(st, 5);
-    if (tl_block_decode(data, (size_t)len, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                        values, (size_t)n)) {
-      err = tl__store_fail(s, TL_ECORRUPT, "session %lld, block %lld: samples do not decode",
-                           (long long)session_id, (long long)seq);
-      break;
-    }
-    err = fn(ctx, values, (size_t)n);
+    if (err == TL_OK && rc != SQLITE_DONE)
+      err = tl__store_sqlfail(s, rc, "reading samples");
+    sqlite3_reset(st);
   }
-  if (err == TL_OK && rc != SQLITE_DONE)
-    err = tl__store_sqlfail(s, rc, "reading samples");
   sqlite3_finalize(st);
   return err;
+}
+
+typedef struct {
+  tl_store *store;
+  tl_samples_cb fn;
+  void *ctx;
+  int64_t values[TL_BLOCK_MAX];
+} decode_ctx;
+
+static int decode_block(void *arg, const tl_block *b) {
+  decode_ctx *d = arg;
+  if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, d->values, (size_t)b->count))
+    return tl__store_fail(d->store, TL_ECORRUPT, "session %lld, block %lld: samples do not decode",
+                          (long long)b->session_id, (long long)b->seq);
+  return d->fn(d->ctx, d->values, (size_t)b->count);
+}
+
+int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) {
+  decode_ctx *d = malloc(sizeof *d);
+  if (!d)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
+  d->store = s;
+  d->fn = fn;
+  d->ctx = ctx;
+  int err = tl_store_scan_blocks(s, &session_id, 1, NULL, decode_block, d);
+  free(d);
+  return err;
+}
+
+int tl_store_read_begin(tl_store *s) {
+  /* A deferred transaction takes its snapshot at the first read; read once
+   * now so that the snapshot is the moment of this call. */
+  int rc = sqlite3_exec(s->db, "BEGIN DEFERRED; SELECT 1 FROM sessions LIMIT 1", NULL, NULL, NULL);
+  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "starting a read");
+}
+
+void tl_store_read_end(tl_store *s) {
+  if (!sqlite3_get_autocommit(s->db))
+    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 }
 
 static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_row **rows,

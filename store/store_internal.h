@@ -40,4 +40,21 @@ int tl__uuid4(char out[37]);
 /* The absolute path of the running executable (exe_linux.c, exe_macos.c). */
 int tl__exe_path(char *buf, size_t len);
 
+/* Inside the caller's write transaction: records the host and a new
+ * 'running' session with its tags and facts; uuid_out gets its UUID. */
+int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[37],
+                       int64_t *session_id);
+
+/* Import rows (import.c), kept apart from any I/O so they can be fuzzed.
+ * tl__import_parse_line reads one line (without its newline) of a CSV or
+ * JSON-lines file: 1 and *out_ns for a sample, 0 for a line without one
+ * (blank, or a '#' comment in CSV), TL_EINVAL with a reason in why.
+ * column is the CSV field that holds the latency, unit_ns the unit of bare
+ * numbers. tl__import_parse_header reads a CSV header line: TL_OK and the
+ * latency column and its unit, or TL_EINVAL. */
+int tl__import_parse_line(tl_samples_format format, const char *line, size_t len, size_t column,
+                          int64_t unit_ns, int64_t *out_ns, char *why, size_t whylen);
+int tl__import_parse_header(const char *line, size_t len, size_t *column, int64_t *unit_ns,
+                            char *why, size_t whylen);
+
 #endif

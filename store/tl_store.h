@@ -263,6 +263,34 @@ enum { TL_BLOCK_MAX = 4096 };
 typedef int (*tl_samples_cb)(void *ctx, const int64_t *latency_ns, size_t n);
 int tl_store_scan(tl_store *store, int64_t session_id, tl_samples_cb fn, void *ctx);
 
+/* One stored block of samples, still encoded (see the codec below). data is
+ * valid only during the callback that receives it. */
+typedef struct {
+  int64_t session_id, seq;
+  int64_t count; /* 1..TL_BLOCK_MAX samples */
+  int64_t min_ns, max_ns;
+  const uint8_t *data;
+  size_t len;
+} tl_block;
+/* Decides from a block's header (data is NULL) whether to read it: non-zero
+ * to read, 0 to skip without decoding. */
+typedef int (*tl_block_filter_cb)(void *ctx, const tl_block *b);
+typedef int (*tl_block_cb)(void *ctx, const tl_block *b);
+
+/* Calls fn with each block of the n sessions, session by session in the
+ * order given and in sample order within each, skipping the blocks that
+ * filter (may be NULL) refuses. The caller decodes with tl_block_decode,
+ * which lets it skip, split or parallelise work. A block whose header is
+ * impossible is TL_ECORRUPT; a non-zero return from fn stops the scan. */
+int tl_store_scan_blocks(tl_store *store, const int64_t *session_ids, size_t n,
+                         tl_block_filter_cb filter, tl_block_cb fn, void *ctx);
+
+/* A read snapshot: between begin and end every read on this handle sees the
+ * database as it was at begin, even while a collector commits. end may be
+ * called without begin. */
+int tl_store_read_begin(tl_store *store);
+void tl_store_read_end(tl_store *store);
+
 /* Host facts of a session, as key/value/evidence triples. */
 typedef struct {
   char *key, *value, *evidence;
@@ -303,6 +331,70 @@ int tl_store_info(tl_store *store, tl_store_stats *stats);
  * NULL); returns TL_OK when none, TL_ECORRUPT otherwise. */
 typedef void (*tl_problem_cb)(void *ctx, const char *problem);
 int tl_store_check(tl_store *store, tl_problem_cb report, void *ctx);
+
+/* Deletes one session (its samples, tags and facts) by UUID. TL_ENOTFOUND
+ * if there is none; TL_EINVAL if it is still running. */
+int tl_store_delete(tl_store *store, const char *uuid);
+
+/* Deletes the sessions started before before_ns (of one label, when label is
+ * not NULL), except running ones, in one transaction. Counts may be NULL. */
+int tl_store_prune(tl_store *store, int64_t before_ns, const char *label, int64_t *sessions,
+                   int64_t *samples);
+
+/* Rebuilds the file to give the space of deleted data back to the system. */
+int tl_store_vacuum(tl_store *store);
+
+/* ------------------------------------------------------------------------ */
+/* Merging, importing, exporting                                             */
+
+typedef struct {
+  int64_t sessions_added, sessions_present; /* present: same UUID, same content */
+  int64_t samples_added;
+  int64_t hosts_added;
+} tl_merge_stats;
+
+/* Copies the hosts, sessions, tags, facts and samples of the tl databases at
+ * paths (opened read-only) into store, in one transaction: all of it or,
+ * on any error, nothing. A session whose UUID is already in store is
+ * skipped when its content is the same, and is TL_ECONFLICT naming the
+ * session and the file otherwise. stats may be NULL. */
+int tl_store_merge(tl_store *store, const char *const *paths, size_t n, tl_merge_stats *stats);
+
+typedef enum { TL_SAMPLES_CSV = 1, TL_SAMPLES_JSONL, TL_SAMPLES_HGRM } tl_samples_format;
+
+/* Parses "csv", "jsonl" or "hgrm" (TL_EINVAL otherwise). */
+int tl_samples_format_parse(const char *s, tl_samples_format *out);
+
+typedef struct {
+  tl_samples_format format; /* TL_SAMPLES_CSV or TL_SAMPLES_JSONL */
+  const char *label;        /* the session's label, probe and requested delay */
+  const char *probe;
+  int64_t delay_ns;
+  int64_t unit_ns;      /* unit of bare numbers: 1 (ns, default), 1000, 1000000 */
+  const char *hostname; /* host to record; NULL: "imported" */
+  const char *source;   /* file name, recorded as the command line */
+  int skip_bad;         /* import the good rows of a file with bad ones */
+} tl_import_opts;
+
+void tl_import_opts_init(tl_import_opts *o);
+
+/* A row that could not be read: its 1-based line number and why. */
+typedef void (*tl_bad_row_cb)(void *ctx, int64_t line, const char *why);
+
+/* Reads latencies from in (formats in the README) into one new session,
+ * in one transaction. Every bad row is passed to bad (may be NULL); with any
+ * bad row and no skip_bad nothing is stored and the result is TL_EINVAL.
+ * A file without a single sample is TL_EINVAL too. uuid_out (37 bytes, may
+ * be NULL) receives the session's UUID; *imported and *bad_rows may be NULL. */
+int tl_store_import(tl_store *store, FILE *in, const tl_import_opts *opts, tl_bad_row_cb bad,
+                    void *ctx, char uuid_out[37], int64_t *imported, int64_t *bad_rows);
+
+/* Writes the raw samples of the sessions matching filter to out, oldest
+ * session first and in measured order, as CSV (header
+ * "label,probe,delay_ns,latency_ns") or JSON lines. Streams: memory does not
+ * grow with the number of samples. *count (may be NULL) receives how many. */
+int tl_store_export(tl_store *store, const tl_filter *filter, tl_samples_format format, FILE *out,
+                    int64_t *count);
 
 /* ------------------------------------------------------------------------ */
 /* Sample block codec (exposed for tests, benchmarks and fuzzing)             */

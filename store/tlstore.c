@@ -1,10 +1,14 @@
 /* tlstore: looks after the tl database. Each subcommand parses its own
  * options and calls the store library. */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "tl_report.h"
 #include "tl_store.h"
 
 static const char usage[] =
@@ -16,6 +20,21 @@ static const char usage[] =
     "  check                  integrity and schema check; exit 1 when anything is wrong\n"
     "  labels                 the labels in the database, one per line\n"
     "  hosts                  hosts with their key facts (from each one's latest session)\n"
+    "  sessions [FILTERS]     list sessions: uuid, label, probe, delay, host, start, status\n"
+    "  export --format csv|jsonl|hgrm [FILTERS]\n"
+    "                         raw samples (or their percentile distribution) to stdout\n"
+    "  import --format csv|jsonl FILE --label L --probe P --delay D [--unit U]\n"
+    "         [--host NAME] [--skip-bad]\n"
+    "                         latencies from another tool as one new session (FILE - is stdin)\n"
+    "  merge OTHER.db...      copy the sessions of other tl databases, all or nothing\n"
+    "  delete SESSION_UUID    delete one session and its samples\n"
+    "  prune --before DATE [--label L]\n"
+    "                         delete the sessions started before DATE\n"
+    "  vacuum                 give the space of deleted data back to the system\n"
+    "\n"
+    "Filters (sessions, export): --label L (repeatable), --probe P, --delay TIME,\n"
+    "--since DATE, --until DATE, --host HOST, --tag KEY=VALUE (repeatable),\n"
+    "--status running|complete|interrupted\n"
     "\n"
     "Options:\n"
     "      --db PATH          database file (default $TL_DB, else\n"
@@ -249,11 +268,424 @@ static int run_hosts(const char *path, int argc, char **argv) {
   return status;
 }
 
+/* ======================================================================== */
+/* Session filters, shared by sessions and export                            */
+
+enum { MAX_LABELS = 64, MAX_TAGS = 32 };
+enum {
+  OPT_LABEL = 300,
+  OPT_PROBE,
+  OPT_DELAY,
+  OPT_SINCE,
+  OPT_UNTIL,
+  OPT_HOST,
+  OPT_TAG,
+  OPT_STATUS,
+  OPT_FORMAT,
+  OPT_UNIT,
+  OPT_SKIP_BAD,
+  OPT_BEFORE,
+};
+
+#define FILTER_OPTIONS                                                                             \
+  {"label", required_argument, NULL, OPT_LABEL}, {"probe", required_argument, NULL, OPT_PROBE},    \
+      {"delay", required_argument, NULL, OPT_DELAY},                                               \
+      {"since", required_argument, NULL, OPT_SINCE},                                               \
+      {"until", required_argument, NULL, OPT_UNTIL}, {"host", required_argument, NULL, OPT_HOST},  \
+      {"tag", required_argument, NULL, OPT_TAG}, {                                                 \
+    "status", required_argument, NULL, OPT_STATUS                                                  \
+  }
+
+typedef struct {
+  tl_filter f;
+  const char *labels[MAX_LABELS];
+  const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
+  char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
+} filter_args;
+
+static void filter_args_init(filter_args *a) {
+  tl_filter_init(&a->f);
+  a->f.labels = a->labels;
+  a->f.tag_keys = a->tag_keys;
+  a->f.tag_values = a->tag_values;
+}
+
+/* One filter option c with value v: 1 if taken, 0 if c is no filter
+ * option, or TL_EXIT_USAGE after printing the error (returned negated). */
+static int filter_option(filter_args *a, int c, const char *v) {
+  char why[TL_WHY_MAX];
+  int64_t n;
+  switch (c) {
+  case OPT_LABEL:
+    if (a->f.label_count == MAX_LABELS)
+      return -usage_error("--label", "too many labels (at most 64)");
+    if (tl_label_check(v, why, sizeof why))
+      return -usage_error("--label", why);
+    a->labels[a->f.label_count++] = v;
+    return 1;
+  case OPT_PROBE:
+    if (tl_label_check(v, why, sizeof why))
+      return -usage_error("--probe", "not a probe name");
+    a->f.probe = v;
+    return 1;
+  case OPT_DELAY:
+    if (tl_duration_parse(v, 1000000LL, 24LL * 3600 * 1000000000LL, &n, why, sizeof why))
+      return -usage_error("--delay", why);
+    a->f.delay_ns = n;
+    return 1;
+  case OPT_SINCE:
+  case OPT_UNTIL:
+    if (tl_date_parse(v, &n, why, sizeof why))
+      return -usage_error(c == OPT_SINCE ? "--since" : "--until", why);
+    *(c == OPT_SINCE ? &a->f.since_ns : &a->f.until_ns) = n;
+    return 1;
+  case OPT_HOST:
+    if (!*v || strlen(v) > 255)
+      return -usage_error("--host", "must be 1 to 255 characters");
+    a->f.host = v;
+    return 1;
+  case OPT_TAG: {
+    size_t k = a->f.tag_count;
+    if (k == MAX_TAGS)
+      return -usage_error("--tag", "too many tags (at most 32)");
+    if (tl_tag_parse(v, a->tag_bufs[k], &a->tag_keys[k], &a->tag_values[k], why, sizeof why))
+      return -usage_error("--tag", why);
+    a->f.tag_count++;
+    return 1;
+  }
+  case OPT_STATUS:
+    if (strcmp(v, "running") && strcmp(v, "complete") && strcmp(v, "interrupted"))
+      return -usage_error("--status", "must be running, complete or interrupted");
+    a->f.status = v;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* The usage error of an option getopt did not take. */
+static int bad_option(int c, char **argv) {
+  if (c == ':')
+    return usage_error(argv[optind - 1], "needs a value");
+  return usage_error(argv[optind - 1], "unknown option");
+}
+
+/* ======================================================================== */
+/* sessions, export                                                          */
+
+static int run_sessions(const char *path, int argc, char **argv) {
+  static const struct option longopts[] = {FILTER_OPTIONS, {NULL, 0, NULL, 0}};
+  filter_args a;
+  filter_args_init(&a);
+  int c;
+  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    int r = filter_option(&a, c, optarg);
+    if (r < 0)
+      return -r;
+    if (r == 0)
+      return bad_option(c, argv);
+  }
+  if (optind < argc)
+    return usage_error(argv[optind], "unexpected argument");
+  tl_store *store = open_store(path, TL_STORE_READONLY);
+  if (!store)
+    return TL_EXIT_FAILURE;
+  tl_session_list list;
+  if (tl_store_sessions(store, &a.f, &list)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    tl_store_close(store);
+    return TL_EXIT_FAILURE;
+  }
+  printf("%-36s  %-16s %-12s %10s  %-16s %-20s  %-11s %12s\n", "uuid", "label", "probe", "delay_ms",
+         "host", "started", "status", "samples");
+  for (size_t i = 0; i < list.count; i++) {
+    const tl_session *x = &list.items[i];
+    char when[32];
+    tl_date_format(x->started_ns, when, sizeof when);
+    printf("%-36s  ", x->uuid);
+    tl_fput_safe(stdout, x->label);
+    printf("%*s ", (int)(strlen(x->label) < 16 ? 16 - strlen(x->label) : 0), "");
+    tl_fput_safe(stdout, x->probe);
+    printf("%*s %10g  ", (int)(strlen(x->probe) < 12 ? 12 - strlen(x->probe) : 0), "",
+           (double)x->delay_ns / 1e6);
+    tl_fput_safe(stdout, x->hostname);
+    printf("%*s %-20s  %-11s %12lld\n",
+           (int)(strlen(x->hostname) < 16 ? 16 - strlen(x->hostname) : 0), "", when, x->status,
+           (long long)x->sample_count);
+  }
+  tl_session_list_free(&list);
+  tl_store_close(store);
+  return TL_EXIT_OK;
+}
+
+static int run_export(const char *path, int argc, char **argv) {
+  static const struct option longopts[] = {
+      FILTER_OPTIONS, {"format", required_argument, NULL, OPT_FORMAT}, {NULL, 0, NULL, 0}};
+  filter_args a;
+  filter_args_init(&a);
+  tl_samples_format format = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    if (c == OPT_FORMAT) {
+      if (tl_samples_format_parse(optarg, &format))
+        return usage_error("--format", "must be csv, jsonl or hgrm");
+      continue;
+    }
+    int r = filter_option(&a, c, optarg);
+    if (r < 0)
+      return -r;
+    if (r == 0)
+      return bad_option(c, argv);
+  }
+  if (optind < argc)
+    return usage_error(argv[optind], "unexpected argument");
+  if (!format)
+    return usage_error("--format", "missing (csv, jsonl or hgrm)");
+  tl_store *store = open_store(path, TL_STORE_READONLY);
+  if (!store)
+    return TL_EXIT_FAILURE;
+  int err;
+  if (format == TL_SAMPLES_HGRM) {
+    char msg[512] = "";
+    err = tl_write_hgrm(store, &a.f, stdout, msg, sizeof msg);
+    if (err)
+      tl_errorf("%s", msg);
+  } else {
+    err = tl_store_export(store, &a.f, format, stdout, NULL);
+    if (err)
+      tl_errorf("%s", tl_store_errmsg(store));
+  }
+  tl_store_close(store);
+  return err ? TL_EXIT_FAILURE : TL_EXIT_OK;
+}
+
+/* ======================================================================== */
+/* import, merge                                                             */
+
+static void print_bad_row(void *ctx, int64_t line, const char *why) {
+  const char *file = ctx;
+  fprintf(stderr, "%s: ", tl_progname());
+  tl_fput_safe(stderr, file);
+  fprintf(stderr, ":%lld: ", (long long)line);
+  tl_fput_safe(stderr, why);
+  fputc('\n', stderr);
+}
+
+static int run_import(const char *path, int argc, char **argv) {
+  static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
+                                           {"label", required_argument, NULL, OPT_LABEL},
+                                           {"probe", required_argument, NULL, OPT_PROBE},
+                                           {"delay", required_argument, NULL, OPT_DELAY},
+                                           {"unit", required_argument, NULL, OPT_UNIT},
+                                           {"host", required_argument, NULL, OPT_HOST},
+                                           {"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
+                                           {NULL, 0, NULL, 0}};
+  tl_import_opts o;
+  tl_import_opts_init(&o);
+  o.format = 0;
+  o.delay_ns = -1;
+  char why[TL_WHY_MAX];
+  int c;
+  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_FORMAT:
+      if (tl_samples_format_parse(optarg, &o.format) || o.format == TL_SAMPLES_HGRM)
+        return usage_error("--format", "must be csv or jsonl");
+      break;
+    case OPT_LABEL:
+      if (tl_label_check(optarg, why, sizeof why))
+        return usage_error("--label", why);
+      o.label = optarg;
+      break;
+    case OPT_PROBE:
+      if (tl_label_check(optarg, why, sizeof why))
+        return usage_error("--probe", "not a probe name (letters, digits, . _ -)");
+      o.probe = optarg;
+      break;
+    case OPT_DELAY:
+      if (tl_duration_parse(optarg, 1000000LL, 24LL * 3600 * 1000000000LL, &o.delay_ns, why,
+                            sizeof why))
+        return usage_error("--delay", why);
+      break;
+    case OPT_UNIT:
+      if (strcmp(optarg, "ns") == 0)
+        o.unit_ns = 1;
+      else if (strcmp(optarg, "us") == 0)
+        o.unit_ns = 1000;
+      else if (strcmp(optarg, "ms") == 0)
+        o.unit_ns = 1000000;
+      else
+        return usage_error("--unit", "must be ns, us or ms");
+      break;
+    case OPT_HOST:
+      if (tl_label_check(optarg, why, sizeof why))
+        return usage_error("--host", why);
+      o.hostname = optarg;
+      break;
+    case OPT_SKIP_BAD:
+      o.skip_bad = 1;
+      break;
+    default:
+      return bad_option(c, argv);
+    }
+  }
+  if (!o.format)
+    return usage_error("--format", "missing (csv or jsonl)");
+  if (!o.label || !o.probe || o.delay_ns < 0)
+    return usage_error(!o.label ? "--label" : !o.probe ? "--probe" : "--delay", "missing");
+  if (optind >= argc)
+    return usage_error("FILE", "missing (a file name, or - for standard input)");
+  if (optind + 1 < argc)
+    return usage_error(argv[optind + 1], "unexpected argument (one file at a time)");
+  const char *file = argv[optind];
+  o.source = file;
+  FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+  if (!in) {
+    tl_errorf("cannot open %s: %s (check the path)", file, strerror(errno));
+    return TL_EXIT_FAILURE;
+  }
+  tl_store *store = open_store(path, 0);
+  int status = TL_EXIT_FAILURE;
+  if (store) {
+    char uuid[37];
+    int64_t n = 0, nbad = 0;
+    if (tl_store_import(store, in, &o, print_bad_row, (void *)file, uuid, &n, &nbad)) {
+      tl_errorf("%s", tl_store_errmsg(store));
+    } else {
+      printf("imported %lld samples into session %s", (long long)n, uuid);
+      if (nbad)
+        printf(" (%lld bad rows skipped)", (long long)nbad);
+      printf("\n");
+      status = TL_EXIT_OK;
+    }
+  }
+  tl_store_close(store);
+  if (in != stdin)
+    fclose(in);
+  return status;
+}
+
+static int run_merge(const char *path, int argc, char **argv) {
+  if (argc < 2)
+    return usage_error("OTHER.db", "missing (the databases to merge in)");
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] == '-' || !argv[i][0])
+      return usage_error(argv[i], "unknown option (merge takes database files)");
+  /* A missing file fails before the target is opened (or created). */
+  for (int i = 1; i < argc; i++)
+    if (access(argv[i], R_OK) != 0) {
+      tl_errorf("cannot read %s: %s (check the path)", argv[i], strerror(errno));
+      return TL_EXIT_FAILURE;
+    }
+  tl_store *store = open_store(path, 0);
+  if (!store)
+    return TL_EXIT_FAILURE;
+  tl_merge_stats st;
+  int status = TL_EXIT_OK;
+  if (tl_store_merge(store, (const char *const *)argv + 1, (size_t)argc - 1, &st)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    status = TL_EXIT_FAILURE;
+  } else {
+    printf("merged %lld sessions (%lld samples, %lld new hosts); %lld already present\n",
+           (long long)st.sessions_added, (long long)st.samples_added, (long long)st.hosts_added,
+           (long long)st.sessions_present);
+  }
+  tl_store_close(store);
+  return status;
+}
+
+/* ======================================================================== */
+/* delete, prune, vacuum                                                     */
+
+static int run_delete(const char *path, int argc, char **argv) {
+  if (argc < 2)
+    return usage_error("SESSION_UUID", "missing (see tlstore sessions)");
+  if (argc > 2)
+    return usage_error(argv[2], "unexpected argument");
+  const char *u = argv[1];
+  int ok = strlen(u) == 36;
+  for (size_t i = 0; ok && i < 36; i++)
+    ok = (i == 8 || i == 13 || i == 18 || i == 23) ? u[i] == '-' : isxdigit((unsigned char)u[i]);
+  if (!ok)
+    return usage_error("SESSION_UUID", "not a session UUID (see tlstore sessions)");
+  tl_store *store = open_store(path, TL_STORE_NOCREATE);
+  if (!store)
+    return TL_EXIT_FAILURE;
+  int status = TL_EXIT_OK;
+  if (tl_store_delete(store, u)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    status = TL_EXIT_FAILURE;
+  } else {
+    printf("deleted session %s\n", u);
+  }
+  tl_store_close(store);
+  return status;
+}
+
+static int run_prune(const char *path, int argc, char **argv) {
+  static const struct option longopts[] = {{"before", required_argument, NULL, OPT_BEFORE},
+                                           {"label", required_argument, NULL, OPT_LABEL},
+                                           {NULL, 0, NULL, 0}};
+  int64_t before = 0;
+  int have_before = 0;
+  const char *label = NULL;
+  char why[TL_WHY_MAX];
+  int c;
+  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    if (c == OPT_BEFORE) {
+      if (tl_date_parse(optarg, &before, why, sizeof why))
+        return usage_error("--before", why);
+      have_before = 1;
+    } else if (c == OPT_LABEL) {
+      if (tl_label_check(optarg, why, sizeof why))
+        return usage_error("--label", why);
+      label = optarg;
+    } else {
+      return bad_option(c, argv);
+    }
+  }
+  if (optind < argc)
+    return usage_error(argv[optind], "unexpected argument");
+  if (!have_before)
+    return usage_error("--before", "missing (a date: YYYY-MM-DD)");
+  tl_store *store = open_store(path, TL_STORE_NOCREATE);
+  if (!store)
+    return TL_EXIT_FAILURE;
+  int64_t sessions = 0, samples = 0;
+  int status = TL_EXIT_OK;
+  if (tl_store_prune(store, before, label, &sessions, &samples)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    status = TL_EXIT_FAILURE;
+  } else {
+    printf("deleted %lld sessions (%lld samples); run tlstore vacuum to shrink the file\n",
+           (long long)sessions, (long long)samples);
+  }
+  tl_store_close(store);
+  return status;
+}
+
+static int run_vacuum(const char *path, int argc, char **argv) {
+  if (argc > 1)
+    return usage_error(argv[1], "unexpected argument");
+  tl_store *store = open_store(path, TL_STORE_NOCREATE);
+  if (!store)
+    return TL_EXIT_FAILURE;
+  int status = TL_EXIT_OK;
+  if (tl_store_vacuum(store)) {
+    tl_errorf("%s", tl_store_errmsg(store));
+    status = TL_EXIT_FAILURE;
+  } else {
+    printf("ok\n");
+  }
+  tl_store_close(store);
+  return status;
+}
+
 static const command commands[] = {
-    {"info", run_info},
-    {"check", run_check},
-    {"labels", run_labels},
-    {"hosts", run_hosts},
+    {"info", run_info},     {"check", run_check},       {"labels", run_labels},
+    {"hosts", run_hosts},   {"sessions", run_sessions}, {"export", run_export},
+    {"import", run_import}, {"merge", run_merge},       {"delete", run_delete},
+    {"prune", run_prune},   {"vacuum", run_vacuum},
 };
 
 int main(int argc, char **argv) {
@@ -314,6 +746,13 @@ int main(int argc, char **argv) {
   }
   /* A subcommand may parse its own options with getopt from its name on. */
   int at = optind;
+  /* Start getopt afresh, in its permuting mode, so that options may follow
+   * a subcommand's operands (glibc: optind 0; BSD: optreset). */
+#ifdef __GLIBC__
+  optind = 0;
+#else
+  optreset = 1;
   optind = 1;
+#endif
   return cmd->run(path, argc - at, argv + at);
 }

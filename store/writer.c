@@ -111,26 +111,15 @@ static int insert_facts(tl_store *s, int64_t session_id, const tl_fact *facts, s
   return err;
 }
 
-int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
-  *out = NULL;
-  if (s->readonly)
-    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[37],
+                       int64_t *session_id) {
   int err = check_spec(s, spec);
   if (err)
     return err;
-  tl_writer *w = calloc(1, sizeof *w);
-  if (!w)
-    return tl__store_fail(s, TL_ENOMEM, "out of memory");
-  w->store = s;
   tl__uuid4(uuid_out);
-
   int64_t now = tl__now_ns(), host_id = 0;
   sqlite3_stmt *st = NULL;
-  err = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
-            ? TL_OK
-            : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
-  if (err == TL_OK)
-    err = upsert_host(s, spec, now, &host_id);
+  err = upsert_host(s, spec, now, &host_id);
   if (err == TL_OK) {
     int rc = sqlite3_prepare_v2(
         s->db,
@@ -156,7 +145,7 @@ int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, c
       bind_text(st, 13, spec->command_line);
       rc = sqlite3_step(st);
       if (rc == SQLITE_ROW)
-        w->session_id = sqlite3_column_int64(st, 0);
+        *session_id = sqlite3_column_int64(st, 0);
       else
         err = tl__store_sqlfail(s, rc, "starting a session");
       sqlite3_finalize(st);
@@ -164,10 +153,26 @@ int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, c
   }
   if (err == TL_OK)
     err = insert_pairs(s, "INSERT INTO session_tags (session_id, key, value) VALUES (?, ?, ?)",
-                       w->session_id, spec->tag_keys, spec->tag_values, NULL, spec->tag_count,
+                       *session_id, spec->tag_keys, spec->tag_values, NULL, spec->tag_count,
                        "recording tags");
   if (err == TL_OK)
-    err = insert_facts(s, w->session_id, spec->facts, spec->fact_count);
+    err = insert_facts(s, *session_id, spec->facts, spec->fact_count);
+  return err;
+}
+
+int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
+  *out = NULL;
+  if (s->readonly)
+    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+  tl_writer *w = calloc(1, sizeof *w);
+  if (!w)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory");
+  w->store = s;
+  int err = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+                ? TL_OK
+                : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
+  if (err == TL_OK)
+    err = tl__session_insert(s, spec, uuid_out, &w->session_id);
   if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
   if (err) {

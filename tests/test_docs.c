@@ -143,6 +143,14 @@ static void store_commands_documented(void **state) {
   int commands = 0;
   while (at[0] == ' ') {
     char name[64], bold[80];
+    /* A command starts two spaces in; deeper lines continue the one above. */
+    if (at[2] == ' ' || at[2] == '[') {
+      at = strchr(at, '\n');
+      if (!at)
+        break;
+      at++;
+      continue;
+    }
     if (sscanf(at, " %63[a-z0-9-]", name) != 1)
       fail_msg("cannot read a command name in tlstore --help at '%.20s'", at);
     snprintf(bold, sizeof bold, "\\f[B]%s\\f[]", name);

@@ -1,0 +1,89 @@
+/* hgrm.c: the percentile distribution text format of HdrHistogram ("hgrm"),
+ * so that HdrHistogram's plotters and tools read tl data. The layout is
+ * HdrHistogram's classic one (value in milliseconds, percentile as a
+ * fraction, total count, 1/(1-percentile); percentile ticks that halve the
+ * distance to 100% five steps at a time, then a footer), but every value is
+ * the exact nearest-rank sample of tl_dist_compute, not a bucket bound, and
+ * TotalCount is that rank. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_report.h"
+
+enum { TICKS_PER_HALF = 5, MAX_TICKS = 2048 };
+
+int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen) {
+  tl_session_list list;
+  int rc = tl_store_read_begin(store);
+  if (!rc)
+    rc = tl_store_sessions(store, filter, &list);
+  if (rc) {
+    snprintf(err, errlen, "%s", tl_store_errmsg(store));
+    tl_store_read_end(store);
+    return rc;
+  }
+  int64_t *ids = malloc((list.count ? list.count : 1) * sizeof *ids);
+  double *ticks = malloc(MAX_TICKS * sizeof *ticks);
+  int64_t *vals = malloc(MAX_TICKS * sizeof *vals);
+  if (!ids || !ticks || !vals) {
+    rc = TL_ENOMEM;
+    snprintf(err, errlen, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < list.count; i++)
+    ids[i] = list.items[i].id;
+  tl_dist d;
+  const double none[1] = {100};
+  if ((rc = tl_dist_compute(store, ids, list.count, none, 1, &d))) {
+    snprintf(err, errlen, "%s", tl_store_errmsg(store));
+    goto done;
+  }
+  if (d.count == 0) {
+    rc = TL_ENOTFOUND;
+    snprintf(err, errlen, "no samples match the filters");
+    goto done;
+  }
+  /* HdrHistogram's ticks, until the rank reaches the last sample. */
+  size_t nt = 0;
+  double p = 0;
+  while (nt < MAX_TICKS - 1 && tl_rank(p, d.count) < d.count) {
+    ticks[nt++] = p;
+    int64_t half = (int64_t)pow(2, floor(log(100.0 / (100.0 - p)) / log(2)) + 1);
+    p += 100.0 / (double)(TICKS_PER_HALF * half);
+  }
+  ticks[nt++] = 100;
+  for (size_t at = 0; at < nt && !rc; at += TL_MAX_PCTS) {
+    size_t k = nt - at < TL_MAX_PCTS ? nt - at : TL_MAX_PCTS;
+    tl_dist part;
+    rc = tl_dist_compute(store, ids, list.count, ticks + at, k, &part);
+    if (rc)
+      snprintf(err, errlen, "%s", tl_store_errmsg(store));
+    else
+      memcpy(vals + at, part.pct_ns, k * sizeof *vals);
+  }
+  if (rc)
+    goto done;
+  fprintf(out, "%12s %12s %12s %12s\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
+  for (size_t i = 0; i < nt; i++) {
+    double f = ticks[i] / 100.0;
+    fprintf(out, "%12.6f %12f %12lld %12.2f\n", (double)vals[i] / 1e6, f,
+            (long long)tl_rank(ticks[i], d.count), f < 1 ? 1.0 / (1.0 - f) : INFINITY);
+  }
+  fprintf(out, "#[Mean    = %12.6f, StdDeviation   = %12.6f]\n", d.mean_ns / 1e6,
+          d.stddev_ns / 1e6);
+  fprintf(out, "#[Max     = %12.6f, Total count    = %12lld]\n", (double)d.max_ns / 1e6,
+          (long long)d.count);
+  fprintf(out, "#[Buckets = %12d, SubBuckets     = %12d]\n", 0, 0);
+  if (fflush(out) != 0) {
+    rc = TL_EIO;
+    snprintf(err, errlen, "writing the distribution failed");
+  }
+done:
+  tl_store_read_end(store);
+  free(ids);
+  free(ticks);
+  free(vals);
+  tl_session_list_free(&list);
+  return rc;
+}

@@ -1,0 +1,279 @@
+/* merge.c: combining the databases of many hosts into one. Each host
+ * collects into its own file; tl_store_merge copies hosts, sessions, tags,
+ * facts and the still-encoded sample blocks of other tl databases into this
+ * one. Blocks are copied as they are (no decoding), so merging runs at the
+ * speed SQLite moves blobs. Sessions are identified by UUID, which makes a
+ * merge idempotent: a session already present with the same content is
+ * skipped, one present with different content is a conflict. */
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* The session columns that make up its content, host identity included. */
+#define SESSION_COLS                                                                               \
+  "s.uuid, s.run_uuid, h.fingerprint, s.label, s.probe, s.delay_ns, s.warmup, s.started_ns, "      \
+  "s.ended_ns, s.heartbeat_ns, s.pid, s.status, s.sample_count, s.missed_periods, "                \
+  "s.tl_version, s.libuv_version, s.command_line, h.hostname, h.first_seen, h.last_seen, s.id"
+enum { COMPARED_COLS = 17, COL_HOSTNAME = 17, COL_FIRST = 18, COL_LAST = 19, COL_ID = 20 };
+static const char *const col_names[COMPARED_COLS] = {
+    "uuid",         "run_uuid",       "host",       "label",         "probe",       "delay_ns",
+    "warmup",       "started_ns",     "ended_ns",   "heartbeat_ns",  "pid",         "status",
+    "sample_count", "missed_periods", "tl_version", "libuv_version", "command_line"};
+
+static const char *const detail_sql[3][2] = {
+    {"SELECT key, value FROM session_tags WHERE session_id = ?1 ORDER BY key",
+     "INSERT INTO session_tags (session_id, key, value) VALUES (?1, ?2, ?3)"},
+    {"SELECT key, value, evidence FROM host_facts WHERE session_id = ?1 ORDER BY key",
+     "INSERT INTO host_facts (session_id, key, value, evidence) VALUES (?1, ?2, ?3, ?4)"},
+    {"SELECT seq, count, min_ns, max_ns, codec, data FROM sample_blocks WHERE session_id = ?1 "
+     "ORDER BY seq",
+     "INSERT INTO sample_blocks (session_id, seq, count, min_ns, max_ns, codec, data) "
+     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+};
+static const int detail_cols[3] = {2, 3, 6};
+static const char *const detail_names[3] = {"tags", "host facts", "samples"};
+
+static int same_value(sqlite3_stmt *a, int ia, sqlite3_stmt *b, int ib) {
+  int t = sqlite3_column_type(a, ia);
+  if (t != sqlite3_column_type(b, ib))
+    return 0;
+  switch (t) {
+  case SQLITE_NULL:
+    return 1;
+  case SQLITE_INTEGER:
+    return sqlite3_column_int64(a, ia) == sqlite3_column_int64(b, ib);
+  case SQLITE_FLOAT:
+    return sqlite3_column_double(a, ia) == sqlite3_column_double(b, ib);
+  default: {
+    const void *x = sqlite3_column_blob(a, ia), *y = sqlite3_column_blob(b, ib);
+    int n = sqlite3_column_bytes(a, ia);
+    return n == sqlite3_column_bytes(b, ib) && (n == 0 || memcmp(x, y, (size_t)n) == 0);
+  }
+  }
+}
+
+typedef struct {
+  tl_store *dst, *src;
+  const char *path; /* of src, for messages */
+  sqlite3_stmt *find, *host_find, *host, *insert, *detail_src[3], *detail_dst[3], *detail_ins[3];
+  tl_merge_stats stats;
+} merger;
+
+static int prepare(tl_store *s, const char *sql, sqlite3_stmt **st) {
+  int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "preparing the merge");
+}
+
+/* Compares one kind of detail rows (tags, facts, blocks) of two sessions. */
+static int same_details(merger *m, int k, int64_t src_id, int64_t dst_id, int *same) {
+  sqlite3_stmt *a = m->detail_src[k], *b = m->detail_dst[k];
+  sqlite3_bind_int64(a, 1, src_id);
+  sqlite3_bind_int64(b, 1, dst_id);
+  *same = 1;
+  int ra, rb;
+  for (;;) {
+    ra = sqlite3_step(a);
+    rb = sqlite3_step(b);
+    if (ra != SQLITE_ROW || rb != SQLITE_ROW)
+      break;
+    for (int c = 0; c < detail_cols[k] && *same; c++)
+      *same = same_value(a, c, b, c);
+    if (!*same)
+      break;
+  }
+  int err = TL_OK;
+  if (ra != SQLITE_ROW && ra != SQLITE_DONE)
+    err = tl__store_sqlfail(m->src, ra, "reading the other database");
+  else if (rb != SQLITE_ROW && rb != SQLITE_DONE)
+    err = tl__store_sqlfail(m->dst, rb, "comparing sessions");
+  else if (ra != rb)
+    *same = 0;
+  sqlite3_reset(a);
+  sqlite3_reset(b);
+  return err;
+}
+
+static int copy_details(merger *m, int k, int64_t src_id, int64_t dst_id) {
+  sqlite3_stmt *a = m->detail_src[k], *ins = m->detail_ins[k];
+  sqlite3_bind_int64(a, 1, src_id);
+  int rc, err = TL_OK;
+  while (err == TL_OK && (rc = sqlite3_step(a)) == SQLITE_ROW) {
+    sqlite3_bind_int64(ins, 1, dst_id);
+    for (int c = 0; c < detail_cols[k]; c++)
+      sqlite3_bind_value(ins, c + 2, sqlite3_column_value(a, c));
+    if (k == 2)
+      m->stats.samples_added += sqlite3_column_int64(a, 1);
+    int r = sqlite3_step(ins);
+    if (r != SQLITE_DONE)
+      err = tl__store_sqlfail(m->dst, r, "copying a session");
+    sqlite3_reset(ins);
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(m->src, rc, "reading the other database");
+  sqlite3_reset(a);
+  return err;
+}
+
+/* One session of the source: skipped, conflicting, or copied. */
+static int merge_session(merger *m, sqlite3_stmt *s) {
+  const char *uuid = (const char *)sqlite3_column_text(s, 0);
+  int64_t src_id = sqlite3_column_int64(s, COL_ID);
+  sqlite3_bind_value(m->find, 1, sqlite3_column_value(s, 0));
+  int rc = sqlite3_step(m->find);
+  int err = TL_OK;
+  if (rc == SQLITE_ROW) {
+    int64_t dst_id = sqlite3_column_int64(m->find, COL_ID);
+    const char *differs = NULL;
+    for (int c = 0; c < COMPARED_COLS && !differs; c++)
+      if (!same_value(s, c, m->find, c))
+        differs = col_names[c];
+    for (int k = 0; k < 3 && !differs && err == TL_OK; k++) {
+      int same = 0;
+      err = same_details(m, k, src_id, dst_id, &same);
+      if (!same)
+        differs = detail_names[k];
+    }
+    if (err == TL_OK && differs)
+      err = tl__store_fail(m->dst, TL_ECONFLICT,
+                           "session %.36s of %s differs from the one in the database (%s); "
+                           "nothing was merged",
+                           uuid, m->path, differs);
+    else if (err == TL_OK)
+      m->stats.sessions_present++;
+    sqlite3_reset(m->find);
+    return err;
+  }
+  sqlite3_reset(m->find);
+  if (rc != SQLITE_DONE)
+    return tl__store_sqlfail(m->dst, rc, "looking up a session");
+
+  /* The host: known by fingerprint, its seen-range widened. */
+  sqlite3_bind_value(m->host_find, 1, sqlite3_column_value(s, 2));
+  rc = sqlite3_step(m->host_find);
+  sqlite3_reset(m->host_find);
+  if (rc == SQLITE_DONE)
+    m->stats.hosts_added++;
+  else if (rc != SQLITE_ROW)
+    return tl__store_sqlfail(m->dst, rc, "looking up a host");
+  sqlite3_bind_value(m->host, 1, sqlite3_column_value(s, 2));
+  sqlite3_bind_value(m->host, 2, sqlite3_column_value(s, COL_HOSTNAME));
+  sqlite3_bind_value(m->host, 3, sqlite3_column_value(s, COL_FIRST));
+  sqlite3_bind_value(m->host, 4, sqlite3_column_value(s, COL_LAST));
+  rc = sqlite3_step(m->host);
+  int64_t host_id = rc == SQLITE_ROW ? sqlite3_column_int64(m->host, 0) : 0;
+  sqlite3_reset(m->host);
+  if (rc != SQLITE_ROW)
+    return tl__store_sqlfail(m->dst, rc, "recording a host");
+
+  /* The session: its columns in SESSION_COLS order, host by id. */
+  for (int c = 0; c < COMPARED_COLS; c++)
+    sqlite3_bind_value(m->insert, c + 1, sqlite3_column_value(s, c));
+  sqlite3_bind_int64(m->insert, 3, host_id);
+  rc = sqlite3_step(m->insert);
+  int64_t dst_id = rc == SQLITE_ROW ? sqlite3_column_int64(m->insert, 0) : 0;
+  sqlite3_reset(m->insert);
+  if (rc != SQLITE_ROW)
+    return tl__store_sqlfail(m->dst, rc, "copying a session");
+  for (int k = 0; k < 3 && err == TL_OK; k++)
+    err = copy_details(m, k, src_id, dst_id);
+  if (err == TL_OK)
+    m->stats.sessions_added++;
+  return err;
+}
+
+static void merger_finalize(merger *m) {
+  sqlite3_finalize(m->find);
+  sqlite3_finalize(m->host);
+  sqlite3_finalize(m->host_find);
+  sqlite3_finalize(m->insert);
+  for (int k = 0; k < 3; k++) {
+    sqlite3_finalize(m->detail_src[k]);
+    sqlite3_finalize(m->detail_dst[k]);
+    sqlite3_finalize(m->detail_ins[k]);
+    m->detail_src[k] = m->detail_dst[k] = m->detail_ins[k] = NULL;
+  }
+  m->find = m->host_find = m->host = m->insert = NULL;
+}
+
+static int merge_one(merger *m) {
+  tl_store *d = m->dst;
+  int err = prepare(d,
+                    "SELECT " SESSION_COLS " FROM sessions s JOIN hosts h ON h.id = s.host_id "
+                    "WHERE s.uuid = ?",
+                    &m->find);
+  if (!err)
+    err = prepare(d, "SELECT id FROM hosts WHERE fingerprint = ?", &m->host_find);
+  if (!err)
+    err = prepare(d,
+                  "INSERT INTO hosts (fingerprint, hostname, first_seen, last_seen) "
+                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(fingerprint) DO UPDATE SET "
+                  "first_seen = min(first_seen, ?3), hostname = CASE WHEN ?4 > last_seen "
+                  "THEN ?2 ELSE hostname END, last_seen = max(last_seen, ?4) RETURNING id",
+                  &m->host);
+  if (!err)
+    err = prepare(d,
+                  "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, "
+                  "warmup, started_ns, ended_ns, heartbeat_ns, pid, status, sample_count, "
+                  "missed_periods, tl_version, libuv_version, command_line) VALUES (?, ?, ?, ?, "
+                  "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                  &m->insert);
+  for (int k = 0; k < 3 && !err; k++) {
+    err = prepare(m->src, detail_sql[k][0], &m->detail_src[k]);
+    if (!err)
+      err = prepare(d, detail_sql[k][0], &m->detail_dst[k]);
+    if (!err)
+      err = prepare(d, detail_sql[k][1], &m->detail_ins[k]);
+  }
+  sqlite3_stmt *s = NULL;
+  if (!err)
+    err = prepare(m->src,
+                  "SELECT " SESSION_COLS " FROM sessions s JOIN hosts h ON h.id = s.host_id "
+                  "ORDER BY s.started_ns, s.id",
+                  &s);
+  int rc = SQLITE_DONE;
+  while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW)
+    err = merge_session(m, s);
+  if (!err && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(m->src, rc, "reading the other database");
+  if (err && m->src->errmsg[0] && !d->errmsg[0])
+    tl__store_fail(d, err, "%s: %s", m->path, m->src->errmsg);
+  sqlite3_finalize(s);
+  merger_finalize(m);
+  return err;
+}
+
+int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats) {
+  if (d->readonly)
+    return tl__store_fail(d, TL_EREADONLY, "%s is open read-only", d->path);
+  merger m;
+  memset(&m, 0, sizeof m);
+  m.dst = d;
+  d->errmsg[0] = '\0';
+  int rc = sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(d, rc, "starting the merge");
+  int err = TL_OK;
+  for (size_t i = 0; i < n && err == TL_OK; i++) {
+    tl_store *src = NULL;
+    m.path = paths[i];
+    err = tl_store_open(&src, paths[i], TL_STORE_READONLY);
+    if (err) {
+      tl__store_fail(d, err, "%s", tl_store_errmsg(src));
+    } else {
+      m.src = src;
+      err = merge_one(&m);
+    }
+    tl_store_close(src);
+    m.src = NULL;
+  }
+  if (err == TL_OK && (rc = sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+    err = tl__store_sqlfail(d, rc, "committing the merge");
+  if (err) {
+    sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    return err;
+  }
+  if (stats)
+    *stats = m.stats;
+  return TL_OK;
+}
