@@ -22,6 +22,27 @@ char *tl_test_tmpdir(void) {
   return t;
 }
 
+int tl_test_setup(void **state) {
+  tl_test_fixture *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  f->dir = tl_test_tmpdir();
+  f->db = f->dir ? tl_test_path(f->dir, "tl.db") : NULL;
+  *state = f;
+  return f->db ? 0 : -1;
+}
+
+int tl_test_teardown(void **state) {
+  tl_test_fixture *f = *state;
+  if (!f)
+    return 0;
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
+}
+
 void tl_test_rmdir(const char *path) {
   if (!path)
     return;

@@ -6,6 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The fixture most tests share: a fresh temporary folder and the path of a
+ * database in it (not created), removed afterwards. For
+ * cmocka_unit_test_setup_teardown(test, tl_test_setup, tl_test_teardown). */
+typedef struct {
+  char *dir, *db;
+} tl_test_fixture;
+int tl_test_setup(void **state);
+int tl_test_teardown(void **state);
+
 /* A fresh temporary folder (removed by tl_test_rmdir); path owned by caller. */
 char *tl_test_tmpdir(void);
 void tl_test_rmdir(const char *path);

@@ -18,26 +18,7 @@
 #include "support.h"
 #include "tl_store.h"
 
-typedef struct {
-  char *dir, *db;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 static void add_session(tl_store *s, const char *label, int64_t delay_ns, const int64_t *v,
                         size_t n) {
@@ -412,11 +393,12 @@ static void help_and_version(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(store_info_and_check, setup, teardown),
-      cmocka_unit_test_setup_teardown(interrupted_collection, setup, teardown),
-      cmocka_unit_test_setup_teardown(collect_end_to_end, setup, teardown),
-      cmocka_unit_test_setup_teardown(regression_check_exit_status, setup, teardown),
-      cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(store_info_and_check, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(interrupted_collection, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(collect_end_to_end, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(regression_check_exit_status, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(bad_arguments, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(help_and_version),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

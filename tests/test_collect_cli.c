@@ -22,26 +22,7 @@
 #include "support.h"
 #include "tl_store.h"
 
-typedef struct {
-  char *dir, *db;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 static double now_s(void) {
   struct timespec ts;
@@ -347,7 +328,7 @@ static void cpu_and_memory_load_together(void **state) {
 }
 
 int main(void) {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tl_test_setup, tl_test_teardown)
   const struct CMUnitTest tests[] = {
       T(bad_values),
       T(node_missing_is_clear),

@@ -21,24 +21,7 @@
 
 #include "support.h"
 
-typedef struct {
-  char *dir;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 static int exists(const char *dir, const char *rel) {
   char *p = tl_test_path(dir, rel);
@@ -273,11 +256,11 @@ static void progress_on_terminal(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(database_location, setup, teardown),
-      cmocka_unit_test_setup_teardown(unusable_home, setup, teardown),
-      cmocka_unit_test_setup_teardown(gnu_options_and_dashes, setup, teardown),
-      cmocka_unit_test_setup_teardown(log_lines_without_terminal, setup, teardown),
-      cmocka_unit_test_setup_teardown(progress_on_terminal, setup, teardown),
+      cmocka_unit_test_setup_teardown(database_location, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(unusable_home, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(gnu_options_and_dashes, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(log_lines_without_terminal, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(progress_on_terminal, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

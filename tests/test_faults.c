@@ -32,26 +32,7 @@
 #include "support.h"
 #include "tl_store.h"
 
-typedef struct {
-  char *dir, *db;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 /* ======================================================================== */
 /* Helpers                                                                   */
@@ -689,17 +670,19 @@ int main(void) {
   if (getenv("TL_TEST_FILTER")) /* run one of them: TL_TEST_FILTER=locked_database */
     cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(durability_settings, setup, teardown),
-      cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, setup, teardown),
-      cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, setup, teardown),
-      cmocka_unit_test_setup_teardown(tmpfs_full, setup, teardown),
-      cmocka_unit_test_setup_teardown(read_only_file_and_folder, setup, teardown),
-      cmocka_unit_test_setup_teardown(read_only_file_system, setup, teardown),
-      cmocka_unit_test_setup_teardown(locked_database, setup, teardown),
-      cmocka_unit_test_setup_teardown(not_a_database, setup, teardown),
-      cmocka_unit_test_setup_teardown(newer_database, setup, teardown),
-      cmocka_unit_test_setup_teardown(truncated_database, setup, teardown),
-      cmocka_unit_test_setup_teardown(corrupted_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(durability_settings, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(read_only_file_and_folder, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(read_only_file_system, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(locked_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(corrupted_database, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,26 +20,7 @@
 #include "support.h"
 #include "tl_store.h"
 
-typedef struct {
-  char *dir, *db;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 /* Host facts come from the machine, not the user: tl stores them as they
  * are, whatever they hold. */
@@ -264,9 +245,9 @@ static void collect_on_hostile_host(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(stored_exactly, setup, teardown),
-      cmocka_unit_test_setup_teardown(shown_inert, setup, teardown),
-      cmocka_unit_test_setup_teardown(collect_on_hostile_host, setup, teardown),
+      cmocka_unit_test_setup_teardown(stored_exactly, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(shown_inert, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(collect_on_hostile_host, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

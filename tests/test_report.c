@@ -21,26 +21,7 @@
 #include "support.h"
 #include "tl_store.h"
 
-typedef struct {
-  char *dir, *db;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 #define HOSTILE "<script>alert(1)</script>"
 
@@ -279,8 +260,7 @@ static void confounds(void **state) {
   char *out = run_report(a, 0, NULL);
   const char *care = strstr(out, "## Read with care\n");
   assert_non_null(care);
-  assert_non_null(
-      strstr(care, "- **mixed** mixes 2 different hosts: aaaa (aaaa), bbbb (bbbb).\n"));
+  assert_non_null(strstr(care, "- **mixed** mixes 2 different hosts: aaaa (aaaa), bbbb (bbbb).\n"));
   assert_non_null(strstr(care, "- Within **mixed**, the kernel differs between sessions: "
                                "6.1.0, 6.5.0.\n"));
   assert_non_null(strstr(care, "- The tag concurrency differs between labels: mixed 1; busy 8.\n"));
@@ -746,15 +726,15 @@ static void site_in_chromium(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(markdown_matches_golden, setup, teardown),
-      cmocka_unit_test_setup_teardown(filters_and_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(confounds, setup, teardown),
-      cmocka_unit_test_setup_teardown(json_output, setup, teardown),
-      cmocka_unit_test_setup_teardown(html_page, setup, teardown),
-      cmocka_unit_test_setup_teardown(site, setup, teardown),
-      cmocka_unit_test_setup_teardown(hostile_label, setup, teardown),
-      cmocka_unit_test_setup_teardown(replacing_files, setup, teardown),
-      cmocka_unit_test_setup_teardown(site_in_chromium, setup, teardown),
+      cmocka_unit_test_setup_teardown(markdown_matches_golden, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(html_page, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(site_in_chromium, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

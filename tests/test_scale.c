@@ -19,24 +19,7 @@
 #include "support.h"
 #include "tl_report.h"
 
-typedef struct {
-  char *dir;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 static tl_store *open_db(const char *dir, const char *name) {
   char *path = tl_test_path(dir, name);
@@ -179,8 +162,8 @@ static void on_bad(void *ctx, int64_t line, const char *why) {
     b->lines[b->n++] = line;
 }
 
-static int import_text(tl_store *s, const char *text, tl_samples_format fmt, int skip_bad, bad_lines *bl,
-                       int64_t *got) {
+static int import_text(tl_store *s, const char *text, tl_samples_format fmt, int skip_bad,
+                       bad_lines *bl, int64_t *got) {
   FILE *in = fmemopen((void *)text, strlen(text), "r");
   tl_import_opts o;
   tl_import_opts_init(&o);
@@ -214,8 +197,8 @@ static void import_good_and_bad(void **state) {
   assert_int_equal(bl.n, 0);
   assert_int_equal(count_samples(s), 9);
   /* Bad rows: reported with their line numbers, nothing imported. */
-  assert_int_equal(import_text(s, "1\nabc\n3\n-4\n5\n1e3\n99999999999999999999999\n", TL_SAMPLES_CSV,
-                               0, &bl, &got),
+  assert_int_equal(import_text(s, "1\nabc\n3\n-4\n5\n1e3\n99999999999999999999999\n",
+                               TL_SAMPLES_CSV, 0, &bl, &got),
                    TL_EINVAL);
   assert_int_equal(bl.n, 4);
   assert_int_equal(bl.lines[0], 2);
@@ -268,8 +251,8 @@ static void import_parser_hostile(void **state) {
                          "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["};
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
     for (int fmt = TL_SAMPLES_CSV; fmt <= TL_SAMPLES_JSONL; fmt++) {
-      int rc = tl__import_parse_line((tl_samples_format)fmt, lines[i], strlen(lines[i]), 0, 1, &v, why,
-                                     sizeof why);
+      int rc = tl__import_parse_line((tl_samples_format)fmt, lines[i], strlen(lines[i]), 0, 1, &v,
+                                     why, sizeof why);
       assert_true(rc == 0 || rc == 1 || rc == TL_EINVAL);
       if (rc == TL_EINVAL)
         assert_true(why[0] != '\0');
@@ -282,8 +265,8 @@ static void import_parser_hostile(void **state) {
     for (size_t k = 0; k < n; k++)
       buf[k] = "0123456789{}[]\",:.- latency_nsmu\\e"[lcg(&x) % 35];
     for (int fmt = TL_SAMPLES_CSV; fmt <= TL_SAMPLES_JSONL; fmt++) {
-      int rc =
-          tl__import_parse_line((tl_samples_format)fmt, buf, n, (size_t)(i % 3), 1000, &v, why, sizeof why);
+      int rc = tl__import_parse_line((tl_samples_format)fmt, buf, n, (size_t)(i % 3), 1000, &v, why,
+                                     sizeof why);
       assert_true(rc == 0 || rc == 1 || rc == TL_EINVAL);
       if (rc == 1)
         assert_true(v >= 0);
@@ -800,18 +783,19 @@ static void sqlite_shell_extension(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(merge_idempotent_and_conflict, setup, teardown),
-      cmocka_unit_test_setup_teardown(import_good_and_bad, setup, teardown),
+      cmocka_unit_test_setup_teardown(merge_idempotent_and_conflict, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(import_good_and_bad, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(import_parser_hostile),
-      cmocka_unit_test_setup_teardown(export_round_trip, setup, teardown),
-      cmocka_unit_test_setup_teardown(prune_and_delete, setup, teardown),
-      cmocka_unit_test_setup_teardown(vacuum_upgrades_pages, setup, teardown),
-      cmocka_unit_test_setup_teardown(concurrent_collectors, setup, teardown),
-      cmocka_unit_test_setup_teardown(scan_blocks_filter, setup, teardown),
-      cmocka_unit_test_setup_teardown(read_snapshot, setup, teardown),
+      cmocka_unit_test_setup_teardown(export_round_trip, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(prune_and_delete, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(vacuum_upgrades_pages, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(concurrent_collectors, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(scan_blocks_filter, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(read_snapshot, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(codec_all_widths),
-      cmocka_unit_test_setup_teardown(exact_over_sessions, setup, teardown),
-      cmocka_unit_test_setup_teardown(sqlite_shell_extension, setup, teardown),
+      cmocka_unit_test_setup_teardown(exact_over_sessions, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sqlite_shell_extension, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,27 +16,7 @@
 #include "support.h"
 #include "tl_store.h"
 
-typedef struct {
-  char *dir;
-  char *db;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_fixture fixture;
 
 static tl_session_spec spec_for(const char *label, int64_t delay_ns) {
   static const char *keys[] = {"load"}, *values[] = {"idle"};
@@ -414,14 +394,14 @@ static void default_path(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
-      cmocka_unit_test_setup_teardown(filters, setup, teardown),
-      cmocka_unit_test_setup_teardown(bad_session_specs, setup, teardown),
-      cmocka_unit_test_setup_teardown(refusals, setup, teardown),
-      cmocka_unit_test_setup_teardown(migrates_empty_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(check_finds_damage, setup, teardown),
-      cmocka_unit_test_setup_teardown(stale_sessions, setup, teardown),
-      cmocka_unit_test_setup_teardown(stale_by_heartbeat, setup, teardown),
+      cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(bad_session_specs, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(refusals, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(migrates_empty_file, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(check_finds_damage, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(stale_sessions, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(stale_by_heartbeat, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(codec),
       cmocka_unit_test(default_path),
   };
