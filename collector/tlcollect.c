@@ -56,11 +56,6 @@ static void on_signal(int sig) {
   tl_collect_stop();
 }
 
-static int usage_error(const char *what, const char *why) {
-  tl_errorf("%s: %s (see tlcollect --help)", what, why);
-  return TL_EXIT_USAGE;
-}
-
 /* The command line as one string, each argument shell-quoted when needed, so
  * that a report can show exactly how a session was collected. */
 static char *join_command_line(int argc, char **argv) {
@@ -261,23 +256,19 @@ int main(int argc, char **argv) {
   int status = TL_EXIT_USAGE;
 
   opterr = 0;
-  unsigned char given[512] = {0};
+  unsigned char given[TL_CLI_OPTS] = {0};
+  /* --tag and --load (a cpu and a mem load) are meant to repeat. */
+  static const int repeatable[] = {'t', OPT_LOAD, 0};
   int c;
   while ((c = getopt_long(argc, argv, ":l:d:n:p:t:qhV", longopts, NULL)) != -1) {
-    /* A value given twice is a mistake, not "the last one wins"; --tag and
-     * --load (cpu and mem) are meant to repeat. */
-    for (const struct option *o = longopts; o->name; o++)
-      if (o->val == c && o->has_arg && c != 't' && c != OPT_LOAD && given[c]++) {
-        char name[40];
-        snprintf(name, sizeof name, "--%s", o->name);
-        return usage_error(name, "given twice");
-      }
+    if (tl_cli_once(longopts, c, given, repeatable))
+      return TL_EXIT_USAGE;
     switch (c) {
     case 'l':
       if (label)
-        return usage_error("--label", "given twice");
+        return tl_usage_error("--label", "given twice");
       if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--label", why);
+        return tl_usage_error("--label", why);
       label = optarg;
       break;
     case 'd':
@@ -286,16 +277,16 @@ int main(int argc, char **argv) {
       break;
     case 'n':
       if (tl_int_parse(optarg, 1, 1000000000, &v, why, sizeof why))
-        return usage_error("--count", why);
+        return tl_usage_error("--count", why);
       opts.count = v;
       have_count = 1;
       break;
     case OPT_DURATION:
       if (tl_duration_parse(optarg, 1000000000LL, 366LL * 86400 * 1000000000LL, &v, why,
                             sizeof why))
-        return usage_error("--duration", why);
+        return tl_usage_error("--duration", why);
       if (v <= 0)
-        return usage_error("--duration", "must be longer than 0");
+        return tl_usage_error("--duration", "must be longer than 0");
       opts.duration_ns = v;
       have_duration = 1;
       break;
@@ -304,24 +295,24 @@ int main(int argc, char **argv) {
       break;
     case OPT_INTERVAL:
       if (tl_duration_parse(optarg, 1000000LL, 10LL * 1000000000LL, &v, why, sizeof why))
-        return usage_error("--interval", why);
+        return tl_usage_error("--interval", why);
       if (v < 10000)
-        return usage_error("--interval", "at least 10us");
+        return tl_usage_error("--interval", "at least 10us");
       opts.interval_ns = v;
       break;
     case OPT_CONCURRENCY:
       if (tl_int_parse(optarg, 1, 10000, &v, why, sizeof why))
-        return usage_error("--concurrency", why);
+        return tl_usage_error("--concurrency", why);
       opts.concurrency = (int32_t)v;
       break;
     case OPT_CPU:
       if (tl_int_parse(optarg, 0, 65535, &v, why, sizeof why))
-        return usage_error("--cpu", why);
+        return tl_usage_error("--cpu", why);
       opts.cpu = (int32_t)v;
       break;
     case OPT_PRIORITY:
       if (tl_int_parse(optarg, 1, 99, &v, why, sizeof why))
-        return usage_error("--priority", why);
+        return tl_usage_error("--priority", why);
       opts.priority = (int32_t)v;
       break;
     case OPT_MLOCK:
@@ -332,53 +323,53 @@ int main(int argc, char **argv) {
                       : strncmp(optarg, "mem:", 4) == 0 ? &opts.load_mem
                                                         : NULL;
       if (!slot)
-        return usage_error("--load", "expected cpu:N or mem:N");
+        return tl_usage_error("--load", "expected cpu:N or mem:N");
       if (*slot)
-        return usage_error("--load", "the same kind of load is given twice");
+        return tl_usage_error("--load", "the same kind of load is given twice");
       if (tl_int_parse(optarg + 4, 1, 1024, &v, why, sizeof why))
-        return usage_error("--load", why);
+        return tl_usage_error("--load", why);
       *slot = (int32_t)v;
       break;
     }
     case OPT_REPEAT:
       if (tl_int_parse(optarg, 1, 1000000, &v, why, sizeof why))
-        return usage_error("--repeat", why);
+        return tl_usage_error("--repeat", why);
       repeat = v;
       break;
     case OPT_EVERY:
       if (tl_duration_parse(optarg, 1000000000LL, 366LL * 86400 * 1000000000LL, &v, why,
                             sizeof why))
-        return usage_error("--every", why);
+        return tl_usage_error("--every", why);
       if (v < 1000000000LL)
-        return usage_error("--every", "at least 1s");
+        return tl_usage_error("--every", "at least 1s");
       every_ns = v;
       break;
     case OPT_WARMUP:
       if (tl_int_parse(optarg, 0, 1000000, &v, why, sizeof why))
-        return usage_error("--warmup", why);
+        return tl_usage_error("--warmup", why);
       opts.warmup = (int32_t)v;
       break;
     case OPT_GAP:
       if (tl_duration_parse(optarg, 1000000LL, 3600LL * 1000000000LL, &v, why, sizeof why))
-        return usage_error("--gap", why);
+        return tl_usage_error("--gap", why);
       opts.gap_ns = v;
       break;
     case 't': {
       if (tag_count == MAX_TAGS)
-        return usage_error("--tag", "too many tags (at most 32)");
+        return tl_usage_error("--tag", "too many tags (at most 32)");
       /* tl_tag_parse checks the lengths before it copies into the buffer. */
       if (tl_tag_parse(optarg, tag_bufs[tag_count], &tag_keys[tag_count], &tag_values[tag_count],
                        why, sizeof why))
-        return usage_error("--tag", why);
+        return tl_usage_error("--tag", why);
       for (size_t i = 0; i < tag_count; i++)
         if (strcmp(tag_keys[i], tag_keys[tag_count]) == 0)
-          return usage_error("--tag", "the same key is given twice");
+          return tl_usage_error("--tag", "the same key is given twice");
       tag_count++;
       break;
     }
     case OPT_DB:
       if (!*optarg)
-        return usage_error("--db", "empty path");
+        return tl_usage_error("--db", "empty path");
       db = optarg;
       break;
     case OPT_DRY_RUN:
@@ -402,19 +393,19 @@ int main(int argc, char **argv) {
       printf("tlcollect %s (libuv %s)\n", TL_VERSION, uv_version_string());
       return TL_EXIT_OK;
     case ':':
-      return usage_error(argv[optind - 1], "needs a value");
+      return tl_usage_error(argv[optind - 1], "needs a value");
     default:
-      return usage_error(argv[optind - 1], "unknown option");
+      return tl_usage_error(argv[optind - 1], "unknown option");
     }
   }
   if (optind < argc)
-    return usage_error(argv[optind], "unexpected argument");
+    return tl_usage_error(argv[optind], "unexpected argument");
   if (json && !host_info)
-    return usage_error("--json", "goes with --host-info");
+    return tl_usage_error("--json", "goes with --host-info");
   if (host_info)
     return show_host_info(json);
   if (have_count && have_duration)
-    return usage_error("--count", "give --count or --duration, not both");
+    return tl_usage_error("--count", "give --count or --duration, not both");
   if (!have_count && !have_duration)
     opts.count = 1000;
 
@@ -423,16 +414,16 @@ int main(int argc, char **argv) {
   char *items[TL_MAX_DELAYS];
   size_t n_items = 0;
   if (strlen(delays) >= sizeof delay_copy)
-    return usage_error("--delays", "list is too long");
+    return tl_usage_error("--delays", "list is too long");
   strcpy(delay_copy, delays);
   if (tl_list_split(delay_copy, items, TL_MAX_DELAYS, &n_items, why, sizeof why))
-    return usage_error("--delays", why);
+    return tl_usage_error("--delays", why);
   for (size_t i = 0; i < n_items; i++) {
     if (tl_duration_parse(items[i], 1000000LL, 24LL * 3600 * 1000000000LL, &v, why, sizeof why))
-      return usage_error("--delays", why);
+      return tl_usage_error("--delays", why);
     for (size_t k = 0; k < i; k++)
       if (opts.delays_ns[k] == v)
-        return usage_error("--delays", "the same delay is given twice");
+        return tl_usage_error("--delays", "the same delay is given twice");
     opts.delays_ns[i] = v;
   }
   opts.delay_count = n_items;
@@ -443,10 +434,10 @@ int main(int argc, char **argv) {
   char *probes[MAX_PROBES];
   size_t n_probes = 0;
   if (strlen(probe_list) >= sizeof probe_copy)
-    return usage_error("--probe", "list is too long");
+    return tl_usage_error("--probe", "list is too long");
   strcpy(probe_copy, probe_list);
   if (split_probes(probe_copy, probes, &n_probes, why, sizeof why))
-    return usage_error("--probe", why);
+    return tl_usage_error("--probe", why);
   int any_periodic = 0, all_periodic = 1;
   for (size_t i = 0; i < n_probes; i++) {
     tl_collect_opts po;
@@ -465,19 +456,16 @@ int main(int argc, char **argv) {
     }
   }
   if (opts.interval_ns && !any_periodic)
-    return usage_error("--interval", "only the periodic probe takes an interval");
+    return tl_usage_error("--interval", "only the periodic probe takes an interval");
   if (have_delays && all_periodic)
-    return usage_error("--delays", "the periodic probe measures --interval, not --delays");
+    return tl_usage_error("--delays", "the periodic probe measures --interval, not --delays");
   if (every_ns && repeat < 2)
-    return usage_error("--every", "needs --repeat N with N of at least 2");
+    return tl_usage_error("--every", "needs --repeat N with N of at least 2");
 
   char path[4096];
-  if (db)
-    snprintf(path, sizeof path, "%s", db);
-  else if (tl_store_default_path(path, sizeof path)) {
-    tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
-    return TL_EXIT_FAILURE;
-  }
+  int path_status = tl_cli_db_path(db, path, sizeof path);
+  if (path_status)
+    return path_status;
 
   tl_host *host = NULL;
   tl_store *store = NULL;

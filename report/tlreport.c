@@ -41,11 +41,6 @@ static const char usage[] =
 
 enum { MAX_TAGS = 32, MAX_LABELS = 64 };
 
-static int usage_error(const char *what, const char *why) {
-  tl_errorf("%s: %s (see tlreport --help)", what, why);
-  return TL_EXIT_USAGE;
-}
-
 /* Probe names are label-like, or "exec:COMMAND" with printable text. */
 static int probe_name_ok(const char *s) {
   if (strncmp(s, "exec:", 5) != 0)
@@ -117,50 +112,46 @@ int main(int argc, char **argv) {
   int64_t v;
 
   opterr = 0;
-  unsigned char given[512] = {0};
+  unsigned char given[TL_CLI_OPTS] = {0};
+  static const int repeatable[] = {OPT_TAG, 0};
   int c;
   while ((c = getopt_long(argc, argv, ":c:o:f:hV", longopts, NULL)) != -1) {
-    /* A value given twice is a mistake, not "the last one wins". */
-    for (const struct option *o = longopts; o->name; o++)
-      if (o->val == c && o->has_arg && c != OPT_TAG && given[c]++) {
-        char name[40];
-        snprintf(name, sizeof name, "--%s", o->name);
-        return usage_error(name, "given twice");
-      }
+    if (tl_cli_once(longopts, c, given, repeatable))
+      return TL_EXIT_USAGE;
     switch (c) {
     case 'c':
       if (opts.label_count)
-        return usage_error("--compare", "given twice");
+        return tl_usage_error("--compare", "given twice");
       if (strlen(optarg) >= sizeof label_buf)
-        return usage_error("--compare", "list is too long");
+        return tl_usage_error("--compare", "list is too long");
       strcpy(label_buf, optarg);
       if (tl_list_split(label_buf, labels, MAX_LABELS, &opts.label_count, why, sizeof why))
-        return usage_error("--compare", why);
+        return tl_usage_error("--compare", why);
       for (size_t i = 0; i < opts.label_count; i++)
         if (tl_label_check(labels[i], why, sizeof why))
-          return usage_error("--compare", why);
+          return tl_usage_error("--compare", why);
       opts.labels = (const char *const *)labels;
       break;
     case OPT_PROBE:
       if (!probe_name_ok(optarg))
-        return usage_error("--probe", "not a probe name (a name such as uv, or exec:COMMAND)");
+        return tl_usage_error("--probe", "not a probe name (a name such as uv, or exec:COMMAND)");
       opts.filter.probe = optarg;
       break;
     case OPT_LAST:
       if (tl_int_parse(optarg, 1, 1000000, &v, why, sizeof why))
-        return usage_error("--last", why);
+        return tl_usage_error("--last", why);
       opts.last = v;
       break;
     case OPT_BASELINE:
       if (opts.baseline)
-        return usage_error("--baseline", "given twice");
+        return tl_usage_error("--baseline", "given twice");
       if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--baseline", why);
+        return tl_usage_error("--baseline", why);
       opts.baseline = optarg;
       break;
     case 'f':
       if (format_given)
-        return usage_error("--format", "given twice");
+        return tl_usage_error("--format", "given twice");
       format_given = 1;
       if (strcmp(optarg, "md") == 0 || strcmp(optarg, "markdown") == 0)
         page.format = TL_FORMAT_MD;
@@ -169,11 +160,11 @@ int main(int argc, char **argv) {
       else if (strcmp(optarg, "json") == 0)
         page.format = TL_FORMAT_JSON;
       else
-        return usage_error("--format", "must be md, html or json");
+        return tl_usage_error("--format", "must be md, html or json");
       break;
     case OPT_SITE:
       if (!*optarg)
-        return usage_error("--site", "empty path");
+        return tl_usage_error("--site", "empty path");
       site = optarg;
       break;
     case OPT_FORCE:
@@ -184,7 +175,7 @@ int main(int argc, char **argv) {
       break;
     case OPT_MAX_REGRESSION:
       if (tl_regression_parse(optarg, &check.max_regression, why, sizeof why))
-        return usage_error("--max-regression", why);
+        return tl_usage_error("--max-regression", why);
       max_regression_given = 1;
       break;
     case OPT_TIMESTAMP:
@@ -192,26 +183,26 @@ int main(int argc, char **argv) {
       break;
     case OPT_DELAY:
       if (tl_duration_parse(optarg, 1000000LL, 24LL * 3600 * 1000000000LL, &v, why, sizeof why))
-        return usage_error("--delay", why);
+        return tl_usage_error("--delay", why);
       opts.filter.delay_ns = v;
       break;
     case OPT_SINCE:
     case OPT_UNTIL:
       if (tl_date_parse(optarg, &v, why, sizeof why))
-        return usage_error(c == OPT_SINCE ? "--since" : "--until", why);
+        return tl_usage_error(c == OPT_SINCE ? "--since" : "--until", why);
       *(c == OPT_SINCE ? &opts.filter.since_ns : &opts.filter.until_ns) = v;
       break;
     case OPT_HOST:
       if (!*optarg || strlen(optarg) > 255)
-        return usage_error("--host", "must be 1 to 255 characters");
+        return tl_usage_error("--host", "must be 1 to 255 characters");
       opts.filter.host = optarg;
       break;
     case OPT_TAG: {
       size_t n = opts.filter.tag_count;
       if (n == MAX_TAGS)
-        return usage_error("--tag", "too many tags (at most 32)");
+        return tl_usage_error("--tag", "too many tags (at most 32)");
       if (tl_tag_parse(optarg, tag_bufs[n], &tag_keys[n], &tag_values[n], why, sizeof why))
-        return usage_error("--tag", why);
+        return tl_usage_error("--tag", why);
       opts.filter.tag_keys = tag_keys;
       opts.filter.tag_values = tag_values;
       opts.filter.tag_count = n + 1;
@@ -221,15 +212,15 @@ int main(int argc, char **argv) {
       char *items[TL_MAX_PCTS];
       size_t n;
       if (strlen(optarg) >= sizeof pct_buf)
-        return usage_error("--percentiles", "list is too long");
+        return tl_usage_error("--percentiles", "list is too long");
       strcpy(pct_buf, optarg);
       if (tl_list_split(pct_buf, items, TL_MAX_PCTS, &n, why, sizeof why))
-        return usage_error("--percentiles", why);
+        return tl_usage_error("--percentiles", why);
       for (size_t i = 0; i < n; i++) {
         char *end;
         double p = strtod(items[i], &end);
         if (*end || end == items[i] || !(p > 0 && p <= 100))
-          return usage_error("--percentiles", "each must be a number above 0 and at most 100");
+          return tl_usage_error("--percentiles", "each must be a number above 0 and at most 100");
         opts.pcts[i] = p;
       }
       opts.pct_count = n;
@@ -237,12 +228,12 @@ int main(int argc, char **argv) {
     }
     case 'o':
       if (!*optarg)
-        return usage_error("--output", "empty path");
+        return tl_usage_error("--output", "empty path");
       output = optarg;
       break;
     case OPT_DB:
       if (!*optarg)
-        return usage_error("--db", "empty path");
+        return tl_usage_error("--db", "empty path");
       db = optarg;
       break;
     case 'h':
@@ -252,39 +243,36 @@ int main(int argc, char **argv) {
       printf("tlreport %s\n", TL_VERSION);
       return TL_EXIT_OK;
     case ':':
-      return usage_error(argv[optind - 1], "needs a value");
+      return tl_usage_error(argv[optind - 1], "needs a value");
     default:
-      return usage_error(argv[optind - 1], "unknown option");
+      return tl_usage_error(argv[optind - 1], "unknown option");
     }
   }
   if (optind < argc)
-    return usage_error(argv[optind], "unexpected argument");
+    return tl_usage_error(argv[optind], "unexpected argument");
   if (opts.filter.since_ns && opts.filter.until_ns && opts.filter.since_ns >= opts.filter.until_ns)
-    return usage_error("--since", "must be before --until");
+    return tl_usage_error("--since", "must be before --until");
   if (max_regression_given && !checking)
-    return usage_error("--max-regression", "goes with --check");
+    return tl_usage_error("--max-regression", "goes with --check");
   if (checking && (site || output || format_given))
-    return usage_error("--check", "prints its findings; it does not go with --site, --output "
-                                  "or --format");
+    return tl_usage_error("--check", "prints its findings; it does not go with --site, --output "
+                                     "or --format");
   if (site && output)
-    return usage_error("--site", "writes a folder; it does not go with --output");
+    return tl_usage_error("--site", "writes a folder; it does not go with --output");
   if (site && format_given && page.format != TL_FORMAT_HTML)
-    return usage_error("--site", "writes HTML; it does not go with --format md or json");
+    return tl_usage_error("--site", "writes HTML; it does not go with --format md or json");
   if (opts.baseline && opts.label_count) {
     size_t i = 0;
     while (i < opts.label_count && strcmp(labels[i], opts.baseline) != 0)
       i++;
     if (i == opts.label_count)
-      return usage_error("--baseline", "must be one of the --compare labels");
+      return tl_usage_error("--baseline", "must be one of the --compare labels");
   }
 
   char path[4096];
-  if (db)
-    snprintf(path, sizeof path, "%s", db);
-  else if (tl_store_default_path(path, sizeof path)) {
-    tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
-    return TL_EXIT_FAILURE;
-  }
+  int path_status = tl_cli_db_path(db, path, sizeof path);
+  if (path_status)
+    return path_status;
   tl_store *store = NULL;
   int status = TL_EXIT_FAILURE;
   tl_comparison cmp;

@@ -62,6 +62,26 @@ void tl_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Exit codes shared by the three programs (documented in the README). */
 enum { TL_EXIT_OK = 0, TL_EXIT_FAILURE = 1, TL_EXIT_USAGE = 2, TL_EXIT_INTERRUPTED = 3 };
 
+/* ------------------------------------------------------------------------ */
+/* Command-line helpers (cli.c), shared by tlcollect, tlstore and tlreport   */
+
+struct option;              /* <getopt.h> */
+enum { TL_CLI_OPTS = 512 }; /* option values (getopt's val) stay below this */
+
+/* "PROG: error: WHAT: WHY (see PROG --help)" on stderr; returns
+ * TL_EXIT_USAGE, so that a caller can return it from main. */
+int tl_usage_error(const char *what, const char *why);
+/* The database a program uses: given (its --db) when not NULL, else
+ * tl_store_default_path(). Prints the error and returns TL_EXIT_FAILURE (or
+ * TL_EXIT_USAGE for an over-long --db) when there is none; TL_EXIT_OK. */
+int tl_cli_db_path(const char *given, char *buf, size_t len);
+/* Call for each option c that getopt_long returns: an option with a value
+ * given a second time is a usage error (a mistake, not "the last one wins"),
+ * unless c is in repeatable (0-terminated, may be NULL). given holds the
+ * counts, zeroed by the caller. Returns TL_EXIT_OK or TL_EXIT_USAGE. */
+int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
+                const int *repeatable);
+
 /* Writes s to f with control characters (C0, DEL and the C1 range
  * U+0080..U+009F) and bytes that are not valid UTF-8 shown as \xNN, so that
  * user text or host facts cannot drive the terminal. */

@@ -44,11 +44,6 @@ static const char usage[] =
     "\n"
     "Exit status: 0 done, 1 failure (check found problems), 2 usage error.\n";
 
-static int usage_error(const char *what, const char *why) {
-  tl_errorf("%s: %s (see tlstore --help)", what, why);
-  return TL_EXIT_USAGE;
-}
-
 static void human_bytes(int64_t n, char *buf, size_t len) {
   if (n >= 1024LL * 1024 * 1024)
     snprintf(buf, len, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
@@ -166,7 +161,7 @@ typedef struct {
 
 static int run_info(const char *path, int argc, char **argv) {
   if (argc > 1)
-    return usage_error(argv[1], "unexpected argument");
+    return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
   int status = store ? cmd_info(store, path) : TL_EXIT_FAILURE;
   tl_store_close(store);
@@ -175,7 +170,7 @@ static int run_info(const char *path, int argc, char **argv) {
 
 static int run_check(const char *path, int argc, char **argv) {
   if (argc > 1)
-    return usage_error(argv[1], "unexpected argument");
+    return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
   int status = store ? cmd_check(store) : TL_EXIT_FAILURE;
   tl_store_close(store);
@@ -186,7 +181,7 @@ static int run_check(const char *path, int argc, char **argv) {
  * nothing but the labels on stdout. */
 static int run_labels(const char *path, int argc, char **argv) {
   if (argc > 1)
-    return usage_error(argv[1], "unexpected argument");
+    return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_READONLY);
   char **labels = NULL;
   size_t n = 0;
@@ -261,7 +256,7 @@ static int cmd_hosts(tl_store *store) {
 
 static int run_hosts(const char *path, int argc, char **argv) {
   if (argc > 1)
-    return usage_error(argv[1], "unexpected argument");
+    return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE | TL_STORE_READONLY);
   int status = store ? cmd_hosts(store) : TL_EXIT_FAILURE;
   tl_store_close(store);
@@ -318,44 +313,44 @@ static int filter_option(filter_args *a, int c, const char *v) {
   switch (c) {
   case OPT_LABEL:
     if (a->f.label_count == MAX_LABELS)
-      return -usage_error("--label", "too many labels (at most 64)");
+      return -tl_usage_error("--label", "too many labels (at most 64)");
     if (tl_label_check(v, why, sizeof why))
-      return -usage_error("--label", why);
+      return -tl_usage_error("--label", why);
     a->labels[a->f.label_count++] = v;
     return 1;
   case OPT_PROBE:
     if (tl_label_check(v, why, sizeof why))
-      return -usage_error("--probe", "not a probe name");
+      return -tl_usage_error("--probe", "not a probe name");
     a->f.probe = v;
     return 1;
   case OPT_DELAY:
     if (tl_duration_parse(v, 1000000LL, 24LL * 3600 * 1000000000LL, &n, why, sizeof why))
-      return -usage_error("--delay", why);
+      return -tl_usage_error("--delay", why);
     a->f.delay_ns = n;
     return 1;
   case OPT_SINCE:
   case OPT_UNTIL:
     if (tl_date_parse(v, &n, why, sizeof why))
-      return -usage_error(c == OPT_SINCE ? "--since" : "--until", why);
+      return -tl_usage_error(c == OPT_SINCE ? "--since" : "--until", why);
     *(c == OPT_SINCE ? &a->f.since_ns : &a->f.until_ns) = n;
     return 1;
   case OPT_HOST:
     if (!*v || strlen(v) > 255)
-      return -usage_error("--host", "must be 1 to 255 characters");
+      return -tl_usage_error("--host", "must be 1 to 255 characters");
     a->f.host = v;
     return 1;
   case OPT_TAG: {
     size_t k = a->f.tag_count;
     if (k == MAX_TAGS)
-      return -usage_error("--tag", "too many tags (at most 32)");
+      return -tl_usage_error("--tag", "too many tags (at most 32)");
     if (tl_tag_parse(v, a->tag_bufs[k], &a->tag_keys[k], &a->tag_values[k], why, sizeof why))
-      return -usage_error("--tag", why);
+      return -tl_usage_error("--tag", why);
     a->f.tag_count++;
     return 1;
   }
   case OPT_STATUS:
     if (strcmp(v, "running") && strcmp(v, "complete") && strcmp(v, "interrupted"))
-      return -usage_error("--status", "must be running, complete or interrupted");
+      return -tl_usage_error("--status", "must be running, complete or interrupted");
     a->f.status = v;
     return 1;
   default:
@@ -366,8 +361,8 @@ static int filter_option(filter_args *a, int c, const char *v) {
 /* The usage error of an option getopt did not take. */
 static int bad_option(int c, char **argv) {
   if (c == ':')
-    return usage_error(argv[optind - 1], "needs a value");
-  return usage_error(argv[optind - 1], "unknown option");
+    return tl_usage_error(argv[optind - 1], "needs a value");
+  return tl_usage_error(argv[optind - 1], "unknown option");
 }
 
 /* ======================================================================== */
@@ -386,7 +381,7 @@ static int run_sessions(const char *path, int argc, char **argv) {
       return bad_option(c, argv);
   }
   if (optind < argc)
-    return usage_error(argv[optind], "unexpected argument");
+    return tl_usage_error(argv[optind], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_READONLY);
   if (!store)
     return TL_EXIT_FAILURE;
@@ -428,7 +423,7 @@ static int run_export(const char *path, int argc, char **argv) {
   while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
     if (c == OPT_FORMAT) {
       if (tl_samples_format_parse(optarg, &format))
-        return usage_error("--format", "must be csv, jsonl or hgrm");
+        return tl_usage_error("--format", "must be csv, jsonl or hgrm");
       continue;
     }
     int r = filter_option(&a, c, optarg);
@@ -438,9 +433,9 @@ static int run_export(const char *path, int argc, char **argv) {
       return bad_option(c, argv);
   }
   if (optind < argc)
-    return usage_error(argv[optind], "unexpected argument");
+    return tl_usage_error(argv[optind], "unexpected argument");
   if (!format)
-    return usage_error("--format", "missing (csv, jsonl or hgrm)");
+    return tl_usage_error("--format", "missing (csv, jsonl or hgrm)");
   tl_store *store = open_store(path, TL_STORE_READONLY);
   if (!store)
     return TL_EXIT_FAILURE;
@@ -490,22 +485,22 @@ static int run_import(const char *path, int argc, char **argv) {
     switch (c) {
     case OPT_FORMAT:
       if (tl_samples_format_parse(optarg, &o.format) || o.format == TL_SAMPLES_HGRM)
-        return usage_error("--format", "must be csv or jsonl");
+        return tl_usage_error("--format", "must be csv or jsonl");
       break;
     case OPT_LABEL:
       if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--label", why);
+        return tl_usage_error("--label", why);
       o.label = optarg;
       break;
     case OPT_PROBE:
       if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--probe", "not a probe name (letters, digits, . _ -)");
+        return tl_usage_error("--probe", "not a probe name (letters, digits, . _ -)");
       o.probe = optarg;
       break;
     case OPT_DELAY:
       if (tl_duration_parse(optarg, 1000000LL, 24LL * 3600 * 1000000000LL, &o.delay_ns, why,
                             sizeof why))
-        return usage_error("--delay", why);
+        return tl_usage_error("--delay", why);
       break;
     case OPT_UNIT:
       if (strcmp(optarg, "ns") == 0)
@@ -515,11 +510,11 @@ static int run_import(const char *path, int argc, char **argv) {
       else if (strcmp(optarg, "ms") == 0)
         o.unit_ns = 1000000;
       else
-        return usage_error("--unit", "must be ns, us or ms");
+        return tl_usage_error("--unit", "must be ns, us or ms");
       break;
     case OPT_HOST:
       if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--host", why);
+        return tl_usage_error("--host", why);
       o.hostname = optarg;
       break;
     case OPT_SKIP_BAD:
@@ -530,13 +525,13 @@ static int run_import(const char *path, int argc, char **argv) {
     }
   }
   if (!o.format)
-    return usage_error("--format", "missing (csv or jsonl)");
+    return tl_usage_error("--format", "missing (csv or jsonl)");
   if (!o.label || !o.probe || o.delay_ns < 0)
-    return usage_error(!o.label ? "--label" : !o.probe ? "--probe" : "--delay", "missing");
+    return tl_usage_error(!o.label ? "--label" : !o.probe ? "--probe" : "--delay", "missing");
   if (optind >= argc)
-    return usage_error("FILE", "missing (a file name, or - for standard input)");
+    return tl_usage_error("FILE", "missing (a file name, or - for standard input)");
   if (optind + 1 < argc)
-    return usage_error(argv[optind + 1], "unexpected argument (one file at a time)");
+    return tl_usage_error(argv[optind + 1], "unexpected argument (one file at a time)");
   const char *file = argv[optind];
   o.source = file;
   FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
@@ -567,10 +562,10 @@ static int run_import(const char *path, int argc, char **argv) {
 
 static int run_merge(const char *path, int argc, char **argv) {
   if (argc < 2)
-    return usage_error("OTHER.db", "missing (the databases to merge in)");
+    return tl_usage_error("OTHER.db", "missing (the databases to merge in)");
   for (int i = 1; i < argc; i++)
     if (argv[i][0] == '-' || !argv[i][0])
-      return usage_error(argv[i], "unknown option (merge takes database files)");
+      return tl_usage_error(argv[i], "unknown option (merge takes database files)");
   /* A missing file fails before the target is opened (or created). */
   for (int i = 1; i < argc; i++)
     if (access(argv[i], R_OK) != 0) {
@@ -599,15 +594,15 @@ static int run_merge(const char *path, int argc, char **argv) {
 
 static int run_delete(const char *path, int argc, char **argv) {
   if (argc < 2)
-    return usage_error("SESSION_UUID", "missing (see tlstore sessions)");
+    return tl_usage_error("SESSION_UUID", "missing (see tlstore sessions)");
   if (argc > 2)
-    return usage_error(argv[2], "unexpected argument");
+    return tl_usage_error(argv[2], "unexpected argument");
   const char *u = argv[1];
   int ok = strlen(u) == 36;
   for (size_t i = 0; ok && i < 36; i++)
     ok = (i == 8 || i == 13 || i == 18 || i == 23) ? u[i] == '-' : isxdigit((unsigned char)u[i]);
   if (!ok)
-    return usage_error("SESSION_UUID", "not a session UUID (see tlstore sessions)");
+    return tl_usage_error("SESSION_UUID", "not a session UUID (see tlstore sessions)");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
   if (!store)
     return TL_EXIT_FAILURE;
@@ -634,20 +629,20 @@ static int run_prune(const char *path, int argc, char **argv) {
   while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
     if (c == OPT_BEFORE) {
       if (tl_date_parse(optarg, &before, why, sizeof why))
-        return usage_error("--before", why);
+        return tl_usage_error("--before", why);
       have_before = 1;
     } else if (c == OPT_LABEL) {
       if (tl_label_check(optarg, why, sizeof why))
-        return usage_error("--label", why);
+        return tl_usage_error("--label", why);
       label = optarg;
     } else {
       return bad_option(c, argv);
     }
   }
   if (optind < argc)
-    return usage_error(argv[optind], "unexpected argument");
+    return tl_usage_error(argv[optind], "unexpected argument");
   if (!have_before)
-    return usage_error("--before", "missing (a date: YYYY-MM-DD)");
+    return tl_usage_error("--before", "missing (a date: YYYY-MM-DD)");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
   if (!store)
     return TL_EXIT_FAILURE;
@@ -666,7 +661,7 @@ static int run_prune(const char *path, int argc, char **argv) {
 
 static int run_vacuum(const char *path, int argc, char **argv) {
   if (argc > 1)
-    return usage_error(argv[1], "unexpected argument");
+    return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
   if (!store)
     return TL_EXIT_FAILURE;
@@ -699,21 +694,16 @@ int main(int argc, char **argv) {
   };
   const char *db = NULL;
   opterr = 0;
-  unsigned char given[512] = {0};
+  unsigned char given[TL_CLI_OPTS] = {0};
   int c;
   /* '+': stop at the command; its own options follow it. */
   while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
-    /* A value given twice is a mistake, not "the last one wins". */
-    for (const struct option *o = longopts; o->name; o++)
-      if (o->val == c && o->has_arg && given[c]++) {
-        char name[40];
-        snprintf(name, sizeof name, "--%s", o->name);
-        return usage_error(name, "given twice");
-      }
+    if (tl_cli_once(longopts, c, given, NULL))
+      return TL_EXIT_USAGE;
     switch (c) {
     case OPT_DB:
       if (!*optarg)
-        return usage_error("--db", "empty path");
+        return tl_usage_error("--db", "empty path");
       db = optarg;
       break;
     case 'h':
@@ -723,27 +713,24 @@ int main(int argc, char **argv) {
       printf("tlstore %s\n", TL_VERSION);
       return TL_EXIT_OK;
     case ':':
-      return usage_error(argv[optind - 1], "needs a value");
+      return tl_usage_error(argv[optind - 1], "needs a value");
     default:
-      return usage_error(argv[optind - 1], "unknown option");
+      return tl_usage_error(argv[optind - 1], "unknown option");
     }
   }
   if (optind >= argc)
-    return usage_error("command", "missing (see tlstore --help)");
+    return tl_usage_error("command", "missing (see tlstore --help)");
   const command *cmd = NULL;
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(commands[i].name, argv[optind]) == 0)
       cmd = &commands[i];
   if (!cmd)
-    return usage_error(argv[optind], "unknown command (see tlstore --help)");
+    return tl_usage_error(argv[optind], "unknown command (see tlstore --help)");
 
   char path[4096];
-  if (db)
-    snprintf(path, sizeof path, "%s", db);
-  else if (tl_store_default_path(path, sizeof path)) {
-    tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
-    return TL_EXIT_FAILURE;
-  }
+  int path_status = tl_cli_db_path(db, path, sizeof path);
+  if (path_status)
+    return path_status;
   /* A subcommand may parse its own options with getopt from its name on. */
   int at = optind;
   /* Start getopt afresh, in its permuting mode, so that options may follow

@@ -1,0 +1,40 @@
+/* cli.c: what the three programs share on their command lines: the usage
+ * error, the database path, and options that may be given only once. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "tl_store.h"
+
+int tl_usage_error(const char *what, const char *why) {
+  tl_errorf("%s: %s (see %s --help)", what, why, tl_progname());
+  return TL_EXIT_USAGE;
+}
+
+int tl_cli_db_path(const char *given, char *buf, size_t len) {
+  if (given) {
+    if ((size_t)snprintf(buf, len, "%s", given) < len)
+      return TL_EXIT_OK;
+    return tl_usage_error("--db", "path is too long");
+  }
+  if (tl_store_default_path(buf, len) == TL_OK)
+    return TL_EXIT_OK;
+  tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
+  return TL_EXIT_FAILURE;
+}
+
+int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
+                const int *repeatable) {
+  for (const int *r = repeatable; r && *r; r++)
+    if (*r == c)
+      return TL_EXIT_OK;
+  if (c < 0 || c >= TL_CLI_OPTS)
+    return TL_EXIT_OK;
+  for (const struct option *o = longopts; o->name; o++) {
+    if (o->val != c || !o->has_arg || !given[c]++)
+      continue;
+    char name[64];
+    snprintf(name, sizeof name, "--%s", o->name);
+    return tl_usage_error(name, "given twice");
+  }
+  return TL_EXIT_OK;
+}
