@@ -23,111 +23,27 @@
 #include <sqlite3.h>
 #include <uv.h>
 
-#include "tl_collect.h"
+#include "bench_util.h"
 #include "tl_report.h"
 
 enum { RUNS = 3, REAL = 3000, SESSION = 1000000 };
 static const char *const labels[3] = {"vbox", "macos", "droplet"};
 static const int64_t delays[2] = {0, 50000000};
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *what, tl_store *s) {
-  fprintf(stderr, "bench_scale: %s: %s\n", what, s ? tl_store_errmsg(s) : "failed");
-  exit(1);
-}
-
-static void remove_db(const char *path) {
-  char p[4200];
-  unlink(path);
-  snprintf(p, sizeof p, "%s-wal", path);
-  unlink(p);
-  snprintf(p, sizeof p, "%s-shm", path);
-  unlink(p);
-}
-
-typedef struct {
-  int64_t *v;
-  size_t n;
-} samples;
-
-static int keep(void *ctx, const int64_t *v, size_t n) {
-  samples *s = ctx;
-  memcpy(s->v + s->n, v, n * sizeof *v);
-  s->n += n;
-  return 0;
-}
-
-/* Real settimeout(0) samples of this machine. */
-static samples collect_real(const char *dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/real.db", dir);
-  remove_db(path);
-  tl_store *s;
-  tl_host *h;
-  if (tl_store_open(&s, path, 0) || tl_host_detect(&h))
-    die("open", s);
-  size_t nf;
-  const tl_fact *facts = tl_host_facts(h, &nf);
-  tl_session_spec spec = {.run_uuid = "bench",
-                          .label = "bench",
-                          .command_line = "bench_scale",
-                          .host_fingerprint = tl_host_fingerprint(h),
-                          .hostname = tl_host_hostname(h),
-                          .libuv_version = uv_version_string(),
-                          .facts = facts,
-                          .fact_count = nf};
-  tl_collect_opts o;
-  tl_collect_opts_init(&o);
-  o.delays_ns[0] = 0;
-  o.delay_count = 1;
-  o.count = REAL;
-  char err[512];
-  if (tl_collect_run(s, &spec, &o, NULL, err, sizeof err))
-    die(err, NULL);
-  tl_filter f;
-  tl_filter_init(&f);
-  tl_session_list list;
-  samples real = {malloc(REAL * sizeof(int64_t)), 0};
-  if (tl_store_sessions(s, &f, &list) || tl_store_scan(s, list.items[0].id, keep, &real))
-    die("read back", s);
-  tl_session_list_free(&list);
-  tl_host_free(h);
-  tl_store_close(s);
-  remove_db(path);
-  return real;
-}
-
-/* The replayed sample i of a group: real data, shifted per label and delay
- * so that the groups differ, and varied so that no two sessions repeat. */
-static int64_t sample_at(const samples *real, int label, int delay, size_t i) {
+static int64_t sample_at(const bench_samples *real, int label, int delay, size_t i) {
   int64_t v = real->v[(i * 7 + (i >> 12)) % real->n];
   return v + delays[delay] + label * 150000 + (int64_t)((i * 2654435761u) % 997);
 }
 
 /* A database of total samples: 3 labels x 2 delays, sessions of SESSION. */
-static double build_db(const char *path, const samples *real, size_t total) {
-  remove_db(path);
+static double build_db(const char *path, const bench_samples *real, size_t total) {
+  bench_remove_db(path);
   tl_store *s;
   if (tl_store_open(&s, path, 0))
-    die("open", s);
+    bench_die("open", s);
   size_t per_group = total / 6;
   int64_t *buf = malloc(SESSION * sizeof *buf);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   for (int l = 0; l < 3; l++)
     for (int d = 0; d < 2; d++)
       for (size_t at = 0; at < per_group; at += SESSION) {
@@ -146,9 +62,9 @@ static double build_db(const char *path, const samples *real, size_t total) {
           buf[i] = sample_at(real, l, d, at + i);
         if (tl_writer_begin(s, &spec, &w, uuid) || tl_writer_add(w, buf, n) ||
             tl_writer_end(w, "complete"))
-          die("write", s);
+          bench_die("write", s);
       }
-  double t = now_s() - t0;
+  double t = bench_now_s() - t0;
   free(buf);
   tl_store_close(s);
   return t;
@@ -156,7 +72,7 @@ static double build_db(const char *path, const samples *real, size_t total) {
 
 /* Runs argv, returns wall seconds and the child's peak RSS in MiB. */
 static double run_timed(char *const argv[], double *rss_mib) {
-  double t0 = now_s();
+  double t0 = bench_now_s();
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open("/dev/null", O_WRONLY);
@@ -167,7 +83,7 @@ static double run_timed(char *const argv[], double *rss_mib) {
   int st;
   struct rusage ru;
   wait4(pid, &st, 0, &ru);
-  double t = now_s() - t0;
+  double t = bench_now_s() - t0;
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     fprintf(stderr, "bench_scale: %s failed\n", argv[0]);
     exit(1);
@@ -183,13 +99,13 @@ static double time_report(const char *tlreport, const char *db, double *rss) {
   double t[RUNS], r[RUNS];
   for (int i = 0; i < RUNS; i++)
     t[i] = run_timed(argv, &r[i]);
-  *rss = median(r, RUNS);
-  return median(t, RUNS);
+  *rss = bench_median(r, RUNS);
+  return bench_median(t, RUNS);
 }
 
 /* The baseline table: one row per sample, same data as the 10M database. */
-static void build_plain(const char *path, const samples *real, size_t total) {
-  remove_db(path);
+static void build_plain(const char *path, const bench_samples *real, size_t total) {
+  bench_remove_db(path);
   sqlite3 *db;
   sqlite3_stmt *st;
   if (sqlite3_open(path, &db) != SQLITE_OK ||
@@ -200,7 +116,7 @@ static void build_plain(const char *path, const samples *real, size_t total) {
                    "BEGIN",
                    NULL, NULL, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "INSERT INTO samples VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
-    die("baseline", NULL);
+    bench_die("baseline", NULL);
   size_t per_group = total / 6;
   int64_t sid = 0;
   for (int l = 0; l < 3; l++)
@@ -221,7 +137,7 @@ static void build_plain(const char *path, const samples *real, size_t total) {
       }
   sqlite3_finalize(st);
   if (sqlite3_exec(db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL) != SQLITE_OK)
-    die("baseline commit", NULL);
+    bench_die("baseline commit", NULL);
   sqlite3_close(db);
 }
 
@@ -241,13 +157,13 @@ static int results_agree(const char *sqlite3_shell, const char *plain, const cha
   FILE *p = popen(cmd, "r");
   tl_store *s;
   if (!p || tl_store_open(&s, tl_db, TL_STORE_READONLY))
-    die("agreement check", NULL);
+    bench_die("agreement check", NULL);
   tl_compare_opts o;
   tl_compare_opts_init(&o);
   tl_comparison c;
   char err[512];
   if (tl_compare(s, &o, &c, err, sizeof err))
-    die(err, NULL);
+    bench_die(err, NULL);
   char line[512];
   int rows = 0, same = 1;
   while (fgets(line, sizeof line, p)) {
@@ -280,60 +196,61 @@ static double ingest_merge(const char *dir, const char *src, size_t n) {
   snprintf(dst, sizeof dst, "%s/merged.db", dir);
   double r[RUNS];
   for (int i = 0; i < RUNS; i++) {
-    remove_db(dst);
+    bench_remove_db(dst);
     tl_store *s;
     tl_merge_stats st;
     if (tl_store_open(&s, dst, 0))
-      die("open", s);
-    double t0 = now_s();
+      bench_die("open", s);
+    double t0 = bench_now_s();
     if (tl_store_merge(s, &src, 1, &st))
-      die("merge", s);
-    r[i] = (double)st.samples_added / (now_s() - t0);
+      bench_die("merge", s);
+    r[i] = (double)st.samples_added / (bench_now_s() - t0);
     tl_store_close(s);
     if ((size_t)st.samples_added != n)
-      die("merge lost samples", NULL);
+      bench_die("merge lost samples", NULL);
   }
-  remove_db(dst);
-  return median(r, RUNS);
+  bench_remove_db(dst);
+  return bench_median(r, RUNS);
 }
 
 /* Ingest through import: a CSV of n latencies, one per line. */
-static double ingest_import(const char *dir, const samples *real, size_t n) {
+static double ingest_import(const char *dir, const bench_samples *real, size_t n) {
   char csv[4096], dst[4096];
   snprintf(csv, sizeof csv, "%s/import.csv", dir);
   snprintf(dst, sizeof dst, "%s/imported.db", dir);
   FILE *f = fopen(csv, "w");
   if (!f)
-    die("csv", NULL);
+    bench_die("csv", NULL);
   fputs("latency_ns\n", f);
   for (size_t i = 0; i < n; i++)
     fprintf(f, "%lld\n", (long long)sample_at(real, 0, 0, i));
   fclose(f);
   double r[RUNS];
   for (int i = 0; i < RUNS; i++) {
-    remove_db(dst);
+    bench_remove_db(dst);
     tl_store *s;
     if (tl_store_open(&s, dst, 0))
-      die("open", s);
+      bench_die("open", s);
     tl_import_opts o;
     tl_import_opts_init(&o);
     o.label = "imported";
     o.probe = "settimeout";
     FILE *in = fopen(csv, "rb");
     int64_t got = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (tl_store_import(s, in, &o, NULL, NULL, NULL, &got, NULL))
-      die("import", s);
-    r[i] = (double)got / (now_s() - t0);
+      bench_die("import", s);
+    r[i] = (double)got / (bench_now_s() - t0);
     fclose(in);
     tl_store_close(s);
   }
-  remove_db(dst);
+  bench_remove_db(dst);
   unlink(csv);
-  return median(r, RUNS);
+  return bench_median(r, RUNS);
 }
 
 int main(int argc, char **argv) {
+  tl_set_progname("bench_scale");
   if (argc < 4) {
     fprintf(stderr, "usage: bench_scale DIR TLREPORT SQLITE3 [MAX_MILLIONS]\n");
     return 2;
@@ -342,7 +259,10 @@ int main(int argc, char **argv) {
   size_t max_m = argc > 4 ? (size_t)strtoull(argv[4], NULL, 10) : 100;
   int keep_dbs = argc > 5 && strcmp(argv[5], "keep") == 0; /* for profiling */
   printf("collecting %d real settimeout(0) samples on this machine...\n", REAL);
-  samples real = collect_real(dir);
+  char real_path[4096];
+  snprintf(real_path, sizeof real_path, "%s/real.db", dir);
+  bench_samples real = bench_collect_real(real_path, REAL, NULL);
+  bench_remove_db(real_path);
 
   printf("\ntlreport --compare vbox,macos,droplet (2 delays, p50/p90/p99 exact), median of %d\n",
          RUNS);
@@ -358,7 +278,7 @@ int main(int argc, char **argv) {
            t * 1e9 / (double)(m * 1000000));
     fflush(stdout);
     if (m != 10 && !keep_dbs)
-      remove_db(path);
+      bench_remove_db(path);
   }
   if (keep_dbs)
     return 0;
@@ -377,13 +297,13 @@ int main(int argc, char **argv) {
   printf("  %-40s %10.1fx\n", "ratio sqlite3 / tl", sq_med / tl_med);
   printf("  %-40s %s\n", "same count, min, p50, p90, p99, max",
          results_agree(sqlite3_shell, plain, ten) ? "yes" : "NO");
-  remove_db(plain);
+  bench_remove_db(plain);
 
   printf("\ningest, 10M samples, median of %d\n", RUNS);
   printf("  %-40s %14.0f samples/s\n", "tlstore merge", ingest_merge(dir, ten, 9999996));
   printf("  %-40s %14.0f samples/s\n", "tlstore import (CSV, one per line)",
          ingest_import(dir, &real, 10000000));
-  remove_db(ten);
+  bench_remove_db(ten);
   free(real.v);
   return 0;
 }
