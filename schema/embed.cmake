@@ -1,5 +1,5 @@
 # Writes OUT: a C array of the migrations given in MIGRATIONS (sorted paths).
-set(body "/* Generated from schema/*.sql by schema/embed.cmake. Do not edit. */\n")
+set(body "/* Generated from the migrations in schema/ by schema/embed.cmake. Do not edit. */\n")
 string(APPEND body "#include <stddef.h>\n\nconst char *const tl__migrations[] = {\n")
 set(count 0)
 foreach(path ${MIGRATIONS})
