@@ -16,7 +16,7 @@
 
 /* The fact from a one-line file, or "unknown" with the reason. */
 static int set_line(const tl__host_env *env, tl_host *h, const char *key, const char *path) {
-  char buf[TL_HOST_VALUE_MAX], ev[300];
+  char buf[TL_HOST_VALUE_MAX], ev[640];
   int err = tl__host_read_line(env, path, buf, sizeof buf);
   if (err) {
     snprintf(ev, sizeof ev, "/%s: %s", path, tl__host_errstr(err));
@@ -53,7 +53,7 @@ static long cpu_list_count(const char *s) {
 
 static int set_cpu_count(const tl__host_env *env, tl_host *h, const char *key, const char *path,
                          long fallback, const char *fallback_ev) {
-  char buf[4096], ev[300];
+  char buf[4096], ev[640];
   long n = -1;
   if (tl__host_read_line(env, path, buf, sizeof buf) == 0)
     n = cpu_list_count(buf);
@@ -242,7 +242,7 @@ static int set_meminfo(const tl__host_env *env, tl_host *h, const char *text, co
 /* The preemption model: none / voluntary / full / lazy / rt. */
 static int detect_preempt(const tl__host_env *env, tl_host *h, const char *version,
                           const char *cmdline, const char *config, const char *config_path) {
-  char buf[256], ev[320];
+  char buf[256], ev[640];
   if (tl__host_read_line(env, "sys/kernel/realtime", buf, sizeof buf) == 0 && strcmp(buf, "1") == 0)
     return tl__host_set(h, "kernel.preempt", "rt", "/sys/kernel/realtime");
   /* Dynamic preemption shows all models with the current one in brackets:
@@ -422,7 +422,7 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
     config = NULL;
   if (!err) {
     const char *p = config ? strstr(config, "\nCONFIG_HZ=") : NULL;
-    char ev[320];
+    char ev[640];
     snprintf(ev, sizeof ev, "/%s", config_path);
     if (p) {
       long hz = strtol(p + 11, NULL, 10);

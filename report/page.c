@@ -891,7 +891,7 @@ static void section_confounds(tl__page *p) {
   for (size_t l = 0; l < c->label_count; l++) {
     double worst = -1, load = 0, cpus = 0;
     for (size_t i = 0; i < c->sessions.count; i++) {
-      double ld, n;
+      double ld = 0, n = 0;
       if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
         continue;
       double per = load_per_cpu(c, i, &ld, &n);
