@@ -935,8 +935,11 @@ fail:
  * together (scale, in ns) is below 1 ms, so that sub-millisecond differences
  * stay visible; never "-0.00". */
 static void ms(double ns, double scale, char *buf, size_t len) {
-  int dec = fabs(scale) < 1e6 ? 3 : 2;
-  double half = dec == 3 ? 500 : 5000;
+  /* The decimals of tl__ms (format.c) for the largest number of a sentence,
+   * so that the numbers side by side are written alike. */
+  double a = fabs(scale);
+  int dec = a >= 1e6 ? 2 : a >= 1e5 ? 3 : a >= 1e4 ? 4 : 5;
+  double half = 0.5 * pow(10, 6 - dec); /* no "-0.000" for a tiny negative */
   snprintf(buf, len, "%.*f", dec, fabs(ns) < half ? 0.0 : ns / 1e6);
 }
 

@@ -333,6 +333,37 @@ static void identical_data_claims_nothing(void **state) {
   }
 }
 
+/* Microsecond timers (the uv probe at 0 ms) are written with the digits
+ * they need: a 40 us difference is not "0.000 ms". */
+static void microseconds_keep_their_digits(void **state) {
+  fixture *f = *state;
+  int64_t v[5000];
+  uniform(v, 5000, 100000, 20000); /* 100 to 120 us */
+  add_session(f, "quick", 0, v, 5000, 0);
+  uniform(v, 5000, 140000, 20000); /* 40 us later */
+  add_session(f, "later", 0, v, 5000, 0);
+  tl_comparison cmp;
+  tl_stats st;
+  compare2(f, "later", "quick", P3, 3, &cmp, &st);
+  char line[512];
+  tl_pair_sentence(&cmp, &st, &st.pairs[0], 0, line, sizeof line);
+  /* p50 of quick is ~0.110 ms, of later ~0.150 ms: a difference of ~0.040. */
+  const char *by = strstr(line, "quick is faster than later at p50 by ");
+  assert_non_null(by);
+  double d = 0;
+  char unit[8] = "";
+  assert_int_equal(
+      sscanf(by + strlen("quick is faster than later at p50 by "), "%lf %7s", &d, unit), 2);
+  assert_true(d > 0.035 && d < 0.045); /* the true shift is 0.040 ms */
+  assert_string_equal(unit, "ms");
+  assert_null(strstr(line, "0.000"));
+  char *md = markdown(&cmp, &st);
+  assert_non_null(strstr(md, "| quick | settimeout | 0 ms | 0.1"));
+  free(md);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
 static void shifted_data_found_and_covered(void **state) {
   fixture *f = *state;
   const int64_t shift = 3000000; /* 3 ms */
@@ -873,6 +904,7 @@ int main(void) {
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(planted_steps),
       cmocka_unit_test_setup_teardown(identical_data_claims_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(microseconds_keep_their_digits, setup, teardown),
       cmocka_unit_test_setup_teardown(shifted_data_found_and_covered, setup, teardown),
       cmocka_unit_test_setup_teardown(order_interval_is_the_sorted_samples, setup, teardown),
       cmocka_unit_test_setup_teardown(too_few_samples_warned, setup, teardown),
