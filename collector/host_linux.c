@@ -5,6 +5,7 @@
  * version) is made by tl__host_env_default() at the end of this file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,10 +234,24 @@ static int set_meminfo(const tl__host_env *env, tl_host *h, const char *text, co
   if (text && tl__host_keyed(text, field, ':', buf, sizeof buf) == 0) {
     char *end;
     long long kb = strtoll(buf, &end, 10);
-    if (end != buf && kb >= 0)
+    /* kB to bytes must not overflow: strtoll gives LLONG_MAX for a huge
+     * number (fuzz_host/regress-meminfo-huge). */
+    if (end != buf && kb >= 0 && kb <= LLONG_MAX / 1024)
       return tl__host_setf(h, key, "/proc/meminfo", "%lld", kb * 1024);
   }
   return tl__host_set(h, key, "unknown", "/proc/meminfo");
+}
+
+/* The model named by [s, s + n) when it is one the kernel knows, else NULL.
+ * debugfs and preempt= are text from outside: a model tl cannot name (a typo
+ * on the command line, a newer kernel's model) must not become the fact,
+ * which promises one of the documented values (fuzz_host/regress-preempt-*). */
+static const char *preempt_model(const char *s, size_t n) {
+  static const char *const models[] = {"none", "voluntary", "full", "lazy"};
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+    if (strlen(models[i]) == n && memcmp(models[i], s, n) == 0)
+      return models[i];
+  return NULL;
 }
 
 /* The preemption model: none / voluntary / full / lazy / rt. */
@@ -249,20 +264,19 @@ static int detect_preempt(const tl__host_env *env, tl_host *h, const char *versi
    * "none voluntary (full) lazy". */
   if (tl__host_read_line(env, "sys/kernel/debug/sched/preempt", buf, sizeof buf) == 0) {
     char *lp = strchr(buf, '('), *rp = lp ? strchr(lp, ')') : NULL;
-    if (lp && rp) {
-      *rp = '\0';
-      return tl__host_set(h, "kernel.preempt", lp + 1, "/sys/kernel/debug/sched/preempt");
-    }
+    const char *model = lp && rp ? preempt_model(lp + 1, (size_t)(rp - lp - 1)) : NULL;
+    if (model)
+      return tl__host_set(h, "kernel.preempt", model, "/sys/kernel/debug/sched/preempt");
   }
   if (strstr(version, "PREEMPT_RT"))
     return tl__host_set(h, "kernel.preempt", "rt", "uname -v: PREEMPT_RT");
   if (strstr(version, "PREEMPT_DYNAMIC")) {
     const char *p = cmdline ? strstr(cmdline, "preempt=") : NULL;
-    if (p && (p == cmdline || p[-1] == ' ')) {
-      size_t n = strcspn(p + 8, " \n");
-      snprintf(buf, sizeof buf, "%.*s", (int)(n < 32 ? n : 32), p + 8);
-      return tl__host_set(h, "kernel.preempt", buf, "/proc/cmdline preempt=");
-    }
+    /* The kernel splits its command line at any blank. */
+    const char *model =
+        p && (p == cmdline || p[-1] == ' ') ? preempt_model(p + 8, strcspn(p + 8, " \t\n")) : NULL;
+    if (model)
+      return tl__host_set(h, "kernel.preempt", model, "/proc/cmdline preempt=");
   }
   if (config) {
     static const struct {
@@ -318,7 +332,8 @@ int tl__host_detect_load(const tl__host_env *env, tl_host *h, const char *when) 
   int running, total;
   snprintf(key, sizeof key, "load.%s", when);
   int ok = tl__host_read_line(env, "proc/loadavg", buf, sizeof buf) == 0 &&
-           sscanf(buf, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) == 5;
+           sscanf(buf, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) == 5 &&
+           running >= 0; /* a count: "-2/1043" is not one (fuzz_host/regress-loadavg-negative) */
   int err = ok ? tl__host_setf(h, key, "/proc/loadavg", "%.2f %.2f %.2f", a, b, c)
                : tl__host_set(h, key, "unknown", "/proc/loadavg");
   snprintf(key, sizeof key, "procs.running.%s", when);
@@ -464,9 +479,11 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
   if (!err)
     err = tl__host_detect_load(env, h, "start");
   if (!err) {
+    /* The upper bound keeps the cast defined for "1e300" or "inf"
+     * (fuzz_host/regress-uptime-huge); NaN fails up >= 0. */
     double up;
     if (tl__host_read_line(env, "proc/uptime", buf, sizeof buf) == 0 &&
-        sscanf(buf, "%lf", &up) == 1 && up >= 0)
+        sscanf(buf, "%lf", &up) == 1 && up >= 0 && up < (double)LLONG_MAX)
       err = tl__host_setf(h, "uptime_s", "/proc/uptime", "%lld", (long long)up);
     else
       err = tl__host_set(h, "uptime_s", "unknown", "/proc/uptime");

@@ -598,6 +598,57 @@ static void container_markers(void **state) {
   }
 }
 
+/* What fuzz_host found (tests/fuzz/corpus/fuzz_host/regress-*): numbers
+ * out of range and preemption models tl cannot name become "unknown" or give
+ * way to the next source, never undefined arithmetic or arbitrary text. */
+static const char *out_of_range_version;
+static int out_of_range_uname(const tl__host_env *env, struct utsname *u) {
+  (void)env;
+  memset(u, 0, sizeof *u);
+  snprintf(u->sysname, sizeof u->sysname, "Linux");
+  snprintf(u->release, sizeof u->release, "6.8.0");
+  snprintf(u->version, sizeof u->version, "%s", out_of_range_version);
+  return 0;
+}
+
+static void out_of_range_values_are_unknown(void **state) {
+  (void)state;
+  char *dir = tl_test_tmpdir(), *root = tl_test_path(dir, "root");
+  mkdir(root, 0755);
+  const char meminfo[] = "MemTotal: 99999999999999999999 kB\nSwapTotal: 9007199254740991 kB\n";
+  write_under(root, "proc/meminfo", meminfo, sizeof meminfo - 1);
+  write_under(root, "proc/uptime", "1e300 3.0\n", 10);
+  write_under(root, "proc/loadavg", "0.52 0.58 0.59 -2/1043 48211\n", 29);
+  write_under(root, "sys/kernel/debug/sched/preempt", "none voluntary (bogus) lazy\n", 28);
+  const char cmdline[] = "root=/dev/sda1 preempt=voluntary\tquiet\n";
+  write_under(root, "proc/cmdline", cmdline, sizeof cmdline - 1);
+
+  out_of_range_version = "#1 SMP PREEMPT_DYNAMIC";
+  tl__host_env env = {.root_fd = open(root, O_RDONLY | O_DIRECTORY), .uname = out_of_range_uname};
+  assert_true(env.root_fd >= 0);
+  tl_host *h;
+  assert_int_equal(tl__host_detect_env(&env, &h), TL_OK);
+  assert_string_equal(tl_host_get(h, "mem.total_bytes"), "unknown");
+  assert_string_equal(tl_host_get(h, "swap.total_bytes"), "9223372036854774784"); /* the largest */
+  assert_string_equal(tl_host_get(h, "uptime_s"), "unknown");
+  assert_string_equal(tl_host_get(h, "load.start"), "unknown");
+  assert_string_equal(tl_host_get(h, "procs.running.start"), "unknown");
+  /* debugfs names no model; the command line does, up to its tab. */
+  assert_string_equal(tl_host_get(h, "kernel.preempt"), "voluntary");
+  tl_host_free(h);
+
+  const char unknown_model[] = "preempt=fastest quiet\n";
+  write_under(root, "proc/cmdline", unknown_model, sizeof unknown_model - 1);
+  assert_int_equal(tl__host_detect_env(&env, &h), TL_OK);
+  assert_string_equal(tl_host_get(h, "kernel.preempt"), "unknown");
+  tl_host_free(h);
+
+  close(env.root_fd);
+  tl_test_rmdir(dir);
+  free(root);
+  free(dir);
+}
+
 /* An empty root: every fact is there and says it is unknown. */
 static void empty_root_is_unknown_not_none(void **state) {
   (void)state;
@@ -1020,6 +1071,7 @@ int main(void) {
       cmocka_unit_test(hostile_files_are_stored_safely),
       cmocka_unit_test(container_markers),
       cmocka_unit_test(empty_root_is_unknown_not_none),
+      cmocka_unit_test(out_of_range_values_are_unknown),
       cmocka_unit_test(json_output_escapes_everything),
       cmocka_unit_test(matches_systemd_detect_virt_and_virt_what),
       cmocka_unit_test(host_info_options),
