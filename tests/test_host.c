@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "collect_internal.h"
+#include "host_keys.h"
 #include "support.h"
 
 /* ======================================================================== */
@@ -273,44 +274,6 @@ static int compare_expected(const char *name, const tl_host *h, const char *dir)
   return bad;
 }
 
-/* Every fact docs/schema.md promises for a Linux host. */
-static const char *const linux_keys[] = {"hostname",
-                                         "machine.id",
-                                         "os.name",
-                                         "os.version",
-                                         "kernel.release",
-                                         "kernel.version",
-                                         "arch",
-                                         "libc",
-                                         "cpu.vendor",
-                                         "cpu.model",
-                                         "cpu.family",
-                                         "cpu.model_id",
-                                         "cpu.stepping",
-                                         "cpu.sockets",
-                                         "cpu.cores",
-                                         "cpu.logical",
-                                         "cpu.online",
-                                         "cpu.freq.base_khz",
-                                         "cpu.freq.max_khz",
-                                         "cpu.governor",
-                                         "mem.total_bytes",
-                                         "swap.total_bytes",
-                                         "clocksource.current",
-                                         "clocksource.available",
-                                         "timer_slack_ns",
-                                         "kernel.hz",
-                                         "kernel.preempt",
-                                         "kernel.isolcpus",
-                                         "kernel.nohz_full",
-                                         "vm",
-                                         "cloud",
-                                         "container",
-                                         "load.start",
-                                         "procs.running.start",
-                                         "uptime_s",
-                                         "hw.model"};
-
 static const char *const linux_fixtures[] = {
     "baremetal", "do-kvm", "vbox",       "vmware", "azure",          "aws-nitro",
     "aws-xen",   "gce",    "docker-kvm", "wsl2",   "environ-denied", "aws-graviton"};
@@ -323,9 +286,9 @@ static void linux_fixtures_match_expected(void **state) {
     tl_host *h;
     assert_int_equal(tl__host_detect_env(&f->env, &h), TL_OK);
     bad += compare_expected(linux_fixtures[i], h, f->dir);
-    for (size_t k = 0; k < sizeof linux_keys / sizeof linux_keys[0]; k++) {
-      if (!tl_host_get(h, linux_keys[k])) {
-        print_message("%s: %s is missing\n", linux_fixtures[i], linux_keys[k]);
+    for (size_t k = 0; tl_test_linux_fact_keys[k]; k++) {
+      if (!tl_host_get(h, tl_test_linux_fact_keys[k])) {
+        print_message("%s: %s is missing\n", linux_fixtures[i], tl_test_linux_fact_keys[k]);
         bad++;
       }
     }
@@ -656,10 +619,10 @@ static void empty_root_is_unknown_not_none(void **state) {
   assert_true(env.root_fd >= 0);
   tl_host *h;
   assert_int_equal(tl__host_detect_env(&env, &h), TL_OK);
-  for (size_t k = 0; k < sizeof linux_keys / sizeof linux_keys[0]; k++) {
-    const char *v = tl_host_get(h, linux_keys[k]);
+  for (size_t k = 0; tl_test_linux_fact_keys[k]; k++) {
+    const char *v = tl_host_get(h, tl_test_linux_fact_keys[k]);
     assert_non_null(v);
-    if (strcmp(linux_keys[k], "cloud") != 0) /* no DMI at all: no cloud to name */
+    if (strcmp(tl_test_linux_fact_keys[k], "cloud") != 0) /* no DMI at all: no cloud to name */
       assert_string_not_equal(v, "none");
   }
   assert_string_equal(tl_host_get(h, "vm"), "unknown");
@@ -888,11 +851,11 @@ static void host_info_options(void **state) {
   assert_int_equal(tl_test_run(a1, NULL, &out, &err), 0);
   assert_string_equal(err, "");
   assert_non_null(strstr(out, "fingerprint "));
-  for (size_t k = 0; k < sizeof linux_keys / sizeof linux_keys[0]; k++) {
+  for (size_t k = 0; tl_test_linux_fact_keys[k]; k++) {
     char line[64];
-    snprintf(line, sizeof line, "\n%s ", linux_keys[k]);
+    snprintf(line, sizeof line, "\n%s ", tl_test_linux_fact_keys[k]);
     if (!strstr(out, line))
-      fail_msg("--host-info does not show %s", linux_keys[k]);
+      fail_msg("--host-info does not show %s", tl_test_linux_fact_keys[k]);
   }
   assert_non_null(strstr(out, "(uname)")); /* evidence */
   free(out);

@@ -22,6 +22,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../host_keys.h"
 #include "collect_internal.h"
 #include "fuzz.h"
 
@@ -210,45 +211,8 @@ static void check(const tl_host *h) {
   const char *fp = tl_host_fingerprint(h);
   TL_FUZZ_ASSERT(strlen(fp) == 16 && strspn(fp, "0123456789abcdef") == 16);
 #ifdef __linux__
-  static const char *const keys[] = {"hostname",
-                                     "machine.id",
-                                     "os.name",
-                                     "os.version",
-                                     "kernel.release",
-                                     "kernel.version",
-                                     "arch",
-                                     "libc",
-                                     "cpu.vendor",
-                                     "cpu.model",
-                                     "cpu.family",
-                                     "cpu.model_id",
-                                     "cpu.stepping",
-                                     "cpu.sockets",
-                                     "cpu.cores",
-                                     "cpu.logical",
-                                     "cpu.online",
-                                     "cpu.freq.base_khz",
-                                     "cpu.freq.max_khz",
-                                     "cpu.governor",
-                                     "mem.total_bytes",
-                                     "swap.total_bytes",
-                                     "clocksource.current",
-                                     "clocksource.available",
-                                     "timer_slack_ns",
-                                     "kernel.hz",
-                                     "kernel.preempt",
-                                     "kernel.isolcpus",
-                                     "kernel.nohz_full",
-                                     "vm",
-                                     "cloud",
-                                     "container",
-                                     "load.start",
-                                     "procs.running.start",
-                                     "uptime_s",
-                                     "hw.model",
-                                     NULL};
-  for (size_t k = 0; keys[k]; k++)
-    TL_FUZZ_ASSERT(tl_host_get(h, keys[k]));
+  for (size_t k = 0; tl_test_linux_fact_keys[k]; k++)
+    TL_FUZZ_ASSERT(tl_host_get(h, tl_test_linux_fact_keys[k]));
   static const char *const counts[] = {
       "cpu.sockets",      "cpu.cores", "cpu.logical",         "cpu.online", "mem.total_bytes",
       "swap.total_bytes", "kernel.hz", "procs.running.start", "uptime_s",   NULL};
