@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_report.h"
+#include "report_internal.h"
 
 const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
                                                      99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
@@ -141,10 +141,22 @@ static int hist_add(void *arg, const int64_t *v, size_t n) {
 
 /* The group's distribution, its chart points and its histogram. */
 static int group_stats(tl_store *store, tl_group *g, const double *pcts, size_t np) {
-  int rc = tl_dist_compute(store, g->session_ids, g->session_count, pcts, np, &g->dist);
-  if (!rc)
-    rc = tl_dist_compute(store, g->session_ids, g->session_count, tl_spectrum_pcts,
-                         TL_SPECTRUM_POINTS, &g->spectrum);
+  if (np > TL_MAX_PCTS)
+    return TL_EINVAL;
+  /* The page's percentiles and the chart's in the same passes. */
+  double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
+  int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
+  memcpy(all, pcts, np * sizeof *pcts);
+  memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
+  int rc = tl__dist_many(store, g->session_ids, g->session_count, all, np + TL_SPECTRUM_POINTS,
+                         &g->dist, vals);
+  g->spectrum = g->dist;
+  g->dist.pct_count = np;
+  memcpy(g->dist.pcts, pcts, np * sizeof *pcts);
+  memcpy(g->dist.pct_ns, vals, np * sizeof *vals);
+  g->spectrum.pct_count = TL_SPECTRUM_POINTS;
+  memcpy(g->spectrum.pcts, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
+  memcpy(g->spectrum.pct_ns, vals + np, TL_SPECTRUM_POINTS * sizeof *vals);
   if (rc || !g->dist.count)
     return rc;
   /* Bins from the minimum up to the 99.9th percentile (spectrum point 9). */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_report.h"
+#include "report_internal.h"
 
 enum {
   SUB_BITS = 11,
@@ -149,28 +149,32 @@ static int64_t select_kth(int64_t *v, size_t n, size_t k) {
   return v[k];
 }
 
-static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
+/* The distribution without its percentiles (pct_count 0) into out, and the
+ * exact value at pcts[k] into vals[k], for any number of percentiles: every
+ * rank is found in the same passes, so asking for more costs little. */
+static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out,
+                   int64_t *vals) {
   memset(out, 0, sizeof *out);
-  if (np > TL_MAX_PCTS)
-    return TL_EINVAL;
+  memset(vals, 0, np * sizeof *vals);
   for (size_t i = 0; i < np; i++)
     if (!(pcts[i] >= 0 && pcts[i] <= 100))
       return TL_EINVAL;
-  out->pct_count = np;
-  memcpy(out->pcts, pcts, np * sizeof *pcts);
 
   pass_ctx c;
   memset(&c, 0, sizeof c);
-  target t[TL_MAX_PCTS];
-  memset(t, 0, sizeof t);
+  target *t = calloc(np ? np : 1, sizeof *t);
   c.t = t;
   c.nt = np;
   c.pass1 = 1;
   c.log_hist = calloc(LOG_BUCKETS, sizeof *c.log_hist);
-  if (!c.log_hist)
+  if (!t || !c.log_hist) {
+    free(t);
+    free(c.log_hist);
     return TL_ENOMEM;
+  }
   int err = source(src, on_values, &c);
   if (err || c.count == 0) {
+    free(t);
     free(c.log_hist);
     return err;
   }
@@ -262,7 +266,22 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
       break;
   }
   for (size_t k = 0; k < np; k++)
-    out->pct_ns[k] = t[k].value;
+    vals[k] = t[k].value;
+  free(t);
+  return err;
+}
+
+/* compute() into a tl_dist, for at most TL_MAX_PCTS percentiles. */
+static int compute_dist(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
+  if (np > TL_MAX_PCTS) {
+    memset(out, 0, sizeof *out);
+    return TL_EINVAL;
+  }
+  int64_t vals[TL_MAX_PCTS];
+  int err = compute(source, src, pcts, np, out, vals);
+  out->pct_count = np;
+  memcpy(out->pcts, pcts, np * sizeof *pcts);
+  memcpy(out->pct_ns, vals, np * sizeof *vals);
   return err;
 }
 
@@ -404,8 +423,10 @@ static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
   return err ? err : werr;
 }
 
-int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
-                    size_t pct_count, tl_dist *out) {
+/* Runs compute() over the samples of the sessions, or compute_dist() when
+ * vals is NULL. */
+static int compute_store(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                         size_t np, tl_dist *out, int64_t *vals) {
   store_src *s = malloc(sizeof *s);
   if (!s)
     return TL_ENOMEM;
@@ -422,11 +443,22 @@ int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const
   s->ids = session_ids;
   s->n = n;
   s->bad_session = 0;
-  int err = compute(scan_store, s, pcts, pct_count, out);
+  int err = vals ? compute(scan_store, s, pcts, np, out, vals)
+                 : compute_dist(scan_store, s, pcts, np, out);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   free(s);
   return err;
+}
+
+int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                    size_t pct_count, tl_dist *out) {
+  return compute_store(store, session_ids, n, pcts, pct_count, out, NULL);
+}
+
+int tl__dist_many(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                  size_t pct_count, tl_dist *out, int64_t *values) {
+  return compute_store(store, session_ids, n, pcts, pct_count, out, values);
 }
 
 typedef struct {
@@ -451,5 +483,5 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
     if (values[i] < 0)
       return TL_EINVAL;
   mem_src m = {values, n};
-  return compute(scan_mem, &m, pcts, pct_count, out);
+  return compute_dist(scan_mem, &m, pcts, pct_count, out);
 }

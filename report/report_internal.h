@@ -11,6 +11,15 @@
 #include "tl_report.h"
 
 /* ------------------------------------------------------------------------ */
+/* Exact distributions (dist.c)                                              */
+
+/* tl_dist_compute for any number of percentiles, all found in the same
+ * passes: out receives count, min, max, mean and stddev (pct_count 0),
+ * values[i] the exact value at pcts[i]. */
+int tl__dist_many(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                  size_t pct_count, tl_dist *out, int64_t *values);
+
+/* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
 /* A table of plain-text cells, escaped only when written, so one table
