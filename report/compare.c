@@ -121,6 +121,15 @@ static int keep_last(tl_session_list *list, int64_t last) {
   return TL_OK;
 }
 
+/* Splits what tl__dist_many found at pcts[0..np) into out. */
+static void dist_part(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np,
+                      tl_dist *out) {
+  *out = *d;
+  out->pct_count = np;
+  memcpy(out->pcts, pcts, np * sizeof *pcts);
+  memcpy(out->pct_ns, vals, np * sizeof *vals);
+}
+
 typedef struct {
   tl_group *g;
   int64_t hi;
@@ -141,22 +150,16 @@ static int hist_add(void *arg, const int64_t *v, size_t n) {
 
 /* The group's distribution, its chart points and its histogram. */
 static int group_stats(tl_store *store, tl_group *g, const double *pcts, size_t np) {
-  if (np > TL_MAX_PCTS)
-    return TL_EINVAL;
   /* The page's percentiles and the chart's in the same passes. */
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   memcpy(all, pcts, np * sizeof *pcts);
   memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
+  tl_dist sum;
   int rc = tl__dist_many(store, g->session_ids, g->session_count, all, np + TL_SPECTRUM_POINTS,
-                         &g->dist, vals);
-  g->spectrum = g->dist;
-  g->dist.pct_count = np;
-  memcpy(g->dist.pcts, pcts, np * sizeof *pcts);
-  memcpy(g->dist.pct_ns, vals, np * sizeof *vals);
-  g->spectrum.pct_count = TL_SPECTRUM_POINTS;
-  memcpy(g->spectrum.pcts, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
-  memcpy(g->spectrum.pct_ns, vals + np, TL_SPECTRUM_POINTS * sizeof *vals);
+                         &sum, vals);
+  dist_part(&sum, pcts, vals, np, &g->dist);
+  dist_part(&sum, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS, &g->spectrum);
   if (rc || !g->dist.count)
     return rc;
   /* Bins from the minimum up to the 99.9th percentile (spectrum point 9). */
@@ -169,22 +172,28 @@ static int group_stats(tl_store *store, tl_group *g, const double *pcts, size_t 
   return rc;
 }
 
-/* Facts, tags and the own p50/p90/p99 of every session. */
-static int session_details(tl_store *store, tl_comparison *c) {
-  static const double p[] = {50, 90, 99};
+/* Facts, tags and the own percentiles of every session: p50/p90/p99 and the
+ * groups' percentiles, in the same passes. */
+static int session_details(tl_store *store, tl_comparison *c, const double *pcts, size_t np) {
+  double all[3 + TL_MAX_PCTS] = {50, 90, 99};
+  int64_t vals[3 + TL_MAX_PCTS];
+  memcpy(all + 3, pcts, np * sizeof *pcts);
   c->details = calloc(c->sessions.count, sizeof *c->details);
   if (!c->details)
     return TL_ENOMEM;
   for (size_t i = 0; i < c->sessions.count; i++) {
     tl_session_detail *d = &c->details[i];
     int64_t id = c->sessions.items[i].id;
+    tl_dist sum;
     int rc = tl_store_facts(store, id, &d->facts, &d->fact_count);
     if (!rc)
       rc = tl_store_tags(store, id, &d->tags, &d->tag_count);
     if (!rc)
-      rc = tl_dist_compute(store, &id, 1, p, 3, &d->dist);
+      rc = tl__dist_many(store, &id, 1, all, 3 + np, &sum, vals);
     if (rc)
       return rc;
+    dist_part(&sum, all, vals, 3, &d->dist);
+    dist_part(&sum, pcts, vals + 3, np, &d->at_pcts);
   }
   return TL_OK;
 }
@@ -292,10 +301,14 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   static const double default_pcts[] = {50, 90, 99, 99.9};
   const double *pcts = o->pct_count ? o->pcts : default_pcts;
   size_t np = o->pct_count ? o->pct_count : sizeof default_pcts / sizeof default_pcts[0];
+  if (np > TL_MAX_PCTS) {
+    tl_comparison_free(out);
+    return fail(err, errlen, TL_EINVAL, "too many percentiles");
+  }
   for (size_t i = 0; i < out->group_count && !rc; i++)
     rc = group_stats(store, &out->groups[i], pcts, np);
   if (!rc)
-    rc = session_details(store, out);
+    rc = session_details(store, out, pcts, np);
   if (rc == TL_ENOMEM)
     goto oom;
   if (rc) {
