@@ -148,52 +148,71 @@ static int hist_add(void *arg, const int64_t *v, size_t n) {
   return 0;
 }
 
-/* The group's distribution, its chart points and its histogram. */
-static int group_stats(tl_store *store, tl_group *g, const double *pcts, size_t np) {
+/* A session's own percentiles: p50/p90/p99 and the groups' percentiles, in
+ * the same passes, whose first pass is also added to the group's. */
+static int session_dist(tl_store *store, int64_t id, const double *pcts, size_t np,
+                        tl_session_detail *d, tl__pass1 *group) {
+  double all[3 + TL_MAX_PCTS] = {50, 90, 99};
+  int64_t vals[3 + TL_MAX_PCTS];
+  memcpy(all + 3, pcts, np * sizeof *pcts);
+  tl_dist sum;
+  int rc = tl__dist_many(store, &id, 1, all, 3 + np, &sum, vals, NULL, group);
+  dist_part(&sum, all, vals, 3, &d->dist);
+  dist_part(&sum, pcts, vals + 3, np, &d->at_pcts);
+  return rc;
+}
+
+/* The group's distribution, its chart points and its histogram, and its
+ * sessions' own percentiles: the group's first pass is the sum of theirs. */
+static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
+                       size_t np) {
+  tl__pass1 *p1 = tl__pass1_new();
+  if (!p1)
+    return TL_ENOMEM;
+  int rc = TL_OK;
+  for (size_t i = 0; i < g->session_count && !rc; i++) {
+    size_t k = 0;
+    while (c->sessions.items[k].id != g->session_ids[i])
+      k++;
+    rc = session_dist(store, g->session_ids[i], pcts, np, &c->details[k], p1);
+  }
   /* The page's percentiles and the chart's in the same passes. */
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   memcpy(all, pcts, np * sizeof *pcts);
   memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
   tl_dist sum;
-  int rc = tl__dist_many(store, g->session_ids, g->session_count, all, np + TL_SPECTRUM_POINTS,
-                         &sum, vals);
+  if (!rc)
+    rc = tl__dist_many(store, g->session_ids, g->session_count, all, np + TL_SPECTRUM_POINTS, &sum,
+                       vals, p1, NULL);
+  tl__pass1_free(p1);
+  if (rc)
+    return rc;
   dist_part(&sum, pcts, vals, np, &g->dist);
   dist_part(&sum, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS, &g->spectrum);
-  if (rc || !g->dist.count)
-    return rc;
+  if (!g->dist.count)
+    return TL_OK;
   /* Bins from the minimum up to the 99.9th percentile (spectrum point 9). */
   int64_t hi = g->spectrum.pct_ns[9];
   g->hist_lo_ns = g->dist.min_ns;
   g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
   hist_ctx h = {g, hi};
-  for (size_t i = 0; i < g->session_count && !rc; i++)
-    rc = tl_store_scan(store, g->session_ids[i], hist_add, &h);
-  return rc;
+  return tl__scan(store, g->session_ids, g->session_count, hist_add, &h);
 }
 
-/* Facts, tags and the own percentiles of every session: p50/p90/p99 and the
- * groups' percentiles, in the same passes. */
-static int session_details(tl_store *store, tl_comparison *c, const double *pcts, size_t np) {
-  double all[3 + TL_MAX_PCTS] = {50, 90, 99};
-  int64_t vals[3 + TL_MAX_PCTS];
-  memcpy(all + 3, pcts, np * sizeof *pcts);
+/* Facts and tags of every session. */
+static int session_details(tl_store *store, tl_comparison *c) {
   c->details = calloc(c->sessions.count, sizeof *c->details);
   if (!c->details)
     return TL_ENOMEM;
   for (size_t i = 0; i < c->sessions.count; i++) {
     tl_session_detail *d = &c->details[i];
     int64_t id = c->sessions.items[i].id;
-    tl_dist sum;
     int rc = tl_store_facts(store, id, &d->facts, &d->fact_count);
     if (!rc)
       rc = tl_store_tags(store, id, &d->tags, &d->tag_count);
-    if (!rc)
-      rc = tl__dist_many(store, &id, 1, all, 3 + np, &sum, vals);
     if (rc)
       return rc;
-    dist_part(&sum, all, vals, 3, &d->dist);
-    dist_part(&sum, pcts, vals + 3, np, &d->at_pcts);
   }
   return TL_OK;
 }
@@ -305,10 +324,9 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     tl_comparison_free(out);
     return fail(err, errlen, TL_EINVAL, "too many percentiles");
   }
+  rc = session_details(store, out);
   for (size_t i = 0; i < out->group_count && !rc; i++)
-    rc = group_stats(store, &out->groups[i], pcts, np);
-  if (!rc)
-    rc = session_details(store, out, pcts, np);
+    rc = group_stats(store, out, &out->groups[i], pcts, np);
   if (rc == TL_ENOMEM)
     goto oom;
   if (rc) {

@@ -459,7 +459,7 @@ static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *i
     at += s->cap;
     s->n = 0;
     s->r.s = seed ^ ((uint64_t)s->id * 0xd6e8feb86659fd93ULL);
-    int rc = tl_store_scan(store, s->id, reservoir_cb, s);
+    int rc = tl__scan(store, &s->id, 1, reservoir_cb, s);
     if (rc) {
       sset_free(x);
       return rc;
