@@ -417,6 +417,34 @@ static ptrdiff_t find_session(const tl_comparison *cmp, int64_t id) {
   return -1;
 }
 
+/* Sorts v, made of the sorted runs v[run[i]..run[i+1]) (i < runs), by
+ * merging them a pair at a time (tmp as large as v): the sessions' samples
+ * are sorted already, so the pool need not be sorted again from scratch. */
+static void pool_merge(int64_t *v, int64_t *tmp, size_t *run, size_t runs) {
+  int64_t *src = v, *dst = tmp;
+  while (runs > 1) {
+    size_t out = 0;
+    for (size_t r = 0; r < runs; r += 2) {
+      /* An odd run out (no partner) is copied as it is. */
+      size_t a = run[r], am = run[r + 1], b = am, bm = r + 1 < runs ? run[r + 2] : am, at = a;
+      while (a < am && b < bm)
+        dst[at++] = src[b] < src[a] ? src[b++] : src[a++];
+      while (a < am)
+        dst[at++] = src[a++];
+      while (b < bm)
+        dst[at++] = src[b++];
+      run[out++] = run[r];
+    }
+    run[out] = run[runs];
+    runs = out;
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, run[1] * sizeof *v);
+}
+
 /* Loads the sessions ids[0..nids) into x: every sample when the group has at
  * most TL_STATS_KEEP, otherwise a reservoir per session sized in proportion
  * to the session. Errors leave a message on the store. */
@@ -477,12 +505,21 @@ static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *i
   }
   x->m = at;
   x->pool = malloc((at ? at : 1) * sizeof *x->pool);
-  if (!x->pool) {
+  int64_t *tmp = malloc((at ? at : 1) * sizeof *tmp);
+  size_t *run = malloc((nids + 1) * sizeof *run);
+  if (!x->pool || !tmp || !run) {
+    free(tmp);
+    free(run);
     sset_free(x);
     return TL_ENOMEM;
   }
   memcpy(x->pool, x->buf, at * sizeof *x->pool);
-  qsort(x->pool, at, sizeof *x->pool, cmp_i64);
+  run[0] = 0;
+  for (size_t i = 0; i < nids; i++)
+    run[i + 1] = run[i] + x->s[i].m;
+  pool_merge(x->pool, tmp, run, nids);
+  free(tmp);
+  free(run);
   return TL_OK;
 }
 
