@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_report.h"
+#include "report_internal.h"
 
 const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
                                                      99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
@@ -121,6 +121,15 @@ static int keep_last(tl_session_list *list, int64_t last) {
   return TL_OK;
 }
 
+/* Splits what tl__dist_many found at pcts[0..np) into out. */
+static void dist_part(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np,
+                      tl_dist *out) {
+  *out = *d;
+  out->pct_count = np;
+  memcpy(out->pcts, pcts, np * sizeof *pcts);
+  memcpy(out->pct_ns, vals, np * sizeof *vals);
+}
+
 typedef struct {
   tl_group *g;
   int64_t hi;
@@ -139,27 +148,60 @@ static int hist_add(void *arg, const int64_t *v, size_t n) {
   return 0;
 }
 
-/* The group's distribution, its chart points and its histogram. */
-static int group_stats(tl_store *store, tl_group *g, const double *pcts, size_t np) {
-  int rc = tl_dist_compute(store, g->session_ids, g->session_count, pcts, np, &g->dist);
+/* A session's own percentiles: p50/p90/p99 and the groups' percentiles, in
+ * the same passes, whose first pass is also added to the group's. */
+static int session_dist(tl_store *store, int64_t id, const double *pcts, size_t np,
+                        tl_session_detail *d, tl__pass1 *group) {
+  double all[3 + TL_MAX_PCTS] = {50, 90, 99};
+  int64_t vals[3 + TL_MAX_PCTS];
+  memcpy(all + 3, pcts, np * sizeof *pcts);
+  tl_dist sum;
+  int rc = tl__dist_many(store, &id, 1, all, 3 + np, &sum, vals, NULL, group);
+  dist_part(&sum, all, vals, 3, &d->dist);
+  dist_part(&sum, pcts, vals + 3, np, &d->at_pcts);
+  return rc;
+}
+
+/* The group's distribution, its chart points and its histogram, and its
+ * sessions' own percentiles: the group's first pass is the sum of theirs. */
+static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
+                       size_t np) {
+  tl__pass1 *p1 = tl__pass1_new();
+  if (!p1)
+    return TL_ENOMEM;
+  int rc = TL_OK;
+  for (size_t i = 0; i < g->session_count && !rc; i++) {
+    size_t k = 0;
+    while (c->sessions.items[k].id != g->session_ids[i])
+      k++;
+    rc = session_dist(store, g->session_ids[i], pcts, np, &c->details[k], p1);
+  }
+  /* The page's percentiles and the chart's in the same passes. */
+  double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
+  int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
+  memcpy(all, pcts, np * sizeof *pcts);
+  memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
+  tl_dist sum;
   if (!rc)
-    rc = tl_dist_compute(store, g->session_ids, g->session_count, tl_spectrum_pcts,
-                         TL_SPECTRUM_POINTS, &g->spectrum);
-  if (rc || !g->dist.count)
+    rc = tl__dist_many(store, g->session_ids, g->session_count, all, np + TL_SPECTRUM_POINTS, &sum,
+                       vals, p1, NULL);
+  tl__pass1_free(p1);
+  if (rc)
     return rc;
+  dist_part(&sum, pcts, vals, np, &g->dist);
+  dist_part(&sum, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS, &g->spectrum);
+  if (!g->dist.count)
+    return TL_OK;
   /* Bins from the minimum up to the 99.9th percentile (spectrum point 9). */
   int64_t hi = g->spectrum.pct_ns[9];
   g->hist_lo_ns = g->dist.min_ns;
   g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
   hist_ctx h = {g, hi};
-  for (size_t i = 0; i < g->session_count && !rc; i++)
-    rc = tl_store_scan(store, g->session_ids[i], hist_add, &h);
-  return rc;
+  return tl__scan(store, g->session_ids, g->session_count, hist_add, &h);
 }
 
-/* Facts, tags and the own p50/p90/p99 of every session. */
+/* Facts and tags of every session. */
 static int session_details(tl_store *store, tl_comparison *c) {
-  static const double p[] = {50, 90, 99};
   c->details = calloc(c->sessions.count, sizeof *c->details);
   if (!c->details)
     return TL_ENOMEM;
@@ -169,8 +211,6 @@ static int session_details(tl_store *store, tl_comparison *c) {
     int rc = tl_store_facts(store, id, &d->facts, &d->fact_count);
     if (!rc)
       rc = tl_store_tags(store, id, &d->tags, &d->tag_count);
-    if (!rc)
-      rc = tl_dist_compute(store, &id, 1, p, 3, &d->dist);
     if (rc)
       return rc;
   }
@@ -280,10 +320,13 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   static const double default_pcts[] = {50, 90, 99, 99.9};
   const double *pcts = o->pct_count ? o->pcts : default_pcts;
   size_t np = o->pct_count ? o->pct_count : sizeof default_pcts / sizeof default_pcts[0];
+  if (np > TL_MAX_PCTS) {
+    tl_comparison_free(out);
+    return fail(err, errlen, TL_EINVAL, "too many percentiles");
+  }
+  rc = session_details(store, out);
   for (size_t i = 0; i < out->group_count && !rc; i++)
-    rc = group_stats(store, &out->groups[i], pcts, np);
-  if (!rc)
-    rc = session_details(store, out);
+    rc = group_stats(store, out, &out->groups[i], pcts, np);
   if (rc == TL_ENOMEM)
     goto oom;
   if (rc) {

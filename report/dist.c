@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_report.h"
+#include "report_internal.h"
 
 enum {
   SUB_BITS = 11,
@@ -57,26 +57,34 @@ typedef struct {
   size_t n;
   int64_t *hist;  /* LINEAR_BUCKETS counts */
   uint64_t width; /* linear bucket width */
+  int32_t next;   /* the next open target in the same log bucket, or -1 */
 } target;
 
-typedef struct {
+/* What pass 1 learns about a set of samples. */
+struct tl__pass1 {
   int64_t count, min, max;
   unsigned __int128 sum, sumsq; /* exact: values are below 2^63 */
-  int64_t *log_hist;
+  int64_t log_hist[LOG_BUCKETS];
+};
+
+typedef struct {
+  tl__pass1 *p1;
   target *t;
   size_t nt;
   int pass1;
+  int32_t *first; /* after pass 1, per log bucket: its first open target, or -1 */
   int oom;
 } pass_ctx;
 
 static int on_values(void *arg, const int64_t *v, size_t n) {
   pass_ctx *c = arg;
   if (c->pass1) {
+    tl__pass1 *p = c->p1;
     if (!n)
       return 0;
-    int64_t lo = c->count ? c->min : v[0], hi = c->count ? c->max : v[0];
+    int64_t lo = p->count ? p->min : v[0], hi = p->count ? p->max : v[0];
     unsigned __int128 sum = 0, sumsq = 0;
-    int64_t *hist = c->log_hist;
+    int64_t *hist = p->log_hist;
     for (size_t i = 0; i < n; i++) {
       int64_t x = v[i];
       lo = x < lo ? x : lo;
@@ -85,19 +93,19 @@ static int on_values(void *arg, const int64_t *v, size_t n) {
       sumsq += (unsigned __int128)((uint64_t)x) * (uint64_t)x;
       hist[log_index(x)]++;
     }
-    c->min = lo;
-    c->max = hi;
-    c->count += (int64_t)n;
-    c->sum += sum;
-    c->sumsq += sumsq;
+    p->min = lo;
+    p->max = hi;
+    p->count += (int64_t)n;
+    p->sum += sum;
+    p->sumsq += sumsq;
     return 0;
   }
-  for (size_t k = 0; k < c->nt; k++) {
-    target *t = &c->t[k];
-    if (t->done)
-      continue;
-    for (size_t i = 0; i < n; i++) {
-      int64_t x = v[i];
+  /* Every open range lies inside one log bucket, so a value only needs
+   * checking against the targets of its own bucket, however many there are. */
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = v[i];
+    for (int32_t k = c->first[log_index(x)]; k >= 0; k = c->t[k].next) {
+      target *t = &c->t[k];
       if (x < t->lo || x > t->hi)
         continue;
       if (t->collect) {
@@ -149,54 +157,83 @@ static int64_t select_kth(int64_t *v, size_t n, size_t k) {
   return v[k];
 }
 
-static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
+tl__pass1 *tl__pass1_new(void) { return calloc(1, sizeof(tl__pass1)); }
+
+void tl__pass1_free(tl__pass1 *p) { free(p); }
+
+/* Adds what pass 1 learnt of a set to that of a larger one. */
+static void pass1_add(tl__pass1 *to, const tl__pass1 *p) {
+  if (!p->count)
+    return;
+  to->min = to->count && to->min < p->min ? to->min : p->min;
+  to->max = to->count && to->max > p->max ? to->max : p->max;
+  to->count += p->count;
+  to->sum += p->sum;
+  to->sumsq += p->sumsq;
+  for (size_t b = 0; b < LOG_BUCKETS; b++)
+    to->log_hist[b] += p->log_hist[b];
+}
+
+/* The distribution without its percentiles (pct_count 0) into out, and the
+ * exact value at pcts[k] into vals[k], for any number of percentiles: every
+ * rank is found in the same passes, so asking for more costs little. With
+ * known, pass 1 is skipped and known taken as its result; otherwise pass 1
+ * runs and, with add_to, its result is also added there. */
+static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out,
+                   int64_t *vals, const tl__pass1 *known, tl__pass1 *add_to) {
   memset(out, 0, sizeof *out);
-  if (np > TL_MAX_PCTS)
-    return TL_EINVAL;
+  memset(vals, 0, np * sizeof *vals);
   for (size_t i = 0; i < np; i++)
     if (!(pcts[i] >= 0 && pcts[i] <= 100))
       return TL_EINVAL;
-  out->pct_count = np;
-  memcpy(out->pcts, pcts, np * sizeof *pcts);
 
   pass_ctx c;
   memset(&c, 0, sizeof c);
-  target t[TL_MAX_PCTS];
-  memset(t, 0, sizeof t);
+  tl__pass1 *own = known ? NULL : tl__pass1_new();
+  target *t = calloc(np ? np : 1, sizeof *t);
+  c.p1 = own;
   c.t = t;
   c.nt = np;
   c.pass1 = 1;
-  c.log_hist = calloc(LOG_BUCKETS, sizeof *c.log_hist);
-  if (!c.log_hist)
-    return TL_ENOMEM;
-  int err = source(src, on_values, &c);
-  if (err || c.count == 0) {
-    free(c.log_hist);
+  int err = !t || (!known && !own) ? TL_ENOMEM : TL_OK;
+  if (!err && !known)
+    err = source(src, on_values, &c);
+  if (!err && add_to && own)
+    pass1_add(add_to, own);
+  const tl__pass1 *p = known ? known : own;
+  if (err || p->count == 0) {
+    free(t);
+    tl__pass1_free(own);
     return err;
   }
-  out->count = c.count;
-  out->min_ns = c.min;
-  out->max_ns = c.max;
-  long double mean = (long double)c.sum / c.count;
-  long double var = (long double)c.sumsq / c.count - mean * mean;
+  out->count = p->count;
+  out->min_ns = p->min;
+  out->max_ns = p->max;
+  long double mean = (long double)p->sum / p->count;
+  long double var = (long double)p->sumsq / p->count - mean * mean;
   out->mean_ns = (double)mean;
   out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
 
   for (size_t k = 0; k < np; k++) {
-    t[k].rank = tl_rank(pcts[k], c.count);
+    t[k].rank = tl_rank(pcts[k], p->count);
     int64_t cum = 0;
     for (size_t b = 0; b < LOG_BUCKETS; b++) {
-      if (cum + c.log_hist[b] >= t[k].rank) {
+      if (cum + p->log_hist[b] >= t[k].rank) {
         log_bounds(b, &t[k].lo, &t[k].hi);
         t[k].below = cum;
-        t[k].inside = c.log_hist[b];
+        t[k].inside = p->log_hist[b];
         break;
       }
-      cum += c.log_hist[b];
+      cum += p->log_hist[b];
     }
   }
-  free(c.log_hist);
+  tl__pass1_free(own);
   c.pass1 = 0;
+  c.first = malloc(LOG_BUCKETS * sizeof *c.first);
+  if (!c.first) {
+    free(t);
+    return TL_ENOMEM;
+  }
 
   for (;;) {
     size_t open = 0;
@@ -226,6 +263,14 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
     }
     if (!open || err)
       break;
+    memset(c.first, 0xff, LOG_BUCKETS * sizeof *c.first);
+    for (size_t k = np; k-- > 0;) {
+      if (t[k].done)
+        continue;
+      size_t b = log_index(t[k].lo);
+      t[k].next = c.first[b];
+      c.first[b] = (int32_t)k;
+    }
     err = source(src, on_values, &c);
     for (size_t k = 0; k < np; k++) {
       target *x = &t[k];
@@ -262,7 +307,23 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
       break;
   }
   for (size_t k = 0; k < np; k++)
-    out->pct_ns[k] = t[k].value;
+    vals[k] = t[k].value;
+  free(c.first);
+  free(t);
+  return err;
+}
+
+/* compute() into a tl_dist, for at most TL_MAX_PCTS percentiles. */
+static int compute_dist(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
+  if (np > TL_MAX_PCTS) {
+    memset(out, 0, sizeof *out);
+    return TL_EINVAL;
+  }
+  int64_t vals[TL_MAX_PCTS];
+  int err = compute(source, src, pcts, np, out, vals, NULL, NULL);
+  out->pct_count = np;
+  memcpy(out->pcts, pcts, np * sizeof *pcts);
+  memcpy(out->pct_ns, vals, np * sizeof *vals);
   return err;
 }
 
@@ -292,7 +353,8 @@ typedef struct {
   tl_store *store;
   const int64_t *ids;
   size_t n;
-  pass_ctx *pass;
+  void *ctx; /* of cb: the pass_ctx of compute(), or a plain scan's */
+  int all;   /* a plain scan: every block wanted */
   tl_samples_cb cb;
   batch *fill;         /* the batch this thread fills */
   batch *pending;      /* handed to the worker, not yet taken */
@@ -306,8 +368,9 @@ typedef struct {
 
 /* After pass 1, only blocks that may hold a sample of an open range. */
 static int block_wanted(void *arg, const tl_block *b) {
-  const pass_ctx *c = ((store_src *)arg)->pass;
-  if (c->pass1)
+  const store_src *s = arg;
+  const pass_ctx *c = s->ctx;
+  if (s->all || c->pass1)
     return 1;
   for (size_t k = 0; k < c->nt; k++) {
     const target *t = &c->t[k];
@@ -331,7 +394,7 @@ static void *worker(void *arg) {
     int err = s->err;
     pthread_mutex_unlock(&s->mu);
     if (!err)
-      err = s->cb(s->pass, b->v, b->n);
+      err = s->cb(s->ctx, b->v, b->n);
     pthread_mutex_lock(&s->mu);
     if (err && !s->err)
       s->err = err;
@@ -377,7 +440,7 @@ static int block_decode(void *arg, const tl_block *b) {
 
 static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
   store_src *s = arg;
-  s->pass = ctx;
+  s->ctx = ctx;
   s->cb = cb;
   s->fill = &s->batches[0];
   s->pending = NULL;
@@ -404,28 +467,61 @@ static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
   return err ? err : werr;
 }
 
-int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
-                    size_t pct_count, tl_dist *out) {
-  store_src *s = malloc(sizeof *s);
+/* A source over the samples of the sessions (ids not copied), or NULL when
+ * out of memory; free with src_close. */
+static store_src *src_open(tl_store *store, const int64_t *session_ids, size_t n) {
+  store_src *s = calloc(1, sizeof *s);
   if (!s)
-    return TL_ENOMEM;
+    return NULL;
   if (pthread_mutex_init(&s->mu, NULL) != 0) {
     free(s);
-    return TL_ENOMEM;
+    return NULL;
   }
   if (pthread_cond_init(&s->cv, NULL) != 0) {
     pthread_mutex_destroy(&s->mu);
     free(s);
-    return TL_ENOMEM;
+    return NULL;
   }
   s->store = store;
   s->ids = session_ids;
   s->n = n;
-  s->bad_session = 0;
-  int err = compute(scan_store, s, pcts, pct_count, out);
+  return s;
+}
+
+static void src_close(store_src *s) {
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   free(s);
+}
+
+int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                    size_t pct_count, tl_dist *out) {
+  store_src *s = src_open(store, session_ids, n);
+  if (!s)
+    return TL_ENOMEM;
+  int err = compute_dist(scan_store, s, pcts, pct_count, out);
+  src_close(s);
+  return err;
+}
+
+int tl__dist_many(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                  size_t pct_count, tl_dist *out, int64_t *values, const tl__pass1 *known,
+                  tl__pass1 *add_to) {
+  store_src *s = src_open(store, session_ids, n);
+  if (!s)
+    return TL_ENOMEM;
+  int err = compute(scan_store, s, pcts, pct_count, out, values, known, add_to);
+  src_close(s);
+  return err;
+}
+
+int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx) {
+  store_src *s = src_open(store, session_ids, n);
+  if (!s)
+    return TL_ENOMEM;
+  s->all = 1;
+  int err = scan_store(s, cb, ctx);
+  src_close(s);
   return err;
 }
 
@@ -451,5 +547,5 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
     if (values[i] < 0)
       return TL_EINVAL;
   mem_src m = {values, n};
-  return compute(scan_mem, &m, pcts, pct_count, out);
+  return compute_dist(scan_mem, &m, pcts, pct_count, out);
 }

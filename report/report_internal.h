@@ -11,6 +11,28 @@
 #include "tl_report.h"
 
 /* ------------------------------------------------------------------------ */
+/* Exact distributions (dist.c)                                              */
+
+/* What the first pass over a set of samples learns (count, extremes, sums
+ * and a log histogram), so that a set made of smaller ones can skip it. */
+typedef struct tl__pass1 tl__pass1;
+/* Empty; NULL when out of memory. Free with tl__pass1_free (NULL is fine). */
+tl__pass1 *tl__pass1_new(void);
+void tl__pass1_free(tl__pass1 *p);
+
+/* tl_dist_compute for any number of percentiles, all found in the same
+ * passes: out receives count, min, max, mean and stddev (pct_count 0),
+ * values[i] the exact value at pcts[i]. With known (the pass-1 result of
+ * exactly these sessions) the first pass is skipped; otherwise, with add_to,
+ * its result is added there too. */
+int tl__dist_many(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                  size_t pct_count, tl_dist *out, int64_t *values, const tl__pass1 *known,
+                  tl__pass1 *add_to);
+/* Hands every sample of the sessions, in stored order, to cb like
+ * tl_store_scan, but decoding on this thread while cb runs on another. */
+int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx);
+
+/* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
 /* A table of plain-text cells, escaped only when written, so one table

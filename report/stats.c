@@ -373,6 +373,7 @@ typedef struct {
   size_t cap, m; /* reservoir capacity, samples kept */
   int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
   rng r;
+  const tl_session_detail *d; /* what the comparison computed for it, or NULL */
 } sess;
 
 typedef struct {
@@ -408,17 +409,46 @@ static int reservoir_cb(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
-static const tl_session *find_session(const tl_session_list *list, int64_t id) {
-  for (size_t i = 0; i < list->count; i++)
-    if (list->items[i].id == id)
-      return &list->items[i];
-  return NULL;
+/* The index of session id in the comparison, or -1. */
+static ptrdiff_t find_session(const tl_comparison *cmp, int64_t id) {
+  for (size_t i = 0; i < cmp->sessions.count; i++)
+    if (cmp->sessions.items[i].id == id)
+      return (ptrdiff_t)i;
+  return -1;
+}
+
+/* Sorts v, made of the sorted runs v[run[i]..run[i+1]) (i < runs), by
+ * merging them a pair at a time (tmp as large as v): the sessions' samples
+ * are sorted already, so the pool need not be sorted again from scratch. */
+static void pool_merge(int64_t *v, int64_t *tmp, size_t *run, size_t runs) {
+  int64_t *src = v, *dst = tmp;
+  while (runs > 1) {
+    size_t out = 0;
+    for (size_t r = 0; r < runs; r += 2) {
+      /* An odd run out (no partner) is copied as it is. */
+      size_t a = run[r], am = run[r + 1], b = am, bm = r + 1 < runs ? run[r + 2] : am, at = a;
+      while (a < am && b < bm)
+        dst[at++] = src[b] < src[a] ? src[b++] : src[a++];
+      while (a < am)
+        dst[at++] = src[a++];
+      while (b < bm)
+        dst[at++] = src[b++];
+      run[out++] = run[r];
+    }
+    run[out] = run[runs];
+    runs = out;
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, run[1] * sizeof *v);
 }
 
 /* Loads the sessions ids[0..nids) into x: every sample when the group has at
  * most TL_STATS_KEEP, otherwise a reservoir per session sized in proportion
  * to the session. Errors leave a message on the store. */
-static int sset_load(tl_store *store, const tl_session_list *list, const int64_t *ids, size_t nids,
+static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
                      uint64_t seed, sset *x) {
   memset(x, 0, sizeof *x);
   x->s = calloc(nids ? nids : 1, sizeof *x->s);
@@ -427,7 +457,9 @@ static int sset_load(tl_store *store, const tl_session_list *list, const int64_t
   x->ns = nids;
   int64_t total = 0;
   for (size_t i = 0; i < nids; i++) {
-    const tl_session *s = find_session(list, ids[i]);
+    ptrdiff_t at = find_session(cmp, ids[i]);
+    const tl_session *s = at < 0 ? NULL : &cmp->sessions.items[at];
+    x->s[i].d = at < 0 || !cmp->details ? NULL : &cmp->details[at];
     x->s[i].id = ids[i];
     x->s[i].started_ns = s ? s->started_ns : 0;
     x->s[i].n = s && s->sample_count > 0 ? s->sample_count : 1; /* expected, for sizing */
@@ -455,7 +487,7 @@ static int sset_load(tl_store *store, const tl_session_list *list, const int64_t
     at += s->cap;
     s->n = 0;
     s->r.s = seed ^ ((uint64_t)s->id * 0xd6e8feb86659fd93ULL);
-    int rc = tl_store_scan(store, s->id, reservoir_cb, s);
+    int rc = tl__scan(store, &s->id, 1, reservoir_cb, s);
     if (rc) {
       sset_free(x);
       return rc;
@@ -473,12 +505,21 @@ static int sset_load(tl_store *store, const tl_session_list *list, const int64_t
   }
   x->m = at;
   x->pool = malloc((at ? at : 1) * sizeof *x->pool);
-  if (!x->pool) {
+  int64_t *tmp = malloc((at ? at : 1) * sizeof *tmp);
+  size_t *run = malloc((nids + 1) * sizeof *run);
+  if (!x->pool || !tmp || !run) {
+    free(tmp);
+    free(run);
     sset_free(x);
     return TL_ENOMEM;
   }
   memcpy(x->pool, x->buf, at * sizeof *x->pool);
-  qsort(x->pool, at, sizeof *x->pool, cmp_i64);
+  run[0] = 0;
+  for (size_t i = 0; i < nids; i++)
+    run[i + 1] = run[i] + x->s[i].m;
+  pool_merge(x->pool, tmp, run, nids);
+  free(tmp);
+  free(run);
   return TL_OK;
 }
 
@@ -550,7 +591,20 @@ static int values_at_ranks(tl_store *store, const sset *x, const int64_t *ranks,
   return rc;
 }
 
-/* A session's own exact percentiles. */
+/* The value at pct among those the comparison computed for the session. */
+static int known_value(const tl_session_detail *d, double pct, int64_t *out) {
+  const tl_dist *ds[] = {&d->dist, &d->at_pcts};
+  for (size_t i = 0; i < 2; i++)
+    for (size_t k = 0; k < ds[i]->pct_count; k++)
+      if (ds[i]->pcts[k] == pct) {
+        *out = ds[i]->pct_ns[k];
+        return 1;
+      }
+  return 0;
+}
+
+/* A session's own exact percentiles: from its samples when all are kept,
+ * else from what the comparison computed, else from the store. */
 static int sess_values(tl_store *store, const sess *s, const double *p, size_t np, int64_t *out) {
   if (!s->n) {
     memset(out, 0, np * sizeof *out);
@@ -561,6 +615,11 @@ static int sess_values(tl_store *store, const sess *s, const double *p, size_t n
       out[k] = s->v[tl_rank(p[k], s->n) - 1];
     return TL_OK;
   }
+  size_t known = 0;
+  while (s->d && known < np && known_value(s->d, p[known], &out[known]))
+    known++;
+  if (known == np)
+    return TL_OK;
   tl_dist d;
   int rc = tl_dist_compute(store, &s->id, 1, p, np, &d);
   for (size_t k = 0; k < np && !rc; k++)
@@ -603,12 +662,12 @@ static int64_t samples_needed(double pct) {
 /* Computes everything about the sessions ids[0..n): dist (given, or computed
  * when NULL), method, intervals, bootstrap replicates and, with series, the
  * sessions' own p90 and p99. */
-static int gcalc_run(tl_store *store, const tl_session_list *list, const int64_t *ids, size_t n,
+static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
                      const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
                      gcalc *g) {
   memset(g, 0, sizeof *g);
   g->seed = seed;
-  int rc = sset_load(store, list, ids, n, seed, &g->set);
+  int rc = sset_load(store, cmp, ids, n, seed, &g->set);
   if (rc)
     return rc;
   sset *x = &g->set;
@@ -878,9 +937,9 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
       }
     for (size_t k = 0; k < nb && !rc; k++) {
       const tl_group *g = &cmp->groups[block[k]];
-      rc = gcalc_run(store, &cmp->sessions, g->session_ids, g->session_count, g->dist.pcts,
-                     g->dist.pct_count, &g->dist, group_seed(g->label, g->probe, g->delay_ns, "ci"),
-                     1, &calc[block[k]]);
+      rc = gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts, g->dist.pct_count,
+                     &g->dist, group_seed(g->label, g->probe, g->delay_ns, "ci"), 1,
+                     &calc[block[k]]);
       tl_group_stats *gs = &out->groups[block[k]];
       if (rc)
         break;
@@ -1293,10 +1352,10 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
   gcalc rgc, cgc;
   memset(&rgc, 0, sizeof rgc);
   memset(&cgc, 0, sizeof cgc);
-  int rc = gcalc_run(store, &cmp->sessions, ref->ids, ref->n, p, np, ref->dist,
+  int rc = gcalc_run(store, cmp, ref->ids, ref->n, p, np, ref->dist,
                      group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0, &rgc);
   if (!rc)
-    rc = gcalc_run(store, &cmp->sessions, cand->ids, cand->n, p, np, cand->dist,
+    rc = gcalc_run(store, cmp, cand->ids, cand->n, p, np, cand->dist,
                    group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, &cgc);
   for (size_t k = 0; k < np && !rc; k++) {
     int r =

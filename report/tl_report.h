@@ -76,7 +76,8 @@ typedef struct {
   size_t fact_count;
   tl_fact_row *tags; /* --tag KEY=VALUE of the session, sorted by key */
   size_t tag_count;
-  tl_dist dist; /* the session's own p50, p90 and p99, for the trend chart */
+  tl_dist dist;    /* the session's own p50, p90 and p99, for the trend chart */
+  tl_dist at_pcts; /* its own values at the groups' percentiles, for the statistics */
 } tl_session_detail;
 
 typedef struct {
