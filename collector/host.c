@@ -240,37 +240,22 @@ void tl_host_default_label(const tl_host *h, char *buf, size_t len) {
 /* ======================================================================== */
 /* Showing what was detected                                                 */
 
-/* s as the body of a JSON string. Fact text is valid UTF-8 without control
- * characters (see safe_copy), but escape them anyway. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20 || *p == 0x7f)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 void tl_host_print(const tl_host *h, FILE *f, int json) {
   char label[TL_LABEL_MAX + 1];
   tl_host_default_label(h, label, sizeof label);
   if (json) {
     fputs("{\n  \"fingerprint\": ", f);
-    json_string(f, h->fingerprint);
+    tl_fput_json(f, h->fingerprint);
     fputs(",\n  \"default_label\": ", f);
-    json_string(f, label);
+    tl_fput_json(f, label);
     fputs(",\n  \"facts\": {", f);
     for (size_t i = 0; i < h->count; i++) {
       fputs(i ? ",\n    " : "\n    ", f);
-      json_string(f, h->facts[i].key);
+      tl_fput_json(f, h->facts[i].key);
       fputs(": {\"value\": ", f);
-      json_string(f, h->facts[i].value);
+      tl_fput_json(f, h->facts[i].value);
       fputs(", \"evidence\": ", f);
-      json_string(f, h->facts[i].evidence);
+      tl_fput_json(f, h->facts[i].evidence);
       fputc('}', f);
     }
     fputs("\n  }\n}\n", f);

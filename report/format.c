@@ -11,43 +11,21 @@
 /* ======================================================================== */
 /* Escaping                                                                  */
 
-size_t tl__utf8_len(const unsigned char *s) {
-  unsigned char c = s[0];
-  size_t n;
-  unsigned int cp;
-  if (c < 0x80)
-    return 1;
-  if ((c & 0xE0) == 0xC0)
-    n = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0)
-    n = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0)
-    n = 4, cp = c & 0x07;
-  else
-    return 0;
-  for (size_t k = 1; k < n; k++) {
-    if ((s[k] & 0xC0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (s[k] & 0x3F);
-  }
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-      cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
-
 void tl_html_escape(FILE *out, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    size_t n = tl__utf8_len(p);
+  size_t left = strlen(s);
+  while (left) {
+    size_t n = tl_utf8_len(p, left);
     if (n == 0) {
       fputs("\xEF\xBF\xBD", out); /* U+FFFD */
       p++;
+      left--;
       continue;
     }
     if (n > 1) {
       fwrite(p, 1, n, out);
       p += n;
+      left -= n;
       continue;
     }
     switch (*p) {
@@ -71,6 +49,7 @@ void tl_html_escape(FILE *out, const char *s) {
         fputc(*p, out);
     }
     p++;
+    left--;
   }
 }
 
@@ -84,22 +63,19 @@ static void md_put(FILE *out, const char *s, int escape) {
    * characters (C0, DEL, C1) are dropped and bytes that are not UTF-8 become
    * U+FFFD, so a page shown in a terminal cannot drive it. */
   const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    size_t n = tl__utf8_len(p);
+  size_t left = strlen(s);
+  while (left) {
+    size_t n = tl_utf8_len(p, left);
     if (n == 0) {
-      fputs("\xEF\xBF\xBD", out);
-      p++;
-      continue;
+      fputs("\xEF\xBF\xBD", out); /* U+FFFD */
+      n = 1;
+    } else if (!tl_control_len(p, n)) {
+      if (escape && n == 1 && strchr("\\`*_[]<>|&!~", *p))
+        fputc('\\', out);
+      fwrite(p, 1, n, out);
     }
-    int c1 = n == 2 && p[0] == 0xC2 && p[1] < 0xA0; /* U+0080 to U+009F */
-    if (*p < 0x20 || *p == 0x7f || c1) {
-      p += n;
-      continue;
-    }
-    if (escape && n == 1 && strchr("\\`*_[]<>|&!~", *p))
-      fputc('\\', out);
-    fwrite(p, 1, n, out);
     p += n;
+    left -= n;
   }
 }
 

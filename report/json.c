@@ -7,33 +7,6 @@
 
 #include "report_internal.h"
 
-/* A JSON string: quotes, backslashes and control characters escaped, and
- * each byte that is not part of valid UTF-8 replaced by U+FFFD. */
-static void str(FILE *o, const char *s) {
-  fputc('"', o);
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  while (*p) {
-    unsigned char c = *p;
-    size_t n = tl__utf8_len(p);
-    if (n == 0) {
-      fputs("\\ufffd", o);
-      p++;
-    } else if (n > 1) {
-      fwrite(p, 1, n, o);
-      p += n;
-    } else {
-      if (c == '"' || c == '\\')
-        fprintf(o, "\\%c", c);
-      else if (c < 0x20 || c == 0x7f)
-        fprintf(o, "\\u%04x", c);
-      else
-        fputc(c, o);
-      p++;
-    }
-  }
-  fputc('"', o);
-}
-
 static void num(FILE *o, double v) {
   if (isfinite(v))
     fprintf(o, "%.3f", v);
@@ -61,9 +34,9 @@ static void rows(FILE *o, const tl_fact_row *r, size_t n) {
   fputc('{', o);
   for (size_t i = 0; i < n; i++) {
     fputs(i ? ", " : "", o);
-    str(o, r[i].key);
+    tl_fput_json(o, r[i].key);
     fputs(": ", o);
-    str(o, r[i].value);
+    tl_fput_json(o, r[i].value);
   }
   fputc('}', o);
 }
@@ -78,11 +51,11 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
   fputs(" \"labels\": [", o);
   for (size_t i = 0; i < c->label_count; i++) {
     fputs(i ? ", " : "", o);
-    str(o, c->labels[i]);
+    tl_fput_json(o, c->labels[i]);
   }
   fputs("],\n \"baseline\": ", o);
   if (c->baseline >= 0)
-    str(o, c->labels[c->baseline]);
+    tl_fput_json(o, c->labels[c->baseline]);
   else
     fputs("null", o);
   fputs(",\n \"groups\": [", o);
@@ -90,9 +63,9 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     const tl_group *g = &c->groups[i];
     fputs(i ? ",\n  {" : "\n  {", o);
     fputs("\"label\": ", o);
-    str(o, g->label);
+    tl_fput_json(o, g->label);
     fputs(", \"probe\": ", o);
-    str(o, g->probe);
+    tl_fput_json(o, g->probe);
     fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu,\n   \"distribution\": ",
             (long long)g->delay_ns, g->session_count);
     dist(o, &g->dist, "  ");
@@ -135,27 +108,27 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     const tl_session_detail *d = &c->details[i];
     fputs(i ? ",\n  {" : "\n  {", o);
     fputs("\"uuid\": ", o);
-    str(o, s->uuid);
+    tl_fput_json(o, s->uuid);
     fputs(", \"run_uuid\": ", o);
-    str(o, s->run_uuid);
+    tl_fput_json(o, s->run_uuid);
     fputs(", \"label\": ", o);
-    str(o, s->label);
+    tl_fput_json(o, s->label);
     fputs(", \"probe\": ", o);
-    str(o, s->probe);
+    tl_fput_json(o, s->probe);
     fprintf(o, ", \"delay_ns\": %lld,\n   \"started_ns\": %lld, \"ended_ns\": %lld, \"status\": ",
             (long long)s->delay_ns, (long long)s->started_ns, (long long)s->ended_ns);
-    str(o, s->status);
+    tl_fput_json(o, s->status);
     fprintf(o, ", \"samples\": %lld, \"missed_periods\": %lld, \"warmup\": %lld,\n   \"host\": ",
             (long long)s->sample_count, (long long)s->missed_periods, (long long)s->warmup);
-    str(o, s->host_fingerprint);
+    tl_fput_json(o, s->host_fingerprint);
     fputs(", \"hostname\": ", o);
-    str(o, s->hostname);
+    tl_fput_json(o, s->hostname);
     fputs(", \"tl_version\": ", o);
-    str(o, s->tl_version);
+    tl_fput_json(o, s->tl_version);
     fputs(", \"libuv_version\": ", o);
-    str(o, s->libuv_version);
+    tl_fput_json(o, s->libuv_version);
     fputs(",\n   \"command_line\": ", o);
-    str(o, s->command_line);
+    tl_fput_json(o, s->command_line);
     fputs(",\n   \"tags\": ", o);
     rows(o, d->tags, d->tag_count);
     fputs(",\n   \"facts\": ", o);

@@ -83,10 +83,6 @@ void tl__prose_flush(tl__page *p);
  * dropped and bytes that are not UTF-8 as U+FFFD (like tl_md_escape). */
 void tl__md_literal(FILE *out, const char *s);
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one
- * (overlong forms and surrogates included); s is NUL-terminated. */
-size_t tl__utf8_len(const unsigned char *s);
-
 /* ------------------------------------------------------------------------ */
 /* Looking things up                                                         */
 

@@ -1,6 +1,8 @@
-/* parse.c: validation of everything a user hands to tl on the command line:
- * labels, tags, durations, numbers, dates and lists. Each parser is strict
- * (no trailing garbage, no silent clamping) and says why it refused. */
+/* parse.c: text in and out. Validation of everything a user hands to tl on
+ * the command line (labels, tags, durations, numbers, dates and lists): each
+ * parser is strict (no trailing garbage, no silent clamping) and says why it
+ * refused. And the one UTF-8 decoder behind text tl writes where it cannot
+ * trust it: to a terminal (tl_fput_safe) and as JSON (tl_fput_json). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -49,41 +51,41 @@ int tl_label_check(const char *label, char *why, size_t whylen) {
   return check_name("label", label, strlen(label), TL_LABEL_MAX, why, whylen);
 }
 
-size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len) {
-  size_t i = 0;
-  while (i < len) {
-    unsigned char c = s[i];
-    size_t n;
-    unsigned int cp;
-    if (c < 0x80) {
-      i++;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 4;
-      cp = c & 0x07;
-    } else {
-      return i;
-    }
-    if (i + n > len)
-      return i;
-    for (size_t k = 1; k < n; k++) {
-      if ((s[i + k] & 0xC0) != 0x80)
-        return i;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return i;
-    i += n;
+size_t tl_utf8_len(const unsigned char *s, size_t len) {
+  if (!len)
+    return 0;
+  unsigned char c = s[0];
+  size_t n;
+  unsigned int cp;
+  if (c < 0x80)
+    return 1;
+  if ((c & 0xE0) == 0xC0)
+    n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    n = 4, cp = c & 0x07;
+  else
+    return 0;
+  if (n > len)
+    return 0;
+  for (size_t k = 1; k < n; k++) {
+    if ((s[k] & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[k] & 0x3F);
   }
-  return len;
+  /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+      cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len) {
+  size_t i = 0, n;
+  while (i < len && (n = tl_utf8_len(s + i, len - i)))
+    i += n;
+  return i;
 }
 
 int tl__text_check(const char *what, const char *s, size_t max, char *why, size_t whylen) {
@@ -93,7 +95,7 @@ int tl__text_check(const char *what, const char *s, size_t max, char *why, size_
   if (tl__utf8_valid_prefix((const unsigned char *)s, len) != len)
     return refuse(why, whylen, "%s is not valid UTF-8", what);
   for (size_t i = 0; i < len; i++)
-    if (tl__control_len((const unsigned char *)s + i, len - i))
+    if (tl_control_len((const unsigned char *)s + i, len - i))
       return refuse(why, whylen, "%s holds a control character", what);
   return TL_OK;
 }
@@ -275,7 +277,7 @@ int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, s
   return TL_OK;
 }
 
-size_t tl__control_len(const unsigned char *s, size_t len) {
+size_t tl_control_len(const unsigned char *s, size_t len) {
   if (len && (s[0] < 0x20 || s[0] == 0x7f))
     return 1; /* C0 and DEL */
   if (len >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
@@ -290,7 +292,7 @@ void tl_fput_safe(FILE *f, const char *s) {
   while (i < len) {
     size_t end = i + tl__utf8_valid_prefix(p + i, len - i);
     while (i < end) {
-      size_t c = tl__control_len(p + i, end - i);
+      size_t c = tl_control_len(p + i, end - i);
       if (!c) {
         fputc(p[i++], f);
         continue;
@@ -301,4 +303,29 @@ void tl_fput_safe(FILE *f, const char *s) {
     if (i < len)
       fprintf(f, "\\x%02x", p[i++]);
   }
+}
+
+void tl_fput_json(FILE *o, const char *s) {
+  fputc('"', o);
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t left = strlen((const char *)p);
+  while (left) {
+    unsigned char c = *p;
+    size_t n = tl_utf8_len(p, left);
+    if (n == 0) {
+      fputs("\\ufffd", o);
+      n = 1;
+    } else if (n > 1) {
+      fwrite(p, 1, n, o);
+    } else if (c == '"' || c == '\\') {
+      fprintf(o, "\\%c", c);
+    } else if (c < 0x20 || c == 0x7f) {
+      fprintf(o, "\\u%04x", c);
+    } else {
+      fputc(c, o);
+    }
+    p += n;
+    left -= n;
+  }
+  fputc('"', o);
 }

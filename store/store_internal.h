@@ -26,9 +26,6 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
 
 /* Length of the longest valid UTF-8 prefix of s. */
 size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len);
-/* Length of the control character at s (C0, DEL, or a C1 code point
- * U+0080..U+009F encoded in UTF-8), 0 when s does not start with one. */
-size_t tl__control_len(const unsigned char *s, size_t len);
 /* Printable UTF-8 of at most max bytes, no control characters. */
 int tl__text_check(const char *what, const char *s, size_t max, char *why, size_t whylen);
 

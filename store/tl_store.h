@@ -82,6 +82,18 @@ int tl_cli_db_path(const char *given, char *buf, size_t len);
 int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
                 const int *repeatable);
 
+/* Writes s (NULL: "") to f as a JSON string: quotes, backslashes and control
+ * characters escaped, each byte that is not part of valid UTF-8 as U+FFFD. */
+void tl_fput_json(FILE *f, const char *s);
+
+/* The length (1 to 4) of the valid UTF-8 sequence at s, which has len bytes
+ * left, or 0 when the bytes there are not one (overlong forms, surrogates
+ * and values past U+10FFFF included). */
+size_t tl_utf8_len(const unsigned char *s, size_t len);
+/* The length of the control character at s: 1 for C0 and DEL, 2 for C1
+ * (U+0080 to U+009F, on which a terminal may act), 0 for anything else. */
+size_t tl_control_len(const unsigned char *s, size_t len);
+
 /* Writes s to f with control characters (C0, DEL and the C1 range
  * U+0080..U+009F) and bytes that are not valid UTF-8 shown as \xNN, so that
  * user text or host facts cannot drive the terminal. */
