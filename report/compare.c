@@ -121,83 +121,69 @@ static int keep_last(tl_session_list *list, int64_t last) {
   return TL_OK;
 }
 
-/* Splits what tl__dist_many found at pcts[0..np) into out. */
-static void dist_part(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np,
-                      tl_dist *out) {
-  *out = *d;
-  out->pct_count = np;
-  memcpy(out->pcts, pcts, np * sizeof *pcts);
-  memcpy(out->pct_ns, vals, np * sizeof *vals);
+/* d with the values vals at pcts[0..np). */
+static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np) {
+  tl_dist out = *d;
+  out.pct_count = np;
+  memcpy(out.pcts, pcts, np * sizeof *pcts);
+  memcpy(out.pct_ns, vals, np * sizeof *vals);
+  return out;
 }
 
-typedef struct {
-  tl_group *g;
-  int64_t hi;
-} hist_ctx;
-
-static int hist_add(void *arg, const int64_t *v, size_t n) {
-  hist_ctx *h = arg;
-  for (size_t i = 0; i < n; i++) {
-    if (v[i] > h->hi) {
-      h->g->hist_over++;
-      continue;
-    }
-    int64_t b = (v[i] - h->g->hist_lo_ns) / h->g->hist_width_ns;
-    h->g->hist[b < TL_HIST_BINS ? b : TL_HIST_BINS - 1]++;
-  }
-  return 0;
-}
-
-/* A session's own percentiles: p50/p90/p99 and the groups' percentiles, in
- * the same passes, whose first pass is also added to the group's. */
-static int session_dist(tl_store *store, int64_t id, const double *pcts, size_t np,
-                        tl_session_detail *d, tl__pass1 *group) {
-  double all[3 + TL_MAX_PCTS] = {50, 90, 99};
-  int64_t vals[3 + TL_MAX_PCTS];
-  memcpy(all + 3, pcts, np * sizeof *pcts);
-  tl_dist sum;
-  int rc = tl__dist_many(store, &id, 1, all, 3 + np, &sum, vals, NULL, group);
-  dist_part(&sum, all, vals, 3, &d->dist);
-  dist_part(&sum, pcts, vals + 3, np, &d->at_pcts);
-  return rc;
-}
-
-/* The group's distribution, its chart points and its histogram, and its
- * sessions' own percentiles: the group's first pass is the sum of theirs. */
+/* Everything the page shows of a group, found in the same passes over its
+ * samples (usually two): its distribution, the points of its percentile
+ * chart, its histogram and its sessions' own percentiles (p50, p90 and p99
+ * for the trend chart, and the page's for the statistics). */
 static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
                        size_t np) {
-  tl__pass1 *p1 = tl__pass1_new();
-  if (!p1)
+  double own[3 + TL_MAX_PCTS] = {50, 90, 99};
+  memcpy(own + 3, pcts, np * sizeof *pcts);
+  tl__sweep *w = tl__sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
+  if (!w)
     return TL_ENOMEM;
-  int rc = TL_OK;
-  for (size_t i = 0; i < g->session_count && !rc; i++) {
-    size_t k = 0;
-    while (c->sessions.items[k].id != g->session_ids[i])
-      k++;
-    rc = session_dist(store, g->session_ids[i], pcts, np, &c->details[k], p1);
-  }
-  /* The page's percentiles and the chart's in the same passes. */
+  int rc = tl__sweep_first(w, NULL, NULL);
+  int64_t n = rc ? 0 : tl__sweep_count(w, g->session_count);
+  size_t at[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
-  int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   memcpy(all, pcts, np * sizeof *pcts);
   memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
-  tl_dist sum;
-  if (!rc)
-    rc = tl__dist_many(store, g->session_ids, g->session_count, all, np + TL_SPECTRUM_POINTS, &sum,
-                       vals, p1, NULL);
-  tl__pass1_free(p1);
-  if (rc)
-    return rc;
-  dist_part(&sum, pcts, vals, np, &g->dist);
-  dist_part(&sum, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS, &g->spectrum);
-  if (!g->dist.count)
-    return TL_OK;
-  /* Bins from the minimum up to the 99.9th percentile (spectrum point 9). */
-  int64_t hi = g->spectrum.pct_ns[9];
-  g->hist_lo_ns = g->dist.min_ns;
-  g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
-  hist_ctx h = {g, hi};
-  return tl__scan(store, g->session_ids, g->session_count, hist_add, &h);
+  for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n && !rc; k++)
+    if ((at[k] = tl__sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
+      rc = TL_ENOMEM;
+  if (n && !rc) {
+    /* Bins from the minimum up to the 99.9th percentile, or a hair above it:
+     * the top of its bucket after pass 1, so that the bins fill in the same
+     * pass that finds the percentiles. */
+    int64_t hi = tl__sweep_bucket_top(w, tl_rank(99.9, n));
+    tl_dist d;
+    tl__sweep_dist(w, g->session_count, &d);
+    g->hist_lo_ns = d.min_ns;
+    g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
+    tl__sweep_chart(w, g->hist_lo_ns, g->hist_width_ns, hi, g->hist, TL_HIST_BINS, &g->hist_over);
+    rc = tl__sweep_finish(w);
+  }
+  if (!rc) {
+    tl_dist d;
+    int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS] = {0};
+    for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n; k++)
+      vals[k] = tl__sweep_value(w, at[k]);
+    tl__sweep_dist(w, g->session_count, &d);
+    g->dist = with_pcts(&d, pcts, vals, np);
+    g->spectrum = with_pcts(&d, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS);
+    for (size_t i = 0; i < g->session_count; i++) {
+      size_t k = 0;
+      while (c->sessions.items[k].id != g->session_ids[i])
+        k++;
+      int64_t v[3 + TL_MAX_PCTS];
+      for (size_t j = 0; j < 3 + np; j++)
+        v[j] = tl__sweep_session_value(w, i, j);
+      tl__sweep_dist(w, i, &d);
+      c->details[k].dist = with_pcts(&d, own, v, 3);
+      c->details[k].at_pcts = with_pcts(&d, pcts, v + 3, np);
+    }
+  }
+  tl__sweep_close(w);
+  return rc;
 }
 
 /* Facts and tags of every session. */
@@ -324,6 +310,11 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     tl_comparison_free(out);
     return fail(err, errlen, TL_EINVAL, "too many percentiles");
   }
+  for (size_t k = 0; k < np; k++)
+    if (!(pcts[k] >= 0 && pcts[k] <= 100)) {
+      tl_comparison_free(out);
+      return fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
+    }
   rc = session_details(store, out);
   for (size_t i = 0; i < out->group_count && !rc; i++)
     rc = group_stats(store, out, &out->groups[i], pcts, np);

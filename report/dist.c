@@ -1,15 +1,23 @@
 /* dist.c: exact nearest-rank percentiles over any number of samples with
- * little memory.
+ * little memory, for a group of sessions and for each of its sessions in the
+ * same passes (a sweep).
  *
- * Pass 1 reads every sample once for count, min, max, mean and a log-linear
- * histogram (2048 sub-buckets per power of two, fine enough that the bucket
- * of a rank in timer data holds few enough samples to collect at once). Each requested rank then
- * lies in one known bucket [lo, hi] with a known number of samples below it.
- * Each further pass either collects the samples of [lo, hi] and picks the
- * rank exactly (when few enough fall there), or splits [lo, hi] into 4096
- * linear buckets to narrow it further. Typical timer data needs two passes.
+ * Pass 1 reads every sample once for the count, extremes and sums of each
+ * session and a log-linear histogram (2048 sub-buckets per power of two,
+ * fine enough that the bucket of a rank in timer data holds few enough
+ * samples to collect at once). A session's histogram lives only while its
+ * samples go by: its ranks are located when it ends, then it is added to the
+ * group's. Each requested rank then lies in one known bucket [lo, hi] with a
+ * known number of samples below it. Each further pass either collects the
+ * samples of [lo, hi] and picks the rank exactly (when few enough fall
+ * there), or splits [lo, hi] into 4096 linear buckets to narrow it further.
+ * Typical timer data needs two passes, however many ranks are asked.
+ *
  * The passes after the first skip, undecoded, every stored block whose
- * min..max (kept in the block's row) misses all the ranges still open. */
+ * min..max (kept in the block's row) misses all the ranges still open for its
+ * session and for the group, and test each sample against a bitmap of the
+ * buckets those ranges lie in, so that the cost of a sample stays the same
+ * whatever the number of ranks. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,8 +29,9 @@ enum {
   SUB_BITS = 11,
   SUB = 1 << SUB_BITS,
   LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
+  BITMAP_WORDS = LOG_BUCKETS / 64,
   LINEAR_BUCKETS = 4096,
-  COLLECT_LIMIT = 1 << 20, /* samples gathered in memory for one rank */
+  RANGE_BYTES = 8 << 20, /* memory for the samples of one range in one pass */
 };
 
 static size_t log_index(int64_t v) {
@@ -45,81 +54,281 @@ static void log_bounds(size_t idx, int64_t *lo, int64_t *hi) {
   *hi = (int64_t)(l + ((uint64_t)1 << (e - SUB_BITS)) - 1);
 }
 
-typedef struct {
-  int64_t rank;   /* 1-based rank in the whole set */
-  int64_t lo, hi; /* the answer lies in [lo, hi] */
-  int64_t below;  /* samples < lo */
-  int64_t inside; /* samples in [lo, hi] */
-  int done;
-  int64_t value;
-  int collect; /* this pass: gather values (1) or histogram (0) */
-  int64_t *vals;
-  size_t n;
-  int64_t *hist;  /* LINEAR_BUCKETS counts */
-  uint64_t width; /* linear bucket width */
-  int32_t next;   /* the next open target in the same log bucket, or -1 */
-} target;
+/* Which of the sweep's sessions samples belong to: its index in the list. */
+typedef int (*segment_cb)(void *ctx, size_t session, const int64_t *v, size_t n);
+/* Whether a block of session (its stored min..max) is worth decoding. */
+typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
+/* Hands every wanted sample to cb, session by session, in stored order. */
+typedef int (*source_fn)(void *src, wanted_cb wanted, segment_cb cb, void *ctx);
 
-/* What pass 1 learns about a set of samples. */
-struct tl__pass1 {
+typedef struct {
   int64_t count, min, max;
   unsigned __int128 sum, sumsq; /* exact: values are below 2^63 */
-  int64_t log_hist[LOG_BUCKETS];
-};
+} moments;
 
 typedef struct {
-  tl__pass1 *p1;
-  target *t;
-  size_t nt;
-  int pass1;
-  int32_t *first; /* after pass 1, per log bucket: its first open target, or -1 */
-  int oom;
-} pass_ctx;
+  size_t set;     /* a session's index, or the sweep's session count: the group */
+  int64_t rank;   /* 1-based rank in the set */
+  int64_t lo, hi; /* the answer lies in [lo, hi] */
+  int64_t below;  /* samples of the set < lo */
+  int64_t inside; /* samples of the set in [lo, hi] */
+  int done;
+  int64_t value;
+  /* This pass, for the range: */
+  enum { COLLECT = 1, COUNT, NARROW } mode;
+  size_t same;     /* an earlier open target of the set with this range, whose
+                      samples serve both, or SIZE_MAX */
+  int32_t next;    /* the next target of the same bucket taking samples, or -1 */
+  int64_t *vals;   /* COLLECT: the samples of [lo, hi] */
+  size_t n;
+  uint32_t *count; /* COUNT: samples at each value of [lo, hi] */
+  int64_t *hist;   /* NARROW: LINEAR_BUCKETS counts of width */
+  uint64_t width;
+} target;
 
-static int on_values(void *arg, const int64_t *v, size_t n) {
-  pass_ctx *c = arg;
-  if (c->pass1) {
-    tl__pass1 *p = c->p1;
-    if (!n)
-      return 0;
-    int64_t lo = p->count ? p->min : v[0], hi = p->count ? p->max : v[0];
-    unsigned __int128 sum = 0, sumsq = 0;
-    int64_t *hist = p->log_hist;
-    for (size_t i = 0; i < n; i++) {
-      int64_t x = v[i];
-      lo = x < lo ? x : lo;
-      hi = x > hi ? x : hi;
-      sum += (uint64_t)x;
-      sumsq += (unsigned __int128)((uint64_t)x) * (uint64_t)x;
-      hist[log_index(x)]++;
-    }
-    p->min = lo;
-    p->max = hi;
-    p->count += (int64_t)n;
-    p->sum += sum;
-    p->sumsq += sumsq;
-    return 0;
+struct tl__sweep {
+  source_fn source;
+  void *src;
+  size_t ns; /* sessions; the group is set ns */
+  double *spcts;
+  size_t snp;
+  size_t *shandle; /* ns x snp: the target of each session's percentile */
+  moments *m;      /* ns + 1: every session, then the group */
+  int64_t *shist;  /* the log histogram of the session being read (pass 1) */
+  int64_t *ghist;  /* the group's */
+  size_t cur;      /* the session being read in pass 1, or SIZE_MAX */
+  size_t *tfirst, *tend; /* ns + 1: each set's targets are t[tfirst..tend) */
+  target *t;
+  size_t nt, tcap;
+  int first_done;
+  int oom;
+  segment_cb tap; /* sees every sample of pass 1 */
+  void *tap_ctx;
+  /* Passes after the first. */
+  uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
+  int32_t *head;   /* per bucket: the first target taking its samples, or -1 */
+  size_t bits_for; /* whose ranges are marked besides the group's, or SIZE_MAX */
+  int64_t *chart;         /* the histogram to fill in the next pass, or NULL */
+  size_t chart_bins;
+  int64_t chart_lo, chart_hi, chart_width;
+  int64_t *chart_over;
+};
+
+static void moments_add(moments *to, const moments *p) {
+  if (!p->count)
+    return;
+  to->min = to->count && to->min < p->min ? to->min : p->min;
+  to->max = to->count && to->max > p->max ? to->max : p->max;
+  to->count += p->count;
+  to->sum += p->sum;
+  to->sumsq += p->sumsq;
+}
+
+/* The index of the target of rank in set, added when new; SIZE_MAX when
+ * out of memory. A set's targets are added together (a session's when it
+ * ends, the group's after pass 1), so they stay contiguous. */
+static size_t target_add(tl__sweep *w, size_t set, int64_t rank) {
+  for (size_t k = w->tfirst[set]; k < w->tend[set]; k++)
+    if (w->t[k].rank == rank)
+      return k;
+  if (w->tend[set] == w->tfirst[set])
+    w->tfirst[set] = w->tend[set] = w->nt;
+  if (w->tend[set] != w->nt)
+    return SIZE_MAX; /* not contiguous: a caller's mistake */
+  if (w->nt == w->tcap) {
+    size_t cap = w->tcap ? 2 * w->tcap : 64;
+    target *t = realloc(w->t, cap * sizeof *t);
+    if (!t)
+      return SIZE_MAX;
+    w->t = t;
+    w->tcap = cap;
   }
-  /* Every open range lies inside one log bucket, so a value only needs
-   * checking against the targets of its own bucket, however many there are. */
+  target *x = &w->t[w->nt];
+  memset(x, 0, sizeof *x);
+  x->set = set;
+  x->rank = rank;
+  w->tend[set] = ++w->nt;
+  return w->nt - 1;
+}
+
+/* Finds the log bucket of each target of set in hist[from..to]. */
+static void locate(tl__sweep *w, size_t set, const int64_t *hist, size_t from, size_t to) {
+  for (size_t k = w->tfirst[set]; k < w->tend[set]; k++) {
+    target *x = &w->t[k];
+    if (x->inside)
+      continue; /* located already */
+    int64_t cum = 0;
+    for (size_t b = from; b <= to; b++) {
+      if (cum + hist[b] >= x->rank) {
+        log_bounds(b, &x->lo, &x->hi);
+        x->below = cum;
+        x->inside = hist[b];
+        break;
+      }
+      cum += hist[b];
+    }
+  }
+}
+
+/* The end of a session's samples in pass 1: its ranks are located in its own
+ * histogram, which is then added to the group's and cleared. */
+static void session_end(tl__sweep *w) {
+  size_t s = w->cur;
+  w->cur = SIZE_MAX;
+  if (s == SIZE_MAX || !w->m[s].count)
+    return;
+  const moments *m = &w->m[s];
+  for (size_t k = 0; k < w->snp; k++) {
+    size_t h = target_add(w, s, tl_rank(w->spcts[k], m->count));
+    w->oom |= h == SIZE_MAX;
+    w->shandle[s * w->snp + k] = h;
+  }
+  size_t from = log_index(m->min), to = log_index(m->max);
+  locate(w, s, w->shist, from, to);
+  for (size_t b = from; b <= to; b++) {
+    w->ghist[b] += w->shist[b];
+    w->shist[b] = 0;
+  }
+}
+
+static void pass1_values(tl__sweep *w, size_t session, const int64_t *v, size_t n) {
+  moments *m = &w->m[session];
+  int64_t lo = m->count ? m->min : v[0], hi = m->count ? m->max : v[0];
+  unsigned __int128 sum = 0, sumsq = 0;
+  int64_t *hist = w->shist ? w->shist : w->ghist;
   for (size_t i = 0; i < n; i++) {
     int64_t x = v[i];
-    for (int32_t k = c->first[log_index(x)]; k >= 0; k = c->t[k].next) {
-      target *t = &c->t[k];
-      if (x < t->lo || x > t->hi)
-        continue;
-      if (t->collect) {
-        if (t->n < (size_t)t->inside)
-          t->vals[t->n++] = x;
-      } else {
-        t->hist[(uint64_t)(x - t->lo) / t->width]++;
-      }
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    sum += (uint64_t)x;
+    sumsq += (unsigned __int128)((uint64_t)x) * (uint64_t)x;
+    hist[log_index(x)]++;
+  }
+  m->min = lo;
+  m->max = hi;
+  m->count += (int64_t)n;
+  m->sum += sum;
+  m->sumsq += sumsq;
+}
+
+/* Puts target k at the front of its bucket's list of takers. */
+static void push(tl__sweep *w, size_t k) {
+  target *t = &w->t[k];
+  size_t b = log_index(t->lo);
+  t->next = w->head[b];
+  w->head[b] = (int32_t)k;
+  w->bits[b / 64] |= (uint64_t)1 << (b % 64);
+}
+
+static int taker(const target *t) { return !t->done && t->same == SIZE_MAX; }
+
+/* Unmarks the ranges of the session marked last: they lie at the front of
+ * their lists in push order, so are popped in reverse. */
+static void marks_drop(tl__sweep *w) {
+  size_t old = w->bits_for;
+  w->bits_for = SIZE_MAX;
+  if (old == SIZE_MAX)
+    return;
+  for (size_t k = w->tend[old]; k-- > w->tfirst[old];) {
+    if (!taker(&w->t[k]))
+      continue;
+    size_t b = log_index(w->t[k].lo);
+    w->head[b] = w->t[k].next;
+    if (w->head[b] < 0)
+      w->bits[b / 64] &= ~((uint64_t)1 << (b % 64));
+  }
+}
+
+/* Marks the ranges of session instead of the previous one's. */
+static void marks_switch(tl__sweep *w, size_t session) {
+  marks_drop(w);
+  for (size_t k = w->tfirst[session]; k < w->tend[session]; k++)
+    if (taker(&w->t[k]))
+      push(w, k);
+  w->bits_for = session;
+}
+
+/* A sample in a marked bucket: every open range of its session and of the
+ * group there that holds it counts it. */
+static void take(tl__sweep *w, size_t b, int64_t x) {
+  for (int32_t k = w->head[b]; k >= 0; k = w->t[k].next) {
+    target *t = &w->t[k];
+    if (x < t->lo || x > t->hi)
+      continue;
+    if (t->mode == COLLECT) {
+      if (t->n < (size_t)t->inside)
+        t->vals[t->n++] = x;
+    } else if (t->mode == COUNT) {
+      t->count[x - t->lo]++;
+      t->n++;
+    } else {
+      t->hist[(uint64_t)(x - t->lo) / t->width]++;
+      t->n++;
     }
+  }
+}
+
+static void range_free(target *x) {
+  free(x->vals);
+  free(x->count);
+  free(x->hist);
+  x->vals = NULL;
+  x->count = NULL;
+  x->hist = NULL;
+}
+
+static void chart_values(tl__sweep *w, const int64_t *v, size_t n) {
+  int64_t lo = w->chart_lo, hi = w->chart_hi, width = w->chart_width, last = (int64_t)w->chart_bins - 1;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] > hi) {
+      (*w->chart_over)++;
+      continue;
+    }
+    int64_t b = (v[i] - lo) / width;
+    w->chart[b < last ? b : last]++;
+  }
+}
+
+static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
+  tl__sweep *w = arg;
+  if (!n)
+    return 0;
+  if (!w->first_done) {
+    if (w->shist && session != w->cur) {
+      session_end(w);
+      w->cur = session;
+    }
+    pass1_values(w, session, v, n);
+    return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
+  }
+  if (w->chart)
+    chart_values(w, v, n);
+  if (session != w->bits_for)
+    marks_switch(w, session);
+  const uint64_t *bits = w->bits;
+  for (size_t i = 0; i < n; i++) {
+    size_t b = log_index(v[i]);
+    if (bits[b / 64] >> (b % 64) & 1)
+      take(w, b, v[i]);
   }
   return 0;
 }
 
-typedef int (*source_fn)(void *src, tl_samples_cb cb, void *ctx);
+/* After pass 1, only blocks that may hold a sample of an open range (or any
+ * block, while the chart is filled). */
+static int block_wanted(void *arg, size_t session, int64_t min, int64_t max) {
+  const tl__sweep *w = arg;
+  if (!w->first_done || w->chart)
+    return 1;
+  size_t sets[2] = {session, w->ns};
+  for (size_t i = 0; i < 2; i++)
+    for (size_t k = w->tfirst[sets[i]]; k < w->tend[sets[i]]; k++) {
+      const target *t = &w->t[k];
+      if (!t->done && max >= t->lo && min <= t->hi)
+        return 1;
+    }
+  return 0;
+}
 
 /* The k-th smallest (0-based) of v[0..n), reordering v: Hoare's selection
  * with a median-of-three pivot, linear on average, where a sort would be
@@ -157,88 +366,194 @@ static int64_t select_kth(int64_t *v, size_t n, size_t k) {
   return v[k];
 }
 
-tl__pass1 *tl__pass1_new(void) { return calloc(1, sizeof(tl__pass1)); }
+static void sweep_free(tl__sweep *w);
 
-void tl__pass1_free(tl__pass1 *p) { free(p); }
-
-/* Adds what pass 1 learnt of a set to that of a larger one. */
-static void pass1_add(tl__pass1 *to, const tl__pass1 *p) {
-  if (!p->count)
-    return;
-  to->min = to->count && to->min < p->min ? to->min : p->min;
-  to->max = to->count && to->max > p->max ? to->max : p->max;
-  to->count += p->count;
-  to->sum += p->sum;
-  to->sumsq += p->sumsq;
-  for (size_t b = 0; b < LOG_BUCKETS; b++)
-    to->log_hist[b] += p->log_hist[b];
-}
-
-/* The distribution without its percentiles (pct_count 0) into out, and the
- * exact value at pcts[k] into vals[k], for any number of percentiles: every
- * rank is found in the same passes, so asking for more costs little. With
- * known, pass 1 is skipped and known taken as its result; otherwise pass 1
- * runs and, with add_to, its result is also added there. */
-static int compute(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out,
-                   int64_t *vals, const tl__pass1 *known, tl__pass1 *add_to) {
-  memset(out, 0, sizeof *out);
-  memset(vals, 0, np * sizeof *vals);
-  for (size_t i = 0; i < np; i++)
-    if (!(pcts[i] >= 0 && pcts[i] <= 100))
-      return TL_EINVAL;
-
-  pass_ctx c;
-  memset(&c, 0, sizeof c);
-  tl__pass1 *own = known ? NULL : tl__pass1_new();
-  target *t = calloc(np ? np : 1, sizeof *t);
-  c.p1 = own;
-  c.t = t;
-  c.nt = np;
-  c.pass1 = 1;
-  int err = !t || (!known && !own) ? TL_ENOMEM : TL_OK;
-  if (!err && !known)
-    err = source(src, on_values, &c);
-  if (!err && add_to && own)
-    pass1_add(add_to, own);
-  const tl__pass1 *p = known ? known : own;
-  if (err || p->count == 0) {
-    free(t);
-    tl__pass1_free(own);
-    return err;
-  }
-  out->count = p->count;
-  out->min_ns = p->min;
-  out->max_ns = p->max;
-  long double mean = (long double)p->sum / p->count;
-  long double var = (long double)p->sumsq / p->count - mean * mean;
-  out->mean_ns = (double)mean;
-  out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
-
-  for (size_t k = 0; k < np; k++) {
-    t[k].rank = tl_rank(pcts[k], p->count);
-    int64_t cum = 0;
-    for (size_t b = 0; b < LOG_BUCKETS; b++) {
-      if (cum + p->log_hist[b] >= t[k].rank) {
-        log_bounds(b, &t[k].lo, &t[k].hi);
-        t[k].below = cum;
-        t[k].inside = p->log_hist[b];
-        break;
-      }
-      cum += p->log_hist[b];
+/* NULL when out of memory; spcts are valid percentiles. */
+static tl__sweep *sweep_new(source_fn source, void *src, size_t ns, const double *spcts,
+                            size_t snp) {
+  tl__sweep *w = calloc(1, sizeof *w);
+  if (!w)
+    return NULL;
+  w->source = source;
+  w->src = src;
+  w->ns = ns;
+  w->snp = snp;
+  w->cur = w->bits_for = SIZE_MAX;
+  w->m = calloc(ns + 1, sizeof *w->m);
+  w->tfirst = calloc(ns + 1, sizeof *w->tfirst);
+  w->tend = calloc(ns + 1, sizeof *w->tend);
+  w->ghist = calloc(LOG_BUCKETS, sizeof *w->ghist);
+  int ok = w->m && w->tfirst && w->tend && w->ghist;
+  if (ok && snp) {
+    w->spcts = malloc(snp * sizeof *w->spcts);
+    w->shandle = malloc(ns * snp * sizeof *w->shandle + 1);
+    w->shist = calloc(LOG_BUCKETS, sizeof *w->shist);
+    ok = w->spcts && w->shandle && w->shist;
+    if (ok) {
+      memcpy(w->spcts, spcts, snp * sizeof *spcts);
+      memset(w->shandle, 0xff, ns * snp * sizeof *w->shandle);
     }
   }
-  tl__pass1_free(own);
-  c.pass1 = 0;
-  c.first = malloc(LOG_BUCKETS * sizeof *c.first);
-  if (!c.first) {
-    free(t);
-    return TL_ENOMEM;
+  if (!ok) {
+    sweep_free(w);
+    return NULL;
   }
+  return w;
+}
 
-  for (;;) {
+static void sweep_free(tl__sweep *w) {
+  if (!w)
+    return;
+  for (size_t k = 0; k < w->nt; k++)
+    range_free(&w->t[k]);
+  free(w->t);
+  free(w->m);
+  free(w->tfirst);
+  free(w->tend);
+  free(w->ghist);
+  free(w->shist);
+  free(w->spcts);
+  free(w->shandle);
+  free(w->bits);
+  free(w->head);
+  free(w);
+}
+
+int tl__sweep_first(tl__sweep *w, segment_cb tap, void *tap_ctx) {
+  w->tap = tap;
+  w->tap_ctx = tap_ctx;
+  int err = w->source(w->src, block_wanted, on_segment, w);
+  session_end(w); /* the last session's */
+  w->tap = NULL;
+  w->first_done = 1;
+  for (size_t s = 0; s < w->ns; s++)
+    moments_add(&w->m[w->ns], &w->m[s]);
+  if (!err && w->oom)
+    err = TL_ENOMEM;
+  return err;
+}
+
+void tl__sweep_dist(const tl__sweep *w, size_t set, tl_dist *out) {
+  memset(out, 0, sizeof *out);
+  const moments *m = &w->m[set];
+  if (!m->count)
+    return;
+  out->count = m->count;
+  out->min_ns = m->min;
+  out->max_ns = m->max;
+  long double mean = (long double)m->sum / m->count;
+  long double var = (long double)m->sumsq / m->count - mean * mean;
+  out->mean_ns = (double)mean;
+  out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
+}
+
+int64_t tl__sweep_count(const tl__sweep *w, size_t set) { return w->m[set].count; }
+
+size_t tl__sweep_want(tl__sweep *w, int64_t rank) {
+  const moments *g = &w->m[w->ns];
+  if (rank < 1 || rank > g->count)
+    return SIZE_MAX;
+  size_t h = target_add(w, w->ns, rank);
+  if (h != SIZE_MAX)
+    locate(w, w->ns, w->ghist, 0, log_index(g->max));
+  return h;
+}
+
+int64_t tl__sweep_bucket_top(const tl__sweep *w, int64_t rank) {
+  int64_t cum = 0, lo = 0, hi = 0;
+  for (size_t b = 0; b < LOG_BUCKETS; b++) {
+    cum += w->ghist[b];
+    if (cum >= rank) {
+      log_bounds(b, &lo, &hi);
+      break;
+    }
+  }
+  return hi < w->m[w->ns].max ? hi : w->m[w->ns].max;
+}
+
+void tl__sweep_chart(tl__sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
+                     size_t bins, int64_t *over) {
+  w->chart = counts;
+  w->chart_lo = lo;
+  w->chart_width = width;
+  w->chart_hi = hi;
+  w->chart_bins = bins;
+  w->chart_over = over;
+}
+
+/* How a range is read in the next pass: its samples collected, or counted
+ * per value, whichever takes less memory; or, when both take too much, its
+ * span cut into linear buckets to narrow it for a further pass. */
+static int range_setup(target *x) {
+  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
+  uint64_t collect = (uint64_t)x->inside * sizeof *x->vals, count = span * sizeof *x->count;
+  x->n = 0;
+  if (count < collect && count <= RANGE_BYTES && x->inside <= UINT32_MAX) {
+    x->mode = COUNT;
+    x->count = calloc(span, sizeof *x->count);
+    return x->count ? TL_OK : TL_ENOMEM;
+  }
+  if (collect <= RANGE_BYTES) {
+    x->mode = COLLECT;
+    x->vals = malloc((size_t)x->inside * sizeof *x->vals);
+    return x->vals ? TL_OK : TL_ENOMEM;
+  }
+  x->mode = NARROW;
+  x->width = (span + LINEAR_BUCKETS - 1) / LINEAR_BUCKETS;
+  x->hist = calloc(LINEAR_BUCKETS, sizeof *x->hist);
+  return x->hist ? TL_OK : TL_ENOMEM;
+}
+
+/* After a pass: the value of x from what its range's taker (r) saw, or a
+ * narrower range. */
+static int range_resolve(target *x, const target *r) {
+  if (r->mode != NARROW && (int64_t)r->n != r->inside)
+    return TL_ECORRUPT; /* the data changed between passes */
+  int64_t want = x->rank - x->below; /* 1-based within the range */
+  if (r->mode == COLLECT) {
+    x->value = select_kth(r->vals, r->n, (size_t)(want - 1));
+    x->done = 1;
+  } else if (r->mode == COUNT) {
+    int64_t cum = 0;
+    for (uint64_t i = 0;; i++)
+      if ((cum += r->count[i]) >= want) {
+        x->value = x->lo + (int64_t)i;
+        break;
+      }
+    x->done = 1;
+  } else {
+    int64_t cum = x->below;
+    for (size_t b = 0; b < LINEAR_BUCKETS; b++) {
+      if (cum + r->hist[b] >= x->rank) {
+        int64_t lo = r->lo + (int64_t)(b * r->width);
+        int64_t hi = lo + (int64_t)r->width - 1;
+        x->hi = hi < r->hi ? hi : r->hi;
+        x->lo = lo;
+        x->below = cum;
+        x->inside = r->hist[b];
+        break;
+      }
+      cum += r->hist[b];
+    }
+  }
+  return TL_OK;
+}
+
+int tl__sweep_finish(tl__sweep *w) {
+  int err = w->oom ? TL_ENOMEM : TL_OK;
+  if (!err && !w->bits) {
+    w->bits = calloc(BITMAP_WORDS, sizeof *w->bits);
+    w->head = malloc(LOG_BUCKETS * sizeof *w->head);
+    if (!w->bits || !w->head)
+      err = TL_ENOMEM;
+    else
+      memset(w->head, 0xff, LOG_BUCKETS * sizeof *w->head);
+  }
+  while (!err) {
     size_t open = 0;
-    for (size_t k = 0; k < np && !err; k++) {
-      target *x = &t[k];
+    for (size_t k = 0; k < w->nt && !err; k++) {
+      target *x = &w->t[k];
+      x->same = SIZE_MAX;
       if (x->done)
         continue;
       if (x->lo == x->hi) {
@@ -247,105 +562,63 @@ static int compute(source_fn source, void *src, const double *pcts, size_t np, t
         continue;
       }
       open++;
-      x->collect = x->inside <= COLLECT_LIMIT;
-      x->n = 0;
-      if (x->collect) {
-        x->vals = malloc((size_t)x->inside * sizeof *x->vals);
-        if (!x->vals)
-          err = TL_ENOMEM;
-      } else {
-        uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-        x->width = (span + LINEAR_BUCKETS - 1) / LINEAR_BUCKETS;
-        x->hist = calloc(LINEAR_BUCKETS, sizeof *x->hist);
-        if (!x->hist)
-          err = TL_ENOMEM;
-      }
+      for (size_t j = w->tfirst[x->set]; j < k && x->same == SIZE_MAX; j++)
+        if (taker(&w->t[j]) && w->t[j].lo == x->lo && w->t[j].hi == x->hi)
+          x->same = j;
+      if (x->same == SIZE_MAX)
+        err = range_setup(x);
     }
-    if (!open || err)
+    if ((!open && !w->chart) || err)
       break;
-    memset(c.first, 0xff, LOG_BUCKETS * sizeof *c.first);
-    for (size_t k = np; k-- > 0;) {
-      if (t[k].done)
-        continue;
-      size_t b = log_index(t[k].lo);
-      t[k].next = c.first[b];
-      c.first[b] = (int32_t)k;
+    for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
+      if (taker(&w->t[k]))
+        push(w, k);
+    w->bits_for = SIZE_MAX;
+    err = w->source(w->src, block_wanted, on_segment, w);
+    w->chart = NULL;
+    marks_drop(w);
+    for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
+      if (taker(&w->t[k]))
+        w->head[log_index(w->t[k].lo)] = -1;
+    memset(w->bits, 0, BITMAP_WORDS * sizeof *w->bits);
+    /* Backwards: a range shared by several targets is narrowed for its taker
+     * (the first of them) only after the others read it. */
+    for (size_t k = w->nt; k-- > 0 && !err;) {
+      target *x = &w->t[k];
+      if (!x->done)
+        err = range_resolve(x, x->same == SIZE_MAX ? x : &w->t[x->same]);
     }
-    err = source(src, on_values, &c);
-    for (size_t k = 0; k < np; k++) {
-      target *x = &t[k];
-      if (x->done)
-        continue;
-      if (!err && x->collect) {
-        if ((int64_t)x->n != x->inside) {
-          err = TL_ECORRUPT; /* the data changed between passes */
-        } else {
-          x->value = select_kth(x->vals, x->n, (size_t)(x->rank - x->below - 1));
-          x->done = 1;
-        }
-      } else if (!err) {
-        int64_t cum = x->below;
-        for (size_t b = 0; b < LINEAR_BUCKETS; b++) {
-          if (cum + x->hist[b] >= x->rank) {
-            int64_t lo = x->lo + (int64_t)(b * x->width);
-            int64_t hi = lo + (int64_t)x->width - 1;
-            x->hi = hi < x->hi ? hi : x->hi;
-            x->lo = lo;
-            x->below = cum;
-            x->inside = x->hist[b];
-            break;
-          }
-          cum += x->hist[b];
-        }
-      }
-      free(x->vals);
-      free(x->hist);
-      x->vals = NULL;
-      x->hist = NULL;
-    }
-    if (err)
-      break;
+    for (size_t k = 0; k < w->nt; k++)
+      range_free(&w->t[k]);
   }
-  for (size_t k = 0; k < np; k++)
-    vals[k] = t[k].value;
-  free(c.first);
-  free(t);
+  for (size_t k = 0; k < w->nt; k++)
+    range_free(&w->t[k]);
   return err;
 }
 
-/* compute() into a tl_dist, for at most TL_MAX_PCTS percentiles. */
-static int compute_dist(source_fn source, void *src, const double *pcts, size_t np, tl_dist *out) {
-  if (np > TL_MAX_PCTS) {
-    memset(out, 0, sizeof *out);
-    return TL_EINVAL;
-  }
-  int64_t vals[TL_MAX_PCTS];
-  int err = compute(source, src, pcts, np, out, vals, NULL, NULL);
-  out->pct_count = np;
-  memcpy(out->pcts, pcts, np * sizeof *pcts);
-  memcpy(out->pct_ns, vals, np * sizeof *vals);
-  return err;
+int64_t tl__sweep_value(const tl__sweep *w, size_t handle) {
+  return handle < w->nt ? w->t[handle].value : 0;
+}
+
+int64_t tl__sweep_session_value(const tl__sweep *w, size_t session, size_t k) {
+  return tl__sweep_value(w, w->shandle[session * w->snp + k]);
 }
 
 /* ======================================================================== */
 /* Sources                                                                   */
 
-static int ignore_values(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
-  return 0;
-}
-
 /* Reading the store takes two threads: this one steps SQLite through the
  * blocks and decodes them into a batch of values, a worker counts the
  * previous batch. The two halves of the work are of similar size, so on two
- * cores a pass takes about half as long. Only the worker touches the pass
- * context; the batches alternate under one mutex. */
-enum { BATCH_VALUES = 64 * TL_BLOCK_MAX };
+ * cores a pass takes about half as long. Only the worker touches the sweep;
+ * the batches alternate under one mutex. A batch remembers where each
+ * session's samples start in it. */
+enum { BATCH_VALUES = 64 * TL_BLOCK_MAX, BATCH_SEGMENTS = 256 };
 
 typedef struct {
-  size_t n;
+  size_t n, segs;
+  size_t seg_at[BATCH_SEGMENTS];
+  size_t seg_session[BATCH_SEGMENTS];
   int64_t v[BATCH_VALUES];
 } batch;
 
@@ -353,9 +626,10 @@ typedef struct {
   tl_store *store;
   const int64_t *ids;
   size_t n;
-  void *ctx; /* of cb: the pass_ctx of compute(), or a plain scan's */
-  int all;   /* a plain scan: every block wanted */
-  tl_samples_cb cb;
+  size_t at;       /* index in ids of the session being read */
+  wanted_cb wanted; /* may be NULL: every block */
+  segment_cb cb;
+  void *ctx;
   batch *fill;         /* the batch this thread fills */
   batch *pending;      /* handed to the worker, not yet taken */
   int busy, quit;      /* the worker is counting a batch; no more will come */
@@ -366,16 +640,19 @@ typedef struct {
   batch batches[2];
 } store_src;
 
-/* After pass 1, only blocks that may hold a sample of an open range. */
-static int block_wanted(void *arg, const tl_block *b) {
-  const store_src *s = arg;
-  const pass_ctx *c = s->ctx;
-  if (s->all || c->pass1)
-    return 1;
-  for (size_t k = 0; k < c->nt; k++) {
-    const target *t = &c->t[k];
-    if (!t->done && b->max_ns >= t->lo && b->min_ns <= t->hi)
-      return 1;
+static int block_filter(void *arg, const tl_block *b) {
+  store_src *s = arg;
+  while (s->at < s->n && s->ids[s->at] != b->session_id)
+    s->at++;
+  return !s->wanted || s->wanted(s->ctx, s->at, b->min_ns, b->max_ns);
+}
+
+static int batch_run(store_src *s, const batch *b) {
+  for (size_t i = 0; i < b->segs; i++) {
+    size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
+    int err = s->cb(s->ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
+    if (err)
+      return err;
   }
   return 0;
 }
@@ -394,11 +671,11 @@ static void *worker(void *arg) {
     int err = s->err;
     pthread_mutex_unlock(&s->mu);
     if (!err)
-      err = s->cb(s->ctx, b->v, b->n);
+      err = batch_run(s, b);
     pthread_mutex_lock(&s->mu);
     if (err && !s->err)
       s->err = err;
-    b->n = 0;
+    b->n = b->segs = 0;
     s->busy = 0;
     pthread_cond_broadcast(&s->cv);
   }
@@ -424,12 +701,19 @@ static int submit(store_src *s) {
 
 static int block_decode(void *arg, const tl_block *b) {
   store_src *s = arg;
-  if (s->fill->n + (size_t)b->count > BATCH_VALUES) {
+  batch *f = s->fill;
+  int new_seg = !f->segs || f->seg_session[f->segs - 1] != s->at;
+  if (f->n + (size_t)b->count > BATCH_VALUES || (new_seg && f->segs == BATCH_SEGMENTS)) {
     int err = submit(s);
     if (err)
       return err;
+    f = s->fill;
+    new_seg = 1;
   }
-  batch *f = s->fill;
+  if (new_seg) {
+    f->seg_at[f->segs] = f->n;
+    f->seg_session[f->segs++] = s->at;
+  }
   if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, f->v + f->n, (size_t)b->count)) {
     s->bad_session = b->session_id;
     return TL_ECORRUPT;
@@ -438,18 +722,27 @@ static int block_decode(void *arg, const tl_block *b) {
   return TL_OK;
 }
 
-static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
+static int ignore_values(void *ctx, const int64_t *v, size_t n) {
+  (void)ctx;
+  (void)v;
+  (void)n;
+  return 0;
+}
+
+static int scan_store(void *arg, wanted_cb wanted, segment_cb cb, void *ctx) {
   store_src *s = arg;
-  s->ctx = ctx;
+  s->wanted = wanted;
   s->cb = cb;
+  s->ctx = ctx;
+  s->at = 0;
   s->fill = &s->batches[0];
   s->pending = NULL;
   s->busy = s->quit = s->err = 0;
-  s->batches[0].n = s->batches[1].n = 0;
+  s->batches[0].n = s->batches[1].n = s->batches[0].segs = s->batches[1].segs = 0;
   pthread_t th;
   if (pthread_create(&th, NULL, worker, s) != 0)
     return TL_ENOMEM;
-  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_wanted, block_decode, s);
+  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_filter, block_decode, s);
   int werr = submit(s);
   pthread_mutex_lock(&s->mu);
   while (s->pending || s->busy)
@@ -470,9 +763,10 @@ static int scan_store(void *arg, tl_samples_cb cb, void *ctx) {
 /* A source over the samples of the sessions (ids not copied), or NULL when
  * out of memory; free with src_close. */
 static store_src *src_open(tl_store *store, const int64_t *session_ids, size_t n) {
-  store_src *s = calloc(1, sizeof *s);
+  store_src *s = malloc(sizeof *s);
   if (!s)
     return NULL;
+  memset(s, 0, offsetof(store_src, batches));
   if (pthread_mutex_init(&s->mu, NULL) != 0) {
     free(s);
     return NULL;
@@ -488,40 +782,85 @@ static store_src *src_open(tl_store *store, const int64_t *session_ids, size_t n
   return s;
 }
 
-static void src_close(store_src *s) {
+static void src_close(void *arg) {
+  store_src *s = arg;
+  if (!s)
+    return;
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
-int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
-                    size_t pct_count, tl_dist *out) {
+tl__sweep *tl__sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
+                           const double *session_pcts, size_t session_np) {
   store_src *s = src_open(store, session_ids, n);
-  if (!s)
-    return TL_ENOMEM;
-  int err = compute_dist(scan_store, s, pcts, pct_count, out);
-  src_close(s);
-  return err;
+  tl__sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
+  if (!w)
+    src_close(s);
+  return w;
 }
 
-int tl__dist_many(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
-                  size_t pct_count, tl_dist *out, int64_t *values, const tl__pass1 *known,
-                  tl__pass1 *add_to) {
-  store_src *s = src_open(store, session_ids, n);
-  if (!s)
-    return TL_ENOMEM;
-  int err = compute(scan_store, s, pcts, pct_count, out, values, known, add_to);
-  src_close(s);
-  return err;
+void tl__sweep_close(tl__sweep *w) {
+  if (!w)
+    return;
+  src_close(w->src);
+  sweep_free(w);
+}
+
+typedef struct {
+  tl_samples_cb cb;
+  void *ctx;
+} plain_ctx;
+
+static int plain_segment(void *arg, size_t session, const int64_t *v, size_t n) {
+  (void)session;
+  const plain_ctx *p = arg;
+  return p->cb(p->ctx, v, n);
 }
 
 int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx) {
   store_src *s = src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
-  s->all = 1;
-  int err = scan_store(s, cb, ctx);
+  plain_ctx p = {cb, ctx};
+  int err = scan_store(s, NULL, plain_segment, &p);
   src_close(s);
+  return err;
+}
+
+/* The group's values at pcts of one sweep into out (at most TL_MAX_PCTS). */
+static int sweep_dist(tl__sweep *w, const double *pcts, size_t np, tl_dist *out) {
+  memset(out, 0, sizeof *out);
+  if (np > TL_MAX_PCTS)
+    return TL_EINVAL;
+  for (size_t k = 0; k < np; k++)
+    if (!(pcts[k] >= 0 && pcts[k] <= 100))
+      return TL_EINVAL;
+  if (!w)
+    return TL_ENOMEM;
+  int err = tl__sweep_first(w, NULL, NULL);
+  if (err)
+    return err;
+  size_t handle[TL_MAX_PCTS];
+  int64_t count = tl__sweep_count(w, w->ns);
+  for (size_t k = 0; k < np && count; k++)
+    if ((handle[k] = tl__sweep_want(w, tl_rank(pcts[k], count))) == SIZE_MAX)
+      return TL_ENOMEM;
+  if (count && (err = tl__sweep_finish(w)))
+    return err;
+  tl__sweep_dist(w, w->ns, out);
+  out->pct_count = np;
+  memcpy(out->pcts, pcts, np * sizeof *pcts);
+  for (size_t k = 0; k < np && count; k++)
+    out->pct_ns[k] = tl__sweep_value(w, handle[k]);
+  return TL_OK;
+}
+
+int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                    size_t pct_count, tl_dist *out) {
+  tl__sweep *w = tl__sweep_store(store, session_ids, n, NULL, 0);
+  int err = sweep_dist(w, pcts, pct_count, out);
+  tl__sweep_close(w);
   return err;
 }
 
@@ -530,11 +869,12 @@ typedef struct {
   size_t n;
 } mem_src;
 
-static int scan_mem(void *arg, tl_samples_cb cb, void *ctx) {
+static int scan_mem(void *arg, wanted_cb wanted, segment_cb cb, void *ctx) {
+  (void)wanted;
   mem_src *m = arg;
   for (size_t at = 0; at < m->n; at += TL_BLOCK_MAX) {
     size_t k = m->n - at < TL_BLOCK_MAX ? m->n - at : TL_BLOCK_MAX;
-    int err = cb(ctx, m->v + at, k);
+    int err = cb(ctx, 0, m->v + at, k);
     if (err)
       return err;
   }
@@ -544,8 +884,13 @@ static int scan_mem(void *arg, tl_samples_cb cb, void *ctx) {
 int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_t pct_count,
                       tl_dist *out) {
   for (size_t i = 0; i < n; i++)
-    if (values[i] < 0)
+    if (values[i] < 0) {
+      memset(out, 0, sizeof *out);
       return TL_EINVAL;
+    }
   mem_src m = {values, n};
-  return compute_dist(scan_mem, &m, pcts, pct_count, out);
+  tl__sweep *w = sweep_new(scan_mem, &m, 1, NULL, 0);
+  int err = sweep_dist(w, pcts, pct_count, out);
+  sweep_free(w);
+  return err;
 }

@@ -276,7 +276,7 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   tl__ms((double)g->dist.max_ns, mx, sizeof mx);
   snprintf(desc, sizeof desc,
            "Number of samples (y) per latency bin (x, milliseconds) for %s, %lld samples from %s "
-           "to %s; %lld samples above the 99.9th percentile, up to %s, are not drawn.",
+           "to %s; %lld samples beyond the 99.9th percentile, up to %s, are not drawn.",
            g->label, (long long)g->dist.count, lo, hi, (long long)g->hist_over, mx);
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
@@ -304,7 +304,7 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   fputs("</g>\n", o);
   char cap[512];
   snprintf(cap, sizeof cap, "%s, %s: %lld samples%s", g->label, call, (long long)g->dist.count,
-           g->hist_over ? "; the slowest 0.1% are left out (see max in the table)" : "");
+           g->hist_over ? "; the slowest 0.1% at most are left out (see max in the table)" : "");
   close_svg(p, cap);
 }
 

@@ -63,8 +63,10 @@ typedef struct {
   tl_dist dist;
   tl_dist spectrum; /* at tl_spectrum_pcts, for the chart */
   /* Histogram of the samples: TL_HIST_BINS bins of hist_width_ns from
-   * hist_lo_ns (the minimum) up to the 99.9th percentile; the samples above
-   * it are counted in hist_over, so one outlier cannot flatten the chart. */
+   * hist_lo_ns (the minimum) up to the 99.9th percentile, rounded up by at
+   * most 1/2048 so that the bins fill in the pass that finds the percentiles;
+   * the samples above that (0.1% at most) are counted in hist_over, so one
+   * outlier cannot flatten the chart. */
   int64_t hist_lo_ns, hist_width_ns;
   int64_t hist[TL_HIST_BINS];
   int64_t hist_over;

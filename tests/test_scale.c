@@ -1,8 +1,8 @@
 /* test_scale.c: many hosts, one database: merge (idempotence, conflicts,
  * all or nothing), import of good and bad files, the export round trip,
  * prune and delete, two collectors writing at once, and exact percentiles
- * over many sessions and blocks (the block-skipping path) against a plain
- * sort of the raw samples done here. */
+ * over many sessions and blocks (the block-skipping path) and everything a
+ * comparison computes against a plain sort of the raw samples done here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -737,6 +737,101 @@ static void exact_over_sessions(void **state) {
   tl_store_close(s);
 }
 
+/* Counts the values of sorted v[0..n) in [lo, hi]. */
+static int64_t count_in(const int64_t *v, size_t n, int64_t lo, int64_t hi) {
+  int64_t c = 0;
+  for (size_t i = 0; i < n; i++)
+    c += v[i] >= lo && v[i] <= hi;
+  return c;
+}
+
+/* Everything a comparison computes from the samples, against a sort of the
+ * same samples done here: the group's percentiles and chart points, each
+ * session's own, and the histogram. The three sessions make the sweep read
+ * its ranges in each of its ways: a sparse band whose samples are collected,
+ * a dense 50 ms band counted value by value, and 1.2 million samples spread
+ * over 4 ms around 8.6 s, too many to collect and too wide to count, which
+ * take a third pass. */
+static void comparison_exact_everywhere(void **state) {
+  fixture *f = *state;
+  tl_store *s = open_db(f->dir, "c.db");
+  enum { NC = 30000, NB = 200000, NA = 1200000 };
+  const size_t sizes[3] = {NC, NB, NA};
+  int64_t *v[3];
+  uint64_t x = 5;
+  for (int k = 0; k < 3; k++) {
+    v[k] = malloc(sizes[k] * sizeof *v[k]);
+    for (size_t i = 0; i < sizes[k]; i++) {
+      if (k == 0)
+        v[k][i] = 900000 + lcg(&x) % 300000 + (i % 501 == 0 ? lcg(&x) % 5000000000 : 0);
+      else if (k == 1)
+        v[k][i] = 50000000 + lcg(&x) % 20000;
+      else
+        v[k][i] = ((int64_t)1 << 33) + lcg(&x) % ((int64_t)1 << 22);
+    }
+    char u[37];
+    add_session(s, "x", "h", 0, v[k], sizes[k], u);
+  }
+  const char *labels[] = {"x"};
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = 1;
+  const double p[] = {0, 1, 10, 50, 90, 99.9, 100};
+  memcpy(o.pcts, p, sizeof p);
+  o.pct_count = 7;
+  tl_comparison c;
+  char err[256];
+  assert_int_equal(tl_compare(s, &o, &c, err, sizeof err), TL_OK);
+  assert_int_equal(c.group_count, 1);
+  const tl_group *g = &c.groups[0];
+  size_t total = NA + NB + NC;
+  int64_t *all = malloc(total * sizeof *all);
+  size_t at = 0;
+  for (int k = 0; k < 3; k++) {
+    memcpy(all + at, v[k], sizes[k] * sizeof *all);
+    at += sizes[k];
+    qsort(v[k], sizes[k], sizeof *v[k], cmp);
+    const tl_session_detail *d = &c.details[k];
+    assert_int_equal(d->dist.count, (int64_t)sizes[k]);
+    assert_int_equal(d->dist.min_ns, v[k][0]);
+    assert_int_equal(d->dist.max_ns, v[k][sizes[k] - 1]);
+    for (size_t j = 0; j < d->dist.pct_count; j++)
+      assert_int_equal(d->dist.pct_ns[j], v[k][tl_rank(d->dist.pcts[j], (int64_t)sizes[k]) - 1]);
+    assert_int_equal(d->at_pcts.pct_count, 7);
+    for (size_t j = 0; j < 7; j++)
+      assert_int_equal(d->at_pcts.pct_ns[j], v[k][tl_rank(p[j], (int64_t)sizes[k]) - 1]);
+  }
+  qsort(all, total, sizeof *all, cmp);
+  assert_int_equal(g->dist.count, (int64_t)total);
+  for (size_t j = 0; j < 7; j++)
+    assert_int_equal(g->dist.pct_ns[j], all[tl_rank(p[j], (int64_t)total) - 1]);
+  for (size_t j = 0; j < TL_SPECTRUM_POINTS; j++)
+    assert_int_equal(g->spectrum.pct_ns[j], all[tl_rank(tl_spectrum_pcts[j], (int64_t)total) - 1]);
+  /* The histogram: every bin but the last holds exactly its samples; the
+   * last and the samples above its end hold the rest, and those left out are
+   * the slowest 0.1% at most. */
+  assert_int_equal(g->hist_lo_ns, all[0]);
+  int64_t sum = g->hist_over;
+  for (int b = 0; b < TL_HIST_BINS; b++) {
+    int64_t lo = g->hist_lo_ns + b * g->hist_width_ns;
+    if (b < TL_HIST_BINS - 1)
+      assert_int_equal(g->hist[b], count_in(all, total, lo, lo + g->hist_width_ns - 1));
+    else
+      assert_int_equal(g->hist[b] + g->hist_over, count_in(all, total, lo, INT64_MAX));
+    sum += g->hist[b];
+  }
+  assert_int_equal(sum, (int64_t)total);
+  int64_t p999 = all[tl_rank(99.9, (int64_t)total) - 1];
+  assert_true(g->hist_over <= count_in(all, total, p999 + 1, INT64_MAX));
+  assert_true(g->hist_lo_ns + TL_HIST_BINS * g->hist_width_ns > p999);
+  tl_comparison_free(&c);
+  free(all);
+  for (int k = 0; k < 3; k++)
+    free(v[k]);
+  tl_store_close(s);
+}
+
 /* ======================================================================== */
 
 /* tl_samples() from the sqlite3 shell gives back exactly the samples. */
@@ -795,6 +890,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(read_snapshot, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(codec_all_widths),
       cmocka_unit_test_setup_teardown(exact_over_sessions, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(comparison_exact_everywhere, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(sqlite_shell_extension, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
