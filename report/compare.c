@@ -8,6 +8,10 @@
 
 #include "report_internal.h"
 
+/* Memory for the samples the statistics keep of all groups together (4 MiB
+ * each at most); the groups beyond it are read again by the statistics. */
+enum { KEPT_BUDGET = 64 << 20 };
+
 const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
                                                      99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
 
@@ -23,6 +27,7 @@ void tl_comparison_free(tl_comparison *c) {
     free(c->groups[i].label);
     free(c->groups[i].probe);
     free(c->groups[i].session_ids);
+    tl__kept_free(c->groups[i].kept);
   }
   free(c->groups);
   for (size_t i = 0; c->details && i < c->sessions.count; i++) {
@@ -132,16 +137,18 @@ static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *va
 
 /* Everything the page shows of a group, found in the same passes over its
  * samples (usually two): its distribution, the points of its percentile
- * chart, its histogram and its sessions' own percentiles (p50, p90 and p99
- * for the trend chart, and the page's for the statistics). */
+ * chart, its histogram, its sessions' own percentiles (p50, p90 and p99 for
+ * the trend chart, and the page's for the statistics) and, within budget
+ * (bytes), the samples the statistics keep. */
 static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
-                       size_t np) {
+                       size_t np, size_t *budget) {
   double own[3 + TL_MAX_PCTS] = {50, 90, 99};
   memcpy(own + 3, pcts, np * sizeof *pcts);
   tl__sweep *w = tl__sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!w)
     return TL_ENOMEM;
-  int rc = tl__sweep_first(w, NULL, NULL);
+  g->kept = tl__kept_new(c, g, budget);
+  int rc = tl__sweep_first(w, g->kept ? tl__kept_add : NULL, g->kept);
   int64_t n = rc ? 0 : tl__sweep_count(w, g->session_count);
   size_t at[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
@@ -183,6 +190,10 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     }
   }
   tl__sweep_close(w);
+  if (g->kept && (rc || tl__kept_finish(g->kept))) {
+    tl__kept_free(g->kept); /* the statistics will read the samples themselves */
+    g->kept = NULL;
+  }
   return rc;
 }
 
@@ -316,8 +327,9 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
       return fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
     }
   rc = session_details(store, out);
+  size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
-    rc = group_stats(store, out, &out->groups[i], pcts, np);
+    rc = group_stats(store, out, &out->groups[i], pcts, np, &budget);
   if (rc == TL_ENOMEM)
     goto oom;
   if (rc) {

@@ -54,12 +54,19 @@ static void log_bounds(size_t idx, int64_t *lo, int64_t *hi) {
   *hi = (int64_t)(l + ((uint64_t)1 << (e - SUB_BITS)) - 1);
 }
 
-/* Which of the sweep's sessions samples belong to: its index in the list. */
-typedef int (*segment_cb)(void *ctx, size_t session, const int64_t *v, size_t n);
 /* Whether a block of session (its stored min..max) is worth decoding. */
 typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
-/* Hands every wanted sample to cb, session by session, in stored order. */
-typedef int (*source_fn)(void *src, wanted_cb wanted, segment_cb cb, void *ctx);
+/* Hands every wanted sample to cb, session by session, in stored order; tap
+ * (may be NULL) sees them too, as they are read, on the caller's thread,
+ * which has time to spare while another thread runs cb. */
+typedef struct {
+  wanted_cb wanted; /* may be NULL: every block */
+  tl__session_cb cb;
+  void *ctx;
+  tl__session_cb tap;
+  void *tap_ctx;
+} reading;
+typedef int (*source_fn)(void *src, const reading *r);
 
 typedef struct {
   int64_t count, min, max;
@@ -102,8 +109,6 @@ struct tl__sweep {
   size_t nt, tcap;
   int first_done;
   int oom;
-  segment_cb tap; /* sees every sample of pass 1 */
-  void *tap_ctx;
   /* Passes after the first. */
   uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
   int32_t *head;   /* per bucket: the first target taking its samples, or -1 */
@@ -260,10 +265,8 @@ static void take(tl__sweep *w, size_t b, int64_t x) {
         t->vals[t->n++] = x;
     } else if (t->mode == COUNT) {
       t->count[x - t->lo]++;
-      t->n++;
     } else {
       t->hist[(uint64_t)(x - t->lo) / t->width]++;
-      t->n++;
     }
   }
 }
@@ -277,16 +280,32 @@ static void range_free(target *x) {
   x->hist = NULL;
 }
 
-static void chart_values(tl__sweep *w, const int64_t *v, size_t n) {
-  int64_t lo = w->chart_lo, hi = w->chart_hi, width = w->chart_width, last = (int64_t)w->chart_bins - 1;
+static int chart_values(void *arg, size_t session, const int64_t *v, size_t n) {
+  (void)session;
+  tl__sweep *w = arg;
+  uint64_t lo = (uint64_t)w->chart_lo, hi = (uint64_t)w->chart_hi, width = (uint64_t)w->chart_width;
+  uint64_t last = w->chart_bins - 1;
+  /* A multiplication by the reciprocal, corrected by one, instead of a
+   * division per sample; exact while the offsets convert to double exactly. */
+  int fast = hi - lo < ((uint64_t)1 << 52);
+  double inv = 1.0 / (double)width;
   for (size_t i = 0; i < n; i++) {
-    if (v[i] > hi) {
+    uint64_t x = (uint64_t)v[i];
+    if (x > hi) {
       (*w->chart_over)++;
       continue;
     }
-    int64_t b = (v[i] - lo) / width;
+    uint64_t d = x - lo, b;
+    if (fast) {
+      b = (uint64_t)((double)d * inv);
+      b -= b * width > d;
+      b += (b + 1) * width <= d;
+    } else {
+      b = d / width;
+    }
     w->chart[b < last ? b : last]++;
   }
+  return 0;
 }
 
 static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
@@ -299,10 +318,8 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
       w->cur = session;
     }
     pass1_values(w, session, v, n);
-    return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
+    return 0;
   }
-  if (w->chart)
-    chart_values(w, v, n);
   if (session != w->bits_for)
     marks_switch(w, session);
   const uint64_t *bits = w->bits;
@@ -419,12 +436,10 @@ static void sweep_free(tl__sweep *w) {
   free(w);
 }
 
-int tl__sweep_first(tl__sweep *w, segment_cb tap, void *tap_ctx) {
-  w->tap = tap;
-  w->tap_ctx = tap_ctx;
-  int err = w->source(w->src, block_wanted, on_segment, w);
+int tl__sweep_first(tl__sweep *w, tl__session_cb tap, void *tap_ctx) {
+  reading r = {block_wanted, on_segment, w, tap, tap_ctx};
+  int err = w->source(w->src, &r);
   session_end(w); /* the last session's */
-  w->tap = NULL;
   w->first_done = 1;
   for (size_t s = 0; s < w->ns; s++)
     moments_add(&w->m[w->ns], &w->m[s]);
@@ -507,19 +522,21 @@ static int range_setup(target *x) {
 /* After a pass: the value of x from what its range's taker (r) saw, or a
  * narrower range. */
 static int range_resolve(target *x, const target *r) {
-  if (r->mode != NARROW && (int64_t)r->n != r->inside)
-    return TL_ECORRUPT; /* the data changed between passes */
   int64_t want = x->rank - x->below; /* 1-based within the range */
   if (r->mode == COLLECT) {
+    if ((int64_t)r->n != r->inside)
+      return TL_ECORRUPT; /* the data changed between passes */
     x->value = select_kth(r->vals, r->n, (size_t)(want - 1));
     x->done = 1;
   } else if (r->mode == COUNT) {
+    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
     int64_t cum = 0;
-    for (uint64_t i = 0;; i++)
-      if ((cum += r->count[i]) >= want) {
-        x->value = x->lo + (int64_t)i;
-        break;
-      }
+    for (uint64_t i = 0; i < span; i++)
+      if ((cum += r->count[i]) >= want && at == span)
+        at = i;
+    if (cum != r->inside)
+      return TL_ECORRUPT;
+    x->value = x->lo + (int64_t)at;
     x->done = 1;
   } else {
     int64_t cum = x->below;
@@ -574,7 +591,10 @@ int tl__sweep_finish(tl__sweep *w) {
       if (taker(&w->t[k]))
         push(w, k);
     w->bits_for = SIZE_MAX;
-    err = w->source(w->src, block_wanted, on_segment, w);
+    /* The chart fills on the reading thread, which has less to do in these
+     * passes than the thread that takes the ranges' samples. */
+    reading r = {block_wanted, on_segment, w, w->chart ? chart_values : NULL, w};
+    err = w->source(w->src, &r);
     w->chart = NULL;
     marks_drop(w);
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
@@ -626,10 +646,8 @@ typedef struct {
   tl_store *store;
   const int64_t *ids;
   size_t n;
-  size_t at;       /* index in ids of the session being read */
-  wanted_cb wanted; /* may be NULL: every block */
-  segment_cb cb;
-  void *ctx;
+  size_t at; /* index in ids of the session being read */
+  reading r;
   batch *fill;         /* the batch this thread fills */
   batch *pending;      /* handed to the worker, not yet taken */
   int busy, quit;      /* the worker is counting a batch; no more will come */
@@ -644,13 +662,13 @@ static int block_filter(void *arg, const tl_block *b) {
   store_src *s = arg;
   while (s->at < s->n && s->ids[s->at] != b->session_id)
     s->at++;
-  return !s->wanted || s->wanted(s->ctx, s->at, b->min_ns, b->max_ns);
+  return !s->r.wanted || s->r.wanted(s->r.ctx, s->at, b->min_ns, b->max_ns);
 }
 
 static int batch_run(store_src *s, const batch *b) {
   for (size_t i = 0; i < b->segs; i++) {
     size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
-    int err = s->cb(s->ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
+    int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
     if (err)
       return err;
   }
@@ -718,8 +736,9 @@ static int block_decode(void *arg, const tl_block *b) {
     s->bad_session = b->session_id;
     return TL_ECORRUPT;
   }
+  int err = s->r.tap ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count) : TL_OK;
   f->n += (size_t)b->count;
-  return TL_OK;
+  return err;
 }
 
 static int ignore_values(void *ctx, const int64_t *v, size_t n) {
@@ -729,11 +748,9 @@ static int ignore_values(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
-static int scan_store(void *arg, wanted_cb wanted, segment_cb cb, void *ctx) {
+static int scan_store(void *arg, const reading *r) {
   store_src *s = arg;
-  s->wanted = wanted;
-  s->cb = cb;
-  s->ctx = ctx;
+  s->r = *r;
   s->at = 0;
   s->fill = &s->batches[0];
   s->pending = NULL;
@@ -823,7 +840,8 @@ int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_c
   if (!s)
     return TL_ENOMEM;
   plain_ctx p = {cb, ctx};
-  int err = scan_store(s, NULL, plain_segment, &p);
+  reading r = {NULL, plain_segment, &p, NULL, NULL};
+  int err = scan_store(s, &r);
   src_close(s);
   return err;
 }
@@ -869,12 +887,13 @@ typedef struct {
   size_t n;
 } mem_src;
 
-static int scan_mem(void *arg, wanted_cb wanted, segment_cb cb, void *ctx) {
-  (void)wanted;
+static int scan_mem(void *arg, const reading *r) {
   mem_src *m = arg;
   for (size_t at = 0; at < m->n; at += TL_BLOCK_MAX) {
     size_t k = m->n - at < TL_BLOCK_MAX ? m->n - at : TL_BLOCK_MAX;
-    int err = cb(ctx, 0, m->v + at, k);
+    int err = r->tap ? r->tap(r->tap_ctx, 0, m->v + at, k) : TL_OK;
+    if (!err)
+      err = r->cb(r->ctx, 0, m->v + at, k);
     if (err)
       return err;
   }
@@ -893,4 +912,43 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
   int err = sweep_dist(w, pcts, pct_count, out);
   sweep_free(w);
   return err;
+}
+
+/* ======================================================================== */
+/* Sorting samples                                                           */
+
+/* LSD radix sort by the bytes of (v - min) up to the highest one it spans:
+ * the samples of a group span three or four bytes, so sorting a million
+ * takes as many linear passes instead of n log n comparisons. */
+int tl__sort_i64(int64_t *v, size_t n) {
+  if (n < 2)
+    return TL_OK;
+  int64_t lo = v[0], hi = v[0];
+  for (size_t i = 1; i < n; i++) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+  }
+  uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  if (!span)
+    return TL_OK;
+  int64_t *tmp = malloc(n * sizeof *tmp);
+  if (!tmp)
+    return TL_ENOMEM;
+  int64_t *src = v, *dst = tmp;
+  for (int shift = 0; shift < 64 && span >> shift; shift += 8) {
+    size_t count[257] = {0};
+    for (size_t i = 0; i < n; i++)
+      count[(((uint64_t)src[i] - (uint64_t)lo) >> shift & 0xff) + 1]++;
+    for (int b = 0; b < 256; b++)
+      count[b + 1] += count[b];
+    for (size_t i = 0; i < n; i++)
+      dst[count[((uint64_t)src[i] - (uint64_t)lo) >> shift & 0xff]++] = src[i];
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, n * sizeof *v);
+  free(tmp);
+  return TL_OK;
 }

@@ -30,7 +30,7 @@ tl__sweep *tl__sweep_store(tl_store *store, const int64_t *ids, size_t n,
                            const double *session_pcts, size_t session_np);
 void tl__sweep_close(tl__sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
- * stored order, on another thread than the caller's. */
+ * stored order, on the caller's thread while another does the rest. */
 int tl__sweep_first(tl__sweep *w, tl__session_cb tap, void *tap_ctx);
 /* After pass 1: count, min, max, mean and stddev (pct_count 0) of session
  * set, or of the group for set n; its sample count. */
@@ -55,6 +55,9 @@ int tl__sweep_finish(tl__sweep *w);
 int64_t tl__sweep_value(const tl__sweep *w, size_t handle);
 int64_t tl__sweep_session_value(const tl__sweep *w, size_t session, size_t k);
 
+/* Sorts v[0..n) ascending (a radix sort: samples are often millions);
+ * TL_ENOMEM when its buffer cannot be allocated. */
+int tl__sort_i64(int64_t *v, size_t n);
 /* Hands every sample of the sessions, in stored order, to cb like
  * tl_store_scan, but decoding on this thread while cb runs on another. */
 int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx);
@@ -148,6 +151,18 @@ typedef struct {
   const char *name[TL_MAX_PCTS + 4];
   char align[TL_MAX_PCTS + 5];
 } tl__heads;
+/* The samples the statistics keep of a group (at most TL_STATS_KEEP, by a
+ * seeded reservoir per session), gathered while the comparison reads the
+ * group: tl__kept_add is a sweep's tap, tl__kept_finish sorts them after
+ * the sweep. tl__kept_new returns NULL when out of memory or when keeping
+ * would take more than *budget bytes, which it otherwise reduces; the
+ * statistics then read the group's samples themselves. */
+typedef struct tl__kept tl__kept;
+tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget);
+int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
+int tl__kept_finish(tl__kept *k);
+void tl__kept_free(tl__kept *k);
+
 tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
 void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st);
 

@@ -373,6 +373,8 @@ typedef struct {
   size_t cap, m; /* reservoir capacity, samples kept */
   int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
   rng r;
+  double w;     /* Algorithm L: the current weight */
+  int64_t next; /* and the 1-based number of the next sample to keep */
   const tl_session_detail *d; /* what the comparison computed for it, or NULL */
 } sess;
 
@@ -384,28 +386,50 @@ typedef struct {
   size_t m;      /* kept in total */
   int64_t n;     /* samples in total */
   int exact;     /* every sample kept */
+  int borrowed;  /* the arrays belong to the comparison (a tl__kept) */
 } sset;
 
 static void sset_free(sset *x) {
-  free(x->s);
-  free(x->buf);
-  free(x->pool);
+  if (!x->borrowed) {
+    free(x->s);
+    free(x->buf);
+    free(x->pool);
+  }
   memset(x, 0, sizeof *x);
 }
 
-/* Algorithm R: each sample seen so far is kept with the same chance. */
-static int reservoir_cb(void *ctx, const int64_t *v, size_t n) {
-  sess *s = ctx;
-  for (size_t i = 0; i < n; i++) {
-    s->n++;
-    if (s->m < s->cap) {
-      s->v[s->m++] = v[i];
-    } else {
-      uint64_t j = rng_below(&s->r, (uint64_t)s->n);
-      if (j < s->cap)
-        s->v[j] = v[i];
+/* The samples between two kept ones under Algorithm L (Li, 1994): each
+ * sample seen so far is kept with the same chance, as with Algorithm R,
+ * for a few draws per kept sample instead of one per sample. */
+static void reservoir_jump(sess *s) {
+  double skip = floor(log(rng_unit(&s->r)) / log1p(-s->w));
+  s->next = skip < 0x1p62 ? s->n + (int64_t)skip + 1 : INT64_MAX;
+}
+
+static void reservoir_add(sess *s, const int64_t *v, size_t n) {
+  size_t i = 0;
+  while (i < n && s->m < s->cap) {
+    s->v[s->m++] = v[i++];
+    if (++s->n == (int64_t)s->cap) {
+      s->w = exp(log(rng_unit(&s->r)) / (double)s->cap);
+      reservoir_jump(s);
     }
   }
+  int64_t end = s->n + (int64_t)(n - i);
+  while (s->m == s->cap && s->next <= end) {
+    s->v[rng_below(&s->r, s->cap)] = v[i + (size_t)(s->next - s->n - 1)];
+    s->w *= exp(log(rng_unit(&s->r)) / (double)s->cap);
+    int64_t taken = s->next;
+    int64_t before = s->n;
+    s->n = taken;
+    reservoir_jump(s);
+    i += (size_t)(taken - before);
+  }
+  s->n = end;
+}
+
+static int reservoir_cb(void *ctx, const int64_t *v, size_t n) {
+  reservoir_add(ctx, v, n);
   return 0;
 }
 
@@ -445,11 +469,12 @@ static void pool_merge(int64_t *v, int64_t *tmp, size_t *run, size_t runs) {
     memcpy(v, src, run[1] * sizeof *v);
 }
 
-/* Loads the sessions ids[0..nids) into x: every sample when the group has at
- * most TL_STATS_KEEP, otherwise a reservoir per session sized in proportion
- * to the session. Errors leave a message on the store. */
-static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
-                     uint64_t seed, sset *x) {
+/* Readies x to keep samples of the sessions ids[0..nids): every sample when
+ * the group has at most TL_STATS_KEEP, otherwise a reservoir per session
+ * sized in proportion to the session. Samples then go to reservoir_add
+ * session by session, and sset_finish sorts them. */
+static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nids, uint64_t seed,
+                        sset *x) {
   memset(x, 0, sizeof *x);
   x->s = calloc(nids ? nids : 1, sizeof *x->s);
   if (!x->s)
@@ -480,47 +505,103 @@ static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *i
     return TL_ENOMEM;
   }
   size_t at = 0;
-  x->exact = 1;
   for (size_t i = 0; i < nids; i++) {
     sess *s = &x->s[i];
     s->v = x->buf + at;
     at += s->cap;
     s->n = 0;
     s->r.s = seed ^ ((uint64_t)s->id * 0xd6e8feb86659fd93ULL);
-    int rc = tl__scan(store, &s->id, 1, reservoir_cb, s);
-    if (rc) {
-      sset_free(x);
-      return rc;
-    }
-    qsort(s->v, s->m, sizeof *s->v, cmp_i64);
+  }
+  return TL_OK;
+}
+
+/* Sorts what each session kept, closes the gaps left by sessions smaller
+ * than expected, and merges the sessions into the pool. */
+static int sset_finish(sset *x) {
+  x->exact = 1;
+  x->n = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < x->ns; i++) {
+    sess *s = &x->s[i];
+    if (tl__sort_i64(s->v, s->m))
+      return TL_ENOMEM;
     x->exact &= (int64_t)s->m == s->n;
     x->n += s->n;
-  }
-  /* Close the gaps left by sessions smaller than expected. */
-  at = 0;
-  for (size_t i = 0; i < nids; i++) {
-    memmove(x->buf + at, x->s[i].v, x->s[i].m * sizeof *x->buf);
-    x->s[i].v = x->buf + at;
-    at += x->s[i].m;
+    memmove(x->buf + at, s->v, s->m * sizeof *x->buf);
+    s->v = x->buf + at;
+    at += s->m;
   }
   x->m = at;
   x->pool = malloc((at ? at : 1) * sizeof *x->pool);
   int64_t *tmp = malloc((at ? at : 1) * sizeof *tmp);
-  size_t *run = malloc((nids + 1) * sizeof *run);
-  if (!x->pool || !tmp || !run) {
-    free(tmp);
-    free(run);
-    sset_free(x);
-    return TL_ENOMEM;
+  size_t *run = malloc((x->ns + 1) * sizeof *run);
+  int rc = x->pool && tmp && run ? TL_OK : TL_ENOMEM;
+  if (!rc) {
+    memcpy(x->pool, x->buf, at * sizeof *x->pool);
+    run[0] = 0;
+    for (size_t i = 0; i < x->ns; i++)
+      run[i + 1] = run[i] + x->s[i].m;
+    pool_merge(x->pool, tmp, run, x->ns);
   }
-  memcpy(x->pool, x->buf, at * sizeof *x->pool);
-  run[0] = 0;
-  for (size_t i = 0; i < nids; i++)
-    run[i + 1] = run[i] + x->s[i].m;
-  pool_merge(x->pool, tmp, run, nids);
   free(tmp);
   free(run);
-  return TL_OK;
+  return rc;
+}
+
+/* Loads the sessions ids[0..nids) into x by reading them. Errors leave a
+ * message on the store. */
+static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                     uint64_t seed, sset *x) {
+  int rc = sset_prepare(cmp, ids, nids, seed, x);
+  for (size_t i = 0; i < nids && !rc; i++)
+    rc = tl__scan(store, &x->s[i].id, 1, reservoir_cb, &x->s[i]);
+  if (!rc)
+    rc = sset_finish(x);
+  if (rc)
+    sset_free(x);
+  return rc;
+}
+
+/* What the statistics keep of a comparison's group, gathered while the
+ * comparison reads its samples. */
+struct tl__kept {
+  sset set;
+};
+
+tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget) {
+  tl__kept *k = malloc(sizeof *k);
+  if (!k)
+    return NULL;
+  uint64_t seed = group_seed(g->label, g->probe, g->delay_ns, "ci");
+  if (sset_prepare(cmp, g->session_ids, g->session_count, seed, &k->set)) {
+    free(k);
+    return NULL;
+  }
+  size_t cap = 0;
+  for (size_t i = 0; i < k->set.ns; i++)
+    cap += k->set.s[i].cap;
+  size_t bytes = 2 * cap * sizeof(int64_t); /* the samples and the pool */
+  if (bytes > *budget) {
+    tl__kept_free(k);
+    return NULL;
+  }
+  *budget -= bytes;
+  return k;
+}
+
+int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n) {
+  tl__kept *k = kept;
+  reservoir_add(&k->set.s[session], v, n);
+  return 0;
+}
+
+int tl__kept_finish(tl__kept *k) { return sset_finish(&k->set); }
+
+void tl__kept_free(tl__kept *k) {
+  if (!k)
+    return;
+  sset_free(&k->set);
+  free(k);
 }
 
 static size_t upper_bound(const int64_t *v, size_t n, int64_t x) {
@@ -661,15 +742,20 @@ static int64_t samples_needed(double pct) {
 
 /* Computes everything about the sessions ids[0..n): dist (given, or computed
  * when NULL), method, intervals, bootstrap replicates and, with series, the
- * sessions' own p90 and p99. */
+ * sessions' own p90 and p99. kept: the samples the comparison kept of
+ * exactly these sessions with this seed, or NULL to read them. */
 static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
                      const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
-                     gcalc *g) {
+                     const tl__kept *kept, gcalc *g) {
   memset(g, 0, sizeof *g);
   g->seed = seed;
-  int rc = sset_load(store, cmp, ids, n, seed, &g->set);
-  if (rc)
+  int rc = TL_OK;
+  if (kept) {
+    g->set = kept->set;
+    g->set.borrowed = 1;
+  } else if ((rc = sset_load(store, cmp, ids, n, seed, &g->set))) {
     return rc;
+  }
   sset *x = &g->set;
   if (dist) {
     g->dist = *dist;
@@ -938,7 +1024,7 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
     for (size_t k = 0; k < nb && !rc; k++) {
       const tl_group *g = &cmp->groups[block[k]];
       rc = gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts, g->dist.pct_count,
-                     &g->dist, group_seed(g->label, g->probe, g->delay_ns, "ci"), 1,
+                     &g->dist, group_seed(g->label, g->probe, g->delay_ns, "ci"), 1, g->kept,
                      &calc[block[k]]);
       tl_group_stats *gs = &out->groups[block[k]];
       if (rc)
@@ -1333,13 +1419,14 @@ typedef struct {
   size_t checks, bad, skipped;
 } check_tally;
 
-/* Sessions on one side of a check, the exact distribution when known, and
- * the purpose that seeds its draws. */
+/* Sessions on one side of a check, the exact distribution when known, the
+ * purpose that seeds its draws and the samples the comparison kept of them. */
 typedef struct {
   const int64_t *ids;
   size_t n;
   const tl_dist *dist;
   const char *seed;
+  const tl__kept *kept;
 } sides;
 
 /* Checks cand (of group g) against ref (of group rg) at every percentile. */
@@ -1353,10 +1440,10 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
   memset(&rgc, 0, sizeof rgc);
   memset(&cgc, 0, sizeof cgc);
   int rc = gcalc_run(store, cmp, ref->ids, ref->n, p, np, ref->dist,
-                     group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0, &rgc);
+                     group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0, ref->kept, &rgc);
   if (!rc)
     rc = gcalc_run(store, cmp, cand->ids, cand->n, p, np, cand->dist,
-                   group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, &cgc);
+                   group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, cand->kept, &cgc);
   for (size_t k = 0; k < np && !rc; k++) {
     int r =
         check_one(out, g, &rgc, &cgc, k, o->max_regression, o->min_regression_ns, which, against);
@@ -1417,16 +1504,16 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
       if (strcmp(cmp.groups[j].label, o->baseline) == 0 && same_block(&cmp.groups[j], g))
         base = &cmp.groups[j];
     if (base && base != g) {
-      sides ref = {base->session_ids, base->session_count, &base->dist, "ci"};
-      sides cand = {g->session_ids, g->session_count, &g->dist, "ci"};
+      sides ref = {base->session_ids, base->session_count, &base->dist, "ci", base->kept};
+      sides cand = {g->session_ids, g->session_count, &g->dist, "ci", g->kept};
       rc = check_sides(store, &cmp, g, base, &ref, &cand, o, "", base->label, out, &tally);
     }
     /* Against its own earlier sessions: the latest session is the newest
      * run of this label, probe and delay. */
     if (g->session_count >= 2 && !rc) {
       size_t n = g->session_count;
-      sides ref = {g->session_ids, n - 1, NULL, "earlier"};
-      sides cand = {g->session_ids + n - 1, 1, NULL, "latest"};
+      sides ref = {g->session_ids, n - 1, NULL, "earlier", NULL};
+      sides cand = {g->session_ids + n - 1, 1, NULL, "latest", NULL};
       char against[96];
       snprintf(against, sizeof against, "its %zu earlier session%s", n - 1, n == 2 ? "" : "s");
       rc = check_sides(store, &cmp, g, g, &ref, &cand, o, " in the latest session", against, out,

@@ -70,6 +70,7 @@ typedef struct {
   int64_t hist_lo_ns, hist_width_ns;
   int64_t hist[TL_HIST_BINS];
   int64_t hist_over;
+  struct tl__kept *kept; /* samples kept for tl_stats_compute (private), or NULL */
 } tl_group;
 
 /* What the page says about one session beyond its row in the store. */
@@ -286,9 +287,10 @@ typedef struct tl_stats {
 } tl_stats;
 
 /* Computes the statistics of a comparison built by tl_compare on the same
- * store. Memory: TL_STATS_KEEP samples per group of one probe and delay at a
- * time. Free with tl_stats_free (also after a failure; NULL is fine).
- * Errors go to err. */
+ * store, from the samples the comparison kept of each group (at most
+ * TL_STATS_KEEP, for as many groups as fit in 64 MiB) or, for the other
+ * groups, read again one probe and delay at a time. Free with tl_stats_free
+ * (also after a failure; NULL is fine). Errors go to err. */
 int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
                      size_t errlen);
 void tl_stats_free(tl_stats *st);

@@ -3,9 +3,6 @@
  * and renders it as Markdown, HTML or JSON, to standard output, to a file
  * (-o) or as a static site (--site). */
 #include <getopt.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +55,6 @@ static int probe_name_ok(const char *s) {
 
 int main(int argc, char **argv) {
   tl_set_progname("tlreport");
-#ifdef __GLIBC__
-  /* A report allocates and frees buffers of megabytes for every session it
-   * reads; kept in the heap they are reused, where fresh mappings would be
-   * faulted in page by page each time (at 100M samples, a third of the time). */
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
-#endif
   enum {
     OPT_PROBE = 256,
     OPT_DELAY,

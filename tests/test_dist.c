@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "report_internal.h"
 #include "tl_report.h"
 
 static void hand_computed(void **state) {
@@ -88,10 +89,42 @@ static void against_sort(void **state) {
   free(s);
 }
 
+/* The radix sort of the statistics against qsort: narrow and wide spans,
+ * negative values, ties, and the sizes at the edges. */
+static void radix_sort(void **state) {
+  (void)state;
+  const size_t sizes[] = {0, 1, 2, 3, 255, 256, 257, 100000};
+  uint64_t x = 2463534242ULL;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (int shape = 0; shape < 4; shape++) {
+      size_t n = sizes[si];
+      int64_t *v = malloc((n ? n : 1) * sizeof *v), *s = malloc((n ? n : 1) * sizeof *s);
+      for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (shape == 0)
+          v[i] = 50000000 + (int64_t)(x % 20000);
+        else if (shape == 1)
+          v[i] = (int64_t)(x % 3) * 1000; /* ties */
+        else if (shape == 2)
+          v[i] = (int64_t)x; /* any int64, negative too */
+        else
+          v[i] = 42;
+      }
+      memcpy(s, v, n * sizeof *v);
+      qsort(s, n, sizeof *s, cmp);
+      assert_int_equal(tl__sort_i64(v, n), TL_OK);
+      if (n)
+        assert_memory_equal(v, s, n * sizeof *v);
+      free(v);
+      free(s);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hand_computed),
       cmocka_unit_test(against_sort),
+      cmocka_unit_test(radix_sort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
