@@ -157,6 +157,16 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
   for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n && !rc; k++)
     if ((at[k] = tl__sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
       rc = TL_ENOMEM;
+  /* The ends of the statistics' intervals, when they are order statistics. */
+  int64_t ci_rank[2 * TL_MAX_PCTS];
+  size_t ci_at[2 * TL_MAX_PCTS], nci = 0, used = 0;
+  for (size_t i = 0; i < g->session_count && g->kept && !rc; i++)
+    used += tl__sweep_count(w, i) > 0;
+  if (g->kept && !rc)
+    nci = tl__stats_ci_ranks(n, used, pcts, np, ci_rank);
+  for (size_t k = 0; k < nci && !rc; k++)
+    if ((ci_at[k] = tl__sweep_want(w, ci_rank[k])) == SIZE_MAX)
+      rc = TL_ENOMEM;
   if (n && !rc) {
     /* Bins from the minimum up to the 99.9th percentile, or a hair above it:
      * the top of its bucket after pass 1, so that the bins fill in the same
@@ -177,6 +187,11 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     tl__sweep_dist(w, g->session_count, &d);
     g->dist = with_pcts(&d, pcts, vals, np);
     g->spectrum = with_pcts(&d, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS);
+    int64_t ci_val[2 * TL_MAX_PCTS];
+    for (size_t k = 0; k < nci; k++)
+      ci_val[k] = tl__sweep_value(w, ci_at[k]);
+    if (nci)
+      tl__kept_values(g->kept, ci_rank, ci_val, nci);
     for (size_t i = 0; i < g->session_count; i++) {
       size_t k = 0;
       while (c->sessions.items[k].id != g->session_ids[i])

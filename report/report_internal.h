@@ -162,6 +162,13 @@ tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budg
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);
 void tl__kept_free(tl__kept *k);
+/* The ranks of a group whose exact values the statistics need (the ends of
+ * the order-statistic intervals at pcts, for a group of n samples in fewer
+ * than TL_STATS_BOOT_SESSIONS sessions with samples): at most 2 * np into
+ * ranks; returns how many. tl__kept_values hands their values over. */
+size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t np,
+                          int64_t *ranks);
+void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, size_t n);
 
 tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
 void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st);

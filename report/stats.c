@@ -373,8 +373,9 @@ typedef struct {
   size_t cap, m; /* reservoir capacity, samples kept */
   int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
   rng r;
-  double w;     /* Algorithm L: the current weight */
-  int64_t next; /* and the 1-based number of the next sample to keep */
+  double log_q; /* log(1 - p), p the chance to keep each sample; 0: every one */
+  double w;     /* once the slots are full, Algorithm L's weight */
+  int64_t next; /* the 1-based number of the next sample to keep */
   const tl_session_detail *d; /* what the comparison computed for it, or NULL */
 } sess;
 
@@ -387,6 +388,9 @@ typedef struct {
   int64_t n;     /* samples in total */
   int exact;     /* every sample kept */
   int borrowed;  /* the arrays belong to the comparison (a tl__kept) */
+  /* Exact values at ranks of the group that the comparison found. */
+  int64_t known_rank[2 * TL_MAX_PCTS], known_value[2 * TL_MAX_PCTS];
+  size_t known;
 } sset;
 
 static void sset_free(sset *x) {
@@ -398,33 +402,75 @@ static void sset_free(sset *x) {
   memset(x, 0, sizeof *x);
 }
 
-/* The samples between two kept ones under Algorithm L (Li, 1994): each
- * sample seen so far is kept with the same chance, as with Algorithm R,
- * for a few draws per kept sample instead of one per sample. */
-static void reservoir_jump(sess *s) {
+/* Keeping a uniform sample of a session in cap slots, in one pass.
+ *
+ * The session's size is known beforehand (the count its row records), so
+ * each sample is kept with the same chance p, a little under cap / n, and
+ * the gap to the next kept sample is drawn at once (geometric): one draw per
+ * kept sample, and the kept samples are a uniform sample of the session
+ * whatever their number. Should the slots fill up all the same (a session
+ * larger than its row says), the rest goes through Algorithm L (Li, 1994), a
+ * reservoir with a few draws per replaced sample; small sessions whose
+ * every sample fits take them all, then continue the same way. */
+static void keep_next(sess *s) {
+  double skip = floor(log(rng_unit(&s->r)) / s->log_q);
+  s->next = skip < 0x1p62 ? s->n + (int64_t)skip + 1 : INT64_MAX;
+}
+
+static void replace_next(sess *s) {
   double skip = floor(log(rng_unit(&s->r)) / log1p(-s->w));
   s->next = skip < 0x1p62 ? s->n + (int64_t)skip + 1 : INT64_MAX;
 }
 
+/* The slots are full at sample s->n: from now on a reservoir. Its weight is
+ * the largest of the kept samples' random keys, the cap-th smallest of n
+ * uniform keys: a Beta(cap, n - cap + 1) draw (after the first cap samples,
+ * the largest of cap keys, as in Algorithm L). */
+static void reservoir_start(sess *s) {
+  s->w = rng_beta(&s->r, (double)s->cap, (double)(s->n - (int64_t)s->cap + 1));
+  replace_next(s);
+}
+
+/* Readies s (cap slots, expected samples) before its first sample. */
+static void keep_start(sess *s, int64_t expected) {
+  s->n = 0;
+  s->m = 0;
+  s->log_q = 0; /* every sample while there is room */
+  double p = (double)s->cap / (double)expected * (1 - 4 / sqrt((double)s->cap));
+  if ((int64_t)s->cap < expected && s->cap > 16 && p > 0) {
+    /* Four standard deviations under cap on average, so that the slots
+     * almost never fill. */
+    s->log_q = log1p(-p);
+    keep_next(s);
+  }
+}
+
 static void reservoir_add(sess *s, const int64_t *v, size_t n) {
-  size_t i = 0;
-  while (i < n && s->m < s->cap) {
-    s->v[s->m++] = v[i++];
-    if (++s->n == (int64_t)s->cap) {
-      s->w = exp(log(rng_unit(&s->r)) / (double)s->cap);
-      reservoir_jump(s);
+  int64_t base = s->n, end = s->n + (int64_t)n;
+  if (s->log_q == 0 && s->m < s->cap) {
+    size_t take = s->cap - s->m < n ? s->cap - s->m : n;
+    memcpy(s->v + s->m, v, take * sizeof *v);
+    s->m += take;
+    s->n += (int64_t)take;
+    if (s->m == s->cap)
+      reservoir_start(s);
+  }
+  if (s->m == s->cap || s->log_q != 0)
+    while (s->next <= end) {
+      int64_t x = v[s->next - base - 1];
+      s->n = s->next;
+      if (s->m < s->cap) {
+        s->v[s->m++] = x;
+        if (s->m < s->cap)
+          keep_next(s);
+        else
+          reservoir_start(s);
+      } else {
+        s->v[rng_below(&s->r, s->cap)] = x;
+        s->w *= exp(log(rng_unit(&s->r)) / (double)s->cap);
+        replace_next(s);
+      }
     }
-  }
-  int64_t end = s->n + (int64_t)(n - i);
-  while (s->m == s->cap && s->next <= end) {
-    s->v[rng_below(&s->r, s->cap)] = v[i + (size_t)(s->next - s->n - 1)];
-    s->w *= exp(log(rng_unit(&s->r)) / (double)s->cap);
-    int64_t taken = s->next;
-    int64_t before = s->n;
-    s->n = taken;
-    reservoir_jump(s);
-    i += (size_t)(taken - before);
-  }
   s->n = end;
 }
 
@@ -509,8 +555,8 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
     sess *s = &x->s[i];
     s->v = x->buf + at;
     at += s->cap;
-    s->n = 0;
     s->r.s = seed ^ ((uint64_t)s->id * 0xd6e8feb86659fd93ULL);
+    keep_start(s, s->n);
   }
   return TL_OK;
 }
@@ -597,6 +643,27 @@ int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n) {
 
 int tl__kept_finish(tl__kept *k) { return sset_finish(&k->set); }
 
+void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, size_t n) {
+  n = n < 2 * TL_MAX_PCTS ? n : 2 * TL_MAX_PCTS;
+  memcpy(k->set.known_rank, ranks, n * sizeof *ranks);
+  memcpy(k->set.known_value, values, n * sizeof *values);
+  k->set.known = n;
+}
+
+size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t np,
+                          int64_t *ranks) {
+  size_t nr = 0;
+  for (size_t k = 0; k < np && n > 0 && sessions < TL_STATS_BOOT_SESSIONS; k++) {
+    int64_t lo, hi;
+    tl_order_stat_ci(n, pcts[k], CONF, &lo, &hi);
+    if (lo)
+      ranks[nr++] = lo;
+    if (hi)
+      ranks[nr++] = hi;
+  }
+  return nr;
+}
+
 void tl__kept_free(tl__kept *k) {
   if (!k)
     return;
@@ -643,8 +710,9 @@ static int64_t sset_at(const sset *x, const double *w, double rank) {
 }
 
 /* Exact values at 1-based ranks of the whole group: from the pool when every
- * sample is kept, else by the exact distribution machinery (dist.c), which
- * takes percentiles: (r - 0.5) / n lands on rank r under tl_rank. */
+ * sample is kept, or those the comparison found, else by the exact
+ * distribution machinery (dist.c), which takes percentiles: (r - 0.5) / n
+ * lands on rank r under tl_rank. */
 static int values_at_ranks(tl_store *store, const sset *x, const int64_t *ranks, size_t k,
                            int64_t *out) {
   if (x->exact) {
@@ -652,6 +720,16 @@ static int values_at_ranks(tl_store *store, const sset *x, const int64_t *ranks,
       out[i] = x->pool[ranks[i] - 1];
     return TL_OK;
   }
+  size_t found = 0;
+  for (size_t i = 0; i < k; i++)
+    for (size_t j = 0; j < x->known; j++)
+      if (x->known_rank[j] == ranks[i]) {
+        out[i] = x->known_value[j];
+        found++;
+        break;
+      }
+  if (found == k)
+    return TL_OK;
   int64_t *ids = malloc(x->ns * sizeof *ids);
   if (!ids)
     return TL_ENOMEM;
@@ -849,26 +927,19 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
 
   /* Intervals and warnings. */
   int64_t ranks[2 * TL_MAX_PCTS], vals[2 * TL_MAX_PCTS];
-  size_t nr = 0;
   for (size_t k = 0; k < np; k++) {
     tl_pct_stats *p = &g->pct[k];
     p->above = x->n - tl_rank(pcts[k], x->n);
     p->few = p->above < TL_STATS_MIN_ABOVE;
     p->needed = samples_needed(pcts[k]);
+    p->lo_ns = p->hi_ns = -1;
     if (g->method == TL_CI_SESSIONS) {
       size_t cut = (size_t)(B * (1 - CONF) / 2);
       p->lo_ns = g->rep[k * B + cut];
       p->hi_ns = g->rep[k * B + B - 1 - cut];
-      continue;
     }
-    int64_t lo, hi;
-    tl_order_stat_ci(x->n, pcts[k], CONF, &lo, &hi);
-    p->lo_ns = p->hi_ns = -1;
-    if (lo)
-      ranks[nr++] = lo;
-    if (hi)
-      ranks[nr++] = hi;
   }
+  size_t nr = tl__stats_ci_ranks(x->n, with_samples, pcts, np, ranks);
   if (nr && (rc = values_at_ranks(store, x, ranks, nr, vals)))
     return rc;
   nr = 0;
