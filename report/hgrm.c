@@ -3,13 +3,14 @@
  * HdrHistogram's classic one (value in milliseconds, percentile as a
  * fraction, total count, 1/(1-percentile); percentile ticks that halve the
  * distance to 100% five steps at a time, then a footer), but every value is
- * the exact nearest-rank sample of tl_dist_compute, not a bucket bound, and
- * TotalCount is that rank. */
+ * the exact nearest-rank sample, not a bucket bound, and TotalCount is that
+ * rank. Every tick is found in the same sweep (report/dist.c), usually two
+ * passes over the samples. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_report.h"
+#include "report_internal.h"
 
 enum { TICKS_PER_HALF = 5, MAX_TICKS = 2048 };
 
@@ -25,20 +26,21 @@ int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err
   }
   int64_t *ids = malloc((list.count ? list.count : 1) * sizeof *ids);
   double *ticks = malloc(MAX_TICKS * sizeof *ticks);
-  int64_t *vals = malloc(MAX_TICKS * sizeof *vals);
-  if (!ids || !ticks || !vals) {
+  size_t *at = malloc(MAX_TICKS * sizeof *at);
+  for (size_t i = 0; ids && i < list.count; i++)
+    ids[i] = list.items[i].id;
+  tl__sweep *w = ids ? tl__sweep_store(store, ids, list.count, NULL, 0) : NULL;
+  if (!w || !ticks || !at) {
     rc = TL_ENOMEM;
     snprintf(err, errlen, "out of memory");
     goto done;
   }
-  for (size_t i = 0; i < list.count; i++)
-    ids[i] = list.items[i].id;
-  tl_dist d;
-  const double none[1] = {100};
-  if ((rc = tl_dist_compute(store, ids, list.count, none, 1, &d))) {
+  if ((rc = tl__sweep_first(w, NULL, NULL))) {
     snprintf(err, errlen, "%s", tl_store_errmsg(store));
     goto done;
   }
+  tl_dist d;
+  tl__sweep_dist(w, list.count, &d);
   if (d.count == 0) {
     rc = TL_ENOTFOUND;
     snprintf(err, errlen, "no samples match the filters");
@@ -53,21 +55,19 @@ int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err
     p += 100.0 / (double)(TICKS_PER_HALF * half);
   }
   ticks[nt++] = 100;
-  for (size_t at = 0; at < nt && !rc; at += TL_MAX_PCTS) {
-    size_t k = nt - at < TL_MAX_PCTS ? nt - at : TL_MAX_PCTS;
-    tl_dist part;
-    rc = tl_dist_compute(store, ids, list.count, ticks + at, k, &part);
-    if (rc)
-      snprintf(err, errlen, "%s", tl_store_errmsg(store));
-    else
-      memcpy(vals + at, part.pct_ns, k * sizeof *vals);
-  }
-  if (rc)
+  for (size_t i = 0; i < nt && !rc; i++)
+    if ((at[i] = tl__sweep_want(w, tl_rank(ticks[i], d.count))) == SIZE_MAX)
+      rc = TL_ENOMEM;
+  if (!rc)
+    rc = tl__sweep_finish(w);
+  if (rc) {
+    snprintf(err, errlen, "%s", rc == TL_ENOMEM ? "out of memory" : tl_store_errmsg(store));
     goto done;
+  }
   fprintf(out, "%12s %12s %12s %12s\n\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
   for (size_t i = 0; i < nt; i++) {
     double f = ticks[i] / 100.0;
-    fprintf(out, "%12.6f %12f %12lld %12.2f\n", (double)vals[i] / 1e6, f,
+    fprintf(out, "%12.6f %12f %12lld %12.2f\n", (double)tl__sweep_value(w, at[i]) / 1e6, f,
             (long long)tl_rank(ticks[i], d.count), f < 1 ? 1.0 / (1.0 - f) : INFINITY);
   }
   fprintf(out, "#[Mean    = %12.6f, StdDeviation   = %12.6f]\n", d.mean_ns / 1e6,
@@ -81,9 +81,10 @@ int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err
   }
 done:
   tl_store_read_end(store);
+  tl__sweep_close(w);
   free(ids);
   free(ticks);
-  free(vals);
+  free(at);
   tl_session_list_free(&list);
   return rc;
 }
