@@ -211,7 +211,7 @@ static void dmi_path(char *buf, size_t len, const char *field) {
 }
 
 static void vm_from_dmi(const tl__host_env *env, verdict *v) {
-  char path[64], value[256];
+  char path[96], value[256];
   char vendor[256] = "", product[256] = "";
   v->vm[0] = '\0';
   for (size_t i = 0; i < sizeof dmi_vm_fields / sizeof dmi_vm_fields[0]; i++) {
@@ -433,7 +433,7 @@ static const struct {
 };
 
 int tl__host_detect_cloud(const tl__host_env *env, tl_host *h) {
-  char path[64], value[256], last[64] = "";
+  char path[96], value[256], last[64] = "";
   int read_any = 0, denied = 0, missing = 1;
   for (size_t i = 0; i < sizeof cloud_marks / sizeof cloud_marks[0]; i++) {
     if (strcmp(last, cloud_marks[i].field) != 0 || i == 0) {
@@ -454,7 +454,7 @@ int tl__host_detect_cloud(const tl__host_env *env, tl_host *h) {
               : cloud_marks[i].how == MATCH_PREFIX ? strncmp(value, t, strlen(t)) == 0
                                                    : strstr(value, t) != NULL;
     if (value[0] && hit) {
-      char ev[352];
+      char ev[384];
       snprintf(ev, sizeof ev, "/%s: \"%s\"", path, value);
       return tl__host_set(h, "cloud", cloud_marks[i].cloud, ev);
     }
