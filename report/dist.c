@@ -86,7 +86,7 @@ typedef struct {
   size_t same;     /* an earlier open target of the set with this range, whose
                       samples serve both, or SIZE_MAX */
   int32_t next;    /* the next target of the same bucket taking samples, or -1 */
-  int64_t *vals;   /* COLLECT: the samples of [lo, hi] */
+  int64_t *vals;   /* COLLECT: the samples of [lo, hi], n of them so far */
   size_t n;
   uint32_t *count; /* COUNT: samples at each value of [lo, hi] */
   int64_t *hist;   /* NARROW: LINEAR_BUCKETS counts of width */
