@@ -461,34 +461,13 @@ done:
 /* ======================================================================== */
 /* The closing sentence                                                      */
 
-static void format_ms(int64_t ns, char *buf, size_t len) {
-  snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
-}
-
 void tl_collect_summary(const char *probe, const tl_collect_result *r, size_t n, int pct, char *buf,
                         size_t len) {
-  size_t at = 0;
-#define ADD(...)                                                                                   \
-  do {                                                                                             \
-    int k_ = snprintf(buf + at, at < len ? len - at : 0, __VA_ARGS__);                             \
-    if (k_ > 0)                                                                                    \
-      at += (size_t)k_;                                                                            \
-  } while (0)
-  ADD("%d percent of calls took up to ", pct);
+  int64_t value[TL_MAX_DELAYS], delay[TL_MAX_DELAYS];
+  n = n < TL_MAX_DELAYS ? n : TL_MAX_DELAYS;
   for (size_t i = 0; i < n; i++) {
-    char v[32];
-    int64_t x = pct == 50 ? r[i].p50_ns : pct == 99 ? r[i].p99_ns : r[i].p90_ns;
-    format_ms(x, v, sizeof v);
-    ADD("%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
+    value[i] = pct == 50 ? r[i].p50_ns : pct == 99 ? r[i].p99_ns : r[i].p90_ns;
+    delay[i] = r[i].delay_ns;
   }
-  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
-  ADD(" (for ");
-  for (size_t i = 0; i < n; i++) {
-    double ms = (double)r[i].delay_ns / 1e6;
-    ADD("%s%s(%g)", i == 0 ? "" : i + 1 == n ? " and " : ", ", call, ms);
-  }
-  ADD("%s)", n > 1 ? " respectively" : "");
-#undef ADD
-  if (at >= len && len)
-    buf[len - 1] = '\0';
+  tl_percent_sentence(pct, probe, value, delay, n, buf, len);
 }

@@ -86,16 +86,6 @@ void tl__md_literal(FILE *out, const char *s) { md_put(out, s, 0); }
 /* ======================================================================== */
 /* Numbers and lookups                                                       */
 
-void tl_format_ms(int64_t ns, char *buf, size_t len) {
-  snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
-}
-
-void tl__ms(double ns, char *buf, size_t len) {
-  double ms = ns / 1e6, a = ms < 0 ? -ms : ms;
-  int digits = a >= 1 || a == 0 ? 2 : a >= 0.1 ? 3 : a >= 0.01 ? 4 : 5;
-  snprintf(buf, len, "%.*f ms", digits, ms);
-}
-
 static const char *row_value(const tl_fact_row *rows, size_t n, const char *key) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(rows[i].key, key) == 0)

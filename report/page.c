@@ -160,22 +160,18 @@ static void sentence(FILE *out, const tl_comparison *c, const char *label, doubl
   }
   if (!n)
     return;
+  int64_t value[64], delay[64];
+  for (size_t i = 0; i < n; i++) {
+    value[i] = g[i]->dist.pct_ns[pct_index(&g[i]->dist, pct)];
+    delay[i] = g[i]->delay_ns;
+  }
+  char text[4096];
+  tl_percent_sentence(pct, probe, value, delay, n, text, sizeof text);
   fputs("- On ", out);
   tl_md_escape(out, label);
-  fprintf(out, ", %g percent of calls took up to ", pct);
-  for (size_t i = 0; i < n; i++) {
-    char v[32];
-    tl__ms((double)g[i]->dist.pct_ns[pct_index(&g[i]->dist, pct)], v, sizeof v);
-    fprintf(out, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
-  }
-  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
-  fputs(" (for ", out);
-  for (size_t i = 0; i < n; i++) {
-    fprintf(out, "%s", i == 0 ? "" : i + 1 == n ? " and " : ", ");
-    tl_md_escape(out, call);
-    fprintf(out, "(%g)", (double)g[i]->delay_ns / 1e6);
-  }
-  fprintf(out, "%s).\n", n > 1 ? " respectively" : "");
+  fputs(", ", out);
+  tl_md_escape(out, text);
+  fputs(".\n", out);
 }
 
 /* Best and worst label: each label's headline percentile at each probe and
@@ -369,7 +365,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
       row[k++] = g->dist.stddev_ns;
       row[k++] = g->dist.mean_ns - (double)g->delay_ns;
       for (size_t i = 0; i < nvals; i++) {
-        tl__ms(row[i], v, sizeof v);
+        tl_format_ms(row[i], v, sizeof v);
         tl__table_add(t, v);
       }
     } else {
@@ -614,9 +610,9 @@ static void section_hosts(tl__page *p) {
     tl__table_addf(t, "%lld", (long long)s->sample_count);
     tl__table_add(t, s->status);
     if (d->dist.count) {
-      tl__ms((double)d->dist.pct_ns[1], v, sizeof v);
+      tl_format_ms((double)d->dist.pct_ns[1], v, sizeof v);
       tl__table_add(t, v);
-      tl__ms((double)d->dist.pct_ns[2], v, sizeof v);
+      tl_format_ms((double)d->dist.pct_ns[2], v, sizeof v);
       tl__table_add(t, v);
     } else {
       tl__table_add(t, "-");

@@ -122,8 +122,6 @@ const char *tl__fact(const tl_session_detail *d, const char *key);
 const char *tl__tag(const tl_session_detail *d, const char *key);
 /* "setTimeout(50)" for settimeout, "uv 50 ms" for other probes. */
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len);
-/* A latency in milliseconds with enough digits for its size ("0.0021 ms"). */
-void tl__ms(double ns, char *buf, size_t len);
 /* The site page of a host: "host-FINGERPRINT.html"; 0 when fp is hex (the
  * only fingerprints that become file names), -1 otherwise. */
 int tl__host_page(const char *fingerprint, char *buf, size_t len);

@@ -213,8 +213,8 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
     int k = 0;
     while (k < TL_SPECTRUM_POINTS && tl_spectrum_pcts[k] != 99)
       k++;
-    tl__ms((double)g[i]->spectrum.pct_ns[k], a, sizeof a);
-    tl__ms((double)g[i]->spectrum.pct_ns[TL_SPECTRUM_POINTS - 1], b, sizeof b);
+    tl_format_ms((double)g[i]->spectrum.pct_ns[k], a, sizeof a);
+    tl_format_ms((double)g[i]->spectrum.pct_ns[TL_SPECTRUM_POINTS - 1], b, sizeof b);
     at +=
         (size_t)snprintf(desc + at, sizeof desc - at, " %s: p99 %s, p99.99 %s.", g[i]->label, a, b);
   }
@@ -271,9 +271,9 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   char call[96], title[256], desc[512], lo[32], hi[32], mx[32];
   tl__call_name(g->probe, g->delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "Histogram, %s, %s", g->label, call);
-  tl__ms((double)g->hist_lo_ns, lo, sizeof lo);
-  tl__ms((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS), hi, sizeof hi);
-  tl__ms((double)g->dist.max_ns, mx, sizeof mx);
+  tl_format_ms((double)g->hist_lo_ns, lo, sizeof lo);
+  tl_format_ms((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS), hi, sizeof hi);
+  tl_format_ms((double)g->dist.max_ns, mx, sizeof mx);
   snprintf(desc, sizeof desc,
            "Number of samples (y) per latency bin (x, milliseconds) for %s, %lld samples from %s "
            "to %s; %lld samples beyond the 99.9th percentile, up to %s, are not drawn.",

@@ -150,9 +150,6 @@ void tl_md_escape(FILE *out, const char *s);
  * for all HTML and SVG tl writes. */
 void tl_html_escape(FILE *out, const char *s);
 
-/* "1.17 ms": nanoseconds to milliseconds with two decimals. */
-void tl_format_ms(int64_t ns, char *buf, size_t len);
-
 /* ------------------------------------------------------------------------ */
 /* Writing files                                                             */
 

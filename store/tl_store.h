@@ -153,6 +153,16 @@ int tl_data_path(const char *relative, char *buf, size_t len);
  * it is always one of the measured samples, never an interpolation. */
 int64_t tl_rank(double pct, int64_t n);
 
+/* A latency in milliseconds with enough digits for its size: "50.57 ms",
+ * "0.117 ms", "0.0021 ms". */
+void tl_format_ms(double ns, char *buf, size_t len);
+
+/* "90 percent of calls took up to 1.17 ms and 50.57 ms (for setTimeout(0)
+ * and setTimeout(50) respectively)": value_ns[i] is the pct percentile at
+ * delay_ns[i] of probe. Plain text, truncated to len. */
+void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
+                         const int64_t *delay_ns, size_t n, char *buf, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* The store                                                                 */
 

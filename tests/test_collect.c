@@ -230,6 +230,12 @@ static void summary_sentence(void **state) {
                            "setTimeout(0) and setTimeout(50) respectively)");
   tl_collect_summary("uv", r, 1, 90, buf, sizeof buf);
   assert_string_equal(buf, "90 percent of calls took up to 1.17 ms (for uv(0))");
+  /* Below a millisecond the digits that matter stay, as on the report. */
+  r[0].p99_ns = 117000;
+  r[1].p99_ns = 2100;
+  tl_collect_summary("uv", r, 2, 99, buf, sizeof buf);
+  assert_string_equal(buf, "99 percent of calls took up to 0.117 ms and 0.00210 ms (for uv(0) and "
+                           "uv(50) respectively)");
 }
 
 static void host_facts(void **state) {

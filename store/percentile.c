@@ -1,0 +1,52 @@
+/* percentile.c: the one definition of a percentile that every tl number
+ * uses, and the words tl says one in, from tlcollect's last line to the
+ * report's summary. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tl_store.h"
+
+int64_t tl_rank(double pct, int64_t n) {
+  /* pct / 100 * n in long double, then ceil, with a guard against the
+   * rounding of values such as 0.9 * 1000 = 900.0000000001. */
+  long double exact = (long double)pct * (long double)n / 100.0L;
+  int64_t r = (int64_t)exact;
+  if ((long double)r < exact - 1e-9L)
+    r++;
+  if (r < 1)
+    r = 1;
+  if (r > n)
+    r = n;
+  return r;
+}
+
+void tl_format_ms(double ns, char *buf, size_t len) {
+  double ms = ns / 1e6, a = ms < 0 ? -ms : ms;
+  int digits = a >= 1 || a == 0 ? 2 : a >= 0.1 ? 3 : a >= 0.01 ? 4 : 5;
+  snprintf(buf, len, "%.*f ms", digits, ms);
+}
+
+void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
+                         const int64_t *delay_ns, size_t n, char *buf, size_t len) {
+  size_t at = 0;
+#define ADD(...)                                                                                   \
+  do {                                                                                             \
+    int k_ = snprintf(buf + at, at < len ? len - at : 0, __VA_ARGS__);                             \
+    if (k_ > 0)                                                                                    \
+      at += (size_t)k_;                                                                            \
+  } while (0)
+  ADD("%g percent of calls took up to ", pct);
+  for (size_t i = 0; i < n; i++) {
+    char v[32];
+    tl_format_ms((double)value_ns[i], v, sizeof v);
+    ADD("%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
+  }
+  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
+  ADD(" (for ");
+  for (size_t i = 0; i < n; i++)
+    ADD("%s%s(%g)", i == 0 ? "" : i + 1 == n ? " and " : ", ", call, (double)delay_ns[i] / 1e6);
+  ADD("%s)", n > 1 ? " respectively" : "");
+#undef ADD
+  if (at >= len && len)
+    buf[len - 1] = '\0';
+}
