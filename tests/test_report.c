@@ -72,7 +72,8 @@ static void add_session(tl_store *s, const char *run, const char *label, const h
   tl_writer *w;
   char uuid[37];
   assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
-  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  if (n) /* a session may have no samples */
+    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
 }
 
@@ -530,10 +531,15 @@ static void assert_json_stats(const char *out, const tl_comparison *cmp, const t
     const tl_group *g = &cmp->groups[i];
     const tl_group_stats *gs = &st->groups[i];
     const char *s = json_at(out, "groups.%zu.stats", i);
-    assert_json_string(json_at(s, "ci_method"),
-                       gs->method == TL_CI_SESSIONS ? "sessions" : "order");
-    assert_int_equal(json_count(json_at(s, "percentiles")), g->dist.pct_count);
-    for (size_t k = 0; k < g->dist.pct_count; k++) {
+    if (!g->dist.count) { /* nothing to bound */
+      assert_true(json_is_null(json_at(s, "ci_method")));
+      assert_int_equal(json_count(json_at(s, "percentiles")), 0);
+    } else {
+      assert_json_string(json_at(s, "ci_method"),
+                         gs->method == TL_CI_SESSIONS ? "sessions" : "order");
+      assert_int_equal(json_count(json_at(s, "percentiles")), g->dist.pct_count);
+    }
+    for (size_t k = 0; k < g->dist.pct_count && g->dist.count; k++) {
       const tl_pct_stats *p = &gs->pct[k];
       const char *e = json_at(s, "percentiles.%zu", k);
       assert_real(json_at(e, "p"), g->dist.pcts[k], 0, 1e-9);
@@ -621,8 +627,8 @@ static void add_level(tl_store *s, const char *label, int64_t tail_ns, size_t n)
 
 /* steady: twelve sessions of 200 samples whose p90 steps from about 3 to
  * about 4 ms at the seventh; twin: the same samples (no clear difference);
- * one: a single session of 50 samples. Session i starts i hours after
- * 2026-11-01T10:00:00Z. */
+ * one: a single session of 50 samples; empty: a session without samples.
+ * Session i starts i hours after 2026-11-01T10:00:00Z. */
 static void build_stats_db(const char *path) {
   tl_store *s;
   assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
@@ -631,6 +637,7 @@ static void build_stats_db(const char *path) {
     add_level(s, "twin", d < 6 ? 3000000 : 4000000, 200);
   }
   add_level(s, "one", 2500000, 50);
+  add_level(s, "empty", 0, 0);
   tl_store_close(s);
   hourly_sessions(path);
 }
@@ -648,13 +655,14 @@ static size_t group_of(const tl_comparison *c, const char *label) {
 static void json_statistics(void **state) {
   fixture *f = *state;
   build_stats_db(f->db);
-  const char *labels[] = {"steady", "twin", "one"};
-  char *a[] = {TLREPORT, "--db", f->db, "--compare", "steady,twin,one", "--format", "json", NULL};
+  const char *labels[] = {"steady", "twin", "one", "empty"};
+  char *a[] = {TLREPORT,   "--db", f->db, "--compare", "steady,twin,one,empty",
+               "--format", "json", NULL};
   char *out = run_report(a, 0, NULL);
   assert_json(out);
   tl_comparison cmp;
   tl_stats st;
-  stats_of(f->db, labels, 3, &cmp, &st);
+  stats_of(f->db, labels, 4, &cmp, &st);
   assert_json_stats(out, &cmp, &st);
 
   /* The data exercises what the JSON must say: a planted change, a series
@@ -681,6 +689,16 @@ static void json_statistics(void **state) {
   for (size_t k = 0; k <= last; k++)
     assert_int_equal(json_int(json_at(out, "groups.%zu.stats.percentiles.%zu.spread_ns", one, k)),
                      0);
+
+  /* A group whose one session has no samples: no method, no intervals,
+   * and a series entry with nulls. */
+  size_t empty = group_of(&cmp, "empty");
+  assert_int_equal(cmp.groups[empty].dist.count, 0);
+  assert_true(json_is_null(json_at(out, "groups.%zu.stats.ci_method", empty)));
+  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.percentiles", empty)), 0);
+  assert_true(json_is_null(json_at(out, "groups.%zu.stats.series.0.p90_ns", empty)));
+  for (size_t i = 0; i < st.pair_count; i++)
+    assert_true(st.pairs[i].a != empty && st.pairs[i].b != empty);
 
   int twins = 0;
   for (size_t i = 0; i < st.pair_count; i++) {
