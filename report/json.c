@@ -1,7 +1,10 @@
 /* json.c: the comparison as JSON, for scripts and dashboards. The numbers
  * are the page's own, in integer nanoseconds (means and deviations as
  * numbers with a fraction); the shape is documented in docs/report-json.md.
- * The first line holds the tl-report marker, like every file tl writes. */
+ * With tl_page_opts.stats it also carries the page's statistics (intervals,
+ * differences between labels, changes over time) as tl_stats_compute found
+ * them: this file only formats them. The first line holds the tl-report
+ * marker, like every file tl writes. */
 #include <math.h>
 #include <string.h>
 
@@ -30,6 +33,23 @@ static void dist(FILE *o, const tl_dist *d, const char *indent) {
   fputc('}', o);
 }
 
+/* A ratio, probability or test statistic: six significant digits (a small
+ * p-value keeps its size), null when not finite. */
+static void real(FILE *o, double v) {
+  if (isfinite(v))
+    fprintf(o, "%.6g", v);
+  else
+    fputs("null", o);
+}
+
+/* A latency that may be unknown: -1 (the data cannot give it) is null. */
+static void ns_or_null(FILE *o, int64_t v) {
+  if (v < 0)
+    fputs("null", o);
+  else
+    fprintf(o, "%lld", (long long)v);
+}
+
 static void rows(FILE *o, const tl_fact_row *r, size_t n) {
   fputc('{', o);
   for (size_t i = 0; i < n; i++) {
@@ -41,7 +61,105 @@ static void rows(FILE *o, const tl_fact_row *r, size_t n) {
   fputc('}', o);
 }
 
+/* ======================================================================== */
+/* How sure is this? and Changes over time                                   */
+
+/* What tl_stats_compute found about group g (its entry gs): how the
+ * intervals were made, each percentile's interval and warnings, each
+ * session's own p90 and p99, and the lasting changes in them. Only
+ * formats what gs holds. */
+static void group_stats(FILE *o, const tl_group *g, const tl_group_stats *gs) {
+  fputs(",\n   \"stats\": {\"ci_method\": ", o);
+  if (g->dist.count && gs->method == TL_CI_SESSIONS)
+    fputs("\"sessions\"", o);
+  else if (g->dist.count && gs->method == TL_CI_ORDER)
+    fputs("\"order\"", o);
+  else
+    fputs("null", o); /* no samples: nothing to bound */
+  fputs(",\n    \"percentiles\": [", o);
+  for (size_t k = 0; g->dist.count && k < g->dist.pct_count; k++) {
+    const tl_pct_stats *p = &gs->pct[k];
+    fprintf(o, "%s{\"p\": %g, \"lo_ns\": ", k ? ",\n     " : "", g->dist.pcts[k]);
+    ns_or_null(o, p->lo_ns);
+    fputs(", \"hi_ns\": ", o);
+    ns_or_null(o, p->hi_ns);
+    fprintf(o, ", \"above\": %lld, \"few\": %s, \"needed\": %lld, \"spread_ns\": %lld}",
+            (long long)p->above, p->few ? "true" : "false", (long long)p->needed,
+            (long long)p->spread_ns);
+  }
+  fputs("],\n    \"series\": [", o);
+  for (size_t i = 0; i < gs->session_count; i++) {
+    fprintf(o, "%s{\"started_ns\": %lld", i ? ",\n     " : "", (long long)gs->started_ns[i]);
+    for (int s = 0; s < TL_STATS_SERIES; s++) {
+      fprintf(o, ", \"p%g_ns\": ", gs->series_pcts[s]);
+      ns_or_null(o, gs->series_ns[s] ? gs->series_ns[s][i] : -1);
+    }
+    fputc('}', o);
+  }
+  fputs("],\n    \"changes\": [", o);
+  for (size_t i = 0; i < gs->change_count; i++) {
+    const tl_change *ch = &gs->changes[i];
+    char line[1024];
+    fprintf(o,
+            "%s{\"p\": %g, \"session\": %zu, \"at_ns\": %lld, \"before_ns\": ", i ? ",\n     " : "",
+            ch->pct, ch->session_index, (long long)ch->at_ns);
+    num(o, ch->before_ns);
+    fputs(", \"after_ns\": ", o);
+    num(o, ch->after_ns);
+    fputs(", \"p_value\": ", o);
+    real(o, ch->p_value);
+    fputs(",\n      \"sentence\": ", o);
+    tl_change_sentence(g, ch, line, sizeof line);
+    tl_fput_json(o, line);
+    fputc('}', o);
+  }
+  fputs("]}", o);
+}
+
+/* Every pair of groups of the same probe and delay: the difference at each
+ * percentile with its interval and the page's sentence, and the rank test
+ * of the whole distributions. */
+static void pairs(FILE *o, const tl_comparison *c, const tl_stats *st) {
+  fputs(",\n \"pairs\": [", o);
+  for (size_t i = 0; i < st->pair_count; i++) {
+    const tl_pair_stats *p = &st->pairs[i];
+    const tl_group *a = &c->groups[p->a];
+    char line[1024];
+    fprintf(o, "%s{\"a\": %zu, \"b\": %zu, \"a_label\": ", i ? ",\n  " : "\n  ", p->a, p->b);
+    tl_fput_json(o, a->label);
+    fputs(", \"b_label\": ", o);
+    tl_fput_json(o, c->groups[p->b].label);
+    fputs(", \"probe\": ", o);
+    tl_fput_json(o, a->probe);
+    fprintf(o, ", \"delay_ns\": %lld,\n   \"percentiles\": [", (long long)a->delay_ns);
+    for (size_t k = 0; k < a->dist.pct_count; k++) {
+      fprintf(o,
+              "%s{\"p\": %g, \"diff_ns\": %lld, \"lo_ns\": %lld, \"hi_ns\": %lld, \"clear\": %s, "
+              "\"spread_over\": %s,\n     \"sentence\": ",
+              k ? ",\n    " : "", a->dist.pcts[k], (long long)p->diff_ns[k], (long long)p->lo_ns[k],
+              (long long)p->hi_ns[k], p->clear[k] ? "true" : "false",
+              p->spread_over[k] ? "true" : "false");
+      tl_pair_sentence(c, st, p, k, line, sizeof line);
+      tl_fput_json(o, line);
+      fputc('}', o);
+    }
+    fputs("],\n   \"mann_whitney\": {\"u\": ", o);
+    num(o, p->mw.u);
+    fputs(", \"z\": ", o);
+    real(o, p->mw.z);
+    fputs(", \"p_value\": ", o);
+    real(o, p->mw.p_value);
+    fputs(", \"a_below_b\": ", o);
+    real(o, p->mw.a_below_b);
+    fputs("}}", o);
+  }
+  fputc(']', o);
+}
+
 int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
+  /* The statistics, when computed for this comparison (one entry per group). */
+  const tl_stats *st =
+      opts->stats && opts->stats->group_count == c->group_count ? opts->stats : NULL;
   fputs("{\"format\": \"" TL_REPORT_MARKER "\", \"version\": 1,\n", o);
   if (opts->generated_ns > 0) {
     char date[32];
@@ -100,9 +218,15 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
             (long long)g->hist_lo_ns, (long long)g->hist_width_ns);
     for (int k = 0; k < TL_HIST_BINS; k++)
       fprintf(o, "%s%lld", k ? ", " : "", (long long)g->hist[k]);
-    fprintf(o, "], \"above\": %lld}}", (long long)g->hist_over);
+    fprintf(o, "], \"above\": %lld}", (long long)g->hist_over);
+    if (st)
+      group_stats(o, g, &st->groups[i]);
+    fputc('}', o);
   }
-  fputs("],\n \"sessions\": [", o);
+  fputc(']', o);
+  if (st)
+    pairs(o, c, st);
+  fputs(",\n \"sessions\": [", o);
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
     const tl_session_detail *d = &c->details[i];

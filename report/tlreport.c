@@ -314,13 +314,12 @@ int main(int argc, char **argv) {
     tl_errorf("%s", err);
     goto done;
   }
-  if (page.format != TL_FORMAT_JSON) {
-    if (tl_stats_compute(store, &cmp, &stats, err, sizeof err)) {
-      tl_errorf("%s", err);
-      goto done;
-    }
-    page.stats = &stats;
+  /* Every format carries the statistics ("How sure is this?"). */
+  if (tl_stats_compute(store, &cmp, &stats, err, sizeof err)) {
+    tl_errorf("%s", err);
+    goto done;
   }
+  page.stats = &stats;
   /* The page is made in memory first, so that a failure writes nothing. */
   mem = open_memstream(&buf, &len);
   if (!mem) {

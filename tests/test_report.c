@@ -5,6 +5,7 @@
  * outside it), hostile text escaped everywhere, the filters, and the rules
  * for replacing files. */
 #include <ctype.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "support.h"
+#include "tl_report.h"
 #include "tl_store.h"
 
 typedef tl_test_fixture fixture;
@@ -70,8 +72,23 @@ static void add_session(tl_store *s, const char *run, const char *label, const h
   tl_writer *w;
   char uuid[37];
   assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
-  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  if (n) /* a session may have no samples */
+    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+}
+
+/* Session i (by id) starts at 2026-11-01T10:00:00Z + i hours and lasts a
+ * minute, so that pages do not depend on when the test runs. */
+static void hourly_sessions(const char *path) {
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET started_ns = 1793527200000000000 + id * "
+                                "3600000000000, ended_ns = 1793527200000000000 + id * "
+                                "3600000000000 + 60000000000",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
 }
 
 /* The data behind tests/golden/compare.md; its numbers are worked out in
@@ -90,15 +107,7 @@ static void build_golden_db(const char *path) {
   const int64_t m[] = {3000000, 1000000, 2000000};
   add_session(s, "run3", "macos", &mac_host, 0, m, 3);
   tl_store_close(s);
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db,
-                                "UPDATE sessions SET started_ns = 1793527200000000000 + id * "
-                                "3600000000000, ended_ns = 1793527200000000000 + id * "
-                                "3600000000000 + 60000000000",
-                                NULL, NULL, NULL),
-                   SQLITE_OK);
-  sqlite3_close(db);
+  hourly_sessions(path);
 }
 
 /* Not inlined: GCC 12 at -O2 takes the strings it returns for pointers into
@@ -382,6 +391,373 @@ static void json_output(void **state) {
   assert_non_null(strstr(out, "\"vs_baseline\": {\"min\": 100.000, \"p50\": 0.400"));
   /* Hostile text is a plain JSON string. */
   assert_non_null(strstr(out, "\"note\": \"" HOSTILE "\""));
+  free(out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The statistics in the JSON, read back with the checker above              */
+
+/* The value of member key of the object at p, or NULL. */
+static const char *json_member(const char *p, const char *key) {
+  p = ws(p);
+  if (*p != '{')
+    return NULL;
+  p = ws(p + 1);
+  size_t kl = strlen(key);
+  while (*p == '"') {
+    const char *end = json_string(p);
+    if (!end)
+      return NULL;
+    int match = (size_t)(end - p) == kl + 2 && strncmp(p + 1, key, kl) == 0;
+    p = ws(ws(end) + 1); /* past the colon */
+    if (match)
+      return p;
+    if (!(p = json_value(p, 1)))
+      return NULL;
+    p = ws(p);
+    if (*p == ',')
+      p = ws(p + 1);
+  }
+  return NULL;
+}
+
+/* Element i of the array at p, or NULL. */
+static const char *json_element(const char *p, size_t i) {
+  p = ws(p);
+  if (*p != '[' || *ws(p + 1) == ']')
+    return NULL;
+  p = ws(p + 1);
+  for (size_t k = 0; k < i; k++) {
+    if (!(p = json_value(p, 1)) || *(p = ws(p)) != ',')
+      return NULL;
+    p = ws(p + 1);
+  }
+  return p;
+}
+
+static size_t json_count(const char *p) {
+  size_t n = 0;
+  while (json_element(p, n))
+    n++;
+  return n;
+}
+
+/* The value at a path such as "groups.0.stats.few" (numbers index arrays);
+ * fails the test when there is none. */
+__attribute__((format(printf, 2, 3))) static const char *json_at(const char *root, const char *fmt,
+                                                                 ...) {
+  char path[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(path, sizeof path, fmt, ap);
+  va_end(ap);
+  char walk[sizeof path];
+  memcpy(walk, path, sizeof path);
+  const char *p = root;
+  for (char *seg = strtok(walk, "."); seg && p; seg = strtok(NULL, "."))
+    p = isdigit((unsigned char)*seg) ? json_element(p, strtoul(seg, NULL, 10))
+                                     : json_member(p, seg);
+  if (!p)
+    fail_msg("no value at %s", path);
+  return p;
+}
+
+static int json_is_null(const char *p) { return strncmp(p, "null", 4) == 0; }
+
+static int64_t json_int(const char *p) {
+  char *end;
+  long long v = strtoll(p, &end, 10);
+  if (end == p || *end == '.' || *end == 'e' || *end == 'E')
+    fail_msg("not an integer: %.20s", p);
+  return v;
+}
+
+/* -1 for null (the statistics' "unknown"), else the integer. */
+static int64_t json_ns(const char *p) { return json_is_null(p) ? -1 : json_int(p); }
+
+static int json_bool(const char *p) {
+  if (strncmp(p, "true", 4) && strncmp(p, "false", 5))
+    fail_msg("not a boolean: %.20s", p);
+  return *p == 't';
+}
+
+/* A number written from a double: within its printed precision of want. */
+static void assert_real(const char *p, double want, double abs_tol, double rel_tol) {
+  if (!isfinite(want)) {
+    assert_true(json_is_null(p));
+    return;
+  }
+  char *end;
+  double v = strtod(p, &end);
+  if (end == p || fabs(v - want) > abs_tol + rel_tol * fabs(want))
+    fail_msg("%.30s is not %.17g", p, want);
+}
+
+/* The string at p is exactly tl_fput_json(want). */
+static void assert_json_string(const char *p, const char *want) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  assert_non_null(m);
+  tl_fput_json(m, want);
+  assert_int_equal(fclose(m), 0);
+  const char *end = json_string(p);
+  assert_non_null(end);
+  if ((size_t)(end - p) != len || memcmp(p, buf, len) != 0)
+    fail_msg("JSON string %.*s, expected %s", (int)(end - p), p, buf);
+  free(buf);
+}
+
+/* The comparison and statistics tlreport --compare labels makes, in process. */
+static void stats_of(const char *db, const char *const *labels, size_t nl, tl_comparison *cmp,
+                     tl_stats *st) {
+  tl_store *s;
+  char err[512];
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = nl;
+  if (tl_compare(s, &o, cmp, err, sizeof err) || tl_stats_compute(s, cmp, st, err, sizeof err))
+    fail_msg("%s", err);
+  tl_store_close(s);
+}
+
+/* Every statistic of the JSON page equals what tl_stats_compute found. */
+static void assert_json_stats(const char *out, const tl_comparison *cmp, const tl_stats *st) {
+  char line[1024];
+  assert_int_equal(json_count(json_at(out, "groups")), cmp->group_count);
+  for (size_t i = 0; i < cmp->group_count; i++) {
+    const tl_group *g = &cmp->groups[i];
+    const tl_group_stats *gs = &st->groups[i];
+    const char *s = json_at(out, "groups.%zu.stats", i);
+    if (!g->dist.count) { /* nothing to bound */
+      assert_true(json_is_null(json_at(s, "ci_method")));
+      assert_int_equal(json_count(json_at(s, "percentiles")), 0);
+    } else {
+      assert_json_string(json_at(s, "ci_method"),
+                         gs->method == TL_CI_SESSIONS ? "sessions" : "order");
+      assert_int_equal(json_count(json_at(s, "percentiles")), g->dist.pct_count);
+    }
+    for (size_t k = 0; k < g->dist.pct_count && g->dist.count; k++) {
+      const tl_pct_stats *p = &gs->pct[k];
+      const char *e = json_at(s, "percentiles.%zu", k);
+      assert_real(json_at(e, "p"), g->dist.pcts[k], 0, 1e-9);
+      assert_int_equal(json_ns(json_at(e, "lo_ns")), p->lo_ns);
+      assert_int_equal(json_ns(json_at(e, "hi_ns")), p->hi_ns);
+      assert_int_equal(json_int(json_at(e, "above")), p->above);
+      assert_int_equal(json_bool(json_at(e, "few")), p->few);
+      assert_int_equal(json_int(json_at(e, "needed")), p->needed);
+      assert_int_equal(json_int(json_at(e, "spread_ns")), p->spread_ns);
+    }
+    assert_int_equal(json_count(json_at(s, "series")), gs->session_count);
+    for (size_t k = 0; k < gs->session_count; k++) {
+      assert_int_equal(json_int(json_at(s, "series.%zu.started_ns", k)), gs->started_ns[k]);
+      assert_int_equal(json_ns(json_at(s, "series.%zu.p90_ns", k)), gs->series_ns[0][k]);
+      assert_int_equal(json_ns(json_at(s, "series.%zu.p99_ns", k)), gs->series_ns[1][k]);
+    }
+    assert_int_equal(json_count(json_at(s, "changes")), gs->change_count);
+    for (size_t k = 0; k < gs->change_count; k++) {
+      const tl_change *c = &gs->changes[k];
+      const char *e = json_at(s, "changes.%zu", k);
+      assert_real(json_at(e, "p"), c->pct, 0, 1e-9);
+      assert_int_equal(json_int(json_at(e, "session")), c->session_index);
+      assert_int_equal(json_int(json_at(e, "at_ns")), c->at_ns);
+      assert_real(json_at(e, "before_ns"), c->before_ns, 0.0006, 0);
+      assert_real(json_at(e, "after_ns"), c->after_ns, 0.0006, 0);
+      assert_real(json_at(e, "p_value"), c->p_value, 0, 1e-5);
+      tl_change_sentence(g, c, line, sizeof line);
+      assert_json_string(json_at(e, "sentence"), line);
+    }
+  }
+  assert_int_equal(json_count(json_at(out, "pairs")), st->pair_count);
+  for (size_t i = 0; i < st->pair_count; i++) {
+    const tl_pair_stats *p = &st->pairs[i];
+    const char *e = json_at(out, "pairs.%zu", i);
+    assert_int_equal(json_int(json_at(e, "a")), p->a);
+    assert_int_equal(json_int(json_at(e, "b")), p->b);
+    assert_json_string(json_at(e, "a_label"), cmp->groups[p->a].label);
+    assert_json_string(json_at(e, "b_label"), cmp->groups[p->b].label);
+    assert_int_equal(json_int(json_at(e, "delay_ns")), cmp->groups[p->a].delay_ns);
+    const tl_dist *d = &cmp->groups[p->a].dist;
+    assert_int_equal(json_count(json_at(e, "percentiles")), d->pct_count);
+    for (size_t k = 0; k < d->pct_count; k++) {
+      const char *q = json_at(e, "percentiles.%zu", k);
+      assert_real(json_at(q, "p"), d->pcts[k], 0, 1e-9);
+      assert_int_equal(json_int(json_at(q, "diff_ns")), p->diff_ns[k]);
+      assert_int_equal(json_int(json_at(q, "lo_ns")), p->lo_ns[k]);
+      assert_int_equal(json_int(json_at(q, "hi_ns")), p->hi_ns[k]);
+      assert_int_equal(json_bool(json_at(q, "clear")), p->clear[k]);
+      assert_int_equal(json_bool(json_at(q, "spread_over")), p->spread_over[k]);
+      tl_pair_sentence(cmp, st, p, k, line, sizeof line);
+      assert_json_string(json_at(q, "sentence"), line);
+    }
+    const char *mw = json_at(e, "mann_whitney");
+    assert_real(json_at(mw, "u"), p->mw.u, 0.0006, 0);
+    assert_real(json_at(mw, "z"), p->mw.z, 1e-12, 1e-5);
+    assert_real(json_at(mw, "p_value"), p->mw.p_value, 1e-300, 1e-5);
+    assert_real(json_at(mw, "a_below_b"), p->mw.a_below_b, 1e-12, 1e-5);
+  }
+}
+
+static void assert_json(const char *out) {
+  const char *end = json_value(out, 0);
+  if (!end || *ws(end))
+    fail_msg("not JSON at byte %ld", end ? (long)(end - out) : -1L);
+  /* UTF-8 throughout, and no nan or inf where a number should be. */
+  for (const unsigned char *p = (const unsigned char *)out; *p;) {
+    size_t n = tl_utf8_len(p, strlen((const char *)p));
+    if (!n)
+      fail_msg("not UTF-8 at byte %ld", (long)((const char *)p - out));
+    p += n;
+  }
+  assert_null(strstr(out, "nan"));
+  assert_null(strstr(out, "inf"));
+}
+
+/* Sessions of n samples: 1.0 to 1.9 ms, with the top 15% near tail_ns (so
+ * that p90 lies there). */
+static void add_level(tl_store *s, const char *label, int64_t tail_ns, size_t n) {
+  int64_t v[400];
+  for (size_t i = 0; i < n; i++)
+    v[i] = i % 20 >= 17 ? tail_ns + (int64_t)(i * 7919 % 1000) * 100
+                        : 1000000 + (int64_t)(i * 104729 % 900) * 1000;
+  add_session(s, "run1", label, &vbox_host, 0, v, n);
+}
+
+/* steady: twelve sessions of 200 samples whose p90 steps from about 3 to
+ * about 4 ms at the seventh; twin: the same samples (no clear difference);
+ * one: a single session of 50 samples; empty: a session without samples.
+ * Session i starts i hours after 2026-11-01T10:00:00Z. */
+static void build_stats_db(const char *path) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  for (int d = 0; d < 12; d++) {
+    add_level(s, "steady", d < 6 ? 3000000 : 4000000, 200);
+    add_level(s, "twin", d < 6 ? 3000000 : 4000000, 200);
+  }
+  add_level(s, "one", 2500000, 50);
+  add_level(s, "empty", 0, 0);
+  tl_store_close(s);
+  hourly_sessions(path);
+}
+
+static size_t group_of(const tl_comparison *c, const char *label) {
+  for (size_t i = 0; i < c->group_count; i++)
+    if (strcmp(c->groups[i].label, label) == 0)
+      return i;
+  fail_msg("no group %s", label);
+  return 0;
+}
+
+/* The JSON page carries the statistics of the Markdown page, number for
+ * number, byte-identical from run to run. */
+static void json_statistics(void **state) {
+  fixture *f = *state;
+  build_stats_db(f->db);
+  const char *labels[] = {"steady", "twin", "one", "empty"};
+  char *a[] = {TLREPORT,   "--db", f->db, "--compare", "steady,twin,one,empty",
+               "--format", "json", NULL};
+  char *out = run_report(a, 0, NULL);
+  assert_json(out);
+  tl_comparison cmp;
+  tl_stats st;
+  stats_of(f->db, labels, 4, &cmp, &st);
+  assert_json_stats(out, &cmp, &st);
+
+  /* The data exercises what the JSON must say: a planted change, a series
+   * value that rests on too few samples, an unbounded interval, a single
+   * session, and a pair with no clear difference. */
+  size_t steady = group_of(&cmp, "steady"), one = group_of(&cmp, "one");
+  const tl_group_stats *gs = &st.groups[steady];
+  assert_int_equal(gs->method, TL_CI_SESSIONS);
+  assert_true(gs->change_count >= 1);
+  assert_int_equal(gs->changes[0].session_index, 6);
+  assert_int_equal(gs->series_ns[1][0], -1); /* p99 of 200 samples */
+  assert_true(json_is_null(json_at(out, "groups.%zu.stats.series.0.p99_ns", steady)));
+  assert_json_string(json_at(out, "groups.%zu.stats.ci_method", steady), "sessions");
+  assert_int_equal(json_int(json_at(out, "groups.%zu.stats.changes.0.session", steady)), 6);
+
+  const tl_group_stats *os = &st.groups[one];
+  assert_json_string(json_at(out, "groups.%zu.stats.ci_method", one), "order");
+  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.series", one)), 1);
+  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.changes", one)), 0);
+  size_t last = cmp.groups[one].dist.pct_count - 1; /* p99.9 of 50 samples */
+  assert_int_equal(os->pct[last].hi_ns, -1);
+  assert_true(json_is_null(json_at(out, "groups.%zu.stats.percentiles.%zu.hi_ns", one, last)));
+  assert_true(json_bool(json_at(out, "groups.%zu.stats.percentiles.%zu.few", one, last)));
+  for (size_t k = 0; k <= last; k++)
+    assert_int_equal(json_int(json_at(out, "groups.%zu.stats.percentiles.%zu.spread_ns", one, k)),
+                     0);
+
+  /* A group whose one session has no samples: no method, no intervals,
+   * and a series entry with nulls. */
+  size_t empty = group_of(&cmp, "empty");
+  assert_int_equal(cmp.groups[empty].dist.count, 0);
+  assert_true(json_is_null(json_at(out, "groups.%zu.stats.ci_method", empty)));
+  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.percentiles", empty)), 0);
+  assert_true(json_is_null(json_at(out, "groups.%zu.stats.series.0.p90_ns", empty)));
+  for (size_t i = 0; i < st.pair_count; i++)
+    assert_true(st.pairs[i].a != empty && st.pairs[i].b != empty);
+
+  int twins = 0;
+  for (size_t i = 0; i < st.pair_count; i++) {
+    const tl_pair_stats *p = &st.pairs[i];
+    if (strcmp(cmp.groups[p->a].label, "steady") || strcmp(cmp.groups[p->b].label, "twin"))
+      continue;
+    twins++;
+    for (size_t k = 0; k <= last; k++) {
+      assert_false(p->clear[k]);
+      assert_false(json_bool(json_at(out, "pairs.%zu.percentiles.%zu.clear", i, k)));
+      assert_int_equal(json_int(json_at(out, "pairs.%zu.percentiles.%zu.diff_ns", i, k)), 0);
+      assert_non_null(strstr(json_at(out, "pairs.%zu.percentiles.%zu.sentence", i, k),
+                             "\"no clear difference between steady and twin"));
+    }
+  }
+  assert_int_equal(twins, 1);
+
+  /* Same database, same bytes. */
+  char *again = run_report(a, 0, NULL);
+  assert_string_equal(again, out);
+  free(again);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+  free(out);
+}
+
+/* A label no tl program would accept (quotes, backslash, control
+ * characters, bytes that are not UTF-8) leaves the statistics valid JSON. */
+static void json_statistics_hostile_label(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  static const char bad[] = "q\"uote\\back\x01\x1f\x7f\n\xff\xc3(</script>";
+  sqlite3 *db;
+  sqlite3_stmt *stmt;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, "UPDATE sessions SET label = ? WHERE label = 'macos'", -1,
+                                      &stmt, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_text(stmt, 1, bad, -1, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(stmt), SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  char *a[] = {TLREPORT, "--db", f->db, "--format", "json", NULL};
+  char *out = run_report(a, 0, NULL);
+  assert_json(out);
+  tl_comparison cmp;
+  tl_stats st;
+  stats_of(f->db, NULL, 0, &cmp, &st);
+  assert_true(st.pair_count >= 1);
+  assert_json_stats(out, &cmp, &st);
+  /* The sentence names the label, escaped: the quote and backslash kept,
+   * the controls as \u escapes, the broken bytes as U+FFFD. */
+  const char *s = json_at(out, "pairs.0.percentiles.0.sentence");
+  const char *end = json_string(s);
+  char *text = strndup(s, (size_t)(end - s));
+  assert_non_null(strstr(text, "q\\\"uote\\\\back\\u0001\\u001f\\u007f\\u000a\\ufffd\\ufffd("));
+  free(text);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
   free(out);
 }
 
@@ -732,6 +1108,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(json_statistics, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(json_statistics_hostile_label, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(html_page, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
