@@ -197,6 +197,8 @@ int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n) {
 }
 
 int tl_writer_add(tl_writer *w, const int64_t *v, size_t n) {
+  if (n == 0)
+    return TL_OK; /* v may be NULL then, and the buffer not allocated yet */
   if (w->pending_n + n > w->pending_cap) {
     size_t cap = w->pending_cap ? w->pending_cap : 1024;
     while (cap < w->pending_n + n)
