@@ -292,6 +292,8 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlstore export --label ''", "droplet\nmacos\nvbox\n"},
       {"comp tlstore prune --before ''", "\n"},
       {"comp tlstore import --unit ''", "\n"},
+      {"comp tlstore help ex", "export\n"},
+      {"comp tlstore help export ''", "\n"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     out = complete_with(cases[i].script, db);
