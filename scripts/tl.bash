@@ -1,9 +1,10 @@
 # tl.bash: bash completion for tlcollect, tlstore and tlreport.
 #
-# Completes options, tlstore's commands, probe names (tlcollect --list-probes)
-# and labels read from the database (tlstore labels, honouring --db and
-# TL_DB). Options and commands are read from each program's --help, so the
-# completion cannot fall behind the programs. Installed as
+# Completes options (after a tlstore command, that command's own), tlstore's
+# commands, probe names (tlcollect --list-probes) and labels read from the
+# database (tlstore labels, honouring --db and TL_DB). Options and commands
+# are read from each program's --help and each tlstore command's --help, so
+# the completion cannot fall behind the programs. Installed as
 # share/bash-completion/completions/{tlcollect,tlstore,tlreport}; without
 # bash-completion, source this file from ~/.bashrc. Needs bash 4 or later.
 
@@ -84,8 +85,9 @@ _tl_complete() {
   fi
 
   # tlstore: the first word that is neither an option nor --db's value is the
-  # command. After "--" nothing is an option any more.
-  local after_dashes=0 w
+  # command; operands counts the words after it that are no options either.
+  # After "--" nothing is an option any more.
+  local after_dashes=0 w operands=0
   for ((i = 1; i < COMP_CWORD; i++)); do
     w=${COMP_WORDS[i]}
     if ((!after_dashes)); then
@@ -102,7 +104,11 @@ _tl_complete() {
       -*) continue ;;
       esac
     fi
-    [[ $prog == tlstore && -z $subcmd ]] && subcmd=$w
+    if [[ $prog == tlstore && -z $subcmd ]]; then
+      subcmd=$w
+    else
+      operands=$((operands + 1))
+    fi
   done
   # Only a command tlstore lists is asked for its own --help.
   if [[ -n $subcmd ]] && ! _tl_store_commands "$cmd" | grep -qx -- "$subcmd"; then
@@ -150,7 +156,8 @@ _tl_complete() {
       [[ $o == --* ]] && printf '%s\n' "$o"
     done)
     mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
-  elif [[ $prog == tlstore && -z $subcmd ]]; then
+  elif [[ $prog == tlstore && ( -z $subcmd || ($subcmd == help && $operands == 0) ) ]]; then
+    # The command, or the one "tlstore help" is asked about.
     mapfile -t COMPREPLY < <(compgen -W "$(_tl_store_commands "$cmd")" -- "$cur")
   fi
   return 0

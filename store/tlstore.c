@@ -11,30 +11,15 @@
 #include "tl_report.h"
 #include "tl_store.h"
 
-static const char usage[] =
-    "Usage: tlstore [--db PATH] COMMAND [OPTIONS]\n"
-    "Look after the tl results database.\n"
+/* The top-level help: usage_head, the commands (from the commands table at
+ * the end of this file), usage_tail. */
+static const char usage_head[] = "Usage: tlstore [--db PATH] COMMAND [OPTIONS]\n"
+                                 "Look after the tl results database.\n"
+                                 "\n"
+                                 "Commands:\n";
+static const char usage_tail[] =
     "\n"
-    "Commands:\n"
-    "  info                   schema version, hosts, labels, sessions, samples, file size\n"
-    "  check                  integrity and schema check; exit 1 when anything is wrong\n"
-    "  labels                 the labels in the database, one per line\n"
-    "  hosts                  hosts with their key facts (from each one's latest session)\n"
-    "  sessions [FILTERS]     list sessions: uuid, label, probe, delay, host, start, status\n"
-    "  export --format csv|jsonl|hgrm [FILTERS]\n"
-    "                         raw samples (or their percentile distribution) to stdout\n"
-    "  import --format csv|jsonl FILE --label L --probe P --delay D [--unit U]\n"
-    "         [--host NAME] [--skip-bad]\n"
-    "                         latencies from another tool as one new session (FILE - is stdin)\n"
-    "  merge OTHER.db...      copy the sessions of other tl databases, all or nothing\n"
-    "  delete SESSION_UUID    delete one session and its samples\n"
-    "  prune --before DATE [--label L]\n"
-    "                         delete the sessions started before DATE\n"
-    "  vacuum                 give the space of deleted data back to the system\n"
-    "\n"
-    "Filters (sessions, export): --label L (repeatable), --probe P, --delay TIME,\n"
-    "--since DATE, --until DATE, --host HOST, --tag KEY=VALUE (repeatable),\n"
-    "--status running|complete|interrupted\n"
+    "Run tlstore COMMAND --help (or tlstore help COMMAND) for a command's options.\n"
     "\n"
     "Options:\n"
     "      --db PATH          database file (default $TL_DB, else\n"
@@ -152,14 +137,33 @@ static tl_store *open_store(const char *path, int flags) {
   return NULL;
 }
 
-/* Subcommands: each checks its own arguments (argv[0] is the command name)
- * before it opens the database at path, so a usage error touches nothing. */
+/* ======================================================================== */
+/* Subcommands                                                               */
+
+/* One option of a command: getopt_long's entry and its line of help. */
+typedef struct {
+  const char *name; /* the long option, without "--" */
+  int val;          /* what getopt_long returns for it (OPT_*) */
+  const char *arg;  /* its value as the help shows it ("DATE"); NULL: a flag */
+  const char *help; /* what it does, one line */
+} cmd_option;
+
+/* A command: the one place that says how it is called, what it does and
+ * which options it takes; its help and its getopt_long table are made from
+ * this. run checks its own arguments (argv[0] is the command name) with
+ * longopts before it opens the database at path, so a usage error touches
+ * nothing; main has already answered --help and refused unknown options. */
 typedef struct {
   const char *name;
-  int (*run)(const char *path, int argc, char **argv);
+  const char *args;          /* what follows the name in a usage line */
+  const char *about;         /* what it does, one line, lower case */
+  const cmd_option *options; /* up to {NULL}; NULL: none */
+  int (*run)(const char *path, int argc, char **argv,
+             const struct option *longopts); /* NULL: help, which main answers */
 } command;
 
-static int run_info(const char *path, int argc, char **argv) {
+static int run_info(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc > 1)
     return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
@@ -168,7 +172,8 @@ static int run_info(const char *path, int argc, char **argv) {
   return status;
 }
 
-static int run_check(const char *path, int argc, char **argv) {
+static int run_check(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc > 1)
     return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
@@ -179,7 +184,8 @@ static int run_check(const char *path, int argc, char **argv) {
 
 /* One label per line, for scripts and shell completion: read-only, and
  * nothing but the labels on stdout. */
-static int run_labels(const char *path, int argc, char **argv) {
+static int run_labels(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc > 1)
     return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_READONLY);
@@ -254,7 +260,8 @@ static int cmd_hosts(tl_store *store) {
   return TL_EXIT_OK;
 }
 
-static int run_hosts(const char *path, int argc, char **argv) {
+static int run_hosts(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc > 1)
     return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE | TL_STORE_READONLY);
@@ -282,13 +289,16 @@ enum {
   OPT_BEFORE,
 };
 
+/* The filter options of sessions and export, as cmd_option entries. */
 #define FILTER_OPTIONS                                                                             \
-  {"label", required_argument, NULL, OPT_LABEL}, {"probe", required_argument, NULL, OPT_PROBE},    \
-      {"delay", required_argument, NULL, OPT_DELAY},                                               \
-      {"since", required_argument, NULL, OPT_SINCE},                                               \
-      {"until", required_argument, NULL, OPT_UNTIL}, {"host", required_argument, NULL, OPT_HOST},  \
-      {"tag", required_argument, NULL, OPT_TAG}, {                                                 \
-    "status", required_argument, NULL, OPT_STATUS                                                  \
+  {"label", OPT_LABEL, "L", "sessions of this label (repeatable)"},                                \
+      {"probe", OPT_PROBE, "P", "sessions of this probe"},                                         \
+      {"delay", OPT_DELAY, "TIME", "sessions of this requested delay (a bare number is ms)"},      \
+      {"since", OPT_SINCE, "DATE", "sessions started at or after DATE (UTC)"},                     \
+      {"until", OPT_UNTIL, "DATE", "sessions started before DATE (UTC)"},                          \
+      {"host", OPT_HOST, "HOST", "sessions of this hostname or host fingerprint prefix"},          \
+      {"tag", OPT_TAG, "KEY=VALUE", "sessions with this tag (repeatable)"}, {                      \
+    "status", OPT_STATUS, "STATUS", "sessions that are running, complete or interrupted"           \
   }
 
 typedef struct {
@@ -358,22 +368,30 @@ static int filter_option(filter_args *a, int c, const char *v) {
   }
 }
 
+/* The short options of every command: only -h; ':' to tell a missing value
+ * from an unknown option. */
+#define COMMAND_SHORTOPTS ":h"
+
 /* The usage error of an option getopt did not take. */
 static int bad_option(int c, char **argv) {
   if (c == ':')
     return tl_usage_error(argv[optind - 1], "needs a value");
+  if (optopt > 0 && optopt < 256 && isgraph(optopt)) {
+    /* A short option, maybe one of a cluster ("-xv"): name only it. */
+    char name[3] = {'-', (char)optopt, '\0'};
+    return tl_usage_error(name, "unknown option");
+  }
   return tl_usage_error(argv[optind - 1], "unknown option");
 }
 
 /* ======================================================================== */
 /* sessions, export                                                          */
 
-static int run_sessions(const char *path, int argc, char **argv) {
-  static const struct option longopts[] = {FILTER_OPTIONS, {NULL, 0, NULL, 0}};
+static int run_sessions(const char *path, int argc, char **argv, const struct option *longopts) {
   filter_args a;
   filter_args_init(&a);
   int c;
-  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
     int r = filter_option(&a, c, optarg);
     if (r < 0)
       return -r;
@@ -413,14 +431,12 @@ static int run_sessions(const char *path, int argc, char **argv) {
   return TL_EXIT_OK;
 }
 
-static int run_export(const char *path, int argc, char **argv) {
-  static const struct option longopts[] = {
-      FILTER_OPTIONS, {"format", required_argument, NULL, OPT_FORMAT}, {NULL, 0, NULL, 0}};
+static int run_export(const char *path, int argc, char **argv, const struct option *longopts) {
   filter_args a;
   filter_args_init(&a);
   tl_samples_format format = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
     if (c == OPT_FORMAT) {
       if (tl_samples_format_parse(optarg, &format))
         return tl_usage_error("--format", "must be csv, jsonl or hgrm");
@@ -466,22 +482,14 @@ static void print_bad_row(void *ctx, int64_t line, const char *why) {
   fputc('\n', stderr);
 }
 
-static int run_import(const char *path, int argc, char **argv) {
-  static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
-                                           {"label", required_argument, NULL, OPT_LABEL},
-                                           {"probe", required_argument, NULL, OPT_PROBE},
-                                           {"delay", required_argument, NULL, OPT_DELAY},
-                                           {"unit", required_argument, NULL, OPT_UNIT},
-                                           {"host", required_argument, NULL, OPT_HOST},
-                                           {"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
-                                           {NULL, 0, NULL, 0}};
+static int run_import(const char *path, int argc, char **argv, const struct option *longopts) {
   tl_import_opts o;
   tl_import_opts_init(&o);
   o.format = 0;
   o.delay_ns = -1;
   char why[TL_WHY_MAX];
   int c;
-  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
     switch (c) {
     case OPT_FORMAT:
       if (tl_samples_format_parse(optarg, &o.format) || o.format == TL_SAMPLES_HGRM)
@@ -560,7 +568,8 @@ static int run_import(const char *path, int argc, char **argv) {
   return status;
 }
 
-static int run_merge(const char *path, int argc, char **argv) {
+static int run_merge(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc < 2)
     return tl_usage_error("OTHER.db", "missing (the databases to merge in)");
   for (int i = 1; i < argc; i++)
@@ -592,7 +601,8 @@ static int run_merge(const char *path, int argc, char **argv) {
 /* ======================================================================== */
 /* delete, prune, vacuum                                                     */
 
-static int run_delete(const char *path, int argc, char **argv) {
+static int run_delete(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc < 2)
     return tl_usage_error("SESSION_UUID", "missing (see tlstore sessions)");
   if (argc > 2)
@@ -617,16 +627,13 @@ static int run_delete(const char *path, int argc, char **argv) {
   return status;
 }
 
-static int run_prune(const char *path, int argc, char **argv) {
-  static const struct option longopts[] = {{"before", required_argument, NULL, OPT_BEFORE},
-                                           {"label", required_argument, NULL, OPT_LABEL},
-                                           {NULL, 0, NULL, 0}};
+static int run_prune(const char *path, int argc, char **argv, const struct option *longopts) {
   int64_t before = 0;
   int have_before = 0;
   const char *label = NULL;
   char why[TL_WHY_MAX];
   int c;
-  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
     if (c == OPT_BEFORE) {
       if (tl_date_parse(optarg, &before, why, sizeof why))
         return tl_usage_error("--before", why);
@@ -659,7 +666,8 @@ static int run_prune(const char *path, int argc, char **argv) {
   return status;
 }
 
-static int run_vacuum(const char *path, int argc, char **argv) {
+static int run_vacuum(const char *path, int argc, char **argv, const struct option *longopts) {
+  (void)longopts;
   if (argc > 1)
     return tl_usage_error(argv[1], "unexpected argument");
   tl_store *store = open_store(path, TL_STORE_NOCREATE);
@@ -676,12 +684,133 @@ static int run_vacuum(const char *path, int argc, char **argv) {
   return status;
 }
 
+/* ======================================================================== */
+/* The commands: how each is called, what it does, its options               */
+
+static const cmd_option export_options[] = {
+    {"format", OPT_FORMAT, "FORMAT", "csv, jsonl or hgrm (required)"}, FILTER_OPTIONS, {NULL}};
+static const cmd_option sessions_options[] = {FILTER_OPTIONS, {NULL}};
+static const cmd_option import_options[] = {
+    {"format", OPT_FORMAT, "FORMAT", "csv or jsonl (required)"},
+    {"label", OPT_LABEL, "L", "the new session's label (required)"},
+    {"probe", OPT_PROBE, "P", "the probe that measured (required)"},
+    {"delay", OPT_DELAY, "D", "the requested delay (required; a bare number is ms)"},
+    {"unit", OPT_UNIT, "UNIT", "ns, us or ms: of numbers without a unit (default ns)"},
+    {"host", OPT_HOST, "NAME", "the host to record (default imported)"},
+    {"skip-bad", OPT_SKIP_BAD, NULL, "import the good rows of a file with bad ones"},
+    {NULL}};
+static const cmd_option prune_options[] = {
+    {"before", OPT_BEFORE, "DATE", "sessions started before DATE, UTC (required)"},
+    {"label", OPT_LABEL, "L", "only the sessions of this label"},
+    {NULL}};
+
 static const command commands[] = {
-    {"info", run_info},     {"check", run_check},       {"labels", run_labels},
-    {"hosts", run_hosts},   {"sessions", run_sessions}, {"export", run_export},
-    {"import", run_import}, {"merge", run_merge},       {"delete", run_delete},
-    {"prune", run_prune},   {"vacuum", run_vacuum},
+    {"info", "", "schema version, hosts, labels, sessions, samples, file size", NULL, run_info},
+    {"check", "", "integrity and schema check; exit 1 when anything is wrong", NULL, run_check},
+    {"labels", "", "the labels in the database, one per line", NULL, run_labels},
+    {"hosts", "", "hosts with their key facts (from each one's latest session)", NULL, run_hosts},
+    {"sessions", "[FILTERS]", "list sessions: uuid, label, probe, delay, host, start, status",
+     sessions_options, run_sessions},
+    {"export", "--format FORMAT [FILTERS]",
+     "raw samples (or their percentile distribution) to stdout", export_options, run_export},
+    {"import", "--format FORMAT --label L --probe P --delay D [OPTIONS] FILE",
+     "latencies from another tool as one new session (FILE - is stdin)", import_options,
+     run_import},
+    {"merge", "OTHER.db...", "copy the sessions of other tl databases, all or nothing", NULL,
+     run_merge},
+    {"delete", "SESSION_UUID", "delete one session and its samples", NULL, run_delete},
+    {"prune", "--before DATE [--label L]", "delete the sessions started before DATE", prune_options,
+     run_prune},
+    {"vacuum", "", "give the space of deleted data back to the system", NULL, run_vacuum},
+    {"help", "[COMMAND]", "this help, or the usage and options of COMMAND", NULL, NULL},
 };
+enum { N_COMMANDS = sizeof commands / sizeof commands[0], MAX_COMMAND_OPTS = 16 };
+
+/* "  TERM" with text from column 25, or on the next line when TERM is too
+ * wide: the layout of every help in tl. */
+static void help_line(const char *term, const char *arg, const char *text) {
+  int n = printf("  %s%s%s", term, arg && *arg ? " " : "", arg ? arg : "");
+  printf("%*s%s\n", n < 25 ? 25 - n : 0, n < 25 ? "" : "\n                         ", text);
+}
+
+static void print_usage(void) {
+  fputs(usage_head, stdout);
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    help_line(commands[i].name, commands[i].args, commands[i].about);
+  fputs(usage_tail, stdout);
+}
+
+static void print_command_help(const command *cmd) {
+  printf("Usage: tlstore [--db PATH] %s%s%s\n", cmd->name, *cmd->args ? " " : "", cmd->args);
+  printf("%c%s.\n\nOptions:\n", toupper((unsigned char)cmd->about[0]), cmd->about + 1);
+  char term[64];
+  for (const cmd_option *o = cmd->options; o && o->name; o++) {
+    snprintf(term, sizeof term, "    --%s", o->name);
+    help_line(term, o->arg, o->help);
+  }
+  help_line("-h, --help", NULL, "show this help and exit");
+}
+
+/* cmd's getopt_long table, with --help, into out (MAX_COMMAND_OPTS + 2).
+ * An option past MAX_COMMAND_OPTS would be left out (and test_cli's check
+ * that every option in a command's help is taken would fail). */
+static void command_longopts(const command *cmd, struct option *out) {
+  size_t n = 0;
+  for (const cmd_option *o = cmd->options; o && o->name && n < MAX_COMMAND_OPTS; o++)
+    out[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, o->val};
+  out[n++] = (struct option){"help", no_argument, NULL, 'h'};
+  out[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* Starts getopt afresh, in its permuting mode, so that options may follow
+ * a command's operands (glibc: optind 0; BSD: optreset). */
+static void getopt_restart(void) {
+#ifdef __GLIBC__
+  optind = 0;
+#else
+  optreset = 1;
+  optind = 1;
+#endif
+}
+
+/* A first pass over a command's arguments, before anything else: --help
+ * prints the command's help, an option it does not take is a usage error.
+ * Neither needs the database. Returns the exit status, or -1 to go on. */
+static int command_pass(const command *cmd, int argc, char **argv, const struct option *longopts) {
+  getopt_restart();
+  int c;
+  while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
+    if (c == 'h') {
+      print_command_help(cmd);
+      return TL_EXIT_OK;
+    }
+    if (c == ':' || c == '?')
+      return bad_option(c, argv);
+  }
+  return -1;
+}
+
+static const command *find_command(const char *name) {
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+/* tlstore help [COMMAND] */
+static int run_help(int argc, char **argv) {
+  if (argc > 2)
+    return tl_usage_error(argv[2], "unexpected argument");
+  if (argc < 2) {
+    print_usage();
+    return TL_EXIT_OK;
+  }
+  const command *cmd = find_command(argv[1]);
+  if (!cmd)
+    return tl_usage_error(argv[1], "unknown command");
+  print_command_help(cmd);
+  return TL_EXIT_OK;
+}
 
 int main(int argc, char **argv) {
   tl_set_progname("tlstore");
@@ -707,7 +836,7 @@ int main(int argc, char **argv) {
       db = optarg;
       break;
     case 'h':
-      fputs(usage, stdout);
+      print_usage();
       return TL_EXIT_OK;
     case 'V':
       printf("tlstore %s\n", TL_VERSION);
@@ -719,27 +848,25 @@ int main(int argc, char **argv) {
     }
   }
   if (optind >= argc)
-    return tl_usage_error("command", "missing (see tlstore --help)");
-  const command *cmd = NULL;
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(commands[i].name, argv[optind]) == 0)
-      cmd = &commands[i];
+    return tl_usage_error("command", "missing");
+  const command *cmd = find_command(argv[optind]);
   if (!cmd)
-    return tl_usage_error(argv[optind], "unknown command (see tlstore --help)");
+    return tl_usage_error(argv[optind], "unknown command");
+
+  /* The command's arguments, from its name on. */
+  int at = optind;
+  struct option cmd_longopts[MAX_COMMAND_OPTS + 2];
+  command_longopts(cmd, cmd_longopts);
+  int status = command_pass(cmd, argc - at, argv + at, cmd_longopts);
+  if (status >= 0)
+    return status;
+  if (!cmd->run)
+    return run_help(argc - at, argv + at);
 
   char path[4096];
-  int path_status = tl_cli_db_path(db, path, sizeof path);
-  if (path_status)
-    return path_status;
-  /* A subcommand may parse its own options with getopt from its name on. */
-  int at = optind;
-  /* Start getopt afresh, in its permuting mode, so that options may follow
-   * a subcommand's operands (glibc: optind 0; BSD: optreset). */
-#ifdef __GLIBC__
-  optind = 0;
-#else
-  optreset = 1;
-  optind = 1;
-#endif
-  return cmd->run(path, argc - at, argv + at);
+  status = tl_cli_db_path(db, path, sizeof path);
+  if (status)
+    return status;
+  getopt_restart();
+  return cmd->run(path, argc - at, argv + at, cmd_longopts);
 }

@@ -1,6 +1,7 @@
 /* test_cli.c: the programs end to end: store info and check, an interrupted
  * collection, and bad input on every option (a one-line error and exit
  * status 2, never a crash). The report's own tests are in test_report.c. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -372,6 +373,199 @@ static void bad_arguments(void **state) {
   assert_int_not_equal(access(f->db, F_OK), 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* tlstore COMMAND --help                                                    */
+
+/* Every tlstore command with the options its help must list. */
+static const struct {
+  const char *name;
+  const char *options[10];
+} store_commands[] = {
+    {"info", {NULL}},
+    {"check", {NULL}},
+    {"labels", {NULL}},
+    {"hosts", {NULL}},
+    {"sessions",
+     {"--label", "--probe", "--delay", "--since", "--until", "--host", "--tag", "--status", NULL}},
+    {"export",
+     {"--format", "--label", "--probe", "--delay", "--since", "--until", "--host", "--tag",
+      "--status", NULL}},
+    {"import",
+     {"--format", "--label", "--probe", "--delay", "--unit", "--host", "--skip-bad", NULL}},
+    {"merge", {NULL}},
+    {"delete", {NULL}},
+    {"prune", {"--before", "--label", NULL}},
+    {"vacuum", {NULL}},
+    {"help", {NULL}},
+};
+enum { N_STORE_COMMANDS = sizeof store_commands / sizeof store_commands[0] };
+
+/* Runs tlstore with up to five arguments (NULL-terminated) and env (may be
+ * NULL); stdout and stderr malloc'ed. */
+static int run_store(char *const *env, char **out, char **err, const char *a1, const char *a2,
+                     const char *a3, const char *a4, const char *a5) {
+  char *a[] = {TLSTORE, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, NULL};
+  return tl_test_run(a, env, out, err);
+}
+
+/* Whether help has an option line for opt: "      --opt" or "  -h, --opt",
+ * followed by its value or the text. */
+static int help_lists(const char *help, const char *opt) {
+  for (const char *p = help; (p = strstr(p, opt)) != NULL; p++) {
+    size_t n = strlen(opt);
+    const char *line = p;
+    while (line > help && line[-1] != '\n')
+      line--;
+    int at_start = (size_t)(p - line) == 6 && strncmp(line, "      ", 6) == 0;
+    int after_short = (size_t)(p - line) == 6 && line[0] == ' ' && line[2] == '-';
+    if ((at_start || after_short) && (p[n] == ' ' || p[n] == '\n'))
+      return 1;
+  }
+  return 0;
+}
+
+static void store_command_help(void **state) {
+  fixture *f = *state;
+  char *missing = tl_test_path(f->dir, "missing/tl.db"), *junk = f->db;
+  const char *junk_text = "not a database, and must stay so\n";
+  assert_int_equal(tl_test_write_file(junk, junk_text, strlen(junk_text)), 0);
+  char env_missing[4200];
+  snprintf(env_missing, sizeof env_missing, "TL_DB=%s", missing);
+  char *envs[] = {env_missing, NULL}, *no_home[] = {"HOME=", "TL_DB=", NULL};
+  char *top, *out, *err;
+  assert_int_equal(run_store(NULL, &top, &err, "--help", NULL, NULL, NULL, NULL), 0);
+  free(err);
+  for (size_t i = 0; i < N_STORE_COMMANDS; i++) {
+    const char *name = store_commands[i].name;
+    char head[128], item[64];
+    snprintf(head, sizeof head, "Usage: tlstore [--db PATH] %s", name);
+    snprintf(item, sizeof item, "\n  %s ", name);
+    if (!strstr(top, item))
+      fail_msg("tlstore --help does not list the command %s", name);
+    char *help;
+    int rc = run_store(NULL, &help, &err, "--db", missing, name, "--help", NULL);
+    if (rc != 0 || *err)
+      fail_msg("tlstore %s --help: exit %d, stderr '%s'", name, rc, err);
+    free(err);
+    if (strncmp(help, head, strlen(head)) != 0)
+      fail_msg("tlstore %s --help starts '%.60s'", name, help);
+    assert_true(help_lists(help, "--help"));
+    for (const char *const *o = store_commands[i].options; *o; o++)
+      if (!help_lists(help, *o))
+        fail_msg("tlstore %s --help does not list %s:\n%s", name, *o, help);
+    /* -h, "help COMMAND", TL_DB and no default database path at all: the
+     * same help; a file that is no database is not even looked at. */
+    struct {
+      char **env;
+      const char *a[5];
+    } same[] = {
+        {NULL, {"--db", missing, name, "-h", NULL}},
+        {NULL, {"--db", missing, "help", name, NULL}},
+        {envs, {name, "--help", NULL}},
+        {no_home, {name, "--help", NULL}},
+        {NULL, {"--db", junk, name, "--help", NULL}},
+        {NULL, {"--db", missing, name, "extra", "--help"}},
+    };
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+      rc = run_store(same[k].env, &out, &err, same[k].a[0], same[k].a[1], same[k].a[2],
+                     same[k].a[3], same[k].a[4]);
+      if (rc != 0 || strcmp(out, help) != 0 || *err)
+        fail_msg("tlstore %s, case %zu: exit %d, stdout '%.60s', stderr '%s'", name, k, rc, out,
+                 err);
+      free(out);
+      free(err);
+    }
+    /* Each option the help lists is one the command takes, with a value
+     * when the help shows one. */
+    for (const char *p = help; (p = strstr(p, "\n      --")) != NULL;) {
+      char opt[64], value[64] = "";
+      p += 7;
+      assert_int_equal(sscanf(p, "%63[a-z0-9-]", opt), 1);
+      if (p[strlen(opt)] == ' ' && isupper((unsigned char)p[strlen(opt) + 1]))
+        assert_int_equal(sscanf(p + strlen(opt) + 1, "%63[A-Za-z=_]", value), 1);
+      rc = run_store(NULL, &out, &err, "--db", missing, name, opt, *value ? NULL : "--help");
+      if (*value) {
+        /* No value: a usage error naming the option. */
+        if (rc != 2 || !tl_test_one_line(err) || !strstr(err, opt))
+          fail_msg("tlstore %s %s (no value): exit %d, stderr '%s'", name, opt, rc, err);
+      } else if (rc != 0 || strcmp(out, help) != 0) {
+        fail_msg("tlstore %s %s --help: exit %d, stderr '%s'", name, opt, rc, err);
+      }
+      free(out);
+      free(err);
+      if (*value) {
+        char *a[] = {TLSTORE, "--db", missing, (char *)name, opt, value, "--help", NULL};
+        rc = tl_test_run(a, NULL, &out, &err);
+        if (rc != 0 || strcmp(out, help) != 0)
+          fail_msg("tlstore %s %s %s --help: exit %d, stderr '%s'", name, opt, value, rc, err);
+        free(out);
+        free(err);
+      }
+    }
+    free(help);
+  }
+  /* "help" alone is the top-level help. */
+  assert_int_equal(run_store(NULL, &out, &err, "--db", missing, "help", NULL, NULL), 0);
+  assert_string_equal(out, top);
+  free(out);
+  free(err);
+  /* Nothing was created, and the file that is no database is as it was. */
+  assert_int_not_equal(access(missing, F_OK), 0);
+  char *dir = tl_test_path(f->dir, "missing");
+  assert_int_not_equal(access(dir, F_OK), 0);
+  char *after = tl_test_read_file(junk, NULL);
+  assert_string_equal(after, junk_text);
+  char *journal = tl_test_path(f->dir, "tl.db-journal"), *wal = tl_test_path(f->dir, "tl.db-wal");
+  assert_int_not_equal(access(journal, F_OK), 0);
+  assert_int_not_equal(access(wal, F_OK), 0);
+  free(wal);
+  free(journal);
+  free(after);
+  free(dir);
+  free(top);
+  free(missing);
+}
+
+/* An option a command does not take, before or after its operands, and bad
+ * uses of help: exit 2, one line naming it, and nothing created. */
+static void store_command_bad_options(void **state) {
+  fixture *f = *state;
+  const char *uuid = "0123abcd-0123-4567-89ab-0123456789ab";
+  for (size_t i = 0; i < N_STORE_COMMANDS; i++) {
+    const char *name = store_commands[i].name;
+    const char *operand = strcmp(name, "delete") == 0   ? uuid
+                          : strcmp(name, "merge") == 0  ? "other.db"
+                          : strcmp(name, "import") == 0 ? "-"
+                                                        : NULL;
+    const char *bad[] = {"--bogus", "-Z", "--help=yes", "--\x1b[2Jx"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+      for (int after = 0; after < 2; after++) {
+        if (after && !operand)
+          continue;
+        char *out, *err;
+        int rc = run_store(NULL, &out, &err, "--db", f->db, name, after ? operand : bad[k],
+                           after ? bad[k] : NULL);
+        char shown[16];
+        snprintf(shown, sizeof shown, "%.6s", bad[k]);
+        if (rc != 2 || !tl_test_one_line(err) || !strstr(err, "error:") ||
+            !strstr(err, k == 3 ? "--\\x1b" : shown) || tl_test_unsafe_at(err) >= 0 || *out)
+          fail_msg("tlstore %s %s: exit %d, stderr '%s'", name, bad[k], rc, err);
+        free(out);
+        free(err);
+      }
+  }
+  const char *help_cases[][2] = {{"frobnicate", NULL}, {"export", "extra"}};
+  for (size_t k = 0; k < 2; k++) {
+    char *out, *err;
+    int rc = run_store(NULL, &out, &err, "--db", f->db, "help", help_cases[k][0], help_cases[k][1]);
+    if (rc != 2 || !tl_test_one_line(err) || *out)
+      fail_msg("tlstore help %s: exit %d, stderr '%s'", help_cases[k][0], rc, err);
+    free(out);
+    free(err);
+  }
+  assert_int_not_equal(access(f->db, F_OK), 0);
+}
+
 static void help_and_version(void **state) {
   (void)state;
   const char *progs[] = {TLCOLLECT, TLSTORE, TLREPORT};
@@ -400,6 +594,8 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(bad_arguments, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(help_and_version),
+      cmocka_unit_test_setup_teardown(store_command_help, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(store_command_bad_options, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,11 @@
 /* test_docs.c: the documentation cannot drift from the programs. Every long
  * option a program lists in --help appears in its man page (rendered from
  * docs/PROG.1.md) and in its README section; every tlstore command in
- * --help appears in tlstore(1) and the README; each man page documents the
- * exit statuses; the systemd units and the cron line hold arguments that
- * tlcollect accepts. Also checks mangen's roff: the title line and the two
- * slips of cmark's man renderer it mends. */
+ * --help appears in tlstore(1) and the README, and every option in that
+ * command's own --help in the command's entry of tlstore(1) and in the
+ * README; each man page documents the exit statuses; the systemd units and
+ * the cron line hold arguments that tlcollect accepts. Also checks mangen's
+ * roff: the title line and the two slips of cmark's man renderer it mends. */
 #include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,7 +86,10 @@ static void each_long_option(const char *text, void (*fn)(const char *, void *),
 }
 
 typedef struct {
-  const char *prog, *man, *readme;
+  const char *prog;   /* the program whose docs these are */
+  const char *what;   /* whose --help: "tlstore" or "tlstore export" */
+  const char *man;    /* the part of its man page that must name each option */
+  const char *readme; /* its README section */
   int seen;
 } doc_ctx;
 
@@ -93,10 +97,49 @@ static void option_documented(const char *opt, void *arg) {
   doc_ctx *c = arg;
   c->seen++;
   if (!has_word(c->man, opt))
-    fail_msg("%s --help lists %s, but docs/%s.1.md does not describe it", c->prog, opt, c->prog);
+    fail_msg("%s --help lists %s, but docs/%s.1.md does not describe it%s", c->what, opt, c->prog,
+             strcmp(c->what, c->prog) ? " (in the command's entry, or FILTERS for its filters)"
+                                      : "");
   if (!has_word(c->readme, opt))
-    fail_msg("%s --help lists %s, but the README's '## %s' section does not", c->prog, opt,
+    fail_msg("%s --help lists %s, but the README's '## %s' section does not", c->what, opt,
              c->prog);
+}
+
+/* The man page section ".SH\nTITLE" of man up to the next one: its start,
+ * and its length in *len; fails the test when there is none. */
+static const char *man_section(const char *man, const char *title, size_t *len) {
+  char head[64];
+  snprintf(head, sizeof head, "\n.SH\n%s\n", title);
+  const char *at = strstr(man, head);
+  if (!at)
+    fail_msg("tlstore(1) has no %s section", title);
+  const char *end = strstr(at + strlen(head), "\n.SH\n");
+  *len = end ? (size_t)(end - at) : strlen(at);
+  return at;
+}
+
+/* Where tlstore(1) documents the options of the command name: its entry
+ * under COMMANDS, FILTERS when the entry takes them, and OPTIONS (--help).
+ * malloc'ed. */
+static char *command_docs(const char *man, const char *name) {
+  size_t n_cmds, n_opts, n_filters, n_entry;
+  const char *cmds = man_section(man, "COMMANDS", &n_cmds);
+  const char *opts = man_section(man, "OPTIONS", &n_opts);
+  const char *filters = man_section(man, "FILTERS", &n_filters);
+  char head[80];
+  snprintf(head, sizeof head, "\n.PP\n\\f[B]%s\\f[]", name);
+  const char *entry = strstr(cmds, head);
+  if (!entry || entry >= cmds + n_cmds)
+    fail_msg("docs/tlstore.1.md has no entry **%s** under COMMANDS", name);
+  const char *end = strstr(entry, "\n.RE\n");
+  n_entry = end ? (size_t)(end - entry) : strlen(entry);
+  char *s = malloc(n_entry + n_opts + n_filters + 1);
+  memcpy(s, entry, n_entry);
+  s[n_entry] = '\0';
+  if (strstr(s, "FILTERS"))
+    strncat(s, filters, n_filters);
+  strncat(s, opts, n_opts);
+  return s;
 }
 
 /* prog's --help (args before --help, e.g. a tlstore command), malloc'ed.
@@ -121,7 +164,7 @@ static void help_options_in_man_pages_and_readme(void **state) {
   for (size_t i = 0; i < 3; i++) {
     char *help;
     assert_int_equal(help_of(progs[i][1], NULL, &help), 0);
-    doc_ctx c = {progs[i][0], man_text(progs[i][0]), readme_section(progs[i][0]), 0};
+    doc_ctx c = {progs[i][0], progs[i][0], man_text(progs[i][0]), readme_section(progs[i][0]), 0};
     each_long_option(help, option_documented, &c);
     assert_true(c.seen >= 3); /* at least --db, --help, --version */
     free(help);
@@ -131,8 +174,8 @@ static void help_options_in_man_pages_and_readme(void **state) {
 }
 
 /* The commands listed under "Commands:" in tlstore --help: each in tlstore(1)
- * as a bold term and in the README's tlstore section; and the options of
- * each command that has its own --help. */
+ * as a bold term and in the README's tlstore section; and the options each
+ * command lists in its own --help. */
 static void store_commands_documented(void **state) {
   (void)state;
   char *help, *man = man_text("tlstore"), *readme = readme_section("tlstore");
@@ -158,11 +201,18 @@ static void store_commands_documented(void **state) {
       fail_msg("tlstore --help lists the command %s; docs/tlstore.1.md has no **%s**", name, name);
     if (!has_word(readme, name))
       fail_msg("tlstore --help lists the command %s; the README's tlstore section does not", name);
+    /* Every command answers --help, and each option it lists there is
+     * documented: a command's option added later without docs fails here. */
     char *sub;
-    if (help_of(TLSTORE, name, &sub) == 0) {
-      doc_ctx c = {"tlstore", man, readme, 0};
-      each_long_option(sub, option_documented, &c);
-    }
+    if (help_of(TLSTORE, name, &sub) != 0)
+      fail_msg("tlstore %s --help fails", name);
+    char *entry = command_docs(man, name), what[80];
+    snprintf(what, sizeof what, "tlstore %s", name);
+    doc_ctx c = {"tlstore", what, entry, readme, 0};
+    each_long_option(sub, option_documented, &c);
+    free(entry);
+    if (c.seen < 1) /* at least its --help */
+      fail_msg("tlstore %s --help lists no options", name);
     free(sub);
     commands++;
     at = strchr(at, '\n');

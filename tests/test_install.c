@@ -274,13 +274,26 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlreport --probe ''",
        "exec:CMD\nnanosleep\nnode\nperiodic\nsettimeout\ntimerfd\nuv\n"},
       {"comp tlstore ''",
-       "check\ndelete\nexport\nhosts\nimport\ninfo\nlabels\nmerge\nprune\nsessions\nvacuum\n"},
+       "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\nsessions\n"
+       "vacuum\n"},
       {"comp tlstore --db x.db l", "labels\n"},
       {"comp tlstore -- ''",
-       "check\ndelete\nexport\nhosts\nimport\ninfo\nlabels\nmerge\nprune\nsessions\nvacuum\n"},
+       "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\nsessions\n"
+       "vacuum\n"},
       {"comp tlstore labels ''", "\n"},
       {"comp tlstore frobnicate --", "\n"},
       {"comp tlstore --", "--db\n--help\n--version\n"},
+      /* A command's own options, from its --help. */
+      {"comp tlstore prune --", "--before\n--help\n--label\n"},
+      {"comp tlstore --db x.db export --s", "--since\n--status\n"},
+      {"comp tlstore import --format csv --s", "--skip-bad\n"},
+      {"comp tlstore sessions --label vbox --st", "--status\n"},
+      {"comp tlstore vacuum --", "--help\n"},
+      {"comp tlstore export --label ''", "droplet\nmacos\nvbox\n"},
+      {"comp tlstore prune --before ''", "\n"},
+      {"comp tlstore import --unit ''", "\n"},
+      {"comp tlstore help ex", "export\n"},
+      {"comp tlstore help export ''", "\n"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     out = complete_with(cases[i].script, db);
@@ -288,6 +301,44 @@ static void completion_from_installed_programs(void **state) {
       fail_msg("case %zu '%s': got '%s', want '%s'", i, cases[i].script, out, cases[i].want);
     free(out);
   }
+  /* After each command tlstore lists, exactly the long options of its own
+   * --help. */
+  char *commands = complete_with("comp tlstore ''", db);
+  int n_commands = 0;
+  for (char *save, *name = strtok_r(commands, "\n", &save); name;
+       name = strtok_r(NULL, "\n", &save), n_commands++) {
+    char *help;
+    assert_int_equal(run_installed("bin/tlstore", &help, &err, name, "--help", NULL), 0);
+    free(err);
+    /* An option line has its long option at column 6: "      --label L"
+     * or "  -h, --help". */
+    char want[2048] = "\n", opt[64];
+    for (const char *p = help; (p = strchr(p, '\n')) != NULL;) {
+      const char *l = ++p;
+      if (strncmp(l, "  ", 2) != 0 || strncmp(l + 6, "--", 2) != 0 ||
+          (strncmp(l + 2, "    ", 4) != 0 && !(l[2] == '-' && l[4] == ',' && l[5] == ' ')))
+        continue;
+      assert_int_equal(sscanf(l + 6, "%63[a-z0-9-]", opt), 1);
+      strcat(want, opt);
+      strcat(want, "\n");
+    }
+    free(help);
+    char script[128], lined[2048];
+    snprintf(script, sizeof script, "comp tlstore %s --", name);
+    out = complete_with(script, db);
+    snprintf(lined, sizeof lined, "\n%s", out);
+    if (!strstr(want, "\n--help\n") || strlen(lined) != strlen(want))
+      fail_msg("'%s': got '%s', want the options of its --help '%s'", script, out, want);
+    for (char *save2, *o = strtok_r(want, "\n", &save2); o; o = strtok_r(NULL, "\n", &save2)) {
+      char item[80];
+      snprintf(item, sizeof item, "\n%s\n", o);
+      if (!strstr(lined, item))
+        fail_msg("'%s': got '%s', which lacks %s", script, out, o);
+    }
+    free(out);
+  }
+  assert_int_equal(n_commands, 12);
+  free(commands);
   /* --db on the command line wins over TL_DB, in both spellings. */
   char script[8400];
   snprintf(script, sizeof script, "comp tlcollect --db '%s' --label ''", other);
