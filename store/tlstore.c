@@ -774,9 +774,12 @@ static void getopt_restart(void) {
 }
 
 /* A first pass over a command's arguments, before anything else: --help
- * prints the command's help, an option it does not take is a usage error.
- * Neither needs the database. Returns the exit status, or -1 to go on. */
+ * prints the command's help; an option it does not take, or a value option
+ * given twice (only filters may repeat), is a usage error. None of that
+ * needs the database. Returns the exit status, or -1 to go on. */
 static int command_pass(const command *cmd, int argc, char **argv, const struct option *longopts) {
+  static const int repeatable[] = {OPT_LABEL, OPT_TAG, 0};
+  unsigned char given[TL_CLI_OPTS] = {0};
   getopt_restart();
   int c;
   while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
@@ -786,6 +789,8 @@ static int command_pass(const command *cmd, int argc, char **argv, const struct 
     }
     if (c == ':' || c == '?')
       return bad_option(c, argv);
+    if (tl_cli_once(longopts, c, given, repeatable))
+      return TL_EXIT_USAGE;
   }
   return -1;
 }

@@ -554,6 +554,23 @@ static void store_command_bad_options(void **state) {
         free(err);
       }
   }
+  /* A value option given twice is a usage error; the filters that may
+   * repeat (--label, --tag) are not. */
+  const char *twice[][5] = {{"prune", "--before", "2020-01-01", "--before", "2021-01-01"},
+                            {"export", "--format", "csv", "--format", "jsonl"},
+                            {"sessions", "--probe", "uv", "--probe", "uv"}};
+  char env[4200];
+  snprintf(env, sizeof env, "TL_DB=%s", f->db);
+  char *envs[] = {env, NULL};
+  for (size_t k = 0; k < 3; k++) {
+    char *out, *err;
+    int rc = run_store(envs, &out, &err, twice[k][0], twice[k][1], twice[k][2], twice[k][3],
+                       twice[k][4]);
+    if (rc != 2 || !tl_test_one_line(err) || !strstr(err, "given twice") || *out)
+      fail_msg("tlstore %s %s twice: exit %d, stderr '%s'", twice[k][0], twice[k][1], rc, err);
+    free(out);
+    free(err);
+  }
   const char *help_cases[][2] = {{"frobnicate", NULL}, {"export", "extra"}};
   for (size_t k = 0; k < 2; k++) {
     char *out, *err;
