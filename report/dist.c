@@ -83,10 +83,10 @@ typedef struct {
   int64_t value;
   /* This pass, for the range: */
   enum { COLLECT = 1, COUNT, NARROW } mode;
-  size_t same;     /* an earlier open target of the set with this range, whose
-                      samples serve both, or SIZE_MAX */
-  int32_t next;    /* the next target of the same bucket taking samples, or -1 */
-  int64_t *vals;   /* COLLECT: the samples of [lo, hi], n of them so far */
+  size_t same;   /* an earlier open target of the set with this range, whose
+                    samples serve both, or SIZE_MAX */
+  int32_t next;  /* the next target of the same bucket taking samples, or -1 */
+  int64_t *vals; /* COLLECT: the samples of [lo, hi], n of them so far */
   size_t n;
   uint32_t *count; /* COUNT: samples at each value of [lo, hi] */
   int64_t *hist;   /* NARROW: LINEAR_BUCKETS counts of width */
@@ -99,11 +99,11 @@ struct tl__sweep {
   size_t ns; /* sessions; the group is set ns */
   double *spcts;
   size_t snp;
-  size_t *shandle; /* ns x snp: the target of each session's percentile */
-  moments *m;      /* ns + 1: every session, then the group */
-  int64_t *shist;  /* the log histogram of the session being read (pass 1) */
-  int64_t *ghist;  /* the group's */
-  size_t cur;      /* the session being read in pass 1, or SIZE_MAX */
+  size_t *shandle;       /* ns x snp: the target of each session's percentile */
+  moments *m;            /* ns + 1: every session, then the group */
+  int64_t *shist;        /* the log histogram of the session being read (pass 1) */
+  int64_t *ghist;        /* the group's */
+  size_t cur;            /* the session being read in pass 1, or SIZE_MAX */
   size_t *tfirst, *tend; /* ns + 1: each set's targets are t[tfirst..tend) */
   target *t;
   size_t nt, tcap;
@@ -113,7 +113,7 @@ struct tl__sweep {
   uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
   int32_t *head;   /* per bucket: the first target taking its samples, or -1 */
   size_t bits_for; /* whose ranges are marked besides the group's, or SIZE_MAX */
-  int64_t *chart;         /* the histogram to fill in the next pass, or NULL */
+  int64_t *chart;  /* the histogram to fill in the next pass, or NULL */
   size_t chart_bins;
   int64_t chart_lo, chart_hi, chart_width;
   int64_t *chart_over;

@@ -373,9 +373,9 @@ typedef struct {
   size_t cap, m; /* reservoir capacity, samples kept */
   int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
   rng r;
-  double log_q; /* log(1 - p), p the chance to keep each sample; 0: every one */
-  double w;     /* once the slots are full, Algorithm L's weight */
-  int64_t next; /* the 1-based number of the next sample to keep */
+  double log_q;               /* log(1 - p), p the chance to keep each sample; 0: every one */
+  double w;                   /* once the slots are full, Algorithm L's weight */
+  int64_t next;               /* the 1-based number of the next sample to keep */
   const tl_session_detail *d; /* what the comparison computed for it, or NULL */
 } sess;
 

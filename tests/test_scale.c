@@ -890,8 +890,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(read_snapshot, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(codec_all_widths),
       cmocka_unit_test_setup_teardown(exact_over_sessions, tl_test_setup, tl_test_teardown),
-      cmocka_unit_test_setup_teardown(comparison_exact_everywhere, tl_test_setup,
-                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(comparison_exact_everywhere, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(sqlite_shell_extension, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
