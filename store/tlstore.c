@@ -688,8 +688,10 @@ static int run_vacuum(const char *path, int argc, char **argv, const struct opti
 /* The commands: how each is called, what it does, its options               */
 
 static const cmd_option export_options[] = {
-    {"format", OPT_FORMAT, "FORMAT", "csv, jsonl or hgrm (required)"}, FILTER_OPTIONS, {NULL}};
-static const cmd_option sessions_options[] = {FILTER_OPTIONS, {NULL}};
+    {"format", OPT_FORMAT, "FORMAT", "csv, jsonl or hgrm (required)"},
+    FILTER_OPTIONS,
+    {NULL, 0, NULL, NULL}};
+static const cmd_option sessions_options[] = {FILTER_OPTIONS, {NULL, 0, NULL, NULL}};
 static const cmd_option import_options[] = {
     {"format", OPT_FORMAT, "FORMAT", "csv or jsonl (required)"},
     {"label", OPT_LABEL, "L", "the new session's label (required)"},
@@ -698,11 +700,11 @@ static const cmd_option import_options[] = {
     {"unit", OPT_UNIT, "UNIT", "ns, us or ms: of numbers without a unit (default ns)"},
     {"host", OPT_HOST, "NAME", "the host to record (default imported)"},
     {"skip-bad", OPT_SKIP_BAD, NULL, "import the good rows of a file with bad ones"},
-    {NULL}};
+    {NULL, 0, NULL, NULL}};
 static const cmd_option prune_options[] = {
     {"before", OPT_BEFORE, "DATE", "sessions started before DATE, UTC (required)"},
     {"label", OPT_LABEL, "L", "only the sessions of this label"},
-    {NULL}};
+    {NULL, 0, NULL, NULL}};
 
 static const command commands[] = {
     {"info", "", "schema version, hosts, labels, sessions, samples, file size", NULL, run_info},

@@ -71,8 +71,8 @@ static void malformed_lines(void **state) {
       "12",
       "sample\t12",
       "sample 1\x1b[2J",
-      "error \x07"
-      "bell",
+      ("error \x07"
+       "bell"), /* the escape ends at the literal's end */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     tl__msg m;
