@@ -824,6 +824,16 @@ static void section_stats(tl__page *p) {
   tl__stats_notes(tl__prose(p), p->c, st);
 }
 
+/* Whether session i is the first of its label on its host (fingerprint). */
+static int first_on_host(const tl_comparison *c, size_t i) {
+  const tl_session *s = &c->sessions.items[i];
+  for (size_t k = 0; k < i; k++)
+    if (strcmp(c->sessions.items[k].label, s->label) == 0 &&
+        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0)
+      return 0;
+  return 1;
+}
+
 static void section_confounds(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
@@ -836,13 +846,7 @@ static void section_confounds(tl__page *p) {
     hosts[0] = '\0';
     for (size_t i = 0; i < c->sessions.count; i++) {
       const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0)
-        continue;
-      size_t k = 0;
-      while (k < i && !(strcmp(c->sessions.items[k].label, s->label) == 0 &&
-                        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0))
-        k++;
-      if (k < i)
+      if (strcmp(s->label, c->labels[l]) != 0 || !first_on_host(c, i))
         continue;
       count++;
       if (at < sizeof hosts)
@@ -1101,11 +1105,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
       const tl_session *s = &c->sessions.items[i];
       if (strcmp(s->label, c->labels[l]) != 0)
         continue;
-      size_t k = 0;
-      while (k < i && !(strcmp(c->sessions.items[k].label, s->label) == 0 &&
-                        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0))
-        k++;
-      hosts += k == i;
+      hosts += (size_t)first_on_host(c, i);
       if (!sessions++)
         t0 = s->started_ns;
       t1 = s->started_ns;

@@ -308,14 +308,26 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   close_svg(p, cap);
 }
 
+/* Session i's own p50/p90/p99 when it is a point of the trend of probe and
+ * delay (of label; NULL: any), else NULL. */
+static const tl_dist *trend_point(const tl_comparison *c, size_t i, const char *label,
+                                  const char *probe, int64_t delay_ns) {
+  const tl_session *s = &c->sessions.items[i];
+  const tl_dist *d = &c->details[i].dist;
+  if ((label && strcmp(s->label, label) != 0) || strcmp(s->probe, probe) != 0 ||
+      s->delay_ns != delay_ns || !d->count)
+    return NULL;
+  return d;
+}
+
 void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_comparison *c = p->c;
   size_t n = 0;
   double t0 = 0, t1 = 0, hi = 0, lo = -1;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
-    const tl_dist *d = &c->details[i].dist;
-    if (strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns || !d->count)
+    const tl_dist *d = trend_point(c, i, NULL, probe, delay_ns);
+    if (!d)
       continue;
     double t = (double)s->started_ns / 1e9;
     if (!n || t < t0)
@@ -391,9 +403,8 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       int first = 1;
       for (size_t i = 0; i < c->sessions.count; i++) {
         const tl_session *x = &c->sessions.items[i];
-        const tl_dist *d = &c->details[i].dist;
-        if (strcmp(x->label, names[l]) != 0 || strcmp(x->probe, probe) != 0 ||
-            x->delay_ns != delay_ns || !d->count)
+        const tl_dist *d = trend_point(c, i, names[l], probe, delay_ns);
+        if (!d)
           continue;
         fprintf(o, "%s%.1f,%.1f", first ? "" : " ", px(&f, (double)x->started_ns / 1e9),
                 py(&f, (double)d->pct_ns[which] / 1e6 * u));
@@ -402,9 +413,8 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       fputs("\"/>", o);
       for (size_t i = 0; i < c->sessions.count; i++) {
         const tl_session *x = &c->sessions.items[i];
-        const tl_dist *d = &c->details[i].dist;
-        if (strcmp(x->label, names[l]) != 0 || strcmp(x->probe, probe) != 0 ||
-            x->delay_ns != delay_ns || !d->count)
+        const tl_dist *d = trend_point(c, i, names[l], probe, delay_ns);
+        if (!d)
           continue;
         marker(o, s, px(&f, (double)x->started_ns / 1e9),
                py(&f, (double)d->pct_ns[which] / 1e6 * u), which == 2);
