@@ -11,35 +11,11 @@
 #include <cmocka.h>
 #include <uv.h>
 
+#include "collect_fixture.h"
 #include "support.h"
 #include "tl_collect.h"
 
-typedef struct {
-  char *dir, *db;
-  tl_store *store;
-  tl_host *host;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  if (tl_store_open(&f->store, f->db, 0) || tl_host_detect(&f->host))
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_store_close(f->store);
-  tl_host_free(f->host);
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_collect_fixture fixture;
 
 static tl_session_spec spec_of(fixture *f, const char *label) {
   size_t n;
@@ -255,14 +231,15 @@ static void host_facts(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(settimeout_collects, setup, teardown),
-      cmocka_unit_test_setup_teardown(uv_collects, setup, teardown),
-      cmocka_unit_test_setup_teardown(single_delay, setup, teardown),
-      cmocka_unit_test_setup_teardown(dry_run_stores_nothing, setup, teardown),
-      cmocka_unit_test_setup_teardown(duration_mode, setup, teardown),
-      cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
+      cmocka_unit_test_setup_teardown(settimeout_collects, tl_collect_setup, tl_collect_teardown),
+      cmocka_unit_test_setup_teardown(uv_collects, tl_collect_setup, tl_collect_teardown),
+      cmocka_unit_test_setup_teardown(single_delay, tl_collect_setup, tl_collect_teardown),
+      cmocka_unit_test_setup_teardown(dry_run_stores_nothing, tl_collect_setup,
+                                      tl_collect_teardown),
+      cmocka_unit_test_setup_teardown(duration_mode, tl_collect_setup, tl_collect_teardown),
+      cmocka_unit_test_setup_teardown(bad_options, tl_collect_setup, tl_collect_teardown),
       cmocka_unit_test(summary_sentence),
-      cmocka_unit_test_setup_teardown(host_facts, setup, teardown),
+      cmocka_unit_test_setup_teardown(host_facts, tl_collect_setup, tl_collect_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,37 +21,13 @@
 #include <cmocka.h>
 #include <uv.h>
 
+#include "collect_fixture.h"
 #include "collect_internal.h"
 #include "support.h"
 
 #define FIXTURE_PROBE "exec:" TL_FIXTURES "/probe.sh"
 
-typedef struct {
-  char *dir, *db;
-  tl_store *store;
-  tl_host *host;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  if (tl_store_open(&f->store, f->db, 0) || tl_host_detect(&f->host))
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_store_close(f->store);
-  tl_host_free(f->host);
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_collect_fixture fixture;
 
 static tl_session_spec spec_of(fixture *f) {
   size_t n;
@@ -467,7 +443,7 @@ static void options_are_checked(void **state) {
 }
 
 int main(void) {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tl_collect_setup, tl_collect_teardown)
   const struct CMUnitTest tests[] = {
       T(nanosleep_collects),
       T(timerfd_collects),
