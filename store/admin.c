@@ -24,7 +24,7 @@ static int finish(tl_store *s, int err, const char *doing) {
   return err;
 }
 
-int tl_store_delete(tl_store *s, const char *uuid) {
+int tl__sqlite_delete(tl_store *s, const char *uuid) {
   const char *doing = "deleting a session";
   int err = begin(s, doing);
   if (err)
@@ -64,7 +64,7 @@ int tl_store_delete(tl_store *s, const char *uuid) {
   return finish(s, err, doing);
 }
 
-int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
+int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                    int64_t *samples) {
   const char *doing = "pruning sessions";
   int err = begin(s, doing);
@@ -98,6 +98,8 @@ int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *s
 }
 
 int tl_store_vacuum(tl_store *s) {
+  if (!s->db)
+    return tl__store_need_file(s, "vacuuming");
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   /* A file from before tl used 64 KiB pages is rebuilt with them. The page

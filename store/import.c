@@ -361,6 +361,8 @@ static int exec(tl_store *s, const char *sql, const char *doing) {
 
 int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
                     char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
+  if (!s->db)
+    return tl__store_need_file(s, "importing");
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   if (o->format != TL_SAMPLES_CSV && o->format != TL_SAMPLES_JSONL)

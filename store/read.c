@@ -57,11 +57,7 @@ static void sql_add(sqlbuf *b, const char *s) {
   b->len += n;
 }
 
-int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
-  out->items = NULL;
-  out->count = 0;
-  if (f->label_count > 256 || f->tag_count > 64)
-    return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
+int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   sqlbuf q = {.len = 0};
   sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
               "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
@@ -161,7 +157,7 @@ int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   return err;
 }
 
-int tl_store_labels(tl_store *s, char ***labels, size_t *count) {
+int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count) {
   *labels = NULL;
   *count = 0;
   sqlite3_stmt *st = NULL;
@@ -206,7 +202,7 @@ void tl_strings_free(char **strings, size_t count) {
   free(strings);
 }
 
-int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                          tl_block_cb fn, void *ctx) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(s->db,
@@ -271,14 +267,14 @@ int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) 
   return err;
 }
 
-int tl_store_read_begin(tl_store *s) {
+int tl__sqlite_read_begin(tl_store *s) {
   /* A deferred transaction takes its snapshot at the first read; read once
    * now so that the snapshot is the moment of this call. */
   int rc = sqlite3_exec(s->db, "BEGIN DEFERRED; SELECT 1 FROM sessions LIMIT 1", NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "starting a read");
 }
 
-void tl_store_read_end(tl_store *s) {
+void tl__sqlite_read_end(tl_store *s) {
   if (!sqlite3_get_autocommit(s->db))
     sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 }
@@ -326,13 +322,13 @@ static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_r
   return err;
 }
 
-int tl_store_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
   return read_rows(s,
                    "SELECT key, value, evidence FROM host_facts WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
 }
 
-int tl_store_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
   return read_rows(s, "SELECT key, value, '' FROM session_tags WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
 }
@@ -362,7 +358,7 @@ void tl_host_rows_free(tl_host_row *rows, size_t count) {
   free(rows);
 }
 
-int tl_store_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
+int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
   *rows = NULL;
   *count = 0;
   sqlite3_stmt *st = NULL;
@@ -427,8 +423,7 @@ static int query_i64(tl_store *s, const char *sql, int64_t *out) {
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "reading statistics");
 }
 
-int tl_store_info(tl_store *s, tl_store_stats *x) {
-  memset(x, 0, sizeof *x);
+int tl__sqlite_info(tl_store *s, tl_store_stats *x) {
   x->schema_version = tl_store_schema_version(s);
   int err =
       query_i64(s, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
@@ -457,7 +452,7 @@ static int count_samples(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
-int tl_store_check(tl_store *s, tl_problem_cb report, void *ctx) {
+int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   int problems = 0;
   char msg[600];
 #define PROBLEM(...)                                                                               \

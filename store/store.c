@@ -338,12 +338,13 @@ static int reopen_immutable(tl_store *s, const char *path) {
   return TL_OK;
 }
 
-int tl_store_open(tl_store **out, const char *path, int flags) {
+int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   *out = NULL;
   tl_store *s = calloc(1, sizeof *s);
   if (!s)
     return TL_ENOMEM;
   *out = s;
+  s->ops = &tl__sqlite_ops;
   s->path = strdup(path);
   if (!s->path)
     return TL_ENOMEM;
@@ -426,7 +427,7 @@ int tl_store_open(tl_store **out, const char *path, int flags) {
   return TL_OK;
 }
 
-void tl_store_close(tl_store *s) {
+void tl__sqlite_close(tl_store *s) {
   if (!s)
     return;
   sqlite3_close_v2(s->db);
@@ -436,7 +437,7 @@ void tl_store_close(tl_store *s) {
 
 const char *tl_store_errmsg(const tl_store *s) { return s ? s->errmsg : "out of memory"; }
 
-int tl_store_schema_version(tl_store *s) {
+int tl__sqlite_schema_version(tl_store *s) {
   int v = 0;
   return pragma_int(s, "PRAGMA user_version", &v) == TL_OK ? v : -1;
 }
@@ -452,6 +453,8 @@ int tl_store_schema_version(tl_store *s) {
  * is old enough. The sessions found are updated in one transaction, and only
  * while they are still 'running', so two processes recovering at once agree. */
 int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
+  if (!s->db)
+    return tl__store_need_file(s, "recovering stale sessions");
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   if (count)
@@ -516,3 +519,21 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     *count = n;
   return TL_OK;
 }
+
+const tl_store_ops tl__sqlite_ops = {
+    .name = "SQLite file",
+    .close = tl__sqlite_close,
+    .schema_version = tl__sqlite_schema_version,
+    .sessions = tl__sqlite_sessions,
+    .labels = tl__sqlite_labels,
+    .scan_blocks = tl__sqlite_scan_blocks,
+    .read_begin = tl__sqlite_read_begin,
+    .read_end = tl__sqlite_read_end,
+    .facts = tl__sqlite_facts,
+    .tags = tl__sqlite_tags,
+    .hosts = tl__sqlite_hosts,
+    .info = tl__sqlite_info,
+    .check = tl__sqlite_check,
+    .delete_session = tl__sqlite_delete,
+    .prune = tl__sqlite_prune,
+};

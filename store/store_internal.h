@@ -6,12 +6,70 @@
 
 #include "tl_store.h"
 
+typedef struct tl_store_ops tl_store_ops;
+
 struct tl_store {
-  sqlite3 *db;
-  char *path;
+  const tl_store_ops *ops; /* the backend: tl__sqlite_ops or tl__pg_ops */
+  sqlite3 *db;             /* the SQLite file; NULL for a server */
+  void *server;            /* the server backend's own state; NULL for a file */
+  char *path;              /* the file, or the server's address (never a password) */
   int readonly;
   char errmsg[512]; /* last failure, "" when none */
 };
+
+/* What a backend does: one table per backend, filled in its own file(s)
+ * (store.c, read.c and admin.c for a SQLite file; pg.c for a PostgreSQL
+ * server), in the manner of curl's vtls or SQLite's VFS. The public
+ * functions of the same names in backend.c check their arguments where
+ * that is shared and call these; nothing above store/ sees which backend
+ * runs. Each entry has the contract of its public function in tl_store.h
+ * and leaves its error message on the handle. Writing sessions, merging,
+ * importing and vacuuming need a file: they refuse a server handle
+ * (tl__store_need_file). */
+struct tl_store_ops {
+  const char *name; /* "SQLite file", "PostgreSQL server" */
+  void (*close)(tl_store *s); /* frees s and everything it holds */
+  int (*schema_version)(tl_store *s);
+  int (*sessions)(tl_store *s, const tl_filter *f, tl_session_list *out);
+  int (*labels)(tl_store *s, char ***labels, size_t *count);
+  int (*scan_blocks)(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                     tl_block_cb fn, void *ctx);
+  int (*read_begin)(tl_store *s);
+  void (*read_end)(tl_store *s);
+  int (*facts)(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+  int (*tags)(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+  int (*hosts)(tl_store *s, tl_host_row **rows, size_t *count);
+  int (*info)(tl_store *s, tl_store_stats *stats);
+  int (*check)(tl_store *s, tl_problem_cb report, void *ctx);
+  int (*delete_session)(tl_store *s, const char *uuid);
+  int (*prune)(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
+               int64_t *samples);
+};
+
+extern const tl_store_ops tl__sqlite_ops;
+
+/* The SQLite backend's entries (store.c, read.c, admin.c). */
+int tl__sqlite_open(tl_store **out, const char *path, int flags);
+void tl__sqlite_close(tl_store *s);
+int tl__sqlite_schema_version(tl_store *s);
+int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out);
+int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count);
+int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                           tl_block_cb fn, void *ctx);
+int tl__sqlite_read_begin(tl_store *s);
+void tl__sqlite_read_end(tl_store *s);
+int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count);
+int tl__sqlite_info(tl_store *s, tl_store_stats *stats);
+int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);
+int tl__sqlite_delete(tl_store *s, const char *uuid);
+int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
+                     int64_t *samples);
+
+/* TL_OK when s is a SQLite file; otherwise TL_EUNAVAIL with a message that
+ * doing (a phrase: "merging") needs a database file. */
+int tl__store_need_file(tl_store *s, const char *doing);
 
 /* The migrations compiled in from schema/ (tl_schema.c, generated). */
 extern const char *const tl__migrations[];

@@ -162,6 +162,8 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
 
 int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
   *out = NULL;
+  if (!s->db)
+    return tl__store_need_file(s, "collecting");
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_writer *w = calloc(1, sizeof *w);

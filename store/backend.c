@@ -1,0 +1,79 @@
+/* backend.c: the public store functions that depend on where the data
+ * lives. tl_store_open picks the backend from the address: a PostgreSQL
+ * URI ("postgresql://", "postgres://") opens a server, anything else a
+ * SQLite file; every other function here calls the handle's table of
+ * operations (store_internal.h), so callers never learn which one runs. */
+#include <string.h>
+
+#include "store_internal.h"
+
+int tl_store_open(tl_store **out, const char *path, int flags) {
+  return tl__sqlite_open(out, path, flags);
+}
+
+void tl_store_close(tl_store *s) {
+  if (s)
+    s->ops->close(s);
+}
+
+int tl__store_need_file(tl_store *s, const char *doing) {
+  if (s->db)
+    return TL_OK;
+  return tl__store_fail(s, TL_EUNAVAIL, "%s needs a database file; %s is a server", doing,
+                        s->path);
+}
+
+int tl_store_schema_version(tl_store *s) { return s->ops->schema_version(s); }
+
+int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
+  out->items = NULL;
+  out->count = 0;
+  if (f->label_count > 256 || f->tag_count > 64)
+    return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
+  return s->ops->sessions(s, f, out);
+}
+
+int tl_store_labels(tl_store *s, char ***labels, size_t *count) {
+  return s->ops->labels(s, labels, count);
+}
+
+int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                         tl_block_cb fn, void *ctx) {
+  return s->ops->scan_blocks(s, ids, n, filter, fn, ctx);
+}
+
+int tl_store_read_begin(tl_store *s) { return s->ops->read_begin(s); }
+
+void tl_store_read_end(tl_store *s) { s->ops->read_end(s); }
+
+int tl_store_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+  return s->ops->facts(s, session_id, rows, count);
+}
+
+int tl_store_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+  return s->ops->tags(s, session_id, rows, count);
+}
+
+int tl_store_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
+  return s->ops->hosts(s, rows, count);
+}
+
+int tl_store_info(tl_store *s, tl_store_stats *stats) {
+  memset(stats, 0, sizeof *stats);
+  return s->ops->info(s, stats);
+}
+
+int tl_store_check(tl_store *s, tl_problem_cb report, void *ctx) {
+  return s->ops->check(s, report, ctx);
+}
+
+int tl_store_delete(tl_store *s, const char *uuid) { return s->ops->delete_session(s, uuid); }
+
+int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
+                   int64_t *samples) {
+  if (sessions)
+    *sessions = 0;
+  if (samples)
+    *samples = 0;
+  return s->ops->prune(s, before_ns, label, sessions, samples);
+}
