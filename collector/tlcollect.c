@@ -197,6 +197,10 @@ static int show_host_info(int json) {
 
 int main(int argc, char **argv) {
   tl_set_progname("tlcollect");
+  /* At a file-size limit a write must fail (EFBIG) so that the sessions end
+   * 'interrupted' with a one-line error, instead of SIGXFSZ killing the
+   * process with its sessions left 'running'. */
+  signal(SIGXFSZ, SIG_IGN);
   enum {
     OPT_DURATION = 256,
     OPT_WARMUP,

@@ -309,6 +309,22 @@ int tl_writer_flush(tl_writer *w) {
   return TL_OK;
 }
 
+/* Sets the session's final status and end time, in one autocommit update. */
+static int close_session(tl_writer *w, const char *status) {
+  tl_store *s = w->store;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "closing the session");
+  bind_text(st, 1, status);
+  sqlite3_bind_int64(st, 2, tl__now_ns());
+  sqlite3_bind_int64(st, 3, w->session_id);
+  int err = step_done(s, st, "closing the session");
+  sqlite3_finalize(st);
+  return err;
+}
+
 int tl_writer_end(tl_writer *w, const char *status) {
   if (!w)
     return TL_OK;
@@ -323,19 +339,13 @@ int tl_writer_end(tl_writer *w, const char *status) {
   if (err)
     memcpy(flush_msg, s->errmsg, sizeof flush_msg);
   const char *final = err ? "interrupted" : status;
-  {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-      end_err = tl__store_sqlfail(s, rc, "closing the session");
-    } else {
-      bind_text(st, 1, final);
-      sqlite3_bind_int64(st, 2, tl__now_ns());
-      sqlite3_bind_int64(st, 3, w->session_id);
-      end_err = step_done(s, st, "closing the session");
-      sqlite3_finalize(st);
-    }
+  end_err = close_session(w, final);
+  if (end_err) {
+    /* On a full disk (or at a file-size limit) even this one-page update may
+     * not fit in the WAL. Moving the WAL into the database and truncating it
+     * frees the room the failed batch took, or most of it; then try again. */
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    end_err = close_session(w, final);
   }
   if (err)
     memcpy(s->errmsg, flush_msg, sizeof flush_msg);

@@ -260,6 +260,38 @@ static void disk_full_ends_sessions_cleanly(void **state) {
   tlstore_check_ok(f->db);
 }
 
+/* The limit as a shell's `ulimit -f` sets it: SIGXFSZ keeps its default
+ * action, which kills a process that writes past the limit unless it
+ * ignores the signal itself. */
+static void limit_file_size_only(void *arg) {
+  struct rlimit rl = {*(rlim_t *)arg, *(rlim_t *)arg};
+  signal(SIGXFSZ, SIG_DFL);
+  if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+    _exit(126);
+}
+
+/* `(ulimit -f 2000; tlcollect ...)`: tlcollect is not killed by SIGXFSZ but
+ * fails with the one-line error, exit 1, and the sessions end 'interrupted'
+ * with every sample they committed. */
+static void file_size_limit_signal(void **state) {
+  fixture *f = *state;
+  rlim_t limit = 2000 * 1024;
+  char *a[] = {TLCOLLECT,  "--db", f->db,        "--label", "f",  "--probe", "uv",
+               "--delays", "0,1",  "--duration", "30s",     "-q", NULL};
+  char *err = expect_failure(a, NULL, limit_file_size_only, &limit, 1, "free some space");
+  free(err);
+  snap s[4];
+  size_t n = snapshot(f->db, s, 4);
+  assert_int_equal(n, 2);
+  for (size_t i = 0; i < n; i++) {
+    assert_string_equal(s[i].status, "interrupted");
+    assert_true(s[i].count > 0);
+    assert_int_equal((int64_t)s[i].n, s[i].count);
+  }
+  snap_free(s, n);
+  tlstore_check_ok(f->db);
+}
+
 /* A real full file system: a 256 KiB tmpfs mounted in a private mount
  * namespace of the child, which then runs a shell: tlcollect, then tlstore
  * check and sqlite3 on what is left, all inside the namespace. Mounting
@@ -268,6 +300,17 @@ static void mount_tmpfs(void *dir) {
 #ifdef __linux__
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
       mount("tmpfs", dir, "tmpfs", 0, "size=2m") != 0)
+    _exit(125);
+#else
+  (void)dir;
+  _exit(125);
+#endif
+}
+
+static void mount_tmpfs_large(void *dir) {
+#ifdef __linux__
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount("tmpfs", dir, "tmpfs", 0, "size=16m") != 0)
     _exit(125);
 #else
   (void)dir;
@@ -300,6 +343,45 @@ static void tmpfs_full(void **state) {
         !strstr(out, "status=interrupted\n") || !tl_test_one_line(err) ||
         !strstr(err, "free some space"))
       fail_msg("on a full tmpfs: exit %d, stdout '%s', stderr '%s'", rc, out, err);
+  }
+  free(out);
+  free(err);
+  free(db);
+  free(mnt);
+}
+
+/* A tmpfs that a database already lives on, filled by another file until
+ * about 1.5 MB is left: the collector's sessions start, their samples soon
+ * no longer fit, and even then they end 'interrupted', not 'running'. */
+static void tmpfs_nearly_full(void **state) {
+  fixture *f = *state;
+  char *mnt = tl_test_path(f->dir, "small");
+  assert_int_equal(mkdir(mnt, 0755), 0);
+  char *db = tl_test_path(mnt, "tl.db");
+  char *a[] = {"/bin/sh",
+               "-c",
+               "cd \"$4\" && \"$1\" --db \"$3\" --label kept --delays 0 --count 3 -q && "
+               "{ dd if=/dev/zero of=fill bs=64k 2>/dev/null; truncate -s -1536K fill; } && "
+               "\"$1\" --db \"$3\" --label f --probe uv --delays 0,1 --duration 10s -q; "
+               "echo \"exit=$?\"; "
+               "sqlite3 \"$3\" \"SELECT 'status=' || group_concat(status) FROM sessions\"; "
+               "\"$2\" --db \"$3\" check; echo \"check=$?\"",
+               "sh",
+               TLCOLLECT,
+               TLSTORE,
+               db,
+               mnt,
+               NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, NULL, mount_tmpfs_large, mnt, &out, &err);
+  if (rc == 125) {
+    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN)\n");
+  } else {
+    if (rc != 0 || !strstr(out, "exit=1\n") ||
+        !strstr(out, "status=complete,interrupted,interrupted\n") ||
+        !strstr(out, "ok\ncheck=0\n") || !tl_test_one_line(err) ||
+        !strstr(err, "free some space"))
+      fail_msg("on a nearly full tmpfs: exit %d, stdout '%s', stderr '%s'", rc, out, err);
   }
   free(out);
   free(err);
@@ -676,6 +758,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_system, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(locked_database, tl_test_setup, tl_test_teardown),
