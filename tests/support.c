@@ -2,6 +2,7 @@
 #include "support.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +190,24 @@ long tl_test_unsafe_at(const char *s) {
 int tl_test_one_line(const char *s) {
   const char *nl = s ? strchr(s, '\n') : NULL;
   return nl && nl != s && nl[1] == '\0';
+}
+
+const tl_test_creds *tl_test_unprivileged(void) {
+  static const tl_test_creds nobody = {65534, 65534};
+  return geteuid() == 0 ? &nobody : NULL;
+}
+
+void tl_test_drop_privileges(void *arg) {
+  const tl_test_creds *c = arg;
+  if (c && (setgroups(0, NULL) != 0 || setgid(c->gid) != 0 || setuid(c->uid) != 0))
+    _exit(126);
+}
+
+char *tl_test_reachable_program(const char *dir, const char *program, const char *name) {
+  char *to = tl_test_path(dir, name);
+  if (chmod(dir, 0755) != 0 || tl_test_copy_file(program, to) != 0 || chmod(to, 0755) != 0) {
+    free(to);
+    return NULL;
+  }
+  return to;
 }

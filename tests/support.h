@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The fixture most tests share: a fresh temporary folder and the path of a
  * database in it (not created), removed afterwards. For
@@ -43,5 +44,22 @@ char *tl_test_read_file(const char *path, size_t *len);
 int tl_test_write_file(const char *path, const void *data, size_t len);
 /* Copies a file byte for byte, keeping nothing but the data; 0 on success. */
 int tl_test_copy_file(const char *from, const char *to);
+
+/* Permissions do not bind root, so a test of a refused permission runs the
+ * program as an unprivileged user when it runs as root. */
+typedef struct {
+  uid_t uid;
+  gid_t gid;
+} tl_test_creds;
+/* 'nobody' when the tests run as root, NULL otherwise (chmod and rlimits bind
+ * an ordinary user already). */
+const tl_test_creds *tl_test_unprivileged(void);
+/* A prepare function for tl_test_run_with: drops to the tl_test_creds at arg
+ * (no change when arg is NULL); exits 126 if that fails. */
+void tl_test_drop_privileges(void *arg);
+/* Copies program into dir as name, and opens dir and the copy to every user:
+ * the unprivileged user can then run it wherever the build tree lives (a
+ * clone under a mode-700 home). Returns the copy's path, malloc'ed. */
+char *tl_test_reachable_program(const char *dir, const char *program, const char *name);
 
 #endif

@@ -140,44 +140,35 @@ static void node_missing_is_clear(void **state) {
 /* Where SCHED_FIFO or mlockall is not permitted, tlcollect says so and what
  * to grant, instead of measuring without it. The test makes it not
  * permitted: no real-time or locked-memory allowance, and when running as
- * root, the unprivileged user nobody. */
+ * root, the unprivileged user nobody, with a copy of tlcollect it can reach. */
+static void without_rt_or_memlock(void *who) {
+  struct rlimit zero = {0, 0};
+  setrlimit(RLIMIT_RTPRIO, &zero);
+  setrlimit(RLIMIT_MEMLOCK, &zero);
+  tl_test_drop_privileges(who);
+}
+
 static void refused_settings_are_errors(void **state) {
-  (void)state;
+  fixture *f = *state;
   static const char *cases[][3] = {{"--priority", "50", "cannot use SCHED_FIFO"},
                                    {"--mlock", NULL, "cannot lock memory"}};
   size_t n_cases = 2;
 #if defined(__SANITIZE_ADDRESS__)
   n_cases = 1; /* AddressSanitizer turns mlockall into a no-op that succeeds */
 #endif
+  char *tlcollect = tl_test_reachable_program(f->dir, TLCOLLECT, "tlcollect");
+  assert_non_null(tlcollect);
+  void *who = (void *)tl_test_unprivileged();
   for (size_t i = 0; i < n_cases; i++) {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-      struct rlimit zero = {0, 0};
-      setrlimit(RLIMIT_RTPRIO, &zero);
-      setrlimit(RLIMIT_MEMLOCK, &zero);
-      if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
-        _exit(99);
-      dup2(fds[1], 2);
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 1);
-      execl(TLCOLLECT, TLCOLLECT, "--dry-run", "--probe", "nanosleep", "--count", "1", cases[i][0],
-            cases[i][1], (char *)NULL);
-      _exit(127);
-    }
-    close(fds[1]);
-    char err[1024] = "";
-    size_t len = 0;
-    ssize_t n;
-    while (len < sizeof err - 1 && (n = read(fds[0], err + len, sizeof err - 1 - len)) > 0)
-      len += (size_t)n;
-    err[len] = '\0';
-    close(fds[0]);
-    assert_int_equal(exit_status(pid), 1);
-    if (!strstr(err, cases[i][2]) || !strstr(err, "(run as root"))
-      fail_msg("%s: '%s'", cases[i][0], err);
+    char *argv[] = {tlcollect,   "--dry-run", "--probe",         "nanosleep", "--count",
+                    "1",         (char *)cases[i][0], (char *)cases[i][1], NULL};
+    char *err;
+    int rc = tl_test_run_with(argv, NULL, without_rt_or_memlock, who, NULL, &err);
+    if (rc != 1 || !strstr(err, cases[i][2]) || !strstr(err, "(run as root"))
+      fail_msg("%s: exit %d, '%s'", cases[i][0], rc, err);
+    free(err);
   }
+  free(tlcollect);
 }
 
 static void list_probes_names_all(void **state) {

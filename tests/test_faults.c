@@ -7,7 +7,6 @@
 #define _GNU_SOURCE /* unshare, CLONE_NEWNS */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -392,32 +391,18 @@ static void tmpfs_nearly_full(void **state) {
 /* ======================================================================== */
 /* Read-only file or folder                                                  */
 
-/* Permissions do not bind root, so as root the programs run as 'nobody'
- * (a forked child drops its privileges before exec); otherwise as the user,
- * for whom chmod is enough. The programs are copied next to the database so
- * that 'nobody' can run them wherever the build tree lives. */
-typedef struct {
-  uid_t uid;
-  gid_t gid;
-} creds;
-
-static void drop_privileges(void *arg) {
-  creds *c = arg;
-  if (c && (setgroups(0, NULL) != 0 || setgid(c->gid) != 0 || setuid(c->uid) != 0))
-    _exit(126);
-}
-
+/* As root the programs run as 'nobody' (tl_test_unprivileged), copied next
+ * to the database so that 'nobody' can run them wherever the build tree
+ * lives. */
 static char *copy_program(const char *dir, const char *from, const char *name) {
-  char *to = tl_test_path(dir, name);
-  assert_int_equal(tl_test_copy_file(from, to), 0);
-  assert_int_equal(chmod(to, 0755), 0);
+  char *to = tl_test_reachable_program(dir, from, name);
+  assert_non_null(to);
   return to;
 }
 
 static void read_only_file_and_folder(void **state) {
   fixture *f = *state;
-  creds nobody = {65534, 65534};
-  creds *who = geteuid() == 0 ? &nobody : NULL;
+  void *who = (void *)tl_test_unprivileged();
   char *ro = tl_test_path(f->dir, "ro");
   assert_int_equal(mkdir(ro, 0755), 0);
   char *db = tl_test_path(ro, "tl.db");
@@ -432,20 +417,20 @@ static void read_only_file_and_folder(void **state) {
   assert_int_equal(chmod(ro, 0777), 0);
   assert_int_equal(chmod(db, 0444), 0);
   char *c1[] = {collect_bin, "--db", db, "--count", "5", "-q", NULL};
-  free(expect_failure(c1, NULL, drop_privileges, who, 1, "read-only"));
+  free(expect_failure(c1, NULL, tl_test_drop_privileges, who, 1, "read-only"));
   char *out, *err;
   char *i1[] = {store_bin, "--db", db, "info", NULL};
-  assert_int_equal(tl_test_run_with(i1, NULL, drop_privileges, who, &out, &err), 0);
+  assert_int_equal(tl_test_run_with(i1, NULL, tl_test_drop_privileges, who, &out, &err), 0);
   assert_non_null(strstr(out, "sessions:       2\n"));
   free(out);
   free(err);
   char *k1[] = {store_bin, "--db", db, "check", NULL};
-  assert_int_equal(tl_test_run_with(k1, NULL, drop_privileges, who, &out, &err), 0);
+  assert_int_equal(tl_test_run_with(k1, NULL, tl_test_drop_privileges, who, &out, &err), 0);
   assert_string_equal(out, "ok\n");
   free(out);
   free(err);
   char *r1[] = {report_bin, "--db", db, NULL};
-  assert_int_equal(tl_test_run_with(r1, NULL, drop_privileges, who, &out, &err), 0);
+  assert_int_equal(tl_test_run_with(r1, NULL, tl_test_drop_privileges, who, &out, &err), 0);
   assert_non_null(strstr(out, "| kept |"));
   free(out);
   free(err);
@@ -457,8 +442,8 @@ static void read_only_file_and_folder(void **state) {
   unlink(shm);
   assert_int_equal(chmod(db, 0644), 0);
   assert_int_equal(chmod(ro, 0555), 0);
-  free(expect_failure(c1, NULL, drop_privileges, who, 1, "read-only"));
-  char *e = expect_failure(r1, NULL, drop_privileges, who, 1, "folder");
+  free(expect_failure(c1, NULL, tl_test_drop_privileges, who, 1, "read-only"));
+  char *e = expect_failure(r1, NULL, tl_test_drop_privileges, who, 1, "folder");
   assert_non_null(strstr(e, "writable"));
   free(e);
 
@@ -467,7 +452,7 @@ static void read_only_file_and_folder(void **state) {
   snprintf(env, sizeof env, "XDG_DATA_HOME=%s/data", ro);
   char *envs[] = {env, "TL_DB=", NULL};
   char *c2[] = {collect_bin, "--count", "5", "-q", NULL};
-  free(expect_failure(c2, envs, drop_privileges, who, 1, "cannot create folder"));
+  free(expect_failure(c2, envs, tl_test_drop_privileges, who, 1, "cannot create folder"));
 
   /* Nothing was written by any of them. */
   assert_int_equal(chmod(ro, 0755), 0);
