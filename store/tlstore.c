@@ -22,8 +22,9 @@ static const char usage_tail[] =
     "Run tlstore COMMAND --help (or tlstore help COMMAND) for a command's options.\n"
     "\n"
     "Options:\n"
-    "      --db PATH          database file (default $TL_DB, else\n"
-    "                         $XDG_DATA_HOME/tl/tl.db or ~/.local/share/tl/tl.db)\n"
+    "      --db PATH          database file, before or after the command (default\n"
+    "                         $TL_DB, else $XDG_DATA_HOME/tl/tl.db or\n"
+    "                         ~/.local/share/tl/tl.db)\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          show the version and exit\n"
     "\n"
@@ -590,8 +591,10 @@ static int run_merge(const char *path, int argc, char **argv, const struct optio
     tl_errorf("%s", tl_store_errmsg(store));
     status = TL_EXIT_FAILURE;
   } else {
-    printf("merged %lld sessions (%lld samples, %lld new hosts); %lld already present\n",
-           (long long)st.sessions_added, (long long)st.samples_added, (long long)st.hosts_added,
+    printf("merged %lld session%s (%lld sample%s, %lld new host%s); %lld already present\n",
+           (long long)st.sessions_added, st.sessions_added == 1 ? "" : "s",
+           (long long)st.samples_added, st.samples_added == 1 ? "" : "s",
+           (long long)st.hosts_added, st.hosts_added == 1 ? "" : "s",
            (long long)st.sessions_present);
   }
   tl_store_close(store);
@@ -797,6 +800,60 @@ static int command_pass(const command *cmd, int argc, char **argv, const struct 
   return -1;
 }
 
+/* The long option a "--name[=value]" argument names in longopts: the exact
+ * name, else the first it abbreviates (getopt_long reports an ambiguous one
+ * later); NULL for none. */
+static const struct option *long_option(const struct option *longopts, const char *arg) {
+  size_t len = strcspn(arg + 2, "=");
+  const struct option *prefix = NULL;
+  for (const struct option *o = longopts; o->name; o++) {
+    if (strncmp(o->name, arg + 2, len) != 0)
+      continue;
+    if (o->name[len] == '\0')
+      return o;
+    if (!prefix)
+      prefix = o;
+  }
+  return prefix;
+}
+
+/* --db may also follow the command ("tlstore merge --db all.db a.db"), as it
+ * may anywhere in tlcollect and tlreport: takes "--db PATH" or "--db=PATH"
+ * out of the command's arguments (argv[0] is the command name) into *db.
+ * Values of the command's other options are passed over, and "--" ends the
+ * options. Returns the exit status of a usage error, or -1 to go on. */
+static int take_db_option(const struct option *longopts, int *argc, char **argv,
+                          const char **db) {
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      while (i < *argc)
+        argv[out++] = argv[i++];
+      break;
+    }
+    int is_db = strcmp(a, "--db") == 0 || strncmp(a, "--db=", 5) == 0;
+    if (!is_db) {
+      argv[out++] = argv[i];
+      const struct option *o = a[0] == '-' && a[1] == '-' ? long_option(longopts, a) : NULL;
+      if (o && o->has_arg == required_argument && !strchr(a, '=') && i + 1 < *argc)
+        argv[out++] = argv[++i];
+      continue;
+    }
+    const char *v = a[4] == '=' ? a + 5 : (i + 1 < *argc ? argv[++i] : NULL);
+    if (!v)
+      return tl_usage_error("--db", "needs a value");
+    if (!*v)
+      return tl_usage_error("--db", "empty path");
+    if (*db)
+      return tl_usage_error("--db", "given twice");
+    *db = v;
+  }
+  argv[out] = NULL;
+  *argc = out;
+  return -1;
+}
+
 static const command *find_command(const char *name) {
   for (size_t i = 0; i < N_COMMANDS; i++)
     if (strcmp(commands[i].name, name) == 0)
@@ -864,16 +921,20 @@ int main(int argc, char **argv) {
   int at = optind;
   struct option cmd_longopts[MAX_COMMAND_OPTS + 2];
   command_longopts(cmd, cmd_longopts);
-  int status = command_pass(cmd, argc - at, argv + at, cmd_longopts);
+  int cmd_argc = argc - at;
+  int status = take_db_option(cmd_longopts, &cmd_argc, argv + at, &db);
+  if (status >= 0)
+    return status;
+  status = command_pass(cmd, cmd_argc, argv + at, cmd_longopts);
   if (status >= 0)
     return status;
   if (!cmd->run)
-    return run_help(argc - at, argv + at);
+    return run_help(cmd_argc, argv + at);
 
   char path[4096];
   status = tl_cli_db_path(db, path, sizeof path);
   if (status)
     return status;
   getopt_restart();
-  return cmd->run(path, argc - at, argv + at, cmd_longopts);
+  return cmd->run(path, cmd_argc, argv + at, cmd_longopts);
 }

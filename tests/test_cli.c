@@ -583,6 +583,44 @@ static void store_command_bad_options(void **state) {
   assert_int_not_equal(access(f->db, F_OK), 0);
 }
 
+/* --db may follow the command, as in tlcollect and tlreport: "tlstore merge
+ * --db merged.db a.db" merges into merged.db; "--db=PATH" too; a filter's
+ * value is never taken for it; before and after the command is "given twice". */
+static void store_db_after_command(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *merged = tl_test_path(f->dir, "merged.db");
+  char *out, *err;
+  assert_int_equal(run_store(NULL, &out, &err, "merge", "--db", merged, f->db, NULL), 0);
+  assert_non_null(strstr(out, "merged 4 sessions"));
+  free(out);
+  free(err);
+  char db_eq[4200];
+  snprintf(db_eq, sizeof db_eq, "--db=%s", merged);
+  assert_int_equal(run_store(NULL, &out, &err, "sessions", "--label", "macos", db_eq, NULL), 0);
+  assert_non_null(strstr(out, "macos"));
+  assert_null(strstr(out, "vbox"));
+  free(out);
+  free(err);
+  /* "--db" as the value of --host is a host name, not the option. */
+  assert_int_equal(run_store(NULL, &out, &err, "sessions", "--host", "--db", db_eq, NULL), 0);
+  assert_null(strstr(out, "vbox"));
+  assert_null(strstr(out, "macos"));
+  free(out);
+  free(err);
+  int rc = run_store(NULL, &out, &err, "--db", merged, "info", "--db", f->db);
+  if (rc != 2 || !tl_test_one_line(err) || !strstr(err, "--db") || !strstr(err, "given twice"))
+    fail_msg("--db before and after: exit %d, stderr '%s'", rc, err);
+  free(out);
+  free(err);
+  rc = run_store(NULL, &out, &err, "info", "--db", NULL, NULL, NULL);
+  if (rc != 2 || !tl_test_one_line(err) || !strstr(err, "needs a value"))
+    fail_msg("--db without a value: exit %d, stderr '%s'", rc, err);
+  free(out);
+  free(err);
+  free(merged);
+}
+
 static void help_and_version(void **state) {
   (void)state;
   const char *progs[] = {TLCOLLECT, TLSTORE, TLREPORT};
@@ -613,6 +651,7 @@ int main(void) {
       cmocka_unit_test(help_and_version),
       cmocka_unit_test_setup_teardown(store_command_help, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(store_command_bad_options, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(store_db_after_command, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
