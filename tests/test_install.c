@@ -126,6 +126,20 @@ static void man_pages_and_completion_installed(void **state) {
   }
 }
 
+/* What the README's Install table and the pages name is installed: the
+ * SQLite extension, and the documents a report page or man page points to
+ * (docs/NAME.md is installed as DOCDIR/NAME.md). */
+static void extension_and_documents_installed(void **state) {
+  (void)state;
+  assert_file(TL_INSTALL_LIBDIR "/tl/tl_sqlite.so");
+  const char *docs[] = {"statistics.md", "report-json.md", "schema.md", "scheduling.md"};
+  for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/%s", TL_INSTALL_DOCDIR, docs[i]);
+    assert_file(rel);
+  }
+}
+
 /* Every file of the source tree's probes/ is installed under share/tl/probes
  * with the same bytes. */
 static void shipped_probes_installed(void **state) {
@@ -358,6 +372,7 @@ int main(void) {
       cmocka_unit_test(installed_programs_run),
       cmocka_unit_test(man_pages_and_completion_installed),
       cmocka_unit_test(shipped_probes_installed),
+      cmocka_unit_test(extension_and_documents_installed),
       cmocka_unit_test(data_path_under_prefix),
       cmocka_unit_test(completion_from_installed_programs),
   };
