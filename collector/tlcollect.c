@@ -56,40 +56,6 @@ static void on_signal(int sig) {
   tl_collect_stop();
 }
 
-/* The command line as one string, each argument shell-quoted when needed, so
- * that a report can show exactly how a session was collected. */
-static char *join_command_line(int argc, char **argv) {
-  size_t len = 1;
-  for (int i = 0; i < argc; i++)
-    len += strlen(argv[i]) * 4 + 3;
-  char *s = malloc(len), *p = s;
-  if (!s)
-    return NULL;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    int plain = *a != '\0';
-    for (const char *c = a; *c; c++)
-      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+@%", *c))
-        plain = 0;
-    if (i)
-      *p++ = ' ';
-    if (plain) {
-      p += sprintf(p, "%s", a);
-      continue;
-    }
-    *p++ = '\'';
-    for (const char *c = a; *c; c++) {
-      if (*c == '\'')
-        p += sprintf(p, "'\\''");
-      else
-        *p++ = *c;
-    }
-    *p++ = '\'';
-  }
-  *p = '\0';
-  return s;
-}
-
 /* One line on stderr, prefixed with the UTC time: what tlcollect writes
  * instead of progress when stderr is not a terminal (cron, systemd, a log
  * file), so that a log shows when each run started and how it ended. */
@@ -499,7 +465,7 @@ int main(int argc, char **argv) {
     }
   }
 
-  cmdline = join_command_line(argc, argv);
+  cmdline = tl_command_line(argc, (const char *const *)argv);
   char run_uuid[37];
   size_t fact_count;
   const tl_fact *facts = tl_host_facts(host, &fact_count);

@@ -1,7 +1,10 @@
 /* cli.c: what the three programs share on their command lines: the usage
- * error, the database path, and options that may be given only once. */
+ * error, the database path, options that may be given only once, and the
+ * command line a session records. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tl_store.h"
 
@@ -37,4 +40,36 @@ int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI
     return tl_usage_error(name, "given twice");
   }
   return TL_EXIT_OK;
+}
+
+char *tl_command_line(int argc, const char *const *argv) {
+  size_t len = 1;
+  for (int i = 0; i < argc; i++)
+    len += strlen(argv[i]) * 4 + 3;
+  char *s = malloc(len), *p = s;
+  if (!s)
+    return NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int plain = *a != '\0';
+    for (const char *c = a; *c; c++)
+      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+@%", *c))
+        plain = 0;
+    if (i)
+      *p++ = ' ';
+    if (plain) {
+      p += sprintf(p, "%s", a);
+      continue;
+    }
+    *p++ = '\'';
+    for (const char *c = a; *c; c++) {
+      if (*c == '\'')
+        p += sprintf(p, "'\\''");
+      else
+        *p++ = *c;
+    }
+    *p++ = '\'';
+  }
+  *p = '\0';
+  return s;
 }

@@ -359,6 +359,54 @@ static int exec(tl_store *s, const char *sql, const char *doing) {
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
+/* The tlstore import that makes this session again: every option that
+ * shaped it, and the file by its name alone (a local folder means nothing
+ * on another machine and may say more than its owner wants). */
+static char *import_command_line(const tl_import_opts *o) {
+  const char *argv[16 + 2 * TL_IMPORT_FACTS_MAX];
+  char delay[32], start[32];
+  int n = 0;
+  argv[n++] = "tlstore";
+  argv[n++] = "import";
+  argv[n++] = "--format";
+  argv[n++] = o->format == TL_SAMPLES_JSONL ? "jsonl" : "csv";
+  argv[n++] = "--label";
+  argv[n++] = o->label ? o->label : "";
+  argv[n++] = "--probe";
+  argv[n++] = o->probe ? o->probe : "";
+  if (o->delay_ns % 1000000 == 0)
+    snprintf(delay, sizeof delay, "%lldms", (long long)(o->delay_ns / 1000000));
+  else if (o->delay_ns % 1000 == 0)
+    snprintf(delay, sizeof delay, "%lldus", (long long)(o->delay_ns / 1000));
+  else
+    snprintf(delay, sizeof delay, "%lldns", (long long)o->delay_ns);
+  argv[n++] = "--delay";
+  argv[n++] = delay;
+  if (o->unit_ns != 1) {
+    argv[n++] = "--unit";
+    argv[n++] = o->unit_ns == 1000 ? "us" : "ms";
+  }
+  if (o->hostname) {
+    argv[n++] = "--host";
+    argv[n++] = o->hostname;
+  }
+  if (o->started_ns > 0) {
+    tl_date_format(o->started_ns, start, sizeof start);
+    argv[n++] = "--start";
+    argv[n++] = start;
+  }
+  for (size_t i = 0; i < o->fact_count && i < TL_IMPORT_FACTS_MAX; i++) {
+    argv[n++] = "--fact";
+    argv[n++] = o->facts[i];
+  }
+  if (o->skip_bad)
+    argv[n++] = "--skip-bad";
+  const char *file = o->source ? o->source : "-";
+  const char *slash = strrchr(file, '/');
+  argv[n++] = slash && slash[1] ? slash + 1 : file;
+  return tl_command_line(n, argv);
+}
+
 int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
                     char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
   if (!s->db)
@@ -369,12 +417,31 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     return tl__store_fail(s, TL_EINVAL, "import reads csv or jsonl");
   if (o->unit_ns < 1)
     return tl__store_fail(s, TL_EINVAL, "bad unit");
-  char run_uuid[37], uuid[37], cmd[512];
+  char run_uuid[37], uuid[37];
   tl__uuid4(run_uuid);
-  snprintf(cmd, sizeof cmd, "tlstore import %s", o->source ? o->source : "-");
   const char *host = o->hostname ? o->hostname : "imported";
   char fingerprint[300];
   snprintf(fingerprint, sizeof fingerprint, "imported:%s", host);
+  if (o->fact_count > TL_IMPORT_FACTS_MAX)
+    return tl__store_fail(s, TL_EINVAL, "too many host facts (at most %d)", TL_IMPORT_FACTS_MAX);
+  tl_fact facts[TL_IMPORT_FACTS_MAX + 1];
+  char values[TL_IMPORT_FACTS_MAX + 1][TL_TAG_VALUE_MAX + 1], why[TL_WHY_MAX];
+  size_t nf = 0;
+  for (size_t i = 0; i < o->fact_count; i++) {
+    const tl_host_key *k;
+    if (tl_host_fact_parse(o->facts[i], &k, values[nf], sizeof values[nf], why, sizeof why))
+      return tl__store_fail(s, TL_EINVAL, "--fact: %s", why);
+    for (size_t j = 0; j < nf; j++)
+      if (strcmp(facts[j].key, k->fact) == 0)
+        return tl__store_fail(s, TL_EINVAL, "--fact: %s given twice", k->name);
+    facts[nf] = (tl_fact){k->fact, values[nf], "tlstore import --fact"};
+    nf++;
+  }
+  if (o->hostname)
+    facts[nf++] = (tl_fact){"hostname", o->hostname, "tlstore import --host"};
+  char *cmd = import_command_line(o);
+  if (!cmd)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory importing");
   tl_session_spec spec = {.run_uuid = run_uuid,
                           .label = o->label,
                           .probe = o->probe,
@@ -382,12 +449,16 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
                           .command_line = cmd,
                           .host_fingerprint = fingerprint,
                           .hostname = host,
-                          .libuv_version = ""};
+                          .libuv_version = "",
+                          .facts = facts,
+                          .fact_count = nf,
+                          .started_ns = o->started_ns};
   block_out *b = calloc(1, sizeof *b);
   char *buf = malloc(CHUNK + 1);
   if (!b || !buf) {
     free(b);
     free(buf);
+    free(cmd);
     return tl__store_fail(s, TL_ENOMEM, "out of memory importing");
   }
   b->s = s;
@@ -406,7 +477,6 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
   size_t have = 0, column = 0;
   int64_t unit = o->unit_ns, line_no = 0, nbad = 0;
   int eof = 0, header_done = o->format != TL_SAMPLES_CSV, too_long = 0;
-  char why[TL_WHY_MAX];
   while (!err && (!eof || have)) {
     if (!eof && have < CHUNK) {
       size_t r = fread(buf + have, 1, CHUNK - have, in);
@@ -515,5 +585,6 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     *bad_rows = nbad;
   free(b);
   free(buf);
+  free(cmd);
   return err;
 }

@@ -82,6 +82,10 @@ int tl_cli_db_path(const char *given, char *buf, size_t len);
 int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
                 const int *repeatable);
 
+/* The arguments as one command line, each shell-quoted when it needs it
+ * (so that a person can paste it back). Malloc'd; NULL when out of memory. */
+char *tl_command_line(int argc, const char *const *argv);
+
 /* Writes s (NULL: "") to f as a JSON string: quotes, backslashes and control
  * characters escaped, each byte that is not part of valid UTF-8 as U+FFFD. */
 void tl_fput_json(FILE *f, const char *s);
@@ -133,6 +137,41 @@ void tl_date_format(int64_t ns, char *buf, size_t len);
 /* A comma-separated list, split in place into at most max items; empty items
  * and duplicates are errors. Items point into s, which is modified. */
 int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, size_t whylen);
+
+/* A size in bytes: "512M", "1G", "1.5GiB", "2048MB", "1073741824". K, M, G
+ * and T are powers of 1024 (what a machine's memory is counted in). */
+int tl_size_parse(const char *s, int64_t *bytes, char *why, size_t whylen);
+
+/* ------------------------------------------------------------------------ */
+/* Host keys: the host facts a person names by a short word (hostkey.c)      */
+
+typedef enum {
+  TL_KEY_TEXT,  /* compared as text, in natural order ("5.15" before "6.1") */
+  TL_KEY_COUNT, /* a whole number (cpus) */
+  TL_KEY_BYTES, /* a size in bytes, grouped by size class (memory) */
+} tl_key_kind;
+
+typedef struct {
+  const char *name; /* the word: "memory", "cpus", "vm" ... */
+  const char *fact; /* the stored fact: "mem.total_bytes" ... */
+  tl_key_kind kind;
+  const char *about; /* a few words for listings */
+} tl_host_key;
+
+/* Every host key, in the order listings show them. */
+const tl_host_key *tl_host_keys(size_t *count);
+/* The key of that name, or NULL. */
+const tl_host_key *tl_host_key_find(const char *name);
+/* "KEY=VALUE" as a person gives it to tlstore import --fact (memory=1G,
+ * cpus=2, vm=kvm ...): the key (hostname is refused: --host says it) and
+ * the value as tl stores it (bytes for memory), validated, into value. */
+int tl_host_fact_parse(const char *arg, const tl_host_key **key, char *value, size_t len, char *why,
+                       size_t whylen);
+/* The size class of a machine with this much memory, in bytes, and its name
+ * ("512M", "1G", "1.5G") into name (may be NULL): the smallest of 2^k and
+ * 1.5 x 2^k bytes (from 64 MiB) at or above bytes. A machine sold as 1 GB
+ * reports a little less than 1 GiB, and lands in the 1G class. */
+int64_t tl_memory_class(int64_t bytes, char *name, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Shipped files                                                             */
@@ -219,6 +258,7 @@ typedef struct {
   size_t tag_count;
   const tl_fact *facts;
   size_t fact_count;
+  int64_t started_ns; /* when it started (an import's --start); 0: now */
 } tl_session_spec;
 
 typedef struct tl_writer tl_writer;
@@ -407,15 +447,19 @@ typedef enum { TL_SAMPLES_CSV = 1, TL_SAMPLES_JSONL, TL_SAMPLES_HGRM } tl_sample
 /* Parses "csv", "jsonl" or "hgrm" (TL_EINVAL otherwise). */
 int tl_samples_format_parse(const char *s, tl_samples_format *out);
 
+enum { TL_IMPORT_FACTS_MAX = 16 };
 typedef struct {
   tl_samples_format format; /* TL_SAMPLES_CSV or TL_SAMPLES_JSONL */
   const char *label;        /* the session's label, probe and requested delay */
   const char *probe;
   int64_t delay_ns;
-  int64_t unit_ns;      /* unit of bare numbers: 1 (ns, default), 1000, 1000000 */
-  const char *hostname; /* host to record; NULL: "imported" */
-  const char *source;   /* file name, recorded as the command line */
-  int skip_bad;         /* import the good rows of a file with bad ones */
+  int64_t unit_ns;          /* unit of bare numbers: 1 (ns, default), 1000, 1000000 */
+  const char *hostname;     /* host to record; NULL: "imported" */
+  const char *source;       /* file name; its last part goes into the command line */
+  int skip_bad;             /* import the good rows of a file with bad ones */
+  int64_t started_ns;       /* when the samples were measured; 0: now */
+  const char *const *facts; /* fact_count "KEY=VALUE" host facts (tl_host_fact_parse) */
+  size_t fact_count;
 } tl_import_opts;
 
 void tl_import_opts_init(tl_import_opts *o);
@@ -424,10 +468,12 @@ void tl_import_opts_init(tl_import_opts *o);
 typedef void (*tl_bad_row_cb)(void *ctx, int64_t line, const char *why);
 
 /* Reads latencies from in (formats in the README) into one new session,
- * in one transaction. Every bad row is passed to bad (may be NULL); with any
- * bad row and no skip_bad nothing is stored and the result is TL_EINVAL.
- * A file without a single sample is TL_EINVAL too. uuid_out (37 bytes, may
- * be NULL) receives the session's UUID; *imported and *bad_rows may be NULL. */
+ * in one transaction. The session starts at started_ns, carries the host
+ * facts given (a bad one is TL_EINVAL) and records as its command line the
+ * tlstore import that reproduces it, with the file's name and no folders. Every bad row is passed
+ * to bad (may be NULL); with any bad row and no skip_bad nothing is stored and the result is
+ * TL_EINVAL. A file without a single sample is TL_EINVAL too. uuid_out (37 bytes, may be NULL)
+ * receives the session's UUID; *imported and *bad_rows may be NULL. */
 int tl_store_import(tl_store *store, FILE *in, const tl_import_opts *opts, tl_bad_row_cb bad,
                     void *ctx, char uuid_out[37], int64_t *imported, int64_t *bad_rows);
 

@@ -208,7 +208,8 @@ static int run_labels(const char *path, int argc, char **argv, const struct opti
 }
 
 /* One block per host: identity, sessions, then the facts that tell
- * environments apart, as the latest session saw them. */
+ * environments apart (the keys of tlreport --by), as the latest session saw
+ * them. */
 static int cmd_hosts(tl_store *store) {
   tl_host_row *rows;
   size_t n;
@@ -216,19 +217,8 @@ static int cmd_hosts(tl_store *store) {
     tl_errorf("%s", tl_store_errmsg(store));
     return TL_EXIT_FAILURE;
   }
-  static const struct {
-    const char *title, *key;
-  } shown[] = {{"os", "os.name"},
-               {"kernel", "kernel.release"},
-               {"arch", "arch"},
-               {"cpu", "cpu.model"},
-               {"cpus", "cpu.logical"},
-               {"memory", "mem.total_bytes"},
-               {"vm", "vm"},
-               {"cloud", "cloud"},
-               {"container", "container"},
-               {"clocksource", "clocksource.current"},
-               {"preempt", "kernel.preempt"}};
+  size_t nkeys;
+  const tl_host_key *keys = tl_host_keys(&nkeys);
   for (size_t i = 0; i < n; i++) {
     const tl_host_row *r = &rows[i];
     char first[32], last[32];
@@ -241,14 +231,17 @@ static int cmd_hosts(tl_store *store) {
     tl_fput_safe(stdout, r->hostname);
     printf("  %lld session%s, %s .. %s\n", (long long)r->sessions, r->sessions == 1 ? "" : "s",
            first, last);
-    for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++) {
-      const char *v = tl_fact_rows_get(r->facts, r->fact_count, shown[k].key);
-      printf("  %-12s ", shown[k].title);
-      if (v && strcmp(shown[k].key, "mem.total_bytes") == 0 &&
-          strspn(v, "0123456789") == strlen(v)) {
-        char size[32];
-        human_bytes(strtoll(v, NULL, 10), size, sizeof size);
-        printf("%s\n", size);
+    for (size_t k = 0; k < nkeys; k++) {
+      const char *v = tl_fact_rows_get(r->facts, r->fact_count, keys[k].fact);
+      if (strcmp(keys[k].name, "hostname") == 0)
+        continue; /* on the first line */
+      printf("  %-12s ", keys[k].name);
+      int64_t bytes;
+      if (v && keys[k].kind == TL_KEY_BYTES && tl_size_parse(v, &bytes, NULL, 0) == TL_OK) {
+        char size[32], cls[16];
+        human_bytes(bytes, size, sizeof size);
+        tl_memory_class(bytes, cls, sizeof cls);
+        printf("%s (%lld bytes; size class %s)\n", size, (long long)bytes, cls);
         continue;
       }
       tl_fput_safe(stdout, v ? v : "-");
@@ -288,6 +281,8 @@ enum {
   OPT_UNIT,
   OPT_SKIP_BAD,
   OPT_BEFORE,
+  OPT_START,
+  OPT_FACT,
 };
 
 /* The filter options of sessions and export, as cmd_option entries. */
@@ -488,6 +483,8 @@ static int run_import(const char *path, int argc, char **argv, const struct opti
   tl_import_opts_init(&o);
   o.format = 0;
   o.delay_ns = -1;
+  const char *facts[TL_IMPORT_FACTS_MAX];
+  size_t nfacts = 0;
   char why[TL_WHY_MAX];
   int c;
   while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
@@ -529,6 +526,25 @@ static int run_import(const char *path, int argc, char **argv, const struct opti
     case OPT_SKIP_BAD:
       o.skip_bad = 1;
       break;
+    case OPT_START:
+      if (tl_date_parse(optarg, &o.started_ns, why, sizeof why))
+        return tl_usage_error("--start", why);
+      break;
+    case OPT_FACT: {
+      const tl_host_key *k;
+      char value[TL_TAG_VALUE_MAX + 1];
+      if (nfacts == TL_IMPORT_FACTS_MAX)
+        return tl_usage_error("--fact", "too many facts (at most 16)");
+      if (tl_host_fact_parse(optarg, &k, value, sizeof value, why, sizeof why))
+        return tl_usage_error("--fact", why);
+      for (size_t i = 0; i < nfacts; i++)
+        if (strncmp(facts[i], optarg, strlen(k->name) + 1) == 0)
+          return tl_usage_error("--fact", "the same fact given twice");
+      facts[nfacts++] = optarg;
+      o.facts = facts;
+      o.fact_count = nfacts;
+      break;
+    }
     default:
       return bad_option(c, argv);
     }
@@ -702,6 +718,8 @@ static const cmd_option import_options[] = {
     {"delay", OPT_DELAY, "D", "the requested delay (required; a bare number is ms)"},
     {"unit", OPT_UNIT, "UNIT", "ns, us or ms: of numbers without a unit (default ns)"},
     {"host", OPT_HOST, "NAME", "the host to record (default imported)"},
+    {"start", OPT_START, "DATE", "when the samples were measured, UTC (default now)"},
+    {"fact", OPT_FACT, "KEY=VALUE", "a host fact: memory=1G, cpus=2, vm=kvm ... (repeatable)"},
     {"skip-bad", OPT_SKIP_BAD, NULL, "import the good rows of a file with bad ones"},
     {NULL, 0, NULL, NULL}};
 static const cmd_option prune_options[] = {
@@ -783,7 +801,7 @@ static void getopt_restart(void) {
  * given twice (only filters may repeat), is a usage error. None of that
  * needs the database. Returns the exit status, or -1 to go on. */
 static int command_pass(const command *cmd, int argc, char **argv, const struct option *longopts) {
-  static const int repeatable[] = {OPT_LABEL, OPT_TAG, 0};
+  static const int repeatable[] = {OPT_LABEL, OPT_TAG, OPT_FACT, 0};
   unsigned char given[TL_CLI_OPTS] = {0};
   getopt_restart();
   int c;

@@ -50,7 +50,8 @@ static int upsert_host(tl_store *s, const tl_session_spec *spec, int64_t now, in
   int rc = sqlite3_prepare_v2(
       s->db,
       "INSERT INTO hosts (fingerprint, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3) "
-      "ON CONFLICT(fingerprint) DO UPDATE SET hostname = ?2, last_seen = ?3 RETURNING id",
+      "ON CONFLICT(fingerprint) DO UPDATE SET hostname = ?2, first_seen = min(first_seen, ?3), "
+      "last_seen = max(last_seen, ?3) RETURNING id",
       -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "recording the host");
@@ -117,7 +118,7 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
   if (err)
     return err;
   tl__uuid4(uuid_out);
-  int64_t now = tl__now_ns(), host_id = 0;
+  int64_t now = spec->started_ns > 0 ? spec->started_ns : tl__now_ns(), host_id = 0;
   sqlite3_stmt *st = NULL;
   err = upsert_host(s, spec, now, &host_id);
   if (err == TL_OK) {

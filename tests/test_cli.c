@@ -379,7 +379,7 @@ static void bad_arguments(void **state) {
 /* Every tlstore command with the options its help must list. */
 static const struct {
   const char *name;
-  const char *options[10];
+  const char *options[12];
 } store_commands[] = {
     {"info", {NULL}},
     {"check", {NULL}},
@@ -391,7 +391,8 @@ static const struct {
      {"--format", "--label", "--probe", "--delay", "--since", "--until", "--host", "--tag",
       "--status", NULL}},
     {"import",
-     {"--format", "--label", "--probe", "--delay", "--unit", "--host", "--skip-bad", NULL}},
+     {"--format", "--label", "--probe", "--delay", "--unit", "--host", "--start", "--fact",
+      "--skip-bad", NULL}},
     {"merge", {NULL}},
     {"delete", {NULL}},
     {"prune", {"--before", "--label", NULL}},

@@ -978,7 +978,7 @@ static void store_hosts_output(void **state) {
                               "  arch         -\n"
                               "  cpu          -\n"
                               "  cpus         -\n"
-                              "  memory       1.0 GiB\n"
+                              "  memory       1.0 GiB (1073741824 bytes; size class 1G)\n"
                               "  vm           kvm\n"
                               "  cloud        -\n"
                               "  container    docker\\x1b[2J\n"));

@@ -300,7 +300,7 @@ static void completion_from_installed_programs(void **state) {
       /* A command's own options, from its --help. */
       {"comp tlstore prune --", "--before\n--help\n--label\n"},
       {"comp tlstore --db x.db export --s", "--since\n--status\n"},
-      {"comp tlstore import --format csv --s", "--skip-bad\n"},
+      {"comp tlstore import --format csv --s", "--skip-bad\n--start\n"},
       {"comp tlstore sessions --label vbox --st", "--status\n"},
       {"comp tlstore vacuum --", "--help\n"},
       {"comp tlstore export --label ''", "droplet\nmacos\nvbox\n"},
