@@ -2,6 +2,7 @@
  * the Markdown escaper, number formatting, fact and tag lookups, and tables
  * that hold plain text and escape it for Markdown or HTML when written. */
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,42 @@ void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len) {
     snprintf(buf, len, "setTimeout(%g)", (double)delay_ns / 1e6);
   else
     snprintf(buf, len, "%s %g ms", probe, (double)delay_ns / 1e6);
+}
+
+int64_t tl_armed_ns(const char *probe, int64_t delay_ns) {
+  const int64_t ms = 1000000;
+  if ((strcmp(probe, "settimeout") == 0 || strcmp(probe, "node") == 0) && delay_ns < ms)
+    return ms;
+  return delay_ns;
+}
+
+double tl_lateness_ratio(int64_t a_ns, int64_t b_ns) {
+  if (a_ns < TL_RATIO_FLOOR_NS || b_ns < TL_RATIO_FLOOR_NS)
+    return 0;
+  return (double)b_ns / (double)a_ns;
+}
+
+tl__unit tl__unit_for(double max_abs_ns) {
+  tl__unit u = {1e6, "ms"};
+  if (fabs(max_abs_ns) < 1e6) {
+    u.div = 1e3;
+    u.name = "\xC2\xB5s"; /* µs */
+  }
+  return u;
+}
+
+void tl__num(double ns, tl__unit u, char *buf, size_t len) {
+  double x = ns / u.div, a = fabs(x);
+  int dec = a >= 100 ? 1 : a >= 1 ? 2 : 3;
+  double half = 0.5 * pow(10, -dec); /* no "-0.00" for a tiny negative */
+  snprintf(buf, len, "%.*f", dec, a < half ? 0.0 : x);
+}
+
+void tl__say_time(double ns, char *buf, size_t len) {
+  tl__unit u = tl__unit_for(ns);
+  char v[32];
+  tl__num(ns, u, v, sizeof v);
+  snprintf(buf, len, "%s %s", v, u.name);
 }
 
 int tl__host_page(const char *fp, char *buf, size_t len) {

@@ -187,9 +187,20 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu,\n   \"distribution\": ",
             (long long)g->delay_ns, g->session_count);
     dist(o, &g->dist, "  ");
+    int64_t armed = tl_armed_ns(g->probe, g->delay_ns);
+    fprintf(o, ",\n   \"armed_ns\": %lld", (long long)armed);
     if (g->dist.count) {
       fputs(",\n   \"overshoot_ns\": ", o);
       num(o, g->dist.mean_ns - (double)g->delay_ns);
+      /* What the page compares: each value minus the delay really armed. */
+      fprintf(o, ",\n   \"lateness\": {\"min_ns\": %lld, \"max_ns\": %lld, \"mean_ns\": ",
+              (long long)(g->dist.min_ns - armed), (long long)(g->dist.max_ns - armed));
+      num(o, g->dist.mean_ns - (double)armed);
+      fputs(", \"percentiles\": [", o);
+      for (size_t k = 0; k < g->dist.pct_count; k++)
+        fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", k ? ", " : "", g->dist.pcts[k],
+                (long long)(g->dist.pct_ns[k] - armed));
+      fputs("]}", o);
     }
     /* Ratios against the baseline's group of the same probe and delay. */
     const tl_group *b = NULL;
@@ -208,6 +219,15 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
       num(o, b->dist.max_ns ? (double)g->dist.max_ns / (double)b->dist.max_ns : NAN);
       fputs(", \"mean\": ", o);
       num(o, b->dist.mean_ns > 0 ? g->dist.mean_ns / b->dist.mean_ns : NAN);
+      fputs("},\n   \"vs_baseline_lateness\": {", o);
+      for (size_t k = 0; k < g->dist.pct_count; k++) {
+        int64_t bl = b->dist.pct_ns[k] - armed, gl = g->dist.pct_ns[k] - armed;
+        double r = tl_lateness_ratio(bl, gl);
+        fprintf(o, "%s\"p%g\": {\"diff_ns\": %lld, \"ratio\": ", k ? ", " : "", g->dist.pcts[k],
+                (long long)(gl - bl));
+        num(o, r > 0 ? r : NAN);
+        fputc('}', o);
+      }
       fputc('}', o);
     }
     fputs(",\n   \"spectrum\": [", o);

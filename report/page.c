@@ -174,242 +174,303 @@ static void sentence(FILE *out, const tl_comparison *c, const char *label, doubl
   fputs(".\n", out);
 }
 
-/* Best and worst label: each label's headline percentile at each probe and
- * delay it shares with another label, divided by the lowest there; the
- * geometric mean of those ratios ranks the labels. */
-static void best_and_worst(FILE *f, const tl_comparison *c, double pct) {
-  if (c->label_count < 2)
+/* The statistics of the page, when computed for this comparison. */
+static const tl_stats *page_stats(const tl__page *p) {
+  const tl_stats *st = p->o->stats;
+  return st && st->group_count == p->c->group_count ? st : NULL;
+}
+
+/* The groups of g0's probe and delay, in label order, as indices into
+ * c->groups; returns how many (out has room for label_count). */
+static size_t block_of(const tl_comparison *c, const tl_group *g0, size_t *out) {
+  size_t n = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+    if (g)
+      out[n++] = (size_t)(g - c->groups);
+  }
+  return n;
+}
+
+/* Group i's lateness at its percentile k (ns). */
+static int64_t lateness_at(const tl_comparison *c, size_t i, size_t k) {
+  const tl_group *g = &c->groups[i];
+  return g->dist.pct_ns[k] - tl_armed_ns(g->probe, g->delay_ns);
+}
+
+/* " (2.6×)" when the ratio of the two latenesses may be shown, else "". */
+static void ratio_note(int64_t a_ns, int64_t b_ns, char *buf, size_t len) {
+  double r = tl_lateness_ratio(a_ns, b_ns);
+  if (r > 0)
+    snprintf(buf, len, " (%.*f\xC3\x97)", r < 10 ? 2 : 1, r);
+  else
+    snprintf(buf, len, "%s", "");
+}
+
+/* The verdict of one probe and delay at percentile k, on lateness: the
+ * label that is clearly the least late and how much later each other is,
+ * or which labels cannot be told apart. Fills buf with plain text; when one
+ * label is clearly the least late, *best is its group and the text goes on
+ * after its name (" is the least late ..."), else *best is NULL. */
+static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const tl_group **best,
+                         char *buf, size_t len) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st = page_stats(p);
+  size_t idx[256], all[256], n = 0, at = 0;
+  size_t m = block_of(c, g0, all);
+  for (size_t i = 0; i < m && n < 256; i++)
+    if (c->groups[all[i]].dist.count)
+      idx[n++] = all[i];
+  buf[0] = '\0';
+  *best = NULL;
+  if (!n)
     return;
-  double score[256];
-  size_t used[256], n = c->label_count < 256 ? c->label_count : 256;
-  for (size_t l = 0; l < n; l++) {
-    score[l] = 0;
-    used[l] = 0;
-  }
-  for (size_t i = 0; i < c->group_count; i++) {
-    const tl_group *g = &c->groups[i];
-    int k = pct_index(&g->dist, pct);
-    if (!g->dist.count || k < 0)
-      continue;
-    double lowest = -1;
-    size_t sharing = 0;
-    for (size_t l = 0; l < n; l++) {
-      const tl_group *h = find_group(c, c->labels[l], g->probe, g->delay_ns);
-      if (h && h->dist.count) {
-        double v = (double)h->dist.pct_ns[k];
-        if (lowest < 0 || v < lowest)
-          lowest = v;
-        sharing++;
-      }
-    }
-    if (sharing < 2)
-      continue;
-    for (size_t l = 0; l < n; l++)
-      if (strcmp(c->labels[l], g->label) == 0) {
-        score[l] += log(((double)g->dist.pct_ns[k] + 1) / (lowest + 1));
-        used[l]++;
-      }
-  }
-  int best = -1, worst = -1;
-  for (size_t l = 0; l < n; l++) {
-    if (!used[l])
-      continue;
-    score[l] /= (double)used[l];
-    if (best < 0 || score[l] < score[best])
-      best = (int)l;
-    if (worst < 0 || score[l] > score[worst])
-      worst = (int)l;
-  }
-  if (best < 0 || best == worst)
+  double pct = g0->dist.pcts[k];
+  char v[48], w[48], r[32];
+#define SAY(...)                                                                                   \
+  do {                                                                                             \
+    int k_ = snprintf(buf + at, at < len ? len - at : 0, __VA_ARGS__);                             \
+    if (k_ > 0)                                                                                    \
+      at += (size_t)k_ < len - at ? (size_t)k_ : len - at - 1;                                     \
+  } while (0)
+  if (n == 1) {
+    tl__say_time((double)lateness_at(c, idx[0], k), v, sizeof v);
+    SAY("only %s: p%g %s late", c->groups[idx[0]].label, pct, v);
     return;
-  fprintf(f, "- Best: **");
-  tl_md_escape(f, c->labels[best]);
-  fprintf(f, "**; worst: **");
-  tl_md_escape(f, c->labels[worst]);
-  fprintf(f, "** (p%g at each delay against the lowest there: ", pct);
-  tl_md_escape(f, c->labels[worst]);
-  fprintf(f, " is %.2f times ", exp(score[worst] - score[best]));
-  tl_md_escape(f, c->labels[best]);
-  fputs(" on the geometric mean).\n", f);
+  }
+  /* The lowest, and the labels not clearly later than it. */
+  size_t low = 0;
+  for (size_t i = 1; i < n; i++)
+    if (lateness_at(c, idx[i], k) < lateness_at(c, idx[low], k))
+      low = i;
+  int64_t lo_ns = lateness_at(c, idx[low], k);
+  char tied[256];
+  size_t nt = 0;
+  for (size_t i = 0; i < n; i++)
+    tied[i] = (char)(i == low || !st || !tl__clearly_below(st, idx[low], idx[i], k));
+  for (size_t i = 0; i < n; i++)
+    nt += tied[i] != 0;
+  if (nt == 1) {
+    tl__say_time((double)lo_ns, v, sizeof v);
+    *best = &c->groups[idx[low]];
+    SAY(" is the least late at p%g (%s late)", pct, v);
+  } else {
+    int64_t hi_ns = lo_ns;
+    for (size_t i = 0; i < n; i++)
+      if (tied[i] && lateness_at(c, idx[i], k) > hi_ns)
+        hi_ns = lateness_at(c, idx[i], k);
+    tl__say_time((double)lo_ns, v, sizeof v);
+    tl__say_time((double)hi_ns, w, sizeof w);
+    SAY("%s at p%g between ",
+        !st       ? "no verdict without statistics"
+        : nt == n ? "no clear difference"
+                  : "no clear best",
+        pct);
+    size_t said = 0;
+    for (size_t i = 0; i < n; i++)
+      if (tied[i])
+        SAY("%s%s", said++ ? (said == nt ? " and " : ", ") : "", c->groups[idx[i]].label);
+    SAY(" (%s to %s late)", v, w);
+    /* Why a label could not be told apart, when the data says. */
+    for (size_t i = 0; i < n && st; i++)
+      if (tied[i] && st->groups[idx[i]].pct[k].few)
+        SAY("; too few samples for p%g on %s", pct, c->groups[idx[i]].label);
+  }
+  size_t said = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (tied[i])
+      continue;
+    int64_t l = lateness_at(c, idx[i], k);
+    tl__say_time((double)(l - lo_ns), v, sizeof v);
+    ratio_note(lo_ns, l, r, sizeof r);
+    SAY("%s%s is %s later%s", said++ ? ", " : "; ", c->groups[idx[i]].label, v, r);
+  }
+#undef SAY
 }
 
 static void section_summary(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
   fputs("## Summary\n\n", f);
+  fputs("Compared on **lateness**: how long after its delay a timer fired (the latency minus "
+        "the delay it was armed for, 1 ms for a Node-style 0). A label is called the least "
+        "late only where the 95% interval of its difference from each other label excludes 0; "
+        "ratios are given only where both latenesses are at least 0.1 ms.\n\n",
+        f);
   double pct = headline_pct(c);
+  size_t *idx = calloc(c->group_count + 1, sizeof *idx);
+  if (!idx) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  size_t n = delays_of(c, idx);
+  for (size_t i = 0; i < n; i++) {
+    const tl_group *g0 = &c->groups[idx[i]];
+    int k = pct_index(&g0->dist, pct);
+    char call[96], text[2048];
+    if (k < 0)
+      continue;
+    const tl_group *best;
+    verdict_text(p, g0, (size_t)k, &best, text, sizeof text);
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    fputs("- ", f);
+    tl_md_escape(f, call);
+    fputs(": ", f);
+    if (best) {
+      fputs("**", f);
+      tl_md_escape(f, best->label);
+      fputs("**", f);
+    }
+    tl_md_escape(f, text);
+    fputs(".\n", f);
+  }
+  free(idx);
+  fputc('\n', f);
   for (size_t i = 0; i < c->label_count; i++)
     if (label_has_sessions(c, c->labels[i]))
       sentence(f, c, c->labels[i], pct);
-  best_and_worst(f, c, pct);
   fputc('\n', f);
 }
 
 /* ======================================================================== */
 /* 2. A table per delay                                                      */
 
-static void pct_name(double pct, char *buf, size_t len) { snprintf(buf, len, "p%g", pct); }
-
-/* Marks the lowest value of each numeric column (by absolute value for the
- * overshoot), when at least two rows have numbers. */
-static void mark_best(tl__table *t, const double *vals, const int *has, size_t rows, size_t cols,
-                      size_t first_col, size_t abs_col) {
-  size_t with = 0;
-  for (size_t r = 0; r < rows; r++)
-    with += has[r] != 0;
-  if (with < 2)
-    return;
-  for (size_t k = 0; k < cols; k++) {
-    double best = 0;
-    int any = 0;
-    for (size_t r = 0; r < rows; r++) {
-      if (!has[r])
-        continue;
-      double v = vals[r * cols + k];
-      if (k == abs_col)
-        v = fabs(v);
-      if (!any || v < best)
-        best = v;
-      any = 1;
-    }
-    for (size_t r = 0; r < rows; r++) {
-      double v = vals[r * cols + k];
-      if (k == abs_col)
-        v = fabs(v);
-      if (has[r] && v == best)
-        tl__table_mark(t, r * (first_col + cols) + first_col + k, TL__BEST);
-    }
-  }
-}
-
+/* One table per probe and delay: each label's lateness, percentiles first
+ * (the columns a narrow screen shows), the unit in the header and bare
+ * numbers in the cells; a percentile is marked best only where that label
+ * is clearly the least late (tl__clear_best). With --baseline, a second
+ * table gives each label's difference from the baseline, with the ratio
+ * where both latenesses are above TL_RATIO_FLOOR_NS. */
 static void delay_table(tl__page *p, const tl_group *g0) {
   const tl_comparison *c = p->c;
+  const tl_stats *st = page_stats(p);
   const tl_dist *d0 = &g0->dist;
-  size_t np = d0->pct_count, cols = 3 + 1 + np + 4;
-  const char *head[3 + 1 + TL_MAX_PCTS + 4];
-  char names[TL_MAX_PCTS][16];
-  char align[3 + 1 + TL_MAX_PCTS + 4 + 1];
+  size_t np = d0->pct_count, nvals = np + 4, cols = 1 + nvals + 2;
+  const char *head[1 + TL_MAX_PCTS + 4 + 2];
+  char names[TL_MAX_PCTS + 4][32];
+  char align[1 + TL_MAX_PCTS + 4 + 2 + 1];
+  size_t *idx = calloc(c->label_count + 1, sizeof *idx);
+  if (!idx) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  size_t rows = block_of(c, g0, idx);
+  int64_t armed = tl_armed_ns(g0->probe, g0->delay_ns);
+  double top = 0;
+  for (size_t r = 0; r < rows; r++)
+    for (size_t k = 0; k < np && c->groups[idx[r]].dist.count; k++)
+      top = fmax(top, fabs((double)lateness_at(c, idx[r], k)));
+  tl__unit u = tl__unit_for(top);
+  static const char *const tail[] = {"max", "min", "mean", "stddev"};
+  for (size_t i = 0; i < nvals; i++) {
+    if (i < np)
+      snprintf(names[i], sizeof names[i], "p%g (%s)", d0->pcts[i], u.name);
+    else
+      snprintf(names[i], sizeof names[i], "%s (%s)", tail[i - np], u.name);
+  }
   size_t h = 0;
   head[h++] = "label";
+  for (size_t i = 0; i < nvals; i++)
+    head[h++] = names[i];
   head[h++] = "sessions";
   head[h++] = "samples";
-  head[h++] = "min";
-  for (size_t i = 0; i < np; i++) {
-    pct_name(d0->pcts[i], names[i], sizeof names[i]);
-    head[h++] = names[i];
-  }
-  head[h++] = "max";
-  head[h++] = "mean";
-  head[h++] = "stddev";
-  head[h++] = "overshoot";
   memset(align, 'r', cols);
   align[0] = 'l';
   align[cols] = '\0';
 
-  char call[96], v[48];
+  char call[96], v[48], armed_s[48];
   tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+  tl__say_time((double)armed, armed_s, sizeof armed_s);
   FILE *f = tl__prose(p);
   fputs("### ", f);
   tl_md_escape(f, call);
-  fputs(" (probe ", f);
+  fputs("\n\n", f);
+  fputs("Probe ", f);
   tl_md_escape(f, g0->probe);
-  fprintf(f, ", %g ms requested)\n\n", (double)g0->delay_ns / 1e6);
+  fprintf(f, "; lateness is the latency minus %s.\n\n", armed_s);
 
   tl__table *t = tl__table_new(cols, head, align);
-  size_t nvals = np + 5; /* min, pcts, max, mean, stddev, overshoot */
-  double *vals = calloc(c->label_count * nvals + 1, sizeof *vals);
-  int *has = calloc(c->label_count + 1, sizeof *has);
-  tl__table *ratio = NULL;
   const tl_group *base =
       c->baseline >= 0 ? find_group(c, c->labels[c->baseline], g0->probe, g0->delay_ns) : NULL;
   if (base && !base->dist.count)
     base = NULL;
-  /* The ratio table: label, min, the percentiles, max and mean. */
-  const char *rhead[1 + 1 + TL_MAX_PCTS + 2];
-  rhead[0] = head[0];
-  for (size_t i = 0; i < np + 3; i++)
-    rhead[1 + i] = head[3 + i];
-  char ralign[sizeof align];
-  memset(ralign, 'r', np + 4);
-  ralign[0] = 'l';
-  ralign[np + 4] = '\0';
-  if (base)
-    ratio = tl__table_new(np + 4, rhead, ralign);
-  if (!t || !vals || !has || (base && !ratio)) {
+  tl__table *ratio = base ? tl__table_new(1 + np, head, align) : NULL;
+  if (!t || (base && !ratio)) {
     p->failed = TL_ENOMEM;
     tl__table_free(t);
     tl__table_free(ratio);
-    free(vals);
-    free(has);
+    free(idx);
     return;
   }
-  size_t rows = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
-    const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
-    if (!g)
-      continue;
+  size_t first_cell[256];
+  for (size_t r = 0; r < rows; r++) {
+    const tl_group *g = &c->groups[idx[r]];
     char href[128];
     const char *link = label_href(p, g->label, href, sizeof href);
-    tl__table_link(t, tl__table_add(t, g->label), link);
-    tl__table_addf(t, "%zu", g->session_count);
-    tl__table_addf(t, "%lld", (long long)g->dist.count);
-    double *row = &vals[rows * nvals];
+    size_t cell = tl__table_add(t, g->label);
+    tl__table_link(t, cell, link);
+    if (r < 256)
+      first_cell[r] = cell;
     if (g->dist.count) {
-      has[rows] = 1;
+      double row[TL_MAX_PCTS + 4];
       size_t k = 0;
-      row[k++] = (double)g->dist.min_ns;
       for (size_t i = 0; i < np; i++)
-        row[k++] = (double)g->dist.pct_ns[i];
-      row[k++] = (double)g->dist.max_ns;
-      row[k++] = g->dist.mean_ns;
+        row[k++] = (double)lateness_at(c, idx[r], i);
+      row[k++] = (double)(g->dist.max_ns - armed);
+      row[k++] = (double)(g->dist.min_ns - armed);
+      row[k++] = g->dist.mean_ns - (double)armed;
       row[k++] = g->dist.stddev_ns;
-      row[k++] = g->dist.mean_ns - (double)g->delay_ns;
       for (size_t i = 0; i < nvals; i++) {
-        tl_format_ms(row[i], v, sizeof v);
+        tl__num(row[i], u, v, sizeof v);
         tl__table_add(t, v);
       }
     } else {
       for (size_t i = 0; i < nvals; i++)
         tl__table_add(t, "-");
     }
+    tl__table_addf(t, "%zu", g->session_count);
+    tl__table_addf(t, "%lld", (long long)g->dist.count);
     if (ratio) {
       tl__table_link(ratio, tl__table_add(ratio, g->label), link);
-      const tl_dist *b = &base->dist;
-      double bv[TL_MAX_PCTS + 4];
-      size_t k = 0;
-      bv[k++] = (double)b->min_ns;
-      for (size_t i = 0; i < np; i++)
-        bv[k++] = (double)b->pct_ns[i];
-      bv[k++] = (double)b->max_ns;
-      bv[k++] = b->mean_ns;
-      for (size_t i = 0; i < np + 3; i++) {
-        if (!g->dist.count || bv[i] <= 0)
+      for (size_t i = 0; i < np; i++) {
+        char r_note[32];
+        if (!g->dist.count) {
           tl__table_add(ratio, "-");
-        else
-          tl__table_addf(ratio, "%.2f\xC3\x97", row[i] / bv[i]); /* U+00D7 times */
+          continue;
+        }
+        int64_t bl = base->dist.pct_ns[i] - armed, gl = g->dist.pct_ns[i] - armed;
+        tl__num((double)(gl - bl), u, v, sizeof v);
+        ratio_note(bl, gl, r_note, sizeof r_note);
+        tl__table_addf(ratio, "%s%s%s", gl > bl && strcmp(v, "0.000") ? "+" : "", v, r_note);
       }
     }
-    rows++;
   }
-  mark_best(t, vals, has, rows, nvals, 3, nvals - 1);
+  for (size_t k = 0; k < np && rows <= 256; k++) {
+    int best = tl__clear_best(c, st, idx, rows, k);
+    if (best >= 0)
+      tl__table_mark(t, first_cell[best] + 1 + k, TL__BEST);
+  }
   put_table(p, t);
   if (ratio) {
     f = tl__prose(p);
-    fputs("Relative to **", f);
+    fputs("Against **", f);
     tl_md_escape(f, c->labels[c->baseline]);
-    fputs("** (each value divided by the baseline's):\n\n", f);
+    fprintf(f,
+            "**: each label's lateness minus the baseline's (%s), with the ratio of the two "
+            "where both are at least 0.1 ms:\n\n",
+            u.name);
     put_table(p, ratio);
   }
-  free(vals);
-  free(has);
+  free(idx);
 }
 
 static void section_tables(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
-  fputs("## Latency by delay\n\n", f);
-  fputs("Milliseconds. Overshoot is the mean latency minus the requested delay. The best value "
-        "of each column is in bold.\n\n",
+  fputs("## Lateness by delay\n\n", f);
+  fputs("How late each timer fired, percentiles first. A percentile is in bold where that "
+        "label is clearly the least late (the 95% interval of each difference excludes 0), "
+        "nowhere else.\n\n",
         f);
   size_t *idx = calloc(c->group_count + 1, sizeof *idx);
   if (!idx) {
@@ -816,7 +877,7 @@ static void section_stats(tl__page *p) {
   if (!st)
     return;
   FILE *f = tl__prose(p);
-  fputs("## How sure is this?\n\n95% confidence intervals of each percentile, in "
+  fputs("## How sure is this?\n\n95% confidence intervals of each percentile's lateness, in "
         "milliseconds:\n\n",
         f);
   tl__heads heads;

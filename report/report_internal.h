@@ -120,6 +120,17 @@ void tl__md_literal(FILE *out, const char *s);
 const char *tl__fact(const tl_session_detail *d, const char *key);
 /* The value of tag key in d, or NULL. */
 const char *tl__tag(const tl_session_detail *d, const char *key);
+/* The unit of a column or chart whose largest value is max_abs_ns: µs
+ * below 1 ms (as the charts do), else ms. */
+typedef struct {
+  double div;       /* ns per unit */
+  const char *name; /* "ms" or "µs" */
+} tl__unit;
+tl__unit tl__unit_for(double max_abs_ns);
+/* ns in unit u as a bare number ("2.12", "130.4", "0.500"), never "-0.00". */
+void tl__num(double ns, tl__unit u, char *buf, size_t len);
+/* ns in its own unit, for prose: "2.12 ms", "130.4 µs". */
+void tl__say_time(double ns, char *buf, size_t len);
 /* "setTimeout(50)" for settimeout, "uv 50 ms" for other probes. */
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len);
 /* The site page of a host: "host-FINGERPRINT.html"; 0 when fp is hex (the
@@ -167,6 +178,16 @@ void tl__kept_free(tl__kept *k);
 size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t np,
                           int64_t *ranks);
 void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, size_t n);
+
+/* Verdicts (stats.c): the pair of groups a and b, or NULL; whether group
+ * a's value at percentile k is clearly below b's (the 95% interval of the
+ * difference lies above 0); and the group among groups[0..n) that is
+ * clearly below every other at k, or -1 when none is (the index into
+ * groups). Every "best" tl marks comes from tl__clear_best. */
+const tl_pair_stats *tl__pair_of(const tl_stats *st, size_t a, size_t b);
+int tl__clearly_below(const tl_stats *st, size_t a, size_t b, size_t k);
+int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *groups, size_t n,
+                   size_t k);
 
 tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
 void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st);

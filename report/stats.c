@@ -1145,6 +1145,49 @@ fail:
 }
 
 /* ======================================================================== */
+/* Verdicts                                                                  */
+
+const tl_pair_stats *tl__pair_of(const tl_stats *st, size_t a, size_t b) {
+  for (size_t i = 0; st && i < st->pair_count; i++)
+    if ((st->pairs[i].a == a && st->pairs[i].b == b) ||
+        (st->pairs[i].a == b && st->pairs[i].b == a))
+      return &st->pairs[i];
+  return NULL;
+}
+
+int tl__clearly_below(const tl_stats *st, size_t a, size_t b, size_t k) {
+  const tl_pair_stats *p = tl__pair_of(st, a, b);
+  /* A percentile that rests on too few samples decides nothing, as in the
+   * regression check. */
+  if (!p || !p->clear[k] || st->groups[a].pct[k].few || st->groups[b].pct[k].few)
+    return 0;
+  /* diff is p->b minus p->a */
+  return p->a == a ? p->lo_ns[k] > 0 : p->hi_ns[k] < 0;
+}
+
+int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *groups, size_t n,
+                   size_t k) {
+  int low = -1;
+  for (size_t i = 0; i < n; i++) {
+    const tl_dist *d = &cmp->groups[groups[i]].dist;
+    if (d->count && k < d->pct_count &&
+        (low < 0 || d->pct_ns[k] < cmp->groups[groups[low]].dist.pct_ns[k]))
+      low = (int)i;
+  }
+  if (low < 0 || !st)
+    return -1;
+  size_t others = 0;
+  for (size_t i = 0; i < n; i++) {
+    if ((int)i == low || !cmp->groups[groups[i]].dist.count)
+      continue;
+    if (!tl__clearly_below(st, groups[low], groups[i], k))
+      return -1;
+    others++;
+  }
+  return others ? low : -1;
+}
+
+/* ======================================================================== */
 /* Sentences and Markdown                                                    */
 
 /* Milliseconds with two decimals, or three when the largest number said
@@ -1252,14 +1295,15 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
 
 void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len) {
   char before[32], after[32], date[32];
-  double sc = max3(c->before_ns, c->after_ns, 0);
-  ms(c->before_ns, sc, before, sizeof before);
-  ms(c->after_ns, sc, after, sizeof after);
+  double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+  double sc = max3(c->before_ns - armed, c->after_ns - armed, 0);
+  ms(c->before_ns - armed, sc, before, sizeof before);
+  ms(c->after_ns - armed, sc, after, sizeof after);
   tl_date_format(c->at_ns, date, sizeof date);
   char *t = strchr(date, 'T');
   if (t)
     *t = '\0';
-  snprintf(buf, len, "p%g of %s at %g ms (%s) %s from %s to %s ms on %s", c->pct, g->label,
+  snprintf(buf, len, "p%g lateness of %s at %g ms (%s) %s from %s to %s ms on %s", c->pct, g->label,
            (double)g->delay_ns / 1e6, g->probe, c->after_ns > c->before_ns ? "rose" : "fell",
            before, after, date);
 }
@@ -1301,14 +1345,17 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
         tl__table_add(t, "-");
         continue;
       }
-      double sc = max3((double)g->dist.pct_ns[k], (double)gs->pct[k].hi_ns, 0);
-      ms((double)g->dist.pct_ns[k], sc, v, sizeof v);
+      /* Lateness, like the page's tables: the interval moves with the value. */
+      double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+      double val = (double)g->dist.pct_ns[k] - armed;
+      double sc = max3(val, (double)gs->pct[k].hi_ns - armed, 0);
+      ms(val, sc, v, sizeof v);
       if (gs->pct[k].lo_ns >= 0)
-        ms((double)gs->pct[k].lo_ns, sc, lo, sizeof lo);
+        ms((double)gs->pct[k].lo_ns - armed, sc, lo, sizeof lo);
       else
         snprintf(lo, sizeof lo, "?");
       if (gs->pct[k].hi_ns >= 0)
-        ms((double)gs->pct[k].hi_ns, sc, hi, sizeof hi);
+        ms((double)gs->pct[k].hi_ns - armed, sc, hi, sizeof hi);
       else
         snprintf(hi, sizeof hi, "?");
       tl__table_addf(t, "%s (%s to %s)%s", v, lo, hi, gs->pct[k].few ? " (few samples)" : "");
@@ -1328,7 +1375,7 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
   fputs("## How sure is this?\n\n", out);
   if (!cmp->group_count)
     return ferror(out) ? TL_EIO : TL_OK;
-  fputs("95% confidence intervals of each percentile, in milliseconds:\n\n", out);
+  fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n", out);
   tl__heads heads;
   tl__table *t = tl__stats_ci_table(cmp, st, &heads);
   int rc = t ? tl__table_write(t, TL_FORMAT_MD, out) : TL_ENOMEM;
@@ -1464,21 +1511,26 @@ int tl_regression_parse(const char *s, double *fraction, char *why, size_t whyle
 static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc *cand, size_t k,
                      double max, int64_t min_ns, const char *which, const char *against) {
   int64_t rv = ref->dist.pct_ns[k], cv = cand->dist.pct_ns[k];
-  if (!ref->dist.count || !cand->dist.count || rv <= 0 || ref->pct[k].few || cand->pct[k].few)
+  if (!ref->dist.count || !cand->dist.count || ref->pct[k].few || cand->pct[k].few)
     return -1;
-  double rel = (double)(cv - rv) / (double)rv;
+  /* Relative to the reference's lateness, not to the delay everyone waits;
+   * a lateness below the ratio floor counts as the floor, so that noise-level
+   * latenesses give no huge percentages. */
+  int64_t armed = tl_armed_ns(g->probe, g->delay_ns), rl = rv - armed, cl = cv - armed;
+  double rel = (double)(cv - rv) / (double)(rl > TL_RATIO_FLOOR_NS ? rl : TL_RATIO_FLOOR_NS);
   int64_t lo, hi;
   diff_interval(ref, cand, k, &lo, &hi);
   if (!(rel > max) || lo <= 0 || cv - rv < min_ns)
     return 0;
   char line[768], c[32], r[32], l[32], h[32];
-  ms((double)cv, (double)cv, c, sizeof c);
-  ms((double)rv, (double)cv, r, sizeof r);
+  double sc = max3((double)cl, (double)rl, 0);
+  ms((double)cl, sc, c, sizeof c);
+  ms((double)rl, sc, r, sizeof r);
   ms((double)lo, max3((double)lo, (double)hi, 0), l, sizeof l);
   ms((double)hi, max3((double)lo, (double)hi, 0), h, sizeof h);
   snprintf(line, sizeof line,
-           "regression: %s %s %g ms p%g%s is %s ms, %.1f%% above %s (%s ms; 95%% CI of the "
-           "difference %s to %s ms; allowed %g%%)",
+           "regression: %s %s %g ms p%g%s is %s ms late, %.1f%% above %s (%s ms late; 95%% CI "
+           "of the difference %s to %s ms; allowed %g%%)",
            g->label, g->probe, (double)g->delay_ns / 1e6, g->dist.pcts[k], which, c, rel * 100,
            against, r, l, h, max * 100);
   tl_fput_safe(out, line);

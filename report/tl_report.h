@@ -46,6 +46,28 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
 int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
+/* Lateness: what comparisons compare                                        */
+
+/* Every sample is the time from arming the timer to its wake-up, so it holds
+ * the delay everyone waits plus how late the timer was. Comparisons (ratios,
+ * best and worst, --baseline, differences, --check) are about the lateness:
+ * the sample minus the delay the timer was really armed for. */
+
+/* The delay a probe really arms for a requested delay: 1 ms for a Node-style
+ * 0 (settimeout and node turn delays below 1 ms into 1 ms), else the delay. */
+int64_t tl_armed_ns(const char *probe, int64_t delay_ns);
+
+/* Ratios of latenesses are shown only where both are at least this (0.1 ms):
+ * below it, clock granularity and scheduling noise are the same size as the
+ * value, and 0.02 against 0.07 ms is a difference of 0.05 ms, not "3.5 times
+ * worse". Below it, differences are given in time only. */
+enum { TL_RATIO_FLOOR_NS = 100000 };
+
+/* b / a for latenesses a and b (ns), or 0 when either is below
+ * TL_RATIO_FLOOR_NS and no ratio should be shown. */
+double tl_lateness_ratio(int64_t a_ns, int64_t b_ns);
+
+/* ------------------------------------------------------------------------ */
 /* Comparisons                                                               */
 
 /* The percentiles the latency-by-percentile chart is drawn through (0 is the

@@ -201,19 +201,24 @@ static void filters_and_errors(void **state) {
   /* --delay and --host keep only what they name. */
   char *a3[] = {TLREPORT, "--db", f->db, "--delay", "50ms", "--host", "vbox-guest", NULL};
   out = run_report(a3, 0, NULL);
-  assert_non_null(strstr(out, "| vbox | 2 | 5 | 50.10 ms | 50.30 ms |"));
+  /* Lateness: 50.30 ms at p50 is 0.300 ms past the 50 ms. */
+  assert_non_null(strstr(out, "| vbox | 0.300 | 10.00 | 10.00 | 10.00 | 10.00 | 0.100 |"));
+  assert_non_null(strstr(out, "| 2 | 5 |\n"));
   assert_null(strstr(out, "macos"));
   free(out);
   /* --last 1: only the newest 50 ms session of vbox (50.3, 50.4, 60.0). */
   char *a4[] = {TLREPORT, "--db", f->db, "--last", "1", "--delay", "50", NULL};
   out = run_report(a4, 0, NULL);
-  assert_non_null(strstr(out, "| vbox | 1 | 3 | 50.30 ms | 50.40 ms |"));
+  assert_non_null(strstr(out, "| vbox | 0.400 | 10.00 | 10.00 | 10.00 | 10.00 | 0.300 |"));
+  assert_non_null(strstr(out, "| 1 | 3 |\n"));
   free(out);
-  /* --baseline: ratios against it; macos p50 2.00 / vbox p50 5.00 = 0.40. */
+  /* --baseline: differences of lateness against it, and their ratio: macos
+   * p50 is 1.00 ms late, vbox's 4.00 ms: -3.00 ms, 0.25 times. */
   char *a5[] = {TLREPORT, "--db", f->db, "--baseline", "vbox", "--delay", "0", NULL};
   out = run_report(a5, 0, NULL);
-  assert_non_null(strstr(out, "Relative to **vbox**"));
-  assert_non_null(strstr(out, "| macos | 100.00\xC3\x97 | 0.40\xC3\x97 |"));
+  assert_non_null(strstr(out, "Against **vbox**"));
+  assert_non_null(strstr(out, "| macos | -3.00 (0.25\xC3\x97) | -6.00 (0.25\xC3\x97) |"));
+  assert_non_null(strstr(out, "| vbox | 0.000 (1.00\xC3\x97) |"));
   free(out);
   char *a6[] = {TLREPORT, "--db", f->db, "--baseline", "nosuch", NULL};
   out = run_report(a6, 1, &err);
@@ -223,7 +228,7 @@ static void filters_and_errors(void **state) {
   /* --percentiles changes the columns; the maximum stays. */
   char *a7[] = {TLREPORT, "--db", f->db, "--percentiles", "75,99.99", NULL};
   out = run_report(a7, 0, NULL);
-  assert_non_null(strstr(out, "| min | p75 | p99.99 | max |"));
+  assert_non_null(strstr(out, "| label | p75 (ms) | p99.99 (ms) | max (ms) |"));
   free(out);
 }
 
@@ -389,6 +394,14 @@ static void json_output(void **state) {
                               "\"ns\": 9000000}, {\"p\": 99, \"ns\": 9900000}, {\"p\": 99.9, "
                               "\"ns\": 9990000}]"));
   assert_non_null(strstr(out, "\"vs_baseline\": {\"min\": 100.000, \"p50\": 0.400"));
+  /* Lateness: armed for 1 ms at setTimeout(0); macos p50 1.00 ms late against
+   * vbox's 4.00 ms, p90 2.00 against 8.00. */
+  assert_non_null(strstr(out, "\"armed_ns\": 1000000"));
+  assert_non_null(strstr(out, "\"percentiles\": [{\"p\": 50, \"ns\": 4000000}, {\"p\": 90, "
+                              "\"ns\": 8000000}"));
+  assert_non_null(strstr(out,
+                         "\"vs_baseline_lateness\": {\"p50\": {\"diff_ns\": -3000000, "
+                         "\"ratio\": 0.250}, \"p90\": {\"diff_ns\": -6000000, \"ratio\": 0.250}"));
   /* Hostile text is a plain JSON string. */
   assert_non_null(strstr(out, "\"note\": \"" HOSTILE "\""));
   free(out);
@@ -649,6 +662,39 @@ static size_t group_of(const tl_comparison *c, const char *label) {
       return i;
   fail_msg("no group %s", label);
   return 0;
+}
+
+/* Best is marked only where the difference is clear: two labels of the same
+ * samples get no bold value and no winner; a label clearly less late than
+ * another gets both, and the later one is said to be later by how much. */
+static void best_only_where_clear(void **state) {
+  fixture *f = *state;
+  build_stats_db(f->db);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  for (int d = 0; d < 12; d++)
+    add_level(s, "late", 8000000, 200);
+  tl_store_close(s);
+  char *a[] = {TLREPORT, "--db", f->db, "--compare", "steady,twin", NULL};
+  char *out = run_report(a, 0, NULL);
+  assert_non_null(
+      strstr(out, "- setTimeout(0): no clear difference at p90 between steady and twin"));
+  const char *table = strstr(out, "## Lateness by delay");
+  assert_non_null(table);
+  const char *end = strstr(table, "## How sure");
+  assert_non_null(end);
+  for (const char *b = table; (b = strstr(b, "**")) && b < end; b++)
+    fail_msg("marked best without a clear difference: %.80s", b - 20);
+  free(out);
+  char *b[] = {TLREPORT, "--db", f->db, "--compare", "steady,late", NULL};
+  out = run_report(b, 0, NULL);
+  assert_non_null(strstr(out, "- setTimeout(0): **steady** is the least late at p90 ("));
+  assert_non_null(strstr(out, "; late is "));
+  assert_non_null(strstr(out, "| steady | "));
+  table = strstr(out, "| steady | ");
+  assert_non_null(strstr(table, "| **"));
+  assert_true(strstr(table, "| **") < strstr(table, "| late | "));
+  free(out);
 }
 
 /* The JSON page carries the statistics of the Markdown page, number for
@@ -923,7 +969,7 @@ static void hostile_label(void **state) {
   char *a[] = {TLREPORT, "--db", f->db, NULL};
   char *out = run_report(a, 0, NULL);
   assert_non_null(strstr(out, "On ../\\<b onclick=alert(1)\\>x\\|\\*, 90 percent"));
-  assert_non_null(strstr(out, "| ../\\<b onclick=alert(1)\\>x\\|\\* | 1 | 3 |"));
+  assert_non_null(strstr(out, "| ../\\<b onclick=alert(1)\\>x\\|\\* | 1.00 | 2.00 |"));
   free(out);
   char *dir = tl_test_path(f->dir, "site");
   char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
@@ -1109,6 +1155,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(best_only_where_clear, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics_hostile_label, tl_test_setup,
                                       tl_test_teardown),

@@ -232,6 +232,7 @@ static int teardown(void **state) {
 }
 
 static int64_t session_counter;
+static const char *session_probe = "settimeout"; /* of the sessions add_session stores */
 
 /* Stores one session and sets its start time (ns; 0 keeps the real one). */
 static void add_session(fixture *f, const char *label, int64_t delay_ns, const int64_t *v, size_t n,
@@ -239,7 +240,7 @@ static void add_session(fixture *f, const char *label, int64_t delay_ns, const i
   tl_session_spec spec = {
       .run_uuid = "run",
       .label = label,
-      .probe = "settimeout",
+      .probe = session_probe,
       .delay_ns = delay_ns,
       .command_line = "tlcollect",
       .host_fingerprint = "feedfacefeedface",
@@ -339,10 +340,12 @@ static void identical_data_claims_nothing(void **state) {
 static void microseconds_keep_their_digits(void **state) {
   fixture *f = *state;
   int64_t v[5000];
+  session_probe = "uv";            /* 0 means 0: the samples are the lateness */
   uniform(v, 5000, 100000, 20000); /* 100 to 120 us */
   add_session(f, "quick", 0, v, 5000, 0);
   uniform(v, 5000, 140000, 20000); /* 40 us later */
   add_session(f, "later", 0, v, 5000, 0);
+  session_probe = "settimeout";
   tl_comparison cmp;
   tl_stats st;
   compare2(f, "later", "quick", P3, 3, &cmp, &st);
@@ -359,7 +362,7 @@ static void microseconds_keep_their_digits(void **state) {
   assert_string_equal(unit, "ms");
   assert_null(strstr(line, "0.000"));
   char *md = markdown(&cmp, &st);
-  assert_non_null(strstr(md, "| quick | settimeout | 0 ms | 0.1"));
+  assert_non_null(strstr(md, "| quick | uv | 0 ms | 0.1"));
   free(md);
   tl_stats_free(&st);
   tl_comparison_free(&cmp);
@@ -547,11 +550,14 @@ static void planted_step_found_on_its_date(void **state) {
   }
   char line[256];
   tl_change_sentence(&cmp.groups[0], &g->changes[0], line, sizeof line);
-  assert_non_null(strstr(line, "p99 of drop at 50 ms (settimeout) rose from 5"));
-  assert_non_null(strstr(line, " to 5"));
+  /* Said in lateness: 52 and 58 ms are 2 and 8 ms past the 50 ms. */
+  assert_non_null(strstr(line, "p99 lateness of drop at 50 ms (settimeout) rose from "));
+  double before = 0, after = 0;
+  assert_int_equal(sscanf(strstr(line, "rose from ") + 10, "%lf to %lf", &before, &after), 2);
+  assert_true(fabs(before - 2) < 0.2 && fabs(after - 8) < 0.2);
   assert_non_null(strstr(line, " ms on 2026-11-07"));
   char *md = markdown(&cmp, &st);
-  assert_non_null(strstr(md, "- p99 of drop at 50 ms (settimeout) rose from 5"));
+  assert_non_null(strstr(md, "- p99 lateness of drop at 50 ms (settimeout) rose from "));
   assert_non_null(strstr(md, "bootstrap over 12 sessions"));
   free(md);
   tl_stats_free(&st);
@@ -729,6 +735,42 @@ static void regression_check(void **state) {
   char why[128];
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_equal(tl_regression_parse(bad[i], &x, why, sizeof why), TL_EINVAL);
+}
+
+/* The planted regression of a 50 ms timer: p90 lateness goes from about 2.1
+ * to 5.6 ms (2.6 times worse), which is only 6.7% of the total latency. The
+ * check compares lateness, so it fails at the default 10%; two samples of one
+ * distribution still pass. */
+static void check_compares_lateness(void **state) {
+  fixture *f = *state;
+  int64_t v[2000];
+  const int64_t ms = 1000000, d = 50 * ms;
+  for (int s = 0; s < 6; s++) {
+    uniform(v, 2000, d + ms / 2, 1800 * 1000); /* lateness 0.5 to 2.3 ms: p90 2.12 */
+    add_session(f, "vbox", d, v, 2000, 0);
+    uniform(v, 2000, d + ms / 2, 1800 * 1000);
+    add_session(f, "twin", d, v, 2000, 0);
+    if (s < 5)
+      uniform(v, 2000, d + ms / 2, 1800 * 1000);
+    else
+      uniform(v, 2000, d + ms, 5100 * 1000); /* lateness 1 to 6.1 ms: p90 5.59 */
+    add_session(f, "droplet", d, v, 2000, 0);
+    uniform(v, 2000, d + ms, 5100 * 1000);
+    add_session(f, "later", d, v, 2000, 0);
+  }
+  /* History: the latest droplet session, at the default threshold. */
+  char *out = check(f, NULL, "10%", "droplet", TL_CHECK_REGRESSED);
+  assert_non_null(strstr(out, "regression: droplet settimeout 50 ms p90 in the latest session"));
+  assert_non_null(strstr(out, " ms late, "));
+  free(out);
+  /* Against a baseline: every session of later is as late as droplet's last. */
+  out = check(f, "vbox", "10%", "later", TL_CHECK_REGRESSED);
+  assert_non_null(strstr(out, "regression: later settimeout 50 ms p90 is "));
+  free(out);
+  /* Two samples of one distribution pass, against each other and in history. */
+  out = check(f, "vbox", "10%", "twin", TL_OK);
+  assert_non_null(strstr(out, "ok: no regression above 10% in "));
+  free(out);
 }
 
 /* More samples than the statistics keep in memory: the intervals still come
@@ -966,6 +1008,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(session_spread_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
+      cmocka_unit_test_setup_teardown(check_compares_lateness, setup, teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
       cmocka_unit_test_setup_teardown(reservoir_keeps_every_position_alike, setup, teardown),
       cmocka_unit_test_setup_teardown(intervals_cover_the_truth, setup, teardown),
