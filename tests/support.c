@@ -211,3 +211,16 @@ char *tl_test_reachable_program(const char *dir, const char *program, const char
   }
   return to;
 }
+
+int tl_test_has_row(const char *page, const char *label, const char *tail) {
+  char head[256], end[256];
+  snprintf(head, sizeof head, "\n| %s | ", label);
+  snprintf(end, sizeof end, "| %s |\n", tail);
+  for (const char *row = page; (row = strstr(row, head)); row++) {
+    const char *eol = strchr(row + 1, '\n');
+    size_t n = strlen(end);
+    if (eol && (size_t)(eol + 1 - row) >= n && strncmp(eol + 1 - n, end, n) == 0)
+      return 1;
+  }
+  return 0;
+}

@@ -62,4 +62,8 @@ void tl_test_drop_privileges(void *arg);
  * clone under a mode-700 home). Returns the copy's path, malloc'ed. */
 char *tl_test_reachable_program(const char *dir, const char *program, const char *name);
 
+/* Whether the Markdown page holds a table row of label whose last cells are
+ * tail ("1 | 2": sessions and samples in the lateness tables). */
+int tl_test_has_row(const char *page, const char *label, const char *tail);
+
 #endif
