@@ -74,15 +74,6 @@ static void log_line(const char *fmt, ...) {
   fputc('\n', stderr);
 }
 
-/* The run UUID only groups sessions; a session's own UUID is made by the
- * store. */
-static void make_run_uuid(char out[37]) {
-  uint64_t t = uv_hrtime();
-  snprintf(out, 37, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)getpid(),
-           (unsigned)(t >> 48) & 0xffff, (unsigned)(t >> 36) & 0xfff, (unsigned)(t >> 24) & 0xfff,
-           (unsigned long long)(t & 0xffffffffffffULL));
-}
-
 /* --probe LIST split in place: comma-separated names, except that exec:CMD
  * takes the rest of the list (a command may contain commas). */
 static int split_probes(char *s, char **items, size_t *n, char *why, size_t whylen) {
@@ -452,7 +443,7 @@ int main(int argc, char **argv) {
     label = default_label;
   }
   if (!opts.dry_run) {
-    if (!db && tl_store_make_parent(path, why, sizeof why)) {
+    if (!db && tl_make_parent_dir(path, why, sizeof why)) {
       tl_errorf("database %s: %s (use --db PATH or TL_DB to store elsewhere)", path, why);
       status = TL_EXIT_FAILURE;
       goto done;
@@ -517,7 +508,7 @@ int main(int argc, char **argv) {
       status = TL_EXIT_INTERRUPTED;
       break;
     }
-    make_run_uuid(run_uuid);
+    tl_uuid4(run_uuid);
     for (size_t i = 0; i < n_probes && status == TL_EXIT_OK; i++) {
       tl_collect_opts po;
       probe_opts(&opts, probes[i], &po);

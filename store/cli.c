@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_store.h"
+#include "tl_base.h"
 
 int tl_usage_error(const char *what, const char *why) {
   tl_errorf("%s: %s (see %s --help)", what, why, tl_progname());
@@ -19,7 +19,7 @@ int tl_cli_db_path(const char *given, char *buf, size_t len) {
       return TL_EXIT_OK;
     return tl_usage_error("--db", "path is too long");
   }
-  if (tl_store_default_path(buf, len) == TL_OK)
+  if (tl_default_db_path(buf, len) == TL_OK)
     return TL_EXIT_OK;
   tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
   return TL_EXIT_FAILURE;

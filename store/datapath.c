@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "base_internal.h"
 
 /* Puts the resolved path of dir + "/" + rel into buf when that file exists
  * (resolved, so that messages show /usr/share/tl/x rather than

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tl_store.h"
+#include "tl_base.h"
 
 const char *tl_strerror(int err) {
   switch (err) {

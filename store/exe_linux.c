@@ -2,7 +2,7 @@
  * systems with /proc/self/exe), for tl_data_path(). */
 #include <unistd.h>
 
-#include "store_internal.h"
+#include "base_internal.h"
 
 int tl__exe_path(char *buf, size_t len) {
   if (len < 2)

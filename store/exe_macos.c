@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "store_internal.h"
+#include "base_internal.h"
 
 int tl__exe_path(char *buf, size_t len) {
   char raw[PATH_MAX], real[PATH_MAX];

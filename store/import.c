@@ -418,7 +418,7 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
   if (o->unit_ns < 1)
     return tl__store_fail(s, TL_EINVAL, "bad unit");
   char run_uuid[37], uuid[37];
-  tl__uuid4(run_uuid);
+  tl_uuid4(run_uuid);
   const char *host = o->hostname ? o->hostname : "imported";
   char fingerprint[300];
   snprintf(fingerprint, sizeof fingerprint, "imported:%s", host);

@@ -12,8 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store_internal.h"
-#include "tl_store.h"
+#include "base_internal.h"
 
 static int refuse(char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

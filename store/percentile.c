@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tl_store.h"
+#include "tl_base.h"
 
 int64_t tl_rank(double pct, int64_t n) {
   /* pct / 100 * n in long double, then ceil, with a guard against the

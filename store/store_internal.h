@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include "base_internal.h"
 #include "tl_store.h"
 
 typedef struct tl_store_ops tl_store_ops;
@@ -82,18 +83,9 @@ int tl__store_fail(tl_store *s, int err, const char *fmt, ...)
  * what was being done. */
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
 
-/* Length of the longest valid UTF-8 prefix of s. */
-size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len);
-/* Printable UTF-8 of at most max bytes, no control characters. */
-int tl__text_check(const char *what, const char *s, size_t max, char *why, size_t whylen);
-
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);
-/* A random version-4 UUID in out (37 bytes). */
-int tl__uuid4(char out[37]);
 
-/* The absolute path of the running executable (exe_linux.c, exe_macos.c). */
-int tl__exe_path(char *buf, size_t len);
 
 /* Inside the caller's write transaction: records the host and a new
  * 'running' session with its tags and facts; uuid_out gets its UUID. */

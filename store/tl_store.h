@@ -1,6 +1,6 @@
-/* tl_store.h: the one door into tl's results database, and the small pieces
- * every tl program shares: error codes, validation of what a user supplies
- * (labels, tags, durations, dates, lists) and one-line messages.
+/* tl_store.h: the one door into tl's results database. What every tl
+ * program shares without a database (errors, messages, validation, paths)
+ * is tl_base.h, which this header includes.
  *
  * A tl database is a SQLite file. tl_store_open() creates or upgrades it with
  * the migrations compiled in from schema/, and refuses files that are not tl
@@ -13,134 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ------------------------------------------------------------------------ */
-/* Errors                                                                    */
-
-/* XX(name, value, message). Every tl function that can fail returns 0 or one
- * of these negative codes; details go to the handle's error message. */
-#define TL_ERRNO_MAP(XX)                                                                           \
-  XX(EINVAL, -1, "invalid argument")                                                               \
-  XX(ENOMEM, -2, "out of memory")                                                                  \
-  XX(EIO, -3, "input/output error")                                                                \
-  XX(ENOTDB, -4, "file is not a tl database")                                                      \
-  XX(ECORRUPT, -5, "database is corrupt")                                                          \
-  XX(ENEWER, -6, "database was written by a newer tl")                                             \
-  XX(EBUSY, -7, "database is locked by another process")                                           \
-  XX(EFULL, -8, "disk is full")                                                                    \
-  XX(EREADONLY, -9, "database is read-only")                                                       \
-  XX(ENOTFOUND, -10, "not found")                                                                  \
-  XX(ECONFLICT, -11, "conflicting data")                                                           \
-  XX(EINTR, -12, "interrupted")                                                                    \
-  XX(EUNAVAIL, -13, "not available on this system")                                                \
-  XX(ESQL, -14, "database error")                                                                  \
-  XX(ESYS, -15, "system call failed")                                                              \
-  XX(EPERM, -16, "permission denied")
-
-typedef enum {
-  TL_OK = 0,
-#define XX(name, value, msg) TL_##name = value,
-  TL_ERRNO_MAP(XX)
-#undef XX
-} tl_err;
-
-/* A static description of a tl error code, never NULL. */
-const char *tl_strerror(int err);
-
-/* ------------------------------------------------------------------------ */
-/* Messages                                                                  */
-
-/* The program name used as the prefix of every message ("tlstore: ..."). */
-void tl_set_progname(const char *name);
-const char *tl_progname(void);
-/* One line on stderr: "PROG: error: ...". A trailing newline is added; the
- * text is written through tl_fput_safe, so a newline or control character in
- * it (from a path or option value) shows as \xNN and the message stays one
- * line. */
-void tl_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void tl_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Exit codes shared by the three programs (documented in the README). */
-enum { TL_EXIT_OK = 0, TL_EXIT_FAILURE = 1, TL_EXIT_USAGE = 2, TL_EXIT_INTERRUPTED = 3 };
-
-/* ------------------------------------------------------------------------ */
-/* Command-line helpers (cli.c), shared by tlcollect, tlstore and tlreport   */
-
-struct option;              /* <getopt.h> */
-enum { TL_CLI_OPTS = 512 }; /* option values (getopt's val) stay below this */
-
-/* "PROG: error: WHAT: WHY (see PROG --help)" on stderr; returns
- * TL_EXIT_USAGE, so that a caller can return it from main. */
-int tl_usage_error(const char *what, const char *why);
-/* The database a program uses: given (its --db) when not NULL, else
- * tl_store_default_path(). Prints the error and returns TL_EXIT_FAILURE (or
- * TL_EXIT_USAGE for an over-long --db) when there is none; TL_EXIT_OK. */
-int tl_cli_db_path(const char *given, char *buf, size_t len);
-/* Call for each option c that getopt_long returns: an option with a value
- * given a second time is a usage error (a mistake, not "the last one wins"),
- * unless c is in repeatable (0-terminated, may be NULL). given holds the
- * counts, zeroed by the caller. Returns TL_EXIT_OK or TL_EXIT_USAGE. */
-int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
-                const int *repeatable);
-
-/* The arguments as one command line, each shell-quoted when it needs it
- * (so that a person can paste it back). Malloc'd; NULL when out of memory. */
-char *tl_command_line(int argc, const char *const *argv);
-
-/* Writes s (NULL: "") to f as a JSON string: quotes, backslashes and control
- * characters escaped, each byte that is not part of valid UTF-8 as U+FFFD. */
-void tl_fput_json(FILE *f, const char *s);
-
-/* The length (1 to 4) of the valid UTF-8 sequence at s, which has len bytes
- * left, or 0 when the bytes there are not one (overlong forms, surrogates
- * and values past U+10FFFF included). */
-size_t tl_utf8_len(const unsigned char *s, size_t len);
-/* The length of the control character at s: 1 for C0 and DEL, 2 for C1
- * (U+0080 to U+009F, on which a terminal may act), 0 for anything else. */
-size_t tl_control_len(const unsigned char *s, size_t len);
-
-/* Writes s to f with control characters (C0, DEL and the C1 range
- * U+0080..U+009F) and bytes that are not valid UTF-8 shown as \xNN, so that
- * user text or host facts cannot drive the terminal. */
-void tl_fput_safe(FILE *f, const char *s);
-
-/* ------------------------------------------------------------------------ */
-/* Validating user input                                                     */
-/* Each parser returns TL_OK, or TL_EINVAL with a one-line reason in why
- * (which may be NULL). None of them reads past the end of its input. */
-
-enum { TL_LABEL_MAX = 64, TL_TAG_KEY_MAX = 64, TL_TAG_VALUE_MAX = 256, TL_WHY_MAX = 256 };
-
-/* A label: 1 to 64 characters of [A-Za-z0-9._-], starting with a letter or
- * digit. Labels name environments ("vbox", "macos", "droplet"). */
-int tl_label_check(const char *label, char *why, size_t whylen);
-
-/* A tag "key=value": key like a label, value 0..256 bytes of printable UTF-8
- * (no C0, DEL or C1 control characters). key and value point into a copy owned by the
- * caller's buffer buf (at least strlen(s) + 1 bytes). */
-int tl_tag_parse(const char *s, char *buf, const char **key, const char **value, char *why,
-                 size_t whylen);
-
-/* A duration such as "250ms", "30s", "10m", "2h", "1.5ms", "20us", "100ns".
- * A bare number takes default_unit_ns (for example 1000000 for ms).
- * Result in nanoseconds, 0 .. max_ns. */
-int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, int64_t *out_ns,
-                      char *why, size_t whylen);
-
-/* A whole number in [min, max]. */
-int tl_int_parse(const char *s, int64_t min, int64_t max, int64_t *out, char *why, size_t whylen);
-
-/* A date "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (UTC), to unix nanoseconds. */
-int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen);
-/* Formats unix nanoseconds as "YYYY-MM-DDTHH:MM:SSZ" (buf at least 21 bytes). */
-void tl_date_format(int64_t ns, char *buf, size_t len);
-
-/* A comma-separated list, split in place into at most max items; empty items
- * and duplicates are errors. Items point into s, which is modified. */
-int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, size_t whylen);
-
-/* A size in bytes: "512M", "1G", "1.5GiB", "2048MB", "1073741824". K, M, G
- * and T are powers of 1024 (what a machine's memory is counted in). */
-int tl_size_parse(const char *s, int64_t *bytes, char *why, size_t whylen);
+#include "tl_base.h"
 
 /* ------------------------------------------------------------------------ */
 /* Host keys: the host facts a person names by a short word (hostkey.c)      */
@@ -174,35 +47,6 @@ int tl_host_fact_parse(const char *arg, const tl_host_key **key, char *value, si
 int64_t tl_memory_class(int64_t bytes, char *name, size_t len);
 
 /* ------------------------------------------------------------------------ */
-/* Shipped files                                                             */
-
-/* The path of a file tl ships, such as "probes/settimeout.js": the installed
- * copy <prefix>/share/tl/<relative>, found from the running program's own
- * location (<prefix>/bin), or, for a program still in its build tree, the
- * source tree's copy. relative must not be absolute or contain "..".
- * TL_ENOTFOUND when neither exists, TL_EINVAL when buf is too small. */
-int tl_data_path(const char *relative, char *buf, size_t len);
-
-/* ------------------------------------------------------------------------ */
-/* Percentiles                                                               */
-
-/* The nearest-rank percentile: the 1-based rank of the smallest sample that
- * at least pct percent of n samples are at or below, ceil(pct / 100 * n),
- * at least 1. pct is in [0, 100]; n > 0. tl quotes every percentile this way:
- * it is always one of the measured samples, never an interpolation. */
-int64_t tl_rank(double pct, int64_t n);
-
-/* A latency in milliseconds with enough digits for its size: "50.57 ms",
- * "0.117 ms", "0.0021 ms". */
-void tl_format_ms(double ns, char *buf, size_t len);
-
-/* "90 percent of calls took up to 1.17 ms and 50.57 ms (for setTimeout(0)
- * and setTimeout(50) respectively)": value_ns[i] is the pct percentile at
- * delay_ns[i] of probe. Plain text, truncated to len. */
-void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
-                         const int64_t *delay_ns, size_t n, char *buf, size_t len);
-
-/* ------------------------------------------------------------------------ */
 /* The store                                                                 */
 
 typedef struct tl_store tl_store;
@@ -211,12 +55,6 @@ enum {
   TL_STORE_READONLY = 1 << 0, /* open for reading only; never creates */
   TL_STORE_NOCREATE = 1 << 1, /* fail with TL_ENOTFOUND if the file is missing */
 };
-
-/* The default database path: $TL_DB, else $XDG_DATA_HOME/tl/tl.db, else
- * $HOME/.local/share/tl/tl.db. Creates no directory. */
-int tl_store_default_path(char *buf, size_t len);
-/* Creates the parent directories of path (mode 0755) if they are missing. */
-int tl_store_make_parent(const char *path, char *why, size_t whylen);
 
 /* Opens (and creates, unless a flag says otherwise) the database at path,
  * applying pending migrations. On failure *out is still set when memory

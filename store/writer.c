@@ -117,7 +117,7 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
   int err = check_spec(s, spec);
   if (err)
     return err;
-  tl__uuid4(uuid_out);
+  tl_uuid4(uuid_out);
   int64_t now = spec->started_ns > 0 ? spec->started_ns : tl__now_ns(), host_id = 0;
   sqlite3_stmt *st = NULL;
   err = upsert_host(s, spec, now, &host_id);

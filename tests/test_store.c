@@ -383,15 +383,15 @@ static void default_path(void **state) {
   (void)state;
   char buf[4096];
   setenv("TL_DB", "/x/y.db", 1);
-  assert_int_equal(tl_store_default_path(buf, sizeof buf), TL_OK);
+  assert_int_equal(tl_default_db_path(buf, sizeof buf), TL_OK);
   assert_string_equal(buf, "/x/y.db");
   unsetenv("TL_DB");
   setenv("XDG_DATA_HOME", "/data", 1);
-  assert_int_equal(tl_store_default_path(buf, sizeof buf), TL_OK);
+  assert_int_equal(tl_default_db_path(buf, sizeof buf), TL_OK);
   assert_string_equal(buf, "/data/tl/tl.db");
   setenv("XDG_DATA_HOME", "relative", 1); /* ignored, as the XDG spec says */
   setenv("HOME", "/home/u", 1);
-  assert_int_equal(tl_store_default_path(buf, sizeof buf), TL_OK);
+  assert_int_equal(tl_default_db_path(buf, sizeof buf), TL_OK);
   assert_string_equal(buf, "/home/u/.local/share/tl/tl.db");
 }
 
