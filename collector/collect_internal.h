@@ -151,8 +151,6 @@ int64_t tl__os_mono_ns(void);
 /* The timerfd probe, or TL_EUNAVAIL where there is no timerfd. */
 int tl__os_timerfd_available(void);
 int tl__probe_timerfd(tl__run *run, char *err, size_t errlen);
-/* The absolute path of the running executable into buf; TL_OK or an error. */
-int tl__os_exe_path(char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Host detection                                                            */

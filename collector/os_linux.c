@@ -51,14 +51,6 @@ void tl__os_unpin_self(void) {
     sched_setaffinity(0, sizeof original_mask, &original_mask);
 }
 
-int tl__os_exe_path(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-  if (n <= 0 || (size_t)n >= len - 1)
-    return TL_ESYS;
-  buf[n] = '\0';
-  return TL_OK;
-}
-
 int64_t tl__os_mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

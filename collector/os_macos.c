@@ -3,7 +3,6 @@
  * executable's path comes from _NSGetExecutablePath. */
 #include <errno.h>
 #include <limits.h>
-#include <mach-o/dyld.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -21,19 +20,6 @@ int tl__os_pin_self(int cpu, char *err, size_t errlen) {
 }
 
 void tl__os_unpin_self(void) {}
-
-int tl__os_exe_path(char *buf, size_t len) {
-  char raw[PATH_MAX];
-  uint32_t size = sizeof raw;
-  if (_NSGetExecutablePath(raw, &size) != 0)
-    return TL_ESYS;
-  char real[PATH_MAX];
-  if (!realpath(raw, real))
-    return TL_ESYS;
-  if ((size_t)snprintf(buf, len, "%s", real) >= len)
-    return TL_ESYS;
-  return TL_OK;
-}
 
 int64_t tl__os_mono_ns(void) {
   struct timespec ts;

@@ -28,10 +28,6 @@
 
 #include "collect_internal.h"
 
-#ifndef TL_SOURCE_PROBES_DIR
-#define TL_SOURCE_PROBES_DIR ""
-#endif
-
 enum {
   HELLO_TIMEOUT_MS = 15000, /* node can take a while to start on a busy host */
   ANSWER_SLACK_MS = 30000,  /* an answer later than delay + this is a hung child */
@@ -67,23 +63,9 @@ int tl__node_locate(char *node, size_t nodelen, char *script, size_t scriptlen, 
              "nodejs, or choose another probe)");
     return TL_EUNAVAIL;
   }
-  /* Installed: PREFIX/bin/tlcollect and PREFIX/share/tl/probes; in a build
-   * folder the script is found in the source tree. */
-  char exe[4096];
-  if (tl__os_exe_path(exe, sizeof exe) == TL_OK) {
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = '\0';
-      if ((size_t)snprintf(script, scriptlen, "%s/../share/tl/probes/tl-node-probe.js", exe) <
-              scriptlen &&
-          is_file(script, 0))
-        return TL_OK;
-    }
-  }
-  if (*TL_SOURCE_PROBES_DIR &&
-      (size_t)snprintf(script, scriptlen, "%s/tl-node-probe.js", TL_SOURCE_PROBES_DIR) <
-          scriptlen &&
-      is_file(script, 0))
+  /* Installed: PREFIX/share/tl/probes; a tlcollect still in its build tree
+   * reads the source tree (and only then: tl_data_path). */
+  if (tl_data_path("probes/tl-node-probe.js", script, scriptlen) == TL_OK)
     return TL_OK;
   snprintf(err, errlen,
            "--probe node: tl-node-probe.js is missing next to tlcollect (../share/tl/probes/); "

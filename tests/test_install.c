@@ -99,6 +99,39 @@ static void installed_programs_run(void **state) {
   free(db);
 }
 
+/* The installed tlcollect runs the node probe with the installed script: a
+ * copy of the build tree's script elsewhere is never read (with Node.js; the
+ * test is skipped without it). */
+static void installed_node_probe(void **state) {
+  (void)state;
+  if (system("command -v node >/dev/null 2>&1") != 0) {
+    skip(); /* no Node.js here: nothing to run the probe with */
+  }
+  char *db = in_prefix("node.db");
+  char *out, *err;
+  int rc = run_installed("bin/tlcollect", &out, &err, "--db", db, "--label", "node", "--probe",
+                         "node", "--delays", "0", "--count", "3", "--warmup", "0", "--quiet", NULL);
+  if (rc != 0)
+    fail_msg("installed tlcollect --probe node: exit %d, '%s'", rc, err);
+  free(out);
+  free(err);
+  /* Without the installed script, the node probe is unavailable: the source
+   * tree's copy is not a fallback for an installed program. */
+  char *script = in_prefix("share/tl/probes/tl-node-probe.js");
+  char *moved = in_prefix("tl-node-probe.js.away");
+  assert_int_equal(rename(script, moved), 0);
+  rc = run_installed("bin/tlcollect", &out, &err, "--db", db, "--probe", "node", "--count", "1",
+                     "--quiet", NULL);
+  assert_int_equal(rename(moved, script), 0);
+  if (rc != 1 || !strstr(err, "tl-node-probe.js"))
+    fail_msg("installed tlcollect without its script: exit %d, '%s'", rc, err);
+  free(out);
+  free(err);
+  free(script);
+  free(moved);
+  free(db);
+}
+
 static void man_pages_and_completion_installed(void **state) {
   (void)state;
   const char *pages[][2] = {
@@ -370,6 +403,7 @@ static void completion_from_installed_programs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(installed_programs_run),
+      cmocka_unit_test(installed_node_probe),
       cmocka_unit_test(man_pages_and_completion_installed),
       cmocka_unit_test(shipped_probes_installed),
       cmocka_unit_test(extension_and_documents_installed),
