@@ -732,7 +732,7 @@ static int block_decode(void *arg, const tl_block *b) {
     f->seg_at[f->segs] = f->n;
     f->seg_session[f->segs++] = s->at;
   }
-  if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, f->v + f->n, (size_t)b->count)) {
+  if (tl_block_decode(b, f->v + f->n, NULL)) {
     s->bad_session = b->session_id;
     return TL_ECORRUPT;
   }

@@ -1,4 +1,6 @@
-# Writes OUT: a C array of the migrations given in MIGRATIONS (sorted paths).
+# Writes OUT: a C array of the migrations given in MIGRATIONS (sorted paths,
+# separated by '|').
+string(REPLACE "|" ";" MIGRATIONS "${MIGRATIONS}")
 set(body "/* Generated from the migrations in schema/ by schema/embed.cmake. Do not edit. */\n")
 string(APPEND body "#include <stddef.h>\n\nconst char *const tl__migrations[] = {\n")
 set(count 0)

@@ -42,6 +42,33 @@ int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_fil
   return s->ops->scan_blocks(s, ids, n, filter, fn, ctx);
 }
 
+int tl__block_fail(tl_store *s, const tl_block *b, const char *why) {
+  return tl__store_fail(s, TL_ECORRUPT, "%s: session %s, block %lld: %s" TL__CHECK_HINT, s->path,
+                        b->session_uuid ? b->session_uuid : "?", (long long)b->seq, why);
+}
+
+int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b) {
+  b->session_uuid = r->uuid;
+  if (b->seq != r->next_seq) {
+    b->seq = r->next_seq;
+    return tl__block_fail(s, b, "missing");
+  }
+  r->next_seq++;
+  if (b->count < 1 || b->count > TL_BLOCK_MAX || b->max_ns < b->min_ns || b->min_ns < 0)
+    return tl__block_fail(s, b, "impossible count, min or max");
+  r->held += b->count;
+  return TL_OK;
+}
+
+int tl__block_run_end(tl_store *s, const tl__block_run *r) {
+  if (r->held == r->recorded)
+    return TL_OK;
+  return tl__store_fail(s, TL_ECORRUPT,
+                        "%s: session %s: its blocks hold %lld samples, the session records %lld: "
+                        "a block was lost" TL__CHECK_HINT,
+                        s->path, r->uuid, (long long)r->held, (long long)r->recorded);
+}
+
 int tl_store_read_begin(tl_store *s) { return s->ops->read_begin(s); }
 
 void tl_store_read_end(tl_store *s) { s->ops->read_end(s); }

@@ -66,9 +66,9 @@ static size_t put_u64(char *p, uint64_t v) {
 
 static int write_block(void *arg, const tl_block *b) {
   exporter *e = arg;
-  if (tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, e->values, (size_t)b->count))
-    return tl__store_fail(e->s, TL_ECORRUPT, "session %lld, block %lld: samples do not decode",
-                          (long long)b->session_id, (long long)b->seq);
+  const char *why;
+  if (tl_block_decode(b, e->values, &why))
+    return tl__block_fail(e->s, b, why);
   size_t slen = strlen(e->suffix), at = 0;
   for (int64_t i = 0; i < b->count; i++) {
     if (at + e->prefix_len + 24 + slen > sizeof e->line) {

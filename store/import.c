@@ -318,20 +318,21 @@ typedef struct {
   int64_t session_id, seq, stored;
   int64_t block[TL_BLOCK_MAX];
   size_t n;
-  uint8_t enc[TL_BLOCK_MAX * 10];
+  uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
 } block_out;
 
 static int flush_block(block_out *b) {
   if (!b->n)
     return TL_OK;
   int64_t lo, hi;
-  size_t len = tl_block_encode(b->block, b->n, b->enc, &lo, &hi);
+  size_t len = tl_block_encode(b->block, b->n, b->seq, b->enc, &lo, &hi);
   sqlite3_bind_int64(b->ins, 1, b->session_id);
   sqlite3_bind_int64(b->ins, 2, b->seq++);
   sqlite3_bind_int64(b->ins, 3, (sqlite3_int64)b->n);
   sqlite3_bind_int64(b->ins, 4, lo);
   sqlite3_bind_int64(b->ins, 5, hi);
-  sqlite3_bind_blob(b->ins, 6, b->enc, (int)len, SQLITE_STATIC);
+  sqlite3_bind_int(b->ins, 6, b->enc[1]);
+  sqlite3_bind_blob(b->ins, 7, b->enc, (int)len, SQLITE_STATIC);
   int rc = sqlite3_step(b->ins);
   sqlite3_reset(b->ins);
   if (rc != SQLITE_DONE)
@@ -468,7 +469,7 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     err = tl__session_insert(s, &spec, uuid, &b->session_id);
   if (!err && sqlite3_prepare_v2(s->db,
                                  "INSERT INTO sample_blocks (session_id, seq, count, min_ns, "
-                                 "max_ns, codec, data) VALUES (?, ?, ?, ?, ?, 1, ?)",
+                                 "max_ns, codec, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  -1, &b->ins, NULL) != SQLITE_OK)
     err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "storing imported samples");
 

@@ -1,8 +1,11 @@
 /* merge.c: combining the databases of many hosts into one. Each host
  * collects into its own file; tl_store_merge copies hosts, sessions, tags,
  * facts and the still-encoded sample blocks of other tl databases into this
- * one. Blocks are copied as they are (no decoding), so merging runs at the
- * speed SQLite moves blobs. Sessions are identified by UUID, which makes a
+ * one. Blocks are copied as they are, after each source session was read
+ * through and verified like a report reads it (checksums, block numbers,
+ * sample count), and its label and tags validated as tlcollect validates
+ * them: a corrupt or hostile source is refused, naming the session, and
+ * nothing is merged. Sessions are identified by UUID, which makes a
  * merge idempotent: a session already present with the same content is
  * skipped, one present with different content is a conflict. */
 #include <stdio.h>
@@ -115,13 +118,46 @@ static int copy_details(merger *m, int k, int64_t src_id, int64_t dst_id) {
   return err;
 }
 
+static int ignore_samples(void *ctx, const int64_t *v, size_t n) {
+  (void)ctx;
+  (void)v;
+  (void)n;
+  return 0;
+}
+
+/* Refuses a source session whose samples do not read back whole and
+ * verified, or whose label or tags tlcollect would not have accepted. */
+static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t src_id) {
+  char why[TL_WHY_MAX];
+  const char *label = (const char *)sqlite3_column_text(s, 3);
+  if (tl_label_check(label, why, sizeof why))
+    return tl__store_fail(m->dst, TL_EINVAL, "%s: session %.36s: %s; nothing was merged", m->path,
+                          uuid, why);
+  sqlite3_stmt *t = m->detail_src[0];
+  sqlite3_bind_int64(t, 1, src_id);
+  int rc, err = TL_OK;
+  while (err == TL_OK && (rc = sqlite3_step(t)) == SQLITE_ROW)
+    if (tl_tag_check((const char *)sqlite3_column_text(t, 0),
+                     (const char *)sqlite3_column_text(t, 1), why, sizeof why))
+      err = tl__store_fail(m->dst, TL_EINVAL, "%s: session %.36s: %s; nothing was merged",
+                           m->path, uuid, why);
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(m->src, rc, "reading the other database");
+  sqlite3_reset(t);
+  if (err == TL_OK && tl_store_scan(m->src, src_id, ignore_samples, NULL) != TL_OK)
+    err = tl__store_fail(m->dst, TL_ECORRUPT, "%s; nothing was merged", m->src->errmsg);
+  return err;
+}
+
 /* One session of the source: skipped, conflicting, or copied. */
 static int merge_session(merger *m, sqlite3_stmt *s) {
   const char *uuid = (const char *)sqlite3_column_text(s, 0);
   int64_t src_id = sqlite3_column_int64(s, COL_ID);
+  int err = verify_session(m, s, uuid ? uuid : "?", src_id);
+  if (err)
+    return err;
   sqlite3_bind_value(m->find, 1, sqlite3_column_value(s, 0));
   int rc = sqlite3_step(m->find);
-  int err = TL_OK;
   if (rc == SQLITE_ROW) {
     int64_t dst_id = sqlite3_column_int64(m->find, COL_ID);
     const char *differs = NULL;
@@ -226,6 +262,10 @@ static int merge_one(merger *m) {
       err = prepare(d, detail_sql[k][1], &m->detail_ins[k]);
   }
   sqlite3_stmt *s = NULL;
+  /* One snapshot of the source for the checks and the copy, even while a
+   * collector writes to it. */
+  if (!err)
+    err = tl_store_read_begin(m->src);
   if (!err)
     err = prepare(m->src,
                   "SELECT " SESSION_COLS " FROM sessions s JOIN hosts h ON h.id = s.host_id "
@@ -240,6 +280,7 @@ static int merge_one(merger *m) {
     tl__store_fail(d, err, "%s: %s", m->path, m->src->errmsg);
   sqlite3_finalize(s);
   merger_finalize(m);
+  tl_store_read_end(m->src);
   return err;
 }
 

@@ -99,16 +99,24 @@ int tl__text_check(const char *what, const char *s, size_t max, char *why, size_
   return TL_OK;
 }
 
+static int tag_check(const char *key, size_t klen, const char *value, char *why, size_t whylen) {
+  int rc = check_name("tag key", key, klen, TL_TAG_KEY_MAX, why, whylen);
+  return rc ? rc : tl__text_check("tag value", value, TL_TAG_VALUE_MAX, why, whylen);
+}
+
+int tl_tag_check(const char *key, const char *value, char *why, size_t whylen) {
+  if (!key || !value)
+    return refuse(why, whylen, "tag key or value is missing");
+  return tag_check(key, strlen(key), value, why, whylen);
+}
+
 int tl_tag_parse(const char *s, char *buf, const char **key, const char **value, char *why,
                  size_t whylen) {
   const char *eq = strchr(s, '=');
   if (!eq)
     return refuse(why, whylen, "tag '%.40s' is not of the form key=value", s);
   size_t klen = (size_t)(eq - s);
-  int rc = check_name("tag key", s, klen, TL_TAG_KEY_MAX, why, whylen);
-  if (rc)
-    return rc;
-  rc = tl__text_check("tag value", eq + 1, TL_TAG_VALUE_MAX, why, whylen);
+  int rc = tag_check(s, klen, eq + 1, why, whylen);
   if (rc)
     return rc;
   memcpy(buf, s, strlen(s) + 1);

@@ -110,13 +110,23 @@ static int next_block(samples_cursor *c) {
   }
   if (rc != SQLITE_ROW)
     return rc;
-  int64_t sid = sqlite3_column_int64(c->st, 0), n = sqlite3_column_int64(c->st, 1);
-  if (n < 1 || n > TL_BLOCK_MAX || sqlite3_column_int(c->st, 4) != 1)
-    return fail(c, "bad block header (run tlstore check)");
-  const void *data = sqlite3_column_blob(c->st, 5);
-  if (tl_block_decode(data, (size_t)sqlite3_column_bytes(c->st, 5), sqlite3_column_int64(c->st, 2),
-                      sqlite3_column_int64(c->st, 3), c->values, (size_t)n))
-    return fail(c, "a block does not decode (run tlstore check)");
+  int64_t sid = sqlite3_column_int64(c->st, 0);
+  tl_block b = {.session_id = sid,
+                .count = sqlite3_column_int64(c->st, 1),
+                .min_ns = sqlite3_column_int64(c->st, 2),
+                .max_ns = sqlite3_column_int64(c->st, 3),
+                .codec = sqlite3_column_int(c->st, 4),
+                .data = sqlite3_column_blob(c->st, 5),
+                .len = (size_t)sqlite3_column_bytes(c->st, 5),
+                .seq = sqlite3_column_int64(c->st, 6)};
+  const char *why;
+  if (tl_block_decode(&b, c->values, &why)) {
+    char msg[200];
+    sqlite3_snprintf((int)sizeof msg, msg, "session %lld, block %lld: %s (run tlstore check)",
+                     (long long)sid, (long long)b.seq, why);
+    return fail(c, msg);
+  }
+  int64_t n = b.count;
   c->seq = sid == c->session_id ? c->seq + 1 : 0; /* each session counts from 0 */
   c->session_id = sid;
   c->at = 0;
@@ -135,9 +145,9 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr, int a
   c->seq = 0;
   c->session_id = -1;
   const char *sql = idx == 1 && argc == 1
-                        ? "SELECT session_id, count, min_ns, max_ns, codec, data FROM "
+                        ? "SELECT session_id, count, min_ns, max_ns, codec, data, seq FROM "
                           "sample_blocks WHERE session_id = ? ORDER BY seq"
-                        : "SELECT session_id, count, min_ns, max_ns, codec, data FROM "
+                        : "SELECT session_id, count, min_ns, max_ns, codec, data, seq FROM "
                           "sample_blocks ORDER BY session_id, seq";
   int rc = sqlite3_prepare_v2(v->db, sql, -1, &c->st, NULL);
   if (rc != SQLITE_OK)

@@ -182,8 +182,41 @@ static int exec(tl_store *s, const char *sql, const char *doing) {
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
+/* tl_block_upgrade_v1(seq, count, min_ns, max_ns, data), for migration 2:
+ * the block with its header, or data unchanged when it does not decode. */
+static void block_upgrade_fn(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  const uint8_t *in = sqlite3_value_blob(argv[4]);
+  size_t len = (size_t)sqlite3_value_bytes(argv[4]);
+  int64_t count = sqlite3_value_int64(argv[1]);
+  int64_t *scratch = sqlite3_malloc(TL_BLOCK_MAX * sizeof *scratch);
+  uint8_t *out = sqlite3_malloc((int)tl_block_bound(TL_BLOCK_MAX));
+  if (!scratch || !out) {
+    sqlite3_free(scratch);
+    sqlite3_free(out);
+    sqlite3_result_error_nomem(cx);
+    return;
+  }
+  size_t n = in ? tl__block_upgrade_v1(in, len, sqlite3_value_int64(argv[0]), count,
+                                       sqlite3_value_int64(argv[2]),
+                                       sqlite3_value_int64(argv[3]), scratch, out)
+                : 0;
+  if (n)
+    sqlite3_result_blob(cx, out, (int)n, SQLITE_TRANSIENT);
+  else
+    sqlite3_result_value(cx, argv[4]);
+  sqlite3_free(scratch);
+  sqlite3_free(out);
+}
+
 static int migrate(tl_store *s, int from) {
-  int rc = exec(s, "BEGIN IMMEDIATE", "starting the schema upgrade");
+  int rc = sqlite3_create_function(s->db, "tl_block_upgrade_v1", 5,
+                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                   block_upgrade_fn, NULL, NULL) == SQLITE_OK
+               ? TL_OK
+               : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting the schema upgrade");
+  if (rc == TL_OK)
+    rc = exec(s, "BEGIN IMMEDIATE", "starting the schema upgrade");
   /* Another process may have migrated while we waited for the lock. */
   if (rc == TL_OK)
     rc = pragma_int(s, "PRAGMA user_version", &from);

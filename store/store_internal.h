@@ -76,12 +76,45 @@ int tl__store_need_file(tl_store *s, const char *doing);
 extern const char *const tl__migrations[];
 extern const size_t tl__migration_count;
 
+/* Block internals (codec.c). tl__block_seal writes the header of a block
+ * whose payload_len bytes of codec data already follow it at
+ * out + TL_BLOCK_HEADER, and returns the block's whole size; every codec
+ * ends its encoder with it. */
+size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t min, int64_t max,
+                      size_t payload_len);
+/* A block of schema version 1 (codec 1 data without a header) as a sealed
+ * block in out (tl_block_bound(count) bytes), or 0 when it does not decode
+ * to count samples between min and max, which then stays as it is and fails
+ * its checksum when read. scratch holds TL_BLOCK_MAX values. */
+size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count,
+                            int64_t min, int64_t max, int64_t *scratch, uint8_t *out);
+
 /* Records a message on the store and returns err. */
 int tl__store_fail(tl_store *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Maps a SQLite result code to a tl error and records sqlite's message with
  * what was being done. */
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
+
+/* Records "PATH: session UUID, block SEQ: why (run 'tlstore check')" and
+ * returns TL_ECORRUPT. */
+#define TL__CHECK_HINT " (run 'tlstore check')"
+int tl__block_fail(tl_store *s, const tl_block *b, const char *why);
+
+/* What every backend's scan_blocks checks of a session's blocks as it reads
+ * them in order (backend.c): each block's number follows the last and its
+ * count, min and max are possible (tl__block_run_next, before the block is
+ * handed over; it also sets b->session_uuid), and at the end they hold the
+ * sample_count the session records, read in the same snapshot as the
+ * blocks (tl__block_run_end). Either fails with TL_ECORRUPT naming the
+ * session. */
+typedef struct {
+  const char *uuid; /* the session's, for messages */
+  int64_t recorded; /* its sample_count */
+  int64_t held, next_seq;
+} tl__block_run;
+int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b);
+int tl__block_run_end(tl_store *s, const tl__block_run *r);
 
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);

@@ -120,6 +120,8 @@ int tl_label_check(const char *label, char *why, size_t whylen);
  * caller's buffer buf (at least strlen(s) + 1 bytes). */
 int tl_tag_parse(const char *s, char *buf, const char **key, const char **value, char *why,
                  size_t whylen);
+/* The same rules for a key and value held apart (a database's tags). */
+int tl_tag_check(const char *key, const char *value, char *why, size_t whylen);
 
 /* A duration such as "250ms", "30s", "10m", "2h", "1.5ms", "20us", "100ns".
  * A bare number takes default_unit_ns (for example 1000000 for ms).

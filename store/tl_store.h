@@ -183,12 +183,14 @@ enum { TL_BLOCK_MAX = 4096 };
 typedef int (*tl_samples_cb)(void *ctx, const int64_t *latency_ns, size_t n);
 int tl_store_scan(tl_store *store, int64_t session_id, tl_samples_cb fn, void *ctx);
 
-/* One stored block of samples, still encoded (see the codec below). data is
- * valid only during the callback that receives it. */
+/* One stored block of samples, still encoded (see the blocks below). data
+ * and session_uuid are valid only during the callback that receives them. */
 typedef struct {
   int64_t session_id, seq;
-  int64_t count; /* 1..TL_BLOCK_MAX samples */
+  const char *session_uuid; /* for messages */
+  int64_t count;            /* 1..TL_BLOCK_MAX samples */
   int64_t min_ns, max_ns;
+  int codec; /* TL_CODEC_* */
   const uint8_t *data;
   size_t len;
 } tl_block;
@@ -199,9 +201,11 @@ typedef int (*tl_block_cb)(void *ctx, const tl_block *b);
 
 /* Calls fn with each block of the n sessions, session by session in the
  * order given and in sample order within each, skipping the blocks that
- * filter (may be NULL) refuses. The caller decodes with tl_block_decode,
- * which lets it skip, split or parallelise work. A block whose header is
- * impossible is TL_ECORRUPT; a non-zero return from fn stops the scan. */
+ * filter (may be NULL) refuses. The caller decodes with tl_block_decode
+ * (which verifies the block's checksum), which lets it skip, split or
+ * parallelise work. A block with an impossible count, min or max, a missing
+ * block, or blocks that do not add up to the session's sample_count are
+ * TL_ECORRUPT naming the session; a non-zero return from fn stops the scan. */
 int tl_store_scan_blocks(tl_store *store, const int64_t *session_ids, size_t n,
                          tl_block_filter_cb filter, tl_block_cb fn, void *ctx);
 
@@ -323,15 +327,29 @@ int tl_store_export(tl_store *store, const tl_filter *filter, tl_samples_format 
                     int64_t *count);
 
 /* ------------------------------------------------------------------------ */
-/* Sample block codec (exposed for tests, benchmarks and fuzzing)             */
+/* Sample blocks (exposed for tests, benchmarks and fuzzing)                 */
 
-/* Encodes n (1..TL_BLOCK_MAX) non-negative latencies; out must hold
- * tl_block_bound(n) bytes. Returns the encoded size and sets min and max. */
+/* A block is a TL_BLOCK_HEADER-byte header (version, codec, count and a
+ * CRC32C over the header, the block's seq, min_ns and max_ns and its
+ * payload; docs/schema.md) followed by the codec's payload. */
+enum { TL_BLOCK_HEADER = 8, TL_BLOCK_VERSION = 1 };
+enum { TL_CODEC_VARINT = 1 }; /* LEB128 varints of (latency - min_ns) */
+
+/* CRC32C (Castagnoli) of n bytes, continuing from crc (0 to start). */
+uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n);
+
+/* Encodes n (1..TL_BLOCK_MAX) non-negative latencies as block number seq of
+ * its session; out must hold tl_block_bound(n) bytes. Returns the block's
+ * size (header included) and sets min and max. */
 size_t tl_block_bound(size_t n);
-size_t tl_block_encode(const int64_t *v, size_t n, uint8_t *out, int64_t *min, int64_t *max);
-/* Decodes exactly n values from len bytes; TL_ECORRUPT if the bytes do not
- * hold exactly n values that fit between min and max. */
-int tl_block_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
-                    size_t n);
+size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
+                       int64_t *max);
+/* Checks b's header and checksum against its seq, count, min_ns, max_ns and
+ * codec: TL_OK, or TL_ECORRUPT with *why (why may be NULL) set to a static
+ * reason ("checksum mismatch", "unknown codec" ...). */
+int tl_block_verify(const tl_block *b, const char **why);
+/* tl_block_verify, then decodes the block's count samples into out (room
+ * for TL_BLOCK_MAX). TL_ECORRUPT with *why when either fails. */
+int tl_block_decode(const tl_block *b, int64_t *out, const char **why);
 
 #endif /* TL_STORE_H */

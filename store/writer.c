@@ -19,7 +19,7 @@ struct tl_writer {
   size_t pending_n, pending_cap;
   int64_t stored; /* committed samples */
   int64_t missed; /* missed periods, all of them */
-  uint8_t enc[TL_BLOCK_MAX * 10];
+  uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   int64_t scratch[TL_BLOCK_MAX];
 };
 
@@ -40,8 +40,8 @@ static int check_spec(tl_store *s, const tl_session_spec *spec) {
       !spec->hostname || spec->delay_ns < 0 || spec->warmup < 0)
     return tl__store_fail(s, TL_EINVAL, "incomplete session description");
   for (size_t i = 0; i < spec->tag_count; i++)
-    if (tl__text_check("tag value", spec->tag_values[i], TL_TAG_VALUE_MAX, why, sizeof why))
-      return tl__store_fail(s, TL_EINVAL, "tag %s: %s", spec->tag_keys[i], why);
+    if (tl_tag_check(spec->tag_keys[i], spec->tag_values[i], why, sizeof why))
+      return tl__store_fail(s, TL_EINVAL, "tag %.64s: %s", spec->tag_keys[i] ? spec->tag_keys[i] : "", why);
   return TL_OK;
 }
 
@@ -235,10 +235,10 @@ static int write_blocks(tl_writer *w) {
   const char *doing = "storing samples";
   int rc = sqlite3_prepare_v2(s->db,
                               "INSERT INTO sample_blocks (session_id, seq, count, min_ns, max_ns, "
-                              "codec, data) VALUES (?, ?, ?, ?, ?, 1, ?) "
+                              "codec, data) VALUES (?, ?, ?, ?, ?, ?, ?) "
                               "ON CONFLICT(session_id, seq) DO UPDATE SET count = excluded.count, "
                               "min_ns = excluded.min_ns, max_ns = excluded.max_ns, "
-                              "data = excluded.data",
+                              "codec = excluded.codec, data = excluded.data",
                               -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, doing);
@@ -250,13 +250,14 @@ static int write_blocks(tl_writer *w) {
     for (size_t i = 0; i < n; i++)
       w->scratch[i] = joined(w, at + i);
     int64_t lo, hi;
-    size_t len = tl_block_encode(w->scratch, n, w->enc, &lo, &hi);
+    size_t len = tl_block_encode(w->scratch, n, seq, w->enc, &lo, &hi);
     sqlite3_bind_int64(st, 1, w->session_id);
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)n);
     sqlite3_bind_int64(st, 4, lo);
     sqlite3_bind_int64(st, 5, hi);
-    sqlite3_bind_blob(st, 6, w->enc, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int(st, 6, w->enc[1]);
+    sqlite3_bind_blob(st, 7, w->enc, (int)len, SQLITE_STATIC);
     err = step_done(s, st, doing);
     sqlite3_reset(st);
   }

@@ -125,16 +125,66 @@ static void merge_idempotent_and_conflict(void **state) {
   assert_int_equal(count_samples(t), 10500); /* c's session was rolled back too */
   /* A different sample in the same UUID is a conflict as well. */
   a = open_db(f->dir, "a.db");
+  int64_t other[3] = {5, 6, 7}, lo, hi;
+  uint8_t blk[TL_BLOCK_HEADER + 30];
+  size_t blen = tl_block_encode(other, 3, 0, blk, &lo, &hi);
+  sqlite3_stmt *up;
+  assert_int_equal(sqlite3_exec(a->db, "UPDATE sessions SET missed_periods = 0", NULL, NULL, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(a->db,
+                                      "UPDATE sample_blocks SET count = 3, min_ns = ?, max_ns = ?, "
+                                      "data = ? WHERE session_id = 1 AND seq = 0",
+                                      -1, &up, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_int64(up, 1, lo);
+  sqlite3_bind_int64(up, 2, hi);
+  sqlite3_bind_blob(up, 3, blk, (int)blen, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(up), SQLITE_DONE);
+  sqlite3_finalize(up);
   assert_int_equal(sqlite3_exec(a->db,
-                                "UPDATE sessions SET missed_periods = 0;"
-                                "UPDATE sample_blocks SET data = data || x'00', count = count + 1 "
-                                "WHERE seq = 2",
+                                "UPDATE sessions SET sample_count = (SELECT sum(count) FROM "
+                                "sample_blocks b WHERE b.session_id = sessions.id)",
                                 NULL, NULL, NULL),
                    SQLITE_OK);
   tl_store_close(a);
   const char *only_a[] = {pa};
   assert_int_equal(tl_store_merge(t, only_a, 1, &st), TL_ECONFLICT);
-  assert_non_null(strstr(tl_store_errmsg(t), "samples"));
+  assert_non_null(strstr(tl_store_errmsg(t), "differs"));
+  /* A corrupt source is refused, naming the file, the session and the
+   * block, before anything is compared or copied: a changed min, one
+   * flipped bit, a block gone, a count that does not add up. */
+  static const char *const damage[] = {
+      "UPDATE sample_blocks SET min_ns = min_ns - 1 WHERE seq = 1",
+      "UPDATE sample_blocks SET data = substr(data, 1, 20) || CASE WHEN substr(data, 21, 1) = "
+      "x'ff' THEN x'fe' ELSE x'ff' END || substr(data, 22) WHERE seq = 1",
+      "DELETE FROM sample_blocks WHERE seq = 2",
+      "UPDATE sessions SET sample_count = sample_count + 1 WHERE label = 'dmg'",
+  };
+  static const char *const said[] = {"block 1: checksum mismatch", "block 1: checksum mismatch",
+                                     "lost", "lost"};
+  for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
+    char *pd = tl_test_path(f->dir, "d.db");
+    assert_int_equal(tl_test_copy_file(pb, pd), 0);
+    tl_store *d = open_db(f->dir, "d.db");
+    tl_session_spec spec = {.run_uuid = "r", .label = "dmg", .probe = "settimeout",
+                            .command_line = "x", .host_fingerprint = "hd", .hostname = "hd",
+                            .libuv_version = ""};
+    tl_writer *wr;
+    char ud[37];
+    assert_int_equal(tl_writer_begin(d, &spec, &wr, ud), TL_OK);
+    assert_int_equal(tl_writer_add(wr, v, 10000), TL_OK);
+    assert_int_equal(tl_writer_end(wr, "complete"), TL_OK);
+    assert_int_equal(sqlite3_exec(d->db, damage[k], NULL, NULL, NULL), SQLITE_OK);
+    tl_store_close(d);
+    const char *only_d[] = {pd};
+    assert_int_equal(tl_store_merge(t, only_d, 1, &st), TL_ECORRUPT);
+    assert_non_null(strstr(tl_store_errmsg(t), "d.db"));
+    assert_non_null(strstr(tl_store_errmsg(t), ud));
+    assert_non_null(strstr(tl_store_errmsg(t), said[k]));
+    assert_non_null(strstr(tl_store_errmsg(t), "nothing was merged"));
+    assert_int_equal(count_samples(t), 10500);
+    free(pd);
+  }
   /* Not a tl database, and a missing file: errors, nothing merged. */
   char *junk = tl_test_path(f->dir, "junk.db");
   assert_int_equal(tl_test_write_file(junk, "hello", 5), 0);
@@ -577,8 +627,9 @@ static void read_snapshot(void **state) {
   assert_int_equal(tl_store_sessions(r, &fl, &list), TL_OK);
   assert_int_equal(list.count, 2);
   tl_session_list_free(&list);
-  assert_int_equal(tl_dist_compute(r, ids, 1, p, 2, &after), TL_OK);
-  assert_int_equal(after.count, 5000 - TL_BLOCK_MAX);
+  /* Now the lost block shows: an error naming it, never fewer samples. */
+  assert_int_equal(tl_dist_compute(r, ids, 1, p, 2, &after), TL_ECORRUPT);
+  assert_non_null(strstr(tl_store_errmsg(r), "block 0: missing"));
   tl_store_close(r);
   tl_store_close(w);
 }
@@ -588,7 +639,7 @@ static void read_snapshot(void **state) {
 static void codec_all_widths(void **state) {
   (void)state;
   int64_t v[TL_BLOCK_MAX], back[TL_BLOCK_MAX], lo, hi;
-  uint8_t buf[TL_BLOCK_MAX * 10];
+  uint8_t buf[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   uint64_t x = 99;
   for (int round = 0; round < 50; round++) {
     size_t n = 1 + (size_t)(lcg(&x) % TL_BLOCK_MAX);
@@ -597,11 +648,13 @@ static void codec_all_widths(void **state) {
       int64_t r = (int64_t)(((uint64_t)lcg(&x) << 31) | (uint64_t)lcg(&x)); /* 62 bits */
       v[i] = 5 + (r & (((int64_t)1 << bits) - 1));
     }
-    size_t len = tl_block_encode(v, n, buf, &lo, &hi);
-    assert_int_equal(tl_block_decode(buf, len, lo, hi, back, n), TL_OK);
+    size_t len = tl_block_encode(v, n, 0, buf, &lo, &hi);
+    tl_block b = {.count = (int64_t)n, .min_ns = lo, .max_ns = hi, .codec = TL_CODEC_VARINT,
+                  .data = buf, .len = len};
+    assert_int_equal(tl_block_decode(&b, back, NULL), TL_OK);
     assert_memory_equal(v, back, n * sizeof *v);
-    if (len > 1)
-      assert_int_equal(tl_block_decode(buf, len - 1, lo, hi, back, n), TL_ECORRUPT);
+    b.len--;
+    assert_int_equal(tl_block_decode(&b, back, NULL), TL_ECORRUPT);
   }
 }
 
@@ -627,8 +680,7 @@ static int only_high(void *arg, const tl_block *b) {
 static int count_block(void *arg, const tl_block *b) {
   filter_ctx *c = arg;
   int64_t v[TL_BLOCK_MAX];
-  assert_int_equal(tl_block_decode(b->data, b->len, b->min_ns, b->max_ns, v, (size_t)b->count),
-                   TL_OK);
+  assert_int_equal(tl_block_decode(b, v, NULL), TL_OK);
   for (int64_t i = 0; i < b->count; i++)
     c->values += v[i] >= c->threshold;
   c->decoded++;
@@ -730,7 +782,7 @@ static void exact_over_sessions(void **state) {
                                 NULL, NULL, NULL),
                    SQLITE_OK);
   assert_int_equal(tl_dist_compute(s, ids, SESSIONS, p, 11, &d), TL_ECORRUPT);
-  assert_non_null(strstr(tl_store_errmsg(s), "do not decode"));
+  assert_non_null(strstr(tl_store_errmsg(s), "block 5: no valid block header"));
   free(part);
   free(sorted);
   free(all);

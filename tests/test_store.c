@@ -13,8 +13,8 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "store_internal.h"
 #include "support.h"
-#include "tl_store.h"
 
 typedef tl_test_fixture fixture;
 
@@ -264,26 +264,136 @@ static void migrates_empty_file(void **state) {
   tl_store_close(s);
 }
 
-static void check_finds_damage(void **state) {
-  fixture *f = *state;
+/* A database of one session of 10000 samples (3 blocks) at path; its UUID
+ * in uuid. */
+static void three_blocks(const char *path, char uuid[37]) {
   tl_store *s;
-  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
   tl_session_spec spec = spec_for("x", 0);
   tl_writer *w;
-  char uuid[37];
-  int64_t v[5] = {10, 20, 30, 40, 50};
+  int64_t v[10000];
+  for (int i = 0; i < 10000; i++)
+    v[i] = 1000000 + (i * 7919) % 300000;
   assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
-  assert_int_equal(tl_writer_add(w, v, 5), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 10000), TL_OK);
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
   tl_store_close(s);
+}
+
+static void exec_sql(const char *path, const char *sql) {
   sqlite3 *db;
-  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db, "UPDATE sample_blocks SET data = x'ff'", NULL, NULL, NULL),
-                   SQLITE_OK);
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(db);
+}
+
+typedef struct {
+  char text[2048];
+} problems;
+
+static void gather(void *ctx, const char *problem) {
+  problems *p = ctx;
+  size_t len = strlen(p->text);
+  snprintf(p->text + len, sizeof p->text - len, "%s\n", problem);
+}
+
+static int count_only(void *ctx, const int64_t *v, size_t n) {
+  (void)v;
+  *(int64_t *)ctx += (int64_t)n;
+  return 0;
+}
+
+/* Each damage the issue tracker saw give wrong numbers silently: check names
+ * the session and the block, and reading the samples (what a report, an
+ * export and a merge do) fails with the same, never a different number. */
+static void check_finds_damage(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *sql, *said;
+  } damage[] = {
+      /* one bit flipped inside block 1 */
+      {"UPDATE sample_blocks SET data = substr(data, 1, 99) || CASE WHEN substr(data, 100, 1) = "
+       "x'01' THEN x'03' ELSE x'01' END || substr(data, 101) WHERE seq = 1",
+       "block 1: checksum mismatch"},
+      /* half of block 0 set to its max: the payload of another block, the old header */
+      {"UPDATE sample_blocks SET data = substr(data, 1, 8) || (SELECT substr(b.data, 9) FROM "
+       "sample_blocks b WHERE b.seq = 2) WHERE seq = 0",
+       "block 0: checksum mismatch"},
+      /* a block deleted */
+      {"DELETE FROM sample_blocks WHERE seq = 1", "block 1: missing"},
+      /* the last block deleted: the count says so */
+      {"DELETE FROM sample_blocks WHERE seq = 2", "a block was lost"},
+      /* an absurd min_ns */
+      {"UPDATE sample_blocks SET min_ns = 9223372036854000000, max_ns = 9223372036854775807 "
+       "WHERE seq = 0",
+       "block 0: checksum mismatch"},
+      {"UPDATE sample_blocks SET min_ns = 9223372036854000000 WHERE seq = 0",
+       "block 0: impossible count, min or max"},
+      /* an unknown codec, and a block that is not one at all */
+      {"UPDATE sample_blocks SET codec = 7 WHERE seq = 2", "block 2: unknown codec"},
+      {"UPDATE sample_blocks SET data = x'ff' WHERE seq = 2", "block 2: no valid block header"},
+      /* a session that claims more than its blocks hold */
+      {"UPDATE sessions SET sample_count = 10001", "a block was lost"},
+  };
+  for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
+    char uuid[37];
+    unlink(f->db);
+    three_blocks(f->db, uuid);
+    exec_sql(f->db, damage[k].sql);
+    tl_store *s;
+    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+    problems p = {""};
+    assert_int_equal(tl_store_check(s, gather, &p), TL_ECORRUPT);
+    if (!strstr(p.text, uuid) || !strstr(p.text, damage[k].said))
+      fail_msg("damage %zu: check said '%s', want '%s'", k, p.text, damage[k].said);
+    int64_t n = 0;
+    assert_int_equal(tl_store_scan(s, 1, count_only, &n), TL_ECORRUPT);
+    assert_non_null(strstr(tl_store_errmsg(s), uuid));
+    assert_non_null(strstr(tl_store_errmsg(s), damage[k].said));
+    tl_store_close(s);
+  }
+}
+
+/* A database of schema version 1 (blocks without a header) migrates: every
+ * block that decodes gets its header and reads back the same; one that
+ * does not stays as it was and fails its checksum, as it failed to decode
+ * before. */
+static void migrates_v1_blocks(void **state) {
+  fixture *f = *state;
+  char uuid[37];
+  three_blocks(f->db, uuid);
+  tl_store *s;
+  collected before = {malloc(10000 * sizeof(int64_t)), 0};
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
-  assert_int_equal(tl_store_check(s, NULL, NULL), TL_ECORRUPT);
+  assert_int_equal(tl_store_scan(s, 1, collect, &before), TL_OK);
   tl_store_close(s);
+  /* Back to version 1: the payload alone, codec 1, and a second session
+   * whose only block is damaged. */
+  exec_sql(f->db, "UPDATE sample_blocks SET data = substr(data, 9);"
+                  "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
+                  "started_ns, heartbeat_ns, pid, status, sample_count, tl_version, "
+                  "libuv_version, command_line) SELECT 'damaged', run_uuid, host_id, label, "
+                  "probe, delay_ns, warmup, started_ns, heartbeat_ns, pid, status, 2, "
+                  "tl_version, libuv_version, command_line FROM sessions;"
+                  "INSERT INTO sample_blocks VALUES (2, 0, 2, 0, 10, 1, x'0b01');"
+                  "PRAGMA user_version = 1");
+  /* A reader cannot upgrade it and says how. */
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_EREADONLY);
+  assert_non_null(strstr(tl_store_errmsg(s), "needs an upgrade"));
+  tl_store_close(s);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
+  collected after = {malloc(10000 * sizeof(int64_t)), 0};
+  assert_int_equal(tl_store_scan(s, 1, collect, &after), TL_OK);
+  assert_int_equal(after.n, 10000);
+  assert_memory_equal(before.v, after.v, 10000 * sizeof(int64_t));
+  problems p = {""};
+  assert_int_equal(tl_store_check(s, gather, &p), TL_ECORRUPT);
+  assert_non_null(strstr(p.text, "session damaged, block 0"));
+  assert_null(strstr(p.text, uuid));
+  tl_store_close(s);
+  free(before.v);
+  free(after.v);
 }
 
 static void stale_sessions(void **state) {
@@ -347,36 +457,107 @@ static void stale_by_heartbeat(void **state) {
   tl_store_close(s);
 }
 
+/* Decodes len bytes of codec-1 payload as a block sealed with a correct
+ * header, so that only the payload decides. */
+static int decode_payload(const uint8_t *payload, size_t len, int64_t min, int64_t max,
+                          int64_t *out, size_t n) {
+  static uint8_t buf[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10 + 16];
+  memcpy(buf + TL_BLOCK_HEADER, payload, len);
+  size_t blen = tl__block_seal(buf, TL_CODEC_VARINT, n, 0, min, max, len);
+  tl_block b = {.count = (int64_t)n, .min_ns = min, .max_ns = max, .codec = TL_CODEC_VARINT,
+                .data = buf, .len = blen};
+  return tl_block_decode(&b, out, NULL);
+}
+
 static void codec(void **state) {
   (void)state;
   int64_t v[TL_BLOCK_MAX], back[TL_BLOCK_MAX], lo, hi;
-  uint8_t buf[TL_BLOCK_MAX * 10];
+  uint8_t buf[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   for (size_t i = 0; i < TL_BLOCK_MAX; i++)
     v[i] = (i % 3 == 0) ? INT64_MAX - (int64_t)i : (int64_t)i;
-  size_t len = tl_block_encode(v, TL_BLOCK_MAX, buf, &lo, &hi);
+  size_t len = tl_block_encode(v, TL_BLOCK_MAX, 7, buf, &lo, &hi);
   assert_true(len <= tl_block_bound(TL_BLOCK_MAX));
   assert_int_equal(lo, 1);
   assert_int_equal(hi, INT64_MAX);
-  assert_int_equal(tl_block_decode(buf, len, lo, hi, back, TL_BLOCK_MAX), TL_OK);
+  tl_block b = {.seq = 7, .count = TL_BLOCK_MAX, .min_ns = lo, .max_ns = hi,
+                .codec = TL_CODEC_VARINT, .data = buf, .len = len};
+  assert_int_equal(tl_block_decode(&b, back, NULL), TL_OK);
   assert_memory_equal(v, back, sizeof v);
   /* Truncated, trailing bytes, values outside [min, max]: corrupt. */
-  assert_int_equal(tl_block_decode(buf, len - 1, lo, hi, back, TL_BLOCK_MAX), TL_ECORRUPT);
-  assert_int_equal(tl_block_decode(buf, len, lo, hi, back, TL_BLOCK_MAX - 1), TL_ECORRUPT);
-  assert_int_equal(tl_block_decode(buf, len, lo, hi - 1, back, TL_BLOCK_MAX), TL_ECORRUPT);
-  assert_int_equal(tl_block_decode(buf, len, hi, lo, back, TL_BLOCK_MAX), TL_ECORRUPT);
+  const uint8_t *p = buf + TL_BLOCK_HEADER;
+  size_t plen = len - TL_BLOCK_HEADER;
+  assert_int_equal(decode_payload(p, plen - 1, lo, hi, back, TL_BLOCK_MAX), TL_ECORRUPT);
+  assert_int_equal(decode_payload(p, plen, lo, hi, back, TL_BLOCK_MAX - 1), TL_ECORRUPT);
+  assert_int_equal(decode_payload(p, plen, lo, hi - 1, back, TL_BLOCK_MAX), TL_ECORRUPT);
+  assert_int_equal(decode_payload(p, plen, hi, lo, back, TL_BLOCK_MAX), TL_ECORRUPT);
   const uint8_t endless[12] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
-  assert_int_equal(tl_block_decode(endless, sizeof endless, 0, INT64_MAX, back, 1), TL_ECORRUPT);
+  assert_int_equal(decode_payload(endless, sizeof endless, 0, INT64_MAX, back, 1), TL_ECORRUPT);
   /* Only the shortest form: 1 written as 0x81 0x00, or a tenth byte with
    * bits past 64, is not what tl wrote (found by fuzz_block). */
   const uint8_t overlong[] = {0x81, 0x00};
-  assert_int_equal(tl_block_decode(overlong, 2, 0, 10, back, 1), TL_ECORRUPT);
+  assert_int_equal(decode_payload(overlong, 2, 0, 10, back, 1), TL_ECORRUPT);
   const uint8_t wide[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
-  assert_int_equal(tl_block_decode(wide, 10, 0, INT64_MAX, back, 1), TL_ECORRUPT);
+  assert_int_equal(decode_payload(wide, 10, 0, INT64_MAX, back, 1), TL_ECORRUPT);
   const uint8_t one[] = {0x01}, top[10] = {0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
-  assert_int_equal(tl_block_decode(one, 1, 0, 10, back, 1), TL_OK);
-  assert_int_equal(tl_block_decode(top, 9, 0, INT64_MAX, back, 1), TL_OK);
+  assert_int_equal(decode_payload(one, 1, 0, 10, back, 1), TL_OK);
+  assert_int_equal(decode_payload(top, 9, 0, INT64_MAX, back, 1), TL_OK);
   assert_int_equal(back[0], INT64_MAX - 1);
+}
+
+/* CRC32C: the check value of the standard ("123456789" gives 0xe3069283),
+ * the same in pieces, and RFC 3720's 32 zero bytes. */
+static void crc32c(void **state) {
+  (void)state;
+  assert_int_equal(tl_crc32c(0, "123456789", 9), 0xe3069283u);
+  assert_int_equal(tl_crc32c(tl_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+  assert_int_equal(tl_crc32c(0, "", 0), 0);
+  uint8_t zeros[32] = {0};
+  assert_int_equal(tl_crc32c(0, zeros, 32), 0x8a9136aau);
+}
+
+/* Every field the checksum covers is checked: one flipped bit anywhere in
+ * the block, another seq, min or max, count or codec is refused, and says
+ * why. */
+static void block_checksum(void **state) {
+  (void)state;
+  int64_t v[100], back[TL_BLOCK_MAX], lo, hi;
+  uint8_t buf[TL_BLOCK_HEADER + 100 * 10];
+  for (int i = 0; i < 100; i++)
+    v[i] = 1000000 + i * 37;
+  size_t len = tl_block_encode(v, 100, 3, buf, &lo, &hi);
+  tl_block b = {.seq = 3, .count = 100, .min_ns = lo, .max_ns = hi,
+                .codec = TL_CODEC_VARINT, .data = buf, .len = len};
+  const char *why = NULL;
+  assert_int_equal(tl_block_decode(&b, back, &why), TL_OK);
+  for (size_t bit = 0; bit < len * 8; bit++) {
+    buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    assert_int_equal(tl_block_decode(&b, back, &why), TL_ECORRUPT);
+    assert_non_null(why);
+    buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+  }
+  tl_block x = b;
+  x.seq = 4;
+  assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
+  assert_string_equal(why, "checksum mismatch");
+  x = b;
+  x.min_ns = 9223372036854000000LL;
+  assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
+  x = b;
+  x.max_ns = hi + 1;
+  assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
+  assert_string_equal(why, "checksum mismatch");
+  x = b;
+  x.count = 99;
+  assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
+  x = b;
+  x.codec = 9;
+  assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
+  assert_string_equal(why, "unknown codec");
+  x = b;
+  x.len = TL_BLOCK_HEADER - 1;
+  assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
+  assert_int_equal(tl_block_verify(&b, &why), TL_OK);
 }
 
 static void default_path(void **state) {
@@ -403,9 +584,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(refusals, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(migrates_empty_file, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(check_finds_damage, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(migrates_v1_blocks, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_by_heartbeat, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(codec),
+      cmocka_unit_test(crc32c),
+      cmocka_unit_test(block_checksum),
       cmocka_unit_test(default_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

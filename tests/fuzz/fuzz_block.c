@@ -1,12 +1,15 @@
 /* fuzz_block.c: the sample block codec, the one decoder that reads bytes
- * from the database file. The input is an 18-byte header (min and span as
- * little-endian 64-bit numbers, n as 16 bits) and the encoded data.
- * tl_block_decode never reads past len and never writes past n values; what
- * it accepts lies in [min, max] and encodes back to exactly the same bytes
- * when the block's own min is min. Then the input is reused as raw samples,
- * which must survive an encode/decode round trip. */
+ * from the database file. The input is an 18-byte prefix (min and span as
+ * little-endian 64-bit numbers, n as 16 bits) and the payload.
+ *   - The payload sealed with a correct header: tl_block_decode never reads
+ *     past len and never writes past n values; what it accepts lies in
+ *     [min, max] and encodes back to the same payload when the block's own
+ *     min is min. Any one bit flipped in the sealed block, or a different
+ *     seq, min or max, fails its checksum.
+ *   - The input as it is, header and all: never a crash.
+ *   - The input as raw samples: they survive an encode/decode round trip. */
 #include "fuzz.h"
-#include "tl_store.h"
+#include "store_internal.h"
 
 static uint64_t le64(const uint8_t *p) {
   uint64_t v = 0;
@@ -17,7 +20,7 @@ static uint64_t le64(const uint8_t *p) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int64_t out[TL_BLOCK_MAX], again[TL_BLOCK_MAX];
-  static uint8_t enc[TL_BLOCK_MAX * 10];
+  static uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   if (size >= 18) {
     int64_t min = (int64_t)(le64(data) >> 1); /* latencies are never negative */
     uint64_t span = le64(data + 8);
@@ -25,20 +28,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = 1 + (size_t)((data[16] | data[17] << 8) % TL_BLOCK_MAX);
     const uint8_t *in = data + 18;
     size_t len = size - 18;
-    uint8_t *exact = malloc(len ? len : 1); /* so that ASan sees an overread */
-    memcpy(exact, in, len);
-    if (tl_block_decode(exact, len, min, max, out, n) == TL_OK) {
+    int64_t seq = (int64_t)(size % 7);
+    uint8_t *sealed = malloc(TL_BLOCK_HEADER + len); /* exact size: ASan sees an overread */
+    memcpy(sealed + TL_BLOCK_HEADER, in, len);
+    size_t blen = tl__block_seal(sealed, TL_CODEC_VARINT, n, seq, min, max, len);
+    tl_block b = {.seq = seq, .count = (int64_t)n, .min_ns = min, .max_ns = max,
+                  .codec = TL_CODEC_VARINT, .data = sealed, .len = blen};
+    TL_FUZZ_ASSERT(tl_block_verify(&b, NULL) == TL_OK);
+    if (tl_block_decode(&b, out, NULL) == TL_OK) {
       int64_t lo, hi;
       for (size_t i = 0; i < n; i++)
         TL_FUZZ_ASSERT(out[i] >= min && out[i] <= max);
-      size_t elen = tl_block_encode(out, n, enc, &lo, &hi);
+      size_t elen = tl_block_encode(out, n, seq, enc, &lo, &hi);
       TL_FUZZ_ASSERT(elen <= tl_block_bound(n) && lo >= min && hi <= max);
-      TL_FUZZ_ASSERT(tl_block_decode(enc, elen, lo, hi, again, n) == TL_OK);
+      tl_block e = {.seq = seq, .count = (int64_t)n, .min_ns = lo, .max_ns = hi,
+                    .codec = TL_CODEC_VARINT, .data = enc, .len = elen};
+      TL_FUZZ_ASSERT(tl_block_decode(&e, again, NULL) == TL_OK);
       TL_FUZZ_ASSERT(memcmp(out, again, n * sizeof *out) == 0);
       if (lo == min)
-        TL_FUZZ_ASSERT(elen == len && memcmp(enc, exact, len) == 0);
+        TL_FUZZ_ASSERT(elen == blen && memcmp(enc + TL_BLOCK_HEADER, in, len) == 0);
     }
-    free(exact);
+    /* One bit flipped anywhere, or the block taken for another one. */
+    size_t bit = (size_t)(le64(data + 8) % (blen * 8));
+    sealed[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    TL_FUZZ_ASSERT(tl_block_decode(&b, out, NULL) == TL_ECORRUPT);
+    sealed[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    b.seq++;
+    TL_FUZZ_ASSERT(tl_block_verify(&b, NULL) == TL_ECORRUPT);
+    b.seq--;
+    b.min_ns ^= 1;
+    TL_FUZZ_ASSERT(tl_block_verify(&b, NULL) == TL_ECORRUPT);
+    free(sealed);
+
+    /* The input taken as a whole block, header included. */
+    uint8_t *raw = malloc(size);
+    memcpy(raw, data, size);
+    tl_block r = {.seq = 0, .count = (int64_t)n, .min_ns = min, .max_ns = max,
+                  .codec = TL_CODEC_VARINT, .data = raw + 18, .len = len};
+    if (tl_block_decode(&r, out, NULL) == TL_OK)
+      for (size_t i = 0; i < n; i++)
+        TL_FUZZ_ASSERT(out[i] >= min && out[i] <= max);
+    free(raw);
   }
   /* Raw samples: the input as non-negative 64-bit values. */
   size_t n = size / 8 < TL_BLOCK_MAX ? size / 8 : TL_BLOCK_MAX;
@@ -46,9 +76,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int64_t lo, hi;
     for (size_t i = 0; i < n; i++)
       out[i] = (int64_t)(le64(data + 8 * i) >> 1);
-    size_t elen = tl_block_encode(out, n, enc, &lo, &hi);
+    size_t elen = tl_block_encode(out, n, 3, enc, &lo, &hi);
     TL_FUZZ_ASSERT(elen <= tl_block_bound(n));
-    TL_FUZZ_ASSERT(tl_block_decode(enc, elen, lo, hi, again, n) == TL_OK);
+    tl_block e = {.seq = 3, .count = (int64_t)n, .min_ns = lo, .max_ns = hi,
+                  .codec = TL_CODEC_VARINT, .data = enc, .len = elen};
+    TL_FUZZ_ASSERT(tl_block_decode(&e, again, NULL) == TL_OK);
     TL_FUZZ_ASSERT(memcmp(out, again, n * sizeof *out) == 0);
   }
   return 0;
