@@ -66,6 +66,18 @@ static void put_table(tl__page *p, tl__table *t) {
   tl__table_free(t);
 }
 
+/* A section heading with an anchor: "## text" in Markdown (where renderers
+ * such as GitHub's make the anchor from the text, as id is), an h2 with id
+ * in HTML. */
+static void heading(tl__page *p, const char *id, const char *text) {
+  if (p->o->format != TL_FORMAT_HTML) {
+    fprintf(tl__prose(p), "## %s\n\n", text);
+    return;
+  }
+  tl__prose_flush(p);
+  fprintf(p->out, "<h2 id=\"%s\">%s</h2>\n", id, text);
+}
+
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
 static const char *label_href(const tl__page *p, const char *label, char *buf, size_t len) {
@@ -288,10 +300,11 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
 #undef SAY
 }
 
-static void section_summary(tl__page *p) {
+/* The summary's prose: the basis in one line, one verdict per probe and
+ * delay, and each label's plain-words sentence in total time. */
+static void summary_prose(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
-  fputs("## Summary\n\n", f);
   fputs("Compared on **lateness**: how long after its delay a timer fired (the latency minus "
         "the delay it was armed for, 1 ms for a Node-style 0). A label is called the least "
         "late only where the 95% interval of its difference from each other label excludes 0; "
@@ -325,7 +338,7 @@ static void section_summary(tl__page *p) {
     fputs(".\n", f);
   }
   free(idx);
-  fputc('\n', f);
+  fputs("\nIn total time, as people say it:\n\n", f);
   for (size_t i = 0; i < c->label_count; i++)
     if (label_has_sessions(c, c->labels[i]))
       sentence(f, c, c->labels[i], pct);
@@ -466,8 +479,8 @@ static void delay_table(tl__page *p, const tl_group *g0) {
 
 static void section_tables(tl__page *p) {
   const tl_comparison *c = p->c;
+  heading(p, "lateness-by-delay", "Lateness by delay");
   FILE *f = tl__prose(p);
-  fputs("## Lateness by delay\n\n", f);
   fputs("How late each timer fired, percentiles first. A percentile is in bold where that "
         "label is clearly the least late (the 95% interval of each difference excludes 0), "
         "nowhere else.\n\n",
@@ -488,8 +501,8 @@ static void section_tables(tl__page *p) {
 
 static void section_charts(tl__page *p) {
   const tl_comparison *c = p->c;
+  heading(p, "charts", "Charts");
   FILE *f = tl__prose(p);
-  fputs("## Charts\n\n", f);
   if (p->o->format != TL_FORMAT_HTML) {
     fputs("The charts (latency by percentile, histograms, trends over time) are in the HTML "
           "version of this page: `tlreport --format html`.\n\n",
@@ -613,8 +626,8 @@ static void section_hosts(tl__page *p) {
     return;
   }
   size_t nh = hosts_of(c, first, newest);
+  heading(p, "hosts-and-sessions", "Hosts and sessions");
   FILE *f = tl__prose(p);
-  fputs("## Hosts and sessions\n\n", f);
   fputs("Each host as its newest session saw it.\n\n", f);
   static const char *const hhead[] = {"host",        "labels",  "CPU",    "cores",
                                       "RAM",         "OS",      "kernel", "virtualization",
@@ -718,8 +731,8 @@ static void code_block(FILE *f, const char *text) {
 
 static void section_method(tl__page *p) {
   const tl_comparison *c = p->c;
+  heading(p, "how-it-was-measured", "How it was measured");
   FILE *f = tl__prose(p);
-  fputs("## How it was measured\n\n", f);
   size_t n = c->sessions.count;
   for (size_t i = 0; i < n; i++) {
     const char *probe = c->sessions.items[i].probe;
@@ -876,10 +889,9 @@ static void section_stats(tl__page *p) {
   const tl_stats *st = p->o->stats;
   if (!st)
     return;
-  FILE *f = tl__prose(p);
-  fputs("## How sure is this?\n\n95% confidence intervals of each percentile's lateness, in "
-        "milliseconds:\n\n",
-        f);
+  heading(p, "how-sure-is-this", "How sure is this?");
+  fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n",
+        tl__prose(p));
   tl__heads heads;
   put_table(p, tl__stats_ci_table(p->c, st, &heads));
   tl__stats_notes(tl__prose(p), p->c, st);
@@ -895,10 +907,10 @@ static int first_on_host(const tl_comparison *c, size_t i) {
   return 1;
 }
 
-static void section_confounds(tl__page *p) {
+/* "Read with care": what could make the comparison unfair, as bullets. */
+static void confound_bullets(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
-  fputs("## Read with care\n\n", f);
   int any = 0;
   /* A label measured on more than one host. */
   for (size_t l = 0; l < c->label_count; l++) {
@@ -972,12 +984,187 @@ static void section_confounds(tl__page *p) {
       any = 1;
     }
   }
+  /* Facts nobody recorded for a label (imported data has none): said, not
+   * taken for agreement. */
+  for (size_t l = 0; l < c->label_count; l++) {
+    char unknown[512];
+    size_t at = 0, count = 0;
+    unknown[0] = '\0';
+    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
+      char buf[256];
+      if (facts[k].tag || strcmp(facts[k].key, "libuv") == 0 ||
+          trait_values(c, c->labels[l], &facts[k], buf, sizeof buf) > 0)
+        continue;
+      if (at < sizeof unknown)
+        at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
+                               facts[k].name);
+      count++;
+    }
+    if (count && label_has_sessions(c, c->labels[l])) {
+      fputs("- Unknown for **", f);
+      tl_md_escape(f, c->labels[l]);
+      fputs("** (not recorded, so not compared): ", f);
+      tl_md_escape(f, unknown);
+      fputs(".\n", f);
+      any = 1;
+    }
+  }
+  /* Labels measured with different probes. */
+  if (c->label_count > 1) {
+    char sets[2048], first[512] = "";
+    size_t at = 0;
+    int differ = 0;
+    for (size_t l = 0; l < c->label_count; l++) {
+      char mine[512];
+      size_t m = 0;
+      mine[0] = '\0';
+      for (size_t i = 0; i < c->group_count; i++) {
+        const tl_group *g = &c->groups[i];
+        if (strcmp(g->label, c->labels[l]) != 0 ||
+            (i && strcmp(c->groups[i - 1].label, g->label) == 0 &&
+             strcmp(c->groups[i - 1].probe, g->probe) == 0))
+          continue;
+        if (m < sizeof mine)
+          m += (size_t)snprintf(mine + m, sizeof mine - m, "%s%s", m ? " and " : "", g->probe);
+      }
+      if (l == 0)
+        snprintf(first, sizeof first, "%s", mine);
+      else if (strcmp(first, mine) != 0)
+        differ = 1;
+      if (at < sizeof sets)
+        at += (size_t)snprintf(sets + at, sizeof sets - at, "%s%s %s", l ? "; " : "", c->labels[l],
+                               mine);
+    }
+    if (differ) {
+      fputs("- The labels were measured with different probes: ", f);
+      tl_md_escape(f, sets);
+      fputs(". A verdict only compares labels of the same probe and delay.\n", f);
+      any = 1;
+    }
+  }
+  /* A label left out of a verdict: no samples at that probe and delay. */
+  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
+  size_t nb = blk && c->label_count > 1 ? delays_of(c, blk) : 0;
+  for (size_t l = 0; l < c->label_count && nb; l++) {
+    size_t missing = 0;
+    if (!label_has_sessions(c, c->labels[l]))
+      continue;
+    for (size_t b = 0; b < nb; b++) {
+      const tl_group *g0 = &c->groups[blk[b]];
+      const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      if (g && g->dist.count)
+        continue;
+      char call[96];
+      tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+      if (!missing++) {
+        fputs("- **", f);
+        tl_md_escape(f, c->labels[l]);
+        fputs("** has no samples at ", f);
+      } else {
+        fputs(", ", f);
+      }
+      tl_md_escape(f, call);
+    }
+    if (missing) {
+      fprintf(f, ", so it is not in %s.\n", missing > 1 ? "those verdicts" : "that verdict");
+      any = 1;
+    }
+  }
+  free(blk);
   if (!any)
     fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
           "preemption model, libuv version and tags as far as they were recorded, each label "
           "ran on one host, and no host was busy during its sessions.\n",
           f);
   fputc('\n', f);
+}
+
+/* "What changed over time" in the summary: each lasting change, said as
+ * how much later or earlier a label became. */
+static void change_bullets(tl__page *p) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st = page_stats(p);
+  FILE *f = tl__prose(p);
+  size_t said = 0;
+  for (size_t i = 0; st && i < c->group_count; i++)
+    for (size_t k = 0; k < st->groups[i].change_count; k++) {
+      const tl_group *g = &c->groups[i];
+      const tl_change *ch = &st->groups[i].changes[k];
+      char call[96], d[48], b[48], a[48], date[32];
+      double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+      tl__call_name(g->probe, g->delay_ns, call, sizeof call);
+      tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
+      tl__say_time(ch->before_ns - armed, b, sizeof b);
+      tl__say_time(ch->after_ns - armed, a, sizeof a);
+      tl_date_format(ch->at_ns, date, sizeof date);
+      fputs("- ", f);
+      tl_md_escape(f, g->label);
+      fprintf(f, " got %s on %.10s: p%g %s%s (", ch->after_ns > ch->before_ns ? "worse" : "better",
+              date, ch->pct, ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
+      tl_md_escape(f, call);
+      fprintf(f, ", from %s to %s late).\n", b, a);
+      said++;
+    }
+  if (!said)
+    fputs(st ? "No lasting change in any label's p90 or p99 (a change needs at least 3 sessions "
+               "on each side).\n"
+             : "Not worked out for this page.\n",
+          f);
+  fputc('\n', f);
+}
+
+/* The answer box: the verdicts and their chart, with what changed over time
+ * and what to read with care beside them. */
+static void section_answer(tl__page *p) {
+  const tl_comparison *c = p->c;
+  int html = p->o->format == TL_FORMAT_HTML;
+  if (html) {
+    tl__prose_flush(p);
+    fputs("<section class=\"answer\" id=\"summary\"><div class=\"verdicts\">\n", p->out);
+  }
+  fputs("## Summary\n\n", tl__prose(p));
+  summary_prose(p);
+  if (html) {
+    size_t *idx = calloc(c->group_count + 1, sizeof *idx);
+    if (!idx) {
+      p->failed = TL_ENOMEM;
+      return;
+    }
+    size_t n = delays_of(c, idx);
+    tl__prose_flush(p);
+    for (size_t i = 0; i < n; i++)
+      tl__svg_dots(p, &c->groups[idx[i]]);
+    free(idx);
+    fputs("</div><aside>\n", p->out);
+  }
+  fputs("### What changed over time\n\n", tl__prose(p));
+  change_bullets(p);
+  fputs("### Read with care\n\n", tl__prose(p));
+  confound_bullets(p);
+  if (html) {
+    tl__prose_flush(p);
+    fputs("</aside></section>\n", p->out);
+  }
+}
+
+/* One line of links to the sections. */
+static void section_contents(tl__page *p) {
+  static const char *const toc[][2] = {
+      {"summary", "Summary"},
+      {"lateness-by-delay", "Lateness by delay"},
+      {"how-sure-is-this", "How sure is this?"},
+      {"charts", "Charts"},
+      {"hosts-and-sessions", "Hosts and sessions"},
+      {"how-it-was-measured", "How it was measured"},
+  };
+  FILE *f = tl__prose(p);
+  fputs("Contents: ", f);
+  for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
+    if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !page_stats(p))
+      continue;
+    fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
+  }
+  fputs("\n\n", f);
 }
 
 /* ======================================================================== */
@@ -1028,6 +1215,12 @@ static const char css[] =
     "svg .line{fill:none}\n"
     "svg .hollow{fill:var(--bg)}\n"
     "footer{color:var(--muted);font-size:.85rem;margin-top:3rem}\n"
+    ".answer{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 1.5rem;"
+    "border:1px solid var(--line);border-radius:6px;padding:0 1rem .5rem;margin:1rem 0}\n"
+    ".answer h2{margin-top:1rem}.answer h3{margin-top:1rem}.answer figure{margin:.5rem 0}\n"
+    "@media (max-width:50rem){.answer{display:block}}\n"
+    "svg .key{fill:currentColor;stroke:currentColor}\n"
+    "details{margin:.5rem 0}summary{cursor:pointer}\n"
     "@media print{body{background:#fff;color:#000}nav{display:none}a{color:#000}}\n";
 
 static void html_head(tl__page *p, const char *title) {
@@ -1096,8 +1289,8 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
           out);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
-      section_title,  section_summary, section_tables, section_stats,
-      section_charts, section_hosts,   section_method, section_confounds,
+      section_title, section_contents, section_answer, section_tables,
+      section_stats, section_charts,   section_hosts,  section_method,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (c->group_count || sections[i] == section_title)

@@ -146,6 +146,9 @@ const char *tl__probe_definition(const char *probe);
 void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns);
 /* The histogram of one group. */
 void tl__svg_histogram(tl__page *p, const tl_group *g);
+/* The answer box's chart: p50, p90 and p99 lateness of each label with
+ * their 95% intervals, for g0's probe and delay. */
+void tl__svg_dots(tl__page *p, const tl_group *g0);
 /* p90 and p99 of each session over time, one line per label. */
 void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns);
 

@@ -426,3 +426,127 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   close_svg(p, "p90 (filled, thick) and p99 (hollow, thin) of each session over time. Lower is "
                "better; a step is worth a look in the sessions table.");
 }
+
+/* The answer box's chart for one probe and delay: one row per label, its
+ * p50, p90 and p99 lateness as dots (circle, square, triangle) on one
+ * shared axis that starts at 0, each with its 95% interval as a whisker
+ * (an end the data cannot bound is left open). */
+void tl__svg_dots(tl__page *p, const tl_group *g0) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st =
+      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  static const double want[3] = {50, 90, 99};
+  int at[3];
+  size_t nk = 0;
+  for (size_t w = 0; w < 3; w++)
+    for (size_t k = 0; k < g0->dist.pct_count; k++)
+      if (g0->dist.pcts[k] == want[w])
+        at[nk++] = (int)k;
+  const tl_group *rows[64];
+  size_t n = 0;
+  for (size_t l = 0; l < c->label_count && n < 64; l++)
+    for (size_t i = 0; i < c->group_count; i++) {
+      const tl_group *g = &c->groups[i];
+      if (strcmp(g->label, c->labels[l]) == 0 && strcmp(g->probe, g0->probe) == 0 &&
+          g->delay_ns == g0->delay_ns && g->dist.count)
+        rows[n++] = g;
+    }
+  if (!n || !nk)
+    return;
+  int64_t armed = tl_armed_ns(g0->probe, g0->delay_ns);
+  double lo = 0, hi = 0;
+  for (size_t r = 0; r < n; r++)
+    for (size_t j = 0; j < nk; j++) {
+      size_t gi = (size_t)(rows[r] - c->groups);
+      double v = (double)(rows[r]->dist.pct_ns[at[j]] - armed);
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+      if (st && st->groups[gi].pct[at[j]].lo_ns >= 0)
+        lo = fmin(lo, (double)(st->groups[gi].pct[at[j]].lo_ns - armed));
+      if (st && st->groups[gi].pct[at[j]].hi_ns >= 0)
+        hi = fmax(hi, (double)(st->groups[gi].pct[at[j]].hi_ns - armed));
+    }
+  tl__unit u = tl__unit_for(hi > -lo ? hi : -lo);
+  double w = 560, row_h = 34, top = 12, left = 120;
+  double h = top + row_h * (double)n + 74;
+  frame f = {left, w - 20, top, top + row_h * (double)n, lo / u.div, hi / u.div, 0, 1};
+  double step = nice_step(&f.x0, &f.x1, 5);
+  char call[96], title[256], desc[2048];
+  tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+  snprintf(title, sizeof title, "Lateness of %s: p50, p90 and p99 with 95%% intervals", call);
+  size_t dl =
+      (size_t)snprintf(desc, sizeof desc,
+                       "How late the timer fired (%s, x) for each label (rows): circle p50, "
+                       "square p90, triangle p99; lines are 95%% confidence intervals.",
+                       u.name);
+  for (size_t r = 0; r < n && dl < sizeof desc; r++) {
+    char v[32];
+    dl += (size_t)snprintf(desc + dl, sizeof desc - dl, " %s:", rows[r]->label);
+    for (size_t j = 0; j < nk && dl < sizeof desc; j++) {
+      tl__num((double)(rows[r]->dist.pct_ns[at[j]] - armed), u, v, sizeof v);
+      dl += (size_t)snprintf(desc + dl, sizeof desc - dl, " p%g %s", g0->dist.pcts[at[j]], v);
+    }
+    if (dl < sizeof desc)
+      dl += (size_t)snprintf(desc + dl, sizeof desc - dl, ".");
+  }
+  open_svg(p, w, h, title, desc);
+  FILE *o = p->out;
+  for (double v = f.x0; v <= f.x1 + step / 2; v += step) {
+    char buf[32];
+    double x = px(&f, v);
+    snprintf(buf, sizeof buf, "%g", fabs(v) < step / 1e6 ? 0.0 : v);
+    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, f.top,
+            x, f.bottom);
+    text(o, x, f.bottom + 18, "middle", buf);
+  }
+  char axis[64];
+  snprintf(axis, sizeof axis, "Lateness (%s)", u.name);
+  text(o, (f.left + f.right) / 2, f.bottom + 40, "middle", axis);
+  fputc('\n', o);
+  static const size_t shapes[3] = {0, 1, 2}; /* circle, square, triangle (marker styles) */
+  for (size_t r = 0; r < n; r++) {
+    size_t gi = (size_t)(rows[r] - c->groups), s = style_of(c, rows[r]->label);
+    double y = f.top + row_h * ((double)r + 0.5);
+    char name[64];
+    /* Long labels are cut so they never run into the plot. */
+    snprintf(name, sizeof name, "%s", rows[r]->label);
+    if (strlen(rows[r]->label) > 14)
+      snprintf(name, sizeof name, "%.13s\xE2\x80\xA6", rows[r]->label);
+    text(o, f.left - 8, y + 4, "end", name);
+    fprintf(o, "<g class=\"s%zu\">", s % STYLES);
+    for (size_t j = 0; j < nk; j++) {
+      double yy = y + ((double)j - 1) * 8;
+      const tl_pct_stats *ps = st ? &st->groups[gi].pct[at[j]] : NULL;
+      double v = (double)(rows[r]->dist.pct_ns[at[j]] - armed) / u.div;
+      if (ps && (ps->lo_ns >= 0 || ps->hi_ns >= 0)) {
+        double a = ps->lo_ns >= 0 ? (double)(ps->lo_ns - armed) / u.div : v;
+        double b = ps->hi_ns >= 0 ? (double)(ps->hi_ns - armed) / u.div : v;
+        fprintf(o,
+                "<line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke-width=\"1.5\"/>",
+                px(&f, a), yy, px(&f, b), yy);
+      }
+      marker(o, shapes[j], px(&f, v), yy, j == 2);
+    }
+    fputs("</g>\n", o);
+  }
+  /* Legend: the shapes, in the colour of the text. */
+  double ly = f.bottom + 62, lx = f.left;
+  for (size_t j = 0; j < nk; j++) {
+    char name[16];
+    snprintf(name, sizeof name, "p%g", g0->dist.pcts[at[j]]);
+    fputs("<g class=\"key\">", o);
+    marker(o, shapes[j], lx + 5, ly - 4, j == 2);
+    fputs("</g>", o);
+    text(o, lx + 14, ly, "start", name);
+    lx += 70;
+  }
+  text(o, lx + 10, ly, "start", "lines: 95% interval");
+  fputc('\n', o);
+  char cap[256];
+  snprintf(cap, sizeof cap,
+           "%s: lateness by label, lower is better; dots apart with whiskers "
+           "that do not overlap are clearly different.",
+           call);
+  close_svg(p, cap);
+}

@@ -238,9 +238,10 @@ static void filters_and_errors(void **state) {
 static void add_plain(tl_store *s, const char *label, const char *fp, const char *kernel,
                       const char *tag, const char *load) {
   const char *keys[] = {"concurrency"}, *values[] = {tag};
-  const tl_fact facts[] = {{"kernel.release", kernel, "uname"},
-                           {"cpu.logical", "2", "sysconf"},
-                           {"load.start", load, "/proc/loadavg"}};
+  const tl_fact facts[] = {
+      {"kernel.release", kernel, "uname"},      {"cpu.logical", "2", "sysconf"},
+      {"load.start", load, "/proc/loadavg"},    {"clocksource.current", "tsc", "sysfs"},
+      {"cpu.governor", "performance", "sysfs"}, {"kernel.preempt", "PREEMPT_DYNAMIC", "uname -v"}};
   tl_session_spec spec = {.run_uuid = fp,
                           .label = label,
                           .probe = "uv",
@@ -253,7 +254,7 @@ static void add_plain(tl_store *s, const char *label, const char *fp, const char
                           .tag_values = values,
                           .tag_count = 1,
                           .facts = facts,
-                          .fact_count = 3};
+                          .fact_count = 6};
   tl_writer *w;
   char uuid[37];
   const int64_t v[] = {1100000, 1200000};
@@ -274,7 +275,7 @@ static void confounds(void **state) {
   tl_store_close(s);
   char *a[] = {TLREPORT, "--db", f->db, "--compare", "mixed,busy", NULL};
   char *out = run_report(a, 0, NULL);
-  const char *care = strstr(out, "## Read with care\n");
+  const char *care = strstr(out, "### Read with care\n");
   assert_non_null(care);
   assert_non_null(strstr(care, "- **mixed** mixes 2 different hosts: aaaa (aaaa), bbbb (bbbb).\n"));
   assert_non_null(strstr(care, "- Within **mixed**, the kernel differs between sessions: "
@@ -286,7 +287,7 @@ static void confounds(void **state) {
   free(out);
   char *b[] = {TLREPORT, "--db", f->db, "--compare", "calm,calm2", NULL};
   out = run_report(b, 0, NULL);
-  assert_non_null(strstr(out, "## Read with care\n\nNothing found"));
+  assert_non_null(strstr(out, "### Read with care\n\nNothing found"));
   free(out);
 }
 
@@ -679,6 +680,9 @@ static void best_only_where_clear(void **state) {
   char *out = run_report(a, 0, NULL);
   assert_non_null(
       strstr(out, "- setTimeout(0): no clear difference at p90 between steady and twin"));
+  /* The step of p90 from about 3 to about 4 ms at the seventh session is
+   * in the summary's "What changed over time". */
+  assert_non_null(strstr(out, "- steady got worse on 2026-11-01: p90 +"));
   const char *table = strstr(out, "## Lateness by delay");
   assert_non_null(table);
   const char *end = strstr(table, "## How sure");
@@ -846,11 +850,20 @@ static void html_page(void **state) {
   assert_true(strncmp(html, "<!DOCTYPE html><!-- tl-report", 29) == 0);
   assert_escaped(html, 1);
   assert_non_null(strstr(html, "&lt;img src=x&gt;"));
-  /* Charts: a percentile spectrum, a trend and a histogram per label and delay. */
+  /* Charts: the answer box's dots per delay, a percentile spectrum and a trend
+   * per delay, and a histogram per label and delay. */
   size_t svgs = 0;
   for (const char *p = html; (p = strstr(p, "<svg ")); p++)
     svgs++;
-  assert_int_equal(svgs, 2 * 2 + 3);
+  assert_int_equal(svgs, 2 + 2 * 2 + 3);
+  assert_non_null(strstr(
+      html, "<title>Lateness of setTimeout(0): p50, p90 and p99 with 95% intervals</title>"));
+  /* The answer box comes first, and every section has its anchor. */
+  const char *box = strstr(html, "<section class=\"answer\" id=\"summary\">");
+  assert_non_null(box);
+  assert_true(box < strstr(html, "id=\"lateness-by-delay\""));
+  assert_non_null(strstr(html, "href=\"#how-it-was-measured\""));
+  assert_non_null(strstr(html, "<h2 id=\"how-it-was-measured\">"));
   assert_non_null(strstr(html, "<title>Latency by percentile, setTimeout(0)</title>"));
   assert_non_null(strstr(html, "prefers-color-scheme:dark"));
   /* Nothing is fetched from elsewhere: the only URL is the SVG namespace. */
@@ -877,6 +890,14 @@ static void assert_links(const char *dir, const char *page, size_t *count) {
     snprintf(name, sizeof name, "%.*s", (int)(q - p), p);
     if (strchr(name, '/') || strchr(name, ':'))
       fail_msg("%s: link %s is not a relative name in the site", page, name);
+    if (name[0] == '#') { /* an anchor of this page */
+      char id[300];
+      snprintf(id, sizeof id, "id=\"%s\"", name + 1);
+      if (!strstr(html, id))
+        fail_msg("%s: anchor %s is not on the page", page, name);
+      (*count)++;
+      continue;
+    }
     char *target = tl_test_path(dir, name);
     if (access(target, R_OK) != 0)
       fail_msg("%s: link %s does not resolve", page, name);
@@ -1077,7 +1098,7 @@ static const char harness[] =
     "script=${d.querySelectorAll('script').length}]`);\n"
     "    for (const a of d.querySelectorAll('a[href]')) {\n"
     "      const h = a.getAttribute('href');\n"
-    "      if (!seen.has(h)) { seen.add(h); todo.push(h); }\n"
+    "      if (!h.startsWith('#') && !seen.has(h)) { seen.add(h); todo.push(h); }\n"
     "    }\n"
     "  } catch (e) { out.push(`[${page} error]`); }\n"
     "  next();\n"
@@ -1125,14 +1146,16 @@ static void site_in_chromium(void **state) {
   char *end = r ? strstr(r, "]END") : NULL;
   if (!end)
     fail_msg("the harness did not finish: %.300s", out);
+  if (getenv("TL_SHOW"))
+    fprintf(stderr, "%s\n", r);
   end[1] = '\0'; /* the page's own script text follows */
   /* Every page was reached through links, rendered, and its charts drawn. */
   assert_non_null(strstr(r, "[index.html h1=1 svg=0 visible=0 script=0]"));
-  assert_non_null(strstr(r, "[compare.html h1=1 svg=7 visible=7 script=0]"));
-  assert_non_null(strstr(r, "[label-vbox.html h1=1 svg=6 visible=6 script=0]"));
-  assert_non_null(strstr(r, "[label-macos.html h1=1 svg=3 visible=3 script=0]"));
-  assert_non_null(strstr(r, "[host-aaaa000000000001.html h1=1 svg=6 visible=6 script=0]"));
-  assert_non_null(strstr(r, "[host-bbbb000000000002.html h1=1 svg=3 visible=3 script=0]"));
+  assert_non_null(strstr(r, "[compare.html h1=1 svg=9 visible=9 script=0]"));
+  assert_non_null(strstr(r, "[label-vbox.html h1=1 svg=8 visible=8 script=0]"));
+  assert_non_null(strstr(r, "[label-macos.html h1=1 svg=4 visible=4 script=0]"));
+  assert_non_null(strstr(r, "[host-aaaa000000000001.html h1=1 svg=8 visible=8 script=0]"));
+  assert_non_null(strstr(r, "[host-bbbb000000000002.html h1=1 svg=4 visible=4 script=0]"));
   if (strstr(r, "error]"))
     fail_msg("a page did not load: %.600s", r);
   size_t pages = 0;
