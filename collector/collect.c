@@ -46,6 +46,7 @@ struct tl__run {
   char write_err[512];
   void (*volatile wake)(void *); /* read by a signal handler */
   void *volatile wake_arg;
+  tl_host probe_facts; /* learnt by the probe while running; the measuring thread's own */
 };
 
 void tl_collect_opts_init(tl_collect_opts *o) {
@@ -127,6 +128,13 @@ void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
   }
   d->v[d->n++] = latency_ns;
   pthread_mutex_unlock(&run->lock);
+}
+
+int tl__run_fact(tl__run *run, const char *key, const char *value, const char *evidence) {
+  char full[TL_TAG_KEY_MAX + 8];
+  if ((size_t)snprintf(full, sizeof full, "probe.%s", key) >= sizeof full)
+    return TL_EINVAL;
+  return tl__host_set(&run->probe_facts, full, value, evidence);
 }
 
 void tl__run_missed(tl__run *run, int index, int64_t missed) {
@@ -419,6 +427,12 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     for (size_t i = 0; i < opts->delay_count; i++)
       writers[i] = run->d[i].writer;
     (void)tl__host_record_end(writers, opts->delay_count);
+    for (size_t i = 0; i < opts->delay_count && run->probe_facts.count; i++)
+      if (writers[i] &&
+          tl_writer_add_facts(writers[i], run->probe_facts.facts, run->probe_facts.count) !=
+              TL_OK &&
+          !write_err)
+        write_err = TL_EIO; /* a fact the probe learnt is data too: never dropped silently */
   }
   for (size_t i = 0; i < opts->delay_count; i++) {
     int e = tl_writer_end(run->d[i].writer, status); /* retries a failed flush */
@@ -452,6 +466,7 @@ done:
   free(tag_values);
   for (size_t i = 0; i < opts->delay_count; i++)
     free(run->d[i].v);
+  tl__host_clear(&run->probe_facts);
   pthread_cond_destroy(&run->wake_writer);
   pthread_mutex_destroy(&run->lock);
   free(run);

@@ -29,6 +29,10 @@ struct tl__run_view {
 const struct tl__run_view *tl__run_view(const tl__run *run);
 int tl__run_next(tl__run *run);
 void tl__run_record(tl__run *run, int index, int64_t latency_ns);
+/* A fact the probe learnt about what it measured (its runtime's version, its
+ * clock's resolution ...), stored on every session of the run as the host
+ * fact "probe.KEY" when the run ends. Measuring thread only. */
+int tl__run_fact(tl__run *run, const char *key, const char *value, const char *evidence);
 /* Periods the probe found it had skipped (periodic probes). */
 void tl__run_missed(tl__run *run, int index, int64_t missed);
 /* Non-zero once a stop was asked for (signal or error). */
@@ -49,7 +53,14 @@ typedef struct {
    * one-line message in err. */
   int (*run)(tl__run *run, char *err, size_t errlen);
   int flags; /* TL__PROBE_* */
+  /* The --arm-from contexts it takes, comma-separated, the default first;
+   * NULL when it takes none. */
+  const char *arm_contexts;
 } tl__probe;
+
+/* The arming context a run uses: --arm-from, else the probe's default;
+ * NULL for probes without contexts. */
+const char *tl__arm_from(const tl_collect_opts *o);
 
 const tl__probe *tl__probe_lookup(const char *name);
 
@@ -69,8 +80,9 @@ int tl__node_locate(char *node, size_t nodelen, char *script, size_t scriptlen, 
 void tl__run_pause(tl__run *run, int64_t ns);
 
 /* The session tags that record the options shaping the data (options.c):
- * interval_ns, concurrency, load, priority, cpu, mlock, each only when set. */
-enum { TL__OPT_TAGS_MAX = 8 };
+ * interval_ns, concurrency, load, priority, cpu, mlock, each only when set,
+ * and arm_from for every probe that takes --arm-from. */
+enum { TL__OPT_TAGS_MAX = 12 };
 typedef struct {
   const char *keys[TL__OPT_TAGS_MAX];
   const char *values[TL__OPT_TAGS_MAX];
@@ -87,6 +99,8 @@ typedef enum {
   TL__MSG_HELLO,  /* "hello VERSION": the first line; value = version */
   TL__MSG_SAMPLE, /* "sample NS": value = nanoseconds from arming to the callback */
   TL__MSG_ERROR,  /* "error TEXT": the child gives up; text/text_len point into line */
+  TL__MSG_FACT,   /* "fact KEY VALUE": what the child learnt (its runtime's version ...);
+                     key/key_len and text/text_len (the value) point into line */
 } tl__msg_kind;
 
 typedef struct {
@@ -94,15 +108,27 @@ typedef struct {
   int64_t value;
   const char *text;
   size_t text_len;
+  const char *key;
+  size_t key_len;
 } tl__msg;
 
-enum { TL__PROTOCOL_VERSION = 1, TL__PROTOCOL_LINE_MAX = 4096 };
+/* A fact's key: 1..32 of [a-z0-9._-]; its value: at most 256 bytes. */
+enum { TL__PROTOCOL_FACT_KEY_MAX = 32, TL__PROTOCOL_FACT_VALUE_MAX = 256 };
+
+/* The newest version tl speaks; every version from 1 up is understood. */
+enum { TL__PROTOCOL_VERSION = 2, TL__PROTOCOL_LINE_MAX = 4096 };
 
 /* Parses one line from a child probe: len bytes, without the newline (a
  * trailing CR is allowed), not necessarily NUL-terminated, any bytes at all.
  * Returns TL_OK with *msg filled, or TL_EINVAL with a reason in why. Reads
  * nothing outside [line, line + len); safe to fuzz. */
 int tl__protocol_parse_line(const char *line, size_t len, tl__msg *msg, char *why, size_t whylen);
+/* Version 2's one request, "plan D1,D2,... COUNT GAP_NS\n" (delays in ns,
+ * COUNT samples per delay or 0 for "until your stdin closes"), into buf.
+ * Returns its length, or -1 when a value is negative or it does not fit in
+ * buf or in one protocol line. */
+int tl__protocol_plan(char *buf, size_t len, const int64_t *delays_ns, size_t n, int64_t count,
+                      int64_t gap_ns);
 
 /* ------------------------------------------------------------------------ */
 /* Background load (load.c)                                                  */
@@ -169,6 +195,9 @@ struct tl_host {
  * is "unknown". */
 enum { TL_HOST_VALUE_MAX = 512 };
 int tl__host_set(tl_host *h, const char *key, const char *value, const char *evidence);
+/* Frees every fact of h, leaving it empty (for a tl_host that is not
+ * allocated on its own). */
+void tl__host_clear(tl_host *h);
 /* tl__host_set with a printf-formatted value. */
 int tl__host_setf(tl_host *h, const char *key, const char *evidence, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -191,14 +191,19 @@ int tl__host_record_end(tl_writer *const *writers, size_t n) {
   return err;
 }
 
-void tl_host_free(tl_host *h) {
-  if (!h)
-    return;
+void tl__host_clear(tl_host *h) {
   for (size_t i = 0; i < h->count; i++) {
     free((char *)h->facts[i].key);
     free((char *)h->facts[i].value);
     free((char *)h->facts[i].evidence);
   }
+  h->count = 0;
+}
+
+void tl_host_free(tl_host *h) {
+  if (!h)
+    return;
+  tl__host_clear(h);
   free(h);
 }
 

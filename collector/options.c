@@ -32,6 +32,27 @@ int64_t tl_collect_fixed_delay(const tl_collect_opts *o) {
   return o->interval_ns > 0 ? o->interval_ns : INTERVAL_DEFAULT_NS;
 }
 
+/* Is word one of the comma-separated items of list? */
+static int in_list(const char *list, const char *word) {
+  size_t n = strlen(word);
+  while (n && *list) {
+    size_t k = strcspn(list, ",");
+    if (k == n && strncmp(list, word, n) == 0)
+      return 1;
+    list += k + (list[k] == ',');
+  }
+  return 0;
+}
+
+const char *tl__arm_from(const tl_collect_opts *o) {
+  const tl__probe *p = tl__probe_lookup(o->probe);
+  if (!p || !p->arm_contexts)
+    return NULL;
+  /* Every probe with contexts lists "timer" first: chained timers are how
+   * code that measures itself usually arms them. */
+  return o->arm_from ? o->arm_from : "timer";
+}
+
 int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   const tl__probe *p = tl__probe_lookup(o->probe);
   if (!p)
@@ -76,6 +97,12 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   if (o->concurrency > 1 && o->gap_ns > 0)
     return bad(why, whylen, TL_EINVAL,
                "--gap: not with --concurrency (each timer re-arms at once)");
+  if (o->arm_from && !p->arm_contexts)
+    return bad(why, whylen, TL_EINVAL,
+               "--arm-from: only the node, uv and settimeout probes take an arming context");
+  if (o->arm_from && !in_list(p->arm_contexts, o->arm_from))
+    return bad(why, whylen, TL_EINVAL, "--arm-from: the %s probe takes %s", p->info.name,
+               p->arm_contexts);
   if (o->cpu >= 0) {
     int u = tl__os_cpu_usable(o->cpu);
     if (u == TL_EUNAVAIL)
@@ -119,6 +146,9 @@ int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
     TAG("cpu", "%d", (int)o->cpu);
   if (o->mlock)
     TAG("mlock", "1");
+  const char *arm = tl__arm_from(o);
+  if (arm)
+    TAG("arm_from", "%s", arm);
 #undef TAG
   return TL_OK;
 }

@@ -5,15 +5,24 @@
  *   (probes/tl-node-probe.js, installed to share/tl/probes/).
  * exec:CMD: any program, started with /bin/sh -c CMD.
  *
- * tl asks for one sample at a time ("measure NS") and waits for the answer
- * ("sample NS"), so the runner keeps its interleaving, counts, duration and
- * gap; the child times its own timer with its own clock. The child runs in
- * its own process group, with its stdin and stdout on pipes. At the end tl
- * closes the child's stdin (the child should exit), and after a grace period
- * kills the group; on a stop it kills the group at once. Either way the
- * child is reaped and every descriptor closed. A child that exits or dies
- * mid-run ends the run with an error; its sessions are 'interrupted' and
- * keep the samples received so far. */
+ * The child's first line says which version it speaks. Version 1: tl asks
+ * for one sample at a time ("measure NS") and waits for the answer ("sample
+ * NS"). Version 2: tl sends the plan once ("plan D1,D2 COUNT GAP") and the
+ * child measures the delays in turn, arming each timer from the previous
+ * callback the way a script timing itself does, and streams its samples
+ * back in batches; the k-th sample belongs to the delay tl__run_next hands
+ * out k-th, so the runner's interleaving, counts and warm-up still hold, and
+ * tl stops a --duration run by closing the child's stdin. Either way the
+ * child times its own timer with its own clock, and may report facts
+ * ("fact KEY VALUE") that become session facts.
+ *
+ * The child runs in its own process group, with its stdin and stdout on
+ * pipes. At the end tl closes the child's stdin (the child should exit), and
+ * after a grace period kills the group; on a stop it kills the group at
+ * once. Either way the child is reaped and every descriptor closed. A child
+ * that exits or dies mid-run ends the run with an error; its sessions are
+ * 'interrupted' and keep every sample received, a batch cut short
+ * included. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -85,6 +94,7 @@ typedef struct {
   size_t len;
   long lineno; /* lines read from the child so far */
   int eof;
+  int timed_out;   /* the last next_msg ran out of time */
   int64_t samples; /* answers received, warm-up included */
 } child;
 
@@ -192,7 +202,19 @@ static int finish(child *c, int kill_now) {
   return status;
 }
 
-/* The next protocol message that is not a comment. Returns TL_OK, TL_EINTR
+/* "fact KEY VALUE" becomes the session fact probe.KEY. */
+static int record_fact(child *c, tl__run *run, const tl__msg *msg, char *err, size_t errlen) {
+  char key[TL__PROTOCOL_FACT_KEY_MAX + 1], value[TL__PROTOCOL_FACT_VALUE_MAX + 1], evidence[64];
+  snprintf(key, sizeof key, "%.*s", (int)msg->key_len, msg->key);
+  snprintf(value, sizeof value, "%.*s", (int)msg->text_len, msg->text);
+  snprintf(evidence, sizeof evidence, "reported by the %s", c->what);
+  if (tl__run_fact(run, key, value, evidence) == TL_OK)
+    return 0;
+  snprintf(err, errlen, "%s: line %ld of its output: cannot keep the fact", c->what, c->lineno);
+  return -1;
+}
+
+/* The next protocol message that is neither a comment nor a fact. Returns TL_OK, TL_EINTR
  * when the run is stopping, or an error in err (EOF: the child went away). */
 static int next_msg(child *c, tl__run *run, int timeout_ms, tl__msg *msg, char *err,
                     size_t errlen) {
@@ -218,9 +240,11 @@ static int next_msg(child *c, tl__run *run, int timeout_ms, tl__msg *msg, char *
         snprintf(err, errlen, "%s reports an error: %s", c->what, text);
         return TL_EIO;
       }
+      if (msg->kind == TL__MSG_FACT && record_fact(c, run, msg, err, errlen))
+        return TL_EINVAL;
       memmove(c->buf, nl + 1, c->len - n - 1);
       c->len -= n + 1;
-      if (msg->kind == TL__MSG_SKIP)
+      if (msg->kind == TL__MSG_SKIP || msg->kind == TL__MSG_FACT)
         continue;
       return TL_OK;
     }
@@ -238,6 +262,7 @@ static int next_msg(child *c, tl__run *run, int timeout_ms, tl__msg *msg, char *
     int64_t left = (deadline - tl__os_mono_ns()) / 1000000;
     if (left <= 0) {
       snprintf(err, errlen, "%s: no answer within %d s", c->what, timeout_ms / 1000);
+      c->timed_out = 1;
       return TL_EIO;
     }
     struct pollfd pf[2] = {{c->from, POLLIN, 0}, {c->wake[0], POLLIN, 0}};
@@ -278,6 +303,96 @@ static void describe_exit(int status, char *err, size_t errlen) {
     snprintf(err + at, errlen - at, " (it was killed by signal %d)", WTERMSIG(status));
 }
 
+/* The answer to a request tl could not write: the child is gone, and what
+ * it wrote last explains why. */
+static int gone(child *c, tl__run *run, char *err, size_t errlen) {
+  tl__msg msg;
+  c->eof = 0;
+  int rc = next_msg(c, run, 1000, &msg, err, errlen);
+  if (rc == TL_OK)
+    snprintf(err, errlen, "%s: the program stopped reading its input after %" PRId64 " samples",
+             c->what, c->samples);
+  return rc == TL_OK ? TL_EIO : rc;
+}
+
+static int clamp_ms(int64_t ms) { return ms > 0x7fffffff ? 0x7fffffff : (int)ms; }
+
+/* Version 1: one "measure NS" request, one "sample NS" answer. */
+static int measure_one_by_one(child *c, tl__run *run, char *err, size_t errlen) {
+  const struct tl__run_view *v = tl__run_view(run);
+  tl__msg msg;
+  int i, rc = TL_OK;
+  while (rc == TL_OK && (i = tl__run_next(run)) >= 0) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "measure %" PRId64 "\n", v->delays_ns[i]);
+    if (write_all(c->to, line, (size_t)n))
+      return gone(c, run, err, errlen);
+    rc = next_msg(c, run, clamp_ms(v->delays_ns[i] / 1000000 + ANSWER_SLACK_MS), &msg, err, errlen);
+    if (rc == TL_OK && msg.kind != TL__MSG_SAMPLE) {
+      snprintf(err, errlen, "%s: line %ld of its output: expected 'sample NS'", c->what, c->lineno);
+      rc = TL_EINVAL;
+    }
+    if (rc == TL_OK) {
+      c->samples++;
+      tl__run_record(run, i, msg.value);
+      if (v->opts->gap_ns > 0)
+        tl__run_pause(run, v->opts->gap_ns);
+    }
+  }
+  return rc;
+}
+
+/* Version 2: the plan once, then samples as the child measures them. The
+ * child cycles through the delays in the order tl__run_next hands them out,
+ * so each sample is recorded against the delay tl__run_next names. */
+static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
+  const struct tl__run_view *v = tl__run_view(run);
+  const tl_collect_opts *o = v->opts;
+  int64_t each = o->count > 0 ? o->count + o->warmup : 0; /* 0: until stdin closes */
+  int64_t expected = each * (int64_t)v->delay_count;
+  int64_t deadline = o->count > 0 ? 0 : tl__os_mono_ns() + o->duration_ns;
+  char plan[TL__PROTOCOL_LINE_MAX + 2];
+  int n = tl__protocol_plan(plan, sizeof plan, v->delays_ns, v->delay_count, each, o->gap_ns);
+  if (n < 0) {
+    snprintf(err, errlen, "%s: the plan does not fit in one protocol line", c->what);
+    return TL_EINVAL;
+  }
+  if (write_all(c->to, plan, (size_t)n))
+    return gone(c, run, err, errlen);
+  int64_t longest = 0;
+  for (size_t k = 0; k < v->delay_count; k++)
+    longest = v->delays_ns[k] > longest ? v->delays_ns[k] : longest;
+  /* Samples come in batches; a child silent for longer than its longest
+   * delay, its gap and the slack is hung. */
+  int64_t silence_ms = (longest + o->gap_ns) / 1000000 + ANSWER_SLACK_MS;
+  while (!expected || c->samples < expected) {
+    int64_t wait_ms = silence_ms;
+    if (deadline) {
+      int64_t left = (deadline - tl__os_mono_ns()) / 1000000;
+      if (left <= 0)
+        return TL_OK; /* the duration is up: closing stdin stops the child */
+      wait_ms = left < wait_ms ? left + 1 : wait_ms;
+    }
+    tl__msg msg;
+    c->timed_out = 0;
+    int rc = next_msg(c, run, clamp_ms(wait_ms), &msg, err, errlen);
+    if (rc && c->timed_out && deadline && tl__os_mono_ns() >= deadline)
+      return TL_OK;
+    if (rc)
+      return rc;
+    if (msg.kind != TL__MSG_SAMPLE) {
+      snprintf(err, errlen, "%s: line %ld of its output: expected 'sample NS'", c->what, c->lineno);
+      return TL_EINVAL;
+    }
+    int i = tl__run_next(run);
+    if (i < 0)
+      return TL_OK; /* stopping, or the duration is up: later samples are not kept */
+    c->samples++;
+    tl__run_record(run, i, msg.value);
+  }
+  return TL_OK;
+}
+
 static int run_child(tl__run *run, const char *what, char *const argv[], char *err, size_t errlen) {
   child c;
   memset(&c, 0, sizeof c);
@@ -301,37 +416,13 @@ static int run_child(tl__run *run, const char *what, char *const argv[], char *e
   tl__msg msg;
   rc = next_msg(&c, run, HELLO_TIMEOUT_MS, &msg, err, errlen);
   if (rc == TL_OK && msg.kind != TL__MSG_HELLO) {
-    snprintf(err, errlen, "%s: line %ld of its output: expected 'hello 1' first", what, c.lineno);
+    snprintf(err, errlen, "%s: line %ld of its output: expected 'hello 1' or 'hello 2' first", what,
+             c.lineno);
     rc = TL_EINVAL;
   }
-  const struct tl__run_view *v = tl__run_view(run);
-  int i;
-  while (rc == TL_OK && (i = tl__run_next(run)) >= 0) {
-    char line[64];
-    int n = snprintf(line, sizeof line, "measure %" PRId64 "\n", v->delays_ns[i]);
-    if (write_all(c.to, line, (size_t)n)) {
-      /* Gone: read what it wrote last, which explains why. */
-      c.eof = 0;
-      rc = next_msg(&c, run, 1000, &msg, err, errlen);
-      if (rc == TL_OK)
-        snprintf(err, errlen, "%s: the program stopped reading its input after %" PRId64 " samples",
-                 what, c.samples);
-      rc = rc == TL_OK ? TL_EIO : rc;
-      break;
-    }
-    int64_t slack = v->delays_ns[i] / 1000000 + ANSWER_SLACK_MS;
-    rc = next_msg(&c, run, slack > 0x7fffffff ? 0x7fffffff : (int)slack, &msg, err, errlen);
-    if (rc == TL_OK && msg.kind != TL__MSG_SAMPLE) {
-      snprintf(err, errlen, "%s: line %ld of its output: expected 'sample NS'", what, c.lineno);
-      rc = TL_EINVAL;
-    }
-    if (rc == TL_OK) {
-      c.samples++;
-      tl__run_record(run, i, msg.value);
-      if (v->opts->gap_ns > 0)
-        tl__run_pause(run, v->opts->gap_ns);
-    }
-  }
+  if (rc == TL_OK)
+    rc = msg.value == 1 ? measure_one_by_one(&c, run, err, errlen)
+                        : measure_plan(&c, run, err, errlen);
   tl__run_set_wakeup(run, NULL, NULL);
   int stopping = rc == TL_EINTR || tl__run_stopping(run);
   int status = finish(&c, stopping || rc != TL_OK);
@@ -348,7 +439,9 @@ int tl__probe_node(tl__run *run, char *err, size_t errlen) {
   int rc = tl__node_locate(node, sizeof node, script, sizeof script, err, errlen);
   if (rc)
     return rc;
-  char *argv[] = {node, script, NULL};
+  char arm[64];
+  snprintf(arm, sizeof arm, "--arm-from=%s", tl__arm_from(tl__run_view(run)->opts));
+  char *argv[] = {node, script, arm, NULL};
   return run_child(run, "node probe", argv, err, errlen);
 }
 

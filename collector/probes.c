@@ -8,9 +8,14 @@
  *   the requested delay on the high-resolution clock; that is stored as
  *   measured.
  * uv: the same loop, but uv_update_time() refreshes the loop time before
- *   arming, and a delay of 0 means 0 (the timer runs on the next loop
- *   iteration).
- * Both keep --concurrency timers in flight on the one loop. The other
+ *   arming, and a delay of 0 means 0. A 0 ms timer re-armed in its own
+ *   callback may run again in the same pass over the timers (libuv 1.44
+ *   does), never crossing the loop; whether this libuv does is measured at
+ *   the start and stored as the session fact probe.uv.zero_timer_same_pass.
+ * Both keep --concurrency timers in flight on the one loop, and arm each
+ * next timer from where --arm-from says: in the timer's callback (timer,
+ * the default) or in a check callback after the loop's poll (immediate,
+ * Node's setImmediate), so that every sample crosses the loop. The other
  * probes live in probe_sleep.c, probe_child.c and the OS files; the
  * registry at the end of this file lists them all. */
 #include <stdio.h>
@@ -29,6 +34,8 @@
 typedef struct uv_probe uv_probe;
 typedef struct {
   uv_timer_t timer;
+  uv_check_t check; /* --arm-from immediate: arms the next timer */
+  uv_idle_t idle;   /* meanwhile keeps the poll from blocking, as Node's setImmediate does */
   uv_probe *p;
   int index; /* delay being measured */
   uint64_t t0;
@@ -43,6 +50,7 @@ struct uv_probe {
   uv_async_t wake;
   tl__run *run;
   int node_semantics; /* settimeout: 1 ms floor, cached loop time */
+  int from_check;     /* --arm-from immediate */
   int closing;
 };
 
@@ -52,13 +60,35 @@ static void close_all(uv_probe *p) {
   if (p->closing)
     return;
   p->closing = 1;
-  for (int i = 0; i < p->nslots; i++)
+  for (int i = 0; i < p->nslots; i++) {
     uv_close((uv_handle_t *)&p->slots[i].timer, NULL);
+    uv_close((uv_handle_t *)&p->slots[i].check, NULL);
+    uv_close((uv_handle_t *)&p->slots[i].idle, NULL);
+  }
   uv_close((uv_handle_t *)&p->gap, NULL);
   uv_close((uv_handle_t *)&p->wake, NULL);
 }
 
-static void on_gap(uv_timer_t *t) { arm(t->data); }
+static void on_idle(uv_idle_t *i) { (void)i; }
+
+static void on_check(uv_check_t *c) {
+  uv_slot *s = c->data;
+  uv_check_stop(c);
+  uv_idle_stop(&s->idle);
+  arm(s);
+}
+
+/* Arms the slot's next timer from the context --arm-from chose. */
+static void arm_next(uv_slot *s) {
+  if (s->p->from_check && !s->p->closing) {
+    uv_idle_start(&s->idle, on_idle);
+    uv_check_start(&s->check, on_check);
+  } else {
+    arm(s);
+  }
+}
+
+static void on_gap(uv_timer_t *t) { arm_next(t->data); }
 
 static void on_timer(uv_timer_t *t) {
   uint64_t t1 = uv_hrtime();
@@ -70,7 +100,7 @@ static void on_timer(uv_timer_t *t) {
     p->gap.data = s; /* only with one slot: --gap excludes --concurrency */
     uv_timer_start(&p->gap, on_gap, (uint64_t)((gap_ns + 999999) / 1000000), 0);
   } else {
-    arm(s);
+    arm_next(s);
   }
 }
 
@@ -107,11 +137,63 @@ static void on_wake(uv_async_t *a) {
 
 static void wake_async(void *arg) { uv_async_send(arg); }
 
+/* Does a 0 ms timer re-armed in its own callback run again before the loop
+ * reaches its check phase, that is in the same pass over the timers? */
+typedef struct {
+  uv_timer_t timer;
+  uv_check_t check;
+  int checks, same;
+} same_pass;
+
+static void same_pass_timer(uv_timer_t *t) {
+  same_pass *sp = t->data;
+  if (sp->same == -1) {
+    /* The first firing: re-arm as the uv probe does. */
+    sp->same = -2;
+    uv_update_time(t->loop);
+    uv_timer_start(t, same_pass_timer, 0, 0);
+    return;
+  }
+  sp->same = sp->checks == 0; /* no check phase between the two firings */
+  uv_close((uv_handle_t *)&sp->timer, NULL);
+  uv_close((uv_handle_t *)&sp->check, NULL);
+}
+
+static void same_pass_check(uv_check_t *c) {
+  same_pass *sp = c->data;
+  sp->checks++;
+}
+
+/* 1 yes, 0 no, -1 when the loop cannot be started. */
+static int zero_timer_same_pass(void) {
+  uv_loop_t loop;
+  same_pass sp;
+  memset(&sp, 0, sizeof sp);
+  sp.same = -1;
+  if (uv_loop_init(&loop))
+    return -1;
+  uv_timer_init(&loop, &sp.timer);
+  uv_check_init(&loop, &sp.check);
+  sp.timer.data = sp.check.data = &sp;
+  uv_check_start(&sp.check, same_pass_check);
+  uv_timer_start(&sp.timer, same_pass_timer, 0, 0);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return sp.same;
+}
+
 static int run_uv(tl__run *run, int node_semantics, char *err, size_t errlen) {
   uv_probe p;
   memset(&p, 0, sizeof p);
   p.run = run;
   p.node_semantics = node_semantics;
+  p.from_check = strcmp(tl__arm_from(tl__run_view(run)->opts), "immediate") == 0;
+  if (!node_semantics) {
+    int same = zero_timer_same_pass();
+    if (same >= 0)
+      tl__run_fact(run, "uv.zero_timer_same_pass", same ? "yes" : "no",
+                   "a 0 ms timer re-armed in its callback, checked before measuring");
+  }
   int32_t c = tl__run_view(run)->opts->concurrency;
   p.nslots = c > 1 ? c : 1;
   p.slots = calloc((size_t)p.nslots, sizeof *p.slots);
@@ -127,15 +209,20 @@ static int run_uv(tl__run *run, int node_semantics, char *err, size_t errlen) {
   }
   for (int i = 0; i < p.nslots; i++) {
     uv_timer_init(&p.loop, &p.slots[i].timer);
-    p.slots[i].timer.data = &p.slots[i];
+    uv_check_init(&p.loop, &p.slots[i].check);
+    uv_idle_init(&p.loop, &p.slots[i].idle);
+    p.slots[i].timer.data = p.slots[i].check.data = &p.slots[i];
     p.slots[i].p = &p;
   }
   uv_timer_init(&p.loop, &p.gap);
   rc = uv_async_init(&p.loop, &p.wake, on_wake);
   if (rc) {
     snprintf(err, errlen, "cannot start a libuv loop: %s", uv_strerror(rc));
-    for (int i = 0; i < p.nslots; i++)
+    for (int i = 0; i < p.nslots; i++) {
       uv_close((uv_handle_t *)&p.slots[i].timer, NULL);
+      uv_close((uv_handle_t *)&p.slots[i].check, NULL);
+      uv_close((uv_handle_t *)&p.slots[i].idle, NULL);
+    }
     uv_close((uv_handle_t *)&p.gap, NULL);
     uv_run(&p.loop, UV_RUN_DEFAULT);
     uv_loop_close(&p.loop);
@@ -173,47 +260,59 @@ static const tl__probe probes[] = {
     {{"settimeout",
       "libuv timer with Node.js setTimeout semantics: delays below 1 ms become 1 ms, armed "
       "against the loop's cached time; clock from the scheduling call to the callback "
-      "(uv_hrtime)",
+      "(uv_hrtime); --arm-from timer|immediate",
       1},
      run_settimeout,
-     TL__PROBE_CONCURRENT},
+     TL__PROBE_CONCURRENT,
+     "timer,immediate"},
     {{"uv",
       "libuv timer armed after uv_update_time(), 0 means 0; clock from the scheduling call to "
-      "the callback (uv_hrtime)",
+      "the callback (uv_hrtime). At 0 ms a timer re-armed in its callback (--arm-from timer) "
+      "may run in the same pass over the timers without crossing the loop (libuv 1.44 does; "
+      "stored as the fact probe.uv.zero_timer_same_pass); --arm-from immediate arms from a "
+      "check callback, so every sample crosses the loop",
       1},
      run_uvtimer,
-     TL__PROBE_CONCURRENT},
+     TL__PROBE_CONCURRENT,
+     "timer,immediate"},
     {{"nanosleep",
       "relative clock_nanosleep(CLOCK_MONOTONIC) in the measuring thread; clock (CLOCK_MONOTONIC) "
       "from just before the call to its return; lateness = sample - delay",
       0},
      tl__probe_nanosleep,
-     0},
+     0,
+     NULL},
     {{"periodic",
       "cyclictest-style wake-ups every --interval (default 1ms) with clock_nanosleep "
       "TIMER_ABSTIME; sample = wake - (scheduled instant - interval), so sample - interval is "
       "cyclictest's latency; whole periods overrun are counted as missed periods",
       0},
      tl__probe_periodic,
-     TL__PROBE_PERIODIC},
+     TL__PROBE_PERIODIC,
+     NULL},
     {{"timerfd",
       "Linux only: a timerfd armed for the delay (0 arms 1 ns) and waited for with epoll_wait; "
       "clock (CLOCK_MONOTONIC) from just before timerfd_settime to epoll_wait's return",
       0},
      tl__probe_timerfd,
-     0},
+     0,
+     NULL},
     {{"node",
-      "Node.js setTimeout in a node child process (share/tl/probes/tl-node-probe.js); clock "
-      "(process.hrtime) from just before setTimeout to the start of the callback, inside node",
+      "Node.js setTimeout in a node child process (share/tl/probes/tl-node-probe.js), each "
+      "timer armed from the previous callback as a script timing itself does (--arm-from "
+      "timer|immediate|io); clock (process.hrtime) from just before setTimeout to the start of "
+      "the callback, inside node",
       1},
      tl__probe_node,
-     0},
+     0,
+     "timer,immediate,io"},
     {{"exec:CMD",
       "any program speaking tl's probe protocol (README, 'Writing a probe'), run with /bin/sh -c "
       "CMD; the program's own clock, from arming its timer to the callback",
       0},
      tl__probe_exec,
-     TL__PROBE_PREFIX},
+     TL__PROBE_PREFIX,
+     NULL},
 };
 
 /* "exec:" followed by a command of printable characters. */

@@ -2,9 +2,14 @@
  * tl. The protocol is line based and tiny so that any language can speak it
  * in ten lines (README, "Writing a probe"):
  *
- *   child -> tl   hello 1         first line: protocol version 1
- *   tl -> child   measure NS      arm one timer for NS nanoseconds
+ *   child -> tl   hello 1         first line: protocol version 1 (or 2)
+ *   tl -> child   measure NS      version 1: arm one timer for NS nanoseconds
+ *   tl -> child   plan D,.. N GAP version 2: measure the delays D in turn, N
+ *                                 times each (0: until stdin closes), arming
+ *                                 each timer from the previous callback
  *   child -> tl   sample NS       nanoseconds from arming to the callback
+ *   child -> tl   fact KEY VALUE  something the child learnt (its runtime's
+ *                                 version ...), stored as a session fact
  *   child -> tl   error TEXT      the child cannot go on; TEXT is shown
  *   child -> tl   # TEXT, blank   ignored
  *
@@ -67,9 +72,26 @@ int tl__protocol_parse_line(const char *line, size_t len, tl__msg *msg, char *wh
   if (word == 5 && memcmp(line, "hello", 5) == 0) {
     if (parse_u63(arg, arglen, &msg->value))
       return fail(why, whylen, "expected 'hello VERSION' with a whole number");
-    if (msg->value != TL__PROTOCOL_VERSION)
-      return fail(why, whylen, "unsupported protocol version (tl speaks version 1)");
+    if (msg->value < 1 || msg->value > TL__PROTOCOL_VERSION)
+      return fail(why, whylen, "unsupported protocol version (tl speaks versions 1 and 2)");
     msg->kind = TL__MSG_HELLO;
+    return TL_OK;
+  }
+  if (word == 4 && memcmp(line, "fact", 4) == 0) {
+    const char *vsp = memchr(arg, ' ', arglen);
+    size_t klen = vsp ? (size_t)(vsp - arg) : arglen;
+    if (!vsp || klen == 0 || klen > TL__PROTOCOL_FACT_KEY_MAX)
+      return fail(why, whylen, "expected 'fact KEY VALUE' with a key of 1 to 32 characters");
+    for (size_t i = 0; i < klen; i++)
+      if (!arg[i] || !strchr("abcdefghijklmnopqrstuvwxyz0123456789._-", arg[i]))
+        return fail(why, whylen, "a fact's key is made of a-z 0-9 . _ -");
+    if (arglen - klen - 1 > TL__PROTOCOL_FACT_VALUE_MAX)
+      return fail(why, whylen, "a fact's value is at most 256 bytes");
+    msg->kind = TL__MSG_FACT;
+    msg->key = arg;
+    msg->key_len = klen;
+    msg->text = vsp + 1;
+    msg->text_len = arglen - klen - 1;
     return TL_OK;
   }
   if (word == 6 && memcmp(line, "sample", 6) == 0) {
@@ -78,5 +100,26 @@ int tl__protocol_parse_line(const char *line, size_t len, tl__msg *msg, char *wh
     msg->kind = TL__MSG_SAMPLE;
     return TL_OK;
   }
-  return fail(why, whylen, "unknown message (expected hello, sample, error or # comment)");
+  return fail(why, whylen, "unknown message (expected hello, sample, fact, error or # comment)");
+}
+
+int tl__protocol_plan(char *buf, size_t len, const int64_t *delays_ns, size_t n, int64_t count,
+                      int64_t gap_ns) {
+  if (n == 0 || count < 0 || gap_ns < 0)
+    return -1;
+  size_t at = 0;
+  int w = snprintf(buf, len, "plan ");
+  for (size_t i = 0; w >= 0 && (size_t)w < len - at && i < n; i++) {
+    at += (size_t)w;
+    if (delays_ns[i] < 0)
+      return -1;
+    w = snprintf(buf + at, len - at, "%s%lld", i ? "," : "", (long long)delays_ns[i]);
+  }
+  if (w >= 0 && (size_t)w < len - at) {
+    at += (size_t)w;
+    w = snprintf(buf + at, len - at, " %lld %lld\n", (long long)count, (long long)gap_ns);
+  }
+  if (w < 0 || (size_t)w >= len - at || at + (size_t)w > TL__PROTOCOL_LINE_MAX + 1)
+    return -1;
+  return (int)(at + (size_t)w);
 }

@@ -84,6 +84,11 @@ typedef struct {
   int mlock;           /* lock the process's memory (mlockall) */
   int32_t load_cpu;    /* background threads spinning on the CPU */
   int32_t load_mem;    /* background threads streaming through memory */
+  /* Where each next timer is armed (node, uv, settimeout): "timer" (from the
+   * previous callback, the default), "immediate" (a check-phase callback,
+   * setImmediate) or "io" (node: an I/O callback). NULL: the default.
+   * Recorded as the tag arm_from for the probes that take it. */
+  const char *arm_from;
 } tl_collect_opts;
 
 void tl_collect_opts_init(tl_collect_opts *opts);

@@ -32,6 +32,8 @@ static const char usage[] =
     "      --gap TIME         pause between samples (default 0)\n"
     "      --interval TIME    period of the periodic probe (default 1ms)\n"
     "      --concurrency N    timers in flight at once (settimeout, uv; default 1)\n"
+    "      --arm-from CONTEXT where each next timer is armed (node, uv, settimeout):\n"
+    "                         timer (default), immediate, io (node)\n"
     "      --cpu N            pin the measuring thread to CPU N\n"
     "      --priority N       run the measuring thread SCHED_FIFO at priority N\n"
     "      --mlock            lock tlcollect's memory (no page faults while timing)\n"
@@ -173,6 +175,7 @@ int main(int argc, char **argv) {
     OPT_LOAD,
     OPT_REPEAT,
     OPT_EVERY,
+    OPT_ARM_FROM,
   };
   enum { OPT_HOST_INFO = 512, OPT_JSON };
   static const struct option longopts[] = {
@@ -196,6 +199,7 @@ int main(int argc, char **argv) {
       {"load", required_argument, NULL, OPT_LOAD},
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"every", required_argument, NULL, OPT_EVERY},
+      {"arm-from", required_argument, NULL, OPT_ARM_FROM},
       {"host-info", no_argument, NULL, OPT_HOST_INFO},
       {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
@@ -304,6 +308,11 @@ int main(int argc, char **argv) {
       if (v < 1000000000LL)
         return tl_usage_error("--every", "at least 1s");
       every_ns = v;
+      break;
+    case OPT_ARM_FROM:
+      if (strcmp(optarg, "timer") && strcmp(optarg, "immediate") && strcmp(optarg, "io"))
+        return tl_usage_error("--arm-from", "expected timer, immediate or io");
+      opts.arm_from = optarg;
       break;
     case OPT_WARMUP:
       if (tl_int_parse(optarg, 0, 1000000, &v, why, sizeof why))

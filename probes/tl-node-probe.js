@@ -1,23 +1,81 @@
 // tl-node-probe.js: the node probe of tlcollect. It measures the real
-// Node.js setTimeout and answers tl over its line protocol (README,
-// "Writing a probe"): it says "hello 1", then for each "measure NS" line on
-// stdin arms setTimeout(fn, NS / 1e6 ms) and answers "sample NS" with the
-// nanoseconds from just before setTimeout to the start of the callback
-// (process.hrtime.bigint). It exits when stdin closes.
+// Node.js setTimeout the way a script timing itself does, and speaks
+// version 2 of tl's line protocol (README, "Writing a probe"):
+//
+//   it says "hello 2" and reports node's and its libuv's versions as facts;
+//   tl sends the plan once: "plan D1,D2,... COUNT GAP" (nanoseconds; COUNT
+//   samples per delay, 0 for "until stdin closes");
+//   it measures the delays in turn: t0 = process.hrtime.bigint() just before
+//   setTimeout(fn, D / 1e6 ms), t1 at the start of the callback, and arms the
+//   next timer from there (after GAP, when there is one);
+//   it writes "sample NS" lines in batches (every 256 samples or 100 ms, and
+//   at the end), so that writing costs one call per batch, not per sample.
+//
+// --arm-from=CONTEXT says where each next timer is armed: timer (in the
+// previous timer's callback, the default), immediate (in a setImmediate
+// callback, the loop's check phase) or io (in an fs.stat callback, an I/O
+// completion delivered in the loop's poll phase). It exits when stdin
+// closes.
 'use strict';
 
-const out = (line) => process.stdout.write(line + '\n');
+const fs = require('fs');
 
-function measure(ns) {
-  const ms = Number(ns / 1000000n);
-  const t0 = process.hrtime.bigint();
-  setTimeout(() => {
+const out = (text) => process.stdout.write(text);
+const fail = (why) => {
+  out(`error ${why}\n`);
+  process.exit(1);
+};
+
+const CONTEXTS = ['timer', 'immediate', 'io'];
+const armArg = process.argv.slice(2).find((a) => a.startsWith('--arm-from='));
+const armFrom = armArg ? armArg.slice('--arm-from='.length) : 'timer';
+if (!CONTEXTS.includes(armFrom)) fail(`unknown --arm-from ${armFrom}`);
+
+const BATCH_MAX = 256;
+const BATCH_NS = 100000000n;
+let batch = '';
+let inBatch = 0;
+let batchStart = 0n;
+
+function flush() {
+  if (inBatch) out(batch);
+  batch = '';
+  inBatch = 0;
+}
+
+function measure(delaysMs, count, gapMs) {
+  const n = delaysMs.length;
+  const total = count * n; // 0: no end but stdin's
+  let k = 0;
+  let t0 = 0n;
+  let armNext;
+  function fire() {
     const t1 = process.hrtime.bigint();
-    out(`sample ${t1 - t0}`);
-  }, ms);
+    batch += `sample ${t1 - t0}\n`;
+    if (inBatch++ === 0) batchStart = t1;
+    k++;
+    const done = total > 0 && k === total;
+    if (done || inBatch >= BATCH_MAX || t1 - batchStart >= BATCH_NS) flush();
+    if (done) return;
+    if (gapMs > 0) setTimeout(armNext, gapMs);
+    else armNext();
+  }
+  function arm() {
+    const ms = delaysMs[k % n];
+    t0 = process.hrtime.bigint();
+    setTimeout(fire, ms);
+  }
+  armNext =
+    armFrom === 'timer'
+      ? arm
+      : armFrom === 'immediate'
+        ? () => setImmediate(arm)
+        : () => fs.stat(__filename, arm);
+  armNext();
 }
 
 let pending = '';
+let planned = false;
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk) => {
   pending += chunk;
@@ -25,13 +83,15 @@ process.stdin.on('data', (chunk) => {
   while ((nl = pending.indexOf('\n')) >= 0) {
     const line = pending.slice(0, nl);
     pending = pending.slice(nl + 1);
-    const m = /^measure (\d{1,19})$/.exec(line);
-    if (!m) {
-      out('error unknown request');
-      process.exit(1);
-    }
-    measure(BigInt(m[1]));
+    const m = /^plan (\d{1,19}(?:,\d{1,19})*) (\d{1,19}) (\d{1,19})$/.exec(line);
+    if (!m || planned) fail('expected one plan line');
+    planned = true;
+    const delaysMs = m[1].split(',').map((d) => Number(BigInt(d) / 1000000n));
+    measure(delaysMs, Number(m[2]), Number(m[3]) / 1e6);
   }
 });
-process.stdin.on('end', () => process.exit(0));
-out('hello 1');
+process.stdin.on('end', () => {
+  flush();
+  process.exit(0);
+});
+out(`hello 2\nfact node.version ${process.version}\nfact node.libuv ${process.versions.uv}\n`);

@@ -163,9 +163,15 @@ const char *tl__probe_definition(const char *probe) {
       {"settimeout", "a libuv timer with the semantics of Node.js setTimeout: a delay below 1 ms "
                      "becomes 1 ms and the timer is armed against the loop's cached time; the "
                      "clock runs from the scheduling call to the start of the callback "
-                     "(uv_hrtime)."},
+                     "(uv_hrtime). It is libuv's floor under Node: no JavaScript, timer lists or "
+                     "garbage collector."},
       {"uv", "a libuv timer armed after uv_update_time(), where 0 means 0; the clock runs from "
-             "the scheduling call to the start of the callback (uv_hrtime)."},
+             "the scheduling call to the start of the callback (uv_hrtime). At 0 ms a timer "
+             "re-armed in its own callback may run again in the same pass over the timers, "
+             "with no trip through the loop (the session fact "
+             "probe.uv.zero_timer_same_pass says whether its libuv does); sessions tagged "
+             "arm_from=immediate armed each timer from the loop's check phase, so every "
+             "sample crossed the loop."},
       {"nanosleep", "a relative clock_nanosleep(CLOCK_MONOTONIC); latency is the wake-up time "
                     "minus the requested end."},
       {"periodic", "absolute-time periodic wake-ups (clock_nanosleep with TIMER_ABSTIME), as "
@@ -173,8 +179,10 @@ const char *tl__probe_definition(const char *probe) {
                    "instant, and whole periods overrun are counted as missed."},
       {"timerfd", "a Linux timerfd armed for the delay and waited on with epoll_wait; latency "
                   "is the wake-up time minus the expiry."},
-      {"node", "the real Node.js setTimeout in a child process, timed inside Node and streamed "
-               "back to tl."},
+      {"node", "the real Node.js setTimeout in a child process, timed inside Node with "
+               "process.hrtime the way a script times itself (each timer armed from the previous "
+               "callback, or where the session's arm_from tag says) and streamed back to tl: Node "
+               "itself, where settimeout is libuv's floor under it."},
   };
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (strcmp(known[i].name, probe) == 0)

@@ -166,8 +166,9 @@ static void collect_end_to_end(void **state) {
   tl_fact_row *rows;
   size_t n;
   assert_int_equal(tl_store_tags(s, list.items[0].id, &rows, &n), TL_OK);
-  assert_int_equal(n, 1);
-  assert_string_equal(rows[0].value, "idle");
+  assert_int_equal(n, 2); /* the user's tag and where each timer was armed */
+  assert_string_equal(tl_fact_rows_get(rows, n, "load"), "idle");
+  assert_string_equal(tl_fact_rows_get(rows, n, "arm_from"), "timer");
   tl_fact_rows_free(rows, n);
   tl_session_list_free(&list);
   tl_store_close(s);

@@ -26,6 +26,7 @@
 #include "support.h"
 
 #define FIXTURE_PROBE "exec:" TL_FIXTURES "/probe.sh"
+#define FIXTURE_PROBE2 "exec:" TL_FIXTURES "/probe2.sh"
 
 typedef tl_collect_fixture fixture;
 
@@ -107,6 +108,17 @@ static const char *tag_of(fixture *f, int64_t session_id, const char *key, char 
     }
   tl_fact_rows_free(rows, n);
   return found;
+}
+
+static const char *fact_of(fixture *f, int64_t session_id, const char *key, char *buf, size_t len) {
+  tl_fact_row *rows;
+  size_t n;
+  assert_int_equal(tl_store_facts(f->store, session_id, &rows, &n), TL_OK);
+  const char *v = tl_fact_rows_get(rows, n, key);
+  if (v)
+    snprintf(buf, len, "%s", v);
+  tl_fact_rows_free(rows, n);
+  return v ? buf : NULL;
 }
 
 static int open_fds(void) {
@@ -195,26 +207,179 @@ static void periodic_collects(void **state) {
   tl_session_list_free(&l);
 }
 
+static int have_node(void) {
+  char node[4096], script[4096], err[512];
+  if (tl__node_locate(node, sizeof node, script, sizeof script, err, sizeof err) == TL_OK)
+    return 1;
+  printf("skipped: %s\n", err);
+  return 0;
+}
+
+/* The node probe speaks version 2: told the plan once, it arms each timer
+ * from the previous callback and streams its samples back; where it armed
+ * them is a tag, node's version a fact. */
 static void node_collects(void **state) {
   fixture *f = *state;
-  char node[4096], script[4096], err[512];
-  if (tl__node_locate(node, sizeof node, script, sizeof script, err, sizeof err) != TL_OK) {
-    printf("skipped: %s\n", err);
+  if (!have_node())
     skip();
-  }
   tl_collect_opts o = opts_of("node", 15);
   o.delays_ns[0] = 0;
   o.delays_ns[1] = 5000000;
   o.delay_count = 2;
+  o.warmup = 2;
   tl_session_spec spec = spec_of(f);
+  char err[512];
   assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
   tl_session_list l;
   /* Node's timers count from the loop's cached time, like settimeout: a
    * 5 ms timer may fire a little early on the real clock, never 1 ms. */
   const int64_t floor[] = {0, 4000000};
   check_sessions(f, "node", "complete", 2, 15, floor, &l);
+  char buf[300];
+  for (size_t i = 0; i < l.count; i++) {
+    assert_string_equal(tag_of(f, l.items[i].id, "arm_from", buf, sizeof buf), "timer");
+    assert_non_null(fact_of(f, l.items[i].id, "probe.node.version", buf, sizeof buf));
+    assert_int_equal(buf[0], 'v');
+    assert_non_null(fact_of(f, l.items[i].id, "probe.node.libuv", buf, sizeof buf));
+  }
   tl_session_list_free(&l);
   no_children_left();
+}
+
+/* Each arming context collects and is recorded; a --duration run ends when
+ * the time is up, with the child stopped by closing its stdin. */
+static void node_contexts_and_duration(void **state) {
+  fixture *f = *state;
+  if (!have_node())
+    skip();
+  static const char *contexts[] = {"immediate", "io"};
+  tl_session_spec spec = spec_of(f);
+  char err[512], buf[64];
+  tl_collect_opts o = opts_of("node", 10);
+  o.delays_ns[0] = 1000000;
+  o.delay_count = 1;
+  for (size_t k = 0; k < 2; k++) {
+    o.arm_from = contexts[k];
+    assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  }
+  tl_session_list l;
+  /* Armed outside a timer callback, node counts from a loop time that may
+   * be older still: no floor. */
+  check_sessions(f, "node", "complete", 2, 10, NULL, &l);
+  for (size_t k = 0; k < 2; k++)
+    assert_string_equal(tag_of(f, l.items[k].id, "arm_from", buf, sizeof buf), contexts[k]);
+  tl_session_list_free(&l);
+  o.arm_from = NULL;
+  o.count = 0;
+  o.duration_ns = 1500000000;
+  uint64_t t0 = uv_hrtime();
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  double secs = (double)(uv_hrtime() - t0) / 1e9;
+  if (secs > 20) /* node's start plus 1.5 s, not a hang until a kill */
+    fail_msg("a 1.5 s run took %.1f s", secs);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  flt.probe = "node";
+  assert_int_equal(tl_store_sessions(f->store, &flt, &l), TL_OK);
+  assert_int_equal(l.count, 3);
+  assert_string_equal(l.items[2].status, "complete");
+  assert_true(l.items[2].sample_count >= 10); /* 1 ms timers for 1.5 s */
+  tl_session_list_free(&l);
+  no_children_left();
+}
+
+/* A version 2 child measures the plan: delays interleaved in its order,
+ * exactly count samples each, its fact kept. */
+static void exec_v2_collects(void **state) {
+  fixture *f = *state;
+  int fds = open_fds();
+  tl_collect_opts o = opts_of(FIXTURE_PROBE2, 5);
+  o.delays_ns[0] = 0;
+  o.delays_ns[1] = 20000000;
+  o.delay_count = 2;
+  o.warmup = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512], buf[64];
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  tl_session_list l;
+  const int64_t floor[] = {0, 20000000};
+  check_sessions(f, FIXTURE_PROBE2, "complete", 2, 5, floor, &l);
+  assert_string_equal(fact_of(f, l.items[0].id, "probe.fixture.shell", buf, sizeof buf), "sh");
+  assert_null(tag_of(f, l.items[0].id, "arm_from", buf, sizeof buf));
+  tl_session_list_free(&l);
+  no_children_left();
+  assert_int_equal(open_fds(), fds);
+}
+
+/* Killed in the middle of a batch (half a line written): every complete
+ * sample received is kept, the half line is not, the session is
+ * 'interrupted' and the error says how the child ended. */
+static void exec_v2_killed_mid_batch(void **state) {
+  fixture *f = *state;
+  int fds = open_fds();
+  tl_collect_opts o = opts_of(FIXTURE_PROBE2 " die 6", 10);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512] = "";
+  assert_int_not_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  assert_non_null(strstr(err, "after 6 samples"));
+  assert_true(strstr(err, "killed by signal 9") || strstr(err, "status 137"));
+  tl_session_list l;
+  check_sessions(f, FIXTURE_PROBE2 " die 6", "interrupted", 1, 6, NULL, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+  assert_int_equal(open_fds(), fds);
+  assert_int_equal(tl_store_check(f->store, NULL, NULL), TL_OK);
+}
+
+/* hello (1), fact (2), a batch of four samples (3-6), then a line that is
+ * not a sample: line 7, the four samples kept. */
+static void exec_v2_malformed(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of(FIXTURE_PROBE2 " extra", 10);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512] = "";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_non_null(strstr(err, "line 7 of its output: unknown message"));
+  tl_session_list l;
+  check_sessions(f, FIXTURE_PROBE2 " extra", "interrupted", 1, 4, NULL, &l);
+  tl_session_list_free(&l);
+  /* A fact tl cannot take, and a version tl does not speak. */
+  o.probe = "exec:echo hello 2; echo fact Bad.Key x";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_non_null(strstr(err, "line 2 of its output: a fact's key"));
+  o.probe = "exec:echo hello 3";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_non_null(strstr(err, "line 1 of its output: unsupported protocol version"));
+  no_children_left();
+}
+
+/* uv says what its 0 ms samples are: whether this libuv runs a re-armed 0 ms
+ * timer in the same pass is a fact of the session; arming from the check
+ * phase makes every sample cross the loop. */
+static void uv_zero_says_what_it_measures(void **state) {
+  fixture *f = *state;
+  tl_collect_opts o = opts_of("uv", 200);
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[256], buf[64];
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  o.arm_from = "immediate";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+  tl_session_list l;
+  check_sessions(f, "uv", "complete", 2, 200, NULL, &l);
+  const char *same = fact_of(f, l.items[0].id, "probe.uv.zero_timer_same_pass", buf, sizeof buf);
+  assert_non_null(same);
+  assert_true(strcmp(same, "yes") == 0 || strcmp(same, "no") == 0);
+  /* libuv before 1.45 runs it in the same pass (Debian 12 ships 1.44). */
+  if (uv_version() < ((1 << 16) | (45 << 8)))
+    assert_string_equal(same, "yes");
+  assert_string_equal(tag_of(f, l.items[0].id, "arm_from", buf, sizeof buf), "timer");
+  assert_string_equal(tag_of(f, l.items[1].id, "arm_from", buf, sizeof buf), "immediate");
+  tl_session_list_free(&l);
 }
 
 /* The shipped fixture program times sleep(1) with date(1). */
@@ -440,6 +605,17 @@ static void options_are_checked(void **state) {
   o.probe = "exec:true";
   o.delay_count = 0;
   expect_bad(&o, "--delays");
+  o.delay_count = 1;
+  o.delays_ns[0] = 0;
+  o.interval_ns = 0;
+  o.arm_from = "immediate";
+  expect_bad(&o, "--arm-from: only the node, uv and settimeout");
+  o.probe = "uv";
+  assert_int_equal(tl_collect_opts_check(&o, why, sizeof why), TL_OK);
+  o.arm_from = "io";
+  expect_bad(&o, "--arm-from: the uv probe takes timer,immediate");
+  o.arm_from = "time";
+  expect_bad(&o, "--arm-from");
 }
 
 int main(void) {
@@ -449,7 +625,12 @@ int main(void) {
       T(timerfd_collects),
       T(periodic_collects),
       T(node_collects),
+      T(node_contexts_and_duration),
       T(exec_collects),
+      T(exec_v2_collects),
+      T(exec_v2_killed_mid_batch),
+      T(exec_v2_malformed),
+      T(uv_zero_says_what_it_measures),
       T(exec_child_killed),
       T(exec_malformed_line),
       T(exec_not_a_probe),

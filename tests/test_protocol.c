@@ -43,6 +43,51 @@ static void good_lines(void **state) {
   assert_memory_equal(m.text, "no clock here", m.text_len);
   assert_int_equal(parse("error", &m, why), TL_OK);
   assert_int_equal(m.text_len, 0);
+  assert_int_equal(parse("hello 2", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_HELLO);
+  assert_int_equal(m.value, 2);
+  assert_int_equal(parse("fact node.version v20.1.0 (LTS)", &m, why), TL_OK);
+  assert_int_equal(m.kind, TL__MSG_FACT);
+  assert_int_equal(m.key_len, strlen("node.version"));
+  assert_memory_equal(m.key, "node.version", m.key_len);
+  assert_int_equal(m.text_len, strlen("v20.1.0 (LTS)"));
+  assert_memory_equal(m.text, "v20.1.0 (LTS)", m.text_len);
+  assert_int_equal(parse("fact clock_ns ", &m, why), TL_OK); /* an empty value */
+  assert_int_equal(m.text_len, 0);
+  char longest[8 + TL__PROTOCOL_FACT_VALUE_MAX + 2];
+  snprintf(longest, sizeof longest, "fact k %0*d", TL__PROTOCOL_FACT_VALUE_MAX, 7);
+  assert_int_equal(parse(longest, &m, why), TL_OK);
+  assert_int_equal(m.text_len, TL__PROTOCOL_FACT_VALUE_MAX);
+  strcat(longest, "8");
+  assert_int_equal(parse(longest, &m, why), TL_EINVAL);
+  assert_non_null(strstr(why, "at most 256 bytes"));
+}
+
+/* Version 2's plan line, as tl writes it, and what it refuses to write. */
+static void plan_lines(void **state) {
+  (void)state;
+  char buf[TL__PROTOCOL_LINE_MAX + 2];
+  const int64_t d[] = {0, 1000000, 50000000};
+  int n = tl__protocol_plan(buf, sizeof buf, d, 3, 3005, 0);
+  assert_int_equal(n, (int)strlen("plan 0,1000000,50000000 3005 0\n"));
+  assert_string_equal(buf, "plan 0,1000000,50000000 3005 0\n");
+  n = tl__protocol_plan(buf, sizeof buf, d, 1, 0, 250000);
+  assert_string_equal(buf, "plan 0 0 250000\n");
+  assert_int_equal(n, (int)strlen(buf));
+  const int64_t neg[] = {5, -1};
+  assert_int_equal(tl__protocol_plan(buf, sizeof buf, neg, 2, 1, 0), -1);
+  assert_int_equal(tl__protocol_plan(buf, sizeof buf, d, 0, 1, 0), -1);
+  assert_int_equal(tl__protocol_plan(buf, sizeof buf, d, 1, -1, 0), -1);
+  assert_int_equal(tl__protocol_plan(buf, sizeof buf, d, 1, 1, -1), -1);
+  /* Too small a buffer: refused, never cut. */
+  char small[12];
+  assert_int_equal(tl__protocol_plan(small, sizeof small, d, 3, 3005, 0), -1);
+  /* The longest plan tl can send (32 delays of 19 digits) fits one line. */
+  int64_t big[TL_MAX_DELAYS];
+  for (size_t i = 0; i < TL_MAX_DELAYS; i++)
+    big[i] = INT64_MAX - (int64_t)i;
+  n = tl__protocol_plan(buf, sizeof buf, big, TL_MAX_DELAYS, INT64_MAX, INT64_MAX);
+  assert_true(n > 0 && n <= TL__PROTOCOL_LINE_MAX + 1);
 }
 
 static void malformed_lines(void **state) {
@@ -64,8 +109,15 @@ static void malformed_lines(void **state) {
       "sampel 12",  /* typo */
       " sample 12", /* leading space */
       "hello",
-      "hello 2", /* unsupported version */
+      "hello 3", /* unsupported version */
       "hello 0",
+      "fact",                                      /* no key */
+      "fact node.version",                         /* no value */
+      "fact  v1",                                  /* empty key */
+      "fact Node.version v1",                      /* capitals */
+      "fact node/version v1",                      /* a character keys do not take */
+      "fact a23456789012345678901234567890123 v1", /* a key of 33 */
+      "fact k \x1b[31mred",
       "hello one",
       "measure 5", /* a request, not an answer */
       "12",
@@ -109,7 +161,8 @@ static void embedded_nul_and_length(void **state) {
  * reading outside the line (run under the sanitizers in CI). */
 static void every_prefix_and_random_bytes(void **state) {
   (void)state;
-  static const char *lines[] = {"hello 1", "sample 9223372036854775807", "error x", "# c"};
+  static const char *lines[] = {"hello 1", "hello 2", "sample 9223372036854775807",
+                                "error x", "# c",     "fact node.version v20"};
   tl__msg m;
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
     size_t n = strlen(lines[i]);
@@ -138,6 +191,7 @@ static void every_prefix_and_random_bytes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(good_lines),
+      cmocka_unit_test(plan_lines),
       cmocka_unit_test(malformed_lines),
       cmocka_unit_test(embedded_nul_and_length),
       cmocka_unit_test(every_prefix_and_random_bytes),

@@ -2,8 +2,9 @@
  * The input is one line (any bytes, not NUL-terminated, in a buffer of
  * exactly its size so that a read past it is caught). Promises: TL_OK or
  * TL_EINVAL with a reason; an accepted line has no control character but
- * tab; a sample is a non-negative count of nanoseconds that prints back to
- * the same message; hello is version 1; error text lies inside the line;
+ * tab; a fact's key and value lie inside the line, the key of the characters
+ * keys take; a sample is a non-negative count of nanoseconds that prints back to
+ * the same message; hello is a version tl speaks (1 or 2); error text lies inside the line;
  * parsing is repeatable and a trailing CR changes nothing. */
 #include <stdio.h>
 
@@ -49,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     TL_FUZZ_ASSERT(n == 0 || line[0] == '#');
     break;
   case TL__MSG_HELLO:
-    TL_FUZZ_ASSERT(msg.value == TL__PROTOCOL_VERSION);
+    TL_FUZZ_ASSERT(msg.value >= 1 && msg.value <= TL__PROTOCOL_VERSION);
     break;
   case TL__MSG_SAMPLE: {
     TL_FUZZ_ASSERT(msg.value >= 0);
@@ -58,6 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     TL_FUZZ_ASSERT(again.kind == TL__MSG_SAMPLE && again.value == msg.value);
     break;
   }
+  case TL__MSG_FACT:
+    TL_FUZZ_ASSERT(n >= 4 && memcmp(line, "fact ", 5) == 0 && msg.key == line + 5);
+    TL_FUZZ_ASSERT(msg.key_len >= 1 && msg.key_len <= TL__PROTOCOL_FACT_KEY_MAX);
+    TL_FUZZ_ASSERT(msg.text == msg.key + msg.key_len + 1 && msg.text + msg.text_len == line + n);
+    TL_FUZZ_ASSERT(msg.text_len <= TL__PROTOCOL_FACT_VALUE_MAX);
+    for (size_t i = 0; i < msg.key_len; i++)
+      TL_FUZZ_ASSERT(strchr("abcdefghijklmnopqrstuvwxyz0123456789._-", msg.key[i]));
+    break;
   case TL__MSG_ERROR:
     TL_FUZZ_ASSERT(msg.text >= line && msg.text + msg.text_len <= line + n);
     TL_FUZZ_ASSERT(n >= 5 && memcmp(line, "error", 5) == 0);
