@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,30 +276,16 @@ static void summarize(const delay_state *d, int64_t delay_ns, tl_collect_result 
   free(s);
 }
 
-static void fail_msg(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fail_msg(char *errbuf, size_t errlen, const char *fmt, ...) {
-  if (errbuf && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-  }
-}
-
 int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
                    tl_collect_result *results, char *errbuf, size_t errlen) {
   char why[TL_WHY_MAX];
   int err = tl_collect_opts_check(opts, why, sizeof why);
   if (err) {
-    fail_msg(errbuf, errlen, "%s", why);
-    return err;
+    return tl_fail(errbuf, errlen, err, "%s", why);
   }
   const tl__probe *probe = tl__probe_lookup(opts->probe);
   if (opts->flush_ms <= 0 || (!store && !opts->dry_run)) {
-    fail_msg(errbuf, errlen, "%s", "incomplete collection options");
-    return TL_EINVAL;
+    return tl_fail(errbuf, errlen, TL_EINVAL, "%s", "incomplete collection options");
   }
   if (results)
     memset(results, 0, opts->delay_count * sizeof *results);
@@ -317,17 +302,15 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     free(tag_keys);
     free(tag_values);
     free(run);
-    fail_msg(errbuf, errlen, "%s", "out of memory");
-    return TL_ENOMEM;
+    return tl_fail(errbuf, errlen, TL_ENOMEM, "%s", "out of memory");
   }
   for (size_t i = 0; i < spec->tag_count; i++) {
     tag_keys[i] = spec->tag_keys[i];
     tag_values[i] = spec->tag_values[i];
     for (size_t k = 0; k < otags.n && err == TL_OK; k++)
       if (strcmp(spec->tag_keys[i], otags.keys[k]) == 0) {
-        fail_msg(errbuf, errlen, "tag '%s' is recorded by tl from the options; use another key",
-                 otags.keys[k]);
-        err = TL_EINVAL;
+        err = tl_fail(errbuf, errlen, TL_EINVAL,
+                      "tag '%s' is recorded by tl from the options; use another key", otags.keys[k]);
       }
   }
   for (size_t k = 0; k < otags.n; k++) {
@@ -368,7 +351,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
       snprintf(results[i].session_uuid, sizeof results[i].session_uuid, "%s", uuid);
   }
   if (err) {
-    fail_msg(errbuf, errlen, "%s", tl_store_errmsg(store));
+    err = tl_fail(errbuf, errlen, err, "%s", tl_store_errmsg(store));
     goto fail_sessions;
   }
 
@@ -381,8 +364,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   int started = pthread_create(&writer, NULL, writer_main, run) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (!started) {
-    fail_msg(errbuf, errlen, "%s", "cannot start the writer thread");
-    err = TL_ESYS;
+    err = tl_fail(errbuf, errlen, TL_ESYS, "%s", "cannot start the writer thread");
     goto fail_sessions;
   }
 
@@ -443,17 +425,14 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
       summarize(&run->d[i], opts->delays_ns[i], &results[i]);
   }
   if (write_err || run->write_failed) {
-    fail_msg(errbuf, errlen, "%s", run->write_err[0] ? run->write_err : tl_store_errmsg(store));
-    err = write_err ? write_err : TL_EIO;
+    err = tl_fail(errbuf, errlen, write_err ? write_err : TL_EIO, "%s",
+                  run->write_err[0] ? run->write_err : tl_store_errmsg(store));
   } else if (probe_err) {
-    fail_msg(errbuf, errlen, "%s", perr);
-    err = probe_err;
+    err = tl_fail(errbuf, errlen, probe_err, "%s", perr);
   } else if (run->oom) {
-    fail_msg(errbuf, errlen, "%s", "out of memory keeping samples");
-    err = TL_ENOMEM;
+    err = tl_fail(errbuf, errlen, TL_ENOMEM, "%s", "out of memory keeping samples");
   } else if (stop_requested) {
-    fail_msg(errbuf, errlen, "%s", "stopped by a signal");
-    err = TL_EINTR;
+    err = tl_fail(errbuf, errlen, TL_EINTR, "%s", "stopped by a signal");
   }
   goto done;
 

@@ -4,26 +4,12 @@
  * pinned or real-time session from a plain one). */
 #include <inttypes.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collect_internal.h"
 
 enum { INTERVAL_DEFAULT_NS = 1000000 };
-
-static int bad(char *why, size_t whylen, int err, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int bad(char *why, size_t whylen, int err, const char *fmt, ...) {
-  if (why && whylen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-  }
-  return err;
-}
 
 int64_t tl_collect_fixed_delay(const tl_collect_opts *o) {
   const tl__probe *p = tl__probe_lookup(o->probe);
@@ -56,10 +42,10 @@ const char *tl__arm_from(const tl_collect_opts *o) {
 int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   const tl__probe *p = tl__probe_lookup(o->probe);
   if (!p)
-    return bad(why, whylen, TL_EINVAL, "--probe: unknown probe '%s' (see tlcollect --list-probes)",
+    return tl_fail(why, whylen, TL_EINVAL, "--probe: unknown probe '%s' (see tlcollect --list-probes)",
                o->probe ? o->probe : "");
   if (strcmp(p->info.name, "timerfd") == 0 && !tl__os_timerfd_available())
-    return bad(why, whylen, TL_EUNAVAIL,
+    return tl_fail(why, whylen, TL_EUNAVAIL,
                "--probe timerfd: timerfd exists only on Linux (choose another probe)");
   if (strcmp(p->info.name, "node") == 0) {
     char node[4096], script[4096];
@@ -68,34 +54,34 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
       return rc;
   }
   if (!o->delay_count || o->delay_count > TL_MAX_DELAYS)
-    return bad(why, whylen, TL_EINVAL, "--delays: give 1 to %d delays", TL_MAX_DELAYS);
+    return tl_fail(why, whylen, TL_EINVAL, "--delays: give 1 to %d delays", TL_MAX_DELAYS);
   for (size_t i = 0; i < o->delay_count; i++) {
     if (o->delays_ns[i] < 0)
-      return bad(why, whylen, TL_EINVAL, "--delays: a delay cannot be negative");
+      return tl_fail(why, whylen, TL_EINVAL, "--delays: a delay cannot be negative");
     if (p->info.ms_only && o->delays_ns[i] % 1000000)
-      return bad(why, whylen, TL_EINVAL, "--delays: the %s probe takes whole milliseconds",
+      return tl_fail(why, whylen, TL_EINVAL, "--delays: the %s probe takes whole milliseconds",
                  p->info.name);
   }
   if (o->count <= 0 && o->duration_ns <= 0)
-    return bad(why, whylen, TL_EINVAL, "--count: give a count or a duration");
+    return tl_fail(why, whylen, TL_EINVAL, "--count: give a count or a duration");
   if (p->flags & TL__PROBE_PERIODIC) {
     if (o->delay_count != 1 || o->delays_ns[0] != tl_collect_fixed_delay(o))
-      return bad(why, whylen, TL_EINVAL,
+      return tl_fail(why, whylen, TL_EINVAL,
                  "--delays: the periodic probe measures --interval, not --delays");
     if (o->gap_ns > 0)
-      return bad(why, whylen, TL_EINVAL, "--gap: the periodic probe keeps its own schedule");
+      return tl_fail(why, whylen, TL_EINVAL, "--gap: the periodic probe keeps its own schedule");
   } else if (o->interval_ns > 0) {
-    return bad(why, whylen, TL_EINVAL, "--interval: only the periodic probe takes an interval");
+    return tl_fail(why, whylen, TL_EINVAL, "--interval: only the periodic probe takes an interval");
   }
   if (o->interval_ns < 0 || (o->interval_ns > 0 && o->interval_ns < 10000))
-    return bad(why, whylen, TL_EINVAL, "--interval: at least 10us");
+    return tl_fail(why, whylen, TL_EINVAL, "--interval: at least 10us");
   if (o->concurrency < 0 || o->concurrency > 10000)
-    return bad(why, whylen, TL_EINVAL, "--concurrency: 1 to 10000");
+    return tl_fail(why, whylen, TL_EINVAL, "--concurrency: 1 to 10000");
   if (o->concurrency > 1 && !(p->flags & TL__PROBE_CONCURRENT))
-    return bad(why, whylen, TL_EINVAL,
+    return tl_fail(why, whylen, TL_EINVAL,
                "--concurrency: only the settimeout and uv probes keep several timers in flight");
   if (o->concurrency > 1 && o->gap_ns > 0)
-    return bad(why, whylen, TL_EINVAL,
+    return tl_fail(why, whylen, TL_EINVAL,
                "--gap: not with --concurrency (each timer re-arms at once)");
   if (o->arm_from && !p->arm_contexts)
     return bad(why, whylen, TL_EINVAL,
@@ -106,17 +92,17 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   if (o->cpu >= 0) {
     int u = tl__os_cpu_usable(o->cpu);
     if (u == TL_EUNAVAIL)
-      return bad(why, whylen, TL_EUNAVAIL, "--cpu: this system cannot pin a thread to a CPU");
+      return tl_fail(why, whylen, TL_EUNAVAIL, "--cpu: this system cannot pin a thread to a CPU");
     if (u != 1)
-      return bad(why, whylen, TL_EINVAL, "--cpu %d: not an online CPU this process may use",
+      return tl_fail(why, whylen, TL_EINVAL, "--cpu %d: not an online CPU this process may use",
                  (int)o->cpu);
   }
   if (o->priority < 0 || o->priority > sched_get_priority_max(SCHED_FIFO) ||
       (o->priority > 0 && o->priority < sched_get_priority_min(SCHED_FIFO)))
-    return bad(why, whylen, TL_EINVAL, "--priority: %d to %d", sched_get_priority_min(SCHED_FIFO),
+    return tl_fail(why, whylen, TL_EINVAL, "--priority: %d to %d", sched_get_priority_min(SCHED_FIFO),
                sched_get_priority_max(SCHED_FIFO));
   if (o->load_cpu < 0 || o->load_cpu > 1024 || o->load_mem < 0 || o->load_mem > 1024)
-    return bad(why, whylen, TL_EINVAL, "--load: 1 to 1024 threads");
+    return tl_fail(why, whylen, TL_EINVAL, "--load: 1 to 1024 threads");
   return TL_OK;
 }
 

@@ -20,6 +20,16 @@ const char *tl_strerror(int err) {
   }
 }
 
+int tl_fail(char *buf, size_t len, int err, const char *fmt, ...) {
+  if (buf && len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+  }
+  return err;
+}
+
 static const char *progname = "tl";
 
 void tl_set_progname(const char *name) {

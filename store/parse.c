@@ -5,7 +5,6 @@
  * trust it: to a terminal (tl_fput_safe) and as JSON (tl_fput_json). */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,39 +13,26 @@
 
 #include "base_internal.h"
 
-static int refuse(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int refuse(char *why, size_t whylen, const char *fmt, ...) {
-  if (why && whylen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-  }
-  return TL_EINVAL;
-}
-
 static int is_name_char(unsigned char c) { return isalnum(c) || c == '.' || c == '_' || c == '-'; }
 
 /* Shared by labels and tag keys: [A-Za-z0-9][A-Za-z0-9._-]{0,max-1}. */
 static int check_name(const char *what, const char *s, size_t len, size_t max, char *why,
                       size_t whylen) {
   if (len == 0)
-    return refuse(why, whylen, "%s is empty", what);
+    return tl_fail(why, whylen, TL_EINVAL, "%s is empty", what);
   if (len > max)
-    return refuse(why, whylen, "%s is longer than %zu characters", what, max);
+    return tl_fail(why, whylen, TL_EINVAL, "%s is longer than %zu characters", what, max);
   if (!isalnum((unsigned char)s[0]))
-    return refuse(why, whylen, "%s must start with a letter or digit", what);
+    return tl_fail(why, whylen, TL_EINVAL, "%s must start with a letter or digit", what);
   for (size_t i = 0; i < len; i++)
     if (!is_name_char((unsigned char)s[i]))
-      return refuse(why, whylen, "%s may hold only letters, digits, '.', '_' and '-'", what);
+      return tl_fail(why, whylen, TL_EINVAL, "%s may hold only letters, digits, '.', '_' and '-'", what);
   return TL_OK;
 }
 
 int tl_label_check(const char *label, char *why, size_t whylen) {
   if (!label)
-    return refuse(why, whylen, "label is missing");
+    return tl_fail(why, whylen, TL_EINVAL, "label is missing");
   return check_name("label", label, strlen(label), TL_LABEL_MAX, why, whylen);
 }
 
@@ -90,12 +76,12 @@ size_t tl__utf8_valid_prefix(const unsigned char *s, size_t len) {
 int tl__text_check(const char *what, const char *s, size_t max, char *why, size_t whylen) {
   size_t len = strlen(s);
   if (len > max)
-    return refuse(why, whylen, "%s is longer than %zu bytes", what, max);
+    return tl_fail(why, whylen, TL_EINVAL, "%s is longer than %zu bytes", what, max);
   if (tl__utf8_valid_prefix((const unsigned char *)s, len) != len)
-    return refuse(why, whylen, "%s is not valid UTF-8", what);
+    return tl_fail(why, whylen, TL_EINVAL, "%s is not valid UTF-8", what);
   for (size_t i = 0; i < len; i++)
     if (tl_control_len((const unsigned char *)s + i, len - i))
-      return refuse(why, whylen, "%s holds a control character", what);
+      return tl_fail(why, whylen, TL_EINVAL, "%s holds a control character", what);
   return TL_OK;
 }
 
@@ -114,7 +100,7 @@ int tl_tag_parse(const char *s, char *buf, const char **key, const char **value,
                  size_t whylen) {
   const char *eq = strchr(s, '=');
   if (!eq)
-    return refuse(why, whylen, "tag '%.40s' is not of the form key=value", s);
+    return tl_fail(why, whylen, TL_EINVAL, "tag '%.40s' is not of the form key=value", s);
   size_t klen = (size_t)(eq - s);
   int rc = tag_check(s, klen, eq + 1, why, whylen);
   if (rc)
@@ -128,16 +114,16 @@ int tl_tag_parse(const char *s, char *buf, const char **key, const char **value,
 
 int tl_int_parse(const char *s, int64_t min, int64_t max, int64_t *out, char *why, size_t whylen) {
   if (!s || !*s)
-    return refuse(why, whylen, "empty number");
+    return tl_fail(why, whylen, TL_EINVAL, "empty number");
   if (isspace((unsigned char)s[0]))
-    return refuse(why, whylen, "'%.40s' is not a whole number", s);
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a whole number", s);
   errno = 0;
   char *end;
   long long v = strtoll(s, &end, 10);
   if (*end != '\0' || end == s)
-    return refuse(why, whylen, "'%.40s' is not a whole number", s);
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a whole number", s);
   if (errno == ERANGE || v < min || v > max)
-    return refuse(why, whylen, "%.40s is out of range (%lld to %lld)", s, (long long)min,
+    return tl_fail(why, whylen, TL_EINVAL, "%.40s is out of range (%lld to %lld)", s, (long long)min,
                   (long long)max);
   *out = v;
   return TL_OK;
@@ -156,7 +142,7 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
                {"h", 3600000000000LL},
                {"d", 86400000000000LL}};
   if (!s || !*s)
-    return refuse(why, whylen, "empty duration");
+    return tl_fail(why, whylen, TL_EINVAL, "empty duration");
   /* Digits, at most one '.', then an optional unit. Parsed by hand so that
    * "1.5ms" is exact and nothing like "1e3" or "0x10" slips through. */
   const char *p = s;
@@ -164,7 +150,7 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
   int digits = 0;
   while (isdigit((unsigned char)*p)) {
     if (whole > UINT64_MAX / 10 - 1)
-      return refuse(why, whylen, "duration '%.40s' is too large", s);
+      return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);
     whole = whole * 10 + (uint64_t)(*p++ - '0');
     digits++;
   }
@@ -180,7 +166,7 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
     }
   }
   if (!digits)
-    return refuse(why, whylen, "'%.40s' is not a duration (try 50ms, 30s, 10m, 2h)", s);
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a duration (try 50ms, 30s, 10m, 2h)", s);
   int64_t unit = default_unit_ns;
   if (*p) {
     unit = 0;
@@ -188,16 +174,16 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
       if (strcmp(p, units[i].suffix) == 0)
         unit = units[i].ns;
     if (!unit)
-      return refuse(why, whylen, "unknown unit in '%.40s' (use ns, us, ms, s, m, h or d)", s);
+      return tl_fail(why, whylen, TL_EINVAL, "unknown unit in '%.40s' (use ns, us, ms, s, m, h or d)", s);
   }
   if (whole > (uint64_t)max_ns / (uint64_t)unit)
-    return refuse(why, whylen, "duration '%.40s' is too large", s);
+    return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);
   uint64_t ns = whole * (uint64_t)unit;
   /* frac / frac_scale * unit, without overflow: frac < frac_scale <= 1e12. */
   long double part = (long double)frac * (long double)unit / (long double)frac_scale;
   uint64_t part_ns = (uint64_t)(part + 0.5L);
   if (ns + part_ns > (uint64_t)max_ns)
-    return refuse(why, whylen, "duration '%.40s' is too large", s);
+    return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);
   *out_ns = (int64_t)(ns + part_ns);
   return TL_OK;
 }
@@ -235,19 +221,19 @@ int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen) {
   size_t len = s ? strlen(s) : 0;
   if ((len != 10 && len != 20) || fixed_digits(s, 4, &y) || s[4] != '-' ||
       fixed_digits(s + 5, 2, &mo) || s[7] != '-' || fixed_digits(s + 8, 2, &d))
-    return refuse(why, whylen, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)",
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)",
                   s ? s : "");
   if (len == 20 && (s[10] != 'T' || fixed_digits(s + 11, 2, &h) || s[13] != ':' ||
                     fixed_digits(s + 14, 2, &mi) || s[16] != ':' || fixed_digits(s + 17, 2, &sec) ||
                     s[19] != 'Z'))
-    return refuse(why, whylen, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
       sec > 59)
-    return refuse(why, whylen, "'%.40s' is not a valid date", s);
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a valid date", s);
   int64_t secs = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
   /* Nanoseconds in 64 bits end in April 2262. */
   if (secs > INT64_MAX / 1000000000LL)
-    return refuse(why, whylen, "'%.40s' is too far in the future (tl's dates end in 2262)", s);
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is too far in the future (tl's dates end in 2262)", s);
   *out_ns = secs * 1000000000LL;
   return TL_OK;
 }
@@ -262,19 +248,19 @@ void tl_date_format(int64_t ns, char *buf, size_t len) {
 int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, size_t whylen) {
   size_t n = 0;
   if (!s || !*s)
-    return refuse(why, whylen, "empty list");
+    return tl_fail(why, whylen, TL_EINVAL, "empty list");
   char *p = s;
   for (;;) {
     char *comma = strchr(p, ',');
     if (comma)
       *comma = '\0';
     if (!*p)
-      return refuse(why, whylen, "empty item in list");
+      return tl_fail(why, whylen, TL_EINVAL, "empty item in list");
     if (n == max)
-      return refuse(why, whylen, "too many items in list (at most %zu)", max);
+      return tl_fail(why, whylen, TL_EINVAL, "too many items in list (at most %zu)", max);
     for (size_t i = 0; i < n; i++)
       if (strcmp(items[i], p) == 0)
-        return refuse(why, whylen, "'%.40s' is given twice", p);
+        return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is given twice", p);
     items[n++] = p;
     if (!comma)
       break;

@@ -46,6 +46,11 @@ typedef enum {
 
 /* A static description of a tl error code, never NULL. */
 const char *tl_strerror(int err);
+/* Formats the reason for a failure into the caller's buf (when buf is not
+ * NULL and len > 0) and returns err: "return tl_fail(why, whylen, TL_EINVAL,
+ * "...", ...);" is how a function that reports into a buffer fails. */
+int tl_fail(char *buf, size_t len, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                  */
