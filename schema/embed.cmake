@@ -1,8 +1,13 @@
-# Writes OUT: a C array of the migrations given in MIGRATIONS (sorted paths,
-# separated by '|').
+# Writes OUT: a C array NAME (default tl__migrations) of the migrations
+# given in MIGRATIONS (sorted paths, separated by '|'), and their number
+# COUNT (default tl__migration_count).
 string(REPLACE "|" ";" MIGRATIONS "${MIGRATIONS}")
+if(NOT NAME)
+  set(NAME tl__migrations)
+  set(COUNT tl__migration_count)
+endif()
 set(body "/* Generated from the migrations in schema/ by schema/embed.cmake. Do not edit. */\n")
-string(APPEND body "#include <stddef.h>\n\nconst char *const tl__migrations[] = {\n")
+string(APPEND body "#include <stddef.h>\n\nconst char *const ${NAME}[] = {\n")
 set(count 0)
 foreach(path ${MIGRATIONS})
   get_filename_component(name ${path} NAME)
@@ -17,6 +22,6 @@ foreach(path ${MIGRATIONS})
   string(REPLACE "\n" "\\n\"\n  \"" sql "${sql}")
   string(APPEND body "  /* ${name} */\n  \"${sql}\",\n")
 endforeach()
-string(APPEND body "};\n\nconst size_t tl__migration_count = ${count};\n")
+string(APPEND body "};\n\nconst size_t ${COUNT} = ${count};\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -3,11 +3,48 @@
  * URI ("postgresql://", "postgres://") opens a server, anything else a
  * SQLite file; every other function here calls the handle's table of
  * operations (store_internal.h), so callers never learn which one runs. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_internal.h"
 
+int tl_store_is_server(const char *path) {
+  return path && (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
+}
+
+#ifndef TL_WITH_POSTGRESQL
+/* A tl built without libpq: a server address gets a clear refusal. */
+static void unavailable_close(tl_store *s) {
+  free(s->path);
+  free(s);
+}
+static const tl_store_ops unavailable_ops = {.close = unavailable_close};
+
+int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
+  (void)conninfo;
+  (void)flags;
+  tl_store *s = calloc(1, sizeof *s);
+  *out = s;
+  if (!s)
+    return TL_ENOMEM;
+  s->ops = &unavailable_ops;
+  return tl__store_fail(s, TL_EUNAVAIL,
+                        "this tl was built without PostgreSQL support (rebuild it with libpq: "
+                        "cmake -DTL_POSTGRESQL=ON)");
+}
+
+int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
+  (void)local;
+  (void)opts;
+  if (st)
+    memset(st, 0, sizeof *st);
+  return tl__store_fail(server, TL_EUNAVAIL, "this tl was built without PostgreSQL support");
+}
+#endif
+
 int tl_store_open(tl_store **out, const char *path, int flags) {
+  if ((flags & TL_STORE_SERVER) || tl_store_is_server(path))
+    return tl__pg_open(out, path, flags);
   return tl__sqlite_open(out, path, flags);
 }
 
@@ -19,8 +56,10 @@ void tl_store_close(tl_store *s) {
 int tl__store_need_file(tl_store *s, const char *doing) {
   if (s->db)
     return TL_OK;
-  return tl__store_fail(s, TL_EUNAVAIL, "%s needs a database file; %s is a server", doing,
-                        s->path);
+  return tl__store_fail(s, TL_EUNAVAIL,
+                        "%s needs a database file; %s is a server (tlstore push sends the "
+                        "sessions of a file to it)",
+                        doing, s->path);
 }
 
 int tl_store_schema_version(tl_store *s) { return s->ops->schema_version(s); }
@@ -103,4 +142,41 @@ int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *s
   if (samples)
     *samples = 0;
   return s->ops->prune(s, before_ns, label, sessions, samples);
+}
+
+/* ======================================================================== */
+/* Checks shared by the backends                                             */
+
+static int no_samples(void *ctx, const int64_t *v, size_t n) {
+  (void)ctx;
+  (void)v;
+  (void)n;
+  return TL_OK;
+}
+
+int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  int err = tl_store_sessions(s, &f, &list);
+  size_t plen = strlen(s->path);
+  for (size_t i = 0; err == TL_OK && i < list.count; i++) {
+    int rc = tl_store_scan(s, list.items[i].id, no_samples, NULL);
+    if (rc != TL_ECORRUPT) {
+      err = rc; /* TL_OK, or the file or server failed: no verdict */
+      continue;
+    }
+    /* The message without the store's name and the advice to run check. */
+    const char *m = s->errmsg;
+    if (strncmp(m, s->path, plen) == 0 && m[plen] == ':' && m[plen + 1] == ' ')
+      m += plen + 2;
+    const char *hint = strstr(m, TL__CHECK_HINT);
+    char msg[sizeof s->errmsg];
+    snprintf(msg, sizeof msg, "%.*s", hint ? (int)(hint - m) : (int)strlen(m), m);
+    if (report)
+      report(ctx, msg);
+    (*problems)++;
+  }
+  tl_session_list_free(&list);
+  return err;
 }

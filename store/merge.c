@@ -286,7 +286,7 @@ static int merge_one(merger *m) {
 
 int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats) {
   if (!d->db)
-    return tl__store_need_file(d, "merging (push a file to a server with tlstore push)");
+    return tl__store_need_file(d, "merging");
   if (d->readonly)
     return tl__store_fail(d, TL_EREADONLY, "%s is open read-only", d->path);
   merger m;

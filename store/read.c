@@ -437,6 +437,7 @@ static int query_i64(tl_store *s, const char *sql, int64_t *out) {
 
 int tl__sqlite_info(tl_store *s, tl_store_stats *x) {
   x->schema_version = tl_store_schema_version(s);
+  x->schema_latest = tl_schema_latest();
   int err =
       query_i64(s, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
                 &x->file_bytes);
@@ -452,16 +453,6 @@ int tl__sqlite_info(tl_store *s, tl_store_stats *x) {
     err =
         query_i64(s, "SELECT coalesce(sum(length(data)), 0) FROM sample_blocks", &x->sample_bytes);
   return err;
-}
-
-typedef struct {
-  int64_t n;
-} count_ctx;
-
-static int count_samples(void *ctx, const int64_t *v, size_t n) {
-  (void)v;
-  ((count_ctx *)ctx)->n += (int64_t)n;
-  return 0;
 }
 
 int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
@@ -515,27 +506,9 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   if (version != tl_schema_latest())
     PROBLEM("schema version is %d, this tl expects %d", version, tl_schema_latest());
 
-  /* Every session's blocks pass their checksums and decode, are numbered
-   * 0, 1, 2 ... and add up to the count the session records: the same
-   * reading a report does, so whatever would stop a report shows here. */
-  rc = sqlite3_prepare_v2(s->db, "SELECT id FROM sessions ORDER BY id", -1, &st, NULL);
-  if (rc != SQLITE_OK)
-    return tl__store_sqlfail(s, rc, "checking sessions");
-  size_t plen = strlen(s->path);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    count_ctx c = {0};
-    if (tl_store_scan(s, sqlite3_column_int64(st, 0), count_samples, &c) == TL_OK)
-      continue;
-    /* The message without the file's name and the advice to run check. */
-    const char *m = s->errmsg;
-    if (strncmp(m, s->path, plen) == 0 && m[plen] == ':' && m[plen + 1] == ' ')
-      m += plen + 2;
-    char *hint = strstr(m, TL__CHECK_HINT);
-    PROBLEM("%.*s", hint ? (int)(hint - m) : (int)strlen(m), m);
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    PROBLEM("checking sessions failed: %s", sqlite3_errmsg(s->db));
+  int err = tl__check_samples(s, report, ctx, &problems);
+  if (err)
+    return err;
 #undef PROBLEM
   return problems ? TL_ECORRUPT : TL_OK;
 }

@@ -68,6 +68,17 @@ int tl__sqlite_delete(tl_store *s, const char *uuid);
 int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                      int64_t *samples);
 
+/* The server backend (pg.c): opens the server at conninfo (a URI or a
+ * key=value connection string) as tl_store_open does. */
+int tl__pg_open(tl_store **out, const char *conninfo, int flags);
+
+/* The check of the samples shared by the backends: every session's blocks
+ * pass their checksums and decode, are numbered 0, 1, 2 ... and add up to
+ * the count the session records (the same reading a report does, so
+ * whatever would stop a report shows here). Each problem goes to report and
+ * adds to *problems; the result is TL_OK unless the store failed. */
+int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
+
 /* TL_OK when s is a SQLite file; otherwise TL_EUNAVAIL with a message that
  * doing (a phrase: "merging") needs a database file. */
 int tl__store_need_file(tl_store *s, const char *doing);

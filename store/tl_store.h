@@ -54,10 +54,22 @@ typedef struct tl_store tl_store;
 enum {
   TL_STORE_READONLY = 1 << 0, /* open for reading only; never creates */
   TL_STORE_NOCREATE = 1 << 1, /* fail with TL_ENOTFOUND if the file is missing */
+  TL_STORE_SERVER = 1 << 2,   /* path is a PostgreSQL connection string (URI or key=value) */
 };
 
+/* Whether path names a PostgreSQL server ("postgresql://..." or
+ * "postgres://...") rather than a SQLite file. */
+int tl_store_is_server(const char *path);
+
 /* Opens (and creates, unless a flag says otherwise) the database at path,
- * applying pending migrations. On failure *out is still set when memory
+ * applying pending migrations. A server (tl_store_is_server, or the flag
+ * TL_STORE_SERVER) is reached through libpq: its password comes from
+ * ~/.pgpass or PGPASSWORD, and a connection string that holds one is
+ * refused (TL_EINVAL), so that it never shows in a process list or a
+ * message. Opening a server that has no tl tables creates them unless
+ * TL_STORE_READONLY; a server holds only finished sessions, pushed from
+ * files (tl_store_push), and cannot be collected, merged or imported into
+ * (TL_EUNAVAIL). On failure *out is still set when memory
  * allowed, so that tl_store_errmsg() can say what went wrong; close it. */
 int tl_store_open(tl_store **out, const char *path, int flags);
 /* Closes the store; NULL is fine. */
@@ -244,7 +256,8 @@ const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *
 
 typedef struct {
   int schema_version;
-  int64_t file_bytes;
+  int schema_latest; /* the version this tl writes, for this kind of store */
+  int64_t file_bytes; /* of the file, or of the server's database */
   int64_t hosts, sessions, samples, blocks;
   int64_t sample_bytes; /* size of the encoded sample data */
 } tl_store_stats;
@@ -325,6 +338,36 @@ int tl_store_import(tl_store *store, FILE *in, const tl_import_opts *opts, tl_ba
  * grow with the number of samples. *count (may be NULL) receives how many. */
 int tl_store_export(tl_store *store, const tl_filter *filter, tl_samples_format format, FILE *out,
                     int64_t *count);
+
+/* ------------------------------------------------------------------------ */
+/* Pushing to a server                                                       */
+
+typedef struct {
+  int64_t sessions_total;   /* finished sessions in the file */
+  int64_t sessions_done;    /* of those, handled so far */
+  int64_t sessions_pushed;  /* sent now */
+  int64_t sessions_present; /* on the server already */
+  int64_t samples_pushed;
+  int64_t sessions_removed; /* deleted from the file after the server had them */
+} tl_push_stats;
+
+typedef struct {
+  int remove_pushed;               /* delete each session from the file once the server has it */
+  const volatile int *stop;        /* when it becomes non-zero the push stops (TL_EINTR) */
+  void (*progress)(void *ctx, const tl_push_stats *st); /* after each session; may be NULL */
+  void *ctx;
+} tl_push_opts;
+
+/* Sends every finished session (complete or interrupted) of the file local
+ * that server does not have, by UUID, each in one transaction of its own:
+ * the server shows a session whole or not at all, two pushers of the same
+ * session store it once, and a push that stops (an error, a lost server,
+ * *stop) leaves the sessions sent so far, so the next push completes the
+ * work. A session present on the server with another sample count is
+ * TL_ECONFLICT. The file is only read, except that remove_pushed deletes
+ * the sessions the server has. On failure the message is on server's
+ * handle; st (may be NULL) counts what was done either way. */
+int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st);
 
 /* ------------------------------------------------------------------------ */
 /* Sample blocks (exposed for tests, benchmarks and fuzzing)                 */

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ static const char usage_tail[] =
     "Options:\n"
     "      --db PATH          database file, before or after the command (default\n"
     "                         $TL_DB, else $XDG_DATA_HOME/tl/tl.db or\n"
-    "                         ~/.local/share/tl/tl.db)\n"
+    "                         ~/.local/share/tl/tl.db), or a server:\n"
+    "                         postgresql://USER@HOST/DATABASE\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          show the version and exit\n"
     "\n"
@@ -51,8 +53,8 @@ static int cmd_info(tl_store *store, const char *path) {
   human_bytes(st.file_bytes, size, sizeof size);
   printf("database:       ");
   tl_fput_safe(stdout, path);
-  printf("\nschema version: %d (this tl: %d)\n", st.schema_version, tl_schema_latest());
-  printf("file size:      %s\n", size);
+  printf("\nschema version: %d (this tl: %d)\n", st.schema_version, st.schema_latest);
+  printf("%s%s\n", tl_store_is_server(path) ? "size on server: " : "file size:      ", size);
   printf("hosts:          %lld\n", (long long)st.hosts);
   printf("sessions:       %lld\n", (long long)st.sessions);
   printf("samples:        %lld", (long long)st.samples);
@@ -283,6 +285,7 @@ enum {
   OPT_BEFORE,
   OPT_START,
   OPT_FACT,
+  OPT_REMOVE_PUSHED,
 };
 
 /* The filter options of sessions and export, as cmd_option entries. */
@@ -618,6 +621,80 @@ static int run_merge(const char *path, int argc, char **argv, const struct optio
 }
 
 /* ======================================================================== */
+/* push                                                                      */
+
+static volatile int push_stop; /* set by SIGINT or SIGTERM during a push */
+
+static void on_push_signal(int sig) {
+  (void)sig;
+  push_stop = 1;
+}
+
+/* "pushing: 12/40 sessions (3 sent, 9 present)", rewritten in place. */
+static void push_progress(void *ctx, const tl_push_stats *st) {
+  (void)ctx;
+  fprintf(stderr, "\rtlstore: pushing: %lld/%lld sessions (%lld sent, %lld present)",
+          (long long)st->sessions_done, (long long)st->sessions_total,
+          (long long)st->sessions_pushed, (long long)st->sessions_present);
+  fflush(stderr);
+}
+
+static int run_push(const char *path, int argc, char **argv, const struct option *longopts) {
+  tl_push_opts o = {.stop = &push_stop};
+  int c;
+  while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
+    if (c == OPT_REMOVE_PUSHED)
+      o.remove_pushed = 1;
+    else
+      return bad_option(c, argv);
+  }
+  if (optind + 1 < argc)
+    return tl_usage_error(argv[optind + 1], "unexpected argument");
+  const char *url = optind < argc ? argv[optind] : getenv("TL_PUSH_URL");
+  if (!url || !*url)
+    return tl_usage_error("URL", "missing (the server: postgresql://USER@HOST/DATABASE, or set "
+                                 "TL_PUSH_URL)");
+  if (tl_store_is_server(path))
+    return tl_usage_error("--db", "push sends a database file to a server; --db names a server");
+  tl_store *local = open_store(path, o.remove_pushed ? TL_STORE_NOCREATE : TL_STORE_READONLY);
+  if (!local)
+    return TL_EXIT_FAILURE;
+  tl_store *server = NULL;
+  int status = TL_EXIT_FAILURE;
+  if (tl_store_open(&server, url, TL_STORE_SERVER) != TL_OK) {
+    tl_errorf("%s", tl_store_errmsg(server));
+    goto done;
+  }
+  struct sigaction sa = {.sa_handler = on_push_signal}, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int tty = isatty(STDERR_FILENO);
+  if (tty)
+    o.progress = push_progress;
+  tl_push_stats st;
+  int err = tl_store_push(local, server, &o, &st);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (tty && st.sessions_done)
+    fputc('\n', stderr);
+  if (err) {
+    tl_errorf("%s", tl_store_errmsg(server));
+  } else {
+    printf("pushed %lld sessions (%lld samples); %lld already on the server", (long long)st.sessions_pushed,
+           (long long)st.samples_pushed, (long long)st.sessions_present);
+    if (o.remove_pushed)
+      printf("; %lld removed from the file", (long long)st.sessions_removed);
+    printf("\n");
+    status = TL_EXIT_OK;
+  }
+done:
+  tl_store_close(server);
+  tl_store_close(local);
+  return status;
+}
+
+/* ======================================================================== */
 /* delete, prune, vacuum                                                     */
 
 static int run_delete(const char *path, int argc, char **argv, const struct option *longopts) {
@@ -678,8 +755,8 @@ static int run_prune(const char *path, int argc, char **argv, const struct optio
     tl_errorf("%s", tl_store_errmsg(store));
     status = TL_EXIT_FAILURE;
   } else {
-    printf("deleted %lld sessions (%lld samples); run tlstore vacuum to shrink the file\n",
-           (long long)sessions, (long long)samples);
+    printf("deleted %lld sessions (%lld samples)%s\n", (long long)sessions, (long long)samples,
+           tl_store_is_server(path) ? "" : "; run tlstore vacuum to shrink the file");
   }
   tl_store_close(store);
   return status;
@@ -727,6 +804,11 @@ static const cmd_option prune_options[] = {
     {"label", OPT_LABEL, "L", "only the sessions of this label"},
     {NULL, 0, NULL, NULL}};
 
+static const cmd_option push_options[] = {
+    {"remove-pushed", OPT_REMOVE_PUSHED, NULL,
+     "delete each session from the file once the server has it"},
+    {NULL, 0, NULL, NULL}};
+
 static const command commands[] = {
     {"info", "", "schema version, hosts, labels, sessions, samples, file size", NULL, run_info},
     {"check", "", "integrity and schema check; exit 1 when anything is wrong", NULL, run_check},
@@ -741,6 +823,9 @@ static const command commands[] = {
      run_import},
     {"merge", "OTHER.db...", "copy the sessions of other tl databases, all or nothing", NULL,
      run_merge},
+    {"push", "[--remove-pushed] [URL]",
+     "send the finished sessions a PostgreSQL server lacks (URL or $TL_PUSH_URL)", push_options,
+     run_push},
     {"delete", "SESSION_UUID", "delete one session and its samples", NULL, run_delete},
     {"prune", "--before DATE [--label L]", "delete the sessions started before DATE", prune_options,
      run_prune},

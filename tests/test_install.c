@@ -321,11 +321,11 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlreport --probe ''",
        "exec:CMD\nnanosleep\nnode\nperiodic\nsettimeout\ntimerfd\nuv\n"},
       {"comp tlstore ''",
-       "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\nsessions\n"
+       "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\npush\nsessions\n"
        "vacuum\n"},
       {"comp tlstore --db x.db l", "labels\n"},
       {"comp tlstore -- ''",
-       "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\nsessions\n"
+       "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\npush\nsessions\n"
        "vacuum\n"},
       {"comp tlstore labels ''", "\n"},
       {"comp tlstore frobnicate --", "\n"},
@@ -384,7 +384,7 @@ static void completion_from_installed_programs(void **state) {
     }
     free(out);
   }
-  assert_int_equal(n_commands, 12);
+  assert_int_equal(n_commands, 13);
   free(commands);
   /* --db on the command line wins over TL_DB, in both spellings. */
   char script[8400];

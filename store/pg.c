@@ -1,0 +1,723 @@
+/* pg.c: the PostgreSQL server backend of the store, through libpq.
+ *
+ * A server holds the finished sessions that collectors push from their own
+ * files (pg_push.c), in the tables of schema/pg/, which tl creates and
+ * migrates itself; a newer schema or a database of another program is
+ * refused. Reading goes through the same operations as a file, with the
+ * same order (text sorted byte-wise, COLLATE "C"), so a report reads the
+ * same bytes from either. Samples stream a block at a time in libpq's
+ * single-row mode: memory stays bounded however many a session holds.
+ *
+ * Every value is a bound parameter. The connection string never holds a
+ * password (tl refuses one: libpq reads ~/.pgpass and PGPASSWORD), so the
+ * address in messages is safe to show; server messages are made one line. */
+#include <ctype.h>
+#include <endian.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pg_internal.h"
+
+/* ======================================================================== */
+/* Errors                                                                    */
+
+/* msg made one line: newlines and tabs become spaces, runs of spaces one,
+ * no space at either end. */
+static void one_line(char *msg) {
+  char *w = msg;
+  int space = 1;
+  for (const char *r = msg; *r; r++) {
+    int blank = isspace((unsigned char)*r);
+    if (blank && space)
+      continue;
+    *w++ = blank ? ' ' : *r;
+    space = blank;
+  }
+  while (w > msg && w[-1] == ' ')
+    w--;
+  *w = '\0';
+}
+
+int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing) {
+  PGconn *c = tl__pg_conn(s);
+  const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+  const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+  char msg[300];
+  snprintf(msg, sizeof msg, "%s",
+           primary ? primary : c && *PQerrorMessage(c) ? PQerrorMessage(c) : "no answer");
+  one_line(msg);
+  int err = TL_ESQL;
+  const char *hint = "";
+  if (!state)
+    state = "";
+  if ((c && PQstatus(c) == CONNECTION_BAD) || strncmp(state, "08", 2) == 0 ||
+      strncmp(state, "57P", 3) == 0) {
+    err = TL_EIO;
+    hint = " (the connection to the server was lost: nothing half-done stays on it; run the "
+           "command again when the server is back)";
+  } else if (strcmp(state, "42501") == 0) {
+    err = TL_EPERM;
+    hint = " (the role in the connection string may not do this: see the roles in the README, "
+           "A fleet)";
+  } else if (strncmp(state, "28", 2) == 0) {
+    err = TL_EPERM;
+  } else if (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0 ||
+             strcmp(state, "55P03") == 0) {
+    err = TL_EBUSY;
+    hint = " (try again)";
+  } else if (strcmp(state, "53100") == 0) {
+    err = TL_EFULL;
+  } else if (strcmp(state, "25006") == 0) {
+    err = TL_EREADONLY;
+  } else if (strncmp(state, "23", 2) == 0) {
+    err = TL_ECONFLICT;
+  } else if (strncmp(state, "22", 2) == 0) {
+    err = TL_EINVAL;
+  } else if (strcmp(state, "53200") == 0) {
+    err = TL_ENOMEM;
+  }
+  return tl__store_fail(s, err, "%s: %s: %s%s", s->path, doing, msg, hint);
+}
+
+/* ======================================================================== */
+/* Queries                                                                   */
+
+void tl__pg_param_text(tl_pg_params *p, const char *v) {
+  if (p->n < TL_PG_PARAMS_MAX)
+    p->v[p->n++] = v;
+}
+
+void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
+  if (p->n < TL_PG_PARAMS_MAX) {
+    snprintf(p->num[p->n], sizeof p->num[p->n], "%lld", (long long)v);
+    p->v[p->n] = p->num[p->n];
+    p->n++;
+  }
+}
+
+PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
+                       const char *doing, int *err) {
+  PGresult *r = PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL,
+                             binary);
+  ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+    *err = TL_OK;
+    return r;
+  }
+  *err = tl__pg_fail(s, r, doing);
+  PQclear(r);
+  return NULL;
+}
+
+int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing) {
+  int err;
+  PQclear(tl__pg_query(s, sql, p, 0, doing, &err));
+  return err;
+}
+
+int64_t tl__pg_i64(const PGresult *r, int row, int col) {
+  if (PQgetisnull(r, row, col))
+    return 0;
+  if (PQfformat(r, col) == 1 && PQgetlength(r, row, col) == 8) {
+    uint64_t v;
+    memcpy(&v, PQgetvalue(r, row, col), 8);
+    return (int64_t)be64toh(v);
+  }
+  return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static char *dup_val(const PGresult *r, int row, int col) {
+  return strdup(PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
+}
+
+/* Ends the transaction this handle is in, if any, with a rollback. */
+void tl__pg_rollback(tl_store *s) {
+  PGconn *c = tl__pg_conn(s);
+  if (c && PQtransactionStatus(c) != PQTRANS_IDLE)
+    PQclear(PQexec(c, "ROLLBACK"));
+}
+
+/* ======================================================================== */
+/* Opening and migrating                                                     */
+
+/* tl's lock for schema changes: two tl processes meeting an empty server
+ * create its tables once. */
+#define TL_PG_SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7813304157050299746)"
+
+static void pg_close(tl_store *s) {
+  tl_pg *p = s->server;
+  if (p) {
+    PQfinish(p->conn);
+    free(p);
+  }
+  free(s->path);
+  free(s);
+}
+
+static int pg_schema_version(tl_store *s) {
+  int err;
+  PGresult *r = tl__pg_query(s, "SELECT version FROM tl_schema", NULL, 0, "reading the schema version", &err);
+  int v = r && PQntuples(r) == 1 ? (int)tl__pg_i64(r, 0, 0) : -1;
+  PQclear(r);
+  return v;
+}
+
+/* *version: the server's tl schema version, 0 when it has no tl tables;
+ * TL_ENOTDB for a database that holds other tables. */
+static int identify(tl_store *s, int *version) {
+  int err;
+  PGresult *r = tl__pg_query(
+      s,
+      "SELECT to_regclass('tl_schema') IS NOT NULL, (SELECT count(*) FROM pg_class c JOIN "
+      "pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND "
+      "c.relkind IN ('r', 'p', 'v', 'm'))",
+      NULL, 0, "looking for tl's tables", &err);
+  if (!r)
+    return err;
+  int has_tl = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+  int64_t tables = tl__pg_i64(r, 0, 1);
+  PQclear(r);
+  *version = 0;
+  if (!has_tl) {
+    if (tables > 0)
+      return tl__store_fail(s, TL_ENOTDB,
+                            "%s is not a tl database: it holds tables of another program", s->path);
+    return TL_OK;
+  }
+  r = tl__pg_query(s, "SELECT application, version FROM tl_schema", NULL, 0,
+                   "reading the schema version", &err);
+  if (!r)
+    return err;
+  if (PQntuples(r) != 1 || strcmp(PQgetvalue(r, 0, 0), "tl") != 0)
+    err = tl__store_fail(s, TL_ENOTDB, "%s is not a tl database: its tl_schema table is not tl's",
+                         s->path);
+  else
+    *version = (int)tl__pg_i64(r, 0, 1);
+  PQclear(r);
+  if (err == TL_OK && *version > (int)tl__pg_migration_count)
+    err = tl__store_fail(s, TL_ENEWER,
+                         "%s has server schema version %d, newer than this tl understands (%d): "
+                         "upgrade tl to use it",
+                         s->path, *version, (int)tl__pg_migration_count);
+  return err;
+}
+
+static int migrate(tl_store *s) {
+  const char *doing = "creating or upgrading tl's tables";
+  int err = tl__pg_exec(s, "BEGIN", NULL, doing);
+  if (err == TL_OK)
+    err = tl__pg_exec(s, TL_PG_SCHEMA_LOCK, NULL, doing);
+  int version = 0;
+  if (err == TL_OK)
+    err = identify(s, &version); /* another tl may have done it while we waited */
+  for (int v = version; err == TL_OK && v < (int)tl__pg_migration_count; v++) {
+    PGresult *r = PQexec(tl__pg_conn(s), tl__pg_migrations[v]);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+      err = tl__pg_fail(s, r, doing);
+    PQclear(r);
+    tl_pg_params p = {0};
+    tl__pg_param_i64(&p, v + 1);
+    if (err == TL_OK)
+      err = tl__pg_exec(s, "UPDATE tl_schema SET version = $1", &p, doing);
+  }
+  if (err == TL_OK)
+    return tl__pg_exec(s, "COMMIT", NULL, doing);
+  tl__pg_rollback(s);
+  if (err == TL_EPERM)
+    tl__store_fail(s, TL_EPERM,
+                   "%s: this role may not create or upgrade tl's tables: run 'tlstore --db URL "
+                   "info' once as the database's owner (see the README, A fleet)",
+                   s->path);
+  return err;
+}
+
+/* TL_EINVAL when conninfo does not parse or holds a password. */
+static int check_conninfo(tl_store *s, const char *conninfo) {
+  char *why = NULL;
+  PQconninfoOption *opts = PQconninfoParse(conninfo, &why);
+  if (!opts) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", why ? why : "out of memory");
+    one_line(msg);
+    PQfreemem(why);
+    /* libpq's reason may quote the string, password and all: not shown. */
+    (void)msg;
+    return tl__store_fail(s, TL_EINVAL,
+                          "the server address is not a valid PostgreSQL connection string or URI "
+                          "(postgresql://USER@HOST/DATABASE)");
+  }
+  int has_password = 0;
+  for (PQconninfoOption *o = opts; o->keyword; o++)
+    if (strcmp(o->keyword, "password") == 0 && o->val && *o->val)
+      has_password = 1;
+  PQconninfoFree(opts);
+  if (has_password)
+    return tl__store_fail(s, TL_EINVAL,
+                          "the server address holds a password: remove it and put it in "
+                          "~/.pgpass or PGPASSWORD, where libpq reads it");
+  return TL_OK;
+}
+
+/* The address as shown in messages: the connection string, which holds no
+ * password (check_conninfo), with control characters left to tl_errorf. */
+static int set_display(tl_store *s, const char *conninfo) {
+  s->path = strdup(conninfo);
+  return s->path ? TL_OK : TL_ENOMEM;
+}
+
+int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
+  *out = NULL;
+  tl_store *s = calloc(1, sizeof *s);
+  if (!s)
+    return TL_ENOMEM;
+  *out = s;
+  s->ops = &tl__pg_ops;
+  s->readonly = !!(flags & TL_STORE_READONLY);
+  tl_pg *p = calloc(1, sizeof *p);
+  s->server = p;
+  if (!p || set_display(s, conninfo))
+    return tl__store_fail(s, TL_ENOMEM, "out of memory");
+  int err = check_conninfo(s, conninfo);
+  if (err)
+    return err;
+  /* Defaults first: what the connection string says wins over them. */
+  const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+  const char *vals[] = {"10", "tl", conninfo, NULL};
+  p->conn = PQconnectdbParams(keys, vals, 1);
+  if (!p->conn)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory connecting to %s", s->path);
+  if (PQstatus(p->conn) != CONNECTION_OK) {
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
+    one_line(msg);
+    int auth = strstr(msg, "password") != NULL || strstr(msg, "authentication") != NULL;
+    return tl__store_fail(
+        s, auth ? TL_EPERM : TL_EIO, "%s: cannot connect: %s%s", s->path, msg,
+        auth ? " (check the user and the password in ~/.pgpass or PGPASSWORD)"
+             : " (check that the server runs and the address is right)");
+  }
+  /* Text goes both ways as UTF-8, as in a file. */
+  if (PQsetClientEncoding(p->conn, "UTF8") != 0)
+    return tl__pg_fail(s, NULL, "setting the client encoding");
+  int version = 0;
+  err = identify(s, &version);
+  if (err)
+    return err;
+  if (version < (int)tl__pg_migration_count) {
+    if (s->readonly && version == 0)
+      return tl__store_fail(s, TL_ENOTDB,
+                            "%s has no tl data yet (push sessions to it with tlstore push)",
+                            s->path);
+    if (s->readonly)
+      return tl__store_fail(s, TL_EREADONLY,
+                            "%s has server schema version %d and needs an upgrade to %d: run "
+                            "'tlstore --db URL info' once as the database's owner",
+                            s->path, version, (int)tl__pg_migration_count);
+    err = migrate(s);
+  }
+  return err;
+}
+
+/* ======================================================================== */
+/* Reading                                                                   */
+
+/* Appends fixed SQL; values are always parameters. */
+typedef struct {
+  char buf[4096];
+  size_t len;
+  int overflow;
+} sqlbuf;
+
+static void sql_add(sqlbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql_add(sqlbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b->buf + b->len, sizeof b->buf - b->len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof b->buf - b->len)
+    b->overflow = 1;
+  else
+    b->len += (size_t)n;
+}
+
+static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
+  sqlbuf q = {.len = 0};
+  tl_pg_params p = {0};
+  sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
+              "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
+              "s.started_ns, s.ended_ns, s.sample_count, s.missed_periods "
+              "FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE true");
+  if (f->label_count) {
+    sql_add(&q, " AND s.label IN (");
+    for (size_t i = 0; i < f->label_count; i++) {
+      tl__pg_param_text(&p, f->labels[i]);
+      sql_add(&q, "%s$%d", i ? ", " : "", p.n);
+    }
+    sql_add(&q, ")");
+  }
+  if (f->probe) {
+    tl__pg_param_text(&p, f->probe);
+    sql_add(&q, " AND s.probe = $%d", p.n);
+  }
+  if (f->delay_ns >= 0) {
+    tl__pg_param_i64(&p, f->delay_ns);
+    sql_add(&q, " AND s.delay_ns = $%d", p.n);
+  }
+  if (f->since_ns) {
+    tl__pg_param_i64(&p, f->since_ns);
+    sql_add(&q, " AND s.started_ns >= $%d", p.n);
+  }
+  if (f->until_ns) {
+    tl__pg_param_i64(&p, f->until_ns);
+    sql_add(&q, " AND s.started_ns < $%d", p.n);
+  }
+  if (f->host) {
+    tl__pg_param_text(&p, f->host);
+    sql_add(&q, " AND (h.hostname = $%d OR left(h.fingerprint, length($%d)) = $%d)", p.n, p.n,
+            p.n);
+  }
+  for (size_t i = 0; i < f->tag_count; i++) {
+    tl__pg_param_text(&p, f->tag_keys[i]);
+    tl__pg_param_text(&p, f->tag_values[i]);
+    sql_add(&q,
+            " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
+            "AND t.key = $%d AND t.value = $%d)",
+            p.n - 1, p.n);
+  }
+  if (f->status) {
+    tl__pg_param_text(&p, f->status);
+    sql_add(&q, " AND s.status = $%d", p.n);
+  }
+  sql_add(&q, " ORDER BY s.started_ns, s.id");
+  if (q.overflow || p.n >= TL_PG_PARAMS_MAX)
+    return tl__store_fail(s, TL_EINVAL, "filter is too large");
+
+  int err;
+  PGresult *r = tl__pg_query(s, q.buf, &p, 0, "listing sessions", &err);
+  if (!r)
+    return err;
+  size_t n = (size_t)PQntuples(r);
+  out->items = calloc(n ? n : 1, sizeof *out->items);
+  if (!out->items) {
+    PQclear(r);
+    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  }
+  for (size_t i = 0; i < n; i++) {
+    int row = (int)i;
+    tl_session *x = &out->items[out->count++];
+    x->id = tl__pg_i64(r, row, 0);
+    x->uuid = dup_val(r, row, 1);
+    x->run_uuid = dup_val(r, row, 2);
+    x->label = dup_val(r, row, 3);
+    x->probe = dup_val(r, row, 4);
+    x->hostname = dup_val(r, row, 5);
+    x->host_fingerprint = dup_val(r, row, 6);
+    x->status = dup_val(r, row, 7);
+    x->command_line = dup_val(r, row, 8);
+    x->tl_version = dup_val(r, row, 9);
+    x->libuv_version = dup_val(r, row, 10);
+    x->delay_ns = tl__pg_i64(r, row, 11);
+    x->warmup = tl__pg_i64(r, row, 12);
+    x->started_ns = tl__pg_i64(r, row, 13);
+    x->ended_ns = tl__pg_i64(r, row, 14);
+    x->sample_count = tl__pg_i64(r, row, 15);
+    x->missed_periods = tl__pg_i64(r, row, 16);
+    if (!x->uuid || !x->run_uuid || !x->label || !x->probe || !x->hostname ||
+        !x->host_fingerprint || !x->status || !x->command_line || !x->tl_version ||
+        !x->libuv_version) {
+      err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+      break;
+    }
+  }
+  PQclear(r);
+  if (err)
+    tl_session_list_free(out);
+  return err;
+}
+
+static int pg_labels(tl_store *s, char ***labels, size_t *count) {
+  *labels = NULL;
+  *count = 0;
+  int err;
+  PGresult *r = tl__pg_query(s, "SELECT DISTINCT label COLLATE \"C\" AS l FROM sessions ORDER BY l",
+                             NULL, 0, "listing labels", &err);
+  if (!r)
+    return err;
+  size_t n = (size_t)PQntuples(r);
+  *labels = calloc(n ? n : 1, sizeof **labels);
+  for (size_t i = 0; *labels && i < n; i++) {
+    if (!((*labels)[i] = dup_val(r, (int)i, 0)))
+      break;
+    (*count)++;
+  }
+  PQclear(r);
+  if (!*labels || *count != n) {
+    tl_strings_free(*labels, *count);
+    *labels = NULL;
+    *count = 0;
+    return tl__store_fail(s, TL_ENOMEM, "out of memory listing labels");
+  }
+  return TL_OK;
+}
+
+/* The blocks of one session, streamed a row at a time, with the checks
+ * every backend makes (tl__block_run_next and _end); the session's count
+ * comes in the same statement, so in the same snapshot. */
+static int scan_session(tl_store *s, int64_t id, tl_block_filter_cb filter, tl_block_cb fn,
+                        void *ctx) {
+  PGconn *c = tl__pg_conn(s);
+  tl_pg_params p = {0};
+  tl__pg_param_i64(&p, id);
+  if (!PQsendQueryParams(c,
+                         "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
+                         "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
+                         "ON b.session_id = s.id WHERE s.id = $1 ORDER BY b.seq",
+                         1, NULL, p.v, NULL, NULL, 1) ||
+      !PQsetSingleRowMode(c))
+    return tl__pg_fail(s, NULL, "reading samples");
+  int err = TL_OK;
+  char uuid[40] = "";
+  tl__block_run run = {.uuid = uuid, .recorded = -1};
+  PGresult *r;
+  while ((r = PQgetResult(c))) {
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_SINGLE_TUPLE && err == TL_OK) {
+      if (run.recorded < 0) {
+        snprintf(uuid, sizeof uuid, "%.36s", PQgetvalue(r, 0, 0));
+        run.recorded = tl__pg_i64(r, 0, 1);
+      }
+      if (!PQgetisnull(r, 0, 2)) { /* else a session without blocks */
+        tl_block b = {.session_id = id,
+                      .seq = tl__pg_i64(r, 0, 2),
+                      .count = tl__pg_i64(r, 0, 3),
+                      .min_ns = tl__pg_i64(r, 0, 4),
+                      .max_ns = tl__pg_i64(r, 0, 5),
+                      .codec = (int)tl__pg_i64(r, 0, 6)};
+        err = tl__block_run_next(s, &run, &b);
+        if (err == TL_OK && (!filter || filter(ctx, &b))) {
+          b.data = (const uint8_t *)PQgetvalue(r, 0, 7);
+          b.len = (size_t)PQgetlength(r, 0, 7);
+          err = fn(ctx, &b);
+        }
+      }
+    } else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK) {
+      err = tl__pg_fail(s, r, "reading samples");
+    }
+    PQclear(r); /* after an error, the rest of the rows are read and dropped */
+  }
+  if (err == TL_OK && run.recorded >= 0)
+    err = tl__block_run_end(s, &run);
+  return err;
+}
+
+static int pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                          tl_block_cb fn, void *ctx) {
+  int err = TL_OK;
+  for (size_t i = 0; i < n && err == TL_OK; i++)
+    err = scan_session(s, ids[i], filter, fn, ctx);
+  return err;
+}
+
+static int pg_read_begin(tl_store *s) {
+  return tl__pg_exec(s, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", NULL,
+                     "starting a read");
+}
+
+static void pg_read_end(tl_store *s) {
+  PGconn *c = tl__pg_conn(s);
+  if (c && PQtransactionStatus(c) == PQTRANS_INTRANS)
+    PQclear(PQexec(c, "COMMIT"));
+  else
+    tl__pg_rollback(s);
+}
+
+static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_row **rows,
+                     size_t *count) {
+  *rows = NULL;
+  *count = 0;
+  tl_pg_params p = {0};
+  tl__pg_param_i64(&p, session_id);
+  int err;
+  PGresult *r = tl__pg_query(s, sql, &p, 0, "reading session details", &err);
+  if (!r)
+    return err;
+  size_t n = (size_t)PQntuples(r);
+  *rows = calloc(n ? n : 1, sizeof **rows);
+  for (size_t i = 0; *rows && i < n; i++) {
+    tl_fact_row *x = &(*rows)[(*count)++];
+    x->key = dup_val(r, (int)i, 0);
+    x->value = dup_val(r, (int)i, 1);
+    x->evidence = dup_val(r, (int)i, 2);
+    if (!x->key || !x->value || !x->evidence)
+      err = TL_ENOMEM;
+  }
+  PQclear(r);
+  if (!*rows || err) {
+    tl_fact_rows_free(*rows, *count);
+    *rows = NULL;
+    *count = 0;
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading session details");
+  }
+  return TL_OK;
+}
+
+static int pg_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+  return read_rows(s,
+                   "SELECT key COLLATE \"C\" AS k, value, evidence FROM host_facts "
+                   "WHERE session_id = $1 ORDER BY k",
+                   session_id, rows, count);
+}
+
+static int pg_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
+  return read_rows(s,
+                   "SELECT key COLLATE \"C\" AS k, value, '' FROM session_tags "
+                   "WHERE session_id = $1 ORDER BY k",
+                   session_id, rows, count);
+}
+
+static int pg_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
+  *rows = NULL;
+  *count = 0;
+  int err;
+  PGresult *r = tl__pg_query(
+      s,
+      "SELECT h.fingerprint, h.hostname, h.first_seen, h.last_seen, "
+      "(SELECT count(*) FROM sessions x WHERE x.host_id = h.id), "
+      "(SELECT x.id FROM sessions x WHERE x.host_id = h.id ORDER BY x.started_ns DESC, x.id DESC "
+      "LIMIT 1) FROM hosts h ORDER BY h.last_seen DESC, h.fingerprint COLLATE \"C\"",
+      NULL, 0, "listing hosts", &err);
+  if (!r)
+    return err;
+  size_t n = (size_t)PQntuples(r);
+  *rows = calloc(n ? n : 1, sizeof **rows);
+  for (size_t i = 0; *rows && i < n && err == TL_OK; i++) {
+    int row = (int)i;
+    tl_host_row *x = &(*rows)[(*count)++];
+    x->fingerprint = dup_val(r, row, 0);
+    x->hostname = dup_val(r, row, 1);
+    x->first_seen_ns = tl__pg_i64(r, row, 2);
+    x->last_seen_ns = tl__pg_i64(r, row, 3);
+    x->sessions = tl__pg_i64(r, row, 4);
+    x->latest_session_id = tl__pg_i64(r, row, 5);
+    if (!x->fingerprint || !x->hostname)
+      err = TL_ENOMEM;
+  }
+  PQclear(r);
+  if (!*rows || err)
+    err = tl__store_fail(s, TL_ENOMEM, "out of memory listing hosts");
+  for (size_t i = 0; i < *count && err == TL_OK; i++)
+    if ((*rows)[i].latest_session_id)
+      err = pg_facts(s, (*rows)[i].latest_session_id, &(*rows)[i].facts, &(*rows)[i].fact_count);
+  if (err) {
+    tl_host_rows_free(*rows, *count);
+    *rows = NULL;
+    *count = 0;
+  }
+  return err;
+}
+
+/* ======================================================================== */
+/* Info, check and maintenance                                               */
+
+static int pg_info(tl_store *s, tl_store_stats *x) {
+  x->schema_version = pg_schema_version(s);
+  x->schema_latest = (int)tl__pg_migration_count;
+  int err;
+  PGresult *r = tl__pg_query(
+      s,
+      "SELECT pg_database_size(current_database()), (SELECT count(*) FROM hosts), "
+      "(SELECT count(*) FROM sessions), (SELECT coalesce(sum(sample_count), 0) FROM sessions), "
+      "(SELECT count(*) FROM sample_blocks), "
+      "(SELECT coalesce(sum(octet_length(data)), 0) FROM sample_blocks)",
+      NULL, 0, "reading statistics", &err);
+  if (!r)
+    return err;
+  x->file_bytes = tl__pg_i64(r, 0, 0);
+  x->hosts = tl__pg_i64(r, 0, 1);
+  x->sessions = tl__pg_i64(r, 0, 2);
+  x->samples = tl__pg_i64(r, 0, 3);
+  x->blocks = tl__pg_i64(r, 0, 4);
+  x->sample_bytes = tl__pg_i64(r, 0, 5);
+  PQclear(r);
+  return TL_OK;
+}
+
+static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
+  int problems = 0;
+  int version = pg_schema_version(s);
+  if (version != (int)tl__pg_migration_count) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "server schema version is %d, this tl expects %d", version,
+             (int)tl__pg_migration_count);
+    if (report)
+      report(ctx, msg);
+    problems++;
+  }
+  /* Foreign keys and unique keys are the server's to keep; the samples are
+   * checked as in a file. */
+  int err = tl__check_samples(s, report, ctx, &problems);
+  if (err)
+    return err;
+  return problems ? TL_ECORRUPT : TL_OK;
+}
+
+static int pg_delete(tl_store *s, const char *uuid) {
+  if (s->readonly)
+    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+  tl_pg_params p = {0};
+  tl__pg_param_text(&p, uuid);
+  int err;
+  PGresult *r = tl__pg_query(s, "DELETE FROM sessions WHERE uuid = $1", &p, 0,
+                             "deleting a session", &err);
+  if (!r)
+    return err;
+  int gone = atoi(PQcmdTuples(r));
+  PQclear(r);
+  if (!gone)
+    return tl__store_fail(s, TL_ENOTFOUND,
+                          "no session %.36s on the server (see tlstore sessions)", uuid);
+  return TL_OK;
+}
+
+static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
+                    int64_t *samples) {
+  if (s->readonly)
+    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+  tl_pg_params p = {0};
+  tl__pg_param_i64(&p, before_ns);
+  tl__pg_param_text(&p, label);
+  int err;
+  PGresult *r = tl__pg_query(
+      s,
+      "WITH d AS (DELETE FROM sessions WHERE started_ns < $1 AND ($2::text IS NULL OR label = "
+      "$2) RETURNING sample_count) SELECT count(*), coalesce(sum(sample_count), 0) FROM d",
+      &p, 0, "pruning sessions", &err);
+  if (!r)
+    return err;
+  if (sessions)
+    *sessions = tl__pg_i64(r, 0, 0);
+  if (samples)
+    *samples = tl__pg_i64(r, 0, 1);
+  PQclear(r);
+  return TL_OK;
+}
+
+const tl_store_ops tl__pg_ops = {
+    .name = "PostgreSQL server",
+    .close = pg_close,
+    .schema_version = pg_schema_version,
+    .sessions = pg_sessions,
+    .labels = pg_labels,
+    .scan_blocks = pg_scan_blocks,
+    .read_begin = pg_read_begin,
+    .read_end = pg_read_end,
+    .facts = pg_facts,
+    .tags = pg_tags,
+    .hosts = pg_hosts,
+    .info = pg_info,
+    .check = pg_check,
+    .delete_session = pg_delete,
+    .prune = pg_prune,
+};

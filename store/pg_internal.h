@@ -1,0 +1,48 @@
+/* pg_internal.h: what the PostgreSQL backend's files (pg.c, pg_push.c)
+ * share. */
+#ifndef TL_PG_INTERNAL_H
+#define TL_PG_INTERNAL_H
+
+#include <libpq-fe.h>
+
+#include "store_internal.h"
+
+/* The server backend's state, at tl_store.server. */
+typedef struct {
+  PGconn *conn;
+} tl_pg;
+
+extern const tl_store_ops tl__pg_ops;
+
+/* The server migrations compiled in from schema/pg/ (tl_pg_schema.c). */
+extern const char *const tl__pg_migrations[];
+extern const size_t tl__pg_migration_count;
+
+static inline PGconn *tl__pg_conn(tl_store *s) { return s->server ? ((tl_pg *)s->server)->conn : NULL; }
+
+/* Text parameters of one statement; numbers are formatted into num. A NULL
+ * text is SQL NULL. */
+enum { TL_PG_PARAMS_MAX = 400 };
+typedef struct {
+  const char *v[TL_PG_PARAMS_MAX];
+  char num[TL_PG_PARAMS_MAX][24];
+  int n;
+} tl_pg_params;
+void tl__pg_param_text(tl_pg_params *p, const char *v);
+void tl__pg_param_i64(tl_pg_params *p, int64_t v);
+
+/* Runs sql with p (may be NULL), results in text or (binary) binary form.
+ * The result, or NULL with *err set and the message on s. */
+PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
+                       const char *doing, int *err);
+/* The same for a statement whose result is not needed. */
+int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing);
+/* An integer column, text or binary; NULL is 0. */
+int64_t tl__pg_i64(const PGresult *r, int row, int col);
+/* Maps the failure in r (NULL: the connection's) to a tl error and leaves a
+ * one-line message, with what was being done, on s. */
+int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing);
+/* Rolls back the transaction s is in, if any. */
+void tl__pg_rollback(tl_store *s);
+
+#endif

@@ -1,0 +1,563 @@
+/* test_pg.c: a PostgreSQL server as a store. tlstore push sends a file's
+ * finished sessions, and the server then answers tlreport and tlstore with
+ * the same bytes as the file; pushing is idempotent, a session is on the
+ * server whole or not at all, 32 pushers at once lose and double nothing,
+ * and every fault (unreachable, refused, wrong password, a database of
+ * another program, a newer schema, a role without the right, a server
+ * restarted or a Ctrl-C mid-push) is a one-line error without the password,
+ * exit 1, the file untouched, and the next push completes the work.
+ *
+ * Needs a server: scripts/pg-test-server starts a throwaway one and sets
+ * TL_TEST_PG_HOST (its socket folder) and TL_TEST_PG_USER (a role that may
+ * create databases and roles). Without them the test is skipped (exit 77),
+ * unless TL_TEST_PG_REQUIRED=1, as in CI, where that is a failure. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "support.h"
+#include "tl_store.h"
+
+static const char *pg_host, *pg_user;
+
+typedef struct {
+  char *dir;      /* temporary folder for the files */
+  char name[64];  /* the test's own database on the server */
+  char url[1024]; /* postgresql://USER@/NAME?host=HOST */
+} fixture;
+
+/* ======================================================================== */
+/* The server                                                                */
+
+static void make_url(char *buf, size_t len, const char *user, const char *db) {
+  snprintf(buf, len, "postgresql://%s@/%s?host=%s", user, db, pg_host);
+}
+
+/* Runs sql in database db as the test's role; the first value of the first
+ * row as a number (0 when none). Fails the test on an error. */
+static int64_t sql(const char *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int64_t sql(const char *db, const char *fmt, ...) {
+  char q[2048], url[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(q, sizeof q, fmt, ap);
+  va_end(ap);
+  make_url(url, sizeof url, pg_user, db);
+  PGconn *c = PQconnectdb(url);
+  if (PQstatus(c) != CONNECTION_OK)
+    fail_msg("connecting to %s: %s", url, PQerrorMessage(c));
+  PGresult *r = PQexec(c, q);
+  ExecStatusType st = PQresultStatus(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+    fail_msg("%s: %s", q, PQerrorMessage(c));
+  int64_t v = st == PGRES_TUPLES_OK && PQntuples(r) ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+  PQclear(r);
+  PQfinish(c);
+  return v;
+}
+
+static int setup(void **state) {
+  static int n;
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = tl_test_tmpdir();
+  snprintf(f->name, sizeof f->name, "tltest_%ld_%d", (long)getpid(), n++);
+  sql("postgres", "CREATE DATABASE %s", f->name);
+  make_url(f->url, sizeof f->url, pg_user, f->name);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  sql("postgres", "DROP DATABASE IF EXISTS %s WITH (FORCE)", f->name);
+  tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f);
+  return 0;
+}
+
+/* ======================================================================== */
+/* Files and programs                                                        */
+
+/* Adds n finished sessions of count samples each (label, two tags, two
+ * facts) to the file at path, through the library. */
+static void add_sessions(const char *path, const char *label, int n, size_t count) {
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  int64_t *v = malloc(count * sizeof *v);
+  for (int k = 0; k < n; k++) {
+    for (size_t i = 0; i < count; i++)
+      v[i] = 1000000 + (int64_t)((i * 2654435761u + (size_t)k * 7919) % 500000);
+    const char *keys[] = {"load", "zone"}, *vals[] = {"idle", "eu-1"};
+    tl_fact facts[] = {{"cpu.model", "Test CPU", "/proc/cpuinfo"}, {"vm", "none", ""}};
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = label,
+                            .probe = "settimeout",
+                            .delay_ns = k % 2 ? 1000000 : 0,
+                            .command_line = "tlcollect --label x",
+                            .host_fingerprint = label,
+                            .hostname = label,
+                            .libuv_version = "1.44.2",
+                            .tag_keys = keys,
+                            .tag_values = vals,
+                            .tag_count = 2,
+                            .facts = facts,
+                            .fact_count = 2};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, count), TL_OK);
+    assert_int_equal(tl_writer_end(w, k % 3 == 2 ? "interrupted" : "complete"), TL_OK);
+  }
+  free(v);
+  tl_store_close(s);
+}
+
+static char *file_in(const fixture *f, const char *name) { return tl_test_path(f->dir, name); }
+
+/* Runs a program; returns its exit status, stdout and stderr (free them). */
+static int run(char *const argv[], char *const env[], char **out, char **err) {
+  return tl_test_run(argv, env, out, err);
+}
+
+static int push(const char *db, const char *url, const char *opt, char **out, char **err) {
+  char *a[] = {TLSTORE, "--db", (char *)db, "push", (char *)url, (char *)opt, NULL};
+  if (opt)
+    a[4] = (char *)opt, a[5] = (char *)url;
+  return run(a, NULL, out, err);
+}
+
+static void push_ok(const char *db, const char *url) {
+  char *out, *err;
+  int rc = push(db, url, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("push: exit %d: %s", rc, err);
+  free(out);
+  free(err);
+}
+
+/* stdout of PROG --db db ARGS..., which must exit 0. */
+static char *output_of(const char *prog, const char *db, ...) {
+  char *a[16] = {(char *)prog, "--db", (char *)db};
+  int n = 3;
+  va_list ap;
+  va_start(ap, db);
+  for (const char *x; n < 15 && (x = va_arg(ap, const char *));)
+    a[n++] = (char *)x;
+  va_end(ap);
+  a[n] = NULL;
+  char *out, *err;
+  int rc = run(a, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("%s %s: exit %d: %s", prog, a[3], rc, err);
+  free(err);
+  return out;
+}
+
+static int64_t server_sessions(const fixture *f) {
+  return sql(f->name, "SELECT count(*) FROM sessions");
+}
+
+static int64_t file_sessions(const char *db) {
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  int64_t n = (int64_t)l.count;
+  tl_session_list_free(&l);
+  tl_store_close(s);
+  return n;
+}
+
+/* The server passes tlstore check: every session there is whole. */
+static void server_checks_ok(const fixture *f) {
+  char *out = output_of(TLSTORE, f->url, "check", NULL);
+  assert_string_equal(out, "ok\n");
+  free(out);
+}
+
+/* ======================================================================== */
+/* Tests                                                                     */
+
+/* The same answers from the server as from the file it was pushed from. */
+static void same_bytes_from_file_and_server(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  char *a[] = {TLCOLLECT, "--db",  db,   "--label", "vbox", "--delays", "0,1",
+               "--count", "300",   "--tag", "load=idle", "-q", NULL};
+  char *out, *err;
+  assert_int_equal(run(a, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+  add_sessions(db, "droplet", 4, 5000);
+  add_sessions(db, "macos", 3, 9000);
+
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 9 sessions"));
+  free(out);
+  free(err);
+  /* Again: nothing is sent twice. */
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 0 sessions (0 samples); 9 already on the server"));
+  free(out);
+  free(err);
+  assert_int_equal(server_sessions(f), 9);
+  server_checks_ok(f);
+
+  static const char *const views[][4] = {
+      {TLREPORT, NULL},
+      {TLREPORT, "--format", "json", NULL},
+      {TLREPORT, "--compare", "vbox,droplet,macos", NULL},
+      {TLSTORE, "sessions", NULL},
+      {TLSTORE, "sessions", "--tag", "zone=eu-1"},
+      {TLSTORE, "labels", NULL},
+      {TLSTORE, "hosts", NULL},
+      {TLSTORE, "export", "--format", "csv"},
+      {TLSTORE, "export", "--format", "hgrm"},
+  };
+  for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+    char *x = output_of(views[i][0], db, views[i][1], views[i][2], views[i][3], NULL);
+    char *y = output_of(views[i][0], f->url, views[i][1], views[i][2], views[i][3], NULL);
+    if (strcmp(x, y) != 0)
+      fail_msg("%s %s: the server's output differs from the file's", views[i][0],
+               views[i][1] ? views[i][1] : "");
+    assert_true(strlen(x) > 10);
+    free(x);
+    free(y);
+  }
+  /* The server's info counts what the file holds. */
+  char *info = output_of(TLSTORE, f->url, "info", NULL);
+  assert_non_null(strstr(info, "sessions:       9\n"));
+  free(info);
+  free(db);
+}
+
+/* delete and prune on the server; --remove-pushed empties the file only of
+ * what the server has. */
+static void delete_prune_and_remove_pushed(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 5, 3000);
+  char *out, *err;
+  assert_int_equal(push(db, f->url, "--remove-pushed", &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 5 sessions (15000 samples); 0 already on the server; 5 "
+                              "removed from the file"));
+  free(out);
+  free(err);
+  assert_int_equal(file_sessions(db), 0);
+  assert_int_equal(server_sessions(f), 5);
+
+  char uuid[40] = "";
+  char *list = output_of(TLSTORE, f->url, "sessions", NULL);
+  char *line = strchr(list, '\n');
+  assert_non_null(line);
+  snprintf(uuid, sizeof uuid, "%.36s", line + 1);
+  free(list);
+  char *del = output_of(TLSTORE, f->url, "delete", uuid, NULL);
+  free(del);
+  assert_int_equal(server_sessions(f), 4);
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM sample_blocks b WHERE NOT EXISTS "
+                                "(SELECT 1 FROM sessions s WHERE s.id = b.session_id)"),
+                   0);
+  char *a[] = {TLSTORE, "--db", f->url, "delete", uuid, NULL};
+  assert_int_equal(run(a, NULL, &out, &err), 1);
+  assert_true(tl_test_one_line(err));
+  free(out);
+  free(err);
+  char *pr = output_of(TLSTORE, f->url, "prune", "--before", "2200-01-01", NULL);
+  assert_non_null(strstr(pr, "deleted 4 sessions (12000 samples)"));
+  free(pr);
+  assert_int_equal(server_sessions(f), 0);
+  free(db);
+}
+
+/* A failing command: exit 1, one line on stderr without secret, nothing on
+ * the file changed (same bytes). */
+static void fails_cleanly(char *const argv[], char *const env[], const char *db, const char *want,
+                          const char *secret) {
+  size_t before_len, after_len;
+  char *before = tl_test_read_file(db, &before_len);
+  char *out, *err;
+  int rc = run(argv, env, &out, &err);
+  if (rc != 1 || !tl_test_one_line(err) || (want && !strstr(err, want)))
+    fail_msg("%s %s %s: exit %d, stderr: %s", argv[1], argv[2], argv[3], rc, err);
+  if (secret && (strstr(err, secret) || strstr(out, secret)))
+    fail_msg("the password shows: %s", err);
+  char *after = tl_test_read_file(db, &after_len);
+  assert_true(before_len == after_len && memcmp(before, after, before_len) == 0);
+  free(before);
+  free(after);
+  free(out);
+  free(err);
+}
+
+static void faults_are_one_line_errors(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 3, 2000);
+  char url[1024];
+
+  /* A password in the address is refused before anything is sent. */
+  snprintf(url, sizeof url, "postgresql://%s:Hunter2pw@/%s?host=%s", pg_user, f->name, pg_host);
+  char *p1[] = {TLSTORE, "--db", db, "push", url, NULL};
+  fails_cleanly(p1, NULL, db, "~/.pgpass", "Hunter2pw");
+  snprintf(url, sizeof url, "host=%s dbname=%s password=Hunter2pw", pg_host, f->name);
+  fails_cleanly(p1, NULL, db, "PGPASSWORD", "Hunter2pw");
+
+  /* Nothing listens there; a refused TCP connection. */
+  snprintf(url, sizeof url, "postgresql://%s@/%s?host=%s/nosuch", pg_user, f->name, pg_host);
+  fails_cleanly(p1, NULL, db, "cannot connect", NULL);
+  char *p2[] = {TLSTORE, "--db", db, "push", "postgresql://tl@127.0.0.1:1/tl", NULL};
+  fails_cleanly(p2, NULL, db, "cannot connect", NULL);
+
+  /* A wrong password, from PGPASSWORD. */
+  sql("postgres", "DO $$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
+                  "'tl_password') THEN CREATE ROLE tl_password LOGIN PASSWORD 'right'; END IF; "
+                  "END$$");
+  snprintf(url, sizeof url, "postgresql://tl_password@/%s?host=%s", f->name, pg_host);
+  char *wrong[] = {"PGPASSWORD=Wr0ngSecret", NULL};
+  fails_cleanly(p1, wrong, db, "password authentication failed", "Wr0ngSecret");
+
+  /* A database of another program. */
+  char other[80];
+  snprintf(other, sizeof other, "%s_other", f->name);
+  sql("postgres", "CREATE DATABASE %s", other);
+  sql(other, "CREATE TABLE invoices (id int)");
+  snprintf(url, sizeof url, "postgresql://%s@/%s?host=%s", pg_user, other, pg_host);
+  fails_cleanly(p1, NULL, db, "not a tl database", NULL);
+  char *r1[] = {TLREPORT, "--db", url, NULL};
+  fails_cleanly(r1, NULL, db, "not a tl database", NULL);
+  sql("postgres", "DROP DATABASE %s WITH (FORCE)", other);
+
+  /* A newer tl's schema is refused, for reading and for pushing. */
+  push_ok(db, f->url);
+  sql(f->name, "UPDATE tl_schema SET version = 99");
+  char *p3[] = {TLSTORE, "--db", db, "push", f->url, NULL};
+  fails_cleanly(p3, NULL, db, "newer than this tl", NULL);
+  char *r2[] = {TLSTORE, "--db", f->url, "sessions", NULL};
+  fails_cleanly(r2, NULL, db, "newer than this tl", NULL);
+  sql(f->name, "UPDATE tl_schema SET version = 1");
+
+  /* Roles: a reader may not push or delete, a pusher may not read or
+   * delete, and neither may create tl's tables. */
+  sql("postgres", "DO $$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'tl_pusher') "
+                  "THEN CREATE ROLE tl_pusher LOGIN; CREATE ROLE tl_reader LOGIN; END IF; END$$");
+  sql(f->name, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO tl_reader; "
+               "GRANT SELECT ON tl_schema, hosts TO tl_pusher; "
+               "GRANT SELECT (id, uuid, sample_count) ON sessions TO tl_pusher; "
+               "GRANT INSERT ON hosts, sessions, session_tags, host_facts, sample_blocks TO "
+               "tl_pusher; GRANT UPDATE (hostname, first_seen, last_seen) ON hosts TO tl_pusher");
+  char reader[1024], pusher[1024];
+  make_url(reader, sizeof reader, "tl_reader", f->name);
+  make_url(pusher, sizeof pusher, "tl_pusher", f->name);
+  add_sessions(db, "macos", 2, 1000);
+  char *p4[] = {TLSTORE, "--db", db, "push", reader, NULL};
+  fails_cleanly(p4, NULL, db, "permission denied", NULL);
+  char *r3[] = {TLREPORT, "--db", pusher, NULL};
+  fails_cleanly(r3, NULL, db, "permission denied", NULL);
+  char *d1[] = {TLSTORE, "--db", pusher, "prune", "--before", "2200-01-01", NULL};
+  fails_cleanly(d1, NULL, db, "permission denied", NULL);
+  char *d2[] = {TLSTORE, "--db", reader, "prune", "--before", "2200-01-01", NULL};
+  fails_cleanly(d2, NULL, db, "permission denied", NULL);
+  char empty[80], empty_url[1024];
+  snprintf(empty, sizeof empty, "%s_empty", f->name);
+  sql("postgres", "CREATE DATABASE %s", empty);
+  sql(empty, "REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+  make_url(empty_url, sizeof empty_url, "tl_pusher", empty);
+  char *p5[] = {TLSTORE, "--db", db, "push", empty_url, NULL};
+  fails_cleanly(p5, NULL, db, "database's owner", NULL);
+  sql("postgres", "DROP DATABASE %s WITH (FORCE)", empty);
+
+  /* After all that, the push-only role completes the work. */
+  char *out, *err;
+  assert_int_equal(push(db, pusher, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 2 sessions (2000 samples); 3 already on the server"));
+  free(out);
+  free(err);
+  assert_int_equal(server_sessions(f), 5);
+  char *x = output_of(TLREPORT, db, NULL), *y = output_of(TLREPORT, reader, NULL);
+  assert_string_equal(x, y);
+  free(x);
+  free(y);
+  sql(f->name, "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM tl_reader, tl_pusher");
+  free(db);
+}
+
+/* Starts tlstore push of db to url in the background; stderr to errpath. */
+static pid_t push_in_background(const char *db, const char *url, const char *errpath) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen(errpath, "w", stderr))
+      _exit(126);
+    execl(TLSTORE, TLSTORE, "--db", db, "push", url, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int wait_exit(pid_t pid) {
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Waits (up to 60 s) until the server holds at least one session of the
+ * push in the background; then the push is still going: the file holds
+ * many sessions. */
+static void wait_first_session(const fixture *f) {
+  for (int i = 0; i < 60000 && server_sessions(f) == 0; i++) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  assert_true(server_sessions(f) > 0);
+}
+
+enum { MANY = 60, MANY_SAMPLES = 200000 };
+
+/* A server restarted, and a Ctrl-C, in the middle of a push. */
+static void cut_off_pushes_are_completed_by_the_next(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "big.db"), *errpath = file_in(f, "push.err");
+  add_sessions(db, "vbox", MANY, MANY_SAMPLES);
+  size_t before_len;
+  char *before = tl_test_read_file(db, &before_len);
+  free(output_of(TLSTORE, f->url, "info", NULL)); /* creates tl's tables */
+
+  for (int round = 0; round < 2; round++) {
+    if (round)
+      sql(f->name, "TRUNCATE sessions, hosts, session_tags, host_facts, sample_blocks");
+    pid_t pid = push_in_background(db, f->url, errpath);
+    wait_first_session(f);
+    if (round == 0) {
+      char script[4200];
+      snprintf(script, sizeof script, "%s/scripts/pg-test-server", TL_SOURCE_DIR);
+      char *a[] = {script, "restart", (char *)pg_host, NULL};
+      char *out, *err;
+      int rc = run(a, NULL, &out, &err);
+      if (rc != 0)
+        fail_msg("restarting the server: %s", err);
+      free(out);
+      free(err);
+    } else {
+      kill(pid, SIGINT);
+    }
+    assert_int_equal(wait_exit(pid), 1);
+    char *err = tl_test_read_file(errpath, NULL);
+    if (!tl_test_one_line(err) || !strstr(err, round ? "interrupted" : "connection"))
+      fail_msg("round %d: %s", round, err);
+    free(err);
+    /* Whole sessions only, and not all of them yet. */
+    int64_t got = server_sessions(f);
+    assert_true(got >= 1 && got < MANY);
+    server_checks_ok(f);
+    /* The next push sends the rest. */
+    push_ok(db, f->url);
+    assert_int_equal(server_sessions(f), MANY);
+    assert_int_equal(sql(f->name, "SELECT sum(sample_count) FROM sessions"),
+                     (int64_t)MANY * MANY_SAMPLES);
+    server_checks_ok(f);
+  }
+  size_t after_len;
+  char *after = tl_test_read_file(db, &after_len);
+  assert_true(before_len == after_len && memcmp(before, after, before_len) == 0);
+  free(before);
+  free(after);
+  free(errpath);
+  free(db);
+}
+
+enum { PUSHERS = 32, OWN = 3, SHARED = 4 };
+
+/* 32 pushers at once, each with sessions of its own and the same shared
+ * ones, while readers check the server: every session once, whole. */
+static void thirty_two_pushers(void **state) {
+  fixture *f = *state;
+  char *shared = file_in(f, "shared.db");
+  add_sessions(shared, "shared", SHARED, 20000);
+  char *paths[PUSHERS], *errs[PUSHERS];
+  pid_t pids[PUSHERS];
+  for (int i = 0; i < PUSHERS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "p%d.db", i);
+    paths[i] = file_in(f, name);
+    snprintf(name, sizeof name, "p%d.err", i);
+    errs[i] = file_in(f, name);
+    assert_int_equal(tl_test_copy_file(shared, paths[i]), 0);
+    snprintf(name, sizeof name, "host%d", i);
+    add_sessions(paths[i], name, OWN, 20000);
+  }
+  int status[PUSHERS];
+  for (int i = 0; i < PUSHERS; i++)
+    pids[i] = push_in_background(paths[i], f->url, errs[i]);
+  /* While they push, every check sees whole sessions only. */
+  for (int running = PUSHERS; running > 0;) {
+    server_checks_ok(f);
+    for (int i = 0; i < PUSHERS; i++) {
+      int st;
+      if (pids[i] && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        pids[i] = 0;
+        running--;
+      }
+    }
+  }
+  for (int i = 0; i < PUSHERS; i++) {
+    char *err = tl_test_read_file(errs[i], NULL);
+    if (status[i] != 0 || (err && *err))
+      fail_msg("pusher %d: exit %d: %s", i, status[i], err ? err : "");
+    free(err);
+  }
+  assert_int_equal(server_sessions(f), PUSHERS * OWN + SHARED);
+  assert_int_equal(sql(f->name, "SELECT sum(sample_count) FROM sessions"),
+                   (int64_t)(PUSHERS * OWN + SHARED) * 20000);
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM hosts"), PUSHERS + 1);
+  server_checks_ok(f);
+  /* Each file pushed again: all present. */
+  char *out, *err;
+  assert_int_equal(push(paths[7], f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 0 sessions (0 samples); 7 already on the server"));
+  free(out);
+  free(err);
+  for (int i = 0; i < PUSHERS; i++) {
+    free(paths[i]);
+    free(errs[i]);
+  }
+  free(shared);
+}
+
+int main(void) {
+  pg_host = getenv("TL_TEST_PG_HOST");
+  pg_user = getenv("TL_TEST_PG_USER");
+  if (!pg_host || !*pg_host || !pg_user || !*pg_user) {
+    const char *required = getenv("TL_TEST_PG_REQUIRED");
+    fprintf(stderr, "test_pg: %s: no PostgreSQL server to test against (start one with "
+                    "scripts/pg-test-server, which sets TL_TEST_PG_HOST and TL_TEST_PG_USER)\n",
+            required && *required == '1' ? "FAILED" : "skipped");
+    return required && *required == '1' ? 1 : 77;
+  }
+  if (getenv("TL_TEST_FILTER"))
+    cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(same_bytes_from_file_and_server, setup, teardown),
+      cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
+      cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
+      cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
