@@ -181,6 +181,10 @@ void tl__kept_free(tl__kept *k);
 size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t np,
                           int64_t *ranks);
 void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, size_t n);
+/* For tests: when set, every replicate of the session bootstrap is answered
+ * by the binary search over every session that the table of marks replaced,
+ * so that the two can be compared. */
+extern int tl__stats_boot_search;
 
 /* Verdicts (stats.c): the pair of groups a and b, or NULL; whether group
  * a's value at percentile k is clearly below b's (the 95% interval of the

@@ -384,6 +384,7 @@ typedef struct {
   size_t ns;
   int64_t *buf;  /* every kept sample, session by session */
   int64_t *pool; /* the same, sorted */
+  uint32_t *tag; /* the session of each pooled sample */
   size_t m;      /* kept in total */
   int64_t n;     /* samples in total */
   int exact;     /* every sample kept */
@@ -398,6 +399,7 @@ static void sset_free(sset *x) {
     free(x->s);
     free(x->buf);
     free(x->pool);
+    free(x->tag);
   }
   memset(x, 0, sizeof *x);
 }
@@ -479,30 +481,43 @@ static int reservoir_cb(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
-/* The index of session id in the comparison, or -1. */
-static ptrdiff_t find_session(const tl_comparison *cmp, int64_t id) {
-  for (size_t i = 0; i < cmp->sessions.count; i++)
-    if (cmp->sessions.items[i].id == id)
+/* The index of session id in the comparison, or -1. The search starts at
+ * *from and leaves it after the session found: a group lists its sessions
+ * in the comparison's order, so each is found at the first look. */
+static ptrdiff_t find_session(const tl_comparison *cmp, int64_t id, size_t *from) {
+  size_t n = cmp->sessions.count;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = (*from + k) % n;
+    if (cmp->sessions.items[i].id == id) {
+      *from = i + 1;
       return (ptrdiff_t)i;
+    }
+  }
   return -1;
 }
 
-/* Sorts v, made of the sorted runs v[run[i]..run[i+1]) (i < runs), by
- * merging them a pair at a time (tmp as large as v): the sessions' samples
- * are sorted already, so the pool need not be sorted again from scratch. */
-static void pool_merge(int64_t *v, int64_t *tmp, size_t *run, size_t runs) {
-  int64_t *src = v, *dst = tmp;
+/* Sorts v, made of the sorted runs v[run[i]..run[i+1]) (i < runs), carrying
+ * each sample's tag along, by merging the runs a pair at a time (vt and tt
+ * as large as v): the sessions' samples are sorted already, so the pool
+ * need not be sorted again from scratch. */
+static void pool_merge(int64_t *v, uint32_t *tag, int64_t *vt, uint32_t *tt, size_t *run,
+                       size_t runs) {
+  int64_t *src = v, *dst = vt;
+  uint32_t *tsrc = tag, *tdst = tt;
   while (runs > 1) {
     size_t out = 0;
     for (size_t r = 0; r < runs; r += 2) {
       /* An odd run out (no partner) is copied as it is. */
       size_t a = run[r], am = run[r + 1], b = am, bm = r + 1 < runs ? run[r + 2] : am, at = a;
-      while (a < am && b < bm)
-        dst[at++] = src[b] < src[a] ? src[b++] : src[a++];
-      while (a < am)
-        dst[at++] = src[a++];
-      while (b < bm)
-        dst[at++] = src[b++];
+      while (a < am && b < bm) {
+        size_t from = src[b] < src[a] ? b++ : a++;
+        dst[at] = src[from];
+        tdst[at++] = tsrc[from];
+      }
+      for (; a < am; a++, at++)
+        dst[at] = src[a], tdst[at] = tsrc[a];
+      for (; b < bm; b++, at++)
+        dst[at] = src[b], tdst[at] = tsrc[b];
       run[out++] = run[r];
     }
     run[out] = run[runs];
@@ -510,9 +525,76 @@ static void pool_merge(int64_t *v, int64_t *tmp, size_t *run, size_t runs) {
     int64_t *t = src;
     src = dst;
     dst = t;
+    uint32_t *u = tsrc;
+    tsrc = tdst;
+    tdst = u;
   }
-  if (src != v)
+  if (src != v) {
     memcpy(v, src, run[1] * sizeof *v);
+    memcpy(tag, tsrc, run[1] * sizeof *tag);
+  }
+}
+
+/* Sorts the samples of x (each session's, one session after another in
+ * x->buf) into x->pool with their sessions in x->tag, and sorts each
+ * session's own. When a sample and its session's number fit in one 63-bit
+ * key, one radix sort of the keys (a few passes over the pool), then each
+ * session takes its samples back in order; otherwise each session is sorted
+ * and the sessions are merged. */
+static int pool_sort(sset *x) {
+  size_t m = x->m;
+  int64_t lo = m ? x->buf[0] : 0, hi = lo;
+  for (size_t j = 1; j < m; j++) {
+    lo = x->buf[j] < lo ? x->buf[j] : lo;
+    hi = x->buf[j] > hi ? x->buf[j] : hi;
+  }
+  int bits = 0;
+  while (bits < 32 && ((size_t)1 << bits) < x->ns)
+    bits++;
+  uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  if (bits < 32 && span < (UINT64_C(1) << (63 - bits))) {
+    int64_t *key = x->pool;
+    size_t *fill = calloc(x->ns ? x->ns : 1, sizeof *fill);
+    if (!fill)
+      return TL_ENOMEM;
+    for (size_t i = 0, at = 0; i < x->ns; i++)
+      for (size_t j = 0; j < x->s[i].m; j++)
+        key[at++] = (int64_t)((((uint64_t)x->s[i].v[j] - (uint64_t)lo) << bits) | i);
+    if (tl__sort_i64(key, m)) {
+      free(fill);
+      return TL_ENOMEM;
+    }
+    uint64_t mask = ((uint64_t)1 << bits) - 1;
+    for (size_t j = 0; j < m; j++) {
+      uint64_t k = (uint64_t)key[j];
+      uint32_t t = (uint32_t)(k & mask);
+      x->tag[j] = t;
+      x->pool[j] = (int64_t)((k >> bits) + (uint64_t)lo);
+      x->s[t].v[fill[t]++] = x->pool[j];
+    }
+    free(fill);
+    return TL_OK;
+  }
+  int64_t *vt = malloc((m ? m : 1) * sizeof *vt);
+  uint32_t *tt = malloc((m ? m : 1) * sizeof *tt);
+  size_t *run = malloc((x->ns + 1) * sizeof *run);
+  int rc = vt && tt && run ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; i < x->ns && !rc; i++)
+    rc = tl__sort_i64(x->s[i].v, x->s[i].m);
+  if (!rc) {
+    memcpy(x->pool, x->buf, m * sizeof *x->pool);
+    run[0] = 0;
+    for (size_t i = 0; i < x->ns; i++) {
+      run[i + 1] = run[i] + x->s[i].m;
+      for (size_t j = run[i]; j < run[i + 1]; j++)
+        x->tag[j] = (uint32_t)i;
+    }
+    pool_merge(x->pool, x->tag, vt, tt, run, x->ns);
+  }
+  free(vt);
+  free(tt);
+  free(run);
+  return rc;
 }
 
 /* Readies x to keep samples of the sessions ids[0..nids): every sample when
@@ -527,8 +609,9 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
     return TL_ENOMEM;
   x->ns = nids;
   int64_t total = 0;
+  size_t from = 0;
   for (size_t i = 0; i < nids; i++) {
-    ptrdiff_t at = find_session(cmp, ids[i]);
+    ptrdiff_t at = find_session(cmp, ids[i], &from);
     const tl_session *s = at < 0 ? NULL : &cmp->sessions.items[at];
     x->s[i].d = at < 0 || !cmp->details ? NULL : &cmp->details[at];
     x->s[i].id = ids[i];
@@ -561,16 +644,14 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
   return TL_OK;
 }
 
-/* Sorts what each session kept, closes the gaps left by sessions smaller
- * than expected, and merges the sessions into the pool. */
+/* Closes the gaps left by sessions smaller than expected, then sorts what
+ * each session kept and the pool of them all. */
 static int sset_finish(sset *x) {
   x->exact = 1;
   x->n = 0;
   size_t at = 0;
   for (size_t i = 0; i < x->ns; i++) {
     sess *s = &x->s[i];
-    if (tl__sort_i64(s->v, s->m))
-      return TL_ENOMEM;
     x->exact &= (int64_t)s->m == s->n;
     x->n += s->n;
     memmove(x->buf + at, s->v, s->m * sizeof *x->buf);
@@ -579,19 +660,10 @@ static int sset_finish(sset *x) {
   }
   x->m = at;
   x->pool = malloc((at ? at : 1) * sizeof *x->pool);
-  int64_t *tmp = malloc((at ? at : 1) * sizeof *tmp);
-  size_t *run = malloc((x->ns + 1) * sizeof *run);
-  int rc = x->pool && tmp && run ? TL_OK : TL_ENOMEM;
-  if (!rc) {
-    memcpy(x->pool, x->buf, at * sizeof *x->pool);
-    run[0] = 0;
-    for (size_t i = 0; i < x->ns; i++)
-      run[i + 1] = run[i] + x->s[i].m;
-    pool_merge(x->pool, tmp, run, x->ns);
-  }
-  free(tmp);
-  free(run);
-  return rc;
+  x->tag = malloc((at ? at : 1) * sizeof *x->tag);
+  if (!x->pool || !x->tag)
+    return TL_ENOMEM;
+  return pool_sort(x);
 }
 
 /* Loads the sessions ids[0..nids) into x by reading them. Errors leave a
@@ -626,7 +698,8 @@ tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budg
   size_t cap = 0;
   for (size_t i = 0; i < k->set.ns; i++)
     cap += k->set.s[i].cap;
-  size_t bytes = 2 * cap * sizeof(int64_t); /* the samples and the pool */
+  /* The samples, the pool and its tags. */
+  size_t bytes = cap * (2 * sizeof(int64_t) + sizeof(uint32_t));
   if (bytes > *budget) {
     tl__kept_free(k);
     return NULL;
@@ -707,6 +780,139 @@ static int64_t sset_at(const sset *x, const double *w, double rank) {
       lo = mid + 1;
   }
   return x->pool[lo];
+}
+
+/* ======================================================================== */
+/* The session bootstrap, without searching every session                  */
+
+/* A replicate of the session bootstrap asks for the smallest pooled value at
+ * which the resampled sessions' weighted count reaches a rank. sset_at finds
+ * it by a binary search over the pool whose every step is a binary search in
+ * every session: sessions x log(pool) x log(session) per replicate and
+ * percentile, which made a month of runs (240 sessions a group) cost
+ * seconds. boot_at finds the same value from a table made once per group:
+ * the pool cut at marks, with every session's count below each mark. The
+ * weight below a mark is then one product of its row and the replicate's
+ * weights; a bisection over the marks finds the last one below the rank,
+ * and a walk from it adds each pooled sample's weight until the rank is
+ * reached. The sums are sset_at's in another order: equal while every
+ * sample is kept (whole numbers), within rounding otherwise, far inside the
+ * 1e-6 both allow. */
+
+enum {
+  BOOT_ROWS = 1u << 20, /* counts in the table of marks at most (4 MiB) */
+};
+
+int tl__stats_boot_search;
+
+/* The pool cut at marks (at starts of runs of equal values): row t holds
+ * each session's count of kept samples below mark t, so that a replicate's
+ * weight below a mark is one product of a row and the weights. */
+typedef struct {
+  const sset *x;
+  double *unit; /* in a replicate: the weight of one kept sample of each session */
+  size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
+  float *row;   /* (marks + 1) x sessions counts (exact below 2^24) */
+  size_t marks;
+} boot;
+
+static void boot_free(boot *bt) {
+  free(bt->unit);
+  free(bt->mark);
+  free(bt->row);
+  memset(bt, 0, sizeof *bt);
+}
+
+/* Marks the pool every step samples (about half the number of
+ * sessions, or more when the table would pass BOOT_ROWS: a mark visited
+ * costs a product over the sessions, a sample walked one addition) and
+ * counts each session's kept samples below every mark. */
+static int boot_init(const sset *x, boot *bt) {
+  memset(bt, 0, sizeof *bt);
+  bt->x = x;
+  size_t m = x->m, ns = x->ns ? x->ns : 1, step = ns / 2 > 16 ? ns / 2 : 16;
+  if (m / step + 2 > BOOT_ROWS / ns)
+    step = m / (BOOT_ROWS / ns > 2 ? BOOT_ROWS / ns - 2 : 1) + 1;
+  size_t most = m / step + 2;
+  bt->unit = malloc(ns * sizeof *bt->unit);
+  bt->mark = malloc(most * sizeof *bt->mark);
+  bt->row = malloc(most * ns * sizeof *bt->row);
+  if (!bt->unit || !bt->mark || !bt->row) {
+    boot_free(bt);
+    return TL_ENOMEM;
+  }
+  memset(bt->row, 0, ns * sizeof *bt->row);
+  bt->mark[0] = 0;
+  size_t t = 0;
+  for (size_t j = 0; j < m;) {
+    size_t next = j + step < m ? j + step : m;
+    while (next < m && x->pool[next] == x->pool[next - 1])
+      next++;
+    float *r = bt->row + (t + 1) * ns;
+    memcpy(r, r - ns, ns * sizeof *r);
+    for (; j < next; j++)
+      r[x->tag[j]] += 1;
+    bt->mark[++t] = next;
+  }
+  bt->marks = t;
+  return TL_OK;
+}
+
+/* Readies a replicate of weights w (session i counted w[i] times). */
+static void boot_weigh(boot *bt, const double *w) {
+  for (size_t i = 0; i < bt->x->ns; i++) {
+    const sess *s = &bt->x->s[i];
+    /* The factor sset_at multiplies a session's count by. */
+    bt->unit[i] = w[i] > 0 && s->m ? w[i] * (double)s->n / (double)s->m : 0;
+  }
+}
+
+/* The replicate's weight below mark t: exact while every sample is kept
+ * (whole numbers), otherwise the same products as sset_at's summed in
+ * another order. Four sums side by side, so that it vectorizes. */
+static double boot_below(const boot *bt, size_t t) {
+  const float *r = bt->row + t * bt->x->ns;
+  const double *u = bt->unit;
+  size_t ns = bt->x->ns, i = 0;
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (; i + 4 <= ns; i += 4) {
+    s0 += u[i] * (double)r[i];
+    s1 += u[i + 1] * (double)r[i + 1];
+    s2 += u[i + 2] * (double)r[i + 2];
+    s3 += u[i + 3] * (double)r[i + 3];
+  }
+  for (; i < ns; i++)
+    s0 += u[i] * (double)r[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* sset_at(x, w, rank) for the weights of the last boot_weigh: the last mark
+ * below the rank by bisection, then a walk from it, adding each sample's
+ * weight. Should rounding keep the walk from the rank (not while every
+ * sample is kept), sset_at answers. */
+static int64_t boot_at(const boot *bt, const double *w, double rank) {
+  const sset *x = bt->x;
+  double need = rank - 1e-6;
+  size_t lo = 0, hi = bt->marks;
+  if (!tl__stats_boot_search && boot_below(bt, hi) >= need) {
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (boot_below(bt, mid) < need)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    double c = boot_below(bt, lo);
+    for (size_t j = bt->mark[lo]; j < x->m;) {
+      int64_t v = x->pool[j];
+      do
+        c += bt->unit[x->tag[j]];
+      while (++j < x->m && x->pool[j] == v);
+      if (c >= need)
+        return v;
+    }
+  }
+  return sset_at(x, w, rank);
 }
 
 /* Exact values at 1-based ranks of the whole group: from the pool when every
@@ -897,6 +1103,11 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
     free(w);
     return TL_ENOMEM;
   }
+  boot bt = {0};
+  if (g->method == TL_CI_SESSIONS && boot_init(x, &bt)) {
+    free(w);
+    return TL_ENOMEM;
+  }
   rng r = {seed};
   for (size_t b = 0; b < B; b++) {
     if (g->method == TL_CI_SESSIONS) {
@@ -909,8 +1120,9 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
           total += (double)x->s[pick].n;
         }
       }
+      boot_weigh(&bt, w);
       for (size_t k = 0; k < np; k++)
-        g->rep[k * B + b] = sset_at(x, w, (double)tl_rank(pcts[k], (int64_t)total));
+        g->rep[k * B + b] = boot_at(&bt, w, (double)tl_rank(pcts[k], (int64_t)total));
     } else {
       /* The k-th smallest of a resample of n is F^-1 of a Beta(k, n-k+1)
        * draw, so each replicate costs one draw instead of n. */
@@ -922,6 +1134,7 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
     }
   }
   free(w);
+  boot_free(&bt);
   for (size_t k = 0; k < np; k++)
     qsort(g->rep + k * B, B, sizeof *g->rep, cmp_i64);
 

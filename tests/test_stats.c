@@ -835,6 +835,72 @@ static void large_groups_and_determinism(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* The session bootstrap walks a table of marks over the pool instead of
+ * searching every session for every replicate (stats.c): it must give the
+ * very bytes of the search it replaced, with many ties, with a group too
+ * large to keep whole, and with values too far apart to sort with their
+ * session in one key (so the sessions are merged instead). */
+static void session_bootstrap_as_searched(void **state) {
+  fixture *f = *state;
+  size_t big = TL_STATS_KEEP / 5 + 1000;
+  int64_t *v = malloc(big * sizeof *v);
+  for (int s = 0; s < 7; s++) {
+    for (int i = 0; i < 300; i++)
+      v[i] = 1000000 + (int64_t)(rnd() % 50) * 1000 + s * 3000;
+    add_session(f, "ties", 0, v, 300, 0);
+  }
+  for (int s = 0; s < 6; s++) {
+    uniform(v, big, 2000000 + s * 100000, 3000000);
+    add_session(f, "big", 0, v, big, 0);
+  }
+  for (int s = 0; s < 5; s++) {
+    for (int i = 0; i < 200; i++)
+      v[i] = (rnd() % 3 ? 1000 : (INT64_C(1) << 61)) + (int64_t)(rnd() % 1000);
+    add_session(f, "far", 0, v, 200, 0);
+  }
+  const char *labels[3] = {"ties", "big", "far"};
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = 3;
+  const double p[] = {50, 90, 99, 99.9};
+  memcpy(o.pcts, p, sizeof p);
+  o.pct_count = 4;
+  tl_comparison cmp;
+  tl_stats st;
+  char err[512];
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
+  assert_int_equal(cmp.group_count, 3);
+  assert_true(cmp.groups[1].dist.count > TL_STATS_KEEP);
+  for (size_t g = 0; g < 3; g++)
+    assert_int_equal(st.groups[g].method, TL_CI_SESSIONS);
+  char *walked = markdown(&cmp, &st);
+  tl_stats searched;
+  tl__stats_boot_search = 1;
+  int rc = tl_stats_compute(f->s, &cmp, &searched, err, sizeof err);
+  tl__stats_boot_search = 0;
+  assert_int_equal(rc, TL_OK);
+  for (size_t g = 0; g < 3; g++)
+    for (size_t k = 0; k < 4; k++) {
+      assert_int_equal(st.groups[g].pct[k].lo_ns, searched.groups[g].pct[k].lo_ns);
+      assert_int_equal(st.groups[g].pct[k].hi_ns, searched.groups[g].pct[k].hi_ns);
+    }
+  for (size_t i = 0; i < st.pair_count; i++)
+    for (size_t k = 0; k < 4; k++) {
+      assert_int_equal(st.pairs[i].lo_ns[k], searched.pairs[i].lo_ns[k]);
+      assert_int_equal(st.pairs[i].hi_ns[k], searched.pairs[i].hi_ns[k]);
+    }
+  char *md = markdown(&cmp, &searched);
+  assert_string_equal(walked, md);
+  free(md);
+  free(walked);
+  free(v);
+  tl_stats_free(&searched);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
 /* The samples kept of a large group are spread over the whole session: the
  * same values stored rising in one label and falling in the other must look
  * alike to the rank test. A way of keeping that favoured early or late
@@ -1014,6 +1080,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
       cmocka_unit_test_setup_teardown(check_compares_lateness, setup, teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
+      cmocka_unit_test_setup_teardown(session_bootstrap_as_searched, setup, teardown),
       cmocka_unit_test_setup_teardown(reservoir_keeps_every_position_alike, setup, teardown),
       cmocka_unit_test_setup_teardown(intervals_cover_the_truth, setup, teardown),
       cmocka_unit_test_setup_teardown(hostile_text, setup, teardown),
