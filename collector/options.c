@@ -84,11 +84,11 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
     return tl_fail(why, whylen, TL_EINVAL,
                "--gap: not with --concurrency (each timer re-arms at once)");
   if (o->arm_from && !p->arm_contexts)
-    return bad(why, whylen, TL_EINVAL,
-               "--arm-from: only the node, uv and settimeout probes take an arming context");
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "--arm-from: only the node, uv and settimeout probes take an arming context");
   if (o->arm_from && !in_list(p->arm_contexts, o->arm_from))
-    return bad(why, whylen, TL_EINVAL, "--arm-from: the %s probe takes %s", p->info.name,
-               p->arm_contexts);
+    return tl_fail(why, whylen, TL_EINVAL, "--arm-from: the %s probe takes %s", p->info.name,
+                   p->arm_contexts);
   if (o->cpu >= 0) {
     int u = tl__os_cpu_usable(o->cpu);
     if (u == TL_EUNAVAIL)

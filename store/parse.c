@@ -92,7 +92,7 @@ static int tag_check(const char *key, size_t klen, const char *value, char *why,
 
 int tl_tag_check(const char *key, const char *value, char *why, size_t whylen) {
   if (!key || !value)
-    return refuse(why, whylen, "tag key or value is missing");
+    return tl_fail(why, whylen, TL_EINVAL, "tag key or value is missing");
   return tag_check(key, strlen(key), value, why, whylen);
 }
 
