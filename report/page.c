@@ -90,6 +90,10 @@ static const char *label_href(const tl__page *p, const char *label, char *buf, s
 /* ======================================================================== */
 /* Helpers                                                                   */
 
+/* Markdown pages list every session and command line only up to this many;
+ * beyond, they summarize (the page must not grow with the runs). */
+enum { MD_LIST_MAX = 24 };
+
 static int label_has_sessions(const tl_comparison *c, const char *label) {
   for (size_t i = 0; i < c->sessions.count; i++)
     if (strcmp(c->sessions.items[i].label, label) == 0)
@@ -557,6 +561,13 @@ static size_t hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
   return n;
 }
 
+/* "2026-11-30" (UTC). */
+static void date_only(int64_t ns, char *buf, size_t len) {
+  char d[32];
+  tl_date_format(ns, d, sizeof d);
+  snprintf(buf, len, "%.10s", d);
+}
+
 /* "2026-11-30 09:56": short enough not to wrap in a table (UTC). */
 static void minute(int64_t ns, char *buf, size_t len) {
   char d[32];
@@ -615,6 +626,135 @@ static void host_virt(const tl_session_detail *d, char *buf, size_t len) {
     snprintf(buf, len, "%s", unknown ? "unknown" : "none");
 }
 
+/* Whether session i is the first of its label on its host (fingerprint). */
+static int first_on_host(const tl_comparison *c, size_t i) {
+  const tl_session *s = &c->sessions.items[i];
+  for (size_t k = 0; k < i; k++)
+    if (strcmp(c->sessions.items[k].label, s->label) == 0 &&
+        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0)
+      return 0;
+  return 1;
+}
+
+/* Whether session i is the first of its run (run uuid) among the sessions. */
+static int first_of_run(const tl_comparison *c, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (strcmp(c->sessions.items[k].run_uuid, c->sessions.items[i].run_uuid) == 0)
+      return 0;
+  return 1;
+}
+
+/* Per label: how many sessions and runs, over which dates, their statuses
+ * and hosts. One row per label whatever the number of sessions. */
+static void session_summary(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t n = c->sessions.count;
+  static const char *const head[] = {"label",        "sessions", "runs", "first (UTC)",
+                                     "newest (UTC)", "statuses", "hosts"};
+  tl__table *t = tl__table_new(7, head, "lrrllll");
+  for (size_t l = 0; t && l < c->label_count; l++) {
+    size_t count = 0, runs = 0, hosts = 0;
+    int64_t t0 = 0, t1 = 0;
+    char statuses[512] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      if (strcmp(s->label, c->labels[l]) != 0)
+        continue;
+      if (!count++)
+        t0 = s->started_ns;
+      t1 = s->started_ns > t1 ? s->started_ns : t1;
+      runs += (size_t)first_of_run(c, i);
+      hosts += (size_t)first_on_host(c, i);
+      /* Each status once, with its count, in order of first appearance. */
+      int seen = 0;
+      for (size_t k = 0; k < i && !seen; k++)
+        seen = strcmp(c->sessions.items[k].label, s->label) == 0 &&
+               strcmp(c->sessions.items[k].status, s->status) == 0;
+      if (seen)
+        continue;
+      size_t same = 0;
+      for (size_t k = i; k < n; k++)
+        same += strcmp(c->sessions.items[k].label, s->label) == 0 &&
+                strcmp(c->sessions.items[k].status, s->status) == 0;
+      if (at < sizeof statuses)
+        at += (size_t)snprintf(statuses + at, sizeof statuses - at, "%s%zu %s", at ? ", " : "",
+                               same, s->status);
+    }
+    if (!count)
+      continue;
+    char href[128], d0[32], d1[32];
+    tl__table_link(t, tl__table_add(t, c->labels[l]),
+                   label_href(p, c->labels[l], href, sizeof href));
+    tl__table_addf(t, "%zu", count);
+    tl__table_addf(t, "%zu", runs);
+    date_only(t0, d0, sizeof d0);
+    date_only(t1, d1, sizeof d1);
+    tl__table_add(t, d0);
+    tl__table_add(t, d1);
+    tl__table_add(t, statuses);
+    tl__table_addf(t, "%zu", hosts);
+  }
+  FILE *f = tl__prose(p);
+  fputs("### Sessions\n\n", f);
+  put_table(p, t);
+}
+
+/* Every session, one row each: folded into <details> in HTML; in Markdown
+ * only while short, so that the page does not grow with the runs. */
+static void session_list(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t n = c->sessions.count;
+  int html = p->o->format == TL_FORMAT_HTML;
+  if (!html && n > MD_LIST_MAX) {
+    fprintf(tl__prose(p),
+            "The list of all %zu sessions is in the HTML page (`--format html`), in JSON "
+            "(`--format json`) and on the label pages of `--site`.\n\n",
+            n);
+    return;
+  }
+  static const char *const shead[] = {"started (UTC)", "label",   "host",     "probe",    "delay",
+                                      "status",        "samples", "p90 late", "p99 late", "tags"};
+  tl__table *t = tl__table_new(10, shead, "llllrlrrrl");
+  for (size_t i = 0; t && i < n; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    const tl_session_detail *d = &c->details[i];
+    char buf[1024], href[128], v[48];
+    minute(s->started_ns, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__table_link(t, tl__table_add(t, s->label), label_href(p, s->label, href, sizeof href));
+    size_t cell = tl__table_add(t, s->hostname);
+    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
+      tl__table_link(t, cell, href);
+    tl__table_add(t, s->probe);
+    tl__table_addf(t, "%g ms", (double)s->delay_ns / 1e6);
+    tl__table_add(t, s->status);
+    tl__table_addf(t, "%lld", (long long)s->sample_count);
+    int64_t armed = tl_armed_ns(s->probe, s->delay_ns);
+    for (int k = 1; k <= 2; k++) {
+      if (d->dist.count) {
+        tl__say_time((double)(d->dist.pct_ns[k] - armed), v, sizeof v);
+        tl__table_add(t, v);
+      } else {
+        tl__table_add(t, "-");
+      }
+    }
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < d->tag_count && at < sizeof buf; k++)
+      at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%s", k ? " " : "", d->tags[k].key,
+                             d->tags[k].value);
+    tl__table_add(t, buf);
+  }
+  if (html) {
+    tl__prose_flush(p);
+    fprintf(p->out, "<details><summary>All %zu sessions</summary>\n", n);
+  }
+  put_table(p, t);
+  if (html)
+    fputs("</details>\n", p->out);
+}
+
 static void section_hosts(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count;
@@ -666,42 +806,8 @@ static void section_hosts(tl__page *p) {
   }
   put_table(p, t);
 
-  static const char *const shead[] = {"started (UTC)", "label",  "host", "probe", "delay",
-                                      "samples",       "status", "p90",  "p99",   "tags"};
-  t = tl__table_new(10, shead, "llllrrlrrl");
-  for (size_t i = 0; t && i < n; i++) {
-    const tl_session *s = &c->sessions.items[i];
-    const tl_session_detail *d = &c->details[i];
-    char buf[1024], href[128], v[48];
-    minute(s->started_ns, buf, sizeof buf);
-    tl__table_add(t, buf);
-    tl__table_link(t, tl__table_add(t, s->label), label_href(p, s->label, href, sizeof href));
-    size_t cell = tl__table_add(t, s->hostname);
-    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
-    tl__table_add(t, s->probe);
-    tl__table_addf(t, "%g ms", (double)s->delay_ns / 1e6);
-    tl__table_addf(t, "%lld", (long long)s->sample_count);
-    tl__table_add(t, s->status);
-    if (d->dist.count) {
-      tl_format_ms((double)d->dist.pct_ns[1], v, sizeof v);
-      tl__table_add(t, v);
-      tl_format_ms((double)d->dist.pct_ns[2], v, sizeof v);
-      tl__table_add(t, v);
-    } else {
-      tl__table_add(t, "-");
-      tl__table_add(t, "-");
-    }
-    size_t at = 0;
-    buf[0] = '\0';
-    for (size_t k = 0; k < d->tag_count && at < sizeof buf; k++)
-      at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%s", k ? " " : "", d->tags[k].key,
-                             d->tags[k].value);
-    tl__table_add(t, buf);
-  }
-  f = tl__prose(p);
-  fputs("### Sessions\n\n", f);
-  put_table(p, t);
+  session_summary(p);
+  session_list(p);
   free(first);
   free(newest);
 }
@@ -729,6 +835,8 @@ static void code_block(FILE *f, const char *text) {
   fputs("\n\n", f);
 }
 
+static void command_lines(tl__page *p);
+
 static void section_method(tl__page *p) {
   const tl_comparison *c = p->c;
   heading(p, "how-it-was-measured", "How it was measured");
@@ -752,22 +860,71 @@ static void section_method(tl__page *p) {
         "ceil(N/100 \xC3\x97 n)-th smallest of n), never an interpolation or an estimate. The "
         "mean and the standard deviation (population) are over the same samples.\n\n",
         f);
+  command_lines(p);
+}
+
+/* The command lines, once each: the runs of a label that share one command
+ * line (a scheduled job) are one entry with their count and dates. HTML
+ * folds them into <details>; Markdown lists at most MD_LIST_MAX. */
+static void command_lines(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t n = c->sessions.count, shown = 0, total = 0;
+  int html = p->o->format == TL_FORMAT_HTML;
+  FILE *f = tl__prose(p);
   fputs("### Command lines\n\n", f);
+  if (html) {
+    tl__prose_flush(p);
+    fputs("<details><summary>The command line of every run</summary>\n", p->out);
+    f = tl__prose(p);
+  }
   for (size_t i = 0; i < n; i++) {
     const tl_session *s = &c->sessions.items[i];
-    size_t k = 0;
-    while (k < i && strcmp(c->sessions.items[k].run_uuid, s->run_uuid) != 0)
-      k++;
-    if (k < i)
-      continue; /* one line per run: its sessions share the command */
-    char date[32];
+    if (!first_of_run(c, i))
+      continue;
+    /* The first run of this label with this command line speaks for all. */
+    int seen = 0;
+    for (size_t k = 0; k < i && !seen; k++)
+      seen = strcmp(c->sessions.items[k].label, s->label) == 0 &&
+             strcmp(c->sessions.items[k].command_line, s->command_line) == 0;
+    if (seen)
+      continue;
+    total++;
+    if (!html && shown >= MD_LIST_MAX)
+      continue;
+    shown++;
+    size_t runs = 0;
+    int64_t last = s->started_ns;
+    for (size_t k = i; k < n; k++) {
+      const tl_session *o = &c->sessions.items[k];
+      if (strcmp(o->label, s->label) == 0 && strcmp(o->command_line, s->command_line) == 0 &&
+          first_of_run(c, k)) {
+        runs++;
+        last = o->started_ns > last ? o->started_ns : last;
+      }
+    }
+    char date[32], end[32];
     minute(s->started_ns, date, sizeof date);
     fputs("**", f);
     tl_md_escape(f, s->label);
     fputs("** on ", f);
     tl_md_escape(f, s->hostname);
-    fprintf(f, ", %s UTC:\n\n", date);
+    if (runs > 1) {
+      date_only(s->started_ns, date, sizeof date);
+      date_only(last, end, sizeof end);
+      fprintf(f, ", %zu runs from %s to %s (UTC):\n\n", runs, date, end);
+    } else {
+      fprintf(f, ", %s UTC:\n\n", date);
+    }
     code_block(f, *s->command_line ? s->command_line : "(not recorded)");
+  }
+  if (total > shown)
+    fprintf(f,
+            "And %zu more command lines: in the HTML page (`--format html`) and in JSON "
+            "(`--format json`).\n\n",
+            total - shown);
+  if (html) {
+    tl__prose_flush(p);
+    fputs("</details>\n", p->out);
   }
 }
 
@@ -883,6 +1040,85 @@ static double load_per_cpu(const tl_comparison *c, size_t i, double *load, doubl
   return *load / *cpus;
 }
 
+/* One matrix per probe and delay instead of a sentence per pair: the cell
+ * of row A and column B is A's p90 lateness minus B's with its 95%
+ * interval, and whether that is clear. Its size depends on the labels, not
+ * on the sessions. */
+static void difference_matrices(tl__page *p) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st = page_stats(p);
+  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
+  size_t *idx = calloc(c->label_count + 1, sizeof *idx);
+  if (!blk || !idx || !st) {
+    free(blk);
+    free(idx);
+    if (st)
+      p->failed = TL_ENOMEM;
+    return;
+  }
+  double pct = headline_pct(c);
+  size_t nb = delays_of(c, blk);
+  int titled = 0;
+  for (size_t b = 0; b < nb; b++) {
+    const tl_group *g0 = &c->groups[blk[b]];
+    size_t n = block_of(c, g0, idx), with = 0;
+    int k = pct_index(&g0->dist, pct);
+    for (size_t i = 0; i < n; i++)
+      with += c->groups[idx[i]].dist.count > 0;
+    if (with < 2 || k < 0 || n > TL_MAX_PCTS + 3)
+      continue;
+    FILE *f = tl__prose(p);
+    if (!titled++)
+      fprintf(f,
+              "### Differences\n\nEach cell is the row's p%g lateness minus the column's, with "
+              "its 95%% interval; \"clearly\" where the interval excludes 0 and both rest on "
+              "enough samples.\n\n",
+              pct);
+    char call[96];
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    fputs("**", f);
+    tl_md_escape(f, call);
+    fputs("**\n\n", f);
+    tl__heads h;
+    h.name[0] = "minus";
+    h.align[0] = 'l';
+    for (size_t j = 0; j < n; j++) {
+      snprintf(h.text[j], sizeof h.text[j], "%s", c->groups[idx[j]].label);
+      h.name[j + 1] = h.text[j];
+      h.align[j + 1] = 'r';
+    }
+    h.align[n + 1] = '\0';
+    tl__table *t = tl__table_new(n + 1, h.name, h.align);
+    for (size_t r = 0; t && r < n; r++) {
+      tl__table_add(t, c->groups[idx[r]].label);
+      for (size_t j = 0; j < n; j++) {
+        const tl_pair_stats *pr = tl__pair_of(st, idx[r], idx[j]);
+        if (r == j || !pr) {
+          tl__table_add(t, r == j ? "" : "-");
+          continue;
+        }
+        /* pr holds b minus a; the cell is row minus column. */
+        int sign = pr->b == idx[r] ? 1 : -1;
+        double d = sign * (double)pr->diff_ns[k];
+        double lo = sign > 0 ? (double)pr->lo_ns[k] : -(double)pr->hi_ns[k];
+        double hi = sign > 0 ? (double)pr->hi_ns[k] : -(double)pr->lo_ns[k];
+        char dv[48], lv[48], hv[48];
+        tl__unit u = tl__unit_for(fmax(fabs(lo), fabs(hi)));
+        tl__num(d, u, dv, sizeof dv);
+        tl__num(lo, u, lv, sizeof lv);
+        tl__num(hi, u, hv, sizeof hv);
+        int clear = tl__clearly_below(st, idx[r], idx[j], (size_t)k) ||
+                    tl__clearly_below(st, idx[j], idx[r], (size_t)k);
+        tl__table_addf(t, "%s%s %s (%s to %s)%s", d > 0 ? "+" : "", dv, u.name, lv, hv,
+                       clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
+      }
+    }
+    put_table(p, t);
+  }
+  free(blk);
+  free(idx);
+}
+
 /* "How sure is this?" and "Changes over time", when statistics were
  * computed for the page (tl_page_opts.stats). */
 static void section_stats(tl__page *p) {
@@ -894,17 +1130,9 @@ static void section_stats(tl__page *p) {
         tl__prose(p));
   tl__heads heads;
   put_table(p, tl__stats_ci_table(p->c, st, &heads));
-  tl__stats_notes(tl__prose(p), p->c, st);
-}
-
-/* Whether session i is the first of its label on its host (fingerprint). */
-static int first_on_host(const tl_comparison *c, size_t i) {
-  const tl_session *s = &c->sessions.items[i];
-  for (size_t k = 0; k < i; k++)
-    if (strcmp(c->sessions.items[k].label, s->label) == 0 &&
-        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0)
-      return 0;
-  return 1;
+  tl__stats_notes(tl__prose(p), p->c, st, 0);
+  difference_matrices(p);
+  fputs("How these are worked out, and their limits: docs/statistics.md.\n\n", tl__prose(p));
 }
 
 /* "Read with care": what could make the comparison unfair, as bullets. */
@@ -1316,12 +1544,6 @@ int tl_render_markdown(const tl_comparison *c, FILE *out) {
 
 /* ======================================================================== */
 /* The index of a site                                                       */
-
-static void date_only(int64_t ns, char *buf, size_t len) {
-  char d[32];
-  tl_date_format(ns, d, sizeof d);
-  snprintf(buf, len, "%.10s", d);
-}
 
 int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   tl__page p = {.c = c, .o = o, .out = out};

@@ -197,7 +197,10 @@ int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *g
                    size_t k);
 
 tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
-void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st);
+/* The warnings; with all, also each pair's sentences and the changes over
+ * time (a page with its own matrix of differences and summary of changes
+ * leaves them out). */
+void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, int all);
 
 /* JSON (json.c). */
 int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);

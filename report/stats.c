@@ -1595,11 +1595,11 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
   tl__table_free(t);
   if (rc)
     return rc;
-  tl__stats_notes(out, cmp, st);
+  tl__stats_notes(out, cmp, st, 1);
   return ferror(out) ? TL_EIO : TL_OK;
 }
 
-void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st) {
+void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, int all) {
   char line[1024];
   /* Warnings: percentiles that rest on too few samples, and unbounded ends. */
   int warned = 0;
@@ -1627,7 +1627,7 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st) {
     fputs("\n", out);
 
   /* Differences, one block per probe and delay. */
-  for (size_t i = 0; i < st->pair_count; i++) {
+  for (size_t i = 0; all && i < st->pair_count; i++) {
     const tl_pair_stats *p = &st->pairs[i];
     const tl_group *a = &cmp->groups[p->a], *b = &cmp->groups[p->b];
     if (i == 0 || !same_block(&cmp->groups[st->pairs[i - 1].a], a)) {
@@ -1667,6 +1667,8 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st) {
       fputs("\n", out);
   }
 
+  if (!all)
+    return;
   fputs("## Changes over time\n\n", out);
   size_t changes = 0;
   for (size_t i = 0; i < cmp->group_count; i++)

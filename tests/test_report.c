@@ -701,6 +701,78 @@ static void best_only_where_clear(void **state) {
   free(out);
 }
 
+/* A fixture in memory-backed storage where there is one: for tests that
+ * store thousands of small sessions, whose durability is not the point. */
+static int memory_setup(void **state) {
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  if (access("/dev/shm", W_OK) == 0)
+    setenv("TMPDIR", "/dev/shm", 1);
+  int rc = tl_test_setup(state);
+  if (saved)
+    setenv("TMPDIR", saved, 1);
+  else
+    unsetenv("TMPDIR");
+  free(saved);
+  return rc;
+}
+
+/* Three months of runs every three hours, 3 labels x 2 delays: 4,320
+ * sessions. The page's length depends on the labels and delays, not on the
+ * sessions: the Markdown stays under 500 lines, and the HTML folds the
+ * session list and the command lines into <details>. */
+static void months_of_runs_fold(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  static const char *const labels[] = {"vbox", "macos", "droplet"};
+  const host *hosts[] = {&vbox_host, &mac_host, &vbox_host};
+  int64_t v[20];
+  for (int run = 0; run < 720; run++)
+    for (int l = 0; l < 3; l++) {
+      char id[32];
+      snprintf(id, sizeof id, "run-%d-%d", l, run);
+      for (int d = 0; d < 2; d++) {
+        for (int i = 0; i < 20; i++)
+          v[i] = d * 50000000 + 1000000 + (l + 1) * 100000 + i * 10000 + (run % 7) * 1000;
+        add_session(s, id, labels[l], hosts[l], d * 50000000, v, 20);
+      }
+    }
+  tl_store_close(s);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sessions SET started_ns = 1785542400000000000 + "
+                                "((id - 1) / 6) * 10800000000000, ended_ns = "
+                                "1785542400000000000 + ((id - 1) / 6) * 10800000000000 + "
+                                "60000000000",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  char *a[] = {TLREPORT, "--db", f->db, NULL};
+  char *out = run_report(a, 0, NULL);
+  size_t lines = 0;
+  for (const char *p = out; (p = strchr(p, '\n')); p++)
+    lines++;
+  if (lines >= 500 || getenv("TL_SHOW"))
+    fprintf(stderr, "%s", out);
+  assert_true(lines < 500);
+  /* Sessions summarized per label: how many, over which dates, runs, statuses. */
+  assert_non_null(strstr(out, "| vbox | 1440 | 720 | 2026-08-01 | 2026-10-29 | 1440 complete |"));
+  free(out);
+  char *file = tl_test_path(f->dir, "page.html");
+  char *b[] = {TLREPORT, "--db", f->db, "--format", "html", "-o", file, NULL};
+  free(run_report(b, 0, NULL));
+  char *html = tl_test_read_file(file, NULL);
+  assert_non_null(html);
+  /* Every session is still on the HTML page, folded. */
+  const char *fold = strstr(html, "<details><summary>All 4320 sessions</summary>");
+  assert_non_null(fold);
+  assert_true(strstr(fold, "</details>") != NULL);
+  free(html);
+  free(file);
+}
+
 /* The JSON page carries the statistics of the Markdown page, number for
  * number, byte-identical from run to run. */
 static void json_statistics(void **state) {
@@ -1179,6 +1251,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(best_only_where_clear, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(months_of_runs_fold, memory_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics_hostile_label, tl_test_setup,
                                       tl_test_teardown),
