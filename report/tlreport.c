@@ -2,6 +2,7 @@
  * Parses the command line, builds the comparison with the report library
  * and renders it as Markdown, HTML or JSON, to standard output, to a file
  * (-o) or as a static site (--site). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,7 +298,7 @@ int main(int argc, char **argv) {
     if (rc < 0)
       tl_errorf("%s", err);
     else if (fflush(stdout) != 0)
-      tl_errorf("writing the check failed: %m");
+      tl_errorf("writing the check failed: %s", strerror(errno));
     else
       status = rc == TL_OK ? TL_EXIT_OK : TL_EXIT_FAILURE;
     goto done;
@@ -340,7 +341,7 @@ int main(int argc, char **argv) {
       goto done;
     }
   } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-    tl_errorf("writing the report failed: %m");
+    tl_errorf("writing the report failed: %s", strerror(errno));
     goto done;
   }
   status = TL_EXIT_OK;

@@ -143,7 +143,9 @@ static void node_missing_is_clear(void **state) {
  * root, the unprivileged user nobody, with a copy of tlcollect it can reach. */
 static void without_rt_or_memlock(void *who) {
   struct rlimit zero = {0, 0};
+#ifdef RLIMIT_RTPRIO /* Linux's real-time allowance */
   setrlimit(RLIMIT_RTPRIO, &zero);
+#endif
   setrlimit(RLIMIT_MEMLOCK, &zero);
   tl_test_drop_privileges(who);
 }

@@ -185,6 +185,7 @@ static int clean_text(const char *s) {
   return 1;
 }
 
+#ifdef __linux__ /* the checks of Linux's facts */
 static int one_of(const char *v, const char *const *set) {
   for (; *set; set++)
     if (strcmp(v, *set) == 0)
@@ -198,6 +199,7 @@ static int count_or_unknown(const char *v) {
   size_t n = strspn(v, "0123456789");
   return n > 0 && n <= 20 && v[n] == '\0';
 }
+#endif
 
 static void check(const tl_host *h) {
   size_t n;
