@@ -27,6 +27,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TL_CRC_X86 1
+#include <cpuid.h>
 #include <nmmintrin.h>
 #elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
 #define TL_CRC_ARM 1
@@ -68,7 +69,8 @@ static uint32_t crc_soft(uint32_t c, const uint8_t *p, size_t n) {
 }
 
 #if TL_CRC_X86
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const uint8_t *p, size_t n) {
+__attribute__((target("sse4.2,crc32"))) static uint32_t crc_hw(uint32_t c, const uint8_t *p,
+                                                               size_t n) {
   uint64_t c64 = c;
   for (; n >= 8; n -= 8, p += 8) {
     uint64_t w;
@@ -79,6 +81,16 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const uint8
   while (n--)
     c = _mm_crc32_u8(c, *p++);
   return c;
+}
+
+/* CPUID, read once: __builtin_cpu_supports would need a runtime library
+ * that not every toolchain links (zig's, for macOS). */
+static pthread_once_t sse42_once = PTHREAD_ONCE_INIT;
+static int sse42;
+
+static void sse42_detect(void) {
+  unsigned a, b, c, d;
+  sse42 = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
 }
 #elif TL_CRC_ARM
 static uint32_t crc_hw(uint32_t c, const uint8_t *p, size_t n) {
@@ -97,7 +109,8 @@ uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n) {
   const uint8_t *p = data;
   crc = ~crc;
 #if TL_CRC_X86
-  if (__builtin_cpu_supports("sse4.2"))
+  pthread_once(&sse42_once, sse42_detect);
+  if (sse42)
     return ~crc_hw(crc, p, n);
 #elif TL_CRC_ARM
   return ~crc_hw(crc, p, n);

@@ -155,8 +155,8 @@ static void merge_idempotent_and_conflict(void **state) {
    * flipped bit, a block gone, a count that does not add up. */
   static const char *const damage[] = {
       "UPDATE sample_blocks SET min_ns = min_ns - 1 WHERE seq = 1",
-      "UPDATE sample_blocks SET data = substr(data, 1, 20) || CASE WHEN substr(data, 21, 1) = "
-      "x'ff' THEN x'fe' ELSE x'ff' END || substr(data, 22) WHERE seq = 1",
+      ("UPDATE sample_blocks SET data = substr(data, 1, 20) || CASE WHEN substr(data, 21, 1) = "
+       "x'ff' THEN x'fe' ELSE x'ff' END || substr(data, 22) WHERE seq = 1"),
       "DELETE FROM sample_blocks WHERE seq = 2",
       "UPDATE sessions SET sample_count = sample_count + 1 WHERE label = 'dmg'",
   };
