@@ -31,11 +31,14 @@ void tl_comparison_free(tl_comparison *c) {
   }
   free(c->groups);
   for (size_t i = 0; c->details && i < c->sessions.count; i++) {
+    free(c->details[i].label);
     tl_fact_rows_free(c->details[i].facts, c->details[i].fact_count);
     tl_fact_rows_free(c->details[i].tags, c->details[i].tag_count);
   }
   free(c->details);
   tl_strings_free(c->labels, c->label_count);
+  free(c->by);
+  free(c->label_x);
   tl_session_list_free(&c->sessions);
   memset(c, 0, sizeof *c);
 }
@@ -91,18 +94,39 @@ static int group_cmp(const tl_comparison *c, const tl_group *a, const tl_group *
   return (a->delay_ns > b->delay_ns) - (a->delay_ns < b->delay_ns);
 }
 
+/* Keeps the sessions whose keep[i] is set, in order, and frees the others;
+ * orig (may be NULL) holds a string per session that goes with it. */
+static int drop_sessions(tl_session_list *list, const char *keep, char **orig) {
+  tl_session_list dropped = {calloc(list->count + 1, sizeof(tl_session)), 0};
+  if (!dropped.items)
+    return TL_ENOMEM;
+  size_t kept = 0;
+  for (size_t i = 0; i < list->count; i++) {
+    if (keep[i]) {
+      if (orig)
+        orig[kept] = orig[i];
+      list->items[kept++] = list->items[i];
+    } else {
+      if (orig)
+        free(orig[i]);
+      dropped.items[dropped.count++] = list->items[i];
+    }
+  }
+  for (size_t i = kept; orig && i < list->count; i++)
+    orig[i] = NULL;
+  list->count = kept;
+  tl_session_list_free(&dropped);
+  return TL_OK;
+}
+
 /* Keeps only the newest `last` sessions of each label, probe and delay.
  * The list is oldest first, so it is walked from the end. */
-static int keep_last(tl_session_list *list, int64_t last) {
+static int keep_last(tl_session_list *list, int64_t last, char **orig) {
   if (last <= 0 || list->count == 0)
     return TL_OK;
-  tl_session_list dropped = {calloc(list->count, sizeof(tl_session)), 0};
   char *keep = calloc(list->count, 1);
-  if (!dropped.items || !keep) {
-    free(dropped.items);
-    free(keep);
+  if (!keep)
     return TL_ENOMEM;
-  }
   for (size_t i = list->count; i-- > 0;) {
     const tl_session *s = &list->items[i];
     int64_t newer = 0;
@@ -113,17 +137,9 @@ static int keep_last(tl_session_list *list, int64_t last) {
     }
     keep[i] = newer < last;
   }
-  size_t kept = 0;
-  for (size_t i = 0; i < list->count; i++) {
-    if (keep[i])
-      list->items[kept++] = list->items[i];
-    else
-      dropped.items[dropped.count++] = list->items[i];
-  }
-  list->count = kept;
-  tl_session_list_free(&dropped);
+  int rc = drop_sessions(list, keep, orig);
   free(keep);
-  return TL_OK;
+  return rc;
 }
 
 /* d with the values vals at pcts[0..np). */
@@ -212,11 +228,14 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
   return rc;
 }
 
-/* Facts and tags of every session. */
-static int session_details(tl_store *store, tl_comparison *c) {
+/* Facts and tags of every session, and its own label when grouped --by
+ * (orig, whose strings the details then own). */
+static int session_details(tl_store *store, tl_comparison *c, char **orig) {
   c->details = calloc(c->sessions.count, sizeof *c->details);
   if (!c->details)
     return TL_ENOMEM;
+  for (size_t i = 0; orig && i < c->sessions.count; i++)
+    c->details[i].label = orig[i];
   for (size_t i = 0; i < c->sessions.count; i++) {
     tl_session_detail *d = &c->details[i];
     int64_t id = c->sessions.items[i].id;
@@ -229,53 +248,33 @@ static int session_details(tl_store *store, tl_comparison *c) {
   return TL_OK;
 }
 
-static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
-                   size_t errlen) {
-  memset(out, 0, sizeof *out);
-  int rc = check_labels(store, o, err, errlen);
-  if (rc)
-    return rc;
-  tl_filter f = o->filter;
-  f.labels = o->labels;
-  f.label_count = o->label_count;
-  rc = tl_store_sessions(store, &f, &out->sessions);
-  if (rc)
-    return fail(err, errlen, rc, tl_store_errmsg(store));
-  if (keep_last(&out->sessions, o->last))
-    goto oom;
-  if (out->sessions.count == 0) {
-    tl_comparison_free(out);
-    return fail(err, errlen, TL_ENOTFOUND,
-                "no session matches the filters (tlstore info lists what the database holds)");
-  }
+/* Labels in the order asked, or in the database's (sorted) order. */
+static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comparison *out,
+                              char *err, size_t errlen) {
   for (size_t i = 0; i < o->label_count; i++) {
     size_t k = 0;
     while (k < out->sessions.count && strcmp(out->sessions.items[k].label, o->labels[i]) != 0)
       k++;
     if (k == out->sessions.count) {
-      tl_comparison_free(out);
       snprintf(err, errlen, "no session of label '%s' matches the filters", o->labels[i]);
       return TL_ENOTFOUND;
     }
   }
-
-  /* Labels in the order asked, or in the database's (sorted) order. */
   size_t want = o->label_count ? o->label_count : out->sessions.count;
   out->labels = calloc(want, sizeof *out->labels);
   if (!out->labels)
-    goto oom;
+    return fail(err, errlen, TL_ENOMEM, "out of memory");
   for (size_t i = 0; i < o->label_count; i++) {
     if (!(out->labels[out->label_count] = strdup(o->labels[i])))
-      goto oom;
+      return fail(err, errlen, TL_ENOMEM, "out of memory");
     out->label_count++;
   }
   if (!o->label_count) {
     char **all = NULL;
     size_t n = 0;
-    if ((rc = tl_store_labels(store, &all, &n))) {
-      tl_comparison_free(out);
+    int rc = tl_store_labels(store, &all, &n);
+    if (rc)
       return fail(err, errlen, rc, tl_store_errmsg(store));
-    }
     for (size_t i = 0; i < n; i++) {
       int used = 0;
       for (size_t k = 0; k < out->sessions.count && !used; k++)
@@ -286,17 +285,112 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     tl_strings_free(all, n);
     for (size_t i = 0; i < out->label_count; i++)
       if (!out->labels[i])
-        goto oom;
+        return fail(err, errlen, TL_ENOMEM, "out of memory");
   }
-
   out->baseline = -1;
-  if (o->baseline) {
-    out->baseline = label_pos(out, o->baseline);
-    if (out->baseline < 0) {
-      tl_comparison_free(out);
-      snprintf(err, errlen, "baseline '%.64s' is not among the compared labels", o->baseline);
-      return TL_ENOTFOUND;
+  if (o->baseline && (out->baseline = label_pos(out, o->baseline)) < 0) {
+    snprintf(err, errlen, "baseline '%.64s' is not among the compared labels", o->baseline);
+    return TL_ENOTFOUND;
+  }
+  return TL_OK;
+}
+
+/* --by: every session's label becomes its group (its own label goes to
+ * orig), the asked values (--compare) are found among the groups and the
+ * others' sessions dropped, and the labels are the groups in order. */
+static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char **orig,
+                     char *err, size_t errlen) {
+  tl__by by;
+  int rc = tl__by_parse(o->by, &by, err, errlen);
+  if (rc)
+    return TL_EINVAL;
+  tl__by_groups g;
+  if ((rc = tl__by_assign(store, &by, &out->sessions, orig, &g, err, errlen)))
+    return rc;
+  char title[200], name[512];
+  tl__by_title(&by, title, sizeof title);
+  size_t want = o->label_count ? o->label_count : g.count;
+  out->by = tl__by_spec(&by);
+  out->labels = calloc(want + 1, sizeof *out->labels);
+  out->label_x = g.numeric ? calloc(want + 1, sizeof *out->label_x) : NULL;
+  if (!out->by || !out->labels || (g.numeric && !out->label_x))
+    rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+  for (size_t i = 0; i < want && !rc; i++) {
+    if (o->label_count)
+      rc = tl__by_value(&by, &g, o->labels[i], name, sizeof name, err, errlen);
+    else
+      snprintf(name, sizeof name, "%s", g.names[i]);
+    if (!rc && label_pos(out, name) >= 0)
+      continue; /* 1G and 1024M are one value */
+    if (!rc && !(out->labels[out->label_count] = strdup(name)))
+      rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+    if (rc)
+      break;
+    for (size_t k = 0; out->label_x && k < g.count; k++)
+      if (strcmp(g.names[k], name) == 0)
+        out->label_x[out->label_count] = g.x[k];
+    out->label_count++;
+  }
+  out->baseline = -1;
+  if (!rc && o->baseline) {
+    rc = tl__by_value(&by, &g, o->baseline, name, sizeof name, err, errlen);
+    if (!rc && (out->baseline = label_pos(out, name)) < 0) {
+      snprintf(err, errlen, "baseline '%.64s' is not among the compared values", name);
+      rc = TL_ENOTFOUND;
     }
+  }
+  if (!rc && o->label_count) {
+    char *keep = calloc(out->sessions.count + 1, 1);
+    if (!keep)
+      rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+    for (size_t i = 0; keep && i < out->sessions.count; i++)
+      keep[i] = label_pos(out, out->sessions.items[i].label) >= 0;
+    if (keep && drop_sessions(&out->sessions, keep, orig))
+      rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+    free(keep);
+  }
+  tl__by_groups_free(&g);
+  return rc;
+}
+
+static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
+                   size_t errlen) {
+  memset(out, 0, sizeof *out);
+  int rc = o->by ? TL_OK : check_labels(store, o, err, errlen);
+  if (rc)
+    return rc;
+  tl_filter f = o->filter;
+  f.labels = o->by ? NULL : o->labels;
+  f.label_count = o->by ? 0 : o->label_count;
+  rc = tl_store_sessions(store, &f, &out->sessions);
+  if (rc)
+    return fail(err, errlen, rc, tl_store_errmsg(store));
+  if (out->sessions.count == 0) {
+    tl_comparison_free(out);
+    return fail(err, errlen, TL_ENOTFOUND,
+                "no session matches the filters (tlstore info lists what the database holds)");
+  }
+  /* With --by, each session's own label, until its details hold it. */
+  char **orig = o->by ? calloc(out->sessions.count, sizeof *orig) : NULL;
+  if (o->by && !orig)
+    goto oom;
+  rc = o->by ? labels_by(store, o, out, orig, err, errlen) : TL_OK;
+  if (!rc && keep_last(&out->sessions, o->last, orig))
+    rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+  if (!rc && !o->by)
+    rc = labels_of_sessions(store, o, out, err, errlen);
+  if (!rc && (rc = session_details(store, out, orig)))
+    fail(err, errlen, rc, rc == TL_ENOMEM ? "out of memory" : tl_store_errmsg(store));
+  if (orig) {
+    /* Those not handed to the details (after a failure). */
+    if (!out->details)
+      for (size_t i = 0; i < out->sessions.count; i++)
+        free(orig[i]);
+    free(orig);
+  }
+  if (rc) {
+    tl_comparison_free(out);
+    return rc;
   }
 
   /* Groups: one per distinct (label, probe, delay). */
@@ -341,7 +435,6 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
       tl_comparison_free(out);
       return fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
     }
-  rc = session_details(store, out);
   size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
     rc = group_stats(store, out, &out->groups[i], pcts, np, &budget);

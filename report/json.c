@@ -171,7 +171,14 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     fputs(i ? ", " : "", o);
     tl_fput_json(o, c->labels[i]);
   }
-  fputs("],\n \"baseline\": ", o);
+  fputs("],\n \"by\": ", o);
+  if (c->by)
+    tl_fput_json(o, c->by);
+  else
+    fputs("null", o);
+  if (c->by)
+    tl__by_json(o, c);
+  fputs(",\n \"baseline\": ", o);
   if (c->baseline >= 0)
     tl_fput_json(o, c->labels[c->baseline]);
   else
@@ -256,7 +263,11 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     fputs(", \"run_uuid\": ", o);
     tl_fput_json(o, s->run_uuid);
     fputs(", \"label\": ", o);
-    tl_fput_json(o, s->label);
+    tl_fput_json(o, d->label ? d->label : s->label);
+    if (c->by) {
+      fputs(", \"group\": ", o);
+      tl_fput_json(o, s->label);
+    }
     fputs(", \"probe\": ", o);
     tl_fput_json(o, s->probe);
     fprintf(o, ", \"delay_ns\": %lld,\n   \"started_ns\": %lld, \"ended_ns\": %lld, \"status\": ",

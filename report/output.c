@@ -208,11 +208,28 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
     return TL_EIO;
   }
+  /* With --by, compare.html is grouped by it; the label and host pages and
+   * the index stay by label, so that their links hold. */
+  tl_compare_opts by_label = *opts;
   tl_comparison all;
-  int rc = tl_compare(store, opts, &all, err, errlen);
-  if (rc)
+  int rc = TL_OK;
+  if (opts->by) {
+    by_label.by = NULL;
+    by_label.labels = NULL;
+    by_label.label_count = 0;
+    by_label.baseline = NULL;
+    rc = tl_compare(store, opts, &all, err, errlen);
+    if (!rc)
+      rc = put_page(&s, "compare.html", &all, page, NULL, 0);
+    tl_comparison_free(&all);
+    if (rc)
+      goto fail_dir;
+  }
+  if ((rc = tl_compare(store, &by_label, &all, err, errlen)))
     goto fail_dir;
-  rc = put_page(&s, "compare.html", &all, page, NULL, 0);
+  if (!opts->by)
+    rc = put_page(&s, "compare.html", &all, page, NULL, 0);
+  opts = &by_label;
 
   for (size_t i = 0; i < all.label_count && !rc; i++) {
     tl_comparison one;

@@ -78,10 +78,13 @@ static void heading(tl__page *p, const char *id, const char *text) {
   fprintf(p->out, "<h2 id=\"%s\">%s</h2>\n", id, text);
 }
 
+void tl__put_table(tl__page *p, tl__table *t) { put_table(p, t); }
+void tl__heading(tl__page *p, const char *id, const char *text) { heading(p, id, text); }
+
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
 static const char *label_href(const tl__page *p, const char *label, char *buf, size_t len) {
-  if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK)
+  if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
     return NULL;
   snprintf(buf, len, "label-%s.html", label);
   return buf;
@@ -386,7 +389,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
       snprintf(names[i], sizeof names[i], "%s (%s)", tail[i - np], u.name);
   }
   size_t h = 0;
-  head[h++] = "label";
+  head[h++] = c->by ? c->by : "label";
   for (size_t i = 0; i < nvals; i++)
     head[h++] = names[i];
   head[h++] = "sessions";
@@ -649,8 +652,8 @@ static int first_of_run(const tl_comparison *c, size_t i) {
 static void session_summary(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count;
-  static const char *const head[] = {"label",        "sessions", "runs", "first (UTC)",
-                                     "newest (UTC)", "statuses", "hosts"};
+  const char *head[] = {c->by ? c->by : "label", "sessions", "runs", "first (UTC)",
+                        "newest (UTC)",          "statuses", "hosts"};
   tl__table *t = tl__table_new(7, head, "lrrllll");
   for (size_t l = 0; t && l < c->label_count; l++) {
     size_t count = 0, runs = 0, hosts = 0;
@@ -722,7 +725,8 @@ static void session_list(tl__page *p) {
     char buf[1024], href[128], v[48];
     minute(s->started_ns, buf, sizeof buf);
     tl__table_add(t, buf);
-    tl__table_link(t, tl__table_add(t, s->label), label_href(p, s->label, href, sizeof href));
+    const char *own = d->label ? d->label : s->label; /* with --by, s->label is the group */
+    tl__table_link(t, tl__table_add(t, own), label_href(p, own, href, sizeof href));
     size_t cell = tl__table_add(t, s->hostname);
     if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
       tl__table_link(t, cell, href);
@@ -905,7 +909,7 @@ static void command_lines(tl__page *p) {
     char date[32], end[32];
     minute(s->started_ns, date, sizeof date);
     fputs("**", f);
-    tl_md_escape(f, s->label);
+    tl_md_escape(f, c->details[i].label ? c->details[i].label : s->label);
     fputs("** on ", f);
     tl_md_escape(f, s->hostname);
     if (runs > 1) {
@@ -1299,6 +1303,7 @@ static void confound_bullets(tl__page *p) {
     }
   }
   free(blk);
+  any |= tl__by_confounds(c, f);
   if (!any)
     fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
           "preemption model, libuv version and tags as far as they were recorded, each label "
@@ -1391,6 +1396,9 @@ static void section_contents(tl__page *p) {
     if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !page_stats(p))
       continue;
     fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
+    char id[256], text[256];
+    if (i == 0 && tl__by_heading(p->c, id, sizeof id, text, sizeof text))
+      fprintf(f, " \xC2\xB7 [%s](#%s)", text, id);
   }
   fputs("\n\n", f);
 }
@@ -1476,7 +1484,12 @@ static void section_title(tl__page *p) {
   if (p->o->title) {
     tl_md_escape(f, p->o->title);
   } else {
-    fputs("Timer latency: ", f);
+    fputs("Timer latency", f);
+    if (p->c->by) {
+      fputs(" by ", f);
+      tl_md_escape(f, p->c->by);
+    }
+    fputs(": ", f);
     md_list_labels(f, p->c);
   }
   fputs("\n\n", f);
@@ -1506,7 +1519,8 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   if (o->title) {
     snprintf(title, sizeof title, "%s", o->title);
   } else {
-    size_t at = (size_t)snprintf(title, sizeof title, "Timer latency: ");
+    size_t at = (size_t)snprintf(title, sizeof title, "Timer latency%s%s: ", c->by ? " by " : "",
+                                 c->by ? c->by : "");
     for (size_t i = 0; i < c->label_count && at < sizeof title; i++)
       at += (size_t)snprintf(title + at, sizeof title - at, "%s%s", i ? ", " : "", c->labels[i]);
   }
@@ -1517,7 +1531,7 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
           out);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
-      section_title, section_contents, section_answer, section_tables,
+      section_title, section_contents, section_answer, tl__by_section, section_tables,
       section_stats, section_charts,   section_hosts,  section_method,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)

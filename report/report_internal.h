@@ -103,6 +103,12 @@ typedef struct {
   int failed;
 } tl__page;
 
+/* Writes a table where the page is (flushing the prose first) and frees
+ * it; NULL (out of memory) fails the page. */
+void tl__put_table(tl__page *p, tl__table *t);
+/* A section heading with its anchor id (see page.c). */
+void tl__heading(tl__page *p, const char *id, const char *text);
+
 /* The stream for Markdown prose. For HTML the prose is buffered and turned
  * into HTML by cmark (safe mode: raw HTML never passes) when the next table
  * or chart is written, or at the end. */
@@ -201,6 +207,74 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
  * time (a page with its own matrix of differences and summary of changes
  * leaves them out). */
 void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, int all);
+
+/* ------------------------------------------------------------------------ */
+/* Grouping by what the machine is (group.c)                                 */
+
+/* Parsed --by: one or two host keys or tags. */
+typedef struct {
+  size_t n;
+  struct {
+    const tl_host_key *key;       /* a host key, or NULL for a tag */
+    char tag[TL_TAG_KEY_MAX + 1]; /* the tag's key when key is NULL */
+  } k[TL_BY_MAX];
+} tl__by;
+
+/* The groups of a comparison made --by: their names in natural order and,
+ * for a numeric key alone, each one's value (NAN: unknown). */
+typedef struct {
+  char **names;
+  double *x;
+  size_t count;
+  int numeric; /* one numeric key (memory, cpus, hz) */
+} tl__by_groups;
+
+/* Parses "memory", "tag:load", "memory,cpus"; TL_ENOTFOUND for a word that
+ * is no key (err names it), TL_EINVAL for anything else malformed. */
+int tl__by_parse(const char *spec, tl__by *by, char *err, size_t errlen);
+/* "memory,cpus": the keys as --by takes them (malloc'd; NULL on OOM). */
+char *tl__by_spec(const tl__by *by);
+/* "memory", "memory and cpus". */
+void tl__by_title(const tl__by *by, char *buf, size_t len);
+/* Gives every session of list its group name as its label, moving its own
+ * label to orig[i] (list->count entries, owned by the caller afterwards),
+ * and lists the groups in out (free with tl__by_groups_free). */
+int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
+                  tl__by_groups *out, char *err, size_t errlen);
+void tl__by_groups_free(tl__by_groups *g);
+/* The group a person means by asked ("1G", "1024M", "2", "1G/2",
+ * "unknown"), into buf; TL_ENOTFOUND listing the values when none is. */
+int tl__by_value(const tl__by *by, const tl__by_groups *g, const char *asked, char *buf, size_t len,
+                 char *err, size_t errlen);
+
+/* A rank correlation: Spearman's rho (average ranks for ties) over n
+ * pairs with its 95% interval by Fisher's z; NAN when n < 4 or either side
+ * does not vary. values: distinct x values. */
+typedef struct {
+  double rho, lo, hi;
+  size_t n, values;
+} tl__rank_corr;
+int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out);
+/* For one numeric --by key (c->label_x): each session's p99 lateness
+ * against its group's value, for one probe and delay. */
+int tl__by_trend(const tl_comparison *c, const char *probe, int64_t delay_ns, tl__rank_corr *out);
+/* The plain sentence about it ("For setTimeout(50), the tail gets shorter
+ * as memory grows: ..."). */
+void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t delay_ns,
+                           const tl__rank_corr *r, char *buf, size_t len);
+/* The page's section on the groups of --by (what each holds, exact values,
+ * lateness by a numeric key with its chart and sentence), and the "Read
+ * with care" notes on what differs inside a group (returns 1 if any). */
+void tl__by_section(tl__page *p);
+/* The heading of that section ("By memory") and its anchor ("by-memory");
+ * 0 when the comparison is not --by. */
+int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen);
+int tl__by_confounds(const tl_comparison *c, FILE *f);
+/* The JSON of a --by comparison's trends (",\n \"by_trend\": [...]"). */
+void tl__by_json(FILE *o, const tl_comparison *c);
+/* p50, p90 and p99 lateness of each value of a numeric --by key, with
+ * their intervals, for one probe and delay (svg.c). */
+void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns);
 
 /* JSON (json.c). */
 int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);

@@ -1797,7 +1797,7 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
 int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
   if (!(o->max_regression > 0) || o->min_regression_ns < 0)
     return fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%");
-  if (o->baseline && tl_label_check(o->baseline, NULL, 0))
+  if (o->baseline && !o->compare.by && tl_label_check(o->baseline, NULL, 0))
     return fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
   tl_compare_opts co = o->compare;
   const char *labels[258];
@@ -1834,12 +1834,14 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
   if (rc)
     return rc;
   check_tally tally = {0, 0, 0};
+  /* The baseline as the comparison names it (a --by value as typed may differ). */
+  const char *bl = cmp.baseline >= 0 ? cmp.labels[cmp.baseline] : o->baseline;
   for (size_t i = 0; i < cmp.group_count && !rc; i++) {
     const tl_group *g = &cmp.groups[i];
     /* Against the baseline's group of the same probe and delay. */
     const tl_group *base = NULL;
-    for (size_t j = 0; j < cmp.group_count && o->baseline; j++)
-      if (strcmp(cmp.groups[j].label, o->baseline) == 0 && same_block(&cmp.groups[j], g))
+    for (size_t j = 0; j < cmp.group_count && bl; j++)
+      if (strcmp(cmp.groups[j].label, bl) == 0 && same_block(&cmp.groups[j], g))
         base = &cmp.groups[j];
     if (base && base != g) {
       sides ref = {base->session_ids, base->session_count, &base->dist, "ci", base->kept};

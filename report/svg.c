@@ -550,3 +550,95 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
            call);
   close_svg(p, cap);
 }
+
+/* p50, p90 and p99 lateness (dots) with their 95% intervals (whiskers)
+ * against the values of a numeric --by key, evenly spaced in their order;
+ * the unknown group is left out (it has no place on the axis). */
+void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st =
+      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  static const double want[3] = {50, 90, 99};
+  static const char *const names[3] = {"p50", "p90", "p99"};
+  size_t gi[256], n = 0, at[256][3];
+  double hi = 0;
+  for (size_t l = 0; l < c->label_count && n < 256; l++) {
+    if (!c->label_x || isnan(c->label_x[l]))
+      continue;
+    for (size_t i = 0; i < c->group_count; i++) {
+      const tl_group *g = &c->groups[i];
+      if (strcmp(g->label, c->labels[l]) != 0 || strcmp(g->probe, probe) != 0 ||
+          g->delay_ns != delay_ns || !g->dist.count)
+        continue;
+      for (size_t w = 0; w < 3; w++) {
+        size_t k = 0;
+        while (k < g->dist.pct_count && g->dist.pcts[k] != want[w])
+          k++;
+        at[n][w] = k;
+        if (k < g->dist.pct_count) {
+          int64_t top = st && st->groups[i].pct[k].hi_ns >= 0 ? st->groups[i].pct[k].hi_ns
+                                                              : g->dist.pct_ns[k];
+          hi = fmax(hi, (double)top / 1e6);
+        }
+      }
+      gi[n++] = i;
+    }
+  }
+  if (n == 0)
+    return;
+  int64_t armed = tl_armed_ns(probe, delay_ns);
+  hi -= (double)armed / 1e6;
+  const char *axis;
+  double u = unit_for(hi, &axis);
+  axis = u == 1 ? "Lateness (ms)" : "Lateness (\xC2\xB5s)";
+  double w = 640, h = 342;
+  frame f = {78, w - 16, 16, 258, -0.5, (double)n - 0.5, 0, fmax(hi, 0) * u};
+  double step = nice_step(&f.y0, &f.y1, 5);
+  char call[96], title[256], desc[512];
+  tl__call_name(probe, delay_ns, call, sizeof call);
+  snprintf(title, sizeof title, "p50, p90 and p99 lateness by %s, %s", c->by, call);
+  snprintf(desc, sizeof desc,
+           "Lateness (y) of each of %zu values of %s (x, in order): dots at p50, p90 and p99, "
+           "whiskers their 95%% confidence intervals.",
+           n, c->by);
+  open_svg(p, w, h, title, desc);
+  FILE *o = p->out;
+  y_axis(o, &f, step, axis);
+  for (size_t i = 0; i < n; i++)
+    text(o, px(&f, (double)i), f.bottom + 22, "middle", c->groups[gi[i]].label);
+  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", c->by);
+  fputc('\n', o);
+  for (size_t s = 0; s < 3; s++) {
+    fprintf(o,
+            "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"1.5\" "
+            "stroke-dasharray=\"%s\" points=\"",
+            s % STYLES, dashes[s % DASHES]);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+      const tl_group *g = &c->groups[gi[i]];
+      if (at[i][s] >= g->dist.pct_count)
+        continue;
+      fprintf(o, "%s%.1f,%.1f", first ? "" : " ", px(&f, (double)i),
+              py(&f, (double)(g->dist.pct_ns[at[i][s]] - armed) / 1e6 * u));
+      first = 0;
+    }
+    fputs("\"/>", o);
+    for (size_t i = 0; i < n; i++) {
+      const tl_group *g = &c->groups[gi[i]];
+      size_t k = at[i][s];
+      if (k >= g->dist.pct_count)
+        continue;
+      double x = px(&f, (double)i);
+      const tl_pct_stats *ps = st ? &st->groups[gi[i]].pct[k] : NULL;
+      if (ps && ps->lo_ns >= 0 && ps->hi_ns >= 0)
+        fprintf(o, "<line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
+                py(&f, (double)(ps->lo_ns - armed) / 1e6 * u), x,
+                py(&f, (double)(ps->hi_ns - armed) / 1e6 * u));
+      marker(o, s, x, py(&f, (double)(g->dist.pct_ns[k] - armed) / 1e6 * u), 0);
+    }
+    fputs("</g>\n", o);
+  }
+  size_t styles[3] = {0, 1, 2};
+  legend(p, &f, names, styles, 3, 334);
+  close_svg(p, "p50, p90 and p99 lateness of each value, with 95% intervals. Lower is better.");
+}

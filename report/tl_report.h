@@ -97,6 +97,7 @@ typedef struct {
 
 /* What the page says about one session beyond its row in the store. */
 typedef struct {
+  char *label;        /* with --by, the session's own label (its row's label is its group) */
   tl_fact_row *facts; /* host facts at the session, sorted by key */
   size_t fact_count;
   tl_fact_row *tags; /* --tag KEY=VALUE of the session, sorted by key */
@@ -113,6 +114,9 @@ typedef struct {
   tl_session_list sessions;   /* every session behind the comparison, oldest first */
   tl_session_detail *details; /* sessions.count entries, same order */
   int baseline;               /* index into labels of --baseline, or -1 */
+  char *by;        /* grouped --by this ("memory", "memory and cpus"): labels are its values;
+                      NULL when grouped by label */
+  double *label_x; /* with one numeric --by key: each label's value (NAN: unknown), else NULL */
 } tl_comparison;
 
 typedef struct {
@@ -123,9 +127,25 @@ typedef struct {
   size_t pct_count;     /* 0: 50, 90, 99, 99.9 (the maximum is always shown) */
   int64_t last;         /* >0: only the newest N sessions of each label, probe and delay */
   const char *baseline; /* a compared label the others are shown as ratios of, or NULL */
+  const char *by;       /* group by host facts or tags (tlreport --by): labels and baseline
+                           are then values of it ("1G", "2 CPUs"); NULL: by label */
 } tl_compare_opts;
 
 void tl_compare_opts_init(tl_compare_opts *opts);
+
+/* ------------------------------------------------------------------------ */
+/* Comparing by what the machine is (group.c)                                */
+
+enum { TL_BY_MAX = 2 }; /* keys crossed at most */
+
+/* Checks a --by KEY[,KEY] ("memory", "cpus", "tag:load", "memory,cpus");
+ * for a word that is no key, err says which keys the sessions matching
+ * filter have (one line). TL_OK or TL_EINVAL. */
+int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char *err,
+                size_t errlen);
+/* tlreport --by help: every key the sessions matching filter have, with
+ * the number of sessions of each value, in the order --by puts them. */
+int tl_by_help(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen);
 
 /* Builds the comparison. An unknown label is TL_ENOTFOUND with a message
  * listing the labels the database has; a filter that matches no session (or

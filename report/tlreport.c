@@ -16,8 +16,13 @@ static const char usage[] =
     "       tlreport --site DIR [OPTIONS]\n"
     "Compare timer latency across labels from the tl database.\n"
     "\n"
-    "  -c, --compare LIST     labels to compare, comma-separated (default: all)\n"
-    "      --baseline LABEL   also show every label as a ratio of this one\n"
+    "  -c, --compare LIST     labels to compare, comma-separated (default: all);\n"
+    "                         with --by, the values to show, in order\n"
+    "      --by KEY           group by a host fact or tag instead of by label:\n"
+    "                         memory, cpus, vm, cloud, kernel ..., tag:NAME, or\n"
+    "                         two crossed (memory,cpus); --by help lists them\n"
+    "      --baseline LABEL   also show every label (or --by value) as a ratio\n"
+    "                         of this one\n"
     "      --probe NAME       only sessions of this probe\n"
     "      --delay TIME       only sessions of this requested delay (ms by default)\n"
     "      --since DATE       only sessions started on or after DATE (YYYY-MM-DD)\n"
@@ -73,6 +78,7 @@ int main(int argc, char **argv) {
     OPT_TIMESTAMP,
     OPT_CHECK,
     OPT_MAX_REGRESSION,
+    OPT_BY,
   };
   static const struct option longopts[] = {
       {"compare", required_argument, NULL, 'c'},
@@ -87,6 +93,7 @@ int main(int argc, char **argv) {
       {"format", required_argument, NULL, 'f'},
       {"last", required_argument, NULL, OPT_LAST},
       {"baseline", required_argument, NULL, OPT_BASELINE},
+      {"by", required_argument, NULL, OPT_BY},
       {"site", required_argument, NULL, OPT_SITE},
       {"force", no_argument, NULL, OPT_FORCE},
       {"timestamp", no_argument, NULL, OPT_TIMESTAMP},
@@ -129,10 +136,12 @@ int main(int argc, char **argv) {
       strcpy(label_buf, optarg);
       if (tl_list_split(label_buf, labels, MAX_LABELS, &opts.label_count, why, sizeof why))
         return tl_usage_error("--compare", why);
-      for (size_t i = 0; i < opts.label_count; i++)
-        if (tl_label_check(labels[i], why, sizeof why))
-          return tl_usage_error("--compare", why);
       opts.labels = (const char *const *)labels;
+      break;
+    case OPT_BY:
+      if (!*optarg || strlen(optarg) > 200)
+        return tl_usage_error("--by", "must be 1 to 200 characters (see --by help)");
+      opts.by = optarg;
       break;
     case OPT_PROBE:
       if (!probe_name_ok(optarg))
@@ -147,8 +156,8 @@ int main(int argc, char **argv) {
     case OPT_BASELINE:
       if (opts.baseline)
         return tl_usage_error("--baseline", "given twice");
-      if (tl_label_check(optarg, why, sizeof why))
-        return tl_usage_error("--baseline", why);
+      if (!*optarg || strlen(optarg) > 255)
+        return tl_usage_error("--baseline", "must be 1 to 255 characters");
       opts.baseline = optarg;
       break;
     case 'f':
@@ -263,7 +272,16 @@ int main(int argc, char **argv) {
     return tl_usage_error("--site", "writes a folder; it does not go with --output");
   if (site && format_given && page.format != TL_FORMAT_HTML)
     return tl_usage_error("--site", "writes HTML; it does not go with --format md or json");
-  if (opts.baseline && opts.label_count) {
+  /* Labels are checked here; --by values once the groups are known. */
+  for (size_t i = 0; i < opts.label_count && !opts.by; i++)
+    if (tl_label_check(labels[i], why, sizeof why))
+      return tl_usage_error("--compare", why);
+  if (opts.baseline && !opts.by && tl_label_check(opts.baseline, why, sizeof why))
+    return tl_usage_error("--baseline", why);
+  int by_help = opts.by && strcmp(opts.by, "help") == 0;
+  if (by_help && (checking || site || output || format_given || opts.label_count || opts.baseline))
+    return tl_usage_error("--by help", "lists the keys; it goes with filters only");
+  if (opts.baseline && opts.label_count && !opts.by) {
     size_t i = 0;
     while (i < opts.label_count && strcmp(labels[i], opts.baseline) != 0)
       i++;
@@ -287,6 +305,17 @@ int main(int argc, char **argv) {
   FILE *mem = NULL;
   if (tl_store_open(&store, path, TL_STORE_READONLY)) {
     tl_errorf("%s", tl_store_errmsg(store));
+    goto done;
+  }
+  if (by_help) {
+    if (tl_by_help(store, &opts.filter, stdout, err, sizeof err) == TL_OK && fflush(stdout) == 0)
+      status = TL_EXIT_OK;
+    else
+      tl_errorf("%s", err);
+    goto done;
+  }
+  if (opts.by && tl_by_check(store, opts.by, &opts.filter, err, sizeof err)) {
+    status = tl_usage_error("--by", err);
     goto done;
   }
   if (checking) {

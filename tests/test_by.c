@@ -4,6 +4,7 @@
  * tail shortens with memory, tlreport --by: groups, order, numbers (against
  * an independent computation from tlstore export), the trend sentence, the
  * unknown group and bad keys. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,11 +175,270 @@ static void import_start_facts_command_line(void **state) {
   free(csv);
 }
 
+/* ======================================================================== */
+/* tlreport --by on droplets of four sizes                                   */
+
+/* Four hosts, as droplets report themselves (a little less memory than
+ * they are sold with), three sessions each; the tail shortens with memory.
+ * One more session records no memory at all. */
+static const struct {
+  const char *label, *memory, *cpus, *cls;
+  double tail_ms; /* mean lateness */
+} hosts[] = {
+    {"d512", "481M", "1", "512M", 2.0},
+    {"d1g", "985M", "1", "1G", 1.0},
+    {"d2g", "1945M", "2", "2G", 0.5},
+    {"d4g", "3932M", "4", "4G", 0.25},
+};
+enum { HOSTS = 4, SESSIONS = 3, SAMPLES = 3000 };
+
+static uint64_t rng = 88172645463325252ULL;
+static double uniform(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static void import_one(const fixture *f, const char *label, const char *memory, const char *cpus,
+                       double tail_ms, int day) {
+  char name[64], start[32];
+  snprintf(name, sizeof name, "%s-%d.csv", label, day);
+  snprintf(start, sizeof start, "2026-11-0%dT12:00:00Z", day + 1);
+  char *path = tl_test_path(f->dir, name);
+  FILE *out = fopen(path, "w");
+  assert_non_null(out);
+  fputs("latency_ns\n", out);
+  for (int i = 0; i < SAMPLES; i++)
+    fprintf(out, "%lld\n", 50000000LL + (long long)(-log(uniform()) * tail_ms * 1e6));
+  assert_int_equal(fclose(out), 0);
+  char mem[32], cpu[32];
+  snprintf(mem, sizeof mem, "memory=%s", memory ? memory : "");
+  snprintf(cpu, sizeof cpu, "cpus=%s", cpus);
+  char *o, *e;
+  int rc = memory ? run(&o, &e, TLSTORE, "--db", f->db, "import", "--format", "csv", "--label",
+                        label, "--probe", "settimeout", "--delay", "50", "--host", label, "--start",
+                        start, "--fact", mem, "--fact", cpu, path, NULL)
+                  : run(&o, &e, TLSTORE, "--db", f->db, "import", "--format", "csv", "--label",
+                        label, "--probe", "settimeout", "--delay", "50", "--host", label, "--start",
+                        start, "--fact", cpu, path, NULL);
+  if (rc)
+    fprintf(stderr, "%s", e);
+  assert_int_equal(rc, 0);
+  free(o);
+  free(e);
+  free(path);
+}
+
+static void build_droplets(const fixture *f) {
+  for (int d = 0; d < SESSIONS; d++)
+    for (int h = 0; h < HOSTS; h++)
+      import_one(f, hosts[h].label, hosts[h].memory, hosts[h].cpus, hosts[h].tail_ms, d);
+  import_one(f, "nomem", NULL, "2", 0.3, 0);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The nearest-rank percentile of a label's samples, from tlstore export. */
+static int64_t exported_pct(const fixture *f, const char *label, double pct) {
+  char *o, *e;
+  assert_int_equal(
+      run(&o, &e, TLSTORE, "--db", f->db, "export", "--format", "csv", "--label", label, NULL), 0);
+  size_t n = 0, cap = 1 << 14;
+  int64_t *v = malloc(cap * sizeof *v);
+  assert_non_null(v);
+  for (char *line = strchr(o, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    const char *end = strchr(line + 1, '\n'), *last = end ? end : line + strlen(line);
+    while (last > line && *last != ',')
+      last--;
+    assert_true(*last == ',');
+    if (n == cap)
+      assert_non_null(v = realloc(v, (cap *= 2) * sizeof *v));
+    v[n++] = strtoll(last + 1, NULL, 10);
+  }
+  qsort(v, n, sizeof *v, cmp_i64);
+  size_t rank = (size_t)ceil(pct / 100 * (double)n);
+  int64_t r = v[rank ? rank - 1 : 0];
+  free(v);
+  free(o);
+  free(e);
+  return r;
+}
+
+/* The "ns" of percentile pct in the JSON object of a group (the first
+ * "percentiles" after at). */
+static int64_t json_pct(const char *at, double pct) {
+  const char *p = strstr(at, "\"percentiles\": [");
+  assert_non_null(p);
+  char want[32];
+  snprintf(want, sizeof want, "{\"p\": %g, \"ns\": ", pct);
+  const char *q = strstr(p, want);
+  assert_non_null(q);
+  return strtoll(q + strlen(want), NULL, 10);
+}
+
+static void by_memory_page_json_check(void **state) {
+  fixture *f = *state;
+  build_droplets(f);
+  char *o, *e;
+
+  /* JSON: the groups in order, each one's numbers those of its label's
+   * samples exported and ranked here, and the trend. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--format", "json", NULL),
+                   0);
+  assert_non_null(strstr(o, "\"labels\": [\"512M\", \"1G\", \"2G\", \"4G\", \"memory unknown\"]"));
+  assert_non_null(strstr(o, "\"by\": \"memory\""));
+  for (int h = 0; h < HOSTS; h++) {
+    char key[64];
+    snprintf(key, sizeof key, "{\"label\": \"%s\", \"probe\": \"settimeout\"", hosts[h].cls);
+    const char *g = strstr(o, key);
+    assert_non_null(g);
+    assert_non_null(strstr(g, "\"sessions\": 3"));
+    static const double pcts[] = {50, 90, 99};
+    for (size_t k = 0; k < 3; k++)
+      assert_int_equal(json_pct(g, pcts[k]), exported_pct(f, hosts[h].label, pcts[k]));
+  }
+  const char *unk = strstr(o, "{\"label\": \"memory unknown\", \"probe\": \"settimeout\"");
+  assert_non_null(unk);
+  assert_int_equal(json_pct(unk, 90), exported_pct(f, "nomem", 90));
+  /* Sessions keep their own label and say their group. */
+  assert_non_null(strstr(o, "\"label\": \"d512\", \"group\": \"512M\""));
+  assert_non_null(strstr(o, "\"label\": \"nomem\", \"group\": \"memory unknown\""));
+  const char *tr = strstr(o, "\"by_trend\": [");
+  assert_non_null(tr);
+  assert_non_null(strstr(tr, "\"sessions\": 12, \"values\": 4, \"spearman\": -"));
+  const char *ci = strstr(tr, "\"ci95\": [");
+  assert_non_null(ci);
+  double lo = strtod(ci + 9, NULL);
+  double hi = strtod(strchr(ci, ',') + 1, NULL);
+  assert_true(lo < hi && hi < 0);
+  assert_non_null(strstr(tr, "the tail gets shorter as memory grows"));
+  free(o);
+  free(e);
+
+  /* The page: the groups section with the exact values, the lateness by
+   * memory in order, the sentence, and the unknown group named. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", NULL), 0);
+  assert_non_null(strstr(o, "# Timer latency by memory: 512M, 1G, 2G, 4G, memory unknown\n"));
+  assert_non_null(strstr(o, "## By memory\n"));
+  assert_non_null(strstr(o, "| 512M | 3 | d512 | d512 | 504365056 |\n"));
+  assert_non_null(strstr(o, "| memory unknown | 1 | nomem | nomem | unknown |\n"));
+  const char *lt = strstr(o, "### Lateness by memory, setTimeout(50)");
+  assert_non_null(lt);
+  const char *r512 = strstr(lt, "\n| 512M | 3 | "), *r1 = strstr(lt, "\n| 1G | 3 | "),
+             *r2 = strstr(lt, "\n| 2G | 3 | "), *r4 = strstr(lt, "\n| 4G | 3 | ");
+  assert_true(r512 && r1 && r2 && r4 && r512 < r1 && r1 < r2 && r2 < r4);
+  /* p90 lateness of 512M, from the exported samples. */
+  char want[64];
+  snprintf(want, sizeof want, "| %.3f (", (double)(exported_pct(f, "d512", 90) - 50000000) / 1e6);
+  const char *row_end = strchr(r512 + 1, '\n');
+  const char *cell = strstr(r512, want);
+  assert_true(cell && cell < row_end);
+  assert_non_null(strstr(o, "For setTimeout(50), the tail gets shorter as memory grows: the rank "
+                            "correlation (Spearman) between memory and each session's p99 "
+                            "lateness is -0."));
+  assert_non_null(strstr(o, "12 sessions on 4 values)."));
+  free(o);
+  free(e);
+
+  /* --check against the biggest droplet: the smallest ones are later. */
+  assert_int_equal(
+      run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--check", "--baseline", "4G", NULL),
+      1);
+  assert_non_null(strstr(o, "regression: 512M settimeout 50 ms p90"));
+  assert_non_null(strstr(o, "above 4G"));
+  assert_null(strstr(o, "regression: 4G "));
+  free(o);
+  free(e);
+  /* ... and the bigger ones against the smallest pass, asked as people
+   * write sizes (1024M is 1G). */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--check", "--baseline",
+                       "512m", "--compare", "1024M,4g", NULL),
+                   0);
+  assert_non_null(strstr(o, "ok: no regression"));
+  free(o);
+  free(e);
+}
+
+static void by_keys_crossed_and_bad(void **state) {
+  fixture *f = *state;
+  build_droplets(f);
+  char *o, *e;
+  /* CPUs by count, in numeric order; the page names what differs inside a
+   * group. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "cpus", NULL), 0);
+  assert_non_null(strstr(o, "# Timer latency by cpus: 1 CPU, 2 CPUs, 4 CPUs\n"));
+  assert_non_null(strstr(o, "- Inside **1 CPU** differ: labels d512, d1g; memory 512M, 1G.\n"));
+  assert_non_null(
+      strstr(o, "- Inside **2 CPUs** differ: labels d2g, nomem; memory 2G, unknown.\n"));
+  free(o);
+  free(e);
+  /* Two keys crossed, the values asked in an order of one's own. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory,cpus", "--compare",
+                       "4G/4,512M/1,unknown/2", "--format", "json", NULL),
+                   0);
+  assert_non_null(
+      strstr(o, "\"labels\": [\"4G / 4 CPUs\", \"512M / 1 CPU\", \"memory unknown / 2 CPUs\"]"));
+  assert_null(strstr(o, "\"by_trend\""));
+  free(o);
+  free(e);
+  /* A value no session has: one line naming the values. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--compare", "8G", NULL),
+                   1);
+  assert_true(tl_test_one_line(e));
+  assert_non_null(strstr(e, "no session has memory '8G'; the values are: 512M, 1G, 2G, 4G, "
+                            "memory unknown"));
+  free(o);
+  free(e);
+  /* A bad key, or one no session records: one line listing the keys there are. */
+  static const char *const bad[] = {"ram", "vm", "tag:load", "memory,cpus,vm", "", "tag:"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", bad[i], NULL), 2);
+    assert_true(tl_test_one_line(e));
+    if (i < 3)
+      assert_non_null(strstr(e, "; the database has: cpus, memory, hostname"));
+    free(o);
+    free(e);
+  }
+  /* --by help: the keys with the sessions of each value. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "help", NULL), 0);
+  assert_non_null(strstr(o, "  memory        512M: 3, 1G: 3, 2G: 3, 4G: 3, memory unknown: 1\n"));
+  assert_non_null(strstr(o, "  cpus          1 CPU: 6, 2 CPUs: 4, 4 CPUs: 3\n"));
+  free(o);
+  free(e);
+  /* HTML: the chart of lateness by memory; a site: compare.html by memory,
+   * the label pages as ever. */
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--format", "html", NULL),
+                   0);
+  assert_non_null(strstr(o, "<title>p50, p90 and p99 lateness by memory, setTimeout(50)</title>"));
+  free(o);
+  free(e);
+  char *site = tl_test_path(f->dir, "site");
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--site", site, NULL), 0);
+  free(o);
+  free(e);
+  char *page = tl_test_path(site, "compare.html");
+  char *html = tl_test_read_file(page, NULL);
+  assert_non_null(html);
+  assert_non_null(strstr(html, "By memory"));
+  free(html);
+  free(page);
+  page = tl_test_path(site, "label-d512.html");
+  html = tl_test_read_file(page, NULL);
+  assert_non_null(html);
+  free(html);
+  free(page);
+  free(site);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_and_classes),
       cmocka_unit_test_setup_teardown(import_start_facts_command_line, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(by_memory_page_json_check, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(by_keys_crossed_and_bad, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,989 @@
+/* group.c: comparing by what the machine is (tlreport --by memory, --by
+ * cpus, --by tag:load, --by memory,cpus). Each session gets a group name from
+ * the host facts or tags it recorded; the comparison then treats the group
+ * names exactly as it treats labels, so every part of the page works on
+ * groups. This file owns which session falls in which group, how a value is
+ * named and ordered, what a value a person types means, the listing of
+ * --by help, and the one numeric summary only --by has: how the tail moves
+ * with a numeric key (a rank correlation over sessions, with its interval).
+ *
+ * Names: memory by size class ("512M", "1G", see tl_memory_class), CPUs by
+ * count ("2 CPUs"), text as recorded; a session without the fact (or with
+ * "unknown", or an unreadable number) is in "KEY unknown", never dropped.
+ * Crossed keys join with " / ". Order: numbers by size, text naturally
+ * ("5.15" before "6.1"), unknown last. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+enum { NAME_PART_MAX = 96 };
+
+/* ======================================================================== */
+/* Keys                                                                      */
+
+static int refuse(char *err, size_t errlen, const char *msg) {
+  snprintf(err, errlen, "%s", msg);
+  return TL_EINVAL;
+}
+
+int tl__by_parse(const char *spec, tl__by *by, char *err, size_t errlen) {
+  memset(by, 0, sizeof *by);
+  if (!spec || !*spec)
+    return refuse(err, errlen, "empty key");
+  if (strlen(spec) > 200)
+    return refuse(err, errlen, "key list is too long");
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *items[TL_BY_MAX + 1];
+  size_t n;
+  char why[TL_WHY_MAX];
+  if (tl_list_split(buf, items, TL_BY_MAX + 1, &n, why, sizeof why))
+    return refuse(err, errlen, why);
+  if (n > TL_BY_MAX)
+    return refuse(err, errlen, "at most two keys (such as memory,cpus)");
+  for (size_t i = 0; i < n; i++) {
+    if (strncmp(items[i], "tag:", 4) == 0) {
+      const char *k = items[i] + 4;
+      if (tl_label_check(k, NULL, 0) || strlen(k) > TL_TAG_KEY_MAX) {
+        snprintf(err, errlen, "'%.64s' is not a tag key", k);
+        return TL_EINVAL;
+      }
+      snprintf(by->k[i].tag, sizeof by->k[i].tag, "%s", k);
+    } else if (!(by->k[i].key = tl_host_key_find(items[i]))) {
+      snprintf(err, errlen, "unknown key '%.64s'", items[i]);
+      return TL_ENOTFOUND;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (by->k[j].key == by->k[i].key && strcmp(by->k[j].tag, by->k[i].tag) == 0) {
+        snprintf(err, errlen, "'%.64s' given twice", items[i]);
+        return TL_EINVAL;
+      }
+  }
+  by->n = n;
+  return TL_OK;
+}
+
+/* The name of key i: "memory", "tag:load". */
+static void key_name(const tl__by *by, size_t i, char *buf, size_t len) {
+  if (by->k[i].key)
+    snprintf(buf, len, "%s", by->k[i].key->name);
+  else
+    snprintf(buf, len, "tag:%s", by->k[i].tag);
+}
+
+char *tl__by_spec(const tl__by *by) {
+  char buf[200];
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < by->n && at < sizeof buf; i++) {
+    char k[80];
+    key_name(by, i, k, sizeof k);
+    at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", i ? "," : "", k);
+  }
+  return strdup(buf);
+}
+
+void tl__by_title(const tl__by *by, char *buf, size_t len) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < by->n && at < len; i++) {
+    char k[80];
+    key_name(by, i, k, sizeof k);
+    at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " and " : "", k);
+  }
+}
+
+/* ======================================================================== */
+/* Values                                                                    */
+
+/* One key's value for one session: its name and what it sorts by. */
+typedef struct {
+  int unknown;
+  int64_t num;
+  char text[NAME_PART_MAX];
+} part;
+
+/* s cut to fit len bytes without splitting a UTF-8 character. */
+static void copy_cut(char *dst, size_t len, const char *s) {
+  size_t at = 0, n = strlen(s);
+  while (at < n) {
+    size_t c = tl_utf8_len((const unsigned char *)s + at, n - at);
+    if (!c)
+      c = 1; /* not UTF-8: kept as a byte, escaped where it is written */
+    if (at + c >= len)
+      break;
+    at += c;
+  }
+  memcpy(dst, s, at);
+  dst[at] = '\0';
+}
+
+/* The part of a recorded value v (NULL: not recorded) under key k. */
+static void part_of(const tl_host_key *k, const char *v, part *out) {
+  memset(out, 0, sizeof *out);
+  int64_t n;
+  if (!v || !*v || strcmp(v, "unknown") == 0) {
+    out->unknown = 1;
+  } else if (k && k->kind == TL_KEY_BYTES) {
+    if (tl_int_parse(v, 1, INT64_C(1) << 50, &n, NULL, 0))
+      out->unknown = 1;
+    else
+      out->num = tl_memory_class(n, out->text, sizeof out->text);
+  } else if (k && k->kind == TL_KEY_COUNT) {
+    if (tl_int_parse(v, 0, 1000000000, &n, NULL, 0)) {
+      out->unknown = 1;
+    } else {
+      out->num = n;
+      if (strcmp(k->name, "cpus") == 0)
+        snprintf(out->text, sizeof out->text, "%lld CPU%s", (long long)n, n == 1 ? "" : "s");
+      else
+        snprintf(out->text, sizeof out->text, "%lld", (long long)n);
+    }
+  } else {
+    copy_cut(out->text, sizeof out->text, v);
+  }
+}
+
+static void part_name(const tl__by *by, size_t i, const part *p, char *buf, size_t len) {
+  if (!p->unknown) {
+    snprintf(buf, len, "%s", p->text);
+    return;
+  }
+  char k[80];
+  key_name(by, i, k, sizeof k);
+  snprintf(buf, len, "%s unknown", k);
+}
+
+/* Natural order of text: runs of digits compare as numbers. */
+static int natural_cmp(const char *a, const char *b) {
+  while (*a && *b) {
+    if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+      while (*a == '0')
+        a++;
+      while (*b == '0')
+        b++;
+      size_t na = strspn(a, "0123456789"), nb = strspn(b, "0123456789");
+      if (na != nb)
+        return na < nb ? -1 : 1;
+      int c = strncmp(a, b, na);
+      if (c)
+        return c;
+      a += na, b += nb;
+      continue;
+    }
+    if (*a != *b)
+      return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    a++, b++;
+  }
+  return *a ? 1 : *b ? -1 : 0;
+}
+
+static int part_cmp(const tl__by *by, size_t i, const part *a, const part *b) {
+  if (a->unknown || b->unknown)
+    return a->unknown - b->unknown;
+  const tl_host_key *k = by->k[i].key;
+  if (k && k->kind != TL_KEY_TEXT)
+    return (a->num > b->num) - (a->num < b->num);
+  return natural_cmp(a->text, b->text);
+}
+
+/* A group: its parts and its name. */
+typedef struct {
+  part p[TL_BY_MAX];
+  char name[TL_BY_MAX * (NAME_PART_MAX + 16)];
+} value;
+
+static void value_name(const tl__by *by, value *v) {
+  size_t at = 0;
+  for (size_t i = 0; i < by->n; i++) {
+    char buf[NAME_PART_MAX + 16];
+    part_name(by, i, &v->p[i], buf, sizeof buf);
+    at += (size_t)snprintf(v->name + at, sizeof v->name - at, "%s%s", i ? " / " : "", buf);
+  }
+}
+
+static int value_cmp(const tl__by *by, const value *a, const value *b) {
+  for (size_t i = 0; i < by->n; i++) {
+    int c = part_cmp(by, i, &a->p[i], &b->p[i]);
+    if (c)
+      return c;
+  }
+  return strcmp(a->name, b->name);
+}
+
+/* The value of session s (its facts and tags read from the store). */
+static int session_value(tl_store *store, const tl__by *by, const tl_session *s, value *out) {
+  tl_fact_row *facts = NULL, *tags = NULL;
+  size_t nf = 0, nt = 0;
+  int rc = tl_store_facts(store, s->id, &facts, &nf);
+  if (!rc)
+    rc = tl_store_tags(store, s->id, &tags, &nt);
+  for (size_t i = 0; i < by->n && !rc; i++) {
+    const tl_host_key *k = by->k[i].key;
+    const char *v;
+    if (!k)
+      v = tl_fact_rows_get(tags, nt, by->k[i].tag);
+    else if (strcmp(k->name, "hostname") == 0)
+      v = s->hostname;
+    else
+      v = tl_fact_rows_get(facts, nf, k->fact);
+    part_of(k, v, &out->p[i]);
+  }
+  value_name(by, out);
+  tl_fact_rows_free(facts, nf);
+  tl_fact_rows_free(tags, nt);
+  return rc;
+}
+
+/* ======================================================================== */
+/* Grouping a comparison's sessions                                          */
+
+void tl__by_groups_free(tl__by_groups *g) {
+  if (!g)
+    return;
+  tl_strings_free(g->names, g->count);
+  free(g->x);
+  memset(g, 0, sizeof *g);
+}
+
+int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
+                  tl__by_groups *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  value *vals = calloc(list->count + 1, sizeof *vals);
+  size_t *order = calloc(list->count + 1, sizeof *order);
+  int rc = vals && order ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; i < list->count && !rc; i++)
+    if ((rc = session_value(store, by, &list->items[i], &vals[i])))
+      snprintf(err, errlen, "%s", tl_store_errmsg(store));
+  /* Distinct values, in order (insertion sort of the first of each). */
+  size_t n = 0;
+  for (size_t i = 0; i < list->count && !rc; i++) {
+    size_t k = 0;
+    while (k < n && strcmp(vals[order[k]].name, vals[i].name) != 0)
+      k++;
+    if (k < n)
+      continue;
+    order[n] = i;
+    for (k = n++; k > 0 && value_cmp(by, &vals[order[k - 1]], &vals[order[k]]) > 0; k--) {
+      size_t t = order[k];
+      order[k] = order[k - 1];
+      order[k - 1] = t;
+    }
+  }
+  if (!rc) {
+    out->names = calloc(n + 1, sizeof *out->names);
+    out->x = calloc(n + 1, sizeof *out->x);
+    if (!out->names || !out->x)
+      rc = TL_ENOMEM;
+  }
+  for (size_t k = 0; k < n && !rc; k++) {
+    const value *v = &vals[order[k]];
+    if (!(out->names[k] = strdup(v->name)))
+      rc = TL_ENOMEM;
+    out->count = k + 1;
+    /* A numeric key alone gives each group a place on an axis. */
+    int numeric = by->n == 1 && by->k[0].key && by->k[0].key->kind != TL_KEY_TEXT;
+    out->x[k] = numeric && !v->p[0].unknown ? (double)v->p[0].num : NAN;
+  }
+  out->numeric = by->n == 1 && by->k[0].key && by->k[0].key->kind != TL_KEY_TEXT;
+  /* Each session's label becomes its group; its own label goes to orig. */
+  for (size_t i = 0; i < list->count && !rc; i++) {
+    char *name = strdup(vals[i].name);
+    if (!name) {
+      rc = TL_ENOMEM;
+      break;
+    }
+    orig[i] = list->items[i].label;
+    list->items[i].label = name;
+  }
+  free(vals);
+  free(order);
+  if (rc == TL_ENOMEM)
+    snprintf(err, errlen, "out of memory");
+  if (rc)
+    tl__by_groups_free(out);
+  return rc;
+}
+
+int tl__by_value(const tl__by *by, const tl__by_groups *g, const char *asked, char *buf, size_t len,
+                 char *err, size_t errlen) {
+  /* A name as the page shows it is taken as it is. */
+  for (size_t k = 0; k < g->count; k++)
+    if (strcmp(g->names[k], asked) == 0) {
+      snprintf(buf, len, "%s", asked);
+      return TL_OK;
+    }
+  /* Otherwise each part as a person types it: 1G, 1024M, 2, unknown. */
+  char copy[512];
+  snprintf(copy, sizeof copy, "%s", asked);
+  value v;
+  memset(&v, 0, sizeof v);
+  char *rest = copy;
+  for (size_t i = 0; i < by->n; i++) {
+    char *slash = i + 1 < by->n ? strchr(rest, '/') : NULL;
+    if (i + 1 < by->n && !slash)
+      break;
+    if (slash)
+      *slash = '\0';
+    while (*rest == ' ')
+      rest++;
+    size_t n = strlen(rest);
+    while (n && rest[n - 1] == ' ')
+      rest[--n] = '\0';
+    const tl_host_key *k = by->k[i].key;
+    char kn[80], unk[96];
+    key_name(by, i, kn, sizeof kn);
+    snprintf(unk, sizeof unk, "%s unknown", kn);
+    if (strcmp(rest, "unknown") == 0 || strcmp(rest, unk) == 0) {
+      v.p[i].unknown = 1;
+    } else if (k && k->kind == TL_KEY_BYTES) {
+      int64_t bytes;
+      if (tl_size_parse(rest, &bytes, NULL, 0) == TL_OK)
+        part_of(k, (snprintf(kn, sizeof kn, "%lld", (long long)bytes), kn), &v.p[i]);
+      else
+        v.p[i].unknown = 2; /* no such value */
+    } else if (k && k->kind == TL_KEY_COUNT) {
+      part_of(k, (snprintf(kn, sizeof kn, "%lld", strtoll(rest, NULL, 10)), kn), &v.p[i]);
+      if (strspn(rest, "0123456789") == 0)
+        v.p[i].unknown = 2;
+    } else {
+      part_of(k, rest, &v.p[i]);
+    }
+    rest = slash ? slash + 1 : rest + strlen(rest);
+  }
+  int bad = 0;
+  for (size_t i = 0; i < by->n; i++)
+    bad |= v.p[i].unknown == 2;
+  if (!bad) {
+    value_name(by, &v);
+    for (size_t k = 0; k < g->count; k++)
+      if (strcmp(g->names[k], v.name) == 0) {
+        snprintf(buf, len, "%s", v.name);
+        return TL_OK;
+      }
+  }
+  char title[200];
+  tl__by_title(by, title, sizeof title);
+  size_t at =
+      (size_t)snprintf(err, errlen, "no session has %s '%.64s'; the values are: ", title, asked);
+  for (size_t k = 0; k < g->count && at < errlen; k++)
+    at += (size_t)snprintf(err + at, errlen - at, "%s%s", k ? ", " : "", g->names[k]);
+  return TL_ENOTFOUND;
+}
+
+/* ======================================================================== */
+/* --by help, and the keys a database has                                    */
+
+/* Sessions per value of every key (each host key, then each tag key the
+ * sessions carry): a line per key, values in order with their counts. */
+typedef struct {
+  char key[80];
+  tl__by by;
+  value *vals; /* distinct, with counts */
+  int64_t *counts;
+  size_t n, cap;
+  int64_t known;
+} key_tally;
+
+static int tally_add(key_tally *t, const value *v) {
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->vals[i].name, v->name) == 0) {
+      t->counts[i]++;
+      return TL_OK;
+    }
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 8;
+    value *nv = realloc(t->vals, cap * sizeof *nv);
+    if (nv)
+      t->vals = nv;
+    int64_t *nc = realloc(t->counts, cap * sizeof *nc);
+    if (nc)
+      t->counts = nc;
+    if (!nv || !nc)
+      return TL_ENOMEM;
+    t->cap = cap;
+  }
+  t->vals[t->n] = *v;
+  t->counts[t->n++] = 1;
+  return TL_OK;
+}
+
+static void tallies_free(key_tally *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(t[i].vals);
+    free(t[i].counts);
+  }
+  free(t);
+}
+
+/* The tallies of every key over the sessions matching filter; keys no
+ * session knows are counted too (known 0). */
+static int tally_keys(tl_store *store, const tl_filter *filter, key_tally **out, size_t *count,
+                      int64_t *sessions, char *err, size_t errlen) {
+  *out = NULL;
+  *count = 0;
+  tl_session_list list;
+  int rc = tl_store_sessions(store, filter, &list);
+  if (rc) {
+    snprintf(err, errlen, "%s", tl_store_errmsg(store));
+    return rc;
+  }
+  size_t nkeys;
+  const tl_host_key *keys = tl_host_keys(&nkeys);
+  size_t cap = nkeys + 16, n = 0;
+  key_tally *t = calloc(cap, sizeof *t);
+  if (!t)
+    rc = TL_ENOMEM;
+  for (size_t i = 0; i < nkeys && !rc; i++) {
+    t[n].by.n = 1;
+    t[n].by.k[0].key = &keys[i];
+    snprintf(t[n].key, sizeof t[n].key, "%s", keys[i].name);
+    n++;
+  }
+  for (size_t s = 0; s < list.count && !rc; s++) {
+    /* Tag keys appear as the sessions show them. */
+    tl_fact_row *tags = NULL;
+    size_t nt = 0;
+    rc = tl_store_tags(store, list.items[s].id, &tags, &nt);
+    for (size_t j = 0; j < nt && !rc; j++) {
+      size_t k = nkeys;
+      while (k < n && strcmp(t[k].by.k[0].tag, tags[j].key) != 0)
+        k++;
+      if (k < n || tl_label_check(tags[j].key, NULL, 0) || strlen(tags[j].key) > TL_TAG_KEY_MAX)
+        continue;
+      if (n == cap) {
+        key_tally *nt2 = realloc(t, (cap *= 2) * sizeof *t);
+        if (!nt2) {
+          rc = TL_ENOMEM;
+          break;
+        }
+        t = nt2;
+      }
+      memset(&t[n], 0, sizeof t[n]);
+      t[n].by.n = 1;
+      snprintf(t[n].by.k[0].tag, sizeof t[n].by.k[0].tag, "%s", tags[j].key);
+      snprintf(t[n].key, sizeof t[n].key, "tag:%s", tags[j].key);
+      n++;
+    }
+    tl_fact_rows_free(tags, nt);
+  }
+  for (size_t s = 0; s < list.count && !rc; s++)
+    for (size_t k = 0; k < n && !rc; k++) {
+      value v;
+      if ((rc = session_value(store, &t[k].by, &list.items[s], &v)))
+        break;
+      t[k].known += !v.p[0].unknown;
+      rc = tally_add(&t[k], &v);
+    }
+  if (rc == TL_ENOMEM)
+    snprintf(err, errlen, "out of memory");
+  else if (rc)
+    snprintf(err, errlen, "%s", tl_store_errmsg(store));
+  *sessions = (int64_t)list.count;
+  tl_session_list_free(&list);
+  if (rc) {
+    tallies_free(t, n);
+    return rc;
+  }
+  /* Values in order: a few per key, insertion sort. */
+  for (size_t k = 0; k < n; k++)
+    for (size_t i = 1; i < t[k].n; i++)
+      for (size_t j = i; j > 0 && value_cmp(&t[k].by, &t[k].vals[j - 1], &t[k].vals[j]) > 0; j--) {
+        value tv = t[k].vals[j];
+        t[k].vals[j] = t[k].vals[j - 1];
+        t[k].vals[j - 1] = tv;
+        int64_t tc = t[k].counts[j];
+        t[k].counts[j] = t[k].counts[j - 1];
+        t[k].counts[j - 1] = tc;
+      }
+  *out = t;
+  *count = n;
+  return TL_OK;
+}
+
+int tl_by_help(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen) {
+  key_tally *t;
+  size_t n;
+  int64_t sessions;
+  int rc = tally_keys(store, filter, &t, &n, &sessions, err, errlen);
+  if (rc)
+    return rc;
+  fprintf(out, "Keys for tlreport --by, with the sessions of each value (%lld sessions):\n",
+          (long long)sessions);
+  size_t shown = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (!t[k].known)
+      continue;
+    shown++;
+    fprintf(out, "  %-13s ", t[k].key);
+    for (size_t i = 0; i < t[k].n; i++) {
+      fputs(i ? ", " : "", out);
+      tl_fput_safe(out, t[k].vals[i].name);
+      fprintf(out, ": %lld", (long long)t[k].counts[i]);
+    }
+    fputc('\n', out);
+  }
+  if (!shown)
+    fputs("  (no session records a host fact or a tag yet)\n", out);
+  fputs("Keys no session records:", out);
+  size_t none = 0;
+  for (size_t k = 0; k < n; k++)
+    if (!t[k].known)
+      fprintf(out, "%s%s", none++ ? ", " : " ", t[k].key);
+  fputs(none ? "\n" : " none\n", out);
+  fputs("Cross two keys with a comma (--by memory,cpus); memory is grouped by size class\n"
+        "(2^k and 1.5 x 2^k bytes, rounded up), CPUs by count.\n",
+        out);
+  tallies_free(t, n);
+  return TL_OK;
+}
+
+int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char *err,
+                size_t errlen) {
+  tl__by by;
+  int rc = tl__by_parse(spec, &by, err, errlen);
+  if (rc && rc != TL_ENOTFOUND)
+    return rc;
+  /* Every key must be one some session records; otherwise say which keys
+   * this database has. */
+  char head[160];
+  snprintf(head, sizeof head, "%s", err);
+  key_tally *t;
+  size_t n;
+  int64_t sessions;
+  if (tally_keys(store, filter, &t, &n, &sessions, err, errlen))
+    return TL_EINVAL;
+  for (size_t i = 0; !rc && i < by.n; i++) {
+    char name[80];
+    key_name(&by, i, name, sizeof name);
+    size_t k = 0;
+    while (k < n && strcmp(t[k].key, name) != 0)
+      k++;
+    if (k == n || !t[k].known) {
+      snprintf(head, sizeof head, "no session (of those the filters select) records %s", name);
+      rc = TL_EINVAL;
+    }
+  }
+  if (rc) {
+    size_t at = (size_t)snprintf(err, errlen, "%s; the database has: ", head), shown = 0;
+    for (size_t k = 0; k < n && at < errlen; k++)
+      if (t[k].known)
+        at += (size_t)snprintf(err + at, errlen - at, "%s%s", shown++ ? ", " : "", t[k].key);
+    if (!shown && at < errlen)
+      snprintf(err + at, errlen - at, "no host facts or tags");
+  }
+  tallies_free(t, n);
+  return rc ? TL_EINVAL : TL_OK;
+}
+
+/* ======================================================================== */
+/* On the page: what the groups hold, and how the tail moves with a number  */
+
+/* Average ranks (1-based; ties share their mean rank) of v[0..n) into r. */
+static int ranks(const double *v, size_t n, double *r) {
+  size_t *idx = malloc((n + 1) * sizeof *idx);
+  if (!idx)
+    return TL_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    idx[i] = i;
+  for (size_t i = 1; i < n; i++) /* insertion sort: a few hundred sessions */
+    for (size_t k = i; k > 0 && v[idx[k - 1]] > v[idx[k]]; k--) {
+      size_t t = idx[k];
+      idx[k] = idx[k - 1];
+      idx[k - 1] = t;
+    }
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
+      j++;
+    for (size_t k = i; k <= j; k++)
+      r[idx[k]] = (double)(i + j) / 2 + 1;
+    i = j + 1;
+  }
+  free(idx);
+  return TL_OK;
+}
+
+int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out) {
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  out->rho = out->lo = out->hi = NAN;
+  if (n < 4)
+    return TL_OK;
+  double *rx = malloc(2 * n * sizeof *rx);
+  if (!rx)
+    return TL_ENOMEM;
+  double *ry = rx + n;
+  if (ranks(x, n, rx) || ranks(y, n, ry)) {
+    free(rx);
+    return TL_ENOMEM;
+  }
+  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; i++)
+    mx += rx[i], my += ry[i];
+  mx /= (double)n, my /= (double)n;
+  for (size_t i = 0; i < n; i++) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  free(rx);
+  if (!(sxx > 0 && syy > 0))
+    return TL_OK; /* one of them does not vary: no correlation to speak of */
+  out->rho = sxy / sqrt(sxx * syy);
+  /* Fisher's z with the variance 1.06 / (n - 3) that Fieller, Hartley and
+   * Pearson (1957) found for Spearman's rho. */
+  double r = fmax(-0.999999, fmin(0.999999, out->rho));
+  double z = atanh(r), se = sqrt(1.06 / (double)(n - 3));
+  out->lo = tanh(z - 1.959964 * se);
+  out->hi = tanh(z + 1.959964 * se);
+  return TL_OK;
+}
+
+/* Each session's own p99 lateness against its group's value, for one probe
+ * and delay. The sessions with an unknown value or no samples are left out. */
+int tl__by_trend(const tl_comparison *c, const char *probe, int64_t delay_ns, tl__rank_corr *out) {
+  memset(out, 0, sizeof *out);
+  out->rho = out->lo = out->hi = NAN;
+  if (!c->label_x)
+    return TL_OK;
+  double *x = malloc((2 * c->sessions.count + 2) * sizeof *x);
+  if (!x)
+    return TL_ENOMEM;
+  double *y = x + c->sessions.count + 1;
+  size_t n = 0, values = 0;
+  double last = NAN;
+  for (size_t l = 0; l < c->label_count; l++)
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      const tl_dist *d = &c->details[i].dist;
+      if (strcmp(s->label, c->labels[l]) != 0 || strcmp(s->probe, probe) != 0 ||
+          s->delay_ns != delay_ns || !d->count || d->pct_count < 3 || isnan(c->label_x[l]))
+        continue;
+      if (!(c->label_x[l] == last))
+        values++;
+      last = c->label_x[l];
+      x[n] = c->label_x[l];
+      y[n++] = (double)(d->pct_ns[2] - tl_armed_ns(probe, delay_ns));
+    }
+  int rc = tl__spearman(x, y, n, out);
+  out->values = values;
+  free(x);
+  return rc;
+}
+
+void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t delay_ns,
+                           const tl__rank_corr *r, char *buf, size_t len) {
+  char call[96];
+  tl__call_name(probe, delay_ns, call, sizeof call);
+  if (isnan(r->rho)) {
+    snprintf(buf, len,
+             "For %s, too few sessions (%zu, on %zu %s value%s) or too little variation to tell "
+             "whether the tail changes with %s.",
+             call, r->n, r->values, c->by, r->values == 1 ? "" : "s", c->by);
+    return;
+  }
+  int clear = r->hi < 0 || r->lo > 0;
+  snprintf(buf, len,
+           "For %s, the tail %s%s%s: the rank correlation (Spearman) between %s and each "
+           "session's p99 lateness is %.2f (95%% CI %.2f to %.2f; %zu sessions on %zu values).",
+           call,
+           r->hi < 0   ? "gets shorter as "
+           : r->lo > 0 ? "gets longer as "
+                       : "shows no clear change with ",
+           c->by, clear ? " grows" : "", c->by, r->rho, r->lo, r->hi, r->n, r->values);
+}
+
+/* The group of label, probe and delay in c, or -1. */
+static int group_index(const tl_comparison *c, const char *label, const char *probe,
+                       int64_t delay_ns) {
+  for (size_t i = 0; i < c->group_count; i++)
+    if (strcmp(c->groups[i].label, label) == 0 && strcmp(c->groups[i].probe, probe) == 0 &&
+        c->groups[i].delay_ns == delay_ns)
+      return (int)i;
+  return -1;
+}
+
+/* The distinct values, "a, b, c", of what(c, session) over the sessions of
+ * label into buf; returns how many (values past the buffer still count). */
+typedef const char *(*session_text)(const tl_comparison *c, size_t i, const void *arg);
+
+static size_t distinct(const tl_comparison *c, const char *label, session_text what,
+                       const void *arg, char *buf, size_t len) {
+  size_t n = 0, at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    if (strcmp(c->sessions.items[i].label, label) != 0)
+      continue;
+    char v[NAME_PART_MAX + 16];
+    snprintf(v, sizeof v, "%s", what(c, i, arg));
+    int seen = 0;
+    for (size_t k = 0; k < i && !seen; k++)
+      seen = strcmp(c->sessions.items[k].label, label) == 0 && strcmp(what(c, k, arg), v) == 0;
+    if (seen)
+      continue;
+    n++;
+    if (at < len)
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", n > 1 ? ", " : "", v);
+  }
+  return n;
+}
+
+static const char *own_label(const tl_comparison *c, size_t i, const void *arg) {
+  (void)arg;
+  return c->details[i].label ? c->details[i].label : c->sessions.items[i].label;
+}
+
+static const char *host_name(const tl_comparison *c, size_t i, const void *arg) {
+  (void)arg;
+  return c->sessions.items[i].hostname;
+}
+
+static const char *probe_of(const tl_comparison *c, size_t i, const void *arg) {
+  (void)arg;
+  return c->sessions.items[i].probe;
+}
+
+/* A fact as recorded, and as --by names it (its size class ...); the name
+ * lives until the next call. */
+static const char *fact_of(const tl_comparison *c, size_t i, const void *arg) {
+  const char *v = tl__fact(&c->details[i], ((const tl_host_key *)arg)->fact);
+  return v && *v ? v : "unknown";
+}
+
+static const char *fact_named(const tl_comparison *c, size_t i, const void *arg) {
+  static part named;
+  part_of(arg, tl__fact(&c->details[i], ((const tl_host_key *)arg)->fact), &named);
+  return named.unknown ? "unknown" : named.text;
+}
+
+/* How the values of a key are made, in one sentence. */
+static void key_rule(FILE *f, const tl__by *by, size_t i) {
+  const tl_host_key *k = by->k[i].key;
+  if (!k) {
+    fprintf(f, "tag `%s` as recorded with `--tag`", by->k[i].tag);
+    return;
+  }
+  fprintf(f, "%s (fact `%s`)", k->about, k->fact);
+  if (k->kind == TL_KEY_BYTES)
+    fputs(", the total the host reports rounded up to the next size class of 2^k or "
+          "1.5 x 2^k bytes (512M, 768M, 1G, 1.5G, 2G, 3G, 4G ...), so that a machine sold as "
+          "1 GB, which reports a little less than 1 GiB, is in 1G; the exact values are in the "
+          "table",
+          f);
+}
+
+int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen) {
+  tl__by by;
+  char err[TL_WHY_MAX], title[200];
+  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err))
+    return 0;
+  tl__by_title(&by, title, sizeof title);
+  snprintf(text, textlen, "By %s", title);
+  /* The anchor a Markdown renderer makes of the heading: lower case,
+   * spaces as dashes, punctuation dropped (keys are letters, digits, . _ -). */
+  size_t at = 0;
+  for (const char *q = text; *q && at + 1 < idlen; q++) {
+    if (*q == ' ')
+      id[at++] = '-';
+    else if ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-' || *q == '_')
+      id[at++] = *q;
+    else if (*q >= 'A' && *q <= 'Z')
+      id[at++] = (char)(*q - 'A' + 'a');
+  }
+  id[at] = '\0';
+  return 1;
+}
+
+void tl__by_section(tl__page *p) {
+  const tl_comparison *c = p->c;
+  tl__by by;
+  char err[TL_WHY_MAX], title[200], buf[1024], id[256], text[256];
+  if (!tl__by_heading(c, id, sizeof id, text, sizeof text) ||
+      tl__by_parse(c->by, &by, err, sizeof err))
+    return;
+  tl__by_title(&by, title, sizeof title);
+  tl__heading(p, id, text);
+  FILE *f = tl__prose(p);
+  fputs("Sessions are grouped by ", f);
+  for (size_t i = 0; i < by.n; i++) {
+    fputs(i ? "; and by " : "", f);
+    key_rule(f, &by, i);
+  }
+  fputs(". A session that did not record it is in its own group, named unknown.\n\n", f);
+
+  /* What each group holds. */
+  const char *head[4 + TL_BY_MAX] = {title, "sessions", "labels", "hosts"};
+  char heads[TL_BY_MAX][96], align[8] = "lrll";
+  size_t cols = 4;
+  for (size_t i = 0; i < by.n; i++)
+    if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT) {
+      snprintf(heads[i], sizeof heads[i], "%s recorded%s", by.k[i].key->name,
+               by.k[i].key->kind == TL_KEY_BYTES ? " (bytes)" : "");
+      head[cols] = heads[i];
+      align[cols++] = 'l';
+    }
+  align[cols] = '\0';
+  tl__table *t = tl__table_new(cols, head, align);
+  for (size_t l = 0; t && l < c->label_count; l++) {
+    size_t n = 0;
+    for (size_t i = 0; i < c->sessions.count; i++)
+      n += strcmp(c->sessions.items[i].label, c->labels[l]) == 0;
+    tl__table_add(t, c->labels[l]);
+    tl__table_addf(t, "%zu", n);
+    distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf);
+    tl__table_add(t, buf);
+    distinct(c, c->labels[l], host_name, NULL, buf, sizeof buf);
+    tl__table_add(t, buf);
+    for (size_t i = 0; i < by.n; i++)
+      if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT) {
+        distinct(c, c->labels[l], fact_of, by.k[i].key, buf, sizeof buf);
+        tl__table_add(t, buf);
+      }
+  }
+  tl__put_table(p, t);
+  if (!c->label_x)
+    return;
+
+  /* A numeric key: lateness against the value, per probe and delay. */
+  const tl_stats *st =
+      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  for (size_t g0 = 0; g0 < c->group_count; g0++) {
+    const tl_group *g = &c->groups[g0];
+    if (group_index(c, g->label, g->probe, g->delay_ns) != (int)g0)
+      continue;
+    int first = 1;
+    for (size_t k = 0; k < g0 && first; k++)
+      first = !(strcmp(c->groups[k].probe, g->probe) == 0 && c->groups[k].delay_ns == g->delay_ns);
+    if (!first)
+      continue;
+    char call[96];
+    tl__call_name(g->probe, g->delay_ns, call, sizeof call);
+    f = tl__prose(p);
+    fprintf(f, "### Lateness by %s, %s\n\n", title, call);
+    fputs("Lateness is a sample minus the delay the timer was armed for (1 ms for a "
+          "setTimeout below 1 ms); milliseconds, with 95% confidence intervals.\n\n",
+          f);
+    static const double want[3] = {50, 90, 99};
+    const char *lhead[5] = {title, "sessions", "p50", "p90", "p99"};
+    tl__table *lt = tl__table_new(5, lhead, "lrrrr");
+    for (size_t l = 0; lt && l < c->label_count; l++) {
+      int gi = group_index(c, c->labels[l], g->probe, g->delay_ns);
+      if (gi < 0)
+        continue;
+      const tl_group *h = &c->groups[gi];
+      int64_t armed = tl_armed_ns(h->probe, h->delay_ns);
+      tl__table_add(lt, h->label);
+      tl__table_addf(lt, "%zu", h->session_count);
+      for (size_t w = 0; w < 3; w++) {
+        size_t k = 0;
+        while (k < h->dist.pct_count && h->dist.pcts[k] != want[w])
+          k++;
+        if (k == h->dist.pct_count || !h->dist.count) {
+          tl__table_add(lt, "-");
+          continue;
+        }
+        char v[32], lo[32], hi[32];
+        snprintf(v, sizeof v, "%.3f", (double)(h->dist.pct_ns[k] - armed) / 1e6);
+        const tl_pct_stats *ps = st ? &st->groups[gi].pct[k] : NULL;
+        if (ps && ps->lo_ns >= 0 && ps->hi_ns >= 0) {
+          snprintf(lo, sizeof lo, "%.3f", (double)(ps->lo_ns - armed) / 1e6);
+          snprintf(hi, sizeof hi, "%.3f", (double)(ps->hi_ns - armed) / 1e6);
+          tl__table_addf(lt, "%s (%s to %s)", v, lo, hi);
+        } else {
+          tl__table_add(lt, v);
+        }
+      }
+    }
+    tl__put_table(p, lt);
+    if (p->o->format == TL_FORMAT_HTML) {
+      tl__prose_flush(p);
+      tl__svg_by_trend(p, g->probe, g->delay_ns);
+    }
+    tl__rank_corr r;
+    if (tl__by_trend(c, g->probe, g->delay_ns, &r)) {
+      p->failed = TL_ENOMEM;
+      return;
+    }
+    tl__by_trend_sentence(c, g->probe, g->delay_ns, &r, buf, sizeof buf);
+    f = tl__prose(p);
+    tl_md_escape(f, buf);
+    fputs("\n\n", f);
+  }
+}
+
+int tl__by_confounds(const tl_comparison *c, FILE *f) {
+  tl__by by;
+  char err[TL_WHY_MAX], buf[1024];
+  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err))
+    return 0;
+  size_t nkeys;
+  const tl_host_key *keys = tl_host_keys(&nkeys);
+  int any = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    int opened = 0;
+    /* Labels, probes, then every host fact that is not a --by key. */
+    for (size_t w = 0; w < 2 + nkeys; w++) {
+      const tl_host_key *k = w >= 2 ? &keys[w - 2] : NULL;
+      int used = 0;
+      for (size_t i = 0; k && i < by.n; i++)
+        used |= by.k[i].key == k;
+      if (used || (k && strcmp(k->name, "hostname") == 0))
+        continue; /* hosts: said above, with their fingerprints */
+      size_t n = w == 0   ? distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf)
+                 : w == 1 ? distinct(c, c->labels[l], probe_of, NULL, buf, sizeof buf)
+                          : distinct(c, c->labels[l], fact_named, k, buf, sizeof buf);
+      if (n < 2)
+        continue;
+      if (!opened) {
+        fputs("- Inside **", f);
+        tl_md_escape(f, c->labels[l]);
+        fputs("** differ: ", f);
+      }
+      fprintf(f, "%s%s ", opened ? "; " : "", w == 0 ? "labels" : w == 1 ? "probes" : k->name);
+      tl_md_escape(f, buf);
+      opened = any = 1;
+    }
+    if (opened)
+      fputs(".\n", f);
+  }
+  return any;
+}
+
+/* ",\n "by_trend": [...]" for a numeric --by key: per probe and delay, the
+ * rank correlation of each session's p99 lateness with the value, and the
+ * sentence the page says about it. */
+void tl__by_json(FILE *o, const tl_comparison *c) {
+  if (!c->label_x)
+    return;
+  fputs(",\n \"by_trend\": [", o);
+  size_t shown = 0;
+  for (size_t g0 = 0; g0 < c->group_count; g0++) {
+    const tl_group *g = &c->groups[g0];
+    int first = 1;
+    for (size_t k = 0; k < g0 && first; k++)
+      first = !(strcmp(c->groups[k].probe, g->probe) == 0 && c->groups[k].delay_ns == g->delay_ns);
+    if (!first)
+      continue;
+    tl__rank_corr r;
+    if (tl__by_trend(c, g->probe, g->delay_ns, &r))
+      continue;
+    char sentence[1024];
+    tl__by_trend_sentence(c, g->probe, g->delay_ns, &r, sentence, sizeof sentence);
+    fputs(shown++ ? ",\n  {" : "\n  {", o);
+    fputs("\"probe\": ", o);
+    tl_fput_json(o, g->probe);
+    fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu, \"values\": %zu, \"spearman\": ",
+            (long long)g->delay_ns, r.n, r.values);
+    if (isnan(r.rho))
+      fputs("null, \"ci95\": null", o);
+    else
+      fprintf(o, "%.4f, \"ci95\": [%.4f, %.4f]", r.rho, r.lo, r.hi);
+    fputs(",\n   \"sentence\": ", o);
+    tl_fput_json(o, sentence);
+    fputc('}', o);
+  }
+  fputc(']', o);
+}
