@@ -23,43 +23,33 @@ enum { NAME_PART_MAX = 96 };
 /* ======================================================================== */
 /* Keys                                                                      */
 
-static int refuse(char *err, size_t errlen, const char *msg) {
-  snprintf(err, errlen, "%s", msg);
-  return TL_EINVAL;
-}
-
 int tl__by_parse(const char *spec, tl__by *by, char *err, size_t errlen) {
   memset(by, 0, sizeof *by);
   if (!spec || !*spec)
-    return refuse(err, errlen, "empty key");
+    return tl_fail(err, errlen, TL_EINVAL, "empty key");
   if (strlen(spec) > 200)
-    return refuse(err, errlen, "key list is too long");
+    return tl_fail(err, errlen, TL_EINVAL, "key list is too long");
   char buf[256];
   snprintf(buf, sizeof buf, "%s", spec);
   char *items[TL_BY_MAX + 1];
   size_t n;
   char why[TL_WHY_MAX];
   if (tl_list_split(buf, items, TL_BY_MAX + 1, &n, why, sizeof why))
-    return refuse(err, errlen, why);
+    return tl_fail(err, errlen, TL_EINVAL, "%s", why);
   if (n > TL_BY_MAX)
-    return refuse(err, errlen, "at most two keys (such as memory,cpus)");
+    return tl_fail(err, errlen, TL_EINVAL, "at most two keys (such as memory,cpus)");
   for (size_t i = 0; i < n; i++) {
     if (strncmp(items[i], "tag:", 4) == 0) {
       const char *k = items[i] + 4;
-      if (tl_label_check(k, NULL, 0) || strlen(k) > TL_TAG_KEY_MAX) {
-        snprintf(err, errlen, "'%.64s' is not a tag key", k);
-        return TL_EINVAL;
-      }
+      if (tl_label_check(k, NULL, 0) || strlen(k) > TL_TAG_KEY_MAX)
+        return tl_fail(err, errlen, TL_EINVAL, "'%.64s' is not a tag key", k);
       snprintf(by->k[i].tag, sizeof by->k[i].tag, "%s", k);
     } else if (!(by->k[i].key = tl_host_key_find(items[i]))) {
-      snprintf(err, errlen, "unknown key '%.64s'", items[i]);
-      return TL_ENOTFOUND;
+      return tl_fail(err, errlen, TL_ENOTFOUND, "unknown key '%.64s'", items[i]);
     }
     for (size_t j = 0; j < i; j++)
-      if (by->k[j].key == by->k[i].key && strcmp(by->k[j].tag, by->k[i].tag) == 0) {
-        snprintf(err, errlen, "'%.64s' given twice", items[i]);
-        return TL_EINVAL;
-      }
+      if (by->k[j].key == by->k[i].key && strcmp(by->k[j].tag, by->k[i].tag) == 0)
+        return tl_fail(err, errlen, TL_EINVAL, "'%.64s' given twice", items[i]);
   }
   by->n = n;
   return TL_OK;

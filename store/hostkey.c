@@ -46,11 +46,9 @@ const tl_host_key *tl_host_key_find(const char *name) {
 
 int tl_size_parse(const char *s, int64_t *bytes, char *why, size_t whylen) {
   const char *p = s ? s : "";
-  if (!isdigit((unsigned char)*p)) {
-    if (why && whylen)
-      snprintf(why, whylen, "'%.40s' is not a size (such as 512M, 1G, 1.5G or 1073741824)", p);
-    return TL_EINVAL;
-  }
+  if (!isdigit((unsigned char)*p))
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "'%.40s' is not a size (such as 512M, 1G, 1.5G or 1073741824)", p);
   /* Whole and fractional digits read by hand: no locale, no exponent. */
   int64_t whole = 0, frac = 0, scale = 1;
   while (isdigit((unsigned char)*p) && whole <= SIZE_MAX_BYTES)
@@ -88,18 +86,12 @@ int tl_size_parse(const char *s, int64_t *bytes, char *why, size_t whylen) {
     if (strcmp(p, "B") == 0)
       p++;
   }
-  if (*p || whole < 0 || whole > SIZE_MAX_BYTES / unit || (unit == 1 && frac)) {
-    if (why && whylen)
-      snprintf(why, whylen,
-               "'%.40s' is not a size (such as 512M, 1G, 1.5G or 1073741824; at most 1P)", s);
-    return TL_EINVAL;
-  }
+  if (*p || whole < 0 || whole > SIZE_MAX_BYTES / unit || (unit == 1 && frac))
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "'%.40s' is not a size (such as 512M, 1G, 1.5G or 1073741824; at most 1P)", s);
   *bytes = whole * unit + (int64_t)((double)frac * (double)unit / (double)scale + 0.5);
-  if (*bytes <= 0) {
-    if (why && whylen)
-      snprintf(why, whylen, "'%.40s' is not a size above zero", s);
-    return TL_EINVAL;
-  }
+  if (*bytes <= 0)
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a size above zero", s);
   return TL_OK;
 }
 
@@ -137,12 +129,9 @@ int tl_host_fact_parse(const char *arg, const tl_host_key **key, char *value, si
   const char *eq = arg ? strchr(arg, '=') : NULL;
   char name[32];
   size_t n = eq ? (size_t)(eq - arg) : 0;
-  if (!eq || n == 0 || n >= sizeof name) {
-    if (why && whylen)
-      snprintf(why, whylen, "'%.40s' is not KEY=VALUE (such as memory=1G or cpus=2)",
-               arg ? arg : "");
-    return TL_EINVAL;
-  }
+  if (!eq || n == 0 || n >= sizeof name)
+    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not KEY=VALUE (such as memory=1G or cpus=2)",
+                   arg ? arg : "");
   memcpy(name, arg, n);
   name[n] = '\0';
   const tl_host_key *k = tl_host_key_find(name);
@@ -161,19 +150,13 @@ int tl_host_fact_parse(const char *arg, const tl_host_key **key, char *value, si
   char reason[TL_WHY_MAX];
   if (k->kind == TL_KEY_BYTES) {
     int64_t bytes;
-    if (tl_size_parse(v, &bytes, reason, sizeof reason)) {
-      if (why && whylen)
-        snprintf(why, whylen, "%s: %s", k->name, reason);
-      return TL_EINVAL;
-    }
+    if (tl_size_parse(v, &bytes, reason, sizeof reason))
+      return tl_fail(why, whylen, TL_EINVAL, "%s: %s", k->name, reason);
     snprintf(value, len, "%lld", (long long)bytes);
   } else if (k->kind == TL_KEY_COUNT) {
     int64_t count;
-    if (tl_int_parse(v, 1, 1000000, &count, reason, sizeof reason)) {
-      if (why && whylen)
-        snprintf(why, whylen, "%s: %s", k->name, reason);
-      return TL_EINVAL;
-    }
+    if (tl_int_parse(v, 1, 1000000, &count, reason, sizeof reason))
+      return tl_fail(why, whylen, TL_EINVAL, "%s: %s", k->name, reason);
     snprintf(value, len, "%lld", (long long)count);
   } else {
     if (!*v)
@@ -181,11 +164,8 @@ int tl_host_fact_parse(const char *arg, const tl_host_key **key, char *value, si
     else if (strlen(v) >= len)
       snprintf(reason, sizeof reason, "longer than %zu bytes", len - 1);
     if (!*v || strlen(v) >= len ||
-        tl__text_check("the value", v, TL_TAG_VALUE_MAX, reason, sizeof reason)) {
-      if (why && whylen)
-        snprintf(why, whylen, "%s: %s", k->name, reason);
-      return TL_EINVAL;
-    }
+        tl__text_check("the value", v, TL_TAG_VALUE_MAX, reason, sizeof reason))
+      return tl_fail(why, whylen, TL_EINVAL, "%s: %s", k->name, reason);
     snprintf(value, len, "%s", v);
   }
   *key = k;
