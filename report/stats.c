@@ -369,6 +369,7 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
 
 typedef struct {
   int64_t id, started_ns;
+  uint64_t key;  /* of its UUID, which every store gives it (its id is the store's own) */
   int64_t n;     /* samples seen */
   size_t cap, m; /* reservoir capacity, samples kept */
   int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
@@ -616,6 +617,11 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
     x->s[i].d = at < 0 || !cmp->details ? NULL : &cmp->details[at];
     x->s[i].id = ids[i];
     x->s[i].started_ns = s ? s->started_ns : 0;
+    /* FNV-1a of the UUID: the same draws from a file and from a server. */
+    uint64_t key = 0xcbf29ce484222325ULL;
+    for (const char *u = s ? s->uuid : ""; *u; u++)
+      key = (key ^ (unsigned char)*u) * 0x100000001b3ULL;
+    x->s[i].key = s ? key : (uint64_t)ids[i];
     x->s[i].n = s && s->sample_count > 0 ? s->sample_count : 1; /* expected, for sizing */
     total += x->s[i].n;
   }
@@ -638,7 +644,7 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
     sess *s = &x->s[i];
     s->v = x->buf + at;
     at += s->cap;
-    s->r.s = seed ^ ((uint64_t)s->id * 0xd6e8feb86659fd93ULL);
+    s->r.s = seed ^ (s->key * 0xd6e8feb86659fd93ULL);
     keep_start(s, s->n);
   }
   return TL_OK;
