@@ -129,15 +129,39 @@ static void y_axis(FILE *o, const frame *f, double step, const char *name) {
           f->bottom, f->right, f->bottom);
 }
 
-/* One legend row per label (two entries when p99 is drawn hollow). */
+/* Legend entries: the line sample takes 34 units, then the name; a
+ * character of text is taken as 13 units, its width at the 22 px that
+ * phones get, so that no name runs into the next. Names longer than
+ * LEGEND_CHARS are cut with an ellipsis. */
+enum { LEGEND_CHARS = 24 };
+
+static size_t name_chars(const char *s) {
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    n += (*p & 0xC0) != 0x80; /* count UTF-8 lead bytes only */
+  return n;
+}
+
+static double legend_col(const char *const *names, size_t n) {
+  size_t longest = 4;
+  for (size_t i = 0; i < n; i++) {
+    size_t c = name_chars(names[i]);
+    longest = c > longest ? c : longest;
+  }
+  if (longest > LEGEND_CHARS)
+    longest = LEGEND_CHARS;
+  return 34 + 13 * (double)longest + 16;
+}
+
+/* One legend entry per label, in rows as wide as the plot. */
 static double legend(tl__page *p, const frame *f, const char *const *names, const size_t *styles,
                      size_t n, double y) {
   FILE *o = p->out;
-  double x = f->left, col = 150;
+  double x = f->left, col = legend_col(names, n);
   for (size_t i = 0; i < n; i++) {
-    if (x + col > f->right + 10) {
+    if (x > f->left && x + col > f->right + 10) {
       x = f->left;
-      y += 22;
+      y += 30; /* a 22 px line of text is about 27 tall */
     }
     size_t s = styles[i];
     fprintf(o,
@@ -146,15 +170,30 @@ static double legend(tl__page *p, const frame *f, const char *const *names, cons
             s % STYLES, x, y - 4, x + 28, y - 4, dashes[s % DASHES]);
     marker(o, s, x + 14, y - 4, 0);
     fputs("</g>", o);
-    text(o, x + 34, y, "start", names[i]);
+    char name[4 * LEGEND_CHARS + 8];
+    if (name_chars(names[i]) > LEGEND_CHARS) {
+      /* Cut at a character boundary, then an ellipsis. */
+      size_t at = 0, chars = 0;
+      const char *t = names[i];
+      while (t[at] && chars < LEGEND_CHARS - 1) {
+        at++;
+        while (((unsigned char)t[at] & 0xC0) == 0x80)
+          at++;
+        chars++;
+      }
+      snprintf(name, sizeof name, "%.*s\xE2\x80\xA6", (int)at, t);
+    } else {
+      snprintf(name, sizeof name, "%s", names[i]);
+    }
+    text(o, x + 34, y, "start", name);
     x += col;
   }
   fputc('\n', o);
   return y;
 }
 
-static size_t legend_rows(size_t n, double width) {
-  size_t per = (size_t)(width / 150);
+static size_t legend_rows(const char *const *names, size_t n, double width) {
+  size_t per = (size_t)(width / legend_col(names, n));
   if (per < 1)
     per = 1;
   return (n + per - 1) / per;
@@ -196,8 +235,8 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   if (!n)
     return;
-  double w = 640, rows = (double)legend_rows(n, 640 - 78 - 16);
-  double h = 342 + rows * 22;
+  double w = 640, rows = (double)legend_rows(names, n, 640 - 78 - 16);
+  double h = 342 + rows * 30;
   const char *axis;
   double u = unit_for(hi, &axis);
   frame f = {78, w - 16, 16, 258, 0, 4, lo * u, hi * u};
@@ -353,8 +392,8 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
         styles[nl++] = l;
         break;
       }
-  double w = 640, rows = (double)legend_rows(nl, 640 - 78 - 16);
-  double h = 342 + rows * 22;
+  double w = 640, rows = (double)legend_rows(names, nl, 640 - 78 - 16);
+  double h = 342 + rows * 30;
   /* Sessions close together get at least an hour around them. */
   if (t1 - t0 < 3600) {
     double mid = (t0 + t1) / 2;
@@ -467,8 +506,9 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
         hi = fmax(hi, (double)(st->groups[gi].pct[at[j]].hi_ns - armed));
     }
   tl__unit u = tl__unit_for(hi > -lo ? hi : -lo);
-  double w = 560, row_h = 34, top = 12, left = 120;
-  double h = top + row_h * (double)n + 74;
+  /* Room for text at 22 px, the size phones get (see the page's CSS). */
+  double w = 560, row_h = 34, top = 12, left = 150;
+  double h = top + row_h * (double)n + 96;
   frame f = {left, w - 20, top, top + row_h * (double)n, lo / u.div, hi / u.div, 0, 1};
   double step = nice_step(&f.x0, &f.x1, 5);
   char call[96], title[256], desc[2048];
@@ -497,11 +537,11 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
     snprintf(buf, sizeof buf, "%g", fabs(v) < step / 1e6 ? 0.0 : v);
     fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, f.top,
             x, f.bottom);
-    text(o, x, f.bottom + 18, "middle", buf);
+    text(o, x, f.bottom + 22, "middle", buf);
   }
   char axis[64];
   snprintf(axis, sizeof axis, "Lateness (%s)", u.name);
-  text(o, (f.left + f.right) / 2, f.bottom + 40, "middle", axis);
+  text(o, (f.left + f.right) / 2, f.bottom + 52, "middle", axis);
   fputc('\n', o);
   static const size_t shapes[3] = {0, 1, 2}; /* circle, square, triangle (marker styles) */
   for (size_t r = 0; r < n; r++) {
@@ -510,8 +550,8 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
     char name[64];
     /* Long labels are cut so they never run into the plot. */
     snprintf(name, sizeof name, "%s", rows[r]->label);
-    if (strlen(rows[r]->label) > 14)
-      snprintf(name, sizeof name, "%.13s\xE2\x80\xA6", rows[r]->label);
+    if (strlen(rows[r]->label) > 11)
+      snprintf(name, sizeof name, "%.10s\xE2\x80\xA6", rows[r]->label);
     text(o, f.left - 8, y + 4, "end", name);
     fprintf(o, "<g class=\"s%zu\">", s % STYLES);
     for (size_t j = 0; j < nk; j++) {
@@ -531,7 +571,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
     fputs("</g>\n", o);
   }
   /* Legend: the shapes, in the colour of the text. */
-  double ly = f.bottom + 62, lx = f.left;
+  double ly = f.bottom + 84, lx = 20;
   for (size_t j = 0; j < nk; j++) {
     char name[16];
     snprintf(name, sizeof name, "p%g", g0->dist.pcts[at[j]]);
@@ -539,7 +579,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
     marker(o, shapes[j], lx + 5, ly - 4, j == 2);
     fputs("</g>", o);
     text(o, lx + 14, ly, "start", name);
-    lx += 70;
+    lx += 80;
   }
   text(o, lx + 10, ly, "start", "lines: 95% interval");
   fputc('\n', o);

@@ -1244,6 +1244,60 @@ static void site_in_chromium(void **state) {
   free(dir);
 }
 
+/* The pages as a reader sees them, in headless Chromium driven by
+ * puppeteer-core (tests/browser/check.js): no table wider than its
+ * container at 1280 px, the p90 column on screen at 390 px, no two chart
+ * texts overlapping, the answer box within the first 800 px. Skipped when
+ * node, chromium or the npm package is missing, unless TL_BROWSER_REQUIRED
+ * is set (.ci/run installs them and sets it, so CI always runs this). */
+static void page_in_browser(void **state) {
+  fixture *f = *state;
+  const char *chromium = "/usr/bin/chromium", *node = "/usr/bin/node";
+  const char *module = TL_SOURCE_DIR "/tests/browser/node_modules/puppeteer-core/package.json";
+  if (!have(chromium) || !have(node) || access(module, R_OK) != 0) {
+    if (getenv("TL_BROWSER_REQUIRED"))
+      fail_msg("the browser test needs %s, %s and `npm ci --prefix tests/browser`", chromium, node);
+    fprintf(stderr, "page_in_browser: skipped: no chromium, node or puppeteer-core "
+                    "(npm ci --prefix tests/browser)\n");
+    skip();
+  }
+  build_golden_db(f->db);
+  /* A third label with a long name, so that names meet the charts' edges. */
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t v[400];
+  for (int i = 0; i < 400; i++)
+    v[i] = 50000000 + 300000 + (int64_t)(i * 7919 % 400) * 5000;
+  add_session(s, "run9", "a-rather-long-label-name", &vbox_host, 50000000, v, 400);
+  tl_store_close(s);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  char *pages[3];
+  pages[0] = tl_test_path(dir, "compare.html");
+  pages[1] = tl_test_path(dir, "label-vbox.html");
+  pages[2] = tl_test_path(dir, "host-aaaa000000000001.html");
+  char *b[] = {(char *)node,
+               TL_SOURCE_DIR "/tests/browser/check.js",
+               (char *)chromium,
+               pages[0],
+               pages[1],
+               pages[2],
+               NULL};
+  char *out, *err;
+  int rc = tl_test_run(b, NULL, &out, &err);
+  if (rc != 0 || getenv("TL_SHOW"))
+    fprintf(stderr, "%s%s", out, err);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "compare.html at 390 px"));
+  assert_non_null(strstr(out, "\nok\n"));
+  free(out);
+  free(err);
+  for (int i = 0; i < 3; i++)
+    free(pages[i]);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(markdown_matches_golden, tl_test_setup, tl_test_teardown),
@@ -1260,6 +1314,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(site_in_chromium, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(page_in_browser, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

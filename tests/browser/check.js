@@ -1,0 +1,85 @@
+// Opens tl's HTML pages in headless Chromium and checks what a reader sees:
+// at 1280 px no table of the page is wider than its container, at 390 px
+// (a phone) the label and p90 columns of the lateness tables are on screen,
+// no two text boxes of a chart overlap, and the answer box starts within the
+// first 800 px. Usage: node check.js CHROMIUM PAGE.html...
+// Prints one line per finding; exits 1 when something fails.
+'use strict';
+const puppeteer = require('puppeteer-core');
+
+async function measure(page) {
+  return page.evaluate(() => {
+    const out = { wide: [], p90: [], overlaps: [], answerTop: null, tables: 0, lateness: 0, texts: 0 };
+    const box = document.querySelector('section.answer');
+    if (box) out.answerTop = box.getBoundingClientRect().top + window.scrollY;
+    for (const t of document.querySelectorAll('main table')) {
+      const wrap = t.closest('.scroll') || t.parentElement;
+      if (t.closest('details:not([open])')) continue; // folded: not on screen
+      out.tables++;
+      if (t.getBoundingClientRect().width > wrap.clientWidth + 0.5) {
+        const head = [...t.querySelectorAll('th')].map(th => th.textContent).join('|');
+        out.wide.push(`${Math.round(t.getBoundingClientRect().width)} > ${wrap.clientWidth}: ${head.slice(0, 80)}`);
+      }
+    }
+    // The lateness tables: the first header cell is "label", the second p50.
+    for (const t of document.querySelectorAll('main table')) {
+      const ths = [...t.querySelectorAll('th')];
+      const p90 = ths.find(th => /^p90 \((ms|µs)\)$/.test(th.textContent));
+      if (!p90 || ths[0].textContent !== 'label') continue;
+      out.lateness++;
+      const r = p90.getBoundingClientRect();
+      if (r.right > document.documentElement.clientWidth + 0.5 || r.left < 0)
+        out.p90.push(`p90 column at ${Math.round(r.left)}..${Math.round(r.right)} px`);
+    }
+    for (const svg of document.querySelectorAll('svg')) {
+      const rects = [...svg.querySelectorAll('text')].map(t => ({ t: t.textContent, r: t.getBoundingClientRect() }))
+        .filter(x => x.r.width > 0 && x.r.height > 0);
+      out.texts += rects.length;
+      for (let i = 0; i < rects.length; i++)
+        for (let j = i + 1; j < rects.length; j++) {
+          const a = rects[i].r, b = rects[j].r;
+          const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+          const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+          if (w > 0.5 && h > 0.5)
+            out.overlaps.push(`${svg.querySelector('title').textContent}: "${rects[i].t}" and "${rects[j].t}"`);
+        }
+    }
+    return out;
+  });
+}
+
+(async () => {
+  const [chromium, ...pages] = process.argv.slice(2);
+  const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  });
+  let failed = 0;
+  const fail = (msg) => { failed++; console.log('FAIL ' + msg); };
+  try {
+    for (const file of pages) {
+      const page = await browser.newPage();
+      for (const [w, h] of [[1280, 900], [390, 844]]) {
+        await page.setViewport({ width: w, height: h });
+        await page.goto('file://' + file, { waitUntil: 'load' });
+        const m = await measure(page);
+        const name = `${file.split('/').pop()} at ${w} px`;
+        console.log(`${name}: ${m.tables} tables (${m.lateness} of lateness), ${m.texts} chart texts, answer box at ${m.answerTop === null ? '-' : Math.round(m.answerTop)} px`);
+        if (!m.lateness) fail(`${name}: no lateness table found`);
+        if (w === 1280) {
+          for (const x of m.wide) fail(`${name}: table wider than its container: ${x}`);
+          if (m.answerTop === null || m.answerTop > 800) fail(`${name}: the answer box does not start within 800 px`);
+        } else {
+          for (const x of m.p90) fail(`${name}: ${x}, off screen`);
+        }
+        for (const x of m.overlaps) fail(`${name}: text overlaps: ${x}`);
+      }
+      await page.close();
+    }
+  } finally {
+    await browser.close();
+  }
+  console.log(failed ? `${failed} failed` : 'ok');
+  process.exit(failed ? 1 : 0);
+})().catch((e) => { console.log('ERROR ' + e.message); process.exit(2); });
