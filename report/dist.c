@@ -917,9 +917,9 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
 /* ======================================================================== */
 /* Sorting samples                                                           */
 
-/* LSD radix sort by the bytes of (v - min) up to the highest one it spans:
- * the samples of a group span three or four bytes, so sorting a million
- * takes as many linear passes instead of n log n comparisons. */
+/* LSD radix sort by digits of (v - min) up to the highest one it spans: the
+ * samples of a group span three or four bytes, so sorting a million takes
+ * as many linear passes instead of n log n comparisons. */
 int tl__sort_i64(int64_t *v, size_t n) {
   if (n < 2)
     return TL_OK;
@@ -935,14 +935,18 @@ int tl__sort_i64(int64_t *v, size_t n) {
   if (!tmp)
     return TL_ENOMEM;
   int64_t *src = v, *dst = tmp;
-  for (int shift = 0; shift < 64 && span >> shift; shift += 8) {
-    size_t count[257] = {0};
+  /* Digits of 11 bits for many values (fewer passes over them), of 8 for
+   * few (fewer counts to clear and add up). */
+  int bits = n >= 4096 ? 11 : 8;
+  uint64_t mask = ((uint64_t)1 << bits) - 1;
+  for (int shift = 0; shift < 64 && span >> shift; shift += bits) {
+    size_t count[2049] = {0};
     for (size_t i = 0; i < n; i++)
-      count[(((uint64_t)src[i] - (uint64_t)lo) >> shift & 0xff) + 1]++;
-    for (int b = 0; b < 256; b++)
+      count[(((uint64_t)src[i] - (uint64_t)lo) >> shift & mask) + 1]++;
+    for (uint64_t b = 0; b < mask + 1; b++)
       count[b + 1] += count[b];
     for (size_t i = 0; i < n; i++)
-      dst[count[((uint64_t)src[i] - (uint64_t)lo) >> shift & 0xff]++] = src[i];
+      dst[count[((uint64_t)src[i] - (uint64_t)lo) >> shift & mask]++] = src[i];
     int64_t *t = src;
     src = dst;
     dst = t;

@@ -820,6 +820,10 @@ typedef struct {
   size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
   float *row;   /* (marks + 1) x sessions counts (exact below 2^24) */
   size_t marks;
+  /* Per percentile, the marks the walks have started from so far: the next
+   * replicate's is most likely among them. */
+  size_t seen_lo[TL_MAX_PCTS], seen_hi[TL_MAX_PCTS];
+  int seen[TL_MAX_PCTS];
 } boot;
 
 static void boot_free(boot *bt) {
@@ -875,48 +879,73 @@ static void boot_weigh(boot *bt, const double *w) {
 
 /* The replicate's weight below mark t: exact while every sample is kept
  * (whole numbers), otherwise the same products as sset_at's summed in
- * another order. Four sums side by side, so that it vectorizes. */
+ * another order. Eight sums side by side, so that it vectorizes and the
+ * additions overlap. */
 static double boot_below(const boot *bt, size_t t) {
   const float *r = bt->row + t * bt->x->ns;
   const double *u = bt->unit;
   size_t ns = bt->x->ns, i = 0;
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (; i + 4 <= ns; i += 4) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+  for (; i + 8 <= ns; i += 8) {
     s0 += u[i] * (double)r[i];
     s1 += u[i + 1] * (double)r[i + 1];
     s2 += u[i + 2] * (double)r[i + 2];
     s3 += u[i + 3] * (double)r[i + 3];
+    s4 += u[i + 4] * (double)r[i + 4];
+    s5 += u[i + 5] * (double)r[i + 5];
+    s6 += u[i + 6] * (double)r[i + 6];
+    s7 += u[i + 7] * (double)r[i + 7];
   }
   for (; i < ns; i++)
     s0 += u[i] * (double)r[i];
-  return (s0 + s1) + (s2 + s3);
+  return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
 }
 
-/* sset_at(x, w, rank) for the weights of the last boot_weigh: the last mark
- * below the rank by bisection, then a walk from it, adding each sample's
- * weight. Should rounding keep the walk from the rank (not while every
- * sample is kept), sset_at answers. */
-static int64_t boot_at(const boot *bt, const double *w, double rank) {
+/* sset_at(x, w, rank) for the weights of the last boot_weigh, percentile k:
+ * the last mark below the rank by bisection (first between the marks
+ * earlier replicates of k started from, when those are few), then a walk
+ * from it, adding each sample's weight. Should rounding keep the walk from
+ * the rank (not while every sample is kept), sset_at answers. */
+static int64_t boot_at(boot *bt, const double *w, double rank, size_t k) {
   const sset *x = bt->x;
   double need = rank - 1e-6;
-  size_t lo = 0, hi = bt->marks;
-  if (!tl__stats_boot_search && boot_below(bt, hi) >= need) {
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (boot_below(bt, mid) < need)
-        lo = mid;
+  size_t lo = 0, hi = bt->marks; /* the weight below lo is under need */
+  int hi_ok = 0;                 /* the weight below hi is known to reach it */
+  if (tl__stats_boot_search)
+    return sset_at(x, w, rank);
+  if (bt->seen[k] && (bt->seen_hi[k] - bt->seen_lo[k]) * 8 < bt->marks) {
+    size_t a = bt->seen_lo[k], b = bt->seen_hi[k] + 1;
+    if (a > 0 && boot_below(bt, a) >= need)
+      hi = a, hi_ok = 1;
+    else
+      lo = a;
+    if (!hi_ok && b < hi) {
+      if (boot_below(bt, b) >= need)
+        hi = b, hi_ok = 1;
       else
-        hi = mid;
+        lo = b;
     }
-    double c = boot_below(bt, lo);
-    for (size_t j = bt->mark[lo]; j < x->m;) {
-      int64_t v = x->pool[j];
-      do
-        c += bt->unit[x->tag[j]];
-      while (++j < x->m && x->pool[j] == v);
-      if (c >= need)
-        return v;
-    }
+  }
+  if (!hi_ok && boot_below(bt, hi) < need)
+    return sset_at(x, w, rank);
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (boot_below(bt, mid) < need)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  bt->seen_lo[k] = !bt->seen[k] || lo < bt->seen_lo[k] ? lo : bt->seen_lo[k];
+  bt->seen_hi[k] = !bt->seen[k] || lo > bt->seen_hi[k] ? lo : bt->seen_hi[k];
+  bt->seen[k] = 1;
+  double c = boot_below(bt, lo);
+  for (size_t j = bt->mark[lo]; j < x->m;) {
+    int64_t v = x->pool[j];
+    do
+      c += bt->unit[x->tag[j]];
+    while (++j < x->m && x->pool[j] == v);
+    if (c >= need)
+      return v;
   }
   return sset_at(x, w, rank);
 }
@@ -1128,7 +1157,7 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
       }
       boot_weigh(&bt, w);
       for (size_t k = 0; k < np; k++)
-        g->rep[k * B + b] = boot_at(&bt, w, (double)tl_rank(pcts[k], (int64_t)total));
+        g->rep[k * B + b] = boot_at(&bt, w, (double)tl_rank(pcts[k], (int64_t)total), k);
     } else {
       /* The k-th smallest of a resample of n is F^-1 of a Beta(k, n-k+1)
        * draw, so each replicate costs one draw instead of n. */
