@@ -817,6 +817,7 @@ int tl__stats_boot_search;
 typedef struct {
   const sset *x;
   double *unit; /* in a replicate: the weight of one kept sample of each session */
+  double *per;  /* samples per kept sample of each session */
   size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
   float *row;   /* (marks + 1) x sessions counts (exact below 2^24) */
   size_t marks;
@@ -828,6 +829,7 @@ typedef struct {
 
 static void boot_free(boot *bt) {
   free(bt->unit);
+  free(bt->per);
   free(bt->mark);
   free(bt->row);
   memset(bt, 0, sizeof *bt);
@@ -845,12 +847,15 @@ static int boot_init(const sset *x, boot *bt) {
     step = m / (BOOT_ROWS / ns > 2 ? BOOT_ROWS / ns - 2 : 1) + 1;
   size_t most = m / step + 2;
   bt->unit = malloc(ns * sizeof *bt->unit);
+  bt->per = malloc(ns * sizeof *bt->per);
   bt->mark = malloc(most * sizeof *bt->mark);
   bt->row = malloc(most * ns * sizeof *bt->row);
-  if (!bt->unit || !bt->mark || !bt->row) {
+  if (!bt->unit || !bt->per || !bt->mark || !bt->row) {
     boot_free(bt);
     return TL_ENOMEM;
   }
+  for (size_t i = 0; i < x->ns; i++)
+    bt->per[i] = x->s[i].m ? (double)x->s[i].n / (double)x->s[i].m : 0;
   memset(bt->row, 0, ns * sizeof *bt->row);
   bt->mark[0] = 0;
   size_t t = 0;
@@ -870,11 +875,11 @@ static int boot_init(const sset *x, boot *bt) {
 
 /* Readies a replicate of weights w (session i counted w[i] times). */
 static void boot_weigh(boot *bt, const double *w) {
-  for (size_t i = 0; i < bt->x->ns; i++) {
-    const sess *s = &bt->x->s[i];
-    /* The factor sset_at multiplies a session's count by. */
-    bt->unit[i] = w[i] > 0 && s->m ? w[i] * (double)s->n / (double)s->m : 0;
-  }
+  /* The factor sset_at multiplies a session's count by (it divides after
+   * multiplying: the same while every sample is kept, within a rounding
+   * otherwise). */
+  for (size_t i = 0; i < bt->x->ns; i++)
+    bt->unit[i] = w[i] * bt->per[i];
 }
 
 /* The replicate's weight below mark t: exact while every sample is kept
@@ -939,10 +944,22 @@ static int64_t boot_at(boot *bt, const double *w, double rank, size_t k) {
   bt->seen_hi[k] = !bt->seen[k] || lo > bt->seen_hi[k] ? lo : bt->seen_hi[k];
   bt->seen[k] = 1;
   double c = boot_below(bt, lo);
-  for (size_t j = bt->mark[lo]; j < x->m;) {
+  const double *unit = bt->unit;
+  const uint32_t *tag = x->tag;
+  size_t j = bt->mark[lo];
+  /* Eight samples at a time while they stay below the rank (their sum
+   * adds in parallel), then one value at a time. */
+  for (; j + 8 <= x->m; j += 8) {
+    double eight = ((unit[tag[j]] + unit[tag[j + 1]]) + (unit[tag[j + 2]] + unit[tag[j + 3]])) +
+                   ((unit[tag[j + 4]] + unit[tag[j + 5]]) + (unit[tag[j + 6]] + unit[tag[j + 7]]));
+    if (c + eight >= need)
+      break;
+    c += eight;
+  }
+  while (j < x->m) {
     int64_t v = x->pool[j];
     do
-      c += bt->unit[x->tag[j]];
+      c += unit[tag[j]];
     while (++j < x->m && x->pool[j] == v);
     if (c >= need)
       return v;
@@ -1146,18 +1163,18 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
   rng r = {seed};
   for (size_t b = 0; b < B; b++) {
     if (g->method == TL_CI_SESSIONS) {
-      double total = 0;
+      int64_t total = 0;
       while (total == 0) { /* a resample of empty sessions only is drawn again */
         memset(w, 0, x->ns * sizeof *w);
         for (size_t i = 0; i < x->ns; i++) {
           size_t pick = (size_t)rng_below(&r, x->ns);
           w[pick] += 1;
-          total += (double)x->s[pick].n;
+          total += x->s[pick].n;
         }
       }
       boot_weigh(&bt, w);
       for (size_t k = 0; k < np; k++)
-        g->rep[k * B + b] = boot_at(&bt, w, (double)tl_rank(pcts[k], (int64_t)total), k);
+        g->rep[k * B + b] = boot_at(&bt, w, (double)tl_rank(pcts[k], total), k);
     } else {
       /* The k-th smallest of a resample of n is F^-1 of a Beta(k, n-k+1)
        * draw, so each replicate costs one draw instead of n. */
