@@ -4,13 +4,14 @@
  * each session shifted a little by the hour of the day and by chance, so
  * that sessions differ as real ones do). The database grows from one month
  * (1,440 sessions) to three months (4,320) and a year (17,520); for each it
- * measures, median of runs, the wall time of the real programs:
+ * measures, median of runs, the wall and CPU time of the real programs:
  *   - tlreport --compare vbox,macos,droplet (the default page);
  *   - tlreport --check --baseline vbox (what a scheduled job runs);
  * next to the baseline measured in the same run: the same samples stored in
  * 6 large sessions (one per label and delay), which is what the report costs
  * when only the samples count. The growth per session is the difference of
- * the two divided by the number of sessions.
+ * the two CPU times divided by the number of sessions (CPU time: on a shared
+ * machine the steadier figure).
  *
  * Usage: bench_weeks DIR TLREPORT [MONTHS [keep]]   (MONTHS: largest
  * database, 1, 3 or 12; default 12; keep: leave it in DIR/weeks.db, for
