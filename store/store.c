@@ -75,7 +75,25 @@ static int looks_full(const char *path) {
   return 0;
 }
 
+/* Whether path-shm or path-wal exists and cannot be written while path
+ * can; then names it in buf ("PATH-shm is read-only"). */
+static int readonly_sidecar(const char *path, char *buf, size_t len) {
+  if (access(path, W_OK) != 0)
+    return 0;
+  static const char *const ext[] = {"-shm", "-wal"};
+  for (size_t i = 0; i < 2; i++) {
+    char side[PATH_MAX + 8];
+    snprintf(side, sizeof side, "%s%s", path, ext[i]);
+    if (access(side, F_OK) == 0 && access(side, W_OK) != 0) {
+      snprintf(buf, len, "%s is read-only", side);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
+  char sidecar[PATH_MAX + 32];
   int err;
   const char *hint = "";
   /* The OS error behind an I/O failure tells a full disk (or a file-size
@@ -108,7 +126,13 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
         rc == SQLITE_READONLY_CANTLOCK)
       hint = " (tl keeps its -wal and -shm files next to the database: make the folder "
              "writable, or copy the database to a writable folder and use --db)";
-    else
+    else if (s->path && readonly_sidecar(s->path, sidecar, sizeof sidecar)) {
+      /* The database is writable, but a -shm or -wal file left behind by
+       * an older tl reading it while it was read-only is not. */
+      detail = sidecar;
+      hint = " (left by a program that read the database while it was read-only: make it "
+             "writable with chmod u+w, or remove it when no tl program is using the database)";
+    } else
       hint = " (make the file and its folder writable, or use --db)";
     break;
   case SQLITE_CANTOPEN:
@@ -258,6 +282,25 @@ static int check_identity(tl_store *s, int *version) {
   return TL_OK;
 }
 
+static int fail_write_protected(tl_store *s) {
+  return tl__store_fail(s, TL_EREADONLY,
+                        "%s is read-only: tl cannot write to it (make the file writable, or use "
+                        "--db)",
+                        s->path);
+}
+
+static const char *special_kind(mode_t mode) {
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
 static int wal_in_use(const char *path) {
   char wal[PATH_MAX + 8];
   struct stat st;
@@ -302,23 +345,48 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   s->readonly = !!(flags & TL_STORE_READONLY);
 
   struct stat st;
-  if (stat(path, &st) != 0) {
+  int exists = stat(path, &st) == 0;
+  if (!exists) {
     if (errno == ENOENT && (flags & (TL_STORE_READONLY | TL_STORE_NOCREATE)))
       return tl__store_fail(s, TL_ENOTFOUND,
                             "%s does not exist (collect with tlcollect first, or use --db)", path);
   } else if (S_ISDIR(st.st_mode)) {
     return tl__store_fail(s, TL_EINVAL, "%s is a folder, not a database file", path);
+  } else if (!S_ISREG(st.st_mode)) {
+    /* SQLite would block forever on a FIFO, and leave a -journal file next
+     * to /dev/null: a database is a regular file, anything else is refused
+     * before it is touched. */
+    return tl__store_fail(s, TL_EINVAL, "%s is %s, not a database file",
+                          path, special_kind(st.st_mode));
+  } else if (st.st_size == 0 && (flags & (TL_STORE_READONLY | TL_STORE_NOCREATE)) &&
+             !wal_in_use(path)) {
+    /* Only a collector (or a merge or import into it) makes an empty file
+     * a database; a command that looks must not grow it into one. */
+    return tl__store_fail(s, TL_ENOTDB, "%s is empty, not a tl database", path);
   }
 
-  int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
-  if (rc != SQLITE_OK)
-    return tl__store_sqlfail(s, rc, "opening");
-  sqlite3_extended_result_codes(s->db, 1);
+  /* Before SQLite opens it (and makes -wal and -shm files at its mode). */
+  if (!s->readonly && exists && access(path, W_OK) != 0 && errno == EACCES)
+    return fail_write_protected(s);
+  /* A file nobody may write (no write permission bits) and without a WAL
+   * to replay cannot change under a reader: read it as it is, so that no
+   * -wal and -shm files are left behind at its mode, which would stop a
+   * writer once the file is made writable again. */
+  int version = 0, err;
+  if (s->readonly && exists && !(st.st_mode & 0222) && !wal_in_use(path)) {
+    err = reopen_immutable(s, path);
+    if (err)
+      return err;
+  } else {
+    int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK)
+      return tl__store_sqlfail(s, rc, "opening");
+    sqlite3_extended_result_codes(s->db, 1);
+  }
   sqlite3_busy_timeout(s->db, 5000);
 
-  int version = 0;
-  int err = check_identity(s, &version);
+  err = check_identity(s, &version);
   if (err && s->readonly && on_readonly_fs(path) && !wal_in_use(path)) {
     /* A read-only medium (an archive, a read-only mount): SQLite cannot make
      * the -shm file that WAL mode reads through, and nobody can write here,
@@ -335,10 +403,7 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   /* SQLite quietly opens a write-protected file read-only; a writer should
    * hear about it now rather than when its first session starts. */
   if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
-    return tl__store_fail(s, TL_EREADONLY,
-                          "%s is read-only: tl cannot write to it (make the file writable, or use "
-                          "--db)",
-                          path);
+    return fail_write_protected(s);
   if (!s->readonly) {
     /* A new file gets large pages: a sample block (about 12 KiB) then sits
      * in one page instead of a chain of overflow pages, which makes reading

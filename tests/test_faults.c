@@ -470,6 +470,127 @@ static void read_only_file_and_folder(void **state) {
   free(ro);
 }
 
+/* A FIFO would block SQLite's first read forever; /dev/null and /dev/zero
+ * would get a -journal file beside them (as root). Every program and every
+ * tlstore command refuses a database that is not a regular file at once. */
+static void stop_hanging(void *arg) {
+  (void)arg;
+  alarm(20); /* a hang shows as SIGALRM, not a stuck suite */
+}
+
+static void special_files_refused(void **state) {
+  fixture *f = *state;
+  char *fifo = tl_test_path(f->dir, "fifo");
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  char *good = tl_test_path(f->dir, "good.db");
+  collect(good, "x", "5");
+  const char *specials[] = {fifo, "/dev/null", "/dev/zero"};
+  const char *said[] = {"is a FIFO", "is a character device", "is a character device"};
+  for (size_t k = 0; k < 3; k++) {
+    char *db = (char *)specials[k];
+    char *runs[][8] = {
+        {TLREPORT, "--db", db, NULL},
+        {TLCOLLECT, "--db", db, "--count", "3", "-q", NULL},
+        {TLSTORE, "--db", db, "info", NULL},
+        {TLSTORE, "--db", db, "check", NULL},
+        {TLSTORE, "--db", db, "labels", NULL},
+        {TLSTORE, "--db", db, "hosts", NULL},
+        {TLSTORE, "--db", db, "sessions", NULL},
+        {TLSTORE, "--db", db, "export", "--format", "csv", NULL},
+        {TLSTORE, "--db", db, "vacuum", NULL},
+        {TLSTORE, "--db", db, "prune", "--before", "2020-01-01", NULL},
+        {TLSTORE, "--db", db, "merge", good, NULL},
+        {TLSTORE, "--db", good, "merge", db, NULL},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
+      free(expect_failure(runs[i], NULL, stop_hanging, NULL, 1, said[k]));
+  }
+  struct stat st;
+  assert_int_equal(stat("/dev/null-journal", &st), -1);
+  assert_int_equal(stat("/dev/zero-journal", &st), -1);
+  free(fifo);
+  free(good);
+}
+
+/* A command that only looks at a database does not turn an empty file into
+ * one (704 KiB of schema); it says the file is empty, as tlreport does. */
+static void empty_file_stays_empty(void **state) {
+  fixture *f = *state;
+  assert_int_equal(tl_test_write_file(f->db, "", 0), 0);
+  const char *cmds[] = {"info", "check", "labels", "sessions", "vacuum"};
+  for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+    char *a[] = {TLSTORE, "--db", f->db, (char *)cmds[i], NULL};
+    free(expect_failure(a, NULL, NULL, NULL, 1, "is empty, not a tl database"));
+    struct stat st;
+    assert_int_equal(stat(f->db, &st), 0);
+    assert_int_equal(st.st_size, 0);
+  }
+  char *r[] = {TLREPORT, "--db", f->db, NULL};
+  free(expect_failure(r, NULL, NULL, NULL, 1, "empty"));
+  /* A collector makes it a database. */
+  collect(f->db, "x", "3");
+}
+
+/* Readers of a write-protected database leave no -wal or -shm file behind
+ * at its mode, which would stop the next writer once the file is writable
+ * again; one left by an older tl is named in the writer's message. */
+static void readers_leave_no_sidecars(void **state) {
+  fixture *f = *state;
+  void *who = (void *)tl_test_unprivileged();
+  char *dir = tl_test_path(f->dir, "w");
+  assert_int_equal(mkdir(dir, 0777), 0);
+  assert_int_equal(chmod(dir, 0777), 0);
+  assert_int_equal(chmod(f->dir, 0755), 0);
+  char *db = tl_test_path(dir, "tl.db");
+  collect(db, "kept", "10");
+  char *collect_bin = copy_program(f->dir, TLCOLLECT, "tlcollect");
+  char *store_bin = copy_program(f->dir, TLSTORE, "tlstore");
+  char *report_bin = copy_program(f->dir, TLREPORT, "tlreport");
+  char *wal = tl_test_path(dir, "tl.db-wal"), *shm = tl_test_path(dir, "tl.db-shm");
+  unlink(wal);
+  unlink(shm);
+  assert_int_equal(chmod(db, 0444), 0);
+  char *readers[][6] = {{report_bin, "--db", db, NULL},
+                        {store_bin, "--db", db, "check", NULL},
+                        {store_bin, "--db", db, "info", NULL},
+                        {store_bin, "--db", db, "sessions", NULL},
+                        {store_bin, "--db", db, "export", "--format", "csv"}};
+  for (size_t i = 0; i < sizeof readers / sizeof *readers; i++) {
+    char *argv[7] = {0};
+    memcpy(argv, readers[i], sizeof readers[i]);
+    char *out, *err;
+    int rc = tl_test_run_with(argv, NULL, tl_test_drop_privileges, who, &out, &err);
+    if (rc != 0 || access(wal, F_OK) == 0 || access(shm, F_OK) == 0)
+      fail_msg("%s %s: exit %d, -wal %s, -shm %s: %s", argv[0], argv[3], rc,
+               access(wal, F_OK) == 0 ? "left" : "none", access(shm, F_OK) == 0 ? "left" : "none",
+               err);
+    free(out);
+    free(err);
+  }
+  assert_int_equal(chmod(db, 0666), 0);
+  char *c1[] = {collect_bin, "--db", db, "--count", "3", "-q", NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run_with(c1, NULL, tl_test_drop_privileges, who, &out, &err), 0);
+  free(out);
+  free(err);
+  /* A -shm an older tl left at mode 0444. */
+  unlink(wal);
+  unlink(shm);
+  assert_int_equal(tl_test_write_file(shm, "", 0), 0);
+  assert_int_equal(chmod(shm, 0444), 0);
+  char *e = expect_failure(c1, NULL, tl_test_drop_privileges, who, 1, "tl.db-shm is read-only");
+  assert_non_null(strstr(e, "chmod u+w"));
+  free(e);
+  unlink(shm);
+  free(wal);
+  free(shm);
+  free(collect_bin);
+  free(store_bin);
+  free(report_bin);
+  free(db);
+  free(dir);
+}
+
 /* A read-only file system, where permissions play no part (root included):
  * the folder is bind-mounted read-only in a private mount namespace of the
  * child. tlcollect refuses; the readers read the file as it is. */
@@ -745,6 +866,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(readers_leave_no_sidecars, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(special_files_refused, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(empty_file_stays_empty, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_system, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(locked_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
