@@ -9,7 +9,11 @@
  *   periodic  the periodic probe against cyclictest (rt-tests), both at
  *             1 ms, SCHED_OTHER, untuned: median and p99 of the latency
  *             (wake minus scheduled instant)
- *   node      the node probe against settimeout at 1 ms and 50 ms: p50/p90
+ *   node      agreement: the node probe against a plain Node.js script that
+ *             measures the same way (bench/node-plain.js), at 0, 1 and 50 ms,
+ *             interleaved rounds, p50 and p90 lateness (sample - delay);
+ *             target: within 5 % or 10 us, whichever is larger. settimeout
+ *             (libuv's floor under Node) is printed beside them
  *
  * Usage: bench_probes DIR [cost|storage|periodic|node]...  (default: all)
  * Figures are medians over a few alternating rounds; machines are noisy. */
@@ -229,13 +233,53 @@ static void bench_periodic(void) {
 }
 
 /* ======================================================================== */
-/* node: against settimeout                                                  */
+/* node: agreement with a plain Node.js script                               */
+
+#ifndef TL_BENCH_DIR
+#define TL_BENCH_DIR "bench"
+#endif
+
+enum { NODE_DELAYS = 3, NODE_ROUNDS = 3, NODE_N = 1000, NODE_WARMUP = 5 };
+static const int64_t node_delays[NODE_DELAYS] = {0, 1000000, 50000000};
+
+/* p50 and p90 lateness of one round of the plain script, per delay; 0 when
+ * node or the script cannot run. */
+static int run_plain(int64_t p50[NODE_DELAYS], int64_t p90[NODE_DELAYS]) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "node '%s/node-plain.js' 0,1,50 %d %d", TL_BENCH_DIR, NODE_N,
+           NODE_WARMUP);
+  FILE *f = popen(cmd, "r");
+  if (!f)
+    return 0;
+  int64_t *v[NODE_DELAYS];
+  size_t n[NODE_DELAYS] = {0};
+  for (int i = 0; i < NODE_DELAYS; i++)
+    if (!(v[i] = malloc(NODE_N * sizeof *v[i])))
+      die("out of memory");
+  long long d, ns;
+  while (fscanf(f, "%lld %lld", &d, &ns) == 2)
+    for (int i = 0; i < NODE_DELAYS; i++)
+      if (d * 1000000 == node_delays[i] && n[i] < NODE_N)
+        v[i][n[i]++] = ns - node_delays[i];
+  int ok = pclose(f) == 0;
+  for (int i = 0; i < NODE_DELAYS; i++) {
+    ok = ok && n[i] == NODE_N;
+    if (ok) {
+      p50[i] = pct_of(v[i], n[i], 50);
+      p90[i] = pct_of(v[i], n[i], 90);
+    }
+    free(v[i]);
+  }
+  return ok;
+}
+
+static int agrees(int64_t a, int64_t base) {
+  int64_t diff = a > base ? a - base : base - a;
+  int64_t mag = base < 0 ? -base : base;
+  return diff <= 10000 || (double)diff <= 0.05 * (double)mag;
+}
 
 static void bench_node(void) {
-  enum { N = 40 };
-  const int64_t d[] = {1000000, 50000000};
-  tl_collect_result st[2], nd[2];
-  collect("settimeout", d, 2, N, 0, NULL, 0, st);
   tl_collect_opts probe_check;
   tl_collect_opts_init(&probe_check);
   probe_check.probe = "node";
@@ -246,12 +290,46 @@ static void bench_node(void) {
     printf("node: %s\n", why);
     return;
   }
-  collect("node", d, 2, N, 0, NULL, 0, nd);
-  for (int i = 0; i < 2; i++)
-    printf("%2d ms: node p50 %.2f ms  p90 %.2f ms   settimeout p50 %.2f ms  p90 %.2f ms   (%d "
-           "samples each)\n",
-           (int)(d[i] / 1000000), (double)nd[i].p50_ns / 1e6, (double)nd[i].p90_ns / 1e6,
-           (double)st[i].p50_ns / 1e6, (double)st[i].p90_ns / 1e6, N);
+  /* [round][delay], lateness in ns. */
+  int64_t pl50[NODE_ROUNDS][NODE_DELAYS], pl90[NODE_ROUNDS][NODE_DELAYS];
+  int64_t nd50[NODE_ROUNDS][NODE_DELAYS], nd90[NODE_ROUNDS][NODE_DELAYS];
+  int64_t st50[NODE_ROUNDS][NODE_DELAYS], st90[NODE_ROUNDS][NODE_DELAYS];
+  for (int r = 0; r < NODE_ROUNDS; r++) {
+    if (!run_plain(pl50[r], pl90[r])) {
+      printf("node: the plain script did not run (%s/node-plain.js)\n", TL_BENCH_DIR);
+      return;
+    }
+    tl_collect_result res[NODE_DELAYS];
+    collect("node", node_delays, NODE_DELAYS, NODE_N, 0, NULL, 0, res);
+    for (int i = 0; i < NODE_DELAYS; i++) {
+      nd50[r][i] = res[i].p50_ns - node_delays[i];
+      nd90[r][i] = res[i].p90_ns - node_delays[i];
+    }
+    collect("settimeout", node_delays, NODE_DELAYS, NODE_N, 0, NULL, 0, res);
+    for (int i = 0; i < NODE_DELAYS; i++) {
+      st50[r][i] = res[i].p50_ns - node_delays[i];
+      st90[r][i] = res[i].p90_ns - node_delays[i];
+    }
+  }
+  printf("lateness (sample - delay), median of %d interleaved rounds of %d samples per delay "
+         "(%d in all); target: node within 5 %% or 10 us of the plain script\n",
+         NODE_ROUNDS, NODE_N, NODE_ROUNDS * NODE_N);
+  printf("delay   plain script p50 / p90     node probe p50 / p90       settimeout p50 / p90\n");
+  for (int i = 0; i < NODE_DELAYS; i++) {
+    int64_t a[NODE_ROUNDS], b[NODE_ROUNDS], c[NODE_ROUNDS], d[NODE_ROUNDS], e[NODE_ROUNDS],
+        g[NODE_ROUNDS];
+    for (int r = 0; r < NODE_ROUNDS; r++) {
+      a[r] = pl50[r][i], b[r] = pl90[r][i], c[r] = nd50[r][i], d[r] = nd90[r][i];
+      e[r] = st50[r][i], g[r] = st90[r][i];
+    }
+    int64_t p50 = median3(a, NODE_ROUNDS), p90 = median3(b, NODE_ROUNDS);
+    int64_t n50 = median3(c, NODE_ROUNDS), n90 = median3(d, NODE_ROUNDS);
+    int64_t s50 = median3(e, NODE_ROUNDS), s90 = median3(g, NODE_ROUNDS);
+    printf("%2d ms   %8.1f / %8.1f us     %8.1f / %8.1f us     %8.1f / %8.1f us   %s\n",
+           (int)(node_delays[i] / 1000000), (double)p50 / 1e3, (double)p90 / 1e3,
+           (double)n50 / 1e3, (double)n90 / 1e3, (double)s50 / 1e3, (double)s90 / 1e3,
+           agrees(n50, p50) && agrees(n90, p90) ? "agree" : "DIFFER");
+  }
 }
 
 int main(int argc, char **argv) {

@@ -357,6 +357,56 @@ static void exec_v2_malformed(void **state) {
   no_children_left();
 }
 
+/* The program name in PATH, into out; 0 when it is not there. */
+static int in_path(const char *name, char *out, size_t len) {
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    size_t n = strcspn(path, ":");
+    if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, path, name) < len &&
+        access(out, X_OK) == 0)
+      return 1;
+    path += n + (path[n] == ':');
+  }
+  return 0;
+}
+
+/* Go's timers through the shipped probe script, built once with Debian's
+ * go (skipped without it): time.Sleep and <-time.After, each a session
+ * with Go's version as a fact. */
+static void go_collects(void **state) {
+  fixture *f = *state;
+  char go[4096];
+  if (!in_path("go", go, sizeof go)) {
+    printf("skipped: go is not installed (apt-get install golang-go)\n");
+    skip();
+  }
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && GOCACHE=\"${GOCACHE:-%s/gocache}\" GOPATH=\"${GOPATH:-%s/gopath}\" "
+           "'%s' build -o go-probe '%s/probes/go-probe.go' >&2",
+           f->dir, f->dir, f->dir, go, TL_SOURCE_DIR);
+  assert_int_equal(system(cmd), 0);
+  static const char *modes[] = {"sleep", "after"};
+  char probes[2][4200], err[512], buf[64];
+  tl_session_spec spec = spec_of(f);
+  for (int k = 0; k < 2; k++) {
+    snprintf(probes[k], sizeof probes[k], "exec:'%s/go-probe' %s", f->dir, modes[k]);
+    tl_collect_opts o = opts_of(probes[k], 20);
+    o.delays_ns[0] = 0;
+    o.delays_ns[1] = 2000000;
+    o.delay_count = 2;
+    assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
+    tl_session_list l;
+    const int64_t floor[] = {0, 2000000}; /* Go's monotonic clock: never early */
+    check_sessions(f, probes[k], "complete", 2, 20, floor, &l);
+    assert_string_equal(fact_of(f, l.items[0].id, "probe.go.timer", buf, sizeof buf), modes[k]);
+    assert_non_null(fact_of(f, l.items[1].id, "probe.go.version", buf, sizeof buf));
+    assert_memory_equal(buf, "go1.", 4);
+    tl_session_list_free(&l);
+  }
+  no_children_left();
+}
+
 /* uv says what its 0 ms samples are: whether this libuv runs a re-armed 0 ms
  * timer in the same pass is a fact of the session; arming from the check
  * phase makes every sample cross the loop. */
@@ -630,6 +680,7 @@ int main(void) {
       T(exec_v2_collects),
       T(exec_v2_killed_mid_batch),
       T(exec_v2_malformed),
+      T(go_collects),
       T(uv_zero_says_what_it_measures),
       T(exec_child_killed),
       T(exec_malformed_line),
