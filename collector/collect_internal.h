@@ -69,11 +69,17 @@ int tl__probe_nanosleep(tl__run *run, char *err, size_t errlen); /* probe_sleep.
 int tl__probe_periodic(tl__run *run, char *err, size_t errlen);
 int tl__probe_node(tl__run *run, char *err, size_t errlen); /* probe_child.c */
 int tl__probe_exec(tl__run *run, char *err, size_t errlen);
-/* Finds node in PATH and tl-node-probe.js (installed next to the program,
- * else in the source tree); TL_EUNAVAIL with a message when either is
+int tl__probe_browser(tl__run *run, char *err, size_t errlen);
+/* What a child probe needs: node in PATH, the probe's script (installed next
+ * to the program, else in the source tree) and, for browser, a Chromium in
+ * PATH. probe is "node" or "browser". TL_EUNAVAIL with a message when one is
  * missing. */
-int tl__node_locate(char *node, size_t nodelen, char *script, size_t scriptlen, char *err,
-                    size_t errlen);
+typedef struct {
+  char node[4096], script[4096], browser[4096];
+} tl__child_paths;
+int tl__child_locate(const char *probe, tl__child_paths *p, char *err, size_t errlen);
+/* The browser probe's mode: --browser-mode, else "nested". */
+const char *tl__browser_mode(const tl_collect_opts *o);
 
 /* Sleeps for ns on the monotonic clock in the calling thread, waking early
  * when the run is stopping (for --gap in probes that do not use libuv). */

@@ -39,17 +39,35 @@ const char *tl__arm_from(const tl_collect_opts *o) {
   return o->arm_from ? o->arm_from : "timer";
 }
 
+static const char browser_modes[] = "nested,timeout,message,raf,background";
+
+const char *tl__browser_mode(const tl_collect_opts *o) {
+  return o->browser_mode ? o->browser_mode : "nested";
+}
+
 int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   const tl__probe *p = tl__probe_lookup(o->probe);
   if (!p)
     return tl_fail(why, whylen, TL_EINVAL, "--probe: unknown probe '%s' (see tlcollect --list-probes)",
                o->probe ? o->probe : "");
+  /* Mistakes in the options first, then what this host lacks. */
+  int browser = strcmp(p->info.name, "browser") == 0;
+  if (o->browser_mode && !browser)
+    return bad(why, whylen, TL_EINVAL, "--browser-mode: only the browser probe takes a mode");
+  if (o->browser_mode && !in_list(browser_modes, o->browser_mode))
+    return bad(why, whylen, TL_EINVAL, "--browser-mode: one of %s", browser_modes);
+  if (browser &&
+      (strcmp(tl__browser_mode(o), "message") == 0 || strcmp(tl__browser_mode(o), "raf") == 0))
+    for (size_t i = 0; i < o->delay_count && i < TL_MAX_DELAYS; i++)
+      if (o->delays_ns[i] != 0)
+        return bad(why, whylen, TL_EINVAL, "--browser-mode %s: measures 0 ms only (--delays 0)",
+                   tl__browser_mode(o));
   if (strcmp(p->info.name, "timerfd") == 0 && !tl__os_timerfd_available())
     return tl_fail(why, whylen, TL_EUNAVAIL,
                "--probe timerfd: timerfd exists only on Linux (choose another probe)");
-  if (strcmp(p->info.name, "node") == 0) {
-    char node[4096], script[4096];
-    int rc = tl__node_locate(node, sizeof node, script, sizeof script, why, whylen);
+  if (strcmp(p->info.name, "node") == 0 || strcmp(p->info.name, "browser") == 0) {
+    tl__child_paths paths;
+    int rc = tl__child_locate(p->info.name, &paths, why, whylen);
     if (rc)
       return rc;
   }
@@ -135,6 +153,9 @@ int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
   const char *arm = tl__arm_from(o);
   if (arm)
     TAG("arm_from", "%s", arm);
+  const tl__probe *p = tl__probe_lookup(o->probe);
+  if (p && strcmp(p->info.name, "browser") == 0)
+    TAG("browser_mode", "%s", tl__browser_mode(o));
 #undef TAG
   return TL_OK;
 }

@@ -3,6 +3,8 @@
  *
  * node: the real Node.js setTimeout, run by the script tl ships
  *   (probes/tl-node-probe.js, installed to share/tl/probes/).
+ * browser: timers in a headless Chromium tab, driven by a Node.js script tl
+ *   ships (probes/tl-browser-probe.js) over the DevTools protocol.
  * exec:CMD: any program, started with /bin/sh -c CMD.
  *
  * The child's first line says which version it speaks. Version 1: tl asks
@@ -64,22 +66,39 @@ static int find_in_path(const char *name, char *out, size_t len) {
   return 0;
 }
 
-int tl__node_locate(char *node, size_t nodelen, char *script, size_t scriptlen, char *err,
-                    size_t errlen) {
-  if (!find_in_path("node", node, nodelen)) {
+int tl__child_locate(const char *probe, tl__child_paths *p, char *err, size_t errlen) {
+  int browser = strcmp(probe, "browser") == 0;
+  const char *name = browser ? "tl-browser-probe.js" : "tl-node-probe.js";
+  p->browser[0] = '\0';
+  if (!find_in_path("node", p->node, sizeof p->node)) {
     snprintf(err, errlen,
-             "--probe node: 'node' was not found in PATH (install Node.js, e.g. apt-get install "
-             "nodejs, or choose another probe)");
+             "--probe %s: 'node' was not found in PATH (install Node.js, e.g. apt-get install "
+             "nodejs, or choose another probe)",
+             probe);
     return TL_EUNAVAIL;
   }
   /* Installed: PREFIX/share/tl/probes; a tlcollect still in its build tree
    * reads the source tree (and only then: tl_data_path). */
-  if (tl_data_path("probes/tl-node-probe.js", script, scriptlen) == TL_OK)
-    return TL_OK;
-  snprintf(err, errlen,
-           "--probe node: tl-node-probe.js is missing next to tlcollect (../share/tl/probes/); "
-           "reinstall tl");
-  return TL_EUNAVAIL;
+  char rel[64];
+  snprintf(rel, sizeof rel, "probes/%s", name);
+  if (tl_data_path(rel, p->script, sizeof p->script) != TL_OK) {
+    snprintf(err, errlen,
+             "--probe %s: %s is missing next to tlcollect (../share/tl/probes/); "
+             "reinstall tl",
+             probe, name);
+    return TL_EUNAVAIL;
+  }
+  static const char *const browsers[] = {"chromium", "chromium-browser", "google-chrome"};
+  for (size_t i = 0; browser && !p->browser[0] && i < sizeof browsers / sizeof browsers[0]; i++)
+    if (!find_in_path(browsers[i], p->browser, sizeof p->browser))
+      p->browser[0] = '\0';
+  if (browser && !p->browser[0]) {
+    snprintf(err, errlen,
+             "--probe browser: no chromium, chromium-browser or google-chrome in PATH (install "
+             "one, e.g. apt-get install chromium, or choose another probe)");
+    return TL_EUNAVAIL;
+  }
+  return TL_OK;
 }
 
 /* ======================================================================== */
@@ -435,14 +454,26 @@ static int run_child(tl__run *run, const char *what, char *const argv[], char *e
 }
 
 int tl__probe_node(tl__run *run, char *err, size_t errlen) {
-  char node[4096], script[4096];
-  int rc = tl__node_locate(node, sizeof node, script, sizeof script, err, errlen);
+  tl__child_paths p;
+  int rc = tl__child_locate("node", &p, err, errlen);
   if (rc)
     return rc;
   char arm[64];
   snprintf(arm, sizeof arm, "--arm-from=%s", tl__arm_from(tl__run_view(run)->opts));
-  char *argv[] = {node, script, arm, NULL};
+  char *argv[] = {p.node, p.script, arm, NULL};
   return run_child(run, "node probe", argv, err, errlen);
+}
+
+int tl__probe_browser(tl__run *run, char *err, size_t errlen) {
+  tl__child_paths p;
+  int rc = tl__child_locate("browser", &p, err, errlen);
+  if (rc)
+    return rc;
+  char mode[64], chromium[4200];
+  snprintf(mode, sizeof mode, "--mode=%s", tl__browser_mode(tl__run_view(run)->opts));
+  snprintf(chromium, sizeof chromium, "--chromium=%s", p.browser);
+  char *argv[] = {p.node, p.script, mode, chromium, NULL};
+  return run_child(run, "browser probe", argv, err, errlen);
 }
 
 int tl__probe_exec(tl__run *run, char *err, size_t errlen) {

@@ -306,6 +306,17 @@ static const tl__probe probes[] = {
      tl__probe_node,
      0,
      "timer,immediate,io"},
+    {{"browser",
+      "timers in a headless Chromium tab (share/tl/probes/tl-browser-probe.js, driven over the "
+      "DevTools protocol), the page cross-origin isolated for a 5 us clock; --browser-mode "
+      "nested (setTimeout chained in its callback: clamped to 4 ms past five levels), timeout "
+      "(armed from a message task: no clamp), message (MessageChannel), raf "
+      "(requestAnimationFrame) or background (nested, in a hidden tab); clock "
+      "(performance.now) from just before arming to the callback, inside the page",
+      1},
+     tl__probe_browser,
+     0,
+     NULL},
     {{"exec:CMD",
       "any program speaking tl's probe protocol (README, 'Writing a probe'), run with /bin/sh -c "
       "CMD; the program's own clock, from arming its timer to the callback",

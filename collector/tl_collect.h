@@ -89,6 +89,9 @@ typedef struct {
    * setImmediate) or "io" (node: an I/O callback). NULL: the default.
    * Recorded as the tag arm_from for the probes that take it. */
   const char *arm_from;
+  /* What the browser probe measures: "nested" (the default), "timeout",
+   * "message", "raf" or "background"; recorded as the tag browser_mode. */
+  const char *browser_mode;
 } tl_collect_opts;
 
 void tl_collect_opts_init(tl_collect_opts *opts);

@@ -34,6 +34,8 @@ static const char usage[] =
     "      --concurrency N    timers in flight at once (settimeout, uv; default 1)\n"
     "      --arm-from CONTEXT where each next timer is armed (node, uv, settimeout):\n"
     "                         timer (default), immediate, io (node)\n"
+    "      --browser-mode MODE what the browser probe measures: nested (default),\n"
+    "                         timeout, message, raf, background\n"
     "      --cpu N            pin the measuring thread to CPU N\n"
     "      --priority N       run the measuring thread SCHED_FIFO at priority N\n"
     "      --mlock            lock tlcollect's memory (no page faults while timing)\n"
@@ -176,6 +178,7 @@ int main(int argc, char **argv) {
     OPT_REPEAT,
     OPT_EVERY,
     OPT_ARM_FROM,
+    OPT_BROWSER_MODE,
   };
   enum { OPT_HOST_INFO = 512, OPT_JSON };
   static const struct option longopts[] = {
@@ -200,6 +203,7 @@ int main(int argc, char **argv) {
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"every", required_argument, NULL, OPT_EVERY},
       {"arm-from", required_argument, NULL, OPT_ARM_FROM},
+      {"browser-mode", required_argument, NULL, OPT_BROWSER_MODE},
       {"host-info", no_argument, NULL, OPT_HOST_INFO},
       {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
@@ -313,6 +317,9 @@ int main(int argc, char **argv) {
       if (strcmp(optarg, "timer") && strcmp(optarg, "immediate") && strcmp(optarg, "io"))
         return tl_usage_error("--arm-from", "expected timer, immediate or io");
       opts.arm_from = optarg;
+      break;
+    case OPT_BROWSER_MODE:
+      opts.browser_mode = optarg; /* checked with the probe it goes with */
       break;
     case OPT_WARMUP:
       if (tl_int_parse(optarg, 0, 1000000, &v, why, sizeof why))

@@ -183,6 +183,11 @@ const char *tl__probe_definition(const char *probe) {
                "process.hrtime the way a script times itself (each timer armed from the previous "
                "callback, or where the session's arm_from tag says) and streamed back to tl: Node "
                "itself, where settimeout is libuv's floor under it."},
+      {"browser", "timers in a headless Chromium tab, timed inside the page with "
+                  "performance.now() (the page cross-origin isolated, for a 5 us clock); the "
+                  "session's browser_mode tag says which: nested setTimeout (clamped to 4 ms past "
+                  "five levels), setTimeout armed from a message task, MessageChannel, "
+                  "requestAnimationFrame, or nested in a hidden tab."},
   };
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (strcmp(known[i].name, probe) == 0)

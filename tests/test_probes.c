@@ -207,9 +207,10 @@ static void periodic_collects(void **state) {
   tl_session_list_free(&l);
 }
 
-static int have_node(void) {
-  char node[4096], script[4096], err[512];
-  if (tl__node_locate(node, sizeof node, script, sizeof script, err, sizeof err) == TL_OK)
+static int have(const char *probe) {
+  tl__child_paths p;
+  char err[512];
+  if (tl__child_locate(probe, &p, err, sizeof err) == TL_OK)
     return 1;
   printf("skipped: %s\n", err);
   return 0;
@@ -220,7 +221,7 @@ static int have_node(void) {
  * them is a tag, node's version a fact. */
 static void node_collects(void **state) {
   fixture *f = *state;
-  if (!have_node())
+  if (!have("node"))
     skip();
   tl_collect_opts o = opts_of("node", 15);
   o.delays_ns[0] = 0;
@@ -250,7 +251,7 @@ static void node_collects(void **state) {
  * the time is up, with the child stopped by closing its stdin. */
 static void node_contexts_and_duration(void **state) {
   fixture *f = *state;
-  if (!have_node())
+  if (!have("node"))
     skip();
   static const char *contexts[] = {"immediate", "io"};
   tl_session_spec spec = spec_of(f);
@@ -404,6 +405,82 @@ static void go_collects(void **state) {
     assert_memory_equal(buf, "go1.", 4);
     tl_session_list_free(&l);
   }
+  no_children_left();
+}
+
+typedef struct {
+  int64_t v[64];
+  size_t n;
+} in_order;
+
+static int keep_in_order(void *ctx, const int64_t *v, size_t n) {
+  in_order *o = ctx;
+  for (size_t i = 0; i < n && o->n < 64; i++)
+    o->v[o->n++] = v[i];
+  return 0;
+}
+
+/* One browser session of the mode; its samples in the order measured. */
+static int64_t browser_session(fixture *f, const char *mode, int64_t count, in_order *samples) {
+  tl_collect_opts o = opts_of("browser", count);
+  o.delay_count = 1;
+  o.browser_mode = mode;
+  tl_session_spec spec = spec_of(f);
+  char err[512], buf[300];
+  if (tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err) != TL_OK)
+    fail_msg("browser %s: %s", mode, err);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  flt.probe = "browser";
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(f->store, &flt, &l), TL_OK);
+  assert_true(l.count > 0);
+  tl_session *s = &l.items[l.count - 1];
+  int64_t id = s->id;
+  assert_string_equal(s->status, "complete");
+  assert_int_equal(s->sample_count, count);
+  assert_string_equal(tag_of(f, id, "browser_mode", buf, sizeof buf), mode);
+  /* A real browser, a cross-origin isolated page and its 5 us clock. */
+  assert_non_null(fact_of(f, id, "probe.browser.version", buf, sizeof buf));
+  assert_non_null(strstr(buf, "Chrome/"));
+  assert_string_equal(fact_of(f, id, "probe.browser.cross_origin_isolated", buf, sizeof buf),
+                      "true");
+  assert_non_null(fact_of(f, id, "probe.browser.clock_resolution_ns", buf, sizeof buf));
+  long long res = atoll(buf);
+  if (res <= 0 || res > 20000)
+    fail_msg("performance.now() moves in steps of %lld ns, not the isolated page's 5 us", res);
+  samples->n = 0;
+  assert_int_equal(tl_store_scan(f->store, id, keep_in_order, samples), TL_OK);
+  assert_int_equal(samples->n, count);
+  tl_session_list_free(&l);
+  return id;
+}
+
+/* setTimeout(0) in a real Chromium tab: chained in its own callback, past
+ * five levels of nesting every timer takes at least 4 ms (the HTML
+ * standard's clamp); armed from a message task instead, nesting never builds
+ * up and a timer can take far less. A hidden tab is throttled. Skipped
+ * without node or Chromium. */
+static void browser_clamps_nested_timers(void **state) {
+  fixture *f = *state;
+  if (!have("browser"))
+    skip();
+  in_order s;
+  browser_session(f, "nested", 20, &s);
+  for (size_t i = 8; i < s.n; i++) /* levels 1-5, and a margin for how they are counted */
+    if (s.v[i] < 4000000)
+      fail_msg("nested setTimeout(0) number %zu took %lld ns, under the 4 ms clamp", i + 1,
+               (long long)s.v[i]);
+  browser_session(f, "timeout", 20, &s);
+  int64_t fastest = s.v[0];
+  for (size_t i = 1; i < s.n; i++)
+    fastest = s.v[i] < fastest ? s.v[i] : fastest;
+  assert_true(fastest < 4000000);
+  browser_session(f, "message", 10, &s);
+  char buf[64];
+  int64_t id = browser_session(f, "background", 9, &s);
+  assert_string_equal(fact_of(f, id, "probe.browser.visibility", buf, sizeof buf), "hidden");
+  assert_true(s.v[8] >= 100000000); /* about 1 s: timers of hidden tabs wake once a second */
   no_children_left();
 }
 
@@ -666,6 +743,15 @@ static void options_are_checked(void **state) {
   expect_bad(&o, "--arm-from: the uv probe takes timer,immediate");
   o.arm_from = "time";
   expect_bad(&o, "--arm-from");
+  o.arm_from = NULL;
+  o.browser_mode = "nested";
+  expect_bad(&o, "--browser-mode: only the browser probe");
+  o.probe = "browser";
+  o.browser_mode = "nest";
+  expect_bad(&o, "--browser-mode: one of nested,timeout,message,raf,background");
+  o.browser_mode = "raf";
+  o.delays_ns[0] = 16000000;
+  expect_bad(&o, "--browser-mode raf: measures 0 ms only");
 }
 
 int main(void) {
@@ -681,6 +767,7 @@ int main(void) {
       T(exec_v2_killed_mid_batch),
       T(exec_v2_malformed),
       T(go_collects),
+      T(browser_clamps_nested_timers),
       T(uv_zero_says_what_it_measures),
       T(exec_child_killed),
       T(exec_malformed_line),
