@@ -307,7 +307,7 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlcollect --pro", "--probe\n"},
       {"comp tlcollect --d", "--db\n--delays\n--dry-run\n--duration\n"},
       {"comp tlcollect --probe ''",
-       "exec:CMD\nnanosleep\nnode\nperiodic\nsettimeout\ntimerfd\nuv\n"},
+       "browser\nexec:CMD\nnanosleep\nnode\nperiodic\nsettimeout\ntimerfd\nuv\n"},
       {"comp tlcollect -p u", "uv\n"},
       {"comp tlcollect --probe = s", "settimeout\n"},
       {"comp tlcollect --label ''", "droplet\nmacos\nvbox\n"},
@@ -319,7 +319,7 @@ static void completion_from_installed_programs(void **state) {
       {"comp tlreport --compare = macos,vbox,", "macos,vbox,droplet\n"},
       {"comp tlreport -c ''", "droplet\nmacos\nvbox\n"},
       {"comp tlreport --probe ''",
-       "exec:CMD\nnanosleep\nnode\nperiodic\nsettimeout\ntimerfd\nuv\n"},
+       "browser\nexec:CMD\nnanosleep\nnode\nperiodic\nsettimeout\ntimerfd\nuv\n"},
       {"comp tlstore ''",
        "check\ndelete\nexport\nhelp\nhosts\nimport\ninfo\nlabels\nmerge\nprune\npush\nsessions\n"
        "vacuum\n"},
