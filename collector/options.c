@@ -48,23 +48,24 @@ const char *tl__browser_mode(const tl_collect_opts *o) {
 int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   const tl__probe *p = tl__probe_lookup(o->probe);
   if (!p)
-    return tl_fail(why, whylen, TL_EINVAL, "--probe: unknown probe '%s' (see tlcollect --list-probes)",
-               o->probe ? o->probe : "");
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "--probe: unknown probe '%s' (see tlcollect --list-probes)",
+                   o->probe ? o->probe : "");
   /* Mistakes in the options first, then what this host lacks. */
   int browser = strcmp(p->info.name, "browser") == 0;
   if (o->browser_mode && !browser)
-    return bad(why, whylen, TL_EINVAL, "--browser-mode: only the browser probe takes a mode");
+    return tl_fail(why, whylen, TL_EINVAL, "--browser-mode: only the browser probe takes a mode");
   if (o->browser_mode && !in_list(browser_modes, o->browser_mode))
-    return bad(why, whylen, TL_EINVAL, "--browser-mode: one of %s", browser_modes);
+    return tl_fail(why, whylen, TL_EINVAL, "--browser-mode: one of %s", browser_modes);
   if (browser &&
       (strcmp(tl__browser_mode(o), "message") == 0 || strcmp(tl__browser_mode(o), "raf") == 0))
     for (size_t i = 0; i < o->delay_count && i < TL_MAX_DELAYS; i++)
       if (o->delays_ns[i] != 0)
-        return bad(why, whylen, TL_EINVAL, "--browser-mode %s: measures 0 ms only (--delays 0)",
-                   tl__browser_mode(o));
+        return tl_fail(why, whylen, TL_EINVAL, "--browser-mode %s: measures 0 ms only (--delays 0)",
+                       tl__browser_mode(o));
   if (strcmp(p->info.name, "timerfd") == 0 && !tl__os_timerfd_available())
     return tl_fail(why, whylen, TL_EUNAVAIL,
-               "--probe timerfd: timerfd exists only on Linux (choose another probe)");
+                   "--probe timerfd: timerfd exists only on Linux (choose another probe)");
   if (strcmp(p->info.name, "node") == 0 || strcmp(p->info.name, "browser") == 0) {
     tl__child_paths paths;
     int rc = tl__child_locate(p->info.name, &paths, why, whylen);
@@ -78,14 +79,14 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
       return tl_fail(why, whylen, TL_EINVAL, "--delays: a delay cannot be negative");
     if (p->info.ms_only && o->delays_ns[i] % 1000000)
       return tl_fail(why, whylen, TL_EINVAL, "--delays: the %s probe takes whole milliseconds",
-                 p->info.name);
+                     p->info.name);
   }
   if (o->count <= 0 && o->duration_ns <= 0)
     return tl_fail(why, whylen, TL_EINVAL, "--count: give a count or a duration");
   if (p->flags & TL__PROBE_PERIODIC) {
     if (o->delay_count != 1 || o->delays_ns[0] != tl_collect_fixed_delay(o))
       return tl_fail(why, whylen, TL_EINVAL,
-                 "--delays: the periodic probe measures --interval, not --delays");
+                     "--delays: the periodic probe measures --interval, not --delays");
     if (o->gap_ns > 0)
       return tl_fail(why, whylen, TL_EINVAL, "--gap: the periodic probe keeps its own schedule");
   } else if (o->interval_ns > 0) {
@@ -96,11 +97,12 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   if (o->concurrency < 0 || o->concurrency > 10000)
     return tl_fail(why, whylen, TL_EINVAL, "--concurrency: 1 to 10000");
   if (o->concurrency > 1 && !(p->flags & TL__PROBE_CONCURRENT))
-    return tl_fail(why, whylen, TL_EINVAL,
-               "--concurrency: only the settimeout and uv probes keep several timers in flight");
+    return tl_fail(
+        why, whylen, TL_EINVAL,
+        "--concurrency: only the settimeout and uv probes keep several timers in flight");
   if (o->concurrency > 1 && o->gap_ns > 0)
     return tl_fail(why, whylen, TL_EINVAL,
-               "--gap: not with --concurrency (each timer re-arms at once)");
+                   "--gap: not with --concurrency (each timer re-arms at once)");
   if (o->arm_from && !p->arm_contexts)
     return tl_fail(why, whylen, TL_EINVAL,
                    "--arm-from: only the node, uv and settimeout probes take an arming context");
@@ -113,12 +115,12 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
       return tl_fail(why, whylen, TL_EUNAVAIL, "--cpu: this system cannot pin a thread to a CPU");
     if (u != 1)
       return tl_fail(why, whylen, TL_EINVAL, "--cpu %d: not an online CPU this process may use",
-                 (int)o->cpu);
+                     (int)o->cpu);
   }
   if (o->priority < 0 || o->priority > sched_get_priority_max(SCHED_FIFO) ||
       (o->priority > 0 && o->priority < sched_get_priority_min(SCHED_FIFO)))
-    return tl_fail(why, whylen, TL_EINVAL, "--priority: %d to %d", sched_get_priority_min(SCHED_FIFO),
-               sched_get_priority_max(SCHED_FIFO));
+    return tl_fail(why, whylen, TL_EINVAL, "--priority: %d to %d",
+                   sched_get_priority_min(SCHED_FIFO), sched_get_priority_max(SCHED_FIFO));
   if (o->load_cpu < 0 || o->load_cpu > 1024 || o->load_mem < 0 || o->load_mem > 1024)
     return tl_fail(why, whylen, TL_EINVAL, "--load: 1 to 1024 threads");
   return TL_OK;
