@@ -1,13 +1,20 @@
 /* collect.c: the session runner. It hands delays to a probe in interleaved
- * order, keeps every measured sample in memory, and lets a writer thread
- * commit them to the store every flush_ms. The measuring thread never waits
- * on the disk: it takes a mutex only to append a sample. A stop (signal or
- * failed write) ends the run at the probe's next chance; whatever was
- * measured is committed and the sessions are marked 'interrupted'. */
+ * order and queues every measured sample in chunks; a writer thread hands
+ * the chunks to the store writers, commits them, and releases them for
+ * reuse. The measuring thread never waits on the disk: it takes a mutex only
+ * to append a sample. Memory stays bounded whatever the session's length:
+ * when QUEUE_CHUNKS chunks wait for the writer (a slow disk, a lock held by
+ * another process), the runner pauses between samples, never inside one,
+ * until the writer catches up (see tl__run_next). A lock is waited out; a
+ * stop (signal or failed write) ends the run at the probe's next chance;
+ * whatever was measured is committed and the sessions are marked
+ * 'interrupted'. The closing sentence is computed from the stored samples
+ * (summary.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +28,31 @@
 static volatile sig_atomic_t stop_requested;
 static tl__run *volatile current_run;
 
+enum {
+  CHUNK_SAMPLES = 16384, /* 128 KiB */
+  QUEUE_CHUNKS = 64,     /* 8 MiB waiting for the writer: the runner pauses */
+  WAKE_CHUNKS = 16,      /* the writer starts early once this many wait */
+  LOCK_PATIENCE_S = 600, /* after the run, how long a held lock is waited out */
+};
+
+/* Samples in arrival order. */
+typedef struct chunk {
+  struct chunk *next;
+  size_t n;
+  int64_t v[CHUNK_SAMPLES];
+} chunk;
+
 typedef struct {
-  int64_t *v; /* kept samples (after warm-up) */
-  size_t n, cap;
-  size_t flushed;   /* handed to the writer so far */
-  int64_t measured; /* including warm-up */
-  int64_t issued;   /* handed out by tl__run_next (some may be in flight) */
+  chunk *head, *tail; /* kept samples not yet released, oldest first */
+  size_t taken;       /* samples of head already handed to the writer */
+  int64_t kept;       /* samples kept (after warm-up) */
+  int64_t measured;   /* including warm-up */
+  int64_t issued;     /* handed out by tl__run_next (some may be in flight) */
   int64_t missed, missed_flushed;
+  int64_t handed; /* samples handed to the store writer */
+  int stuck;      /* the store writer holds samples a flush could not commit */
   tl_writer *writer;
+  int64_t session_id;
 } delay_state;
 
 struct tl__run {
@@ -36,10 +60,17 @@ struct tl__run {
   delay_state d[TL_MAX_DELAYS];
   size_t rr; /* round-robin position */
   uint64_t start_hr, deadline_hr;
+  int64_t issued, measured; /* of all delays, for the samples in flight */
+  int64_t pauses;           /* times the runner waited for the writer */
+  int free_running;         /* the probe keeps its own schedule: never paused */
   int oom;
   int write_failed;
+  int locked_out; /* the last flush found the database locked */
   pthread_mutex_t lock;
   pthread_cond_t wake_writer;
+  pthread_cond_t room;  /* the writer released chunks */
+  atomic_size_t queued; /* chunks holding samples the writer has not released */
+  chunk *pool;          /* released chunks, for reuse */
   int writer_done;
   tl_store *store;
   char write_err[512];
@@ -59,6 +90,10 @@ void tl_collect_opts_init(tl_collect_opts *o) {
 const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view; }
 
 int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
+
+int64_t tl__run_pauses(const tl__run *run) { return run->pauses; }
+
+void tl__run_free_running(tl__run *run) { run->free_running = 1; }
 
 void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
   /* Under the lock, so the writer thread never calls a wake-up that is being
@@ -90,42 +125,94 @@ static int delay_done(const tl__run *run, size_t i) {
   return o->count > 0 && run->d[i].issued >= (int64_t)o->warmup + o->count;
 }
 
+static int run_over(const tl__run *run) {
+  return tl__run_stopping(run) || (run->deadline_hr && uv_hrtime() >= run->deadline_hr);
+}
+
+/* Back-pressure: with QUEUE_CHUNKS waiting for the writer, no new sample
+ * starts. A probe with samples still in flight (--concurrency) is told to
+ * try again (TL__RUN_WAIT), so that no sample in flight includes the wait;
+ * with none in flight the runner waits here, between samples, until the
+ * writer releases chunks. Returns 0 to go on, -1 when the run is over. */
+static int wait_for_room(tl__run *run) {
+  if (run->issued > run->measured)
+    return TL__RUN_WAIT;
+  pthread_mutex_lock(&run->lock);
+  run->pauses++;
+  pthread_cond_signal(&run->wake_writer);
+  while (atomic_load(&run->queued) >= QUEUE_CHUNKS && !run_over(run)) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 100000000; /* a stop or the deadline is seen within 100 ms */
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&run->room, &run->lock, &until);
+  }
+  pthread_mutex_unlock(&run->lock);
+  return run_over(run) ? -1 : 0;
+}
+
 int tl__run_next(tl__run *run) {
-  if (tl__run_stopping(run))
+  if (run_over(run))
     return -1;
-  if (run->deadline_hr && uv_hrtime() >= run->deadline_hr)
-    return -1;
+  if (run->store && !run->free_running &&
+      atomic_load_explicit(&run->queued, memory_order_relaxed) >= QUEUE_CHUNKS) {
+    int rc = wait_for_room(run);
+    if (rc)
+      return rc;
+  }
   size_t n = run->view.delay_count;
   for (size_t k = 0; k < n; k++) {
     size_t i = (run->rr + k) % n;
     if (!delay_done(run, i)) {
       run->rr = (i + 1) % n;
       run->d[i].issued++;
+      run->issued++;
       return (int)i;
     }
   }
   return -1;
 }
 
+/* A chunk for the tail of d's queue, from the pool or new; NULL when out of
+ * memory. Called with the lock held. */
+static chunk *add_chunk_locked(tl__run *run, delay_state *d) {
+  chunk *c = run->pool;
+  if (c)
+    run->pool = c->next;
+  else if (!(c = malloc(sizeof *c)))
+    return NULL;
+  c->next = NULL;
+  c->n = 0;
+  if (d->tail)
+    d->tail->next = c;
+  else
+    d->head = c;
+  d->tail = c;
+  if (atomic_fetch_add(&run->queued, 1) + 1 == WAKE_CHUNKS)
+    pthread_cond_signal(&run->wake_writer);
+  return c;
+}
+
 void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
   delay_state *d = &run->d[index];
+  run->measured++;
   if (d->measured++ < run->view.opts->warmup)
     return;
   if (latency_ns < 0)
     latency_ns = 0; /* a monotonic clock never runs back; a probe bug must not poison the store */
   pthread_mutex_lock(&run->lock);
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? d->cap * 2 : 4096;
-    int64_t *p = realloc(d->v, cap * sizeof *p);
-    if (!p) {
-      run->oom = 1;
-      pthread_mutex_unlock(&run->lock);
-      return;
-    }
-    d->v = p;
-    d->cap = cap;
+  chunk *c = d->tail;
+  if (!c || c->n == CHUNK_SAMPLES)
+    c = add_chunk_locked(run, d);
+  if (c) {
+    c->v[c->n++] = latency_ns;
+    d->kept++;
+  } else {
+    run->oom = 1;
   }
-  d->v[d->n++] = latency_ns;
   pthread_mutex_unlock(&run->lock);
 }
 
@@ -167,40 +254,75 @@ int tl_collect_wait_until(uint64_t until_hr) {
 /* ======================================================================== */
 /* Writer thread                                                             */
 
-/* Moves new samples to the store writers and commits them. Called with the
- * lock held; the lock is released around the disk work. */
-static int flush_locked(tl__run *run) {
+/* Hands n samples to d's store writer, in one call per chunk. */
+static int hand_over(delay_state *d, chunk *list, size_t skip, const int64_t *tail, size_t tail_n) {
+  int err = TL_OK;
+  for (chunk *c = list; c && err == TL_OK; c = c->next, skip = 0) {
+    err = tl_writer_add(d->writer, c->v + skip, c->n - skip);
+    d->handed += (int64_t)(c->n - skip);
+  }
+  if (err == TL_OK && tail_n) {
+    err = tl_writer_add(d->writer, tail, tail_n);
+    d->handed += (int64_t)tail_n;
+  }
+  return err;
+}
+
+/* Moves queued samples to the store writers and commits them: the full
+ * chunks, and with whole set the samples of the chunk being filled too.
+ * Called with the lock held; the lock is released around the disk work and
+ * the chunks handed over go back to the pool. A writer whose last flush
+ * failed gets no new samples until a flush succeeds, so that a lock held by
+ * another process makes the queue fill (and the runner pause) instead of
+ * the store writer's buffer grow. */
+static int flush_locked(tl__run *run, int whole, int64_t *tail_buf) {
   int err = TL_OK;
   for (size_t i = 0; i < run->view.delay_count && err == TL_OK; i++) {
     delay_state *d = &run->d[i];
     if (!d->writer)
       continue;
-    size_t from = d->flushed, to = d->n;
-    int64_t missed = d->missed - d->missed_flushed;
-    /* The samples in [from, to) are never moved by the measuring thread
-     * except by realloc, so copy them out while holding the lock. */
-    int64_t *copy = NULL;
-    if (to > from && !(copy = malloc((to - from) * sizeof *copy)))
-      return TL_ENOMEM;
-    if (copy)
-      memcpy(copy, d->v + from, (to - from) * sizeof *copy);
-    pthread_mutex_unlock(&run->lock);
-    int added = 1;
-    if (copy) {
-      err = tl_writer_add(d->writer, copy, to - from);
-      added = err == TL_OK;
-      free(copy);
+    if (d->stuck) {
+      pthread_mutex_unlock(&run->lock);
+      err = tl_writer_flush(d->writer);
+      pthread_mutex_lock(&run->lock);
+      d->stuck = err != TL_OK;
+      if (err)
+        continue;
     }
-    if (added) {
+    /* The full chunks leave the queue; the measuring thread only appends
+     * to the tail, so what is copied from it under the lock is stable. */
+    chunk *list = NULL, *last = NULL;
+    size_t skip = d->taken, nfull = 0, tail_n = 0;
+    for (chunk *c = d->head; c && c != d->tail; c = c->next) {
+      last = c;
+      nfull++;
+    }
+    if (last) {
+      list = d->head;
+      d->head = last->next;
+      last->next = NULL;
+      d->taken = 0;
+    }
+    if (whole && d->tail && d->tail->n > d->taken) {
+      tail_n = d->tail->n - d->taken;
+      memcpy(tail_buf, d->tail->v + d->taken, tail_n * sizeof *tail_buf);
+      d->taken = d->tail->n;
+    }
+    int64_t missed = d->missed - d->missed_flushed;
+    d->missed_flushed = d->missed;
+    pthread_mutex_unlock(&run->lock);
+    err = hand_over(d, list, list ? skip : 0, tail_buf, tail_n);
+    if (err == TL_OK) {
       tl_writer_add_missed(d->writer, missed);
       err = tl_writer_flush(d->writer);
+      d->stuck = err != TL_OK; /* the samples stay buffered in the store writer */
     }
     pthread_mutex_lock(&run->lock);
-    if (added) {
-      /* The writer holds them now; after a failed flush they stay buffered
-       * there and tl_writer_end() tries again. */
-      d->flushed = to;
-      d->missed_flushed += missed;
+    if (last) {
+      last->next = run->pool;
+      run->pool = list;
+      atomic_fetch_sub(&run->queued, nfull);
+      pthread_cond_broadcast(&run->room);
     }
   }
   return err;
@@ -209,7 +331,7 @@ static int flush_locked(tl__run *run) {
 static void show_progress(tl__run *run) {
   int64_t done = 0, total = 0;
   for (size_t i = 0; i < run->view.delay_count; i++) {
-    done += (int64_t)run->d[i].n;
+    done += run->d[i].kept;
     total += run->view.opts->count;
   }
   double secs = (double)(uv_hrtime() - run->start_hr) / 1e9;
@@ -222,58 +344,122 @@ static void show_progress(tl__run *run) {
   fflush(stderr);
 }
 
+static int64_t mono_ms(void) { return tl__os_mono_ns() / 1000000; }
+
+/* Every flush_ms the writer commits everything measured so far; in between
+ * it is woken to move full chunks once WAKE_CHUNKS wait, or when the runner
+ * pauses for room. A lock held by another process is waited out: the
+ * samples stay queued and the flush is tried again at the next wake. */
 static void *writer_main(void *arg) {
   tl__run *run = arg;
   const tl_collect_opts *o = run->view.opts;
   tl__tune_release_self();
+  int64_t *tail_buf = malloc(CHUNK_SAMPLES * sizeof *tail_buf);
+  int64_t due = mono_ms() + o->flush_ms;
   pthread_mutex_lock(&run->lock);
   while (!run->writer_done) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    int64_t ns = until.tv_nsec + (int64_t)o->flush_ms * 1000000;
-    until.tv_sec += (time_t)(ns / 1000000000);
-    until.tv_nsec = (long)(ns % 1000000000);
-    pthread_cond_timedwait(&run->wake_writer, &run->lock, &until);
+    int64_t left = due - mono_ms();
+    if (left > 0 && atomic_load(&run->queued) < WAKE_CHUNKS) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      int64_t ns = until.tv_nsec + left * 1000000;
+      until.tv_sec += (time_t)(ns / 1000000000);
+      until.tv_nsec = (long)(ns % 1000000000);
+      pthread_cond_timedwait(&run->wake_writer, &run->lock, &until);
+    }
     if (run->writer_done)
       break;
-    if (run->store && !run->write_failed && flush_locked(run) != TL_OK) {
-      snprintf(run->write_err, sizeof run->write_err, "%s", tl_store_errmsg(run->store));
-      run->write_failed = 1;
-      if (run->wake)
-        run->wake(run->wake_arg);
+    int whole = mono_ms() >= due;
+    if (whole)
+      due = mono_ms() + o->flush_ms;
+    if (run->store && !run->write_failed) {
+      int err = tail_buf ? flush_locked(run, whole, tail_buf) : TL_ENOMEM;
+      run->locked_out = err == TL_EBUSY;
+      if (err && err != TL_EBUSY) {
+        snprintf(run->write_err, sizeof run->write_err, "%s",
+                 tail_buf ? tl_store_errmsg(run->store) : "out of memory");
+        run->write_failed = 1;
+        pthread_cond_broadcast(&run->room);
+        if (run->wake)
+          run->wake(run->wake_arg);
+      }
     }
-    if (o->progress)
+    if (o->progress && whole)
       show_progress(run);
   }
   pthread_mutex_unlock(&run->lock);
+  free(tail_buf);
   return NULL;
+}
+
+/* After the run: commits what is left, waiting out a lock held by another
+ * process for up to LOCK_PATIENCE_S (a signal gives up at once). */
+static int flush_rest(tl__run *run) {
+  int64_t *tail_buf = malloc(CHUNK_SAMPLES * sizeof *tail_buf);
+  if (!tail_buf)
+    return TL_ENOMEM;
+  int64_t give_up = mono_ms() + LOCK_PATIENCE_S * 1000LL;
+  int said = 0, err;
+  pthread_mutex_lock(&run->lock);
+  for (;;) {
+    if (stop_requested && run->locked_out) {
+      err = TL_EBUSY; /* stopped while locked out: give up without waiting once more */
+      break;
+    }
+    err = flush_locked(run, 1, tail_buf);
+    run->locked_out = err == TL_EBUSY;
+    int left = 0;
+    for (size_t i = 0; i < run->view.delay_count; i++) {
+      const delay_state *d = &run->d[i];
+      left |= d->stuck || (d->head && (d->head != d->tail || d->taken < d->tail->n));
+    }
+    if ((err == TL_OK && !left) || (err != TL_OK && err != TL_EBUSY))
+      break;
+    if (stop_requested || mono_ms() >= give_up)
+      break;
+    if (err == TL_EBUSY)
+      tl__os_sleep(0, 100000000); /* the busy timeout has waited already, as a rule */
+    if (err == TL_EBUSY && !said && run->view.opts->progress) {
+      fprintf(stderr,
+              "\n%s: the database is locked by another process; waiting to store the "
+              "last samples (Ctrl-C gives up)\n",
+              tl_progname());
+      said = 1;
+    }
+  }
+  pthread_mutex_unlock(&run->lock);
+  free(tail_buf);
+  return err;
+}
+
+/* ======================================================================== */
+/* The closing sentence's numbers                                            */
+
+typedef struct {
+  tl_store *store;
+  const delay_state *d;
+} replay_src;
+
+/* The session as stored, or (dry run) the chunks kept in memory. */
+static int replay(void *arg, tl_samples_cb fn, void *ctx) {
+  replay_src *src = arg;
+  if (src->store)
+    return tl_store_scan(src->store, src->d->session_id, fn, ctx);
+  for (const chunk *c = src->d->head; c; c = c->next)
+    if (c->n && fn(ctx, c->v, c->n))
+      return TL_EINTR;
+  return TL_OK;
 }
 
 /* ======================================================================== */
 /* The run                                                                   */
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-static void summarize(const delay_state *d, int64_t delay_ns, tl_collect_result *r) {
-  r->p50_ns = r->p90_ns = r->p99_ns = r->max_ns = 0;
-  r->delay_ns = delay_ns;
-  r->samples = (int64_t)d->n;
-  if (!d->n)
-    return;
-  int64_t *s = malloc(d->n * sizeof *s);
-  if (!s)
-    return;
-  memcpy(s, d->v, d->n * sizeof *s);
-  qsort(s, d->n, sizeof *s, cmp_i64);
-  int64_t n = (int64_t)d->n;
-  r->p50_ns = s[tl_rank(50, n) - 1];
-  r->p90_ns = s[tl_rank(90, n) - 1];
-  r->p99_ns = s[tl_rank(99, n) - 1];
-  r->max_ns = s[n - 1];
-  free(s);
+static void free_chunks(chunk *c) {
+  while (c) {
+    chunk *next = c->next;
+    free(c);
+    c = next;
+  }
 }
 
 int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
@@ -309,8 +495,9 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     tag_values[i] = spec->tag_values[i];
     for (size_t k = 0; k < otags.n && err == TL_OK; k++)
       if (strcmp(spec->tag_keys[i], otags.keys[k]) == 0) {
-        err = tl_fail(errbuf, errlen, TL_EINVAL,
-                      "tag '%s' is recorded by tl from the options; use another key", otags.keys[k]);
+        err =
+            tl_fail(errbuf, errlen, TL_EINVAL,
+                    "tag '%s' is recorded by tl from the options; use another key", otags.keys[k]);
       }
   }
   for (size_t k = 0; k < otags.n; k++) {
@@ -336,6 +523,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   run->store = opts->dry_run ? NULL : store;
   pthread_mutex_init(&run->lock, NULL);
   pthread_cond_init(&run->wake_writer, NULL);
+  pthread_cond_init(&run->room, NULL);
 
   char uuid[37];
   for (size_t i = 0; i < opts->delay_count && err == TL_OK && run->store; i++) {
@@ -347,6 +535,8 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     s.delay_ns = opts->delays_ns[i];
     s.warmup = opts->warmup;
     err = tl_writer_begin(store, &s, &run->d[i].writer, uuid);
+    if (err == TL_OK)
+      run->d[i].session_id = tl_writer_session_id(run->d[i].writer);
     if (err == TL_OK && results)
       snprintf(results[i].session_uuid, sizeof results[i].session_uuid, "%s", uuid);
   }
@@ -395,16 +585,13 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   if (opts->progress)
     fputc('\n', stderr);
 
-  int interrupted = stop_requested || probe_err || run->oom || run->write_failed;
+  int write_err = run->store && !run->write_failed ? flush_rest(run) : TL_OK;
+  int interrupted = stop_requested || probe_err || run->oom || run->write_failed || write_err;
   const char *status = interrupted ? "interrupted" : "complete";
-  int write_err = TL_OK;
-  if (run->store) {
-    pthread_mutex_lock(&run->lock);
-    if (!run->write_failed)
-      write_err = flush_locked(run);
-    pthread_mutex_unlock(&run->lock);
-  }
-  if (run->store) { /* the load at the end, so a busy host shows; not worth failing the run */
+  if (write_err)
+    snprintf(run->write_err, sizeof run->write_err, "%s", tl_store_errmsg(store));
+  if (run->store &&
+      !write_err) { /* the load at the end, so a busy host shows; not worth failing the run */
     tl_writer *writers[TL_MAX_DELAYS];
     for (size_t i = 0; i < opts->delay_count; i++)
       writers[i] = run->d[i].writer;
@@ -421,12 +608,40 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     run->d[i].writer = NULL;
     if (e && !write_err)
       write_err = e;
-    if (results)
-      summarize(&run->d[i], opts->delays_ns[i], &results[i]);
+  }
+  /* The closing sentence's numbers come from the samples as stored, which
+   * also tells how many could not be stored. */
+  int64_t kept = 0, stored = 0;
+  int counted = 1;
+  for (size_t i = 0; i < opts->delay_count; i++) {
+    tl_collect_result r = {.delay_ns = opts->delays_ns[i]};
+    replay_src src = {run->store, &run->d[i]};
+    char serr[256];
+    kept += run->d[i].kept;
+    if (run->store && !run->d[i].handed) {
+      r.samples = 0; /* nothing reached the store: nothing to read back */
+    } else if (tl__summarize(replay, &src, &r, serr, sizeof serr) != TL_OK) {
+      counted = 0;
+      if (!write_err && !run->write_failed)
+        err = tl_fail(errbuf, errlen, TL_EIO, "reading the stored samples back: %s",
+                      run->store ? tl_store_errmsg(store) : serr);
+    }
+    stored += r.samples;
+    if (results) {
+      snprintf(r.session_uuid, sizeof r.session_uuid, "%s", results[i].session_uuid);
+      results[i] = r;
+    }
   }
   if (write_err || run->write_failed) {
-    err = tl_fail(errbuf, errlen, write_err ? write_err : TL_EIO, "%s",
-                  run->write_err[0] ? run->write_err : tl_store_errmsg(store));
+    const char *cause = run->write_err[0] ? run->write_err : tl_store_errmsg(store);
+    int e = write_err ? write_err : TL_EIO;
+    if (counted && stored < kept)
+      err = tl_fail(errbuf, errlen, e, "%s; %lld of %lld samples could not be stored", cause,
+                    (long long)(kept - stored), (long long)kept);
+    else
+      err = tl_fail(errbuf, errlen, e, "%s", cause);
+  } else if (err) {
+    /* reading back failed; the message is set */
   } else if (probe_err) {
     err = tl_fail(errbuf, errlen, probe_err, "%s", perr);
   } else if (run->oom) {
@@ -444,8 +659,10 @@ done:
   free(tag_keys);
   free(tag_values);
   for (size_t i = 0; i < opts->delay_count; i++)
-    free(run->d[i].v);
+    free_chunks(run->d[i].head);
+  free_chunks(run->pool);
   tl__host_clear(&run->probe_facts);
+  pthread_cond_destroy(&run->room);
   pthread_cond_destroy(&run->wake_writer);
   pthread_mutex_destroy(&run->lock);
   free(run);

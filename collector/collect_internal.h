@@ -27,7 +27,21 @@ struct tl__run_view {
 };
 
 const struct tl__run_view *tl__run_view(const tl__run *run);
+/* The index of the delay to measure next, -1 when the run is over, or
+ * TL__RUN_WAIT when samples wait for the writer and this probe still has
+ * others in flight: it should arm nothing now and call again shortly (the
+ * uv probes retry in 1 ms), so that no sample in flight includes a pause.
+ * With nothing in flight the call itself waits for room, between samples. */
+enum { TL__RUN_WAIT = -2 };
 int tl__run_next(tl__run *run);
+/* How many times the run paused for the writer so far: a probe keeping a
+ * schedule (periodic) starts it afresh after a pause. */
+int64_t tl__run_pauses(const tl__run *run);
+/* For a probe that measures on its own schedule and reports afterwards (a
+ * child streaming its samples): the run never pauses it, since a pause
+ * would fall inside the child's measurements; its samples queue up instead
+ * while the writer cannot store them. */
+void tl__run_free_running(tl__run *run);
 void tl__run_record(tl__run *run, int index, int64_t latency_ns);
 /* A fact the probe learnt about what it measured (its runtime's version, its
  * clock's resolution ...), stored on every session of the run as the host
@@ -96,6 +110,17 @@ typedef struct {
   size_t n;
 } tl__opt_tags;
 int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *tags);
+
+/* ------------------------------------------------------------------------ */
+/* The closing sentence's numbers (summary.c)                                */
+
+/* Calls fn with every sample of a session, in blocks; the same samples on
+ * every call. Returns TL_OK or an error (fn's non-zero return stops it). */
+typedef int (*tl__replay_fn)(void *src, tl_samples_cb fn, void *ctx);
+/* Fills r's samples, p50_ns, p90_ns, p99_ns and max_ns (nearest rank,
+ * exact) by reading the samples a few times through replay, in a few MiB
+ * whatever their number. On failure returns the error with a reason in err. */
+int tl__summarize(tl__replay_fn replay, void *src, tl_collect_result *r, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* The child-probe line protocol (protocol.c; documented in the README)      */

@@ -378,6 +378,7 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
   }
   if (write_all(c->to, plan, (size_t)n))
     return gone(c, run, err, errlen);
+  tl__run_free_running(run);
   int64_t longest = 0;
   for (size_t k = 0; k < v->delay_count; k++)
     longest = v->delays_ns[k] > longest ? v->delays_ns[k] : longest;

@@ -52,7 +52,11 @@ int tl__probe_periodic(tl__run *run, char *err, size_t errlen) {
     return TL_OK;
   int64_t period = v->delays_ns[i];
   int64_t next = tl__os_mono_ns() + period;
-  for (; i >= 0; i = tl__run_next(run)) {
+  for (int64_t pauses = tl__run_pauses(run); i >= 0; i = tl__run_next(run)) {
+    if (tl__run_pauses(run) != pauses) { /* waited for the writer: not a missed period */
+      pauses = tl__run_pauses(run);
+      next = tl__os_mono_ns() + period;
+    }
     int rc;
     while ((rc = tl__os_sleep(1, next)) == EINTR && !tl__run_stopping(run))
       ;

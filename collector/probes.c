@@ -89,6 +89,7 @@ static void arm_next(uv_slot *s) {
 }
 
 static void on_gap(uv_timer_t *t) { arm_next(t->data); }
+static void on_retry(uv_timer_t *t) { arm(t->data); }
 
 static void on_timer(uv_timer_t *t) {
   uint64_t t1 = uv_hrtime();
@@ -112,6 +113,10 @@ static void arm(uv_slot *s) {
   if (p->closing)
     return;
   int index = tl__run_next(p->run);
+  if (index == TL__RUN_WAIT) { /* the slot's timer, unmeasured, asks again in 1 ms */
+    uv_timer_start(&s->timer, on_retry, 1, 0);
+    return;
+  }
   if (index < 0) {
     if (--p->active == 0 || tl__run_stopping(p->run))
       close_all(p);

@@ -129,6 +129,8 @@ int tl_writer_flush(tl_writer *w);
  * still ended, as 'interrupted' with the samples committed before, and the
  * flush's error is returned. */
 int tl_writer_end(tl_writer *w, const char *status);
+/* The id of the writer's session, for tl_store_scan. */
+int64_t tl_writer_session_id(const tl_writer *w);
 /* Samples added so far (stored or buffered). */
 int64_t tl_writer_count(const tl_writer *w);
 /* Adds host facts to the session, replacing facts of the same key, in one

@@ -222,6 +222,8 @@ int tl_writer_add(tl_writer *w, const int64_t *v, size_t n) {
 
 void tl_writer_add_missed(tl_writer *w, int64_t missed) { w->missed += missed; }
 
+int64_t tl_writer_session_id(const tl_writer *w) { return w->session_id; }
+
 int64_t tl_writer_count(const tl_writer *w) { return w->stored + (int64_t)w->pending_n; }
 
 /* The i-th sample of the open block followed by the pending ones. */
@@ -341,7 +343,10 @@ int tl_writer_end(tl_writer *w, const char *status) {
   if (err)
     memcpy(flush_msg, s->errmsg, sizeof flush_msg);
   const char *final = err ? "interrupted" : status;
-  end_err = close_session(w, final);
+  /* A lock another process holds past the busy timeout would only make the
+   * update wait as long again: the session stays 'running' until the next
+   * writable open finds its collector gone. */
+  end_err = err == TL_EBUSY ? TL_OK : close_session(w, final);
   if (end_err) {
     /* On a full disk (or at a file-size limit) even this one-page update may
      * not fit in the WAL. Moving the WAL into the database and truncating it

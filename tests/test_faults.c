@@ -115,6 +115,19 @@ static char *expect_failure(char *const argv[], char *const env[], void (*prepar
   return err;
 }
 
+/* db holds one session, with this status and count (-1: any), every
+ * sample of which reads back. */
+static void expect_one_session(const char *db, const char *status, int64_t count) {
+  snap s[2];
+  size_t n = snapshot(db, s, 2);
+  assert_int_equal(n, 1);
+  assert_string_equal(s[0].status, status);
+  if (count >= 0)
+    assert_int_equal(s[0].count, count);
+  assert_int_equal((int64_t)s[0].n, s[0].count);
+  snap_free(s, n);
+}
+
 static void tlstore_check_ok(const char *db) {
   char *out, *err;
   char *a[] = {TLSTORE, "--db", (char *)db, "check", NULL};
@@ -203,6 +216,45 @@ static void kill9_keeps_every_committed_sample(void **state) {
   assert_non_null(strstr(out, "\n| k9 | "));
   free(out);
   free(err);
+}
+
+/* ======================================================================== */
+/* Memory                                                                    */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TL_TEST_ASAN 1
+#endif
+#endif
+
+static void limit_data(void *arg) {
+  struct rlimit rl = {*(rlim_t *)arg, *(rlim_t *)arg};
+  if (setrlimit(RLIMIT_DATA, &rl) != 0)
+    _exit(126);
+}
+
+/* Five million samples (40 MB of them) under a 64 MiB limit on the
+ * collector's data: the samples handed to the writer are released, so the
+ * memory a session needs does not grow with its length. */
+static void memory_bounded(void **state) {
+#ifdef TL_TEST_ASAN
+  (void)state;
+  printf("skipped: AddressSanitizer's shadow memory does not fit a data limit\n");
+#else
+  fixture *f = *state;
+  rlim_t limit = 64 << 20;
+  char *a[] = {TLCOLLECT,  "--db", f->db,     "--label", "long", "--probe", "uv",
+               "--delays", "0",    "--count", "5000000", "-q",   NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, NULL, limit_data, &limit, &out, &err);
+  if (rc != 0)
+    fail_msg("5M samples under a 64 MiB data limit: exit %d, '%s'", rc, err);
+  free(out);
+  free(err);
+  expect_one_session(f->db, "complete", 5000000);
+#endif
 }
 
 /* ======================================================================== */
@@ -672,6 +724,97 @@ static void locked_database(void **state) {
   tlstore_check_ok(f->db);
 }
 
+/* Sessions in db so far (0 while it cannot be read). */
+static int64_t session_count(const char *db) {
+  tl_store *s = NULL;
+  tl_store_stats st = {0};
+  if (tl_store_open(&s, db, TL_STORE_READONLY) == TL_OK)
+    tl_store_info(s, &st);
+  tl_store_close(s);
+  return st.sessions;
+}
+
+/* Starts tlcollect with argv in the background, stdout and stderr into
+ * out_path. */
+static pid_t start_collector(char *const argv[], const char *out_path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDONLY);
+    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(null, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Another process holds the write lock for 8 s, past the 5 s busy timeout,
+ * while tlcollect measures as fast as it can: the queue fills, measuring
+ * pauses, and once the lock is gone every sample is stored, exactly the
+ * count asked for, with the session 'complete'. */
+static void lock_held_past_busy_timeout(void **state) {
+  fixture *f = *state;
+  char *log = tl_test_path(f->dir, "collect.log");
+  char *a[] = {TLCOLLECT,  "--db", f->db,     "--label", "held", "--probe", "uv",
+               "--delays", "0",    "--count", "3000000", "-q",   NULL};
+  pid_t pid = start_collector(a, log);
+  for (int i = 0; i < 100 && session_count(f->db) < 1; i++)
+    usleep(50000);
+  assert_int_equal(session_count(f->db), 1);
+  sqlite3 *holder;
+  assert_int_equal(sqlite3_open(f->db, &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);
+  assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  sleep(8);
+  assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(holder);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  size_t len;
+  char *text = tl_test_read_file(log, &len);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fail_msg("tlcollect with the lock held for 8 s: status %d, '%s'", st, text);
+  free(text);
+  expect_one_session(f->db, "complete", 3000000);
+  tlstore_check_ok(f->db);
+  free(log);
+}
+
+/* A lock that is never released: a stop (SIGTERM) gives up waiting, and
+ * tlcollect says how many samples it could not store. Once the lock is
+ * gone the session shows 'interrupted' with what it committed. */
+static void lock_never_released(void **state) {
+  fixture *f = *state;
+  char *log = tl_test_path(f->dir, "collect.log");
+  char *a[] = {TLCOLLECT, "--db",    f->db,     "--label", "held", "--delays",
+               "1",       "--count", "1000000", "-q",      NULL};
+  pid_t pid = start_collector(a, log);
+  for (int i = 0; i < 100 && committed(f->db) < 200; i++)
+    usleep(50000);
+  assert_true(committed(f->db) >= 200);
+  sqlite3 *holder;
+  assert_int_equal(sqlite3_open(f->db, &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);
+  assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  sleep(2);
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  size_t len;
+  char *text = tl_test_read_file(log, &len);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || !tl_test_one_line(text) ||
+      !strstr(text, "locked") || !strstr(text, "samples could not be stored"))
+    fail_msg("tlcollect stopped while the lock is held: status %d, '%s'", st, text);
+  free(text);
+  assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(holder);
+  tlstore_check_ok(f->db); /* a writable open: the session's collector is gone */
+  expect_one_session(f->db, "interrupted", -1);
+  free(log);
+}
+
 /* ======================================================================== */
 /* Files that are not (whole) tl databases                                   */
 
@@ -860,6 +1003,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(durability_settings, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(memory_bounded, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
@@ -871,6 +1015,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(empty_file_stays_empty, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_system, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(locked_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(lock_held_past_busy_timeout, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(lock_never_released, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),
