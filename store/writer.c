@@ -3,8 +3,10 @@
  * session's heartbeat. The last, partly filled block of a session is
  * rewritten as it grows, so a slow session still packs its samples densely
  * and a killed collector loses only what it had not yet committed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "store_internal.h"
@@ -41,7 +43,8 @@ static int check_spec(tl_store *s, const tl_session_spec *spec) {
     return tl__store_fail(s, TL_EINVAL, "incomplete session description");
   for (size_t i = 0; i < spec->tag_count; i++)
     if (tl_tag_check(spec->tag_keys[i], spec->tag_values[i], why, sizeof why))
-      return tl__store_fail(s, TL_EINVAL, "tag %.64s: %s", spec->tag_keys[i] ? spec->tag_keys[i] : "", why);
+      return tl__store_fail(s, TL_EINVAL, "tag %.64s: %s",
+                            spec->tag_keys[i] ? spec->tag_keys[i] : "", why);
   return TL_OK;
 }
 
@@ -231,7 +234,23 @@ static int64_t joined(const tl_writer *w, size_t i) {
   return i < w->block_n ? w->block[i] : w->pending[i - w->block_n];
 }
 
-static int write_blocks(tl_writer *w) {
+/* What a batch leaves free on the file system: enough for the frames that
+ * end the sessions (their status and end time), which must still fit once
+ * samples no longer do, or the sessions would stay 'running'. */
+enum { FRAME = 65536 + 24, ROOM_RESERVE = 2 * FRAME };
+
+/* Whether about bytes of new sample data can be committed with ROOM_RESERVE
+ * still free on the database's file system. Every page a commit touches is
+ * one more 64 KiB WAL frame (the sample pages, the session's row, the b-tree
+ * pages above them), hence the margin. A file-size limit is per file: there
+ * the WAL is moved into the database to make room (see tl_writer_end). */
+static int room_for(const tl_store *s, size_t bytes) {
+  uint64_t need = (uint64_t)bytes + bytes / 4 + 4 * FRAME + ROOM_RESERVE;
+  struct statvfs v;
+  return statvfs(s->path, &v) != 0 || (uint64_t)v.f_bavail * v.f_frsize >= need;
+}
+
+static int write_blocks(tl_writer *w, size_t *bytes) {
   tl_store *s = w->store;
   sqlite3_stmt *st = NULL;
   const char *doing = "storing samples";
@@ -260,6 +279,7 @@ static int write_blocks(tl_writer *w) {
     sqlite3_bind_int64(st, 5, hi);
     sqlite3_bind_int(st, 6, w->enc[1]);
     sqlite3_bind_blob(st, 7, w->enc, (int)len, SQLITE_STATIC);
+    *bytes += len;
     err = step_done(s, st, doing);
     sqlite3_reset(st);
   }
@@ -274,8 +294,14 @@ int tl_writer_flush(tl_writer *w) {
                 : tl__store_sqlfail(s, sqlite3_errcode(s->db), "storing samples");
   if (err)
     return err;
+  size_t bytes = 0;
   if (w->pending_n)
-    err = write_blocks(w);
+    err = write_blocks(w, &bytes);
+  if (err == TL_OK && bytes && !room_for(s, bytes))
+    err = tl__store_fail(s, TL_EFULL,
+                         "%s: storing samples: the disk is full or a file-size limit is near "
+                         "(free some space, or use --db on another disk)",
+                         s->path);
   int64_t stored = w->stored + (int64_t)w->pending_n;
   if (err == TL_OK) {
     sqlite3_stmt *st = NULL;
@@ -347,13 +373,18 @@ int tl_writer_end(tl_writer *w, const char *status) {
    * update wait as long again: the session stays 'running' until the next
    * writable open finds its collector gone. */
   end_err = err == TL_EBUSY ? TL_OK : close_session(w, final);
-  if (end_err) {
-    /* On a full disk (or at a file-size limit) even this one-page update may
-     * not fit in the WAL. Moving the WAL into the database and truncating it
-     * frees the room the failed batch took, or most of it; then try again. */
+  if (end_err && err == TL_EFULL) {
+    /* At a file-size limit the WAL may be too long for even this update:
+     * moving it into the database (a file of its own, under the limit) and
+     * truncating it makes room; then try again. */
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     end_err = close_session(w, final);
   }
+  /* Out of space, the checkpoint SQLite makes when the last connection
+   * closes would grow the file by part of a page and fail: the committed
+   * pages stay in the WAL instead, for the next open to take in. */
+  if (err == TL_EFULL)
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
   if (err)
     memcpy(s->errmsg, flush_msg, sizeof flush_msg);
   else
