@@ -787,10 +787,46 @@ int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, s
   return 1;
 }
 
+/* A host's page: the facts of each host (its newest session) that --by
+ * groups on, as recorded and as --by names them. */
+static void host_facts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t nkeys;
+  const tl_host_key *keys = tl_host_keys(&nkeys);
+  tl__heading(p, "host-facts", "Host facts");
+  fputs("What `tlreport --by KEY` groups this host's sessions by, as its newest session recorded "
+        "it, and the group it falls in.\n\n",
+        tl__prose(p));
+  static const char *const head[] = {"host", "key", "recorded", "group (--by)"};
+  tl__table *t = tl__table_new(4, head, "llll");
+  for (size_t i = c->sessions.count; t && i-- > 0;) {
+    const tl_session *s = &c->sessions.items[i];
+    int newer = 0;
+    for (size_t k = i + 1; k < c->sessions.count && !newer; k++)
+      newer = strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0;
+    if (newer)
+      continue;
+    for (size_t k = 0; k < nkeys; k++) {
+      const char *v = strcmp(keys[k].name, "hostname") == 0
+                          ? s->hostname
+                          : tl__fact(&c->details[i], keys[k].fact);
+      part named;
+      part_of(&keys[k], v, &named);
+      tl__table_add(t, s->hostname);
+      tl__table_add(t, keys[k].name);
+      tl__table_add(t, v && *v ? v : "-");
+      tl__table_add(t, named.unknown ? "unknown" : named.text);
+    }
+  }
+  tl__put_table(p, t);
+}
+
 void tl__by_section(tl__page *p) {
   const tl_comparison *c = p->c;
   tl__by by;
   char err[TL_WHY_MAX], title[200], buf[1024], id[256], text[256];
+  if (p->o->host_facts && !c->by)
+    host_facts(p);
   if (!tl__by_heading(c, id, sizeof id, text, sizeof text) ||
       tl__by_parse(c->by, &by, err, sizeof err))
     return;

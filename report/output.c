@@ -155,6 +155,7 @@ static int put_page(site *s, const char *name, const tl_comparison *c, const tl_
   o.format = TL_FORMAT_HTML;
   o.site_links = 1;
   o.title = title;
+  o.host_facts = strncmp(name, "host-", 5) == 0;
   tl_stats st;
   memset(&st, 0, sizeof st);
   int rc = index ? TL_OK : tl_stats_compute(s->store, c, &st, s->err, s->errlen);

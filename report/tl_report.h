@@ -168,6 +168,7 @@ typedef struct {
   tl_format format;
   const char *title;            /* NULL: "Timer latency: LABEL, LABEL ..." */
   int site_links;               /* link labels and hosts to the pages of a --site */
+  int host_facts;               /* a host's page: list the facts tlreport --by groups on */
   int64_t generated_ns;         /* >0: say when the page was made; 0 keeps pages byte-identical */
   const struct tl_stats *stats; /* tl_stats_compute() of the same comparison, or NULL */
 } tl_page_opts;

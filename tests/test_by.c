@@ -414,6 +414,27 @@ static void by_keys_crossed_and_bad(void **state) {
   assert_non_null(strstr(o, "<title>p50, p90 and p99 lateness by memory, setTimeout(50)</title>"));
   free(o);
   free(e);
+  /* A collected host (a hex fingerprint gets a page) that says its facts. */
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  static const tl_fact facts[] = {{"mem.total_bytes", "1029128192", ""}, {"cpu.logical", "2", ""}};
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "dhex",
+                          .probe = "settimeout",
+                          .delay_ns = 50000000,
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "0123456789abcdef",
+                          .hostname = "hexhost",
+                          .libuv_version = "1",
+                          .facts = facts,
+                          .fact_count = 2};
+  tl_writer *w;
+  char uuid[37];
+  const int64_t v[] = {50100000, 50200000, 50300000};
+  assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_close(st);
   char *site = tl_test_path(f->dir, "site");
   assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", "--site", site, NULL), 0);
   free(o);
@@ -427,6 +448,15 @@ static void by_keys_crossed_and_bad(void **state) {
   page = tl_test_path(site, "label-d512.html");
   html = tl_test_read_file(page, NULL);
   assert_non_null(html);
+  free(html);
+  free(page);
+  page = tl_test_path(site, "host-0123456789abcdef.html");
+  html = tl_test_read_file(page, NULL);
+  assert_non_null(html);
+  assert_non_null(
+      strstr(html, "<tr><td>hexhost</td><td>memory</td><td>1029128192</td><td>1G</td>"));
+  assert_non_null(strstr(html, "<tr><td>hexhost</td><td>cpus</td><td>2</td><td>2 CPUs</td>"));
+  assert_non_null(strstr(html, "<tr><td>hexhost</td><td>vm</td><td>-</td><td>unknown</td>"));
   free(html);
   free(page);
   free(site);
