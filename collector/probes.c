@@ -331,17 +331,6 @@ static const tl__probe probes[] = {
      NULL},
 };
 
-/* "exec:" followed by a command of printable characters. */
-static int exec_command_ok(const char *cmd) {
-  size_t n = strlen(cmd);
-  if (n == 0 || n > 1024)
-    return 0;
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f)
-      return 0;
-  return 1;
-}
-
 static tl_probe_info infos[sizeof probes / sizeof probes[0]];
 
 const tl_probe_info *tl_probes(size_t *count) {
@@ -356,7 +345,7 @@ const tl__probe *tl__probe_lookup(const char *name) {
     const tl__probe *p = &probes[i];
     if (p->flags & TL__PROBE_PREFIX) {
       size_t plen = strcspn(p->info.name, ":") + 1; /* "exec:" */
-      if (strncmp(p->info.name, name, plen) == 0 && exec_command_ok(name + plen))
+      if (strncmp(p->info.name, name, plen) == 0 && tl_probe_name_check(name, NULL, 0) == TL_OK)
         return p;
     } else if (strcmp(p->info.name, name) == 0) {
       return p;

@@ -396,7 +396,7 @@ int main(int argc, char **argv) {
   if (tl_list_split(delay_copy, items, TL_MAX_DELAYS, &n_items, why, sizeof why))
     return tl_usage_error("--delays", why);
   for (size_t i = 0; i < n_items; i++) {
-    if (tl_duration_parse(items[i], 1000000LL, 24LL * 3600 * 1000000000LL, &v, why, sizeof why))
+    if (tl_delay_parse(items[i], &v, why, sizeof why))
       return tl_usage_error("--delays", why);
     for (size_t k = 0; k < i; k++)
       if (opts.delays_ns[k] == v)

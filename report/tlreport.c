@@ -46,20 +46,9 @@ static const char usage[] =
     "Exit status: 0 done, 1 failure (including a filter that matches nothing\n"
     "or a file tlreport did not write), 2 usage error.\n";
 
-enum { MAX_TAGS = 32, MAX_LABELS = 64 };
+enum { MAX_LABELS = 64 };
 
 /* Probe names are label-like, or "exec:COMMAND" with printable text. */
-static int probe_name_ok(const char *s) {
-  if (strncmp(s, "exec:", 5) != 0)
-    return tl_label_check(s, NULL, 0) == TL_OK;
-  if (!s[5] || strlen(s) > 1024)
-    return 0;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    if (*p < 0x20 || *p == 0x7f)
-      return 0;
-  return 1;
-}
-
 int main(int argc, char **argv) {
   tl_set_progname("tlreport");
   enum {
@@ -107,9 +96,9 @@ int main(int argc, char **argv) {
   tl_compare_opts opts;
   tl_compare_opts_init(&opts);
   static char label_buf[4096], pct_buf[512];
-  static char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
+  static tl_filter_args filter; /* --probe, --delay, --since, --until, --host, --tag */
+  tl_filter_args_init(&filter);
   char *labels[MAX_LABELS];
-  const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
   const char *db = NULL, *output = NULL, *site = NULL;
   tl_page_opts page;
   tl_page_opts_init(&page);
@@ -142,11 +131,6 @@ int main(int argc, char **argv) {
       if (!*optarg || strlen(optarg) > 200)
         return tl_usage_error("--by", "must be 1 to 200 characters (see --by help)");
       opts.by = optarg;
-      break;
-    case OPT_PROBE:
-      if (!probe_name_ok(optarg))
-        return tl_usage_error("--probe", "not a probe name (a name such as uv, or exec:COMMAND)");
-      opts.filter.probe = optarg;
       break;
     case OPT_LAST:
       if (tl_int_parse(optarg, 1, 1000000, &v, why, sizeof why))
@@ -192,31 +176,18 @@ int main(int argc, char **argv) {
     case OPT_TIMESTAMP:
       page.generated_ns = (int64_t)time(NULL) * 1000000000LL;
       break;
+    case OPT_PROBE:
     case OPT_DELAY:
-      if (tl_duration_parse(optarg, 1000000LL, 24LL * 3600 * 1000000000LL, &v, why, sizeof why))
-        return tl_usage_error("--delay", why);
-      opts.filter.delay_ns = v;
-      break;
     case OPT_SINCE:
     case OPT_UNTIL:
-      if (tl_date_parse(optarg, &v, why, sizeof why))
-        return tl_usage_error(c == OPT_SINCE ? "--since" : "--until", why);
-      *(c == OPT_SINCE ? &opts.filter.since_ns : &opts.filter.until_ns) = v;
-      break;
     case OPT_HOST:
-      if (!*optarg || strlen(optarg) > 255)
-        return tl_usage_error("--host", "must be 1 to 255 characters");
-      opts.filter.host = optarg;
-      break;
     case OPT_TAG: {
-      size_t n = opts.filter.tag_count;
-      if (n == MAX_TAGS)
-        return tl_usage_error("--tag", "too many tags (at most 32)");
-      if (tl_tag_parse(optarg, tag_bufs[n], &tag_keys[n], &tag_values[n], why, sizeof why))
-        return tl_usage_error("--tag", why);
-      opts.filter.tag_keys = tag_keys;
-      opts.filter.tag_values = tag_values;
-      opts.filter.tag_count = n + 1;
+      const char *name = tl_cli_option_name(longopts, c);
+      if (tl_filter_option(&filter, name, optarg, why, sizeof why) < 0) {
+        char opt[32];
+        snprintf(opt, sizeof opt, "--%s", name);
+        return tl_usage_error(opt, why);
+      }
       break;
     }
     case OPT_PCTS: {
@@ -261,6 +232,7 @@ int main(int argc, char **argv) {
   }
   if (optind < argc)
     return tl_usage_error(argv[optind], "unexpected argument");
+  opts.filter = filter.f;
   if (opts.filter.since_ns && opts.filter.until_ns && opts.filter.since_ns >= opts.filter.until_ns)
     return tl_usage_error("--since", "must be before --until");
   if (max_regression_given && !checking)

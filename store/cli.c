@@ -25,6 +25,13 @@ int tl_cli_db_path(const char *given, char *buf, size_t len) {
   return TL_EXIT_FAILURE;
 }
 
+const char *tl_cli_option_name(const struct option *longopts, int c) {
+  for (const struct option *o = longopts; o->name; o++)
+    if (o->val == c)
+      return o->name;
+  return "";
+}
+
 int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
                 const int *repeatable) {
   for (const int *r = repeatable; r && *r; r++)

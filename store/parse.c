@@ -188,6 +188,26 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
   return TL_OK;
 }
 
+int tl_delay_parse(const char *s, int64_t *out_ns, char *why, size_t whylen) {
+  return tl_duration_parse(s, 1000000LL, TL_DELAY_MAX_NS, out_ns, why, whylen);
+}
+
+int tl_probe_name_check(const char *name, char *why, size_t whylen) {
+  if (strncmp(name, "exec:", 5) != 0) {
+    if (tl_label_check(name, NULL, 0) != TL_OK)
+      return tl_fail(why, whylen, TL_EINVAL,
+                     "not a probe name (a name such as uv, or exec:COMMAND)");
+    return TL_OK;
+  }
+  size_t n = strlen(name + 5);
+  if (n == 0 || n > 1024)
+    return tl_fail(why, whylen, TL_EINVAL, "exec:COMMAND needs a command of 1 to 1024 bytes");
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      return tl_fail(why, whylen, TL_EINVAL, "the command holds a control character");
+  return TL_OK;
+}
+
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
  * days_from_civil algorithm). */
 static int64_t days_from_civil(int64_t y, int m, int d) {

@@ -88,6 +88,10 @@ int tl_cli_db_path(const char *given, char *buf, size_t len);
 int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
                 const int *repeatable);
 
+/* The name (without "--") of the long option getopt_long returns as c, or
+ * "" when longopts has none. */
+const char *tl_cli_option_name(const struct option *longopts, int c);
+
 /* The arguments as one command line, each shell-quoted when it needs it
  * (so that a person can paste it back). Malloc'd; NULL when out of memory. */
 char *tl_command_line(int argc, const char *const *argv);
@@ -133,6 +137,17 @@ int tl_tag_check(const char *key, const char *value, char *why, size_t whylen);
  * Result in nanoseconds, 0 .. max_ns. */
 int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, int64_t *out_ns,
                       char *why, size_t whylen);
+
+/* The longest delay tl measures, stores or filters on: 24 hours. */
+#define TL_DELAY_MAX_NS (24LL * 3600 * 1000000000LL)
+/* A requested delay as people write it ("50", "1ms", "250us"): a bare number
+ * is milliseconds; 0 .. TL_DELAY_MAX_NS. */
+int tl_delay_parse(const char *s, int64_t *out_ns, char *why, size_t whylen);
+
+/* A probe name as sessions store it: a name like a label ("settimeout"), or
+ * "exec:" followed by a command of 1 to 1024 printable bytes. Says nothing of
+ * whether this tl can run that probe (tl_collect.h knows). */
+int tl_probe_name_check(const char *name, char *why, size_t whylen);
 
 /* A whole number in [min, max]. */
 int tl_int_parse(const char *s, int64_t min, int64_t max, int64_t *out, char *why, size_t whylen);

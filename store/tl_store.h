@@ -182,6 +182,23 @@ typedef struct {
 
 void tl_filter_init(tl_filter *f);
 
+/* A filter made from command-line options, with room for the labels and
+ * tags it points to (which point into the option values: keep them alive). */
+enum { TL_FILTER_LABELS_MAX = 64, TL_FILTER_TAGS_MAX = 32 };
+typedef struct {
+  tl_filter f;
+  const char *labels[TL_FILTER_LABELS_MAX];
+  const char *tag_keys[TL_FILTER_TAGS_MAX], *tag_values[TL_FILTER_TAGS_MAX];
+  char tag_bufs[TL_FILTER_TAGS_MAX][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
+} tl_filter_args;
+void tl_filter_args_init(tl_filter_args *a);
+/* The filter option --name with value v: label and tag (both repeatable),
+ * probe, delay (a bare number is ms), since, until, host, status. Returns 1
+ * when taken, 0 when name is no filter option, TL_EINVAL with a one-line
+ * reason in why for a bad value (the caller names the option). */
+int tl_filter_option(tl_filter_args *a, const char *name, const char *v, char *why,
+                     size_t whylen);
+
 /* Sessions matching the filter, oldest first. Free with tl_session_list_free. */
 int tl_store_sessions(tl_store *store, const tl_filter *filter, tl_session_list *out);
 void tl_session_list_free(tl_session_list *list);

@@ -269,7 +269,6 @@ static int run_hosts(const char *path, int argc, char **argv, const struct optio
 /* ======================================================================== */
 /* Session filters, shared by sessions and export                            */
 
-enum { MAX_LABELS = 64, MAX_TAGS = 32 };
 enum {
   OPT_LABEL = 300,
   OPT_PROBE,
@@ -300,71 +299,18 @@ enum {
     "status", OPT_STATUS, "STATUS", "sessions that are running, complete or interrupted"           \
   }
 
-typedef struct {
-  tl_filter f;
-  const char *labels[MAX_LABELS];
-  const char *tag_keys[MAX_TAGS], *tag_values[MAX_TAGS];
-  char tag_bufs[MAX_TAGS][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
-} filter_args;
-
-static void filter_args_init(filter_args *a) {
-  tl_filter_init(&a->f);
-  a->f.labels = a->labels;
-  a->f.tag_keys = a->tag_keys;
-  a->f.tag_values = a->tag_values;
-}
-
-/* One filter option c with value v: 1 if taken, 0 if c is no filter
- * option, or TL_EXIT_USAGE after printing the error (returned negated). */
-static int filter_option(filter_args *a, int c, const char *v) {
+/* One filter option c with value v (tl_filter_option): 1 if taken, 0 if c
+ * is no filter option, or TL_EXIT_USAGE after printing the error (returned
+ * negated). */
+static int filter_option(tl_filter_args *a, const struct option *longopts, int c, const char *v) {
   char why[TL_WHY_MAX];
-  int64_t n;
-  switch (c) {
-  case OPT_LABEL:
-    if (a->f.label_count == MAX_LABELS)
-      return -tl_usage_error("--label", "too many labels (at most 64)");
-    if (tl_label_check(v, why, sizeof why))
-      return -tl_usage_error("--label", why);
-    a->labels[a->f.label_count++] = v;
-    return 1;
-  case OPT_PROBE:
-    if (tl_label_check(v, why, sizeof why))
-      return -tl_usage_error("--probe", "not a probe name");
-    a->f.probe = v;
-    return 1;
-  case OPT_DELAY:
-    if (tl_duration_parse(v, 1000000LL, 24LL * 3600 * 1000000000LL, &n, why, sizeof why))
-      return -tl_usage_error("--delay", why);
-    a->f.delay_ns = n;
-    return 1;
-  case OPT_SINCE:
-  case OPT_UNTIL:
-    if (tl_date_parse(v, &n, why, sizeof why))
-      return -tl_usage_error(c == OPT_SINCE ? "--since" : "--until", why);
-    *(c == OPT_SINCE ? &a->f.since_ns : &a->f.until_ns) = n;
-    return 1;
-  case OPT_HOST:
-    if (!*v || strlen(v) > 255)
-      return -tl_usage_error("--host", "must be 1 to 255 characters");
-    a->f.host = v;
-    return 1;
-  case OPT_TAG: {
-    size_t k = a->f.tag_count;
-    if (k == MAX_TAGS)
-      return -tl_usage_error("--tag", "too many tags (at most 32)");
-    if (tl_tag_parse(v, a->tag_bufs[k], &a->tag_keys[k], &a->tag_values[k], why, sizeof why))
-      return -tl_usage_error("--tag", why);
-    a->f.tag_count++;
-    return 1;
-  }
-  case OPT_STATUS:
-    if (strcmp(v, "running") && strcmp(v, "complete") && strcmp(v, "interrupted"))
-      return -tl_usage_error("--status", "must be running, complete or interrupted");
-    a->f.status = v;
-    return 1;
-  default:
-    return 0;
-  }
+  const char *name = tl_cli_option_name(longopts, c);
+  int r = tl_filter_option(a, name, v, why, sizeof why);
+  if (r >= 0)
+    return r;
+  char opt[64];
+  snprintf(opt, sizeof opt, "--%s", name);
+  return -tl_usage_error(opt, why);
 }
 
 /* The short options of every command: only -h; ':' to tell a missing value
@@ -387,11 +333,11 @@ static int bad_option(int c, char **argv) {
 /* sessions, export                                                          */
 
 static int run_sessions(const char *path, int argc, char **argv, const struct option *longopts) {
-  filter_args a;
-  filter_args_init(&a);
+  tl_filter_args a;
+  tl_filter_args_init(&a);
   int c;
   while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
-    int r = filter_option(&a, c, optarg);
+    int r = filter_option(&a, longopts, c, optarg);
     if (r < 0)
       return -r;
     if (r == 0)
@@ -431,8 +377,8 @@ static int run_sessions(const char *path, int argc, char **argv, const struct op
 }
 
 static int run_export(const char *path, int argc, char **argv, const struct option *longopts) {
-  filter_args a;
-  filter_args_init(&a);
+  tl_filter_args a;
+  tl_filter_args_init(&a);
   tl_samples_format format = 0;
   int c;
   while ((c = getopt_long(argc, argv, COMMAND_SHORTOPTS, longopts, NULL)) != -1) {
@@ -441,7 +387,7 @@ static int run_export(const char *path, int argc, char **argv, const struct opti
         return tl_usage_error("--format", "must be csv, jsonl or hgrm");
       continue;
     }
-    int r = filter_option(&a, c, optarg);
+    int r = filter_option(&a, longopts, c, optarg);
     if (r < 0)
       return -r;
     if (r == 0)
@@ -502,13 +448,12 @@ static int run_import(const char *path, int argc, char **argv, const struct opti
       o.label = optarg;
       break;
     case OPT_PROBE:
-      if (tl_label_check(optarg, why, sizeof why))
-        return tl_usage_error("--probe", "not a probe name (letters, digits, . _ -)");
+      if (tl_probe_name_check(optarg, why, sizeof why))
+        return tl_usage_error("--probe", why);
       o.probe = optarg;
       break;
     case OPT_DELAY:
-      if (tl_duration_parse(optarg, 1000000LL, 24LL * 3600 * 1000000000LL, &o.delay_ns, why,
-                            sizeof why))
+      if (tl_delay_parse(optarg, &o.delay_ns, why, sizeof why))
         return tl_usage_error("--delay", why);
       break;
     case OPT_UNIT:
