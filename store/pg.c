@@ -12,7 +12,6 @@
  * password (tl refuses one: libpq reads ~/.pgpass and PGPASSWORD), so the
  * address in messages is safe to show; server messages are made one line. */
 #include <ctype.h>
-#include <endian.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +45,9 @@ int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing) {
   const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   char msg[300];
   snprintf(msg, sizeof msg, "%s",
-           primary ? primary : c && *PQerrorMessage(c) ? PQerrorMessage(c) : "no answer");
+           primary                   ? primary
+           : c && *PQerrorMessage(c) ? PQerrorMessage(c)
+                                     : "no answer");
   one_line(msg);
   int err = TL_ESQL;
   const char *hint = "";
@@ -99,8 +100,8 @@ void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
 
 PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
                        const char *doing, int *err) {
-  PGresult *r = PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL,
-                             binary);
+  PGresult *r =
+      PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
   ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
     *err = TL_OK;
@@ -121,9 +122,11 @@ int64_t tl__pg_i64(const PGresult *r, int row, int col) {
   if (PQgetisnull(r, row, col))
     return 0;
   if (PQfformat(r, col) == 1 && PQgetlength(r, row, col) == 8) {
-    uint64_t v;
-    memcpy(&v, PQgetvalue(r, row, col), 8);
-    return (int64_t)be64toh(v);
+    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) /* network byte order */
+      v = v << 8 | p[i];
+    return (int64_t)v;
   }
   return strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
@@ -158,7 +161,8 @@ static void pg_close(tl_store *s) {
 
 static int pg_schema_version(tl_store *s) {
   int err;
-  PGresult *r = tl__pg_query(s, "SELECT version FROM tl_schema", NULL, 0, "reading the schema version", &err);
+  PGresult *r =
+      tl__pg_query(s, "SELECT version FROM tl_schema", NULL, 0, "reading the schema version", &err);
   int v = r && PQntuples(r) == 1 ? (int)tl__pg_i64(r, 0, 0) : -1;
   PQclear(r);
   return v;
@@ -293,10 +297,9 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
     snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
     one_line(msg);
     int auth = strstr(msg, "password") != NULL || strstr(msg, "authentication") != NULL;
-    return tl__store_fail(
-        s, auth ? TL_EPERM : TL_EIO, "%s: cannot connect: %s%s", s->path, msg,
-        auth ? " (check the user and the password in ~/.pgpass or PGPASSWORD)"
-             : " (check that the server runs and the address is right)");
+    return tl__store_fail(s, auth ? TL_EPERM : TL_EIO, "%s: cannot connect: %s%s", s->path, msg,
+                          auth ? " (check the user and the password in ~/.pgpass or PGPASSWORD)"
+                               : " (check that the server runs and the address is right)");
   }
   /* Text goes both ways as UTF-8, as in a file. */
   if (PQsetClientEncoding(p->conn, "UTF8") != 0)
@@ -307,9 +310,8 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
     return err;
   if (version < (int)tl__pg_migration_count) {
     if (s->readonly && version == 0)
-      return tl__store_fail(s, TL_ENOTDB,
-                            "%s has no tl data yet (push sessions to it with tlstore push)",
-                            s->path);
+      return tl__store_fail(
+          s, TL_ENOTDB, "%s has no tl data yet (push sessions to it with tlstore push)", s->path);
     if (s->readonly)
       return tl__store_fail(s, TL_EREADONLY,
                             "%s has server schema version %d and needs an upgrade to %d: run "
@@ -375,8 +377,7 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   }
   if (f->host) {
     tl__pg_param_text(&p, f->host);
-    sql_add(&q, " AND (h.hostname = $%d OR left(h.fingerprint, length($%d)) = $%d)", p.n, p.n,
-            p.n);
+    sql_add(&q, " AND (h.hostname = $%d OR left(h.fingerprint, length($%d)) = $%d)", p.n, p.n, p.n);
   }
   for (size_t i = 0; i < f->tag_count; i++) {
     tl__pg_param_text(&p, f->tag_keys[i]);
@@ -669,15 +670,15 @@ static int pg_delete(tl_store *s, const char *uuid) {
   tl_pg_params p = {0};
   tl__pg_param_text(&p, uuid);
   int err;
-  PGresult *r = tl__pg_query(s, "DELETE FROM sessions WHERE uuid = $1", &p, 0,
-                             "deleting a session", &err);
+  PGresult *r =
+      tl__pg_query(s, "DELETE FROM sessions WHERE uuid = $1", &p, 0, "deleting a session", &err);
   if (!r)
     return err;
   int gone = atoi(PQcmdTuples(r));
   PQclear(r);
   if (!gone)
-    return tl__store_fail(s, TL_ENOTFOUND,
-                          "no session %.36s on the server (see tlstore sessions)", uuid);
+    return tl__store_fail(s, TL_ENOTFOUND, "no session %.36s on the server (see tlstore sessions)",
+                          uuid);
   return TL_OK;
 }
 

@@ -18,7 +18,9 @@ extern const tl_store_ops tl__pg_ops;
 extern const char *const tl__pg_migrations[];
 extern const size_t tl__pg_migration_count;
 
-static inline PGconn *tl__pg_conn(tl_store *s) { return s->server ? ((tl_pg *)s->server)->conn : NULL; }
+static inline PGconn *tl__pg_conn(tl_store *s) {
+  return s->server ? ((tl_pg *)s->server)->conn : NULL;
+}
 
 /* Text parameters of one statement; numbers are formatted into num. A NULL
  * text is SQL NULL. */

@@ -10,7 +10,6 @@
  * stored once and seen whole or not at all. Every transaction locks its
  * host row before the session, always in that order, so pushers cannot
  * deadlock. */
-#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,14 +73,15 @@ static int copy_samples(copier *c, int64_t local_id) {
   PGresult *r = PQexec(tl__pg_conn(c->server),
                        "COPY sample_blocks (session_id, seq, count, min_ns, max_ns, codec, data) "
                        "FROM STDIN (FORMAT binary)");
-  int err = PQresultStatus(r) == PGRES_COPY_IN ? TL_OK : tl__pg_fail(c->server, r, "sending samples");
+  int err =
+      PQresultStatus(r) == PGRES_COPY_IN ? TL_OK : tl__pg_fail(c->server, r, "sending samples");
   PQclear(r);
   if (err)
     return err;
   memcpy(c->buf, header, 11);
   c->len = 11;
-  put_be(c, 0, 4); /* flags */
-  put_be(c, 0, 4); /* header extension */
+  put_be(c, 0, 4);            /* flags */
+  put_be(c, 0, 4);            /* header extension */
   c->local->errmsg[0] = '\0'; /* set below only by a failure of the file */
   err = tl_store_scan_blocks(c->local, &local_id, 1, NULL, copy_block, c);
   if (err && err != TL_EINTR && c->local->errmsg[0])
@@ -201,16 +201,17 @@ static int push_session(copier *c, const tl_session *x, const tl_host_row *host)
   tl__pg_param_text(&p, x->hostname);
   tl__pg_param_i64(&p, host ? host->first_seen_ns : x->started_ns);
   tl__pg_param_i64(&p, host ? host->last_seen_ns : x->started_ns);
-  PGresult *r = err ? NULL
-                    : tl__pg_query(server,
-                                   "INSERT INTO hosts (fingerprint, hostname, first_seen, last_seen) "
-                                   "VALUES ($1, $2, $3, $4) ON CONFLICT (fingerprint) DO UPDATE SET "
-                                   "first_seen = least(hosts.first_seen, excluded.first_seen), "
-                                   "hostname = CASE WHEN excluded.last_seen > hosts.last_seen THEN "
-                                   "excluded.hostname ELSE hosts.hostname END, "
-                                   "last_seen = greatest(hosts.last_seen, excluded.last_seen) "
-                                   "RETURNING id",
-                                   &p, 0, "sending the session's host", &err);
+  PGresult *r =
+      err ? NULL
+          : tl__pg_query(server,
+                         "INSERT INTO hosts (fingerprint, hostname, first_seen, last_seen) "
+                         "VALUES ($1, $2, $3, $4) ON CONFLICT (fingerprint) DO UPDATE SET "
+                         "first_seen = least(hosts.first_seen, excluded.first_seen), "
+                         "hostname = CASE WHEN excluded.last_seen > hosts.last_seen THEN "
+                         "excluded.hostname ELSE hosts.hostname END, "
+                         "last_seen = greatest(hosts.last_seen, excluded.last_seen) "
+                         "RETURNING id",
+                         &p, 0, "sending the session's host", &err);
   int64_t host_id = r ? tl__pg_i64(r, 0, 0) : 0;
   PQclear(r);
   int sent = 1;

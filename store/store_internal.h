@@ -28,7 +28,7 @@ struct tl_store {
  * importing and vacuuming need a file: they refuse a server handle
  * (tl__store_need_file). */
 struct tl_store_ops {
-  const char *name; /* "SQLite file", "PostgreSQL server" */
+  const char *name;           /* "SQLite file", "PostgreSQL server" */
   void (*close)(tl_store *s); /* frees s and everything it holds */
   int (*schema_version)(tl_store *s);
   int (*sessions)(tl_store *s, const tl_filter *f, tl_session_list *out);

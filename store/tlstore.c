@@ -626,8 +626,9 @@ static int run_push(const char *path, int argc, char **argv, const struct option
   if (err) {
     tl_errorf("%s", tl_store_errmsg(server));
   } else {
-    printf("pushed %lld sessions (%lld samples); %lld already on the server", (long long)st.sessions_pushed,
-           (long long)st.samples_pushed, (long long)st.sessions_present);
+    printf("pushed %lld sessions (%lld samples); %lld already on the server",
+           (long long)st.sessions_pushed, (long long)st.samples_pushed,
+           (long long)st.sessions_present);
     if (o.remove_pushed)
       printf("; %lld removed from the file", (long long)st.sessions_removed);
     printf("\n");

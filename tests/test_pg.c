@@ -197,8 +197,8 @@ static void server_checks_ok(const fixture *f) {
 static void same_bytes_from_file_and_server(void **state) {
   fixture *f = *state;
   char *db = file_in(f, "a.db");
-  char *a[] = {TLCOLLECT, "--db",  db,   "--label", "vbox", "--delays", "0,1",
-               "--count", "300",   "--tag", "load=idle", "-q", NULL};
+  char *a[] = {TLCOLLECT, "--db", db,      "--label",   "vbox", "--delays", "0,1",
+               "--count", "300",  "--tag", "load=idle", "-q",   NULL};
   char *out, *err;
   assert_int_equal(run(a, NULL, &out, &err), 0);
   free(out);
@@ -210,8 +210,12 @@ static void same_bytes_from_file_and_server(void **state) {
   assert_non_null(strstr(out, "pushed 9 sessions"));
   free(out);
   free(err);
-  /* Again: nothing is sent twice. */
-  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  /* Again, to TL_PUSH_URL: nothing is sent twice. */
+  char env_url[1100];
+  snprintf(env_url, sizeof env_url, "TL_PUSH_URL=%s", f->url);
+  char *env[] = {env_url, NULL};
+  char *again[] = {TLSTORE, "--db", db, "push", NULL};
+  assert_int_equal(run(again, env, &out, &err), 0);
   assert_non_null(strstr(out, "pushed 0 sessions (0 samples); 9 already on the server"));
   free(out);
   free(err);
@@ -276,6 +280,22 @@ static void delete_prune_and_remove_pushed(void **state) {
   char *a[] = {TLSTORE, "--db", f->url, "delete", uuid, NULL};
   assert_int_equal(run(a, NULL, &out, &err), 1);
   assert_true(tl_test_one_line(err));
+  free(out);
+  free(err);
+  /* A block changed on the server fails its checksum: check names it, a
+   * report refuses to show a wrong number. */
+  sql(f->name, "UPDATE sample_blocks SET data = set_byte(data, 20, get_byte(data, 20) # 1) "
+               "WHERE seq = 0 AND session_id = (SELECT min(id) FROM sessions)");
+  char *c1[] = {TLSTORE, "--db", f->url, "check", NULL};
+  assert_int_equal(run(c1, NULL, &out, &err), 1);
+  assert_non_null(strstr(out, "problem: session "));
+  assert_true(tl_test_one_line(err));
+  free(out);
+  free(err);
+  char *r1[] = {TLREPORT, "--db", f->url, NULL};
+  assert_int_equal(run(r1, NULL, &out, &err), 1);
+  assert_true(tl_test_one_line(err));
+  assert_non_null(strstr(err, "checksum"));
   free(out);
   free(err);
   char *pr = output_of(TLSTORE, f->url, "prune", "--before", "2200-01-01", NULL);
@@ -427,7 +447,7 @@ static void wait_first_session(const fixture *f) {
   assert_true(server_sessions(f) > 0);
 }
 
-enum { MANY = 60, MANY_SAMPLES = 200000 };
+enum { MANY = 120, MANY_SAMPLES = 200000 };
 
 /* A server restarted, and a Ctrl-C, in the middle of a push. */
 static void cut_off_pushes_are_completed_by_the_next(void **state) {
@@ -545,8 +565,9 @@ int main(void) {
   pg_user = getenv("TL_TEST_PG_USER");
   if (!pg_host || !*pg_host || !pg_user || !*pg_user) {
     const char *required = getenv("TL_TEST_PG_REQUIRED");
-    fprintf(stderr, "test_pg: %s: no PostgreSQL server to test against (start one with "
-                    "scripts/pg-test-server, which sets TL_TEST_PG_HOST and TL_TEST_PG_USER)\n",
+    fprintf(stderr,
+            "test_pg: %s: no PostgreSQL server to test against (start one with "
+            "scripts/pg-test-server, which sets TL_TEST_PG_HOST and TL_TEST_PG_USER)\n",
             required && *required == '1' ? "FAILED" : "skipped");
     return required && *required == '1' ? 1 : 77;
   }
