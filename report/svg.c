@@ -202,22 +202,35 @@ static size_t legend_rows(const char *const *names, size_t n, double width) {
 /* Microseconds when every value is below 1 ms, so tick labels stay short. */
 static double unit_for(double hi_ms, const char **axis) {
   if (hi_ms < 1) {
-    *axis = "Latency (\xC2\xB5s)";
+    *axis = "Lateness (\xC2\xB5s)";
     return 1000;
   }
-  *axis = "Latency (ms)";
+  *axis = "Lateness (ms)";
   return 1;
 }
 
 /* x position of percentile p on the log scale: 0 at p0, 1 at p90, 2 at p99 ... */
 static double pct_x(double pct) { return pct >= 100 ? 4.5 : -log10(1 - pct / 100); }
 
+/* How many of the spectrum's points g's samples support: the minimum, then
+ * each percentile with at least TL_STATS_MIN_ABOVE samples above it (1,200
+ * samples reach p99, not p99.99). */
+static int spectrum_points(const tl_group *g) {
+  int k = 1;
+  while (k < TL_SPECTRUM_POINTS &&
+         g->spectrum.count - tl_rank(tl_spectrum_pcts[k], g->spectrum.count) >= TL_STATS_MIN_ABOVE)
+    k++;
+  return k;
+}
+
 void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_comparison *c = p->c;
   const tl_group *g[256];
   const char *names[256];
   size_t styles[256], n = 0;
-  double lo = -1, hi = 0;
+  /* Lateness, in ms, like the tables. */
+  double armed = (double)tl_armed_ns(probe, delay_ns) / 1e6, lo = 0, hi = 0;
+  int pts[256];
   for (size_t i = 0; i < c->group_count && n < 256; i++) {
     const tl_group *x = &c->groups[i];
     if (strcmp(x->probe, probe) != 0 || x->delay_ns != delay_ns || !x->spectrum.count)
@@ -225,11 +238,12 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
     g[n] = x;
     names[n] = x->label;
     styles[n] = style_of(c, x->label);
-    double a = (double)x->spectrum.pct_ns[0] / 1e6,
-           b = (double)x->spectrum.pct_ns[TL_SPECTRUM_POINTS - 1] / 1e6;
-    if (lo < 0 || a < lo)
+    pts[n] = spectrum_points(x);
+    double a = (double)x->spectrum.pct_ns[0] / 1e6 - armed,
+           b = (double)x->spectrum.pct_ns[pts[n] - 1] / 1e6 - armed;
+    if (!n || a < lo)
       lo = a;
-    if (b > hi)
+    if (!n || b > hi)
       hi = b;
     n++;
   }
@@ -238,15 +252,17 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   double w = 640, rows = (double)legend_rows(names, n, 640 - 78 - 16);
   double h = 342 + rows * 30;
   const char *axis;
-  double u = unit_for(hi, &axis);
+  double u = unit_for(fmax(hi, -lo), &axis);
   frame f = {78, w - 16, 16, 258, 0, 4, lo * u, hi * u};
   double step = nice_step(&f.y0, &f.y1, 5);
   char call[96], title[256], desc[1024];
   tl__call_name(probe, delay_ns, call, sizeof call);
-  snprintf(title, sizeof title, "Latency by percentile, %s", call);
+  snprintf(title, sizeof title, "Lateness by percentile, %s", call);
   size_t at = (size_t)snprintf(desc, sizeof desc,
-                               "Latency in milliseconds (y) at each percentile from 0 to 99.99 on "
-                               "a log scale (x), one line per label.");
+                               "Lateness (y) at each percentile from 0 to 99.99 on a log scale "
+                               "(x), one line per label, each stopping at the highest percentile "
+                               "with at least %d samples above it.",
+                               TL_STATS_MIN_ABOVE);
   for (size_t i = 0; i < n && at < sizeof desc; i++) {
     char a[32], b[32];
     int k = 0;
@@ -275,20 +291,22 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
             "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"2\" "
             "stroke-dasharray=\"%s\" points=\"",
             s % STYLES, dashes[s % DASHES]);
-    for (int k = 0; k < TL_SPECTRUM_POINTS; k++)
+    for (int k = 0; k < pts[i]; k++)
       fprintf(o, "%s%.1f,%.1f", k ? " " : "", px(&f, pct_x(tl_spectrum_pcts[k])),
-              py(&f, (double)g[i]->spectrum.pct_ns[k] / 1e6 * u));
+              py(&f, ((double)g[i]->spectrum.pct_ns[k] / 1e6 - armed) * u));
     fputs("\"/>", o);
     /* Markers at the ticks only, so the lines stay readable. */
-    for (int k = 0; k < TL_SPECTRUM_POINTS; k++) {
+    for (int k = 0; k < pts[i]; k++) {
       double q = tl_spectrum_pcts[k];
       if (q == 0 || q == 90 || q == 99 || q == 99.9 || q == 99.99)
-        marker(o, s, px(&f, pct_x(q)), py(&f, (double)g[i]->spectrum.pct_ns[k] / 1e6 * u), 0);
+        marker(o, s, px(&f, pct_x(q)), py(&f, ((double)g[i]->spectrum.pct_ns[k] / 1e6 - armed) * u),
+               0);
     }
     fputs("</g>\n", o);
   }
   legend(p, &f, names, styles, n, 334);
-  close_svg(p, "Latency by percentile: the further right, the rarer the call. Lower is better.");
+  close_svg(p, "Lateness by percentile: the further right, the rarer the call; a line stops "
+               "where too few samples lie above. Lower is better.");
 }
 
 void tl__svg_histogram(tl__page *p, const tl_group *g) {
@@ -298,25 +316,39 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   for (int i = 0; i < TL_HIST_BINS; i++)
     if (g->hist[i] > top)
       top = g->hist[i];
+  /* One x axis for every histogram of this probe and delay, so that equal
+   * shapes at different places do not look alike; lateness, like the tables. */
+  int64_t armed = tl_armed_ns(g->probe, g->delay_ns);
+  int64_t lo_ns = g->hist_lo_ns, hi_ns = g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS;
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *x = &c->groups[i];
+    if (strcmp(x->probe, g->probe) != 0 || x->delay_ns != g->delay_ns || !x->dist.count)
+      continue;
+    lo_ns = x->hist_lo_ns < lo_ns ? x->hist_lo_ns : lo_ns;
+    int64_t end = x->hist_lo_ns + x->hist_width_ns * TL_HIST_BINS;
+    hi_ns = end > hi_ns ? end : hi_ns;
+  }
   double w = 360, h = 240;
   frame f = {60, w - 12, 14, 190, 0, 0, 0, (double)top};
   const char *axis;
-  double u = unit_for((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS) / 1e6, &axis);
-  f.x0 = (double)g->hist_lo_ns / 1e6 * u;
-  f.x1 = (double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS) / 1e6 * u;
+  double u =
+      unit_for(fmax(fabs((double)(hi_ns - armed)), fabs((double)(lo_ns - armed))) / 1e6, &axis);
+  f.x0 = (double)(lo_ns - armed) / 1e6 * u;
+  f.x1 = (double)(hi_ns - armed) / 1e6 * u;
   double ystep = nice_step(&f.y0, &f.y1, 4);
   double x0 = f.x0, x1 = f.x1;
   double xstep = nice_step(&x0, &x1, 4);
   char call[96], title[256], desc[512], lo[32], hi[32], mx[32];
   tl__call_name(g->probe, g->delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "Histogram, %s, %s", g->label, call);
-  tl_format_ms((double)g->hist_lo_ns, lo, sizeof lo);
-  tl_format_ms((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS), hi, sizeof hi);
-  tl_format_ms((double)g->dist.max_ns, mx, sizeof mx);
+  tl__say_time((double)(g->hist_lo_ns - armed), lo, sizeof lo);
+  tl__say_time((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS - armed), hi, sizeof hi);
+  tl__say_time((double)(g->dist.max_ns - armed), mx, sizeof mx);
   snprintf(desc, sizeof desc,
-           "Number of samples (y) per latency bin (x, milliseconds) for %s, %lld samples from %s "
-           "to %s; %lld samples beyond the 99.9th percentile, up to %s, are not drawn.",
-           g->label, (long long)g->dist.count, lo, hi, (long long)g->hist_over, mx);
+           "Number of samples (y) per lateness bin (x) for %s, %lld samples from %s to %s late; "
+           "%lld samples beyond the 99.9th percentile, up to %s late, are not drawn. Every "
+           "histogram of %s has the same x axis.",
+           g->label, (long long)g->dist.count, lo, hi, (long long)g->hist_over, mx, call);
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
   y_axis(o, &f, ystep, "Samples");
@@ -332,13 +364,14 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   }
   text(o, (f.left + f.right) / 2, f.bottom + 36, "middle", axis);
   fprintf(o, "\n<g class=\"s%zu\">", s % STYLES);
-  double bw = (f.right - f.left) / TL_HIST_BINS;
   for (int i = 0; i < TL_HIST_BINS; i++) {
     if (!g->hist[i])
       continue;
     double y = py(&f, (double)g->hist[i]);
-    fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
-            f.left + bw * i + 0.5, y, bw - 1 > 0.5 ? bw - 1 : 0.5, f.bottom - y);
+    double a = px(&f, (double)(g->hist_lo_ns + g->hist_width_ns * i - armed) / 1e6 * u);
+    double b = px(&f, (double)(g->hist_lo_ns + g->hist_width_ns * (i + 1) - armed) / 1e6 * u);
+    fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", a + 0.25, y,
+            b - a - 0.5 > 0.5 ? b - a - 0.5 : 0.5, f.bottom - y);
   }
   fputs("</g>\n", o);
   char cap[512];
@@ -362,7 +395,8 @@ static const tl_dist *trend_point(const tl_comparison *c, size_t i, const char *
 void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_comparison *c = p->c;
   size_t n = 0;
-  double t0 = 0, t1 = 0, hi = 0, lo = -1;
+  /* Lateness, in ms, like the tables. */
+  double armed = (double)tl_armed_ns(probe, delay_ns) / 1e6, t0 = 0, t1 = 0, hi = 0, lo = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
     const tl_dist *d = trend_point(c, i, NULL, probe, delay_ns);
@@ -373,10 +407,10 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       t0 = t;
     if (!n || t > t1)
       t1 = t;
-    if ((double)d->pct_ns[2] / 1e6 > hi)
-      hi = (double)d->pct_ns[2] / 1e6;
-    if (lo < 0 || (double)d->pct_ns[1] / 1e6 < lo)
-      lo = (double)d->pct_ns[1] / 1e6;
+    if (!n || (double)d->pct_ns[2] / 1e6 - armed > hi)
+      hi = (double)d->pct_ns[2] / 1e6 - armed;
+    if (!n || (double)d->pct_ns[1] / 1e6 - armed < lo)
+      lo = (double)d->pct_ns[1] / 1e6 - armed;
     n++;
   }
   if (!n)
@@ -394,23 +428,22 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       }
   double w = 640, rows = (double)legend_rows(names, nl, 640 - 78 - 16);
   double h = 342 + rows * 30;
-  /* Sessions close together get at least an hour around them. */
-  if (t1 - t0 < 3600) {
-    double mid = (t0 + t1) / 2;
-    t0 = mid - 1800;
-    t1 = mid + 1800;
-  }
+  /* The axis spans the data, with a little room either side (a minute
+   * around a single session). */
+  double pad = t1 - t0 < 60 ? 30 : (t1 - t0) * 0.03;
+  t0 -= pad;
+  t1 += pad;
   const char *axis;
-  double u = unit_for(hi, &axis);
+  double u = unit_for(fmax(hi, -lo), &axis);
   frame f = {78, w - 16, 16, 258, t0, t1, lo * u, hi * u};
   double step = nice_step(&f.y0, &f.y1, 5);
   char call[96], title[256], desc[512];
   tl__call_name(probe, delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "p90 and p99 of each session over time, %s", call);
   snprintf(desc, sizeof desc,
-           "Latency in milliseconds (y) of each of %zu sessions by its start time (x, UTC): "
-           "filled markers and thick lines p90, hollow markers and thin lines p99, one line "
-           "per label.",
+           "Lateness (y) of each of %zu sessions by its start time (x, UTC): filled markers "
+           "and thick lines p90, hollow markers and thin lines p99, one line per label; "
+           "dashed vertical lines mark lasting changes found in them.",
            n);
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
@@ -421,7 +454,9 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
     double t = t0 + (t1 - t0) * k / 2;
     char date[32], buf[32];
     tl_date_format((int64_t)(t * 1e9), date, sizeof date);
-    if (t1 - t0 < 2 * 86400)
+    if (t1 - t0 < 600)
+      snprintf(buf, sizeof buf, "%.8s", date + 11);
+    else if (t1 - t0 < 2 * 86400)
       snprintf(buf, sizeof buf, "%.5s %.5s", date + 5, date + 11);
     else
       snprintf(buf, sizeof buf, "%.10s", date);
@@ -446,7 +481,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
         if (!d)
           continue;
         fprintf(o, "%s%.1f,%.1f", first ? "" : " ", px(&f, (double)x->started_ns / 1e9),
-                py(&f, (double)d->pct_ns[which] / 1e6 * u));
+                py(&f, ((double)d->pct_ns[which] / 1e6 - armed) * u));
         first = 0;
       }
       fputs("\"/>", o);
@@ -456,9 +491,29 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
         if (!d)
           continue;
         marker(o, s, px(&f, (double)x->started_ns / 1e9),
-               py(&f, (double)d->pct_ns[which] / 1e6 * u), which == 2);
+               py(&f, ((double)d->pct_ns[which] / 1e6 - armed) * u), which == 2);
       }
       fputs("</g>\n", o);
+    }
+  }
+  /* The lasting changes the statistics found, where they start. */
+  const tl_stats *st =
+      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  for (size_t i = 0; st && i < c->group_count; i++) {
+    const tl_group *g = &c->groups[i];
+    if (strcmp(g->probe, probe) != 0 || g->delay_ns != delay_ns)
+      continue;
+    for (size_t k = 0; k < st->groups[i].change_count; k++) {
+      const tl_change *ch = &st->groups[i].changes[k];
+      char line[256];
+      double x = px(&f, (double)ch->at_ns / 1e9);
+      tl_change_sentence(g, ch, line, sizeof line);
+      fprintf(o,
+              "<g class=\"s%zu\"><line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+              "y2=\"%.1f\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>",
+              style_of(c, g->label) % STYLES, x, f.top, x, f.bottom);
+      tl_html_escape(o, line);
+      fputs("</title></line></g>\n", o);
     }
   }
   legend(p, &f, names, styles, nl, 334);

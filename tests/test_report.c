@@ -683,6 +683,11 @@ static void best_only_where_clear(void **state) {
   /* The step of p90 from about 3 to about 4 ms at the seventh session is
    * in the summary's "What changed over time". */
   assert_non_null(strstr(out, "- steady got worse on 2026-11-01: p90 +"));
+  /* ... and marked on the trend chart of the HTML page. */
+  char *c[] = {TLREPORT, "--db", f->db, "--compare", "steady,twin", "--format", "html", NULL};
+  char *html = run_report(c, 0, NULL);
+  assert_non_null(strstr(html, "stroke-dasharray=\"6 4\"><title>p90 lateness of steady at 0 ms"));
+  free(html);
   const char *table = strstr(out, "## Lateness by delay");
   assert_non_null(table);
   const char *end = strstr(table, "## How sure");
@@ -936,7 +941,29 @@ static void html_page(void **state) {
   assert_true(box < strstr(html, "id=\"lateness-by-delay\""));
   assert_non_null(strstr(html, "href=\"#how-it-was-measured\""));
   assert_non_null(strstr(html, "<h2 id=\"how-it-was-measured\">"));
-  assert_non_null(strstr(html, "<title>Latency by percentile, setTimeout(0)</title>"));
+  assert_non_null(strstr(html, "<title>Lateness by percentile, setTimeout(0)</title>"));
+  /* vbox's curve at 0 ms stops at p99, the highest percentile its 1,000
+   * samples put 10 above: 7 points (0, 25, 50, 75, 90, 95, 99); macos's 3
+   * samples give its minimum only. */
+  const char *spec = strstr(html, "<title>Lateness by percentile, setTimeout(0)</title>");
+  const char *line = strstr(spec, "<g class=\"s1\"><polyline"); /* vbox, the second label */
+  assert_non_null(line);
+  const char *pts = strstr(line, "points=\"") + 8;
+  size_t points = 1;
+  for (const char *q = pts; *q != '"'; q++)
+    points += *q == ' ';
+  assert_int_equal(points, 7);
+  /* The histograms of one delay share their x axis: vbox's and macos's at
+   * 0 ms have the same tick labels. */
+  const char *h1 = strstr(html, "<title>Histogram, vbox, setTimeout(0)</title>");
+  const char *h2 = strstr(html, "<title>Histogram, macos, setTimeout(0)</title>");
+  assert_non_null(h1);
+  assert_non_null(h2);
+  const char *a1 = strstr(h1, "text-anchor=\"middle\">"),
+             *a2 = strstr(h2, "text-anchor=\"middle\">");
+  const char *e1 = strstr(h1, "Lateness ("), *e2 = strstr(h2, "Lateness (");
+  assert_true(a1 && a2 && e1 && e2 && e1 > a1 && e2 > a2);
+  assert_true(e1 - a1 == e2 - a2 && strncmp(a1, a2, (size_t)(e1 - a1)) == 0);
   assert_non_null(strstr(html, "prefers-color-scheme:dark"));
   /* Nothing is fetched from elsewhere: the only URL is the SVG namespace. */
   size_t urls = 0, ns = 0;
