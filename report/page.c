@@ -994,7 +994,9 @@ static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int 
     if (trait_values(c, c->labels[l], t, buf, sizeof buf) > 1) {
       fputs("- Within **", f);
       tl_md_escape(f, c->labels[l]);
-      fprintf(f, "**, the %s differs between sessions: ", t->name);
+      fputs("**, the ", f);
+      tl_md_escape(f, t->name); /* a tag key comes from the database */
+      fputs(" differs between sessions: ", f);
       tl_md_escape(f, buf);
       fputs(".\n", f);
       *any = mixed = 1;
@@ -1008,7 +1010,9 @@ static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int 
     known += trait_values(c, c->labels[l], t, buf, sizeof buf) == 1;
   if (known < 2 || trait_values(c, NULL, t, buf, sizeof buf) < 2)
     return;
-  fprintf(f, "- The %s differs between labels: ", t->name);
+  fputs("- The ", f);
+  tl_md_escape(f, t->name);
+  fputs(" differs between labels: ", f);
   int first = 1;
   for (size_t l = 0; l < c->label_count; l++) {
     if (trait_values(c, c->labels[l], t, buf, sizeof buf) != 1)

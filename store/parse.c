@@ -30,6 +30,12 @@ static int check_name(const char *what, const char *s, size_t len, size_t max, c
   return TL_OK;
 }
 
+int tl_host_name_check(const char *name, char *why, size_t whylen) {
+  if (!name)
+    return tl_fail(why, whylen, TL_EINVAL, "host name is missing");
+  return check_name("host name", name, strlen(name), 253, why, whylen);
+}
+
 int tl_label_check(const char *label, char *why, size_t whylen) {
   if (!label)
     return tl_fail(why, whylen, TL_EINVAL, "label is missing");

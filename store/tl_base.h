@@ -123,6 +123,9 @@ enum { TL_LABEL_MAX = 64, TL_TAG_KEY_MAX = 64, TL_TAG_VALUE_MAX = 256, TL_WHY_MA
 /* A label: 1 to 64 characters of [A-Za-z0-9._-], starting with a letter or
  * digit. Labels name environments ("vbox", "macos", "droplet"). */
 int tl_label_check(const char *label, char *why, size_t whylen);
+/* A host name given on the command line (tlstore import --host): 1 to 253
+ * characters of the same set, starting with a letter or digit. */
+int tl_host_name_check(const char *name, char *why, size_t whylen);
 
 /* A tag "key=value": key like a label, value 0..256 bytes of printable UTF-8
  * (no C0, DEL or C1 control characters). key and value point into a copy owned by the

@@ -467,7 +467,7 @@ static int run_import(const char *path, int argc, char **argv, const struct opti
         return tl_usage_error("--unit", "must be ns, us or ms");
       break;
     case OPT_HOST:
-      if (tl_label_check(optarg, why, sizeof why))
+      if (tl_host_name_check(optarg, why, sizeof why))
         return tl_usage_error("--host", why);
       o.hostname = optarg;
       break;

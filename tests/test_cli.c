@@ -610,6 +610,14 @@ static void store_db_after_command(void **state) {
   assert_null(strstr(out, "macos"));
   free(out);
   free(err);
+  /* import --host is a host name, and its refusal says so. */
+  char *imp[] = {TLSTORE, "--db",     merged, "import", "--format", "csv", "--label", "a",
+                 "--probe", "p",      "--delay", "0",   "--host",   "<x>", "-",       NULL};
+  if (tl_test_run(imp, NULL, &out, &err) != 2 || !tl_test_one_line(err) ||
+      !strstr(err, "--host: host name must start with a letter or digit"))
+    fail_msg("import --host '<x>': stderr '%s'", err);
+  free(out);
+  free(err);
   int rc = run_store(NULL, &out, &err, "--db", merged, "info", "--db", f->db);
   if (rc != 2 || !tl_test_one_line(err) || !strstr(err, "--db") || !strstr(err, "given twice"))
     fail_msg("--db before and after: exit %d, stderr '%s'", rc, err);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "support.h"
 #include "tl_store.h"
@@ -180,6 +181,79 @@ static void shown_inert(void **state) {
   free(long_fact);
 }
 
+/* Tag keys that tlcollect would refuse, put into a database by hand (or by
+ * another program): the page shows them as text, never as a heading, a
+ * link or HTML, and merge refuses them as tlcollect would. */
+static void hostile_tag_keys(void **state) {
+  fixture *f = *state;
+  static const char *const keys[] = {"a\n# injected heading", "[x](javascript:alert(1))",
+                                     "<img src=x onerror=alert(1)>"};
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  for (int i = 0; i < 2; i++) {
+    tl_session_spec spec = {.run_uuid = "r", .label = "evil", .probe = "settimeout",
+                            .delay_ns = 1000000, .command_line = "tlcollect",
+                            .host_fingerprint = "h", .hostname = "h", .libuv_version = "1"};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    const int64_t v[] = {1100000, 1200000, 1300000};
+    assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  tl_store_close(s);
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO session_tags VALUES (?, ?, ?)", -1, &st,
+                                      NULL),
+                   SQLITE_OK);
+  for (int id = 1; id <= 2; id++)
+    for (size_t k = 0; k < 3; k++) {
+      sqlite3_bind_int(st, 1, id);
+      sqlite3_bind_text(st, 2, keys[k], -1, SQLITE_STATIC);
+      sqlite3_bind_text(st, 3, id == 1 ? "one" : "two", -1, SQLITE_STATIC);
+      assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+      sqlite3_reset(st);
+    }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+
+  char *md[] = {TLREPORT, "--db", f->db, NULL};
+  char *html[] = {TLREPORT, "--db", f->db, "--format", "html", NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(md, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "injected heading")); /* shown, as text */
+  for (char *line = out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    if (strncmp(line, "# injected", 10) == 0)
+      fail_msg("a tag key made a heading: %.100s", line);
+  for (char *raw = outside_code(out); (raw = strstr(raw, "<img")); raw++)
+    if (raw == out || raw[-1] != '\\')
+      fail_msg("raw HTML from a tag key: %.100s", raw);
+  for (char *raw = out; (raw = strstr(raw, "[x]")); raw++)
+    if (raw == out || raw[-1] != '\\')
+      fail_msg("a link from a tag key: %.100s", raw);
+  free(out);
+  free(err);
+  assert_int_equal(tl_test_run(html, NULL, &out, &err), 0);
+  assert_null(strstr(out, "<img"));
+  assert_null(strstr(out, "href=\"javascript"));
+  assert_null(strstr(out, "<h1>injected"));
+  free(out);
+  free(err);
+
+  char *into = tl_test_path(f->dir, "into.db");
+  char *merge[] = {TLSTORE, "--db", into, "merge", f->db, NULL};
+  assert_int_equal(tl_test_run(merge, NULL, &out, &err), 1);
+  assert_non_null(strstr(err, "tag key"));
+  assert_non_null(strstr(err, "nothing was merged"));
+  assert_true(tl_test_one_line(err));
+  assert_int_equal(tl_test_unsafe_at(err), -1);
+  free(out);
+  free(err);
+  free(into);
+}
+
 /* The real thing: tlcollect on a machine whose hostname is hostile. A
  * private UTS namespace gives the child its own hostname; that needs
  * CAP_SYS_ADMIN, so without it the test says so and passes. */
@@ -247,6 +321,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(stored_exactly, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(shown_inert, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(hostile_tag_keys, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(collect_on_hostile_host, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
