@@ -239,7 +239,7 @@ static void bench_periodic(void) {
 #define TL_BENCH_DIR "bench"
 #endif
 
-enum { NODE_DELAYS = 3, NODE_ROUNDS = 3, NODE_N = 1000, NODE_WARMUP = 5 };
+enum { NODE_DELAYS = 3, NODE_ROUNDS = 10, NODE_N = 300, NODE_WARMUP = 5 };
 static const int64_t node_delays[NODE_DELAYS] = {0, 1000000, 50000000};
 
 /* p50 and p90 lateness of one round of the plain script, per delay; 0 when
@@ -294,21 +294,24 @@ static void bench_node(void) {
   int64_t pl50[NODE_ROUNDS][NODE_DELAYS], pl90[NODE_ROUNDS][NODE_DELAYS];
   int64_t nd50[NODE_ROUNDS][NODE_DELAYS], nd90[NODE_ROUNDS][NODE_DELAYS];
   int64_t st50[NODE_ROUNDS][NODE_DELAYS], st90[NODE_ROUNDS][NODE_DELAYS];
+  /* Short rounds, the order reversed every other round, so that a change in
+   * the host's load falls on all three alike. */
   for (int r = 0; r < NODE_ROUNDS; r++) {
-    if (!run_plain(pl50[r], pl90[r])) {
-      printf("node: the plain script did not run (%s/node-plain.js)\n", TL_BENCH_DIR);
-      return;
-    }
-    tl_collect_result res[NODE_DELAYS];
-    collect("node", node_delays, NODE_DELAYS, NODE_N, 0, NULL, 0, res);
-    for (int i = 0; i < NODE_DELAYS; i++) {
-      nd50[r][i] = res[i].p50_ns - node_delays[i];
-      nd90[r][i] = res[i].p90_ns - node_delays[i];
-    }
-    collect("settimeout", node_delays, NODE_DELAYS, NODE_N, 0, NULL, 0, res);
-    for (int i = 0; i < NODE_DELAYS; i++) {
-      st50[r][i] = res[i].p50_ns - node_delays[i];
-      st90[r][i] = res[i].p90_ns - node_delays[i];
+    for (int step = 0; step < 3; step++) {
+      int which = r % 2 ? 2 - step : step;
+      tl_collect_result res[NODE_DELAYS];
+      if (which == 0 && !run_plain(pl50[r], pl90[r])) {
+        printf("node: the plain script did not run (%s/node-plain.js)\n", TL_BENCH_DIR);
+        return;
+      }
+      if (which == 0)
+        continue;
+      collect(which == 1 ? "node" : "settimeout", node_delays, NODE_DELAYS, NODE_N, 0, NULL, 0,
+              res);
+      for (int i = 0; i < NODE_DELAYS; i++) {
+        (which == 1 ? nd50 : st50)[r][i] = res[i].p50_ns - node_delays[i];
+        (which == 1 ? nd90 : st90)[r][i] = res[i].p90_ns - node_delays[i];
+      }
     }
   }
   printf("lateness (sample - delay), median of %d interleaved rounds of %d samples per delay "
@@ -326,8 +329,8 @@ static void bench_node(void) {
     int64_t n50 = median3(c, NODE_ROUNDS), n90 = median3(d, NODE_ROUNDS);
     int64_t s50 = median3(e, NODE_ROUNDS), s90 = median3(g, NODE_ROUNDS);
     printf("%2d ms   %8.1f / %8.1f us     %8.1f / %8.1f us     %8.1f / %8.1f us   %s\n",
-           (int)(node_delays[i] / 1000000), (double)p50 / 1e3, (double)p90 / 1e3,
-           (double)n50 / 1e3, (double)n90 / 1e3, (double)s50 / 1e3, (double)s90 / 1e3,
+           (int)(node_delays[i] / 1000000), (double)p50 / 1e3, (double)p90 / 1e3, (double)n50 / 1e3,
+           (double)n90 / 1e3, (double)s50 / 1e3, (double)s90 / 1e3,
            agrees(n50, p50) && agrees(n90, p90) ? "agree" : "DIFFER");
   }
 }

@@ -102,6 +102,11 @@ static void bad_values(void **state) {
       {"--probe", "exec:", "--count", "1"},
       {"--probe", "cyclic", "--count", "1"},
       {"--delays", "0.5", "--probe", "settimeout"},
+      {"--arm-from", "loop", "--probe", "uv"},
+      {"--arm-from", "io", "--probe", "uv"},
+      {"--arm-from", "timer", "--probe", "nanosleep"},
+      {"--browser-mode", "nested", "--probe", "uv"},
+      {"--browser-mode", "nest", "--probe", "browser"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[] = {TLCOLLECT,
@@ -137,6 +142,33 @@ static void node_missing_is_clear(void **state) {
   free(err);
 }
 
+/* Without a browser (PATH has node only), the browser probe says what to
+ * install, before any database is touched. */
+static void browser_missing_is_clear(void **state) {
+  fixture *f = *state;
+  char *node_dir = tl_test_path(f->dir, "nodeonly");
+  char *node_link = tl_test_path(node_dir, "node");
+  assert_int_equal(mkdir(node_dir, 0755), 0);
+  if (symlink("/usr/bin/node", node_link) || access("/usr/bin/node", X_OK)) {
+    printf("skipped: no /usr/bin/node\n");
+    free(node_dir);
+    free(node_link);
+    skip();
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "PATH=%s", node_dir);
+  char *argv[] = {TLCOLLECT, "--db", f->db, "--probe", "browser", "--count", "1", NULL};
+  char *env[] = {path, NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(argv, env, &out, &err), 1);
+  assert_non_null(strstr(err, "--probe browser: no chromium, chromium-browser or google-chrome"));
+  assert_false(exists(f->db));
+  free(out);
+  free(err);
+  free(node_dir);
+  free(node_link);
+}
+
 /* Where SCHED_FIFO or mlockall is not permitted, tlcollect says so and what
  * to grant, instead of measuring without it. The test makes it not
  * permitted: no real-time or locked-memory allowance, and when running as
@@ -162,8 +194,8 @@ static void refused_settings_are_errors(void **state) {
   assert_non_null(tlcollect);
   void *who = (void *)tl_test_unprivileged();
   for (size_t i = 0; i < n_cases; i++) {
-    char *argv[] = {tlcollect,   "--dry-run", "--probe",         "nanosleep", "--count",
-                    "1",         (char *)cases[i][0], (char *)cases[i][1], NULL};
+    char *argv[] = {tlcollect, "--dry-run",         "--probe",           "nanosleep", "--count",
+                    "1",       (char *)cases[i][0], (char *)cases[i][1], NULL};
     char *err;
     int rc = tl_test_run_with(argv, NULL, without_rt_or_memlock, who, NULL, &err);
     if (rc != 1 || !strstr(err, cases[i][2]) || !strstr(err, "(run as root"))
@@ -325,6 +357,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(bad_values),
       T(node_missing_is_clear),
+      T(browser_missing_is_clear),
       T(list_probes_names_all),
       T(refused_settings_are_errors),
       T(sigint_stops_nanosleep),
