@@ -53,6 +53,19 @@ static double rng_unit(rng *r) { return ((double)(rng_next(r) >> 11) + 0.5) * 0x
 
 static uint64_t rng_below(rng *r, uint64_t n) { return rng_next(r) % n; }
 
+/* x % d (d >= 1) given inv = UINT64_MAX / d, without a division where the
+ * compiler has 128-bit products: the quotient x * inv / 2^64 is the true one
+ * or one less, so one subtraction finishes the remainder. */
+static uint64_t mod_by(uint64_t x, uint64_t d, uint64_t inv) {
+#ifdef __SIZEOF_INT128__
+  uint64_t q = (uint64_t)(((unsigned __int128)x * inv) >> 64), rem = x - q * d;
+  return rem >= d ? rem - d : rem;
+#else
+  (void)inv;
+  return x % d;
+#endif
+}
+
 static double rng_normal(rng *r) {
   double u = rng_unit(r), v = rng_unit(r);
   return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
@@ -220,8 +233,9 @@ int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl
 
 /* The best single split of x[0..n) into two means, both sides at least L
  * long: returns the share of the sum of squares it explains (0 when none),
- * the split in *at. */
-static double best_split(const double *x, size_t n, size_t L, size_t *at) {
+ * the split in *at. w, when not NULL, holds each split's weight
+ * t (n - t) / n, worked out once for the many shuffles of one segment. */
+static double best_split(const double *x, size_t n, size_t L, const double *w, size_t *at) {
   double total = 0, sq = 0;
   for (size_t i = 0; i < n; i++)
     total += x[i];
@@ -237,7 +251,7 @@ static double best_split(const double *x, size_t n, size_t L, size_t *at) {
     if (t < L || n - t < L)
       continue;
     double m1 = left / (double)t, m2 = (total - left) / (double)(n - t);
-    double r = (double)t * (double)(n - t) / (double)n * (m1 - m2) * (m1 - m2);
+    double r = (w ? w[t] : (double)t * (double)(n - t) / (double)n) * (m1 - m2) * (m1 - m2);
     if (r > best) {
       best = r;
       *at = t;
@@ -261,27 +275,31 @@ typedef struct {
   size_t *cuts;
   double *pv;
   size_t ncut, max;
+  uint64_t *inv; /* inv[d] = UINT64_MAX / d, for the shuffles */
+  double *w;     /* the weights of a segment's splits (best_split) */
 } seg_ctx;
 
 static void binseg(seg_ctx *c, size_t lo, size_t hi) {
   size_t n = hi - lo, at;
   if (c->ncut >= c->max)
     return;
-  double stat = best_split(c->x + lo, n, c->L, &at);
+  double stat = best_split(c->x + lo, n, c->L, NULL, &at);
   if (stat <= 0)
     return;
   /* Permutation test: how often does a shuffled segment split as well? */
+  for (size_t t = 1; t < n; t++)
+    c->w[t] = (double)t * (double)(n - t) / (double)n;
   rng r = {c->seed ^ ((uint64_t)lo * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)hi};
   memcpy(c->perm, c->x + lo, n * sizeof *c->perm);
   size_t as_good = 0, dummy;
   for (int k = 0; k < PERMUTATIONS; k++) {
     for (size_t i = n - 1; i > 0; i--) {
-      size_t j = (size_t)rng_below(&r, i + 1);
+      size_t j = (size_t)mod_by(rng_next(&r), i + 1, c->inv[i + 1]);
       double t = c->perm[i];
       c->perm[i] = c->perm[j];
       c->perm[j] = t;
     }
-    as_good += best_split(c->perm, n, c->L, &dummy) >= stat * (1 - 1e-12);
+    as_good += best_split(c->perm, n, c->L, c->w, &dummy) >= stat * (1 - 1e-12);
   }
   double p = (double)(as_good + 1) / (PERMUTATIONS + 1);
   if (p > c->alpha)
@@ -310,18 +328,24 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   for (size_t i = 0; i < n; i++)
     if (!isfinite(x[i]))
       return TL_EINVAL;
-  seg_ctx c = {x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max};
+  seg_ctx c = {x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL};
   c.perm = malloc(n * sizeof *c.perm);
   c.cuts = malloc((max + 2) * sizeof *c.cuts);
   c.pv = malloc((max + 2) * sizeof *c.pv);
+  c.inv = malloc((n + 1) * sizeof *c.inv);
+  c.w = malloc((n + 1) * sizeof *c.w);
   double *tmp = malloc(n * sizeof *tmp);
-  if (!c.perm || !c.cuts || !c.pv || !tmp) {
+  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp) {
     free(c.perm);
     free(c.cuts);
     free(c.pv);
+    free(c.inv);
+    free(c.w);
     free(tmp);
     return TL_ENOMEM;
   }
+  for (size_t i = 1; i <= n; i++)
+    c.inv[i] = UINT64_MAX / i;
   binseg(&c, 0, n);
   /* Order the cuts; then drop, smallest first, those whose segments'
    * medians move by less than min_change, re-measuring after each drop. */
@@ -360,6 +384,8 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   free(c.perm);
   free(c.cuts);
   free(c.pv);
+  free(c.inv);
+  free(c.w);
   free(tmp);
   return TL_OK;
 }
