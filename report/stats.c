@@ -581,25 +581,28 @@ static int pool_sort(sset *x) {
   uint64_t span = (uint64_t)hi - (uint64_t)lo;
   if (bits < 32 && span < (UINT64_C(1) << (63 - bits))) {
     int64_t *key = x->pool;
-    size_t *fill = calloc(x->ns ? x->ns : 1, sizeof *fill);
-    if (!fill)
+    int64_t **put = malloc((x->ns ? x->ns : 1) * sizeof *put); /* where each session's next goes */
+    if (!put)
       return TL_ENOMEM;
     for (size_t i = 0, at = 0; i < x->ns; i++)
       for (size_t j = 0; j < x->s[i].m; j++)
         key[at++] = (int64_t)((((uint64_t)x->s[i].v[j] - (uint64_t)lo) << bits) | i);
     if (tl__sort_i64(key, m)) {
-      free(fill);
+      free(put);
       return TL_ENOMEM;
     }
+    for (size_t i = 0; i < x->ns; i++)
+      put[i] = x->s[i].v;
     uint64_t mask = ((uint64_t)1 << bits) - 1;
     for (size_t j = 0; j < m; j++) {
       uint64_t k = (uint64_t)key[j];
       uint32_t t = (uint32_t)(k & mask);
+      int64_t v = (int64_t)((k >> bits) + (uint64_t)lo);
       x->tag[j] = t;
-      x->pool[j] = (int64_t)((k >> bits) + (uint64_t)lo);
-      x->s[t].v[fill[t]++] = x->pool[j];
+      x->pool[j] = v;
+      *put[t]++ = v;
     }
-    free(fill);
+    free(put);
     return TL_OK;
   }
   int64_t *vt = malloc((m ? m : 1) * sizeof *vt);
