@@ -204,27 +204,37 @@ static int value_cmp(const tl__by *by, const value *a, const value *b) {
 }
 
 /* The value of session s (its facts and tags read from the store). */
-static int session_value(tl_store *store, const tl__by *by, const tl_session *s, value *out) {
-  tl_fact_row *facts = NULL, *tags = NULL;
-  size_t nf = 0, nt = 0;
-  int rc = tl_store_facts(store, s->id, &facts, &nf);
-  if (!rc)
-    rc = tl_store_tags(store, s->id, &tags, &nt);
-  for (size_t i = 0; i < by->n && !rc; i++) {
+/* A session's facts and tags, read once for every key asked of it. */
+typedef struct {
+  tl_fact_row *facts, *tags;
+  size_t nf, nt;
+} session_rows;
+
+static int rows_read(tl_store *store, const tl_session *s, session_rows *r) {
+  memset(r, 0, sizeof *r);
+  int rc = tl_store_facts(store, s->id, &r->facts, &r->nf);
+  return rc ? rc : tl_store_tags(store, s->id, &r->tags, &r->nt);
+}
+
+static void rows_free(session_rows *r) {
+  tl_fact_rows_free(r->facts, r->nf);
+  tl_fact_rows_free(r->tags, r->nt);
+}
+
+/* The value of session s under by. */
+static void value_of(const tl__by *by, const tl_session *s, const session_rows *r, value *out) {
+  for (size_t i = 0; i < by->n; i++) {
     const tl_host_key *k = by->k[i].key;
     const char *v;
     if (!k)
-      v = tl_fact_rows_get(tags, nt, by->k[i].tag);
+      v = tl_fact_rows_get(r->tags, r->nt, by->k[i].tag);
     else if (strcmp(k->name, "hostname") == 0)
       v = s->hostname;
     else
-      v = tl_fact_rows_get(facts, nf, k->fact);
+      v = tl_fact_rows_get(r->facts, r->nf, k->fact);
     part_of(k, v, &out->p[i]);
   }
   value_name(by, out);
-  tl_fact_rows_free(facts, nf);
-  tl_fact_rows_free(tags, nt);
-  return rc;
 }
 
 /* ======================================================================== */
@@ -244,9 +254,14 @@ int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char
   value *vals = calloc(list->count + 1, sizeof *vals);
   size_t *order = calloc(list->count + 1, sizeof *order);
   int rc = vals && order ? TL_OK : TL_ENOMEM;
-  for (size_t i = 0; i < list->count && !rc; i++)
-    if ((rc = session_value(store, by, &list->items[i], &vals[i])))
+  for (size_t i = 0; i < list->count && !rc; i++) {
+    session_rows r;
+    if ((rc = rows_read(store, &list->items[i], &r)))
       snprintf(err, errlen, "%s", tl_store_errmsg(store));
+    else
+      value_of(by, &list->items[i], &r, &vals[i]);
+    rows_free(&r);
+  }
   /* Distinct values, in order (insertion sort of the first of each). */
   size_t n = 0;
   for (size_t i = 0; i < list->count && !rc; i++) {
@@ -459,14 +474,17 @@ static int tally_keys(tl_store *store, const tl_filter *filter, key_tally **out,
     }
     tl_fact_rows_free(tags, nt);
   }
-  for (size_t s = 0; s < list.count && !rc; s++)
+  for (size_t s = 0; s < list.count && !rc; s++) {
+    session_rows r;
+    rc = rows_read(store, &list.items[s], &r);
     for (size_t k = 0; k < n && !rc; k++) {
       value v;
-      if ((rc = session_value(store, &t[k].by, &list.items[s], &v)))
-        break;
+      value_of(&t[k].by, &list.items[s], &r, &v);
       t[k].known += !v.p[0].unknown;
       rc = tally_add(&t[k], &v);
     }
+    rows_free(&r);
+  }
   if (rc == TL_ENOMEM)
     snprintf(err, errlen, "out of memory");
   else if (rc)
