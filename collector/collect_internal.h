@@ -174,13 +174,14 @@ void tl__load_stop(tl__load *load);
 /* ------------------------------------------------------------------------ */
 /* The measuring thread's settings (tune.c)                                  */
 
-/* Applies --cpu, --priority and --mlock to the calling thread (and the
+/* Applies --cpu, --qos, --priority and --mlock to the calling thread (and the
  * process, for mlock), remembering how things were. On failure nothing stays
  * changed and err says what was refused and what to do. */
 typedef struct {
-  int pinned, fifo, locked;
+  int pinned, fifo, locked, qos_set;
   int old_policy;
   int old_priority;
+  int old_qos;
 } tl__tune;
 
 int tl__tune_apply(tl__tune *t, const tl_collect_opts *o, char *err, size_t errlen);
@@ -203,8 +204,30 @@ void tl__os_unpin_self(void);
  * (clock_nanosleep with TIMER_ABSTIME where there is one). Returns 0 or an
  * errno value (EINTR when a signal handler ran). */
 int tl__os_sleep(int absolute, int64_t ns);
-/* CLOCK_MONOTONIC now, in nanoseconds: the clock tl__os_sleep counts in. */
+/* Now on the clock libuv's uv_hrtime keeps, in nanoseconds, so that probes
+ * and the loop agree: CLOCK_MONOTONIC on Linux, mach_continuous_time on
+ * macOS. tl__os_sleep counts in it. */
 int64_t tl__os_mono_ns(void);
+/* QoS classes (macOS): on Apple Silicon a thread's class decides whether it
+ * runs on performance or efficiency cores. The values are <sys/qos.h>'s, so
+ * that the options and their tests know them on every OS. */
+enum {
+  TL_QOS_UNSPECIFIED = 0x00,
+  TL_QOS_BACKGROUND = 0x09,
+  TL_QOS_UTILITY = 0x11,
+  TL_QOS_DEFAULT = 0x15,
+  TL_QOS_USER_INITIATED = 0x19,
+  TL_QOS_USER_INTERACTIVE = 0x21
+};
+/* "user-interactive" ... "unspecified" for a class, NULL for another value;
+ * and back, -1 for a name that is not a class one can ask for (options.c). */
+const char *tl__qos_name(int cls);
+int tl__qos_parse(const char *name);
+/* The calling thread's QoS class, -1 where the OS has none (Linux). */
+int tl__os_qos_get(void);
+/* Puts the calling thread in QoS class cls; TL_EUNAVAIL where there are
+ * none, with a one-line reason in err. */
+int tl__os_qos_set(int cls, char *err, size_t errlen);
 /* The timerfd probe, or TL_EUNAVAIL where there is no timerfd. */
 int tl__os_timerfd_available(void);
 int tl__probe_timerfd(tl__run *run, char *err, size_t errlen);

@@ -853,7 +853,8 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
       err = tl__host_set(h, "kernel.hz", "unknown", "sysctl kern.clockrate");
   }
   if (!err)
-    err = tl__host_set(h, "clocksource.current", "mach_absolute_time", "macOS");
+    err = tl__host_set(h, "clocksource.current", "mach_continuous_time",
+                       "macOS: libuv's uv_hrtime and tl's probes");
   if (!err)
     err = tl__host_set(h, "kernel.preempt", "full", "XNU preempts kernel threads");
   if (!err)

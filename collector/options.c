@@ -1,7 +1,7 @@
 /* options.c: checking a collection's options against each other and this
  * host before anything is measured or stored, and turning the options that
  * shape the data into session tags (so that a report can tell a loaded,
- * pinned or real-time session from a plain one). */
+ * pinned, real-time or background session from a plain one). */
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
@@ -10,6 +10,31 @@
 #include "collect_internal.h"
 
 enum { INTERVAL_DEFAULT_NS = 1000000 };
+
+static const struct {
+  int cls;
+  const char *name;
+} qos_classes[] = {{TL_QOS_USER_INTERACTIVE, "user-interactive"},
+                   {TL_QOS_USER_INITIATED, "user-initiated"},
+                   {TL_QOS_DEFAULT, "default"},
+                   {TL_QOS_UTILITY, "utility"},
+                   {TL_QOS_BACKGROUND, "background"},
+                   {TL_QOS_UNSPECIFIED, "unspecified"}};
+enum { QOS_ASKABLE = 5 }; /* the first five: "unspecified" is only ever read */
+
+const char *tl__qos_name(int cls) {
+  for (size_t i = 0; i < sizeof qos_classes / sizeof qos_classes[0]; i++)
+    if (qos_classes[i].cls == cls)
+      return qos_classes[i].name;
+  return NULL;
+}
+
+int tl__qos_parse(const char *name) {
+  for (size_t i = 0; name && i < QOS_ASKABLE; i++)
+    if (strcmp(qos_classes[i].name, name) == 0)
+      return qos_classes[i].cls;
+  return -1;
+}
 
 int64_t tl_collect_fixed_delay(const tl_collect_opts *o) {
   const tl__probe *p = tl__probe_lookup(o->probe);
@@ -121,6 +146,12 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
       (o->priority > 0 && o->priority < sched_get_priority_min(SCHED_FIFO)))
     return tl_fail(why, whylen, TL_EINVAL, "--priority: %d to %d",
                    sched_get_priority_min(SCHED_FIFO), sched_get_priority_max(SCHED_FIFO));
+  if (o->qos && tl__qos_parse(o->qos) < 0)
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "--qos: user-interactive, user-initiated, default, utility or background");
+  if (o->qos && tl__os_qos_get() < 0)
+    return tl_fail(why, whylen, TL_EUNAVAIL,
+                   "--qos: QoS classes are macOS's (elsewhere use --priority or --cpu)");
   if (o->load_cpu < 0 || o->load_cpu > 1024 || o->load_mem < 0 || o->load_mem > 1024)
     return tl_fail(why, whylen, TL_EINVAL, "--load: 1 to 1024 threads");
   return TL_OK;
@@ -148,6 +179,11 @@ int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
     TAG("load", "mem:%d", (int)o->load_mem);
   if (o->priority > 0)
     TAG("priority", "fifo:%d", (int)o->priority);
+  /* Where there are QoS classes (macOS), the measuring thread's is always
+   * recorded: the one asked for, else the one it runs at. */
+  const char *qos = tl__qos_name(o->qos ? tl__qos_parse(o->qos) : tl__os_qos_get());
+  if (qos)
+    TAG("qos", "%s", qos);
   if (o->cpu >= 0)
     TAG("cpu", "%d", (int)o->cpu);
   if (o->mlock)

@@ -51,6 +51,14 @@ void tl__os_unpin_self(void) {
     sched_setaffinity(0, sizeof original_mask, &original_mask);
 }
 
+int tl__os_qos_get(void) { return -1; }
+
+int tl__os_qos_set(int cls, char *err, size_t errlen) {
+  (void)cls;
+  snprintf(err, errlen, "--qos: QoS classes are macOS's (on Linux use --priority or --cpu)");
+  return TL_EUNAVAIL;
+}
+
 int64_t tl__os_mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

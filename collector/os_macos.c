@@ -1,10 +1,15 @@
 /* os_macos.c: the collector's OS-specific pieces on macOS. macOS has no
- * thread-to-CPU pinning and no timerfd, so those say so clearly; the
- * executable's path comes from _NSGetExecutablePath. */
+ * thread-to-CPU pinning and no timerfd, so those say so clearly; instead a
+ * thread's QoS class decides where it runs (performance or efficiency cores
+ * on Apple Silicon). The clock is libuv's. */
 #include <errno.h>
 #include <limits.h>
+#include <mach/mach_time.h>
+#include <pthread.h>
+#include <pthread/qos.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "collect_internal.h"
@@ -21,10 +26,43 @@ int tl__os_pin_self(int cpu, char *err, size_t errlen) {
 
 void tl__os_unpin_self(void) {}
 
+/* collect_internal.h spells the classes out for the other OSes. */
+_Static_assert(TL_QOS_UNSPECIFIED == QOS_CLASS_UNSPECIFIED &&
+                   TL_QOS_BACKGROUND == QOS_CLASS_BACKGROUND &&
+                   TL_QOS_UTILITY == QOS_CLASS_UTILITY && TL_QOS_DEFAULT == QOS_CLASS_DEFAULT &&
+                   TL_QOS_USER_INITIATED == QOS_CLASS_USER_INITIATED &&
+                   TL_QOS_USER_INTERACTIVE == QOS_CLASS_USER_INTERACTIVE,
+               "TL_QOS_* are <sys/qos.h>'s values");
+
+int tl__os_qos_get(void) { return (int)qos_class_self(); }
+
+int tl__os_qos_set(int cls, char *err, size_t errlen) {
+  int rc = pthread_set_qos_class_self_np((qos_class_t)cls, 0);
+  if (rc) {
+    const char *name = tl__qos_name(cls);
+    snprintf(err, errlen, "--qos %s: cannot put the measuring thread in that class: %s",
+             name ? name : "?", strerror(rc));
+    return rc == EPERM ? TL_EPERM : TL_ESYS;
+  }
+  return TL_OK;
+}
+
+/* libuv keeps uv_hrtime, and so the loop's time, in mach_continuous_time
+ * (ticks since boot, sleep included) times numer / denom of the timebase
+ * (src/unix/darwin.c since libuv 1.39). tl's own clocks are the same
+ * expression, so a probe's clock and the loop's agree to the nanosecond;
+ * CLOCK_MONOTONIC on macOS only counts whole microseconds. */
+static mach_timebase_info_data_t timebase;
+static pthread_once_t timebase_once = PTHREAD_ONCE_INIT;
+
+static void timebase_init(void) {
+  if (mach_timebase_info(&timebase) != KERN_SUCCESS || timebase.denom == 0)
+    timebase.numer = timebase.denom = 1;
+}
+
 int64_t tl__os_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  pthread_once(&timebase_once, timebase_init);
+  return (int64_t)(mach_continuous_time() * timebase.numer / timebase.denom);
 }
 
 /* macOS has no clock_nanosleep: an absolute sleep is a relative nanosleep

@@ -81,6 +81,8 @@ typedef struct {
   int32_t concurrency; /* timers in flight at once (uv-based probes; 0 or 1: one) */
   int32_t cpu;         /* pin the measuring thread to this CPU (-1: no) */
   int32_t priority;    /* SCHED_FIFO priority of the measuring thread (0: no) */
+  const char *qos;     /* macOS QoS class of the measuring thread: "user-interactive",
+                          "user-initiated", "default", "utility", "background" (NULL: as is) */
   int mlock;           /* lock the process's memory (mlockall) */
   int32_t load_cpu;    /* background threads spinning on the CPU */
   int32_t load_mem;    /* background threads streaming through memory */

@@ -38,6 +38,9 @@ static const char usage[] =
     "                         timeout, message, raf, background\n"
     "      --cpu N            pin the measuring thread to CPU N\n"
     "      --priority N       run the measuring thread SCHED_FIFO at priority N\n"
+    "      --qos CLASS        macOS: run the measuring thread in QoS class CLASS:\n"
+    "                         user-interactive, user-initiated, default, utility,\n"
+    "                         background\n"
     "      --mlock            lock tlcollect's memory (no page faults while timing)\n"
     "      --load cpu:N|mem:N run N background CPU or memory load threads\n"
     "      --repeat N         collect N times (each a separate run of sessions)\n"
@@ -173,6 +176,7 @@ int main(int argc, char **argv) {
     OPT_CONCURRENCY,
     OPT_CPU,
     OPT_PRIORITY,
+    OPT_QOS,
     OPT_MLOCK,
     OPT_LOAD,
     OPT_REPEAT,
@@ -198,6 +202,7 @@ int main(int argc, char **argv) {
       {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
       {"cpu", required_argument, NULL, OPT_CPU},
       {"priority", required_argument, NULL, OPT_PRIORITY},
+      {"qos", required_argument, NULL, OPT_QOS},
       {"mlock", no_argument, NULL, OPT_MLOCK},
       {"load", required_argument, NULL, OPT_LOAD},
       {"repeat", required_argument, NULL, OPT_REPEAT},
@@ -283,6 +288,9 @@ int main(int argc, char **argv) {
       if (tl_int_parse(optarg, 1, 99, &v, why, sizeof why))
         return tl_usage_error("--priority", why);
       opts.priority = (int32_t)v;
+      break;
+    case OPT_QOS: /* checked with the other options, against this OS */
+      opts.qos = optarg;
       break;
     case OPT_MLOCK:
       opts.mlock = 1;

@@ -1,5 +1,6 @@
 /* tune.c: the measuring thread's settings: --cpu (pinning, through the OS
- * file), --priority (SCHED_FIFO) and --mlock. Each is applied to the thread
+ * file), --qos (macOS, through the OS file), --priority (SCHED_FIFO) and
+ * --mlock. Each is applied to the thread
  * that runs the probe, refused with a clear error rather than silently
  * skipped, and undone after the run. Threads tl starts for itself (writer,
  * load) release what they inherited, so they never share the pinned CPU or
@@ -23,6 +24,15 @@ int tl__tune_apply(tl__tune *t, const tl_collect_opts *o, char *err, size_t errl
     if (rc)
       return rc;
     t->pinned = 1;
+  }
+  if (o->qos) {
+    t->old_qos = tl__os_qos_get();
+    int rc = tl__os_qos_set(tl__qos_parse(o->qos), err, errlen);
+    if (rc) {
+      tl__tune_restore(t);
+      return rc;
+    }
+    t->qos_set = 1;
   }
   if (o->priority > 0) {
     memset(&sp, 0, sizeof sp);
@@ -62,6 +72,10 @@ void tl__tune_restore(tl__tune *t) {
     sp.sched_priority = t->old_priority;
     pthread_setschedparam(pthread_self(), t->old_policy, &sp);
   }
+  if (t->qos_set) {
+    char err[160]; /* a class the thread had can be had again */
+    tl__os_qos_set(t->old_qos > TL_QOS_UNSPECIFIED ? t->old_qos : TL_QOS_DEFAULT, err, sizeof err);
+  }
   if (t->pinned)
     tl__os_unpin_self();
   memset(t, 0, sizeof *t);
@@ -73,6 +87,11 @@ void tl__tune_release_self(void) {
   if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 && policy != SCHED_OTHER) {
     memset(&sp, 0, sizeof sp);
     pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+  }
+  int qos = tl__os_qos_get();
+  if (qos > TL_QOS_UNSPECIFIED && qos != TL_QOS_DEFAULT) {
+    char err[160];
+    tl__os_qos_set(TL_QOS_DEFAULT, err, sizeof err);
   }
   tl__os_unpin_self();
 }

@@ -90,6 +90,8 @@ static void bad_values(void **state) {
       {"--cpu", "x", "--probe", "uv"},
       {"--priority", "0", "--probe", "uv"},
       {"--priority", "100", "--probe", "uv"},
+      {"--qos", "fast", "--probe", "uv"},
+      {"--qos", "unspecified", "--probe", "uv"}, /* read, never asked for */
       {"--load", "cpu:0", "--probe", "uv"},
       {"--load", "gpu:2", "--probe", "uv"},
       {"--load", "cpu:", "--probe", "uv"},
@@ -203,6 +205,27 @@ static void refused_settings_are_errors(void **state) {
     free(err);
   }
   free(tlcollect);
+}
+
+/* --qos is macOS's: elsewhere a one-line error that says so, before any
+ * database exists; on macOS the class is recorded as the session's tag. */
+static void qos_only_where_there_are_classes(void **state) {
+  fixture *f = *state;
+  char *argv[] = {TLCOLLECT, "--db",  f->db, "-q", "--probe", "nanosleep", "--count", "1",
+                  "--qos",   "utility", NULL};
+  char *out, *err;
+  int rc = tl_test_run(argv, NULL, &out, &err);
+#ifdef __APPLE__
+  assert_int_equal(rc, 0);
+  assert_true(exists(f->db));
+#else
+  if (rc != 1 || !strstr(err, "tlcollect: error: --qos: QoS classes are macOS's") ||
+      strchr(err, '\n') != err + strlen(err) - 1)
+    fail_msg("--qos utility: status %d, '%s'", rc, err);
+  assert_false(exists(f->db));
+#endif
+  free(out);
+  free(err);
 }
 
 static void list_probes_names_all(void **state) {
@@ -359,6 +382,7 @@ int main(void) {
       T(node_missing_is_clear),
       T(browser_missing_is_clear),
       T(list_probes_names_all),
+      T(qos_only_where_there_are_classes),
       T(refused_settings_are_errors),
       T(sigint_stops_nanosleep),
       T(sigint_stops_periodic),

@@ -318,6 +318,53 @@ static void macos_fixtures_match_expected(void **state) {
 }
 
 /* The same trees with one piece of evidence changed. */
+/* QoS classes (macOS): the names --qos takes, the values <sys/qos.h> gives
+ * them (os_macos.c checks those against the SDK when it compiles), and the
+ * session tag that records the measuring thread's class. */
+static void qos_classes_and_their_tag(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int cls;
+  } known[] = {{"user-interactive", 0x21}, {"user-initiated", 0x19}, {"default", 0x15},
+               {"utility", 0x11},          {"background", 0x09}};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+    assert_int_equal(tl__qos_parse(known[i].name), known[i].cls);
+    assert_string_equal(tl__qos_name(known[i].cls), known[i].name);
+  }
+  assert_string_equal(tl__qos_name(0), "unspecified"); /* what a thread can be, not ask for */
+  assert_int_equal(tl__qos_parse("unspecified"), -1);
+  assert_int_equal(tl__qos_parse("Utility"), -1);
+  assert_int_equal(tl__qos_parse(""), -1);
+  assert_int_equal(tl__qos_parse(NULL), -1);
+  assert_null(tl__qos_name(0x42));
+
+  tl_collect_opts o;
+  tl_collect_opts_init(&o);
+  o.qos = "background";
+  tl__opt_tags t;
+  assert_int_equal(tl__opts_tags(&o, &t), TL_OK);
+  const char *tag = NULL;
+  for (size_t i = 0; i < t.n; i++)
+    if (strcmp(t.keys[i], "qos") == 0)
+      tag = t.values[i];
+  assert_non_null(tag);
+  assert_string_equal(tag, "background");
+  /* Without --qos the tag is the thread's own class, where there are classes. */
+  o.qos = NULL;
+  assert_int_equal(tl__opts_tags(&o, &t), TL_OK);
+  tag = NULL;
+  for (size_t i = 0; i < t.n; i++)
+    if (strcmp(t.keys[i], "qos") == 0)
+      tag = t.values[i];
+#ifdef __APPLE__
+  assert_non_null(tag);
+#else
+  assert_null(tag);
+  assert_int_equal(tl__os_qos_get(), -1);
+#endif
+}
+
 static void verdicts_follow_the_evidence(void **state) {
   (void)state;
   tl_host *h;
@@ -1030,6 +1077,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(linux_fixtures_match_expected),
       cmocka_unit_test(macos_fixtures_match_expected),
+      cmocka_unit_test(qos_classes_and_their_tag),
       cmocka_unit_test(verdicts_follow_the_evidence),
       cmocka_unit_test(hostile_files_are_stored_safely),
       cmocka_unit_test(container_markers),
