@@ -158,14 +158,14 @@ static int put_page(site *s, const char *name, const tl_comparison *c, const tl_
   o.host_facts = strncmp(name, "host-", 5) == 0;
   tl_stats st;
   memset(&st, 0, sizeof st);
-  int rc = index ? TL_OK : tl_stats_compute(s->store, c, &st, s->err, s->errlen);
+  int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */
   if (rc) {
     fclose(m);
     free(buf);
     tl_stats_free(&st);
     return rc;
   }
-  o.stats = index ? NULL : &st;
+  o.stats = &st;
   rc = index ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
   tl_stats_free(&st);
   if (fclose(m) != 0 && rc == TL_OK)

@@ -688,6 +688,17 @@ static void best_only_where_clear(void **state) {
   char *html = run_report(c, 0, NULL);
   assert_non_null(strstr(html, "stroke-dasharray=\"6 4\"><title>p90 lateness of steady at 0 ms"));
   free(html);
+  /* ... and flagged on the site's index. */
+  char *dir = tl_test_path(f->dir, "site");
+  char *d[] = {TLREPORT, "--db", f->db, "--compare", "steady,twin", "--site", dir, NULL};
+  free(run_report(d, 0, NULL));
+  char *index = tl_test_path(dir, "index.html");
+  html = tl_test_read_file(index, NULL);
+  assert_non_null(html);
+  assert_non_null(strstr(html, "<td>\xE2\x9A\x91 worse 2026-11-01: p90 +"));
+  free(html);
+  free(index);
+  free(dir);
   const char *table = strstr(out, "## Lateness by delay");
   assert_non_null(table);
   const char *end = strstr(table, "## How sure");
@@ -1052,6 +1063,13 @@ static void site(void **state) {
     free(p);
   }
   assert_true(links > 20);
+  /* The index says each label's latest p90 lateness per delay: vbox's newest
+   * 50 ms session {50.3, 50.4, 60.0} has p90 60.0 ms, 10.00 ms late; its two
+   * 50 ms sessions make a sparkline; no lasting change with so few. */
+  assert_non_null(strstr(first[0], "<th class=\"n\">latest p90 late</th>"));
+  assert_non_null(strstr(first[0], "<td><a href=\"label-vbox.html\">vbox</a></td><td>setTimeout(50)"
+                                   "</td><td class=\"n\">10.00 ms</td><td><svg class=\"spark\""));
+  assert_non_null(strstr(first[0], "</svg></td><td>none</td></tr>"));
   /* A second run gives the same bytes. */
   free(run_report(a, 0, NULL));
   for (size_t i = 0; i < 6; i++) {
@@ -1249,7 +1267,7 @@ static void site_in_chromium(void **state) {
     fprintf(stderr, "%s\n", r);
   end[1] = '\0'; /* the page's own script text follows */
   /* Every page was reached through links, rendered, and its charts drawn. */
-  assert_non_null(strstr(r, "[index.html h1=1 svg=0 visible=0 script=0]"));
+  assert_non_null(strstr(r, "[index.html h1=1 svg=1 visible=0 script=0]"));
   assert_non_null(strstr(r, "[compare.html h1=1 svg=9 visible=9 script=0]"));
   assert_non_null(strstr(r, "[label-vbox.html h1=1 svg=8 visible=8 script=0]"));
   assert_non_null(strstr(r, "[label-macos.html h1=1 svg=4 visible=4 script=0]"));
