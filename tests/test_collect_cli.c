@@ -283,6 +283,35 @@ static void sigint_stops_exec_child(void **state) {
   stop_during_long_sleep(*state, "exec:" TL_FIXTURES "/probe.sh", "30s");
 }
 
+/* A version 2 child, told the whole plan, is stopped at once too. */
+static void sigint_stops_v2_child(void **state) {
+  stop_during_long_sleep(*state, "exec:" TL_FIXTURES "/probe2.sh", "30s");
+}
+
+/* The node probe streams its samples back while it measures: interrupted
+ * mid-run, tlcollect exits 3 and every sample received is stored. */
+static void sigint_keeps_node_samples(void **state) {
+  fixture *f = *state;
+  if (access("/usr/bin/node", X_OK) && access("/usr/local/bin/node", X_OK)) {
+    printf("skipped: node is not installed\n");
+    skip();
+  }
+  char *args[] = {"--db",       f->db, "--probe",  "node", "--delays", "1",
+                  "--duration", "1m",  "--warmup", "0",    NULL};
+  pid_t pid = start(args);
+  for (int i = 0; i < 200 && !exists(f->db); i++)
+    usleep(50000);
+  usleep(2000000);
+  kill(pid, SIGINT);
+  assert_int_equal(exit_status(pid), 3);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 1);
+  assert_string_equal(l.items[0].status, "interrupted");
+  if (l.items[0].sample_count < 10)
+    fail_msg("only %lld samples of 1 ms timers kept", (long long)l.items[0].sample_count);
+  tl_session_list_free(&l);
+}
+
 /* The collector stopped for 200 ms (SIGSTOP) misses about 200 periods of
  * 1 ms; they are counted, not hidden in one slow sample. */
 static void stalled_periodic_counts_missed_periods(void **state) {
@@ -387,6 +416,8 @@ int main(void) {
       T(sigint_stops_nanosleep),
       T(sigint_stops_periodic),
       T(sigint_stops_exec_child),
+      T(sigint_stops_v2_child),
+      T(sigint_keeps_node_samples),
       T(stalled_periodic_counts_missed_periods),
       T(repeat_makes_separate_runs),
       T(repeat_wait_is_interruptible),
