@@ -462,6 +462,69 @@ static void by_keys_crossed_and_bad(void **state) {
   free(site);
 }
 
+/* Facts and tags are hostile: escaped on every page, safe on a terminal. */
+static void by_hostile_values(void **state) {
+  fixture *f = *state;
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  static const tl_fact facts[] = {{"vm", "<script>alert(1)</script>\x1b[2J", ""},
+                                  {"mem.total_bytes", "12abc", ""}};
+  static const char *keys[] = {"load"}, *values[] = {"<b>busy</b>"};
+  for (int i = 0; i < 2; i++) {
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = i ? "calm" : "evil",
+                            .probe = "settimeout",
+                            .delay_ns = 1000000,
+                            .command_line = "tlcollect",
+                            .host_fingerprint = "0123456789abcdef",
+                            .hostname = "h",
+                            .libuv_version = "1",
+                            .tag_keys = keys,
+                            .tag_values = values,
+                            .tag_count = (size_t)(1 - i),
+                            .facts = facts,
+                            .fact_count = i ? 0 : 2};
+    tl_writer *w;
+    char uuid[37];
+    const int64_t v[] = {1100000, 1200000, 1300000, 1400000};
+    assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, 4), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  tl_store_close(st);
+  char *o, *e;
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "vm", "--format", "html", NULL), 0);
+  assert_null(strstr(o, "<script>"));
+  assert_null(strchr(o, '\x1b'));
+  assert_non_null(strstr(o, "&lt;script&gt;"));
+  free(o);
+  free(e);
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "tag:load", NULL), 0);
+  assert_null(strstr(o, "<b>busy"));
+  assert_non_null(strstr(o, "load unknown"));
+  free(o);
+  free(e);
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "vm", "--by", "cpus", NULL), 2);
+  free(o);
+  free(e);
+  char *argv[] = {TLREPORT, "--db", f->db, "--by", "help", NULL};
+  assert_int_equal(tl_test_run(argv, NULL, &o, &e), 0);
+  assert_int_equal(tl_test_unsafe_at(o), -1);
+  assert_non_null(
+      strstr(o, "  vm            <script>alert(1)</script>\\x1b[2J: 1, vm unknown: 1\n"));
+  /* Memory that is no number is unknown, never a wrong group. */
+  assert_null(strstr(o, "  memory "));
+  assert_non_null(strstr(o, "Keys no session records: os, kernel, arch, cpu, cpus, memory,"));
+  free(o);
+  free(e);
+  assert_int_equal(
+      run(&o, &e, TLREPORT, "--db", f->db, "--by", "vm", "--compare", "\x1b[31mx", NULL), 1);
+  assert_true(tl_test_one_line(e));
+  assert_int_equal(tl_test_unsafe_at(e), -1);
+  free(o);
+  free(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_and_classes),
@@ -469,6 +532,7 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_memory_page_json_check, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_keys_crossed_and_bad, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(by_hostile_values, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
