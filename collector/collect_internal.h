@@ -275,6 +275,10 @@ struct tl__host_env {
   /* Timer slack of the calling thread in ns, -1 when unknown. NULL: read
    * proc/self/timerslack_ns under the root. */
   long long (*timer_slack)(const tl__host_env *env);
+  /* What /usr/bin/pmset -g ARG prints (macOS; ARG "" for the power settings,
+   * "ps" for the power source), NUL-terminated in out; non-zero when it
+   * cannot be had. NULL: unknown. */
+  int (*pmset)(const tl__host_env *env, const char *arg, char *out, size_t len);
   /* The hardware UUID (macOS gethostuuid); non-zero when unknown. */
   int (*host_uuid)(const tl__host_env *env, char out[37]);
   const char *libc; /* "glibc 2.36" ..., NULL when unknown */

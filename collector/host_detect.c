@@ -714,6 +714,67 @@ static int mac_perflevels(const tl__host_env *env, tl_host *h) {
                       "sysctl hw.nperflevels, hw.perflevelN.name, .physicalcpu");
 }
 
+/* Timer coalescing and power: macOS delays timers so that wake-ups come
+ * together, more so on battery and in low-power mode. That is the tail of a
+ * timer's latency there, so the state at the start is recorded. */
+static int mac_coalescing(const tl__host_env *env, tl_host *h) {
+  int64_t on = 0;
+  const char *ev = "sysctl kern.timer.coalescing_enabled";
+  if (mac_int(env, "kern.timer.coalescing_enabled", &on))
+    return tl__host_set(h, "timer.coalescing", "unknown", ev);
+  return tl__host_set(h, "timer.coalescing", on ? "on" : "off", ev);
+}
+
+/* The value of setting key in pmset -g's "Currently in use" lines
+ * (" lowpowermode         1"): 0 when found. */
+static int pmset_setting(const char *text, const char *key, char *out, size_t len) {
+  size_t kl = strlen(key);
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    l += strspn(l, " \t");
+    if (strncmp(l, key, kl) != 0 || (l[kl] != ' ' && l[kl] != '\t'))
+      continue;
+    const char *v = l + kl + strspn(l + kl, " \t");
+    size_t n = strcspn(v, " \t\r\n");
+    if (n == 0 || n >= len)
+      return -1;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 0;
+  }
+  return -1;
+}
+
+static int mac_power(const tl__host_env *env, tl_host *h) {
+  char out[8192], v[16];
+  const char *source = "unknown";
+  if (env->pmset && env->pmset(env, "ps", out, sizeof out) == 0) {
+    static const struct {
+      const char *said, *source;
+    } sources[] = {{"'AC Power'", "ac"}, {"'Battery Power'", "battery"}, {"'UPS Power'", "ups"}};
+    const char *from = strstr(out, "drawing from ");
+    for (size_t i = 0; from && i < sizeof sources / sizeof sources[0]; i++)
+      if (strncmp(from + 13, sources[i].said, strlen(sources[i].said)) == 0)
+        source = sources[i].source;
+  }
+  int err = tl__host_set(h, "power.source", source, "pmset -g ps");
+  if (err)
+    return err;
+  /* lowpowermode 1 is on; Macs with a high-power mode say powermode instead
+   * (0 automatic, 1 low, 2 high). */
+  const char *low = "unknown", *ev = "pmset -g: lowpowermode";
+  if (env->pmset && env->pmset(env, "", out, sizeof out) == 0) {
+    if (pmset_setting(out, "lowpowermode", v, sizeof v) == 0) {
+      low = strcmp(v, "1") == 0 ? "on" : strcmp(v, "0") == 0 ? "off" : "unknown";
+    } else if (pmset_setting(out, "powermode", v, sizeof v) == 0) {
+      ev = "pmset -g: powermode";
+      low = strcmp(v, "1") == 0                          ? "on"
+            : strcmp(v, "0") == 0 || strcmp(v, "2") == 0 ? "off"
+                                                         : "unknown";
+    }
+  }
+  return tl__host_set(h, "power.low_power_mode", low, ev);
+}
+
 static int mac_vm(const tl__host_env *env, tl_host *h, const char *model) {
   int64_t vmm = 0;
   int e = mac_int(env, "kern.hv_vmm_present", &vmm);
@@ -855,6 +916,10 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
   if (!err)
     err = tl__host_set(h, "clocksource.current", "mach_continuous_time",
                        "macOS: libuv's uv_hrtime and tl's probes");
+  if (!err)
+    err = mac_coalescing(env, h);
+  if (!err)
+    err = mac_power(env, h);
   if (!err)
     err = tl__host_set(h, "kernel.preempt", "full", "XNU preempts kernel threads");
   if (!err)

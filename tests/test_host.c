@@ -39,6 +39,7 @@ typedef struct {
   char unreadable[16][256];
   size_t nunreadable;
   char *sysctl; /* sysctl.txt, or NULL */
+  char *pmset_g, *pmset_ps; /* pmset-g.txt, pmset-g-ps.txt (what pmset -g [ps] prints), or NULL */
 } fixture_env;
 
 static const char *call(const fixture_env *f, const char *key) {
@@ -166,6 +167,20 @@ static int fx_sysctl(const tl__host_env *env, const char *name, void *buf, size_
   return -1;
 }
 
+/* pmset -g ARG answered with the text given for it (NULL: pmset fails). */
+static int answer_pmset(const char *g, const char *ps, const char *arg, char *out, size_t len) {
+  const char *text = strcmp(arg, "ps") == 0 ? ps : strcmp(arg, "") == 0 ? g : NULL;
+  if (!text)
+    return -1;
+  snprintf(out, len, "%s", text);
+  return 0;
+}
+
+static int fx_pmset(const tl__host_env *env, const char *arg, char *out, size_t len) {
+  const fixture_env *f = env->ctx;
+  return answer_pmset(f->pmset_g, f->pmset_ps, arg, out, len);
+}
+
 static char *fixture_file(const char *dir, const char *name) {
   char *p = tl_test_path(dir, name);
   char *text = tl_test_read_file(p, NULL);
@@ -225,6 +240,10 @@ static fixture_env *fixture_open(const char *name) {
   f->sysctl = fixture_file(f->dir, "sysctl.txt");
   if (f->sysctl)
     f->env.sysctl = fx_sysctl;
+  f->pmset_g = fixture_file(f->dir, "pmset-g.txt");
+  f->pmset_ps = fixture_file(f->dir, "pmset-g-ps.txt");
+  if (f->pmset_g || f->pmset_ps)
+    f->env.pmset = fx_pmset;
   f->env.libc = call(f, "libc");
   if (call(f, "now"))
     f->env.now_s = strtoll(call(f, "now"), NULL, 10);
@@ -234,6 +253,8 @@ static fixture_env *fixture_open(const char *name) {
 static void fixture_close(fixture_env *f) {
   close(f->env.root_fd);
   free(f->sysctl);
+  free(f->pmset_g);
+  free(f->pmset_ps);
   free(f);
 }
 
@@ -318,6 +339,72 @@ static void macos_fixtures_match_expected(void **state) {
 }
 
 /* The same trees with one piece of evidence changed. */
+/* Timer coalescing and power (macOS): every answer sysctl and pmset can
+ * give, and the verdict it must lead to. */
+static const char *pm_g, *pm_ps;
+static int64_t coalescing = -1; /* -1: no such sysctl */
+
+static int pm_answer(const tl__host_env *env, const char *arg, char *out, size_t len) {
+  (void)env;
+  return answer_pmset(pm_g, pm_ps, arg, out, len);
+}
+
+static int coalescing_sysctl(const tl__host_env *env, const char *name, void *buf, size_t *len) {
+  (void)env;
+  if (strcmp(name, "kern.timer.coalescing_enabled") != 0 || coalescing < 0 || *len < 4) {
+    errno = ENOENT;
+    return -1;
+  }
+  int32_t v = (int32_t)coalescing;
+  memcpy(buf, &v, sizeof v);
+  *len = sizeof v;
+  return 0;
+}
+
+static void macos_coalescing_and_power(void **state) {
+  (void)state;
+  static const struct {
+    const char *g, *ps;
+    int64_t coalescing;
+    const char *want_coalescing, *want_source, *want_low;
+  } cases[] = {
+      {" lowpowermode 1\n", "Now drawing from 'Battery Power'\n", 1, "on", "battery", "on"},
+      {"Currently in use:\n lowpowermode         0\n womp 1\n", "Now drawing from 'AC Power'\n", 0,
+       "off", "ac", "off"},
+      {" powermode            1\n", "Now drawing from 'UPS Power'\n", 1, "on", "ups", "on"},
+      {" powermode 2\n", NULL, 1, "on", "unknown", "off"}, /* high-power mode: not low */
+      {" powermode 0\n lowpowermode 1\n", "", -1, "unknown", "unknown", "on"},
+      {" lowpowermode 7\n", "Now drawing from 'Solar Power'\n", 1, "on", "unknown", "unknown"},
+      {" notlowpowermode 1\n mylowpowermode 1\n", "drawing from 'AC Pow", 1, "on", "unknown",
+       "unknown"},
+      {" lowpowermode\n", "Now drawing from\n", 1, "on", "unknown", "unknown"},
+      {NULL, NULL, -1, "unknown", "unknown", "unknown"}, /* no pmset */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tl__host_env env = {.root_fd = -1, .sysctl = coalescing_sysctl, .pmset = pm_answer};
+    pm_g = cases[i].g;
+    pm_ps = cases[i].ps;
+    coalescing = cases[i].coalescing;
+    tl_host *h = calloc(1, sizeof *h);
+    assert_non_null(h);
+    assert_int_equal(tl__host_detect_macos(&env, h), TL_OK);
+    const char *c = tl_host_get(h, "timer.coalescing"), *s = tl_host_get(h, "power.source"),
+               *l = tl_host_get(h, "power.low_power_mode");
+    if (!c || !s || !l || strcmp(c, cases[i].want_coalescing) || strcmp(s, cases[i].want_source) ||
+        strcmp(l, cases[i].want_low))
+      fail_msg("case %zu: timer.coalescing=%s power.source=%s power.low_power_mode=%s", i,
+               c ? c : "-", s ? s : "-", l ? l : "-");
+    tl_host_free(h);
+  }
+  /* Without any way to ask (env->pmset NULL): unknown, not a guess. */
+  tl__host_env env = {.root_fd = -1};
+  tl_host *h = calloc(1, sizeof *h);
+  assert_int_equal(tl__host_detect_macos(&env, h), TL_OK);
+  assert_string_equal(tl_host_get(h, "power.source"), "unknown");
+  assert_string_equal(tl_host_get(h, "power.low_power_mode"), "unknown");
+  tl_host_free(h);
+}
+
 /* QoS classes (macOS): the names --qos takes, the values <sys/qos.h> gives
  * them (os_macos.c checks those against the SDK when it compiles), and the
  * session tag that records the measuring thread's class. */
@@ -1077,6 +1164,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(linux_fixtures_match_expected),
       cmocka_unit_test(macos_fixtures_match_expected),
+      cmocka_unit_test(macos_coalescing_and_power),
       cmocka_unit_test(qos_classes_and_their_tag),
       cmocka_unit_test(verdicts_follow_the_evidence),
       cmocka_unit_test(hostile_files_are_stored_safely),
