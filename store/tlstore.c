@@ -626,8 +626,9 @@ static int run_push(const char *path, int argc, char **argv, const struct option
   if (err) {
     tl_errorf("%s", tl_store_errmsg(server));
   } else {
-    printf("pushed %lld sessions (%lld samples); %lld already on the server",
-           (long long)st.sessions_pushed, (long long)st.samples_pushed,
+    printf("pushed %lld session%s (%lld sample%s); %lld already on the server",
+           (long long)st.sessions_pushed, st.sessions_pushed == 1 ? "" : "s",
+           (long long)st.samples_pushed, st.samples_pushed == 1 ? "" : "s",
            (long long)st.sessions_present);
     if (o.remove_pushed)
       printf("; %lld removed from the file", (long long)st.sessions_removed);

@@ -305,6 +305,42 @@ static void delete_prune_and_remove_pushed(void **state) {
   free(db);
 }
 
+/* A session still being collected stays home until it ends. */
+static void running_sessions_wait(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 2, 1000);
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "vbox",
+                          .probe = "settimeout",
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "vbox",
+                          .hostname = "vbox",
+                          .libuv_version = "1.44.2"};
+  tl_writer *w;
+  char uuid[37];
+  int64_t v[3] = {5, 6, 7};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_flush(w), TL_OK);
+  char *out, *err;
+  assert_int_equal(push(db, f->url, "--remove-pushed", &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 2 sessions (2000 samples)"));
+  free(out);
+  free(err);
+  assert_int_equal(file_sessions(db), 1); /* the running one */
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 1 session (3 samples)"));
+  free(out);
+  free(err);
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM sessions WHERE uuid = '%s'", uuid), 1);
+  tl_store_close(s);
+  free(db);
+}
+
 /* A failing command: exit 1, one line on stderr without secret, nothing on
  * the file changed (same bytes). */
 static void fails_cleanly(char *const argv[], char *const env[], const char *db, const char *want,
@@ -576,6 +612,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(same_bytes_from_file_and_server, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
+      cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
