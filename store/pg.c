@@ -237,6 +237,14 @@ static int migrate(tl_store *s) {
   return err;
 }
 
+/* libpq prints the server's notices (and the FATAL of a server shutting
+ * down mid-statement) on stderr by default; tl's messages are its own, one
+ * line each, so they are dropped: the failure itself reaches the caller. */
+static void quiet_notices(void *arg, const char *message) {
+  (void)arg;
+  (void)message;
+}
+
 /* TL_EINVAL when conninfo does not parse or holds a password. */
 static int check_conninfo(tl_store *s, const char *conninfo) {
   char *why = NULL;
@@ -301,6 +309,7 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
                           auth ? " (check the user and the password in ~/.pgpass or PGPASSWORD)"
                                : " (check that the server runs and the address is right)");
   }
+  PQsetNoticeProcessor(p->conn, quiet_notices, NULL);
   /* Text goes both ways as UTF-8, as in a file. */
   if (PQsetClientEncoding(p->conn, "UTF8") != 0)
     return tl__pg_fail(s, NULL, "setting the client encoding");
