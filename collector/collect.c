@@ -528,7 +528,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   char uuid[37];
   for (size_t i = 0; i < opts->delay_count && err == TL_OK && run->store; i++) {
     tl_session_spec s = *spec;
-    s.probe = probe->flags & TL__PROBE_PREFIX ? opts->probe : probe->info.name;
+    s.probe = probe->flags & TL__PROBE_PREFIX ? opts->probe : probe->name;
     s.tag_keys = tag_keys;
     s.tag_values = tag_values;
     s.tag_count = ntags;

@@ -61,8 +61,10 @@ enum {
   TL__PROBE_PREFIX = 1 << 2,     /* the name is a prefix: "exec:" + command */
 };
 
+/* How to run a probe; what it times is its entry in the catalogue
+ * (tl_probe_about_find(name)). */
 typedef struct {
-  tl_probe_info info;
+  const char *name; /* as the catalogue names it ("exec:CMD" for every exec:) */
   /* Measures until tl__run_next says stop. Returns TL_OK or an error with a
    * one-line message in err. */
   int (*run)(tl__run *run, char *err, size_t errlen);

@@ -77,7 +77,7 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
                    "--probe: unknown probe '%s' (see tlcollect --list-probes)",
                    o->probe ? o->probe : "");
   /* Mistakes in the options first, then what this host lacks. */
-  int browser = strcmp(p->info.name, "browser") == 0;
+  int browser = strcmp(p->name, "browser") == 0;
   if (o->browser_mode && !browser)
     return tl_fail(why, whylen, TL_EINVAL, "--browser-mode: only the browser probe takes a mode");
   if (o->browser_mode && !in_list(browser_modes, o->browser_mode))
@@ -88,12 +88,12 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
       if (o->delays_ns[i] != 0)
         return tl_fail(why, whylen, TL_EINVAL, "--browser-mode %s: measures 0 ms only (--delays 0)",
                        tl__browser_mode(o));
-  if (strcmp(p->info.name, "timerfd") == 0 && !tl__os_timerfd_available())
+  if (strcmp(p->name, "timerfd") == 0 && !tl__os_timerfd_available())
     return tl_fail(why, whylen, TL_EUNAVAIL,
                    "--probe timerfd: timerfd exists only on Linux (choose another probe)");
-  if (strcmp(p->info.name, "node") == 0 || strcmp(p->info.name, "browser") == 0) {
+  if (strcmp(p->name, "node") == 0 || strcmp(p->name, "browser") == 0) {
     tl__child_paths paths;
-    int rc = tl__child_locate(p->info.name, &paths, why, whylen);
+    int rc = tl__child_locate(p->name, &paths, why, whylen);
     if (rc)
       return rc;
   }
@@ -102,9 +102,9 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   for (size_t i = 0; i < o->delay_count; i++) {
     if (o->delays_ns[i] < 0)
       return tl_fail(why, whylen, TL_EINVAL, "--delays: a delay cannot be negative");
-    if (p->info.ms_only && o->delays_ns[i] % 1000000)
+    if (tl_probe_about_find(p->name)->ms_only && o->delays_ns[i] % 1000000)
       return tl_fail(why, whylen, TL_EINVAL, "--delays: the %s probe takes whole milliseconds",
-                     p->info.name);
+                     p->name);
   }
   if (o->count <= 0 && o->duration_ns <= 0)
     return tl_fail(why, whylen, TL_EINVAL, "--count: give a count or a duration");
@@ -132,7 +132,7 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
     return tl_fail(why, whylen, TL_EINVAL,
                    "--arm-from: only the node, uv and settimeout probes take an arming context");
   if (o->arm_from && !in_list(p->arm_contexts, o->arm_from))
-    return tl_fail(why, whylen, TL_EINVAL, "--arm-from: the %s probe takes %s", p->info.name,
+    return tl_fail(why, whylen, TL_EINVAL, "--arm-from: the %s probe takes %s", p->name,
                    p->arm_contexts);
   if (o->cpu >= 0) {
     int u = tl__os_cpu_usable(o->cpu);
@@ -192,7 +192,7 @@ int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
   if (arm)
     TAG("arm_from", "%s", arm);
   const tl__probe *p = tl__probe_lookup(o->probe);
-  if (p && strcmp(p->info.name, "browser") == 0)
+  if (p && strcmp(p->name, "browser") == 0)
     TAG("browser_mode", "%s", tl__browser_mode(o));
 #undef TAG
   return TL_OK;

@@ -262,81 +262,27 @@ static int run_uvtimer(tl__run *run, char *err, size_t errlen) {
 /* Registry                                                                  */
 
 static const tl__probe probes[] = {
-    {{"settimeout",
-      "libuv timer with Node.js setTimeout semantics: delays below 1 ms become 1 ms, armed "
-      "against the loop's cached time; clock from the scheduling call to the callback "
-      "(uv_hrtime); --arm-from timer|immediate",
-      1},
-     run_settimeout,
-     TL__PROBE_CONCURRENT,
-     "timer,immediate"},
-    {{"uv",
-      "libuv timer armed after uv_update_time(), 0 means 0; clock from the scheduling call to "
-      "the callback (uv_hrtime). At 0 ms a timer re-armed in its callback (--arm-from timer) "
-      "may run in the same pass over the timers without crossing the loop (libuv 1.44 does; "
-      "stored as the fact probe.uv.zero_timer_same_pass); --arm-from immediate arms from a "
-      "check callback, so every sample crosses the loop",
-      1},
-     run_uvtimer,
-     TL__PROBE_CONCURRENT,
-     "timer,immediate"},
-    {{"nanosleep",
-      "relative clock_nanosleep(CLOCK_MONOTONIC) in the measuring thread; clock (CLOCK_MONOTONIC) "
-      "from just before the call to its return; lateness = sample - delay",
-      0},
-     tl__probe_nanosleep,
-     0,
-     NULL},
-    {{"periodic",
-      "cyclictest-style wake-ups every --interval (default 1ms) with clock_nanosleep "
-      "TIMER_ABSTIME; sample = wake - (scheduled instant - interval), so sample - interval is "
-      "cyclictest's latency; whole periods overrun are counted as missed periods",
-      0},
-     tl__probe_periodic,
-     TL__PROBE_PERIODIC,
-     NULL},
-    {{"timerfd",
-      "Linux only: a timerfd armed for the delay (0 arms 1 ns) and waited for with epoll_wait; "
-      "clock (CLOCK_MONOTONIC) from just before timerfd_settime to epoll_wait's return",
-      0},
-     tl__probe_timerfd,
-     0,
-     NULL},
-    {{"node",
-      "Node.js setTimeout in a node child process (share/tl/probes/tl-node-probe.js), each "
-      "timer armed from the previous callback as a script timing itself does (--arm-from "
-      "timer|immediate|io); clock (process.hrtime) from just before setTimeout to the start of "
-      "the callback, inside node",
-      1},
-     tl__probe_node,
-     0,
-     "timer,immediate,io"},
-    {{"browser",
-      "timers in a headless Chromium tab (share/tl/probes/tl-browser-probe.js, driven over the "
-      "DevTools protocol), the page cross-origin isolated for a 5 us clock; --browser-mode "
-      "nested (setTimeout chained in its callback: clamped to 4 ms past five levels), timeout "
-      "(armed from a message task: no clamp), message (MessageChannel), raf "
-      "(requestAnimationFrame) or background (nested, in a hidden tab); clock "
-      "(performance.now) from just before arming to the callback, inside the page",
-      1},
-     tl__probe_browser,
-     0,
-     NULL},
-    {{"exec:CMD",
-      "any program speaking tl's probe protocol (README, 'Writing a probe'), run with /bin/sh -c "
-      "CMD; the program's own clock, from arming its timer to the callback",
-      0},
-     tl__probe_exec,
-     TL__PROBE_PREFIX,
-     NULL},
+    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT, "timer,immediate"},
+    {"uv", run_uvtimer, TL__PROBE_CONCURRENT, "timer,immediate"},
+    {"nanosleep", tl__probe_nanosleep, 0, NULL},
+    {"periodic", tl__probe_periodic, TL__PROBE_PERIODIC, NULL},
+    {"timerfd", tl__probe_timerfd, 0, NULL},
+    {"node", tl__probe_node, 0, "timer,immediate,io"},
+    {"browser", tl__probe_browser, 0, NULL},
+    {"exec:CMD", tl__probe_exec, TL__PROBE_PREFIX, NULL},
 };
 
 static tl_probe_info infos[sizeof probes / sizeof probes[0]];
 
+/* What --list-probes shows comes from the catalogue (tl_base.h), where the
+ * report reads what the same probes measured. */
 const tl_probe_info *tl_probes(size_t *count) {
   *count = sizeof probes / sizeof probes[0];
-  for (size_t i = 0; i < *count; i++)
-    infos[i] = probes[i].info;
+  for (size_t i = 0; i < *count; i++) {
+    const tl_probe_about *about = tl_probe_about_find(probes[i].name);
+    infos[i] = (tl_probe_info){probes[i].name, about ? about->summary : "",
+                               about ? about->ms_only : 0};
+  }
   return infos;
 }
 
@@ -344,10 +290,10 @@ const tl__probe *tl__probe_lookup(const char *name) {
   for (size_t i = 0; name && i < sizeof probes / sizeof probes[0]; i++) {
     const tl__probe *p = &probes[i];
     if (p->flags & TL__PROBE_PREFIX) {
-      size_t plen = strcspn(p->info.name, ":") + 1; /* "exec:" */
-      if (strncmp(p->info.name, name, plen) == 0 && tl_probe_name_check(name, NULL, 0) == TL_OK)
+      size_t plen = strcspn(p->name, ":") + 1; /* "exec:" */
+      if (strncmp(p->name, name, plen) == 0 && tl_probe_name_check(name, NULL, 0) == TL_OK)
         return p;
-    } else if (strcmp(p->info.name, name) == 0) {
+    } else if (strcmp(p->name, name) == 0) {
       return p;
     }
   }
@@ -356,5 +302,6 @@ const tl__probe *tl__probe_lookup(const char *name) {
 
 const tl_probe_info *tl_probe_find(const char *name) {
   const tl__probe *p = tl__probe_lookup(name);
-  return p ? &p->info : NULL;
+  size_t n;
+  return p ? &tl_probes(&n)[p - probes] : NULL;
 }

@@ -103,17 +103,15 @@ const char *tl__tag(const tl_session_detail *d, const char *key) {
 }
 
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len) {
-  if (strcmp(probe, "settimeout") == 0)
-    snprintf(buf, len, "setTimeout(%g)", (double)delay_ns / 1e6);
+  const tl_probe_about *about = tl_probe_about_find(probe);
+  if (about && about->call)
+    snprintf(buf, len, "%s(%g)", about->call, (double)delay_ns / 1e6);
   else
     snprintf(buf, len, "%s %g ms", probe, (double)delay_ns / 1e6);
 }
 
 int64_t tl_armed_ns(const char *probe, int64_t delay_ns) {
-  const int64_t ms = 1000000;
-  if ((strcmp(probe, "settimeout") == 0 || strcmp(probe, "node") == 0) && delay_ns < ms)
-    return ms;
-  return delay_ns;
+  return tl_probe_armed_ns(probe, delay_ns);
 }
 
 double tl_lateness_ratio(int64_t a_ns, int64_t b_ns) {
@@ -157,44 +155,9 @@ int tl__host_page(const char *fp, char *buf, size_t len) {
 }
 
 const char *tl__probe_definition(const char *probe) {
-  static const struct {
-    const char *name, *text;
-  } known[] = {
-      {"settimeout", "a libuv timer with the semantics of Node.js setTimeout: a delay below 1 ms "
-                     "becomes 1 ms and the timer is armed against the loop's cached time; the "
-                     "clock runs from the scheduling call to the start of the callback "
-                     "(uv_hrtime). It is libuv's floor under Node: no JavaScript, timer lists or "
-                     "garbage collector."},
-      {"uv", "a libuv timer armed after uv_update_time(), where 0 means 0; the clock runs from "
-             "the scheduling call to the start of the callback (uv_hrtime). At 0 ms a timer "
-             "re-armed in its own callback may run again in the same pass over the timers, "
-             "with no trip through the loop (the session fact "
-             "probe.uv.zero_timer_same_pass says whether its libuv does); sessions tagged "
-             "arm_from=immediate armed each timer from the loop's check phase, so every "
-             "sample crossed the loop."},
-      {"nanosleep", "a relative clock_nanosleep(CLOCK_MONOTONIC); latency is the wake-up time "
-                    "minus the requested end."},
-      {"periodic", "absolute-time periodic wake-ups (clock_nanosleep with TIMER_ABSTIME), as "
-                   "cyclictest measures; latency is the wake-up time minus the scheduled "
-                   "instant, and whole periods overrun are counted as missed."},
-      {"timerfd", "a Linux timerfd armed for the delay and waited on with epoll_wait; latency "
-                  "is the wake-up time minus the expiry."},
-      {"node", "the real Node.js setTimeout in a child process, timed inside Node with "
-               "process.hrtime the way a script times itself (each timer armed from the previous "
-               "callback, or where the session's arm_from tag says) and streamed back to tl: Node "
-               "itself, where settimeout is libuv's floor under it."},
-      {"browser", "timers in a headless Chromium tab, timed inside the page with "
-                  "performance.now() (the page cross-origin isolated, for a 5 us clock); the "
-                  "session's browser_mode tag says which: nested setTimeout (clamped to 4 ms past "
-                  "five levels), setTimeout armed from a message task, MessageChannel, "
-                  "requestAnimationFrame, or nested in a hidden tab."},
-  };
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (strcmp(known[i].name, probe) == 0)
-      return known[i].text;
-  if (strncmp(probe, "exec:", 5) == 0)
-    return "an outside program that measured its own timer and streamed the samples to tl "
-           "over tl's line protocol; what it measured is defined by that program.";
+  const tl_probe_about *about = tl_probe_about_find(probe);
+  if (about)
+    return about->definition;
   return "a probe this version of tl does not describe.";
 }
 

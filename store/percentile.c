@@ -41,7 +41,8 @@ void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
     tl_format_ms((double)value_ns[i], v, sizeof v);
     ADD("%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", v);
   }
-  const char *call = strcmp(probe, "settimeout") == 0 ? "setTimeout" : probe;
+  const tl_probe_about *about = tl_probe_about_find(probe);
+  const char *call = about && about->call ? about->call : probe;
   ADD(" (for ");
   for (size_t i = 0; i < n; i++)
     ADD("%s%s(%g)", i == 0 ? "" : i + 1 == n ? " and " : ", ", call, (double)delay_ns[i] / 1e6);

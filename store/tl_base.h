@@ -169,6 +169,28 @@ int tl_list_split(char *s, char **items, size_t max, size_t *count, char *why, s
 int tl_size_parse(const char *s, int64_t *bytes, char *why, size_t whylen);
 
 /* ------------------------------------------------------------------------ */
+/* The probes: one catalogue of what each one times (probe_catalogue.c)      */
+
+typedef struct {
+  const char *name;       /* "settimeout" ...; "exec:CMD" stands for every exec: name */
+  const char *call;       /* the call as a sentence names it ("setTimeout"); NULL: name */
+  const char *summary;    /* one line for --list-probes: where its clock starts and stops */
+  const char *definition; /* what its samples are, for a page's "How it was measured" */
+  int64_t floor_ns;       /* a shorter requested delay is armed as this (Node's 1 ms); 0: none */
+  int ms_only;            /* requested delays must be whole milliseconds */
+} tl_probe_about;
+
+/* Every probe this tl knows, in the order listings show them. */
+const tl_probe_about *tl_probe_catalogue(size_t *count);
+/* The entry of a stored probe name ("exec:python3 x.py" finds "exec:CMD"),
+ * or NULL for a name this tl does not know. */
+const tl_probe_about *tl_probe_about_find(const char *name);
+/* The delay the probe really armed for a requested one: 1 ms for a Node-style
+ * setTimeout(0), the request itself for the others. Lateness is measured
+ * from it. */
+int64_t tl_probe_armed_ns(const char *probe, int64_t delay_ns);
+
+/* ------------------------------------------------------------------------ */
 /* Shipped files                                                             */
 
 /* The path of a file tl ships, such as "probes/settimeout.js": the installed

@@ -229,8 +229,38 @@ static void host_facts(void **state) {
   tl_host_free(again);
 }
 
+/* One catalogue: every probe the collector runs is described there (what
+ * --list-probes shows is the catalogue's summary), the catalogue holds no
+ * probe the collector cannot run, and exec: names of any command find the
+ * exec:CMD entry. */
+static void catalogue_matches_collector(void **state) {
+  (void)state;
+  size_t n, m;
+  const tl_probe_info *probes = tl_probes(&n);
+  const tl_probe_about *about = tl_probe_catalogue(&m);
+  assert_int_equal(n, m);
+  for (size_t i = 0; i < n; i++) {
+    const tl_probe_about *a = tl_probe_about_find(probes[i].name);
+    assert_non_null(a);
+    assert_string_equal(a->name, about[i].name);
+    assert_string_equal(probes[i].summary, a->summary);
+    assert_int_equal(probes[i].ms_only, a->ms_only);
+    assert_true(strlen(a->definition) > 20);
+  }
+  const tl_probe_about *e = tl_probe_about_find("exec:python3 probes/asyncio-probe.py");
+  assert_non_null(e);
+  assert_string_equal(e->name, "exec:CMD");
+  assert_null(tl_probe_about_find("exec:"));
+  assert_null(tl_probe_about_find("nosuch"));
+  assert_int_equal(tl_probe_armed_ns("settimeout", 0), 1000000);
+  assert_int_equal(tl_probe_armed_ns("node", 250000), 1000000);
+  assert_int_equal(tl_probe_armed_ns("uv", 0), 0);
+  assert_int_equal(tl_probe_armed_ns("settimeout", 50000000), 50000000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(catalogue_matches_collector),
       cmocka_unit_test_setup_teardown(settimeout_collects, tl_collect_setup, tl_collect_teardown),
       cmocka_unit_test_setup_teardown(uv_collects, tl_collect_setup, tl_collect_teardown),
       cmocka_unit_test_setup_teardown(single_delay, tl_collect_setup, tl_collect_teardown),
