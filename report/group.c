@@ -684,13 +684,17 @@ int tl__by_trend(const tl_comparison *c, const char *probe, int64_t delay_ns, tl
 
 void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t delay_ns,
                            const tl__rank_corr *r, char *buf, size_t len) {
+  /* The key as a sentence says it. */
+  const char *what = strcmp(c->by, "cpus") == 0 ? "the number of CPUs"
+                     : strcmp(c->by, "hz") == 0 ? "the kernel's timer frequency"
+                                                : c->by;
   char call[96];
   tl__call_name(probe, delay_ns, call, sizeof call);
   if (isnan(r->rho)) {
     snprintf(buf, len,
              "For %s, too few sessions (%zu, on %zu %s value%s) or too little variation to tell "
              "whether the tail changes with %s.",
-             call, r->n, r->values, c->by, r->values == 1 ? "" : "s", c->by);
+             call, r->n, r->values, c->by, r->values == 1 ? "" : "s", what);
     return;
   }
   int clear = r->hi < 0 || r->lo > 0;
@@ -701,7 +705,7 @@ void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t de
            r->hi < 0   ? "gets shorter as "
            : r->lo > 0 ? "gets longer as "
                        : "shows no clear change with ",
-           c->by, clear ? " grows" : "", c->by, r->rho, r->lo, r->hi, r->n, r->values);
+           what, clear ? " grows" : "", what, r->rho, r->lo, r->hi, r->n, r->values);
 }
 
 /* The group of label, probe and delay in c, or -1. */

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "report_internal.h"
 #include "support.h"
 #include "tl_store.h"
 
@@ -74,6 +75,31 @@ static void sizes_and_classes(void **state) {
     assert_string_equal(name, cases[i].cls);
     assert_true(cls >= cases[i].bytes);
   }
+}
+
+/* Spearman's rho and its interval against values worked out by hand. */
+static void rank_correlation(void **state) {
+  (void)state;
+  tl__rank_corr r;
+  const double x[] = {1, 2, 3, 4, 5, 6}, down[] = {60, 50, 40, 30, 20, 10};
+  assert_int_equal(tl__spearman(x, down, 6, &r), TL_OK);
+  assert_true(fabs(r.rho + 1) < 1e-12 && r.hi < 0 && r.lo >= -1);
+  /* Ties take their mean rank: x ranks 1.5 1.5 3.5 3.5 5.5 5.5, y 1..6:
+   * rho = 16 / sqrt(16 * 17.5) = 0.9562. */
+  const double xt[] = {1, 1, 2, 2, 3, 3}, y[] = {1, 2, 3, 4, 5, 6};
+  assert_int_equal(tl__spearman(xt, y, 6, &r), TL_OK);
+  assert_true(fabs(r.rho - 16 / sqrt(16 * 17.5)) < 1e-9);
+  /* Fisher's z: tanh(atanh(rho) +- 1.96 sqrt(1.06 / 3)). */
+  double z = atanh(r.rho), se = sqrt(1.06 / 3);
+  assert_true(fabs(r.lo - tanh(z - 1.959964 * se)) < 1e-9);
+  assert_true(fabs(r.hi - tanh(z + 1.959964 * se)) < 1e-9);
+  assert_true(r.lo > 0 && r.hi < 1);
+  /* Too few pairs, or a side that does not vary: nothing to say. */
+  assert_int_equal(tl__spearman(x, down, 3, &r), TL_OK);
+  assert_true(isnan(r.rho) && isnan(r.lo) && isnan(r.hi));
+  const double flat[] = {7, 7, 7, 7, 7, 7};
+  assert_int_equal(tl__spearman(flat, y, 6, &r), TL_OK);
+  assert_true(isnan(r.rho));
 }
 
 /* ======================================================================== */
@@ -528,6 +554,7 @@ static void by_hostile_values(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_and_classes),
+      cmocka_unit_test(rank_correlation),
       cmocka_unit_test_setup_teardown(import_start_facts_command_line, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_memory_page_json_check, tl_test_setup, tl_test_teardown),
