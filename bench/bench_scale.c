@@ -70,35 +70,13 @@ static double build_db(const char *path, const bench_samples *real, size_t total
   return t;
 }
 
-/* Runs argv, returns wall seconds and the child's peak RSS in MiB. */
-static double run_timed(char *const argv[], double *rss_mib) {
-  double t0 = bench_now_s();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open("/dev/null", O_WRONLY);
-    dup2(fd, 1);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  int st;
-  struct rusage ru;
-  wait4(pid, &st, 0, &ru);
-  double t = bench_now_s() - t0;
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    fprintf(stderr, "bench_scale: %s failed\n", argv[0]);
-    exit(1);
-  }
-  *rss_mib = (double)ru.ru_maxrss / 1024.0;
-  return t;
-}
-
 static double time_report(const char *tlreport, const char *db, double *rss) {
   char dbarg[4200];
   snprintf(dbarg, sizeof dbarg, "%s", db);
   char *argv[] = {(char *)tlreport, "--compare", "vbox,macos,droplet", "--db", dbarg, NULL};
   double t[RUNS], r[RUNS];
   for (int i = 0; i < RUNS; i++)
-    t[i] = run_timed(argv, &r[i]);
+    t[i] = bench_run(argv, 0, NULL, &r[i]);
   *rss = bench_median(r, RUNS);
   return bench_median(t, RUNS);
 }
@@ -290,7 +268,7 @@ int main(int argc, char **argv) {
   char *sq[] = {(char *)sqlite3_shell, plain, (char *)plain_query, NULL};
   /* The baseline takes about a minute: one run, against tl's median. */
   double rss_tl, rss_sq;
-  double sq_med = run_timed(sq, &rss_sq), tl_med = time_report(tlreport, ten, &rss_tl);
+  double sq_med = bench_run(sq, 0, NULL, &rss_sq), tl_med = time_report(tlreport, ten, &rss_tl);
   printf("  %-40s %10.3f s %10.1f MiB\n", "tl (tlreport --compare)", tl_med, rss_tl);
   printf("  %-40s %10.3f s %10.1f MiB\n", "sqlite3 shell, window functions (1 run)", sq_med,
          rss_sq);

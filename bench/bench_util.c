@@ -1,10 +1,13 @@
 /* bench_util.c: helpers shared by the benchmarks (see bench_util.h). */
 #include "bench_util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +37,31 @@ void bench_die(const char *what, tl_store *s) {
 long long bench_file_size(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+double bench_run(char *const argv[], int ok_status, double *cpu_s, double *rss_mib) {
+  double t0 = bench_now_s();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st;
+  struct rusage ru;
+  if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) > ok_status) {
+    fprintf(stderr, "%s: %s%s%s failed\n", tl_progname(), argv[0], argv[1] ? " " : "",
+            argv[1] ? argv[1] : "");
+    exit(1);
+  }
+  double t = bench_now_s() - t0;
+  if (cpu_s)
+    *cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  if (rss_mib)
+    *rss_mib = (double)ru.ru_maxrss / 1024.0;
+  return t;
 }
 
 void bench_remove_db(const char *path) {

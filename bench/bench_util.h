@@ -14,6 +14,11 @@ double bench_median(double *v, int n);
 /* "PROG: what: the store's message" on stderr, then exit 1. */
 void bench_die(const char *what, tl_store *s) __attribute__((noreturn));
 long long bench_file_size(const char *path);
+/* Runs argv[0] with its standard output to /dev/null and waits for it:
+ * returns the wall seconds; *cpu_s (user and system seconds) and *rss_mib
+ * (peak resident memory) may be NULL. An exit status above ok_status (or a
+ * crash) ends the benchmark with a message. */
+double bench_run(char *const argv[], int ok_status, double *cpu_s, double *rss_mib);
 /* Removes a database and its -wal and -shm files. */
 void bench_remove_db(const char *path);
 

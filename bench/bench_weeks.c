@@ -16,13 +16,9 @@
  * Usage: bench_weeks DIR TLREPORT [MONTHS [keep]]   (MONTHS: largest
  * database, 1, 3 or 12; default 12; keep: leave it in DIR/weeks.db, for
  * profiling) */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 #include <uv.h>
@@ -126,32 +122,6 @@ static void build_flat(const char *path, const bench_samples *real, size_t runs)
   tl_store_close(s);
 }
 
-/* Runs argv with its output to /dev/null; returns the wall seconds and in
- * *cpu the child's CPU seconds (user and system: on a shared machine the
- * steadier figure). Exit statuses up to ok_status count as success (--check
- * exits 1 on a regression). */
-static double run_timed(char *const argv[], int ok_status, double *cpu) {
-  double t0 = bench_now_s();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open("/dev/null", O_WRONLY);
-    dup2(fd, 1);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  int st;
-  struct rusage ru;
-  wait4(pid, &st, 0, &ru);
-  double t = bench_now_s() - t0;
-  if (!WIFEXITED(st) || WEXITSTATUS(st) > ok_status) {
-    fprintf(stderr, "bench_weeks: %s %s failed\n", argv[0], argv[1]);
-    exit(1);
-  }
-  *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-  return t;
-}
-
 typedef struct {
   double wall, cpu; /* medians, seconds */
 } timing;
@@ -159,7 +129,7 @@ typedef struct {
 static timing median_of_runs(char *const argv[], int ok_status) {
   double w[RUNS], c[RUNS];
   for (int i = 0; i < RUNS; i++)
-    w[i] = run_timed(argv, ok_status, &c[i]);
+    w[i] = bench_run(argv, ok_status, &c[i], NULL);
   timing t = {bench_median(w, RUNS), bench_median(c, RUNS)};
   return t;
 }
