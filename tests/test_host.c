@@ -405,6 +405,16 @@ static void macos_coalescing_and_power(void **state) {
   tl_host_free(h);
 }
 
+/* The qos tag the options give, or NULL (the value lives in a static copy). */
+static const char *qos_tag(const tl_collect_opts *o) {
+  static tl__opt_tags t;
+  assert_int_equal(tl__opts_tags(o, &t), TL_OK);
+  for (size_t i = 0; i < t.n; i++)
+    if (strcmp(t.keys[i], "qos") == 0)
+      return t.values[i];
+  return NULL;
+}
+
 /* QoS classes (macOS): the names --qos takes, the values <sys/qos.h> gives
  * them (os_macos.c checks those against the SDK when it compiles), and the
  * session tag that records the measuring thread's class. */
@@ -429,21 +439,12 @@ static void qos_classes_and_their_tag(void **state) {
   tl_collect_opts o;
   tl_collect_opts_init(&o);
   o.qos = "background";
-  tl__opt_tags t;
-  assert_int_equal(tl__opts_tags(&o, &t), TL_OK);
-  const char *tag = NULL;
-  for (size_t i = 0; i < t.n; i++)
-    if (strcmp(t.keys[i], "qos") == 0)
-      tag = t.values[i];
+  const char *tag = qos_tag(&o);
   assert_non_null(tag);
   assert_string_equal(tag, "background");
   /* Without --qos the tag is the thread's own class, where there are classes. */
   o.qos = NULL;
-  assert_int_equal(tl__opts_tags(&o, &t), TL_OK);
-  tag = NULL;
-  for (size_t i = 0; i < t.n; i++)
-    if (strcmp(t.keys[i], "qos") == 0)
-      tag = t.values[i];
+  tag = qos_tag(&o);
 #ifdef __APPLE__
   assert_non_null(tag);
 #else
