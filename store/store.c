@@ -75,6 +75,11 @@ static int looks_full(const char *path) {
   return 0;
 }
 
+/* What to do about a -shm or -wal file that cannot be written. */
+static const char sidecar_hint[] =
+    " (left by a program that read the database while it was read-only: make it writable with "
+    "chmod u+w, or remove it when no tl program is using the database)";
+
 /* Whether path-shm or path-wal exists and cannot be written while path
  * can; then names it in buf ("PATH-shm is read-only"). */
 static int readonly_sidecar(const char *path, char *buf, size_t len) {
@@ -130,8 +135,7 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
       /* The database is writable, but a -shm or -wal file left behind by
        * an older tl reading it while it was read-only is not. */
       detail = sidecar;
-      hint = " (left by a program that read the database while it was read-only: make it "
-             "writable with chmod u+w, or remove it when no tl program is using the database)";
+      hint = sidecar_hint;
     } else
       hint = " (make the file and its folder writable, or use --db)";
     break;
@@ -368,6 +372,12 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   /* Before SQLite opens it (and makes -wal and -shm files at its mode). */
   if (!s->readonly && exists && access(path, W_OK) != 0 && errno == EACCES)
     return fail_write_protected(s);
+  /* A -shm or -wal an older tl left read-only: named now, since SQLite,
+   * which opens it read-only, also makes an empty one writable for its
+   * owner, and the failure that follows would no longer show the cause. */
+  char sidecar[PATH_MAX + 32];
+  if (!s->readonly && exists && readonly_sidecar(path, sidecar, sizeof sidecar))
+    return tl__store_fail(s, TL_EREADONLY, "%s%s", sidecar, sidecar_hint);
   /* A file nobody may write (no write permission bits) and without a WAL
    * to replay cannot change under a reader: read it as it is, so that no
    * -wal and -shm files are left behind at its mode, which would stop a
