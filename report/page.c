@@ -145,6 +145,16 @@ static size_t delays_of(const tl_comparison *c, size_t *out) {
   return n;
 }
 
+/* The page's (probe, delay) blocks as delays_of gives them, allocated (the
+ * caller frees); NULL with the page marked failed when out of memory. */
+static size_t *page_blocks(tl__page *p, size_t *n) {
+  size_t *idx = calloc(p->c->group_count + 1, sizeof *idx);
+  *n = idx ? delays_of(p->c, idx) : 0;
+  if (!idx)
+    p->failed = TL_ENOMEM;
+  return idx;
+}
+
 static const tl_group *find_group(const tl_comparison *c, const char *label, const char *probe,
                                   int64_t delay_ns) {
   for (size_t i = 0; i < c->group_count; i++)
@@ -318,12 +328,9 @@ static void summary_prose(tl__page *p) {
         "ratios are given only where both latenesses are at least 0.1 ms.\n\n",
         f);
   double pct = headline_pct(c);
-  size_t *idx = calloc(c->group_count + 1, sizeof *idx);
-  if (!idx) {
-    p->failed = TL_ENOMEM;
+  size_t n, *idx = page_blocks(p, &n);
+  if (!idx)
     return;
-  }
-  size_t n = delays_of(c, idx);
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
     int k = pct_index(&g0->dist, pct);
@@ -492,12 +499,9 @@ static void section_tables(tl__page *p) {
         "label is clearly the least late (the 95% interval of each difference excludes 0), "
         "nowhere else.\n\n",
         f);
-  size_t *idx = calloc(c->group_count + 1, sizeof *idx);
-  if (!idx) {
-    p->failed = TL_ENOMEM;
+  size_t n, *idx = page_blocks(p, &n);
+  if (!idx)
     return;
-  }
-  size_t n = delays_of(c, idx);
   for (size_t i = 0; i < n; i++)
     delay_table(p, &c->groups[idx[i]]);
   free(idx);
@@ -516,12 +520,9 @@ static void section_charts(tl__page *p) {
           f);
     return;
   }
-  size_t *idx = calloc(c->group_count + 1, sizeof *idx);
-  if (!idx) {
-    p->failed = TL_ENOMEM;
+  size_t n, *idx = page_blocks(p, &n);
+  if (!idx)
     return;
-  }
-  size_t n = delays_of(c, idx);
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
     char call[96];
@@ -1362,12 +1363,9 @@ static void section_answer(tl__page *p) {
   fputs("## Summary\n\n", tl__prose(p));
   summary_prose(p);
   if (html) {
-    size_t *idx = calloc(c->group_count + 1, sizeof *idx);
-    if (!idx) {
-      p->failed = TL_ENOMEM;
+    size_t n, *idx = page_blocks(p, &n);
+    if (!idx)
       return;
-    }
-    size_t n = delays_of(c, idx);
     tl__prose_flush(p);
     for (size_t i = 0; i < n; i++)
       tl__svg_dots(p, &c->groups[idx[i]]);
