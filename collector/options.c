@@ -108,6 +108,24 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   }
   if (o->count <= 0 && o->duration_ns <= 0)
     return tl_fail(why, whylen, TL_EINVAL, "--count: give a count or a duration");
+  if (o->count <= 0) {
+    /* A duration must leave time for the warm-up and one stored sample of
+     * each delay, or the sessions would end 'complete' with no sample.
+     * Every timer takes at least a loop turn; count 1 ms for it. */
+    int64_t longest = 1000000, turns = (int64_t)o->warmup + 1;
+    for (size_t i = 0; i < o->delay_count; i++)
+      longest = o->delays_ns[i] > longest ? o->delays_ns[i] : longest;
+    longest += o->gap_ns;
+    int64_t need = longest > INT64_MAX / turns ? INT64_MAX : longest * turns;
+    if (o->duration_ns < need) {
+      char ms[32];
+      tl_format_delay_ms(need, ms, sizeof ms);
+      return tl_fail(why, whylen, TL_EINVAL,
+                     "--duration: too short to measure a sample of each delay after the "
+                     "warm-up; at least %sms",
+                     ms);
+    }
+  }
   if (p->flags & TL__PROBE_PERIODIC) {
     if (o->delay_count != 1 || o->delays_ns[0] != tl_collect_fixed_delay(o))
       return tl_fail(why, whylen, TL_EINVAL,

@@ -139,6 +139,16 @@ static void probe_opts(const tl_collect_opts *base, const char *probe, tl_collec
   }
 }
 
+/* A bare number is seconds for --duration and --every (as it always was)
+ * but milliseconds for --delays, --gap and --interval: said once, so that
+ * nobody collects for 50 s who meant 50 ms. */
+static void warn_bare_seconds(const char *opt, const char *arg) {
+  if (arg[strspn(arg, "0123456789.")] == '\0')
+    tl_warnf("%s %s means %ss; write the unit to say so, since a bare number in --delays, "
+             "--gap and --interval is milliseconds",
+             opt, arg, arg);
+}
+
 static int list_probes(void) {
   size_t n;
   const tl_probe_info *p = tl_probes(&n);
@@ -259,6 +269,7 @@ int main(int argc, char **argv) {
       if (tl_duration_parse(optarg, 1000000000LL, 366LL * 86400 * 1000000000LL, &v, why,
                             sizeof why))
         return tl_usage_error("--duration", why);
+      warn_bare_seconds("--duration", optarg);
       if (v <= 0)
         return tl_usage_error("--duration", "must be longer than 0");
       opts.duration_ns = v;
@@ -317,6 +328,7 @@ int main(int argc, char **argv) {
       if (tl_duration_parse(optarg, 1000000000LL, 366LL * 86400 * 1000000000LL, &v, why,
                             sizeof why))
         return tl_usage_error("--every", why);
+      warn_bare_seconds("--every", optarg);
       if (v < 1000000000LL)
         return tl_usage_error("--every", "at least 1s");
       every_ns = v;
@@ -501,15 +513,21 @@ int main(int argc, char **argv) {
   int log_lines = !quiet && !opts.progress;
   if (log_lines) {
     char list[TL_MAX_DELAYS * 24] = "", amount[64];
-    for (size_t i = 0, at = 0; i < opts.delay_count && at < sizeof list; i++)
-      at += (size_t)snprintf(list + at, sizeof list - at, "%s%g", i ? "," : "",
-                             (double)opts.delays_ns[i] / 1e6);
-    if (opts.count)
+    for (size_t i = 0, at = 0; i < opts.delay_count && at < sizeof list; i++) {
+      char d[32];
+      tl_format_delay_ms(opts.delays_ns[i], d, sizeof d);
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? "," : "", d);
+    }
+    if (opts.count) {
       snprintf(amount, sizeof amount, "%lld samples each", (long long)opts.count);
-    else
-      snprintf(amount, sizeof amount, "for %g s", (double)opts.duration_ns / 1e9);
-    log_line("start: label %s, probe %s, delays %s ms, %s, database %s", label, opts.probe, list,
-             amount, opts.dry_run ? "none (dry run)" : path);
+    } else {
+      char d[32];
+      tl_format_delay_ms(opts.duration_ns / 1000, d, sizeof d); /* ms of us: seconds */
+      snprintf(amount, sizeof amount, "for %s s", d);
+    }
+    log_line("start: label %s, %s %s, delays %s ms, %s, database %s", label,
+             n_probes > 1 ? "probes" : "probe", probe_list, list, amount,
+             opts.dry_run ? "none (dry run)" : path);
   }
   uint64_t started = uv_hrtime();
 

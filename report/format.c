@@ -104,10 +104,12 @@ const char *tl__tag(const tl_session_detail *d, const char *key) {
 
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len) {
   const tl_probe_about *about = tl_probe_about_find(probe);
+  char d[32];
+  tl_format_delay_ms(delay_ns, d, sizeof d);
   if (about && about->call)
-    snprintf(buf, len, "%s(%g)", about->call, (double)delay_ns / 1e6);
+    snprintf(buf, len, "%s(%s)", about->call, d);
   else
-    snprintf(buf, len, "%s %g ms", probe, (double)delay_ns / 1e6);
+    snprintf(buf, len, "%s %s ms", probe, d);
 }
 
 int64_t tl_armed_ns(const char *probe, int64_t delay_ns) {

@@ -153,7 +153,7 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
    * "1.5ms" is exact and nothing like "1e3" or "0x10" slips through. */
   const char *p = s;
   uint64_t whole = 0, frac = 0, frac_scale = 1;
-  int digits = 0;
+  int digits = 0, dropped = 0;
   while (isdigit((unsigned char)*p)) {
     if (whole > UINT64_MAX / 10 - 1)
       return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);
@@ -166,6 +166,8 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
       if (frac_scale < 1000000000000ULL) {
         frac = frac * 10 + (uint64_t)(*p - '0');
         frac_scale *= 10;
+      } else if (*p != '0') {
+        dropped = 1;
       }
       p++;
       digits++;
@@ -184,10 +186,20 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
   }
   if (whole > (uint64_t)max_ns / (uint64_t)unit)
     return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);
+  /* tl counts whole nanoseconds: frac / frac_scale * unit must be one, that
+   * is frac a multiple of frac_scale / gcd(frac_scale, unit). */
+  uint64_t a = frac_scale, b = (uint64_t)unit;
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  if (dropped || frac % (frac_scale / a))
+    return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is not a whole number of nanoseconds",
+                   s);
   uint64_t ns = whole * (uint64_t)unit;
   /* frac / frac_scale * unit, without overflow: frac < frac_scale <= 1e12. */
-  long double part = (long double)frac * (long double)unit / (long double)frac_scale;
-  uint64_t part_ns = (uint64_t)(part + 0.5L);
+  uint64_t part_ns = frac / (frac_scale / a) * ((uint64_t)unit / a); /* exact, see above */
   if (ns + part_ns > (uint64_t)max_ns)
     return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);
   *out_ns = (int64_t)(ns + part_ns);
@@ -247,19 +259,21 @@ int tl_date_parse(const char *s, int64_t *out_ns, char *why, size_t whylen) {
   size_t len = s ? strlen(s) : 0;
   if ((len != 10 && len != 20) || fixed_digits(s, 4, &y) || s[4] != '-' ||
       fixed_digits(s + 5, 2, &mo) || s[7] != '-' || fixed_digits(s + 8, 2, &d))
-    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)",
-                  s ? s : "");
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s ? s : "");
   if (len == 20 && (s[10] != 'T' || fixed_digits(s + 11, 2, &h) || s[13] != ':' ||
                     fixed_digits(s + 14, 2, &mi) || s[16] != ':' || fixed_digits(s + 17, 2, &sec) ||
                     s[19] != 'Z'))
-    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "'%.40s' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)", s);
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
       sec > 59)
     return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a valid date", s);
   int64_t secs = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
   /* Nanoseconds in 64 bits end in April 2262. */
   if (secs > INT64_MAX / 1000000000LL)
-    return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is too far in the future (tl's dates end in 2262)", s);
+    return tl_fail(why, whylen, TL_EINVAL,
+                   "'%.40s' is too far in the future (tl's dates end in 2262)", s);
   *out_ns = secs * 1000000000LL;
   return TL_OK;
 }

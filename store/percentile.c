@@ -26,6 +26,18 @@ void tl_format_ms(double ns, char *buf, size_t len) {
   snprintf(buf, len, "%.*f ms", digits, ms);
 }
 
+void tl_format_delay_ms(int64_t delay_ns, char *buf, size_t len) {
+  int64_t a = delay_ns < 0 ? -delay_ns : delay_ns;
+  int n = snprintf(buf, len, "%s%lld.%06lld", delay_ns < 0 ? "-" : "", (long long)(a / 1000000),
+                   (long long)(a % 1000000));
+  if (n <= 0 || (size_t)n >= len)
+    return;
+  while (buf[n - 1] == '0')
+    buf[--n] = '\0';
+  if (buf[n - 1] == '.')
+    buf[--n] = '\0';
+}
+
 void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
                          const int64_t *delay_ns, size_t n, char *buf, size_t len) {
   size_t at = 0;
@@ -44,8 +56,11 @@ void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
   const tl_probe_about *about = tl_probe_about_find(probe);
   const char *call = about && about->call ? about->call : probe;
   ADD(" (for ");
-  for (size_t i = 0; i < n; i++)
-    ADD("%s%s(%g)", i == 0 ? "" : i + 1 == n ? " and " : ", ", call, (double)delay_ns[i] / 1e6);
+  for (size_t i = 0; i < n; i++) {
+    char d[32];
+    tl_format_delay_ms(delay_ns[i], d, sizeof d);
+    ADD("%s%s(%s)", i == 0 ? "" : i + 1 == n ? " and " : ", ", call, d);
+  }
   ADD("%s)", n > 1 ? " respectively" : "");
 #undef ADD
   if (at >= len && len)

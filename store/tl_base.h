@@ -213,6 +213,10 @@ int64_t tl_rank(double pct, int64_t n);
  * "0.117 ms", "0.0021 ms". */
 void tl_format_ms(double ns, char *buf, size_t len);
 
+/* A requested delay in milliseconds, exactly and without an exponent:
+ * "0", "50", "0.25", "86400000", "0.000001" (1 ns). */
+void tl_format_delay_ms(int64_t delay_ns, char *buf, size_t len);
+
 /* "90 percent of calls took up to 1.17 ms and 50.57 ms (for setTimeout(0)
  * and setTimeout(50) respectively)": value_ns[i] is the pct percentile at
  * delay_ns[i] of probe. Plain text, truncated to len. */

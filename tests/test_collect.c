@@ -212,6 +212,15 @@ static void summary_sentence(void **state) {
   tl_collect_summary("uv", r, 2, 99, buf, sizeof buf);
   assert_string_equal(buf, "99 percent of calls took up to 0.117 ms and 0.00210 ms (for uv(0) and "
                            "uv(50) respectively)");
+  /* Delays exactly, never with an exponent: a day, a quarter and a
+   * millionth of a millisecond. */
+  r[0].delay_ns = 86400000000000LL;
+  r[1].delay_ns = 250000;
+  tl_collect_summary("settimeout", r, 2, 90, buf, sizeof buf);
+  assert_non_null(strstr(buf, "(for setTimeout(86400000) and setTimeout(0.25) respectively)"));
+  r[0].delay_ns = 1;
+  tl_collect_summary("nanosleep", r, 1, 90, buf, sizeof buf);
+  assert_non_null(strstr(buf, "(for nanosleep(0.000001))"));
 }
 
 static void host_facts(void **state) {

@@ -109,6 +109,10 @@ static void bad_values(void **state) {
       {"--arm-from", "timer", "--probe", "nanosleep"},
       {"--browser-mode", "nested", "--probe", "uv"},
       {"--browser-mode", "nest", "--probe", "browser"},
+      {"--delays", "0.0000001", "--probe", "nanosleep"}, /* 0.1 ns: not rounded to 0 */
+      {"--delays", "1.5ns", "--probe", "nanosleep"},
+      {"--duration", "10ns", "--probe", "uv"},   /* no sample could be measured */
+      {"--duration", "100ms", "--delays", "50"}, /* nor after the warm-up */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[] = {TLCOLLECT,

@@ -188,6 +188,15 @@ static void log_lines_without_terminal(void **state) {
   assert_string_equal(strchr(second, '\n'), "\n"); /* two lines, nothing else */
   free(out);
   free(err);
+  /* The start line names the probe that runs, and a bare --duration is
+   * read as seconds, with a warning that says so. */
+  char *u[] = {TLCOLLECT, "--db",     db,  "--label",    "cron", "--probe",
+               "uv",      "--delays", "0", "--duration", "1",    NULL};
+  assert_int_equal(tl_test_run(u, NULL, &out, &err), 0);
+  assert_non_null(strstr(err, "tlcollect: warning: --duration 1 means 1s"));
+  assert_non_null(strstr(err, "start: label cron, probe uv, delays 0 ms, for 1 s, database "));
+  free(out);
+  free(err);
   /* --quiet: nothing at all. */
   char *b[] = {TLCOLLECT, "--db", db, "--delays", "0", "--count", "2", "--quiet", NULL};
   assert_int_equal(tl_test_run(b, NULL, &out, &err), 0);

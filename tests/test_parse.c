@@ -76,11 +76,34 @@ static void durations(void **state) {
   assert_int_equal(ns, 7200000000000LL);
   assert_int_equal(tl_duration_parse("0", MS, MAX, &ns, why, sizeof why), TL_OK);
   assert_int_equal(ns, 0);
-  assert_int_equal(tl_duration_parse("0.0000001ms", MS, MAX, &ns, why, sizeof why), TL_OK);
-  assert_int_equal(ns, 0);
-  const char *bad[] = {
-      "",    "-1", "ms", "1e3", "0x10", "1.2.3", "5 ms", "5mss", " 5", "5x", "99999999999999999999",
-      "NaN", "inf"};
+  /* Whole nanoseconds, exactly; anything finer is refused, never rounded. */
+  assert_int_equal(tl_duration_parse("0.000001ms", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 1);
+  assert_int_equal(tl_duration_parse("1.000000001s", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 1000000001);
+  assert_int_equal(tl_duration_parse("0.5m", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 30000000000LL);
+  assert_int_equal(tl_duration_parse("2.50000000000000000s", MS, MAX, &ns, why, sizeof why), TL_OK);
+  assert_int_equal(ns, 2500000000LL);
+  assert_int_equal(tl_duration_parse("0.0000001ms", MS, MAX, &ns, why, sizeof why), TL_EINVAL);
+  assert_non_null(strstr(why, "whole number of nanoseconds"));
+  const char *bad[] = {"",
+                       "-1",
+                       "ms",
+                       "1e3",
+                       "0x10",
+                       "1.2.3",
+                       "5 ms",
+                       "5mss",
+                       " 5",
+                       "5x",
+                       "99999999999999999999",
+                       "NaN",
+                       "inf",
+                       "0.5ns",
+                       "0.0000001",
+                       "1.0000000000001s",
+                       "0.33333333333333h"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ns = -7;
     assert_int_equal(tl_duration_parse(bad[i], MS, MAX, &ns, why, sizeof why), TL_EINVAL);
