@@ -359,7 +359,10 @@ static void *writer_main(void *arg) {
   pthread_mutex_lock(&run->lock);
   while (!run->writer_done) {
     int64_t left = due - mono_ms();
-    if (left > 0 && atomic_load(&run->queued) < WAKE_CHUNKS) {
+    /* Early only when there is storing to do: a dry run keeps its chunks,
+     * and after a failed write nothing more is stored. */
+    int early = run->store && !run->write_failed && atomic_load(&run->queued) >= WAKE_CHUNKS;
+    if (left > 0 && !early) {
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
       int64_t ns = until.tv_nsec + left * 1000000;
