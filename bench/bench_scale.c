@@ -25,6 +25,7 @@
 
 #include "bench_util.h"
 #include "tl_report.h"
+#include "tl_store.h"
 
 enum { RUNS = 3, REAL = 3000, SESSION = 1000000 };
 static const char *const labels[3] = {"vbox", "macos", "droplet"};
@@ -79,6 +80,64 @@ static double time_report(const char *tlreport, const char *db, double *rss) {
     t[i] = bench_run(argv, 0, NULL, &r[i]);
   *rss = bench_median(r, RUNS);
   return bench_median(t, RUNS);
+}
+
+/* The cost of the block checksums, measured on the database at path in
+ * this run: every block read through the store as a report reads it (the
+ * checksum verified, then decoded), and the CRC32C of the same blocks
+ * alone. *read_s and *crc_s are medians of RUNS passes, seconds. */
+typedef struct {
+  double crc_s;
+} crc_ctx;
+
+static int crc_block(void *arg, const tl_block *b) {
+  crc_ctx *c = arg;
+  double t0 = bench_now_s();
+  volatile uint32_t sink = tl_crc32c(0, b->data, b->len);
+  (void)sink;
+  c->crc_s += bench_now_s() - t0;
+  return 0;
+}
+
+static int64_t decode_sink;
+
+static int decode_block(void *arg, const tl_block *b) {
+  int64_t *v = arg;
+  if (tl_block_decode(b, v, NULL))
+    return TL_ECORRUPT;
+  decode_sink += v[b->count - 1];
+  return 0;
+}
+
+static void checksum_cost(const char *path, double *read_s, double *crc_s) {
+  tl_store *s;
+  if (tl_store_open(&s, path, TL_STORE_READONLY))
+    bench_die("open", s);
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  if (tl_store_sessions(s, &f, &list))
+    bench_die("sessions", s);
+  int64_t *ids = malloc(list.count * sizeof *ids), *v = malloc(TL_BLOCK_MAX * sizeof *v);
+  for (size_t i = 0; i < list.count; i++)
+    ids[i] = list.items[i].id;
+  double r[RUNS], c[RUNS];
+  for (int k = 0; k < RUNS; k++) {
+    double t0 = bench_now_s();
+    if (tl_store_scan_blocks(s, ids, list.count, NULL, decode_block, v))
+      bench_die("read", s);
+    r[k] = bench_now_s() - t0;
+    crc_ctx cc = {0};
+    if (tl_store_scan_blocks(s, ids, list.count, NULL, crc_block, &cc))
+      bench_die("read", s);
+    c[k] = cc.crc_s;
+  }
+  *read_s = bench_median(r, RUNS);
+  *crc_s = bench_median(c, RUNS);
+  free(ids);
+  free(v);
+  tl_session_list_free(&list);
+  tl_store_close(s);
 }
 
 /* The baseline table: one row per sample, same data as the 10M database. */
@@ -244,16 +303,18 @@ int main(int argc, char **argv) {
 
   printf("\ntlreport --compare vbox,macos,droplet (2 delays, p50/p90/p99 exact), median of %d\n",
          RUNS);
-  printf("  %12s %10s %12s %12s %14s\n", "samples", "build s", "report s", "peak MiB",
-         "ns per sample");
+  printf("  %12s %10s %12s %12s %14s %10s %10s %8s %8s\n", "samples", "build s", "report s",
+         "peak MiB", "ns per sample", "read s", "crc s", "of read", "of rep.");
   char path[4096], ten[4096];
   snprintf(ten, sizeof ten, "%s/scale-10.db", dir);
   for (size_t m = 1; m <= max_m; m *= 10) {
     snprintf(path, sizeof path, "%s/scale-%zu.db", dir, m);
     double build = build_db(path, &real, m * 1000000);
-    double rss, t = time_report(tlreport, path, &rss);
-    printf("  %12zu %10.2f %12.3f %12.1f %14.2f\n", m * 1000000, build, t, rss,
-           t * 1e9 / (double)(m * 1000000));
+    double rss, t = time_report(tlreport, path, &rss), read_s, crc_s;
+    checksum_cost(path, &read_s, &crc_s);
+    printf("  %12zu %10.2f %12.3f %12.1f %14.2f %10.3f %10.4f %7.1f%% %7.1f%%\n", m * 1000000,
+           build, t, rss, t * 1e9 / (double)(m * 1000000), read_s, crc_s, 100 * crc_s / read_s,
+           100 * crc_s / t);
     fflush(stdout);
     if (m != 10 && !keep_dbs)
       bench_remove_db(path);
@@ -277,10 +338,17 @@ int main(int argc, char **argv) {
          results_agree(sqlite3_shell, plain, ten) ? "yes" : "NO");
   bench_remove_db(plain);
 
-  printf("\ningest, 10M samples, median of %d\n", RUNS);
-  printf("  %-40s %14.0f samples/s\n", "tlstore merge", ingest_merge(dir, ten, 9999996));
-  printf("  %-40s %14.0f samples/s\n", "tlstore import (CSV, one per line)",
-         ingest_import(dir, &real, 10000000));
+  printf("\ningest, 10M samples, median of %d; the share of it spent on block checksums (the "
+         "CRC32C of every block, which merge verifies and import writes, measured here)\n",
+         RUNS);
+  double read_s, crc_s;
+  checksum_cost(ten, &read_s, &crc_s);
+  double merge_rate = ingest_merge(dir, ten, 9999996);
+  double import_rate = ingest_import(dir, &real, 10000000);
+  printf("  %-40s %14.0f samples/s %7.1f%%\n", "tlstore merge", merge_rate,
+         100 * crc_s / (9999996 / merge_rate));
+  printf("  %-40s %14.0f samples/s %7.1f%%\n", "tlstore import (CSV, one per line)", import_rate,
+         100 * crc_s / (10000000 / import_rate));
   bench_remove_db(ten);
   free(real.v);
   return 0;
