@@ -250,12 +250,8 @@ static int check_conninfo(tl_store *s, const char *conninfo) {
   char *why = NULL;
   PQconninfoOption *opts = PQconninfoParse(conninfo, &why);
   if (!opts) {
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", why ? why : "out of memory");
-    one_line(msg);
-    PQfreemem(why);
     /* libpq's reason may quote the string, password and all: not shown. */
-    (void)msg;
+    PQfreemem(why);
     return tl__store_fail(s, TL_EINVAL,
                           "the server address is not a valid PostgreSQL connection string or URI "
                           "(postgresql://USER@HOST/DATABASE)");
