@@ -215,8 +215,8 @@ static void refused_settings_are_errors(void **state) {
  * database exists; on macOS the class is recorded as the session's tag. */
 static void qos_only_where_there_are_classes(void **state) {
   fixture *f = *state;
-  char *argv[] = {TLCOLLECT, "--db",  f->db, "-q", "--probe", "nanosleep", "--count", "1",
-                  "--qos",   "utility", NULL};
+  char *argv[] = {TLCOLLECT, "--db", f->db,   "-q",      "--probe", "nanosleep",
+                  "--count", "1",    "--qos", "utility", NULL};
   char *out, *err;
   int rc = tl_test_run(argv, NULL, &out, &err);
 #ifdef __APPLE__
@@ -408,6 +408,25 @@ static void cpu_and_memory_load_together(void **state) {
   tl_session_list_free(&l);
 }
 
+static void alarm_in_30s(void *arg) {
+  (void)arg;
+  alarm(30); /* kept across exec: a hung run dies instead of hanging the suite */
+}
+
+/* A dry run keeps every sample; with millions of them its writer thread
+ * once spun holding the lock and starved the measuring thread for good. */
+static void dry_run_of_millions_ends(void **state) {
+  (void)state;
+  char *a[] = {TLCOLLECT, "--dry-run",  "--probe", "uv", "--delays",
+               "0",       "--duration", "2s",      "-q", NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, NULL, alarm_in_30s, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("a 2 s dry run of uv at 0 ms: status %d, '%s'", rc, err);
+  free(out);
+  free(err);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tl_test_setup, tl_test_teardown)
   const struct CMUnitTest tests[] = {
@@ -426,6 +445,7 @@ int main(void) {
       T(repeat_makes_separate_runs),
       T(repeat_wait_is_interruptible),
       T(cpu_and_memory_load_together),
+      T(dry_run_of_millions_ends),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);
