@@ -244,6 +244,13 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
     }
     if (err == TL_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
       err = tl__store_sqlfail(s, rc, "reading samples");
+    /* The ids come from the sessions table: one that finds no row there is
+     * a damaged table, never a session without samples. */
+    if (err == TL_OK && run.recorded < 0)
+      err = tl__store_fail(s, TL_ECORRUPT,
+                           "%s: session %lld is missing from the sessions table (run 'tlstore "
+                           "check')",
+                           s->path, (long long)ids[i]);
     if (err == TL_OK && run.recorded >= 0)
       err = tl__block_run_end(s, &run);
     sqlite3_reset(st);
@@ -500,6 +507,26 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
       PROBLEM("table %s row %lld refers to a missing %s row", sqlite3_column_text(st, 0),
               (long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 2));
     sqlite3_finalize(st);
+  }
+
+  /* A damaged schema text can turn "id INTEGER PRIMARY KEY" into a plain
+   * column: the integrity check still passes, but every id reads as NULL and
+   * no session finds its samples. */
+  static const char *const keyed[] = {"hosts", "sessions"};
+  for (size_t k = 0; k < sizeof keyed / sizeof keyed[0]; k++) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE typeof(id) <> 'integer' OR id <> rowid",
+             keyed[k]);
+    int64_t bad = 0;
+    rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      bad = sqlite3_column_int64(st, 0);
+    else
+      PROBLEM("table %s cannot be read: %s", keyed[k], sqlite3_errmsg(s->db));
+    sqlite3_finalize(st);
+    if (bad)
+      PROBLEM("table %s: %lld rows have lost their id (its definition is damaged)", keyed[k],
+              (long long)bad);
   }
 
   int version = tl_store_schema_version(s);
