@@ -9,13 +9,9 @@
  * memory, as every run did before memory was bounded; bench/README.md
  * quotes the figures measured then.
  * Usage: bench_collect DIR TLCOLLECT [SECONDS...]   (default 10 60) */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bench_util.h"
 
@@ -43,22 +39,7 @@ static outcome run_collect(const char *tlcollect, const char *db, int seconds, i
                   NULL};
   bench_remove_db(db);
   outcome o = {0};
-  double t0 = bench_now_s();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open("/dev/null", O_WRONLY);
-    dup2(fd, 1);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  int st;
-  struct rusage ru;
-  if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    fprintf(stderr, "bench_collect: %s --duration %s failed\n", tlcollect, dur);
-    exit(1);
-  }
-  o.wall_s = bench_now_s() - t0;
-  o.rss_mib = (double)ru.ru_maxrss / 1024.0;
+  o.wall_s = bench_run(argv, 0, NULL, &o.rss_mib);
   if (!dry) {
     tl_store *s = NULL;
     tl_store_stats stats = {0};
