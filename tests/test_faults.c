@@ -229,11 +229,13 @@ static void kill9_keeps_every_committed_sample(void **state) {
 #endif
 #endif
 
+#ifndef TL_TEST_ASAN
 static void limit_data(void *arg) {
   struct rlimit rl = {*(rlim_t *)arg, *(rlim_t *)arg};
   if (setrlimit(RLIMIT_DATA, &rl) != 0)
     _exit(126);
 }
+#endif
 
 /* Five million samples (40 MB of them) under a 64 MiB limit on the
  * collector's data: the samples handed to the writer are released, so the
