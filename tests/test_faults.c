@@ -266,12 +266,14 @@ static void memory_bounded(void **state) {
  * disk fails with ENOSPC; it needs no privileges, so it works as root in a
  * container too. SIGXFSZ is ignored so that the write fails instead of the
  * signal killing the process (the disposition survives exec). */
-static void limit_file_size(void *arg) {
-  struct rlimit rl = {*(rlim_t *)arg, *(rlim_t *)arg};
-  signal(SIGXFSZ, SIG_IGN);
+static void set_file_size_limit(rlim_t limit, void (*on_sigxfsz)(int)) {
+  struct rlimit rl = {limit, limit};
+  signal(SIGXFSZ, on_sigxfsz);
   if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
     _exit(126);
 }
+
+static void limit_file_size(void *arg) { set_file_size_limit(*(rlim_t *)arg, SIG_IGN); }
 
 static void disk_full_ends_sessions_cleanly(void **state) {
   fixture *f = *state;
@@ -316,12 +318,7 @@ static void disk_full_ends_sessions_cleanly(void **state) {
 /* The limit as a shell's `ulimit -f` sets it: SIGXFSZ keeps its default
  * action, which kills a process that writes past the limit unless it
  * ignores the signal itself. */
-static void limit_file_size_only(void *arg) {
-  struct rlimit rl = {*(rlim_t *)arg, *(rlim_t *)arg};
-  signal(SIGXFSZ, SIG_DFL);
-  if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-    _exit(126);
-}
+static void limit_file_size_only(void *arg) { set_file_size_limit(*(rlim_t *)arg, SIG_DFL); }
 
 /* `(ulimit -f 2000; tlcollect ...)`: tlcollect is not killed by SIGXFSZ but
  * fails with the one-line error, exit 1, and the sessions end 'interrupted'
