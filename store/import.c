@@ -573,6 +573,12 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     if (rc != SQLITE_DONE)
       err = tl__store_sqlfail(s, rc, "finishing the import");
   }
+  if (!err) {
+    tl__summarizer *z = tl__summarizer_new();
+    err = z ? tl__summary_put(s, z, b->session_id)
+            : tl__store_fail(s, TL_ENOMEM, "out of memory summarising the import");
+    tl__summarizer_free(z);
+  }
   sqlite3_finalize(b->ins);
   if (!err)
     err = exec(s, "COMMIT", "committing the import");

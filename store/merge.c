@@ -61,6 +61,7 @@ typedef struct {
   const char *path; /* of src, for messages */
   sqlite3_stmt *find, *host_find, *host, *insert, *detail_src[3], *detail_dst[3], *detail_ins[3];
   tl_merge_stats stats;
+  tl__summarizer *z;
 } merger;
 
 static int prepare(tl_store *s, const char *sql, sqlite3_stmt **st) {
@@ -213,6 +214,11 @@ static int merge_session(merger *m, sqlite3_stmt *s) {
     return tl__store_sqlfail(m->dst, rc, "copying a session");
   for (int k = 0; k < 3 && err == TL_OK; k++)
     err = copy_details(m, k, src_id, dst_id);
+  /* The summary is made again from the blocks copied: a source's own is
+   * not trusted to match them. A running session gets none. */
+  const char *status = (const char *)sqlite3_column_text(s, 11);
+  if (err == TL_OK && status && strcmp(status, "running") != 0)
+    err = tl__summary_put(m->dst, m->z, dst_id);
   if (err == TL_OK)
     m->stats.sessions_added++;
   return err;
@@ -296,7 +302,8 @@ int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_sta
   int rc = sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(d, rc, "starting the merge");
-  int err = TL_OK;
+  m.z = tl__summarizer_new();
+  int err = m.z ? TL_OK : tl__store_fail(d, TL_ENOMEM, "out of memory starting the merge");
   for (size_t i = 0; i < n && err == TL_OK; i++) {
     tl_store *src = NULL;
     m.path = paths[i];
@@ -312,6 +319,7 @@ int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_sta
   }
   if (err == TL_OK && (rc = sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(d, rc, "committing the merge");
+  tl__summarizer_free(m.z);
   if (err) {
     sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
     return err;

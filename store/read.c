@@ -534,6 +534,8 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     PROBLEM("schema version is %d, this tl expects %d", version, tl_schema_latest());
 
   int err = tl__check_samples(s, report, ctx, &problems);
+  if (!err && version >= 3)
+    err = tl__check_summaries(s, report, ctx, &problems);
   if (err)
     return err;
 #undef PROBLEM

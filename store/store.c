@@ -237,10 +237,42 @@ static void block_upgrade_fn(sqlite3_context *cx, int argc, sqlite3_value **argv
   sqlite3_free(out);
 }
 
+/* tl_session_summary(session_id), for migration 3: the session's summary
+ * as stored (docs/schema.md), or NULL when its blocks do not read back
+ * whole. Runs on the connection that applies the migration (s). */
+typedef struct {
+  tl_store *s;
+  tl__summarizer *z;
+} summary_fn_ctx;
+
+static void session_summary_fn(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  summary_fn_ctx *c = sqlite3_user_data(cx);
+  const tl_summary *m;
+  int err = tl__summary_compute(c->s, c->z, sqlite3_value_int64(argv[0]), &m);
+  c->s->errmsg[0] = '\0';
+  if (err == TL_ECORRUPT) {
+    sqlite3_result_null(cx);
+    return;
+  }
+  uint8_t *blob = err ? NULL : sqlite3_malloc64(tl__summary_bound(m));
+  if (!blob) {
+    sqlite3_result_error_nomem(cx);
+    return;
+  }
+  sqlite3_result_blob64(cx, blob, tl__summary_encode(m, blob), sqlite3_free);
+}
+
 static int migrate(tl_store *s, int from) {
+  summary_fn_ctx sctx = {s, tl__summarizer_new()};
+  if (!sctx.z)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory upgrading the schema");
   int rc = sqlite3_create_function(s->db, "tl_block_upgrade_v1", 5,
                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
-                                   block_upgrade_fn, NULL, NULL) == SQLITE_OK
+                                   block_upgrade_fn, NULL, NULL) == SQLITE_OK &&
+                   sqlite3_create_function(s->db, "tl_session_summary", 1,
+                                           SQLITE_UTF8 | SQLITE_DIRECTONLY, &sctx,
+                                           session_summary_fn, NULL, NULL) == SQLITE_OK
                ? TL_OK
                : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting the schema upgrade");
   if (rc == TL_OK)
@@ -261,8 +293,12 @@ static int migrate(tl_store *s, int from) {
     rc = exec(s, sql, "marking the file as a tl database");
   }
   if (rc == TL_OK)
-    return exec(s, "COMMIT", "committing the schema upgrade");
-  sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    rc = exec(s, "COMMIT", "committing the schema upgrade");
+  else
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  /* The function's context lives on this stack frame only. */
+  sqlite3_create_function(s->db, "tl_session_summary", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+  tl__summarizer_free(sctx.z);
   return rc;
 }
 
@@ -529,8 +565,13 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     rc = sqlite3_step(upd);
     sqlite3_reset(upd);
     if (rc == SQLITE_DONE) {
-      n += sqlite3_changes(s->db);
+      int changed = sqlite3_changes(s->db);
+      n += changed;
       rc = SQLITE_OK;
+      /* Marked interrupted: summarised in the same transaction (a session
+       * whose summary cannot be made is summarised when read). */
+      if (changed)
+        tl__summary_put_ended(s, dead_ids[i]);
     }
   }
   sqlite3_finalize(upd);

@@ -127,6 +127,35 @@ typedef struct {
 int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b);
 int tl__block_run_end(tl_store *s, const tl__block_run *r);
 
+/* Summaries (summary.c). A summarizer holds the memory of computing one
+ * (a histogram of TL_SUMMARY_BUCKETS counts), reused from session to session. */
+typedef struct tl__summarizer tl__summarizer;
+tl__summarizer *tl__summarizer_new(void);
+void tl__summarizer_free(tl__summarizer *z);
+/* The summary of a session from its stored blocks (verified as a report
+ * reads them); *out lives in z until its next use. */
+int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
+                        const tl_summary **out);
+/* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
+ * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
+ * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */
+size_t tl__summary_bound(const tl_summary *m);
+size_t tl__summary_encode(const tl_summary *m, uint8_t *out);
+int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
+                       const char **why);
+int tl__summary_equal(const tl_summary *a, const tl_summary *b);
+/* Computes and stores (replacing) the summary of a session, inside the
+ * caller's write transaction. tl__summary_put_ended does it in a savepoint
+ * of its own and leaves the transaction as it was when it fails, so that a
+ * session still ends when its summary cannot be made (it is then computed
+ * when read). */
+int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id);
+int tl__summary_put_ended(tl_store *s, int64_t session_id);
+/* tlstore check's part: every stored summary decodes, holds its session's
+ * sample_count and equals the summary of its blocks; each one that does not
+ * goes to report and adds to *problems. */
+int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
+
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);
 

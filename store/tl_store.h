@@ -240,6 +240,33 @@ typedef int (*tl_block_cb)(void *ctx, const tl_block *b);
 int tl_store_scan_blocks(tl_store *store, const int64_t *session_ids, size_t n,
                          tl_block_filter_cb filter, tl_block_cb fn, void *ctx);
 
+/* A summary of a session (summary.c; its stored form is in docs/schema.md):
+ * count, extremes, exact sums, its own exact nearest-rank values at
+ * tl_summary_pcts, and a log-linear histogram: exact below 2^SUB_BITS ns,
+ * then 2^SUB_BITS buckets per power of two (tl_summary_bucket). */
+enum { TL_SUMMARY_SUB_BITS = 11, TL_SUMMARY_PCTS = 5, TL_SUMMARY_VERSION = 1 };
+enum { TL_SUMMARY_BUCKETS = (64 - TL_SUMMARY_SUB_BITS + 1) << TL_SUMMARY_SUB_BITS };
+extern const double tl_summary_pcts[TL_SUMMARY_PCTS]; /* 50, 90, 99, 99.9, 99.99 */
+typedef struct {
+  int64_t count, min_ns, max_ns; /* 0 when the session has no samples */
+  unsigned __int128 sum, sumsq;  /* of the samples and of their squares, exact */
+  int64_t pct_ns[TL_SUMMARY_PCTS];
+  size_t hist_first, hist_len; /* the buckets from min_ns's to max_ns's */
+  const int64_t *hist;         /* hist_len counts, of buckets hist_first... */
+} tl_summary;
+/* The histogram bucket of a latency, and the latencies [lo, hi] it holds. */
+size_t tl_summary_bucket(int64_t latency_ns);
+void tl_summary_bucket_bounds(size_t bucket, int64_t *lo, int64_t *hi);
+/* Calls fn with the summary of each of the n sessions, in the order given
+ * (index: its place in ids); the summary is valid during the call. A stored
+ * summary is verified (checksum, layout, count against the session's
+ * sample_count; TL_ECORRUPT naming the session otherwise); a session without
+ * one (running, or on a server) is summarised from its samples. A non-zero
+ * return from fn stops and is returned. */
+typedef int (*tl_summary_cb)(void *ctx, size_t index, const tl_summary *summary);
+int tl_store_summaries(tl_store *store, const int64_t *session_ids, size_t n, tl_summary_cb fn,
+                       void *ctx);
+
 /* A read snapshot: between begin and end every read on this handle sees the
  * database as it was at begin, even while a collector commits. end may be
  * called without begin. */

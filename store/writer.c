@@ -339,19 +339,33 @@ int tl_writer_flush(tl_writer *w) {
   return TL_OK;
 }
 
-/* Sets the session's final status and end time, in one autocommit update. */
+/* Sets the session's final status and end time and stores its summary, in
+ * one transaction. A summary that cannot be made (no room for it, say) does
+ * not keep the session from ending: it is then computed when read. */
 static int close_session(tl_writer *w, const char *status) {
   tl_store *s = w->store;
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?",
-                              -1, &st, NULL);
+  int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "closing the session");
-  bind_text(st, 1, status);
-  sqlite3_bind_int64(st, 2, tl__now_ns());
-  sqlite3_bind_int64(st, 3, w->session_id);
-  int err = step_done(s, st, "closing the session");
-  sqlite3_finalize(st);
+  rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?", -1,
+                          &st, NULL);
+  int err = TL_OK;
+  if (rc != SQLITE_OK) {
+    err = tl__store_sqlfail(s, rc, "closing the session");
+  } else {
+    bind_text(st, 1, status);
+    sqlite3_bind_int64(st, 2, tl__now_ns());
+    sqlite3_bind_int64(st, 3, w->session_id);
+    err = step_done(s, st, "closing the session");
+    sqlite3_finalize(st);
+  }
+  if (err == TL_OK && tl__summary_put_ended(s, w->session_id) != TL_OK)
+    s->errmsg[0] = '\0';
+  if (err == TL_OK && (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+    err = tl__store_sqlfail(s, rc, "closing the session");
+  if (err)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
   return err;
 }
 

@@ -370,6 +370,7 @@ static void migrates_v1_blocks(void **state) {
   /* Back to version 1: the payload alone, codec 1, and a second session
    * whose only block is damaged. */
   exec_sql(f->db, "UPDATE sample_blocks SET data = substr(data, 9);"
+                  "DROP TABLE session_summaries;"
                   "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
                   "started_ns, heartbeat_ns, pid, status, sample_count, tl_version, "
                   "libuv_version, command_line) SELECT 'damaged', run_uuid, host_id, label, "
@@ -394,6 +395,288 @@ static void migrates_v1_blocks(void **state) {
   tl_store_close(s);
   free(before.v);
   free(after.v);
+}
+
+
+/* ======================================================================== */
+/* Session summaries                                                         */
+
+static int by_value(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The summary of v[0..n) by brute force: sorted, summed, bucketed. */
+static void brute_summary(const int64_t *v, size_t n, tl_summary *out, int64_t *hist) {
+  memset(out, 0, sizeof *out);
+  int64_t *sorted = malloc(n * sizeof *sorted + 1);
+  memcpy(sorted, v, n * sizeof *v);
+  qsort(sorted, n, sizeof *sorted, by_value);
+  memset(hist, 0, TL_SUMMARY_BUCKETS * sizeof *hist);
+  out->count = (int64_t)n;
+  for (size_t i = 0; i < n; i++) {
+    out->sum += (uint64_t)v[i];
+    out->sumsq += (unsigned __int128)(uint64_t)v[i] * (uint64_t)v[i];
+    hist[tl_summary_bucket(v[i])]++;
+  }
+  if (n) {
+    out->min_ns = sorted[0];
+    out->max_ns = sorted[n - 1];
+    for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+      out->pct_ns[k] = sorted[tl_rank(tl_summary_pcts[k], (int64_t)n) - 1];
+    out->hist_first = tl_summary_bucket(out->min_ns);
+    out->hist_len = tl_summary_bucket(out->max_ns) - out->hist_first + 1;
+  }
+  out->hist = hist + out->hist_first;
+  free(sorted);
+}
+
+typedef struct {
+  tl_summary s;
+  int64_t *hist;
+  size_t calls;
+} summary_copy;
+
+static int copy_summary(void *ctx, size_t index, const tl_summary *m) {
+  summary_copy *c = ctx;
+  assert_int_equal(index, c->calls);
+  c->calls++;
+  c->s = *m;
+  memcpy(c->hist, m->hist, m->hist_len * sizeof *m->hist);
+  c->s.hist = c->hist;
+  return 0;
+}
+
+static void assert_summary_of(tl_store *s, int64_t id, const int64_t *v, size_t n) {
+  static int64_t want_hist[TL_SUMMARY_BUCKETS], got_hist[TL_SUMMARY_BUCKETS];
+  tl_summary want;
+  brute_summary(v, n, &want, want_hist);
+  summary_copy got = {.hist = got_hist};
+  assert_int_equal(tl_store_summaries(s, &id, 1, copy_summary, &got), TL_OK);
+  assert_int_equal(got.calls, 1);
+  assert_int_equal(got.s.count, want.count);
+  assert_int_equal(got.s.min_ns, want.min_ns);
+  assert_int_equal(got.s.max_ns, want.max_ns);
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    assert_int_equal(got.s.pct_ns[k], want.pct_ns[k]);
+  assert_true(tl__summary_equal(&got.s, &want));
+}
+
+/* Data shaped to take every path: exact buckets below 2^11 ns, ties, a far
+ * outlier, more than a million samples in the bucket of a rank (counted
+ * value by value), and in a bucket too wide to count (cut into parts). */
+enum { SHAPES = 6 };
+static size_t shape(int k, int64_t **out) {
+  size_t n = k == 4 || k == 5 ? 1200000 : k == 3 ? 0 : 20000;
+  int64_t *v = malloc(n * sizeof *v + 8);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = (uint64_t)i * 2654435761u % 1000003;
+    switch (k) {
+    case 0: v[i] = (int64_t)(r % 2048); break;                                /* exact */
+    case 1: v[i] = 1000000 + (int64_t)(r % 50000) + (i == 77 ? 4000000000LL : 0); break;
+    case 2: v[i] = 5000; break;                                               /* one value */
+    case 4: v[i] = (1LL << 25) + (int64_t)(r % 16384); break;                 /* counted */
+    default: v[i] = (1LL << 40) + (int64_t)(r * 500); break;                  /* cut */
+    }
+  }
+  *out = v;
+  return n;
+}
+
+static int64_t write_session(tl_store *s, const int64_t *v, size_t n, const char *status) {
+  tl_session_spec spec = spec_for("sum", 0);
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  int64_t id = tl_writer_session_id(w);
+  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  assert_int_equal(tl_writer_end(w, status), TL_OK);
+  return id;
+}
+
+static int64_t stored_summaries(const char *path) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  int64_t n = -1;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM session_summaries", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+/* Every session's stored summary (and a running one's, computed when read)
+ * equals the brute-force one; a database of schema version 2 migrates to
+ * the same summaries; a merge and an import carry them. */
+static void summaries_are_exact(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t *v[SHAPES], ids[SHAPES];
+  size_t n[SHAPES];
+  for (int k = 0; k < SHAPES; k++) {
+    n[k] = shape(k, &v[k]);
+    ids[k] = write_session(s, v[k], n[k], k == 1 ? "interrupted" : "complete");
+  }
+  for (int k = 0; k < SHAPES; k++)
+    assert_summary_of(s, ids[k], v[k], n[k]);
+  assert_int_equal(stored_summaries(f->db), SHAPES);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+
+  /* Back to version 2: no summaries. Migration 3 makes the same ones. */
+  exec_sql(f->db, "CREATE TABLE old AS SELECT * FROM session_summaries;"
+                  "DROP TABLE session_summaries; PRAGMA user_version = 2");
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
+  for (int k = 0; k < SHAPES; k++)
+    assert_summary_of(s, ids[k], v[k], n[k]);
+  tl_store_close(s);
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT count(*), sum(o.data = m.data) FROM old o JOIN "
+                                      "session_summaries m USING (session_id)",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int64(st, 0), SHAPES);
+  assert_int_equal(sqlite3_column_int64(st, 1), SHAPES);
+  sqlite3_finalize(st);
+  sqlite3_exec(db, "DROP TABLE old", NULL, NULL, NULL);
+  sqlite3_close(db);
+
+  /* Merged into another file. */
+  char *other = tl_test_path(f->dir, "merged.db");
+  assert_int_equal(tl_store_open(&s, other, 0), TL_OK);
+  const char *from[] = {f->db};
+  assert_int_equal(tl_store_merge(s, from, 1, NULL), TL_OK);
+  assert_int_equal(stored_summaries(other), SHAPES);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, SHAPES);
+  for (int k = 0; k < SHAPES; k++)
+    assert_summary_of(s, list.items[k].id, v[k], n[k]);
+  tl_session_list_free(&list);
+
+  /* Imported. */
+  char *csv = tl_test_path(f->dir, "in.csv");
+  FILE *out = fopen(csv, "w");
+  fputs("latency_ns\n", out);
+  for (size_t i = 0; i < n[1]; i++)
+    fprintf(out, "%lld\n", (long long)v[1][i]);
+  fclose(out);
+  FILE *in = fopen(csv, "r");
+  tl_import_opts o;
+  tl_import_opts_init(&o);
+  o.format = TL_SAMPLES_CSV;
+  o.label = "imported";
+  o.probe = "settimeout";
+  assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
+  fclose(in);
+  assert_int_equal(stored_summaries(other), SHAPES + 1);
+  assert_summary_of(s, SHAPES + 1, v[1], n[1]);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+  free(csv);
+  free(other);
+  for (int k = 0; k < SHAPES; k++)
+    free(v[k]);
+}
+
+/* A running session has no stored summary and is summarised when read; a
+ * collector found dead gets one when it is marked interrupted. */
+static void summary_of_running_and_stale(void **state) {
+  fixture *f = *state;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  int64_t *v;
+  size_t n = shape(1, &v);
+  pid_t pid = fork();
+  if (pid == 0) {
+    tl_store *s;
+    tl_session_spec spec = spec_for("x", 0);
+    spec.hostname = host;
+    tl_writer *w;
+    char uuid[37];
+    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, n) == TL_OK && tl_writer_flush(w) == TL_OK;
+    _exit(ok ? 0 : 1);
+  }
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(stored_summaries(f->db), 0);
+  assert_summary_of(s, 1, v, n);
+  tl_store_close(s);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(stored_summaries(f->db), 1);
+  assert_summary_of(s, 1, v, n);
+  tl_store_close(s);
+  free(v);
+}
+
+static int count_calls(void *ctx, size_t index, const tl_summary *m) {
+  (void)index;
+  (void)m;
+  ++*(int *)ctx;
+  return 0;
+}
+
+/* A damaged summary is found when read and by check, naming the session:
+ * a flipped bit (checksum), another session's summary (a valid checksum,
+ * but not this session's count or samples). */
+static void damaged_summary(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *sql, *said;
+  } damage[] = {
+      {"UPDATE session_summaries SET data = substr(data, 1, 70) || CASE WHEN substr(data, 71, 1) "
+       "= x'01' THEN x'03' ELSE x'01' END || substr(data, 72) WHERE session_id = 1",
+       "summary: checksum mismatch"},
+      {"UPDATE session_summaries SET data = x'0102' WHERE session_id = 1", "summary: too short"},
+      {"UPDATE session_summaries SET data = (SELECT data FROM session_summaries WHERE "
+       "session_id = 2) WHERE session_id = 1",
+       "summary: its count differs"},
+      {"UPDATE session_summaries SET data = (SELECT data FROM session_summaries WHERE "
+       "session_id = 3) WHERE session_id = 1",
+       "summary: it differs from the session's samples"},
+  };
+  for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
+    char uuid[37];
+    unlink(f->db);
+    three_blocks(f->db, uuid);
+    tl_store *s;
+    assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+    int64_t other[10000];
+    for (int i = 0; i < 10000; i++)
+      other[i] = 1000000 + (i * 7919) % 300000 + (i == 5 ? 1 : 0); /* one sample apart */
+    write_session(s, other, 5000, "complete");
+    write_session(s, other, 10000, "complete");
+    tl_store_close(s);
+    exec_sql(f->db, damage[k].sql);
+    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+    problems p = {""};
+    assert_int_equal(tl_store_check(s, gather, &p), TL_ECORRUPT);
+    if (!strstr(p.text, uuid) || !strstr(p.text, damage[k].said))
+      fail_msg("damage %zu: check said '%s', want '%s'", k, p.text, damage[k].said);
+    int64_t id = 1;
+    int calls = 0;
+    if (k < 3) {
+      assert_int_equal(tl_store_summaries(s, &id, 1, count_calls, &calls), TL_ECORRUPT);
+      assert_int_equal(calls, 0);
+      assert_non_null(strstr(tl_store_errmsg(s), uuid));
+      assert_non_null(strstr(tl_store_errmsg(s), damage[k].said));
+    }
+    tl_store_close(s);
+  }
 }
 
 static void stale_sessions(void **state) {
@@ -585,6 +868,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(migrates_empty_file, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(check_finds_damage, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(migrates_v1_blocks, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(summaries_are_exact, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(summary_of_running_and_stale, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(damaged_summary, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_by_heartbeat, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(codec),

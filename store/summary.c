@@ -1,0 +1,555 @@
+/* summary.c: a summary per session, so that a report can learn a session's
+ * count, extremes, sums, histogram and own percentiles without reading its
+ * samples.
+ *
+ * A summary is computed from the session's stored blocks (one pass for the
+ * count, extremes, sums and a log-linear histogram, then passes over only
+ * the blocks that may hold the few buckets of the percentiles' ranks), and
+ * stored as a blob with a version byte and a CRC32C (docs/schema.md) in
+ * session_summaries when the session ends, is merged or imported, or by
+ * migration 3. Every read verifies the checksum, the layout and the count
+ * against the session's sample_count; a session without one (running, or
+ * damaged) has its summary computed on the fly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+const double tl_summary_pcts[TL_SUMMARY_PCTS] = {50, 90, 99, 99.9, 99.99};
+
+enum {
+  SUB = 1 << TL_SUMMARY_SUB_BITS,
+  HEAD = 8,                        /* version, layout, levels, 0, CRC32C */
+  FIXED = HEAD + 3 * 8 + 2 * 16,   /* + count, min, max, sum, sumsq */
+  LEVELS = FIXED + TL_SUMMARY_PCTS * 8,
+  COLLECT_MAX = 1 << 20,           /* values gathered at once for one rank */
+  COUNT_SPAN_MAX = 1 << 21,        /* values counted one by one for one rank */
+  NARROW = 4096,                   /* linear buckets a wide range is cut into */
+};
+
+size_t tl_summary_bucket(int64_t v) {
+  uint64_t u = (uint64_t)v;
+  if (u < SUB)
+    return (size_t)u;
+  int e = 63 - __builtin_clzll(u);
+  return (size_t)(e - TL_SUMMARY_SUB_BITS + 1) * SUB +
+         (size_t)((u >> (e - TL_SUMMARY_SUB_BITS)) & (SUB - 1));
+}
+
+void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
+  if (b < SUB) {
+    *lo = *hi = (int64_t)b;
+    return;
+  }
+  int e = (int)(b / SUB) + TL_SUMMARY_SUB_BITS - 1;
+  uint64_t sub = b % SUB;
+  uint64_t l = (SUB + sub) << (e - TL_SUMMARY_SUB_BITS);
+  *lo = (int64_t)l;
+  *hi = (int64_t)(l + ((uint64_t)1 << (e - TL_SUMMARY_SUB_BITS)) - 1);
+}
+
+/* ======================================================================== */
+/* Computing                                                                 */
+
+struct tl__summarizer {
+  tl_summary sum;
+  int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
+  /* The rank being resolved, and what the current pass gathers for it. */
+  int64_t lo, hi, below, inside, want;
+  enum { GATHER = 1, COUNT, SPLIT } mode;
+  int64_t *vals;
+  size_t n;
+  int extra;
+  uint32_t *count;
+  int64_t *split;
+  uint64_t width;
+  int64_t decoded[TL_BLOCK_MAX];
+};
+
+tl__summarizer *tl__summarizer_new(void) {
+  tl__summarizer *z = calloc(1, sizeof *z);
+  if (z && !(z->hist = calloc(TL_SUMMARY_BUCKETS, sizeof *z->hist))) {
+    free(z);
+    z = NULL;
+  }
+  return z;
+}
+
+void tl__summarizer_free(tl__summarizer *z) {
+  if (!z)
+    return;
+  free(z->hist);
+  free(z->vals);
+  free(z->count);
+  free(z->split);
+  free(z);
+}
+
+static void clear(tl__summarizer *z) {
+  memset(z->hist + z->sum.hist_first, 0, z->sum.hist_len * sizeof *z->hist);
+  memset(&z->sum, 0, sizeof z->sum);
+}
+
+static int first_pass(void *arg, const int64_t *v, size_t n) {
+  tl__summarizer *z = arg;
+  tl_summary *m = &z->sum;
+  int64_t lo = m->count ? m->min_ns : v[0], hi = m->count ? m->max_ns : v[0];
+  unsigned __int128 sum = 0, sumsq = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = v[i];
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    sum += (uint64_t)x;
+    sumsq += (unsigned __int128)(uint64_t)x * (uint64_t)x;
+    z->hist[tl_summary_bucket(x)]++;
+  }
+  m->min_ns = lo;
+  m->max_ns = hi;
+  m->count += (int64_t)n;
+  m->sum += sum;
+  m->sumsq += sumsq;
+  return 0;
+}
+
+static int gather(void *arg, const int64_t *v, size_t n) {
+  tl__summarizer *z = arg;
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = v[i];
+    if (x < z->lo || x > z->hi)
+      continue;
+    if (z->mode == GATHER) {
+      if (z->n < (size_t)z->inside)
+        z->vals[z->n++] = x;
+      else
+        z->extra = 1; /* more than the first pass saw */
+    } else if (z->mode == COUNT) {
+      z->count[x - z->lo]++;
+    } else {
+      z->split[(uint64_t)(x - z->lo) / z->width]++;
+    }
+  }
+  return 0;
+}
+
+typedef struct {
+  tl_store *store;
+  tl__summarizer *z;
+  tl_samples_cb fn;
+} rescan;
+
+static int overlaps(void *arg, const tl_block *b) {
+  const tl__summarizer *z = ((rescan *)arg)->z;
+  return b->max_ns >= z->lo && b->min_ns <= z->hi;
+}
+
+static int rescan_block(void *arg, const tl_block *b) {
+  rescan *r = arg;
+  const char *why;
+  if (tl_block_decode(b, r->z->decoded, &why))
+    return tl__block_fail(r->store, b, why);
+  return r->fn(r->z, r->z->decoded, (size_t)b->count);
+}
+
+static int by_value(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The exact value at z->want (1-based within [lo, hi], which holds inside
+ * samples): each pass reads only the blocks that overlap the range, and
+ * either gathers its samples, counts them value by value, or cuts the range
+ * into NARROW linear parts to look again in the one that holds the rank. */
+static int resolve(tl_store *s, tl__summarizer *z, int64_t session_id, int64_t *out) {
+  int err = TL_OK;
+  while (z->lo < z->hi && !err) {
+    uint64_t span = (uint64_t)z->hi - (uint64_t)z->lo + 1;
+    z->n = 0;
+    z->extra = 0;
+    if (z->inside <= COLLECT_MAX) {
+      z->mode = GATHER;
+      z->vals = realloc(z->vals, (size_t)z->inside * sizeof *z->vals + 1);
+      err = z->vals ? TL_OK : TL_ENOMEM;
+    } else if (span <= COUNT_SPAN_MAX) {
+      z->mode = COUNT;
+      free(z->count);
+      err = (z->count = calloc(span, sizeof *z->count)) ? TL_OK : TL_ENOMEM;
+    } else {
+      z->mode = SPLIT;
+      z->width = (span + NARROW - 1) / NARROW;
+      free(z->split);
+      err = (z->split = calloc(NARROW, sizeof *z->split)) ? TL_OK : TL_ENOMEM;
+    }
+    rescan r = {s, z, gather};
+    if (!err)
+      err = tl_store_scan_blocks(s, &session_id, 1, overlaps, rescan_block, &r);
+    if (err)
+      break;
+    int64_t cum = 0;
+    if (z->mode == GATHER) {
+      if ((int64_t)z->n != z->inside || z->extra)
+        return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised",
+                              s->path, (long long)session_id);
+      qsort(z->vals, z->n, sizeof *z->vals, by_value);
+      *out = z->vals[z->want - 1];
+      return TL_OK;
+    }
+    if (z->mode == COUNT) {
+      uint64_t at = span;
+      for (uint64_t i = 0; i < span; i++)
+        if ((cum += z->count[i]) >= z->want && at == span)
+          at = i;
+      if (cum != z->inside)
+        return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised",
+                              s->path, (long long)session_id);
+      *out = z->lo + (int64_t)at;
+      return TL_OK;
+    }
+    for (size_t b = 0; b < NARROW; b++) {
+      if (cum + z->split[b] >= z->want) {
+        int64_t lo = z->lo + (int64_t)(b * z->width), hi = lo + (int64_t)z->width - 1;
+        z->hi = hi < z->hi ? hi : z->hi;
+        z->lo = lo;
+        z->want -= cum;
+        z->inside = z->split[b];
+        break;
+      }
+      cum += z->split[b];
+    }
+  }
+  *out = z->lo;
+  return err;
+}
+
+int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
+  clear(z);
+  rescan r = {s, z, first_pass};
+  int err = tl_store_scan_blocks(s, &session_id, 1, NULL, rescan_block, &r);
+  tl_summary *m = &z->sum;
+  if (!m->count)
+    m->hist_first = m->hist_len = 0;
+  else {
+    m->hist_first = tl_summary_bucket(m->min_ns);
+    m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
+  }
+  m->hist = z->hist + m->hist_first;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS && !err && m->count; k++) {
+    int64_t rank = tl_rank(tl_summary_pcts[k], m->count), cum = 0;
+    for (size_t b = 0; b < m->hist_len; b++) {
+      if (cum + m->hist[b] >= rank) {
+        tl_summary_bucket_bounds(m->hist_first + b, &z->lo, &z->hi);
+        z->lo = z->lo > m->min_ns ? z->lo : m->min_ns;
+        z->hi = z->hi < m->max_ns ? z->hi : m->max_ns;
+        z->want = rank - cum;
+        z->inside = m->hist[b];
+        break;
+      }
+      cum += m->hist[b];
+    }
+    err = resolve(s, z, session_id, &m->pct_ns[k]);
+  }
+  *out = m;
+  return err;
+}
+
+/* ======================================================================== */
+/* The blob                                                                  */
+
+static void put64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+
+/* A varint at *p (before end) into *v; 0 when it runs past end or is longer
+ * than 10 bytes. */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t x = 0;
+  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
+    uint8_t c = *(*p)++;
+    if (shift == 63 && c > 1)
+      return 0;
+    x |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) {
+      *v = x;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static uint32_t checksum(const uint8_t *blob, size_t len) {
+  return tl_crc32c(tl_crc32c(0, blob, 4), blob + HEAD, len - HEAD);
+}
+
+size_t tl__summary_bound(const tl_summary *m) {
+  size_t nz = 0;
+  for (size_t b = 0; b < m->hist_len; b++)
+    nz += m->hist[b] != 0;
+  return LEVELS + 8 + nz * 20;
+}
+
+size_t tl__summary_encode(const tl_summary *m, uint8_t *out) {
+  out[0] = TL_SUMMARY_VERSION;
+  out[1] = TL_SUMMARY_SUB_BITS;
+  out[2] = TL_SUMMARY_PCTS;
+  out[3] = 0;
+  put64(out + 8, (uint64_t)m->count);
+  put64(out + 16, (uint64_t)m->min_ns);
+  put64(out + 24, (uint64_t)m->max_ns);
+  put64(out + 32, (uint64_t)m->sum);
+  put64(out + 40, (uint64_t)(m->sum >> 64));
+  put64(out + 48, (uint64_t)m->sumsq);
+  put64(out + 56, (uint64_t)(m->sumsq >> 64));
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    put64(out + FIXED + 8 * k, (uint64_t)m->pct_ns[k]);
+  size_t at = LEVELS, nz = 0;
+  uint8_t *count_at = out + at;
+  at += 4;
+  size_t prev = m->hist_first;
+  for (size_t b = 0; b < m->hist_len; b++) {
+    if (!m->hist[b])
+      continue;
+    nz++;
+    at += put_varint(out + at, m->hist_first + b - prev);
+    at += put_varint(out + at, (uint64_t)m->hist[b]);
+    prev = m->hist_first + b;
+  }
+  for (int i = 0; i < 4; i++)
+    count_at[i] = (uint8_t)(nz >> (8 * i));
+  uint32_t crc = checksum(out, at);
+  for (int i = 0; i < 4; i++)
+    out[4 + i] = (uint8_t)(crc >> (8 * i));
+  return at;
+}
+
+int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
+                       const char **why) {
+  memset(m, 0, sizeof *m);
+  *why = "too short";
+  if (len < LEVELS + 4)
+    return TL_ECORRUPT;
+  *why = "unknown summary version";
+  if (blob[0] != TL_SUMMARY_VERSION || blob[1] != TL_SUMMARY_SUB_BITS ||
+      blob[2] != TL_SUMMARY_PCTS || blob[3] != 0)
+    return TL_ECORRUPT;
+  *why = "checksum mismatch";
+  uint32_t crc = (uint32_t)blob[4] | (uint32_t)blob[5] << 8 | (uint32_t)blob[6] << 16 |
+                 (uint32_t)blob[7] << 24;
+  if (crc != checksum(blob, len))
+    return TL_ECORRUPT;
+  *why = "impossible values";
+  m->count = (int64_t)get64(blob + 8);
+  m->min_ns = (int64_t)get64(blob + 16);
+  m->max_ns = (int64_t)get64(blob + 24);
+  m->sum = (unsigned __int128)get64(blob + 40) << 64 | get64(blob + 32);
+  m->sumsq = (unsigned __int128)get64(blob + 56) << 64 | get64(blob + 48);
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    m->pct_ns[k] = (int64_t)get64(blob + FIXED + 8 * k);
+  if (m->count < 0 || m->min_ns < 0 || m->max_ns < m->min_ns)
+    return TL_ECORRUPT;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    if (m->count ? m->pct_ns[k] < (k ? m->pct_ns[k - 1] : m->min_ns) || m->pct_ns[k] > m->max_ns
+                 : m->pct_ns[k] != 0)
+      return TL_ECORRUPT;
+  const uint8_t *p = blob + LEVELS + 4, *end = blob + len;
+  uint64_t nz = (uint64_t)blob[LEVELS] | (uint64_t)blob[LEVELS + 1] << 8 |
+                (uint64_t)blob[LEVELS + 2] << 16 | (uint64_t)blob[LEVELS + 3] << 24;
+  *why = "bad histogram";
+  if (!m->count) {
+    m->hist = hist;
+    return nz == 0 && p == end && m->min_ns == 0 && m->max_ns == 0 ? TL_OK : TL_ECORRUPT;
+  }
+  m->hist_first = tl_summary_bucket(m->min_ns);
+  m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
+  m->hist = hist;
+  memset(hist, 0, m->hist_len * sizeof *hist);
+  uint64_t at = m->hist_first, total = 0;
+  for (uint64_t i = 0; i < nz; i++) {
+    uint64_t gap, c;
+    if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &c) || (i && !gap) || !c ||
+        c > (uint64_t)m->count - total || gap >= m->hist_len || at + gap >= m->hist_first + m->hist_len)
+      return TL_ECORRUPT;
+    at += gap;
+    if (i == 0 && at != m->hist_first)
+      return TL_ECORRUPT;
+    hist[at - m->hist_first] = (int64_t)c;
+    total += c;
+  }
+  if (p != end || total != (uint64_t)m->count || at != m->hist_first + m->hist_len - 1)
+    return TL_ECORRUPT;
+  return TL_OK;
+}
+
+int tl__summary_equal(const tl_summary *a, const tl_summary *b) {
+  if (a->count != b->count || a->min_ns != b->min_ns || a->max_ns != b->max_ns ||
+      a->sum != b->sum || a->sumsq != b->sumsq || a->hist_first != b->hist_first ||
+      a->hist_len != b->hist_len)
+    return 0;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    if (a->pct_ns[k] != b->pct_ns[k])
+      return 0;
+  return a->hist_len == 0 || memcmp(a->hist, b->hist, a->hist_len * sizeof *a->hist) == 0;
+}
+
+/* ======================================================================== */
+/* Storing and reading                                                       */
+
+int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id) {
+  const tl_summary *m;
+  int err = tl__summary_compute(s, z, session_id, &m);
+  if (err)
+    return err;
+  uint8_t *blob = malloc(tl__summary_bound(m));
+  if (!blob)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory summarising a session");
+  size_t len = tl__summary_encode(m, blob);
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db,
+                              "INSERT OR REPLACE INTO session_summaries (session_id, data) "
+                              "VALUES (?, ?)",
+                              -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, session_id);
+    sqlite3_bind_blob(st, 2, blob, (int)len, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+  }
+  sqlite3_finalize(st);
+  free(blob);
+  return rc == SQLITE_DONE || rc == SQLITE_OK ? TL_OK
+                                              : tl__store_sqlfail(s, rc, "storing a summary");
+}
+
+int tl__summary_put_ended(tl_store *s, int64_t session_id) {
+  tl__summarizer *z = tl__summarizer_new();
+  if (!z)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory summarising a session");
+  int rc = sqlite3_exec(s->db, "SAVEPOINT summary", NULL, NULL, NULL);
+  int err = rc == SQLITE_OK ? tl__summary_put(s, z, session_id)
+                            : tl__store_sqlfail(s, rc, "storing a summary");
+  if (rc == SQLITE_OK) {
+    if (err)
+      sqlite3_exec(s->db, "ROLLBACK TO summary", NULL, NULL, NULL);
+    sqlite3_exec(s->db, "RELEASE summary", NULL, NULL, NULL);
+  }
+  tl__summarizer_free(z);
+  return err;
+}
+
+int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn, void *ctx) {
+  tl__summarizer *z = tl__summarizer_new();
+  if (!z)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+  sqlite3_stmt *st = NULL;
+  int err = TL_OK;
+  if (s->db) {
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
+                                "session_summaries m ON m.session_id = s.id WHERE s.id = ?",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+      err = tl__store_sqlfail(s, rc, "reading summaries");
+  }
+  for (size_t i = 0; i < n && !err; i++) {
+    const tl_summary *m = NULL;
+    tl_summary stored;
+    if (st) {
+      sqlite3_bind_int64(st, 1, ids[i]);
+      int rc = sqlite3_step(st);
+      if (rc == SQLITE_ROW && sqlite3_column_type(st, 2) != SQLITE_NULL) {
+        const char *why;
+        const uint8_t *blob = sqlite3_column_blob(st, 2);
+        size_t len = (size_t)sqlite3_column_bytes(st, 2);
+        int bad = tl__summary_decode(blob, len, z->hist, &stored, &why);
+        if (!bad && stored.count != sqlite3_column_int64(st, 1)) {
+          bad = TL_ECORRUPT;
+          why = "its count differs from the session's";
+        }
+        if (!bad)
+          m = &stored;
+        else {
+          const unsigned char *u = sqlite3_column_text(st, 0);
+          err = tl__store_fail(s, TL_ECORRUPT, "%s: session %.36s: summary: %s" TL__CHECK_HINT,
+                               s->path, u ? (const char *)u : "?", why);
+        }
+      } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        err = tl__store_sqlfail(s, rc, "reading summaries");
+      }
+      sqlite3_reset(st);
+    }
+    if (!err && !m) {
+      clear(z);
+      err = tl__summary_compute(s, z, ids[i], &m);
+    }
+    if (!err)
+      err = fn(ctx, i, m);
+    if (m == &stored)
+      memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
+  }
+  sqlite3_finalize(st);
+  tl__summarizer_free(z);
+  return err;
+}
+
+int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
+  tl__summarizer *z = tl__summarizer_new();
+  int64_t *hist = malloc(TL_SUMMARY_BUCKETS * sizeof *hist);
+  sqlite3_stmt *st = NULL;
+  int err = z && hist ? TL_OK : tl__store_fail(s, TL_ENOMEM, "out of memory checking summaries");
+  int rc = err ? SQLITE_OK
+               : sqlite3_prepare_v2(s->db,
+                                    "SELECT s.id, s.uuid, s.sample_count, m.data FROM "
+                                    "session_summaries m JOIN sessions s ON s.id = m.session_id "
+                                    "ORDER BY s.id",
+                                    -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    err = tl__store_sqlfail(s, rc, "checking summaries");
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    char uuid[40];
+    const unsigned char *u = sqlite3_column_text(st, 1);
+    snprintf(uuid, sizeof uuid, "%.36s", u ? (const char *)u : "?");
+    const char *why = NULL;
+    tl_summary stored;
+    const tl_summary *fresh;
+    if (tl__summary_decode(sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3), hist,
+                           &stored, &why) == TL_OK) {
+      why = NULL;
+      if (stored.count != sqlite3_column_int64(st, 2))
+        why = "its count differs from the session's";
+      else if ((err = tl__summary_compute(s, z, id, &fresh)) == TL_ECORRUPT)
+        err = TL_OK; /* the blocks' problem, which the check of samples reports */
+      else if (!err && !tl__summary_equal(&stored, fresh))
+        why = "it differs from the session's samples";
+    }
+    s->errmsg[0] = '\0';
+    if (why) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "session %s: summary: %s", uuid, why);
+      if (report)
+        report(ctx, msg);
+      (*problems)++;
+    }
+  }
+  if (!err && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "checking summaries");
+  sqlite3_finalize(st);
+  free(hist);
+  tl__summarizer_free(z);
+  return err;
+}
