@@ -139,4 +139,76 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
 void tl_collect_summary(const char *probe, const tl_collect_result *results, size_t n, int pct,
                         char *buf, size_t len);
 
+/* ------------------------------------------------------------------------ */
+/* A whole command: several probes, repeated (plan.c)                       */
+
+enum { TL_COLLECT_PROBES_MAX = 8, TL_COLLECT_TAGS_MAX = 32 };
+
+/* A --probe list: comma-separated names, except that exec:CMD takes the rest
+ * of the list (a command may contain commas). The names point into buf. */
+typedef struct {
+  char buf[4096];
+  const char *names[TL_COLLECT_PROBES_MAX];
+  size_t count;
+} tl_collect_probe_list;
+
+/* Splits list into out: every name known (tl_probe_find), none twice, none
+ * empty. TL_EINVAL with the reason in why. */
+int tl_collect_probe_list_parse(const char *list, tl_collect_probe_list *out, char *why,
+                                size_t whylen);
+
+/* The options one probe of a list runs with (o), from the command's (base):
+ * the periodic probe measures its interval instead of the delays, and only
+ * it takes an interval. */
+void tl_collect_probe_opts(const tl_collect_opts *base, const char *probe, tl_collect_opts *o);
+
+/* Everything one tlcollect command asks to collect. Strings point into the
+ * caller's arguments, which must outlive the plan. */
+typedef struct {
+  tl_collect_opts opts;         /* shared by every probe (see tl_collect_probe_opts) */
+  const char *label;            /* NULL: the host's default label */
+  const char *delays;           /* --delays as given ("0,50") */
+  const char *probe_list;       /* --probe as given ("settimeout") */
+  tl_collect_probe_list probes; /* probe_list split, by tl_collect_plan_check */
+  int64_t repeat;               /* runs of every probe (1) */
+  int64_t every_ns;             /* run r starts at first + r * every_ns (0: at once) */
+  int have_count, have_duration, have_delays;
+  const char *tag_keys[TL_COLLECT_TAGS_MAX], *tag_values[TL_COLLECT_TAGS_MAX];
+  char tag_bufs[TL_COLLECT_TAGS_MAX][TL_TAG_KEY_MAX + TL_TAG_VALUE_MAX + 2];
+  size_t tag_count;
+} tl_collect_plan;
+
+void tl_collect_plan_init(tl_collect_plan *p);
+/* Sets one option from tlcollect's long name ("count", "delays", "tag" ...)
+ * and its value (NULL for a switch such as "mlock"). Values are checked on
+ * their own here (the delays and the probe list later, together); a bare
+ * number for "duration" or "every" is accepted as seconds with a warning.
+ * TL_EINVAL with the reason (without the option's name) in why. */
+int tl_collect_plan_set(tl_collect_plan *p, const char *option, const char *value, char *why,
+                        size_t whylen);
+/* Checks the options against each other and every probe against this host,
+ * before any database is opened. Returns TL_OK, TL_EINVAL (a mistake in the
+ * command) or TL_EUNAVAIL (what the probe needs is missing), with a
+ * one-line "--OPTION: reason" in why. */
+int tl_collect_plan_check(tl_collect_plan *p, char *why, size_t whylen);
+/* "probe uv, delays 0,50 ms, 1000 samples each" (after the check). */
+void tl_collect_plan_describe(const tl_collect_plan *p, char *buf, size_t len);
+
+/* When run number run (0 the first) of --repeat starts: first_hr + run *
+ * every_ns, in uv_hrtime() nanoseconds. A run that is late starts at once. */
+uint64_t tl_collect_repeat_start(uint64_t first_hr, int64_t run, int64_t every_ns);
+
+/* Called after each probe's run with what it measured (n results). */
+typedef void (*tl_collect_result_cb)(void *ctx, const char *probe, const tl_collect_result *results,
+                                     size_t n);
+/* Runs every probe of the checked plan in turn, repeat times, each run
+ * under a new run UUID; spec gives the host, label and command line (its
+ * run UUID and tags come from the plan). *samples counts every sample
+ * measured. Returns TL_OK; TL_EINTR when stopped (the samples so far are
+ * stored, the message in err says so); or the first error, its message in
+ * err. */
+int tl_collect_plan_run(const tl_collect_plan *p, tl_store *store, const tl_session_spec *spec,
+                        tl_collect_result_cb on_result, void *ctx, int64_t *samples, char *err,
+                        size_t errlen);
+
 #endif /* TL_COLLECT_H */

@@ -267,6 +267,181 @@ static void catalogue_matches_collector(void **state) {
   assert_int_equal(tl_probe_armed_ns("settimeout", 50000000), 50000000);
 }
 
+/* ------------------------------------------------------------------------ */
+/* A whole command (plan.c)                                                  */
+
+static void probe_list_split(void **state) {
+  (void)state;
+  tl_collect_probe_list l;
+  char why[TL_WHY_MAX];
+  assert_int_equal(tl_collect_probe_list_parse("settimeout,uv", &l, why, sizeof why), TL_OK);
+  assert_int_equal(l.count, 2);
+  assert_string_equal(l.names[0], "settimeout");
+  assert_string_equal(l.names[1], "uv");
+  /* exec:CMD takes the rest of the list, commas and all. */
+  assert_int_equal(tl_collect_probe_list_parse("uv,exec:printf a,b", &l, why, sizeof why), TL_OK);
+  assert_int_equal(l.count, 2);
+  assert_string_equal(l.names[1], "exec:printf a,b");
+  static const struct {
+    const char *list, *why;
+  } bad[] = {
+      {"", "empty probe name"},
+      {"uv,", "empty probe name in the list"},
+      {",uv", "empty probe name in the list"},
+      {"uv,,settimeout", "empty probe name in the list"},
+      {"uv,uv", "the same probe is given twice"},
+      {"nosuch", "unknown probe (see tlcollect --list-probes)"},
+      {"uv,settimeout,nanosleep,periodic,uv", "the same probe is given twice"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(tl_collect_probe_list_parse(bad[i].list, &l, why, sizeof why), TL_EINVAL);
+    assert_string_equal(why, bad[i].why);
+  }
+  char many[256] = "";
+  for (int i = 0; i <= TL_COLLECT_PROBES_MAX; i++)
+    strcat(many, "exec:x,"); /* the first exec: swallows the rest: one probe */
+  assert_int_equal(tl_collect_probe_list_parse(many, &l, why, sizeof why), TL_OK);
+  assert_int_equal(l.count, 1);
+  char too_long[5000];
+  memset(too_long, 'a', sizeof too_long - 1);
+  too_long[sizeof too_long - 1] = '\0';
+  assert_int_equal(tl_collect_probe_list_parse(too_long, &l, why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "list is too long");
+}
+
+static void periodic_probe_measures_its_interval(void **state) {
+  (void)state;
+  tl_collect_opts base, o;
+  tl_collect_opts_init(&base);
+  base.delays_ns[0] = 0;
+  base.delays_ns[1] = 50000000;
+  base.delay_count = 2;
+  base.interval_ns = 2000000;
+  tl_collect_probe_opts(&base, "periodic", &o);
+  assert_string_equal(o.probe, "periodic");
+  assert_int_equal(o.delay_count, 1);
+  assert_int_equal(o.delays_ns[0], 2000000);
+  assert_int_equal(o.interval_ns, 2000000);
+  /* The other probes keep the delays and take no interval. */
+  tl_collect_probe_opts(&base, "uv", &o);
+  assert_int_equal(o.delay_count, 2);
+  assert_int_equal(o.delays_ns[1], 50000000);
+  assert_int_equal(o.interval_ns, 0);
+  /* Without --interval the periodic probe runs every 1 ms. */
+  base.interval_ns = 0;
+  tl_collect_probe_opts(&base, "periodic", &o);
+  assert_int_equal(o.delays_ns[0], 1000000);
+}
+
+static void repeat_schedule(void **state) {
+  (void)state;
+  assert_int_equal(tl_collect_repeat_start(1000, 0, 3600000000000LL), 1000);
+  assert_int_equal(tl_collect_repeat_start(1000, 1, 3600000000000LL), 3600000001000ULL);
+  assert_int_equal(tl_collect_repeat_start(1000, 24, 3600000000000LL), 86400000001000ULL);
+  /* Without --every each run follows the last at once. */
+  assert_int_equal(tl_collect_repeat_start(1000, 5, 0), 1000);
+}
+
+/* The command-line checks, in the order tlcollect reports them. */
+static void plan_checks(void **state) {
+  (void)state;
+  static const struct {
+    const char *opts[6]; /* name, value pairs */
+    int err;
+    const char *why;
+  } cases[] = {
+      {{"count", "5", "duration", "1s"}, TL_EINVAL, "--count: give --count or --duration"},
+      {{"delays", "1,1ms"}, TL_EINVAL, "--delays: the same delay is given twice"},
+      {{"probe", "uv,uv"}, TL_EINVAL, "--probe: the same probe is given twice"},
+      {{"interval", "2ms"}, TL_EINVAL, "--interval: only the periodic probe takes an interval"},
+      {{"probe", "periodic", "delays", "1"}, TL_EINVAL, "--delays: the periodic probe measures"},
+      {{"every", "1h"}, TL_EINVAL, "--every: needs --repeat N with N of at least 2"},
+      {{"repeat", "2", "every", "1h", "probe", "uv,settimeout"}, TL_OK, ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tl_collect_plan p;
+    tl_collect_plan_init(&p);
+    char why[TL_WHY_MAX] = "";
+    for (size_t k = 0; k < 6 && cases[i].opts[k]; k += 2)
+      assert_int_equal(
+          tl_collect_plan_set(&p, cases[i].opts[k], cases[i].opts[k + 1], why, sizeof why), TL_OK);
+    assert_int_equal(tl_collect_plan_check(&p, why, sizeof why), cases[i].err);
+    assert_non_null(strstr(why, cases[i].why));
+  }
+  tl_collect_plan p;
+  tl_collect_plan_init(&p);
+  char why[TL_WHY_MAX];
+  assert_int_equal(tl_collect_plan_set(&p, "every", "500ms", why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "at least 1s");
+  assert_int_equal(tl_collect_plan_set(&p, "load", "disk:1", why, sizeof why), TL_EINVAL);
+  assert_int_equal(tl_collect_plan_set(&p, "load", "cpu:1", why, sizeof why), TL_OK);
+  assert_int_equal(tl_collect_plan_set(&p, "load", "cpu:2", why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "the same kind of load is given twice");
+  assert_int_equal(tl_collect_plan_set(&p, "tag", "a=1", why, sizeof why), TL_OK);
+  assert_int_equal(tl_collect_plan_set(&p, "tag", "a=2", why, sizeof why), TL_EINVAL);
+  assert_string_equal(why, "the same key is given twice");
+  assert_int_equal(tl_collect_plan_set(&p, "no-such-option", "1", why, sizeof why), TL_EINVAL);
+}
+
+typedef struct {
+  int calls;
+  int64_t samples;
+} seen_results;
+
+static void count_results(void *ctx, const char *probe, const tl_collect_result *r, size_t n) {
+  seen_results *s = ctx;
+  (void)probe;
+  s->calls++;
+  for (size_t i = 0; i < n; i++)
+    s->samples += r[i].samples;
+}
+
+/* --repeat 2 --every 1s with two probes: two runs, the second no earlier
+ * than a second after the first, each its own run UUID. */
+static void plan_runs_repeat_every(void **state) {
+  fixture *f = *state;
+  tl_collect_plan p;
+  tl_collect_plan_init(&p);
+  char why[TL_WHY_MAX];
+  static const char *const set[][2] = {{"probe", "uv,settimeout"},
+                                       {"delays", "0,1"},
+                                       {"count", "3"},
+                                       {"warmup", "0"},
+                                       {"repeat", "2"},
+                                       {"every", "1s"},
+                                       {"tag", "k=v"}};
+  for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+    assert_int_equal(tl_collect_plan_set(&p, set[i][0], set[i][1], why, sizeof why), TL_OK);
+  assert_int_equal(tl_collect_plan_check(&p, why, sizeof why), TL_OK);
+  char what[256];
+  tl_collect_plan_describe(&p, what, sizeof what);
+  assert_string_equal(what, "probes uv,settimeout, delays 0,1 ms, 3 samples each");
+  tl_session_spec spec = spec_of(f, "repeat");
+  seen_results seen = {0, 0};
+  int64_t samples = -1;
+  char err[600];
+  uint64_t t0 = uv_hrtime();
+  assert_int_equal(
+      tl_collect_plan_run(&p, f->store, &spec, count_results, &seen, &samples, err, sizeof err),
+      TL_OK);
+  assert_true(uv_hrtime() - t0 >= 1000000000ULL);
+  assert_int_equal(seen.calls, 4);
+  assert_int_equal(seen.samples, 24);
+  assert_int_equal(samples, 24);
+  tl_filter all;
+  tl_filter_init(&all);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(f->store, &all, &list), TL_OK);
+  assert_int_equal(list.count, 8);
+  for (size_t i = 0; i < list.count; i++) {
+    assert_string_equal(list.items[i].status, "complete");
+    /* sessions 0-3 are the first run, 4-7 the second */
+    int same = strcmp(list.items[i].run_uuid, list.items[0].run_uuid) == 0;
+    assert_int_equal(same, i < 4);
+  }
+  tl_session_list_free(&list);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(catalogue_matches_collector),
@@ -278,6 +453,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(duration_mode, tl_collect_setup, tl_collect_teardown),
       cmocka_unit_test_setup_teardown(bad_options, tl_collect_setup, tl_collect_teardown),
       cmocka_unit_test(summary_sentence),
+      cmocka_unit_test(probe_list_split),
+      cmocka_unit_test(periodic_probe_measures_its_interval),
+      cmocka_unit_test(repeat_schedule),
+      cmocka_unit_test(plan_checks),
+      cmocka_unit_test_setup_teardown(plan_runs_repeat_every, tl_collect_setup,
+                                      tl_collect_teardown),
       cmocka_unit_test_setup_teardown(host_facts, tl_collect_setup, tl_collect_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

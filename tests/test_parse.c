@@ -226,11 +226,32 @@ static void c1_controls(void **state) {
   free(buf);
 }
 
+/* The command line a session records: plain words as they are, anything
+ * else in single quotes that a POSIX shell reads back as the same word. */
+static void command_line_join(void **state) {
+  (void)state;
+  const char *argv[] = {"tlcollect", "--probe", "exec:python3 probe.py", "-t", "k=it's",
+                        "",          "a/b,c"};
+  char *s = tl_command_line(7, argv);
+  assert_non_null(s);
+  assert_string_equal(s, "tlcollect --probe 'exec:python3 probe.py' -t 'k=it'\\''s' '' a/b,c");
+  free(s);
+  const char *one[] = {"$HOME;rm"};
+  s = tl_command_line(1, one);
+  assert_string_equal(s, "'$HOME;rm'");
+  free(s);
+  s = tl_command_line(0, one);
+  assert_string_equal(s, "");
+  free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(labels),        cmocka_unit_test(tags),        cmocka_unit_test(durations),
-      cmocka_unit_test(whole_numbers), cmocka_unit_test(dates),       cmocka_unit_test(lists),
-      cmocka_unit_test(ranks),         cmocka_unit_test(safe_output), cmocka_unit_test(c1_controls),
+      cmocka_unit_test(labels),        cmocka_unit_test(command_line_join),
+      cmocka_unit_test(tags),          cmocka_unit_test(durations),
+      cmocka_unit_test(whole_numbers), cmocka_unit_test(dates),
+      cmocka_unit_test(lists),         cmocka_unit_test(ranks),
+      cmocka_unit_test(safe_output),   cmocka_unit_test(c1_controls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
