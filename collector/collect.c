@@ -29,10 +29,10 @@ static volatile sig_atomic_t stop_requested;
 static tl__run *volatile current_run;
 
 enum {
-  CHUNK_SAMPLES = 16384, /* 128 KiB */
-  QUEUE_CHUNKS = 64,     /* 8 MiB waiting for the writer: the runner pauses */
-  WAKE_CHUNKS = 16,      /* the writer starts early once this many wait */
-  LOCK_PATIENCE_S = 600, /* after the run, how long a held lock is waited out */
+  CHUNK_SAMPLES = TL__RUN_CHUNK_SAMPLES, /* 128 KiB */
+  QUEUE_CHUNKS = TL__RUN_QUEUE_CHUNKS,   /* 8 MiB waiting for the writer: the runner pauses */
+  WAKE_CHUNKS = 16,                      /* the writer starts early once this many wait */
+  LOCK_PATIENCE_S = 600,                 /* after the run, how long a held lock is waited out */
 };
 
 /* Samples in arrival order. */
@@ -62,7 +62,6 @@ struct tl__run {
   uint64_t start_hr, deadline_hr;
   int64_t issued, measured; /* of all delays, for the samples in flight */
   int64_t pauses;           /* times the runner waited for the writer */
-  int free_running;         /* the probe keeps its own schedule: never paused */
   int oom;
   int write_failed;
   int locked_out; /* the last flush found the database locked */
@@ -70,6 +69,7 @@ struct tl__run {
   pthread_cond_t wake_writer;
   pthread_cond_t room;  /* the writer released chunks */
   atomic_size_t queued; /* chunks holding samples the writer has not released */
+  size_t queued_peak;   /* the most chunks queued at once (under the lock) */
   chunk *pool;          /* released chunks, for reuse */
   int writer_done;
   tl_store *store;
@@ -92,8 +92,6 @@ const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view;
 int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
 
 int64_t tl__run_pauses(const tl__run *run) { return run->pauses; }
-
-void tl__run_free_running(tl__run *run) { run->free_running = 1; }
 
 void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
   /* Under the lock, so the writer thread never calls a wake-up that is being
@@ -157,8 +155,7 @@ static int wait_for_room(tl__run *run) {
 int tl__run_next(tl__run *run) {
   if (run_over(run))
     return -1;
-  if (run->store && !run->free_running &&
-      atomic_load_explicit(&run->queued, memory_order_relaxed) >= QUEUE_CHUNKS) {
+  if (run->store && atomic_load_explicit(&run->queued, memory_order_relaxed) >= QUEUE_CHUNKS) {
     int rc = wait_for_room(run);
     if (rc)
       return rc;
@@ -191,7 +188,10 @@ static chunk *add_chunk_locked(tl__run *run, delay_state *d) {
   else
     d->head = c;
   d->tail = c;
-  if (atomic_fetch_add(&run->queued, 1) + 1 == WAKE_CHUNKS)
+  size_t queued = atomic_fetch_add(&run->queued, 1) + 1;
+  if (queued > run->queued_peak)
+    run->queued_peak = queued;
+  if (queued == WAKE_CHUNKS)
     pthread_cond_signal(&run->wake_writer);
   return c;
 }
@@ -632,6 +632,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     stored += r.samples;
     if (results) {
       snprintf(r.session_uuid, sizeof r.session_uuid, "%s", results[i].session_uuid);
+      r.queued_peak = (int64_t)run->queued_peak * CHUNK_SAMPLES;
       results[i] = r;
     }
   }

@@ -33,15 +33,19 @@ const struct tl__run_view *tl__run_view(const tl__run *run);
  * uv probes retry in 1 ms), so that no sample in flight includes a pause.
  * With nothing in flight the call itself waits for room, between samples. */
 enum { TL__RUN_WAIT = -2 };
+/* How many samples may wait for the writer before the runner pauses: the
+ * queue's bound (tl_collect_result.queued_peak stays within it, plus one
+ * chunk being filled per delay). */
+enum { TL__RUN_CHUNK_SAMPLES = 16384, TL__RUN_QUEUE_CHUNKS = 64 };
 int tl__run_next(tl__run *run);
 /* How many times the run paused for the writer so far: a probe keeping a
  * schedule (periodic) starts it afresh after a pause. */
 int64_t tl__run_pauses(const tl__run *run);
-/* For a probe that measures on its own schedule and reports afterwards (a
- * child streaming its samples): the run never pauses it, since a pause
- * would fall inside the child's measurements; its samples queue up instead
- * while the writer cannot store them. */
-void tl__run_free_running(tl__run *run);
+/* A probe that measures on its own schedule and reports afterwards (a child
+ * streaming its samples) calls tl__run_next for each sample it has read: the
+ * pause then falls between reads, the child's pipe fills, and the child
+ * blocks in its write or waits for its pipe to drain, between its samples
+ * (README, "Writing a probe"). */
 void tl__run_record(tl__run *run, int index, int64_t latency_ns);
 /* A fact the probe learnt about what it measured (its runtime's version, its
  * clock's resolution ...), stored on every session of the run as the host

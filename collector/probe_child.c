@@ -14,7 +14,10 @@
  * callback the way a script timing itself does, and streams its samples
  * back in batches; the k-th sample belongs to the delay tl__run_next hands
  * out k-th, so the runner's interleaving, counts and warm-up still hold, and
- * tl stops a --duration run by closing the child's stdin. Either way the
+ * tl stops a --duration run by closing the child's stdin. While the writer
+ * cannot keep up, tl__run_next waits before taking the next sample read, so
+ * tl stops reading and the child waits in its write, between its samples:
+ * memory stays bounded and no sample is stretched. Either way the
  * child times its own timer with its own clock, and may report facts
  * ("fact KEY VALUE") that become session facts.
  *
@@ -378,7 +381,6 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
   }
   if (write_all(c->to, plan, (size_t)n))
     return gone(c, run, err, errlen);
-  tl__run_free_running(run);
   int64_t longest = 0;
   for (size_t k = 0; k < v->delay_count; k++)
     longest = v->delays_ns[k] > longest ? v->delays_ns[k] : longest;

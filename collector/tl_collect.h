@@ -120,6 +120,10 @@ typedef struct {
   int64_t samples;
   int64_t p50_ns, p90_ns, p99_ns, max_ns;
   char session_uuid[37];
+  /* The most samples the run held in memory at once, waiting for the
+   * writer (counted in the queue's chunks of 16384; the same for every
+   * delay of a run): bounded whatever the run's length. */
+  int64_t queued_peak;
 } tl_collect_result;
 
 /* Asks a running tl_collect_run() to stop at its next chance; safe to call

@@ -9,7 +9,11 @@
 //   setTimeout(fn, D / 1e6 ms), t1 at the start of the callback, and arms the
 //   next timer from there (after GAP, when there is one);
 //   it writes "sample NS" lines in batches (every 256 samples or 100 ms, and
-//   at the end), so that writing costs one call per batch, not per sample.
+//   at the end), so that writing costs one call per batch, not per sample;
+//   when tl reads no more for a while (its writer cannot store: a database
+//   locked by another process), the pipe fills and the next timer is armed
+//   only once stdout has drained, between two samples, so that neither tl
+//   nor this process holds more than a pipe's worth of waiting samples.
 //
 // --arm-from=CONTEXT says where each next timer is armed: timer (in the
 // previous timer's callback, the default), immediate (in a setImmediate
@@ -37,10 +41,12 @@ let batch = '';
 let inBatch = 0;
 let batchStart = 0n;
 
+// Returns false when stdout's buffer is full: tl is not reading.
 function flush() {
-  if (inBatch) out(batch);
+  const room = inBatch ? out(batch) : true;
   batch = '';
   inBatch = 0;
+  return room;
 }
 
 function measure(delaysMs, count, gapMs) {
@@ -55,10 +61,12 @@ function measure(delaysMs, count, gapMs) {
     if (inBatch++ === 0) batchStart = t1;
     k++;
     const done = total > 0 && k === total;
-    if (done || inBatch >= BATCH_MAX || t1 - batchStart >= BATCH_NS) flush();
+    let room = true;
+    if (done || inBatch >= BATCH_MAX || t1 - batchStart >= BATCH_NS) room = flush();
     if (done) return;
-    if (gapMs > 0) setTimeout(armNext, gapMs);
-    else armNext();
+    const next = gapMs > 0 ? () => setTimeout(armNext, gapMs) : armNext;
+    if (room) next();
+    else process.stdout.once('drain', next);
   }
   function arm() {
     const ms = delaysMs[k % n];

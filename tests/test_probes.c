@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <uv.h>
 
 #include "collect_fixture.h"
@@ -356,6 +357,88 @@ static void exec_v2_malformed(void **state) {
   assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
   assert_non_null(strstr(err, "line 1 of its output: unsupported protocol version"));
   no_children_left();
+}
+
+/* A version 2 child that streams n made-up samples as fast as a pipe takes
+ * them, then creates the file done (so a test can tell it has written
+ * everything). */
+static void streaming_probe(char *buf, size_t len, long n, const char *done) {
+  snprintf(buf, len,
+           "exec:echo hello 2; read plan; awk 'BEGIN { for (i = 0; i < %ld; i++) "
+           "printf \"sample %%d\\n\", (i * 7919) %% 1000003 }'; touch '%s'",
+           n, done);
+}
+
+typedef struct {
+  tl_store *store;
+  const tl_session_spec *spec;
+  const tl_collect_opts *opts;
+  tl_collect_result result;
+  int rc;
+  char err[512];
+} background_run;
+
+static void *collect_in_background(void *arg) {
+  background_run *b = arg;
+  b->rc = tl_collect_run(b->store, b->spec, b->opts, &b->result, b->err, sizeof b->err);
+  return NULL;
+}
+
+static int64_t count_rows(const char *db, const char *table) {
+  sqlite3 *c;
+  char sql[128];
+  int64_t n = -1;
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(c, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(c);
+  return n;
+}
+
+/* Another connection holds the write lock while a version 2 child streams
+ * three million samples: tl stops reading the child's pipe once the queue
+ * is full (the child blocks in its write, between samples), so what waits
+ * in memory stays within the queue's bound instead of growing to every
+ * sample; once the lock is gone every sample is stored. */
+static void exec_v2_paused_while_locked(void **state) {
+  fixture *f = *state;
+  enum { N = 3000000 };
+  char *done = tl_test_path(f->dir, "streamed");
+  char probe[1024];
+  streaming_probe(probe, sizeof probe, N, done);
+  tl_collect_opts o = opts_of(probe, N);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  background_run b = {.store = f->store, .spec = &spec, .opts = &o};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, collect_in_background, &b), 0);
+  for (int i = 0; i < 200 && count_rows(f->db, "sessions") < 1; i++)
+    usleep(20000);
+  sqlite3 *holder;
+  assert_int_equal(sqlite3_open(f->db, &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);
+  assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  /* Until the child has written everything, or for 5 s when it is made to
+   * wait (a million samples are read well within that). */
+  for (int i = 0; i < 50 && access(done, F_OK) != 0; i++)
+    usleep(100000);
+  assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(holder);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  if (b.rc != TL_OK)
+    fail_msg("streaming while locked: %s", b.err);
+  printf("queued at most %lld samples while locked (of %d)\n", (long long)b.result.queued_peak, N);
+  assert_true(b.result.queued_peak <= (TL__RUN_QUEUE_CHUNKS + 1) * TL__RUN_CHUNK_SAMPLES);
+  assert_int_equal(b.result.samples, N);
+  tl_session_list l;
+  check_sessions(f, probe, "complete", 1, N, NULL, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+  free(done);
 }
 
 /* The program name in PATH, into out; 0 when it is not there. */
@@ -755,6 +838,8 @@ static void options_are_checked(void **state) {
 }
 
 int main(void) {
+  if (getenv("TL_TEST_FILTER")) /* run one of them: TL_TEST_FILTER=exec_v2_collects */
+    cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tl_collect_setup, tl_collect_teardown)
   const struct CMUnitTest tests[] = {
       T(nanosleep_collects),
@@ -766,6 +851,7 @@ int main(void) {
       T(exec_v2_collects),
       T(exec_v2_killed_mid_batch),
       T(exec_v2_malformed),
+      T(exec_v2_paused_while_locked),
       T(go_collects),
       T(browser_clamps_nested_timers),
       T(uv_zero_says_what_it_measures),
