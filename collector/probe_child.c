@@ -45,6 +45,7 @@
 enum {
   HELLO_TIMEOUT_MS = 15000, /* node can take a while to start on a busy host */
   ANSWER_SLACK_MS = 30000,  /* an answer later than delay + this is a hung child */
+  SILENCE_SLACK_MS = 10000, /* version 2: no sample for 2 x (delay + gap) + this: hung */
   EXIT_GRACE_MS = 2000,     /* to exit after its stdin closes, before SIGTERM */
   TERM_GRACE_MS = 1000,     /* after SIGTERM, before SIGKILL */
   BUF_MAX = TL__PROTOCOL_LINE_MAX + 2,
@@ -364,6 +365,29 @@ static int measure_one_by_one(child *c, tl__run *run, char *err, size_t errlen) 
   return rc;
 }
 
+static int64_t longest_delay(const struct tl__run_view *v) {
+  int64_t longest = 0;
+  for (size_t k = 0; k < v->delay_count; k++)
+    longest = v->delays_ns[k] > longest ? v->delays_ns[k] : longest;
+  return longest;
+}
+
+/* How long a version 2 child may send no sample before it counts as hung:
+ * it writes its batches between samples, so twice its longest delay and gap
+ * plus a generous SILENCE_SLACK_MS. TL_TEST_PROBE_SILENCE_MS (for tests)
+ * replaces that slack, so that a test of a silent child takes a moment. */
+static int64_t silence_allowed(const struct tl__run_view *v) {
+  int64_t slack_ms = SILENCE_SLACK_MS;
+  const char *test = getenv("TL_TEST_PROBE_SILENCE_MS");
+  if (test && *test) {
+    char *end;
+    long long ms = strtoll(test, &end, 10);
+    if (*end == '\0' && ms > 0 && ms <= SILENCE_SLACK_MS)
+      slack_ms = ms;
+  }
+  return 2 * (longest_delay(v) + v->opts->gap_ns) + slack_ms * 1000000;
+}
+
 /* Version 2: the plan once, then samples as the child measures them. The
  * child cycles through the delays in the order tl__run_next hands them out,
  * so each sample is recorded against the delay tl__run_next names. */
@@ -381,25 +405,28 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
   }
   if (write_all(c->to, plan, (size_t)n))
     return gone(c, run, err, errlen);
-  int64_t longest = 0;
-  for (size_t k = 0; k < v->delay_count; k++)
-    longest = v->delays_ns[k] > longest ? v->delays_ns[k] : longest;
-  /* Samples come in batches; a child silent for longer than its longest
-   * delay, its gap and the slack is hung. */
-  int64_t silence_ms = (longest + o->gap_ns) / 1000000 + ANSWER_SLACK_MS;
+  int64_t silence_ns = silence_allowed(v);
+  int64_t heard = tl__os_mono_ns(); /* when the last sample (or the plan's sending) was */
   while (!expected || c->samples < expected) {
-    int64_t wait_ms = silence_ms;
-    if (deadline) {
-      int64_t left = (deadline - tl__os_mono_ns()) / 1000000;
-      if (left <= 0)
-        return TL_OK; /* the duration is up: closing stdin stops the child */
-      wait_ms = left < wait_ms ? left + 1 : wait_ms;
+    int64_t now = tl__os_mono_ns();
+    if (deadline && now >= deadline)
+      return TL_OK; /* the duration is up: closing stdin stops the child */
+    if (now - heard >= silence_ns) {
+      snprintf(err, errlen,
+               "%s: no sample for %.1f s after %" PRId64
+               " samples, though the plan's longest delay is %.3f ms: the program seems hung "
+               "(it was stopped; the samples received are kept)",
+               c->what, (double)(now - heard) / 1e9, c->samples, (double)longest_delay(v) / 1e6);
+      return TL_EIO;
     }
+    int64_t until = heard + silence_ns;
+    if (deadline && deadline < until)
+      until = deadline;
     tl__msg msg;
     c->timed_out = 0;
-    int rc = next_msg(c, run, clamp_ms(wait_ms), &msg, err, errlen);
-    if (rc && c->timed_out && deadline && tl__os_mono_ns() >= deadline)
-      return TL_OK;
+    int rc = next_msg(c, run, clamp_ms((until - now) / 1000000 + 1), &msg, err, errlen);
+    if (rc && c->timed_out)
+      continue; /* the loop says which time ran out */
     if (rc)
       return rc;
     if (msg.kind != TL__MSG_SAMPLE) {
@@ -411,6 +438,7 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
       return TL_OK; /* stopping, or the duration is up: later samples are not kept */
     c->samples++;
     tl__run_record(run, i, msg.value);
+    heard = tl__os_mono_ns();
   }
   return TL_OK;
 }

@@ -427,6 +427,40 @@ static void dry_run_of_millions_ends(void **state) {
   free(err);
 }
 
+/* A version 2 child that sends three samples and then nothing, without
+ * exiting: tlcollect does not hang but ends with one line and exit 1, the
+ * three samples stored ('interrupted'). */
+static void silent_v2_child_ends(void **state) {
+  fixture *f = *state;
+  char *a[] = {TLCOLLECT,
+               "--db",
+               f->db,
+               "--probe",
+               "exec:echo hello 2; read plan; printf 'sample 5\\nsample 6\\nsample 7\\n'; "
+               "exec sleep 600",
+               "--delays",
+               "0",
+               "--count",
+               "10",
+               "--warmup",
+               "0",
+               "-q",
+               NULL};
+  char *env[] = {"TL_TEST_PROBE_SILENCE_MS=300", "PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, env, alarm_in_30s, NULL, &out, &err);
+  if (rc != 1 || !tl_test_one_line(err) || !strstr(err, "no sample for"))
+    fail_msg("a silent version 2 child: status %d, '%s'", rc, err);
+  free(out);
+  free(err);
+  tl_store *s = NULL;
+  tl_store_stats st = {0};
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(tl_store_info(s, &st), TL_OK);
+  tl_store_close(s);
+  assert_int_equal(st.samples, 3);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tl_test_setup, tl_test_teardown)
   const struct CMUnitTest tests[] = {
@@ -446,6 +480,7 @@ int main(void) {
       T(repeat_wait_is_interruptible),
       T(cpu_and_memory_load_together),
       T(dry_run_of_millions_ends),
+      T(silent_v2_child_ends),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -359,6 +359,42 @@ static void exec_v2_malformed(void **state) {
   no_children_left();
 }
 
+/* A version 2 child that says hello and then nothing, or stops after three
+ * samples without exiting, does not hang the run: once it has sent no
+ * sample for twice the plan's longest delay plus a slack (shortened here by
+ * TL_TEST_PROBE_SILENCE_MS) the run ends with one clear error and the
+ * session 'interrupted' with every sample received; in a --duration run
+ * too, which used to end 'complete'. */
+static void exec_v2_silent(void **state) {
+  fixture *f = *state;
+  setenv("TL_TEST_PROBE_SILENCE_MS", "300", 1);
+  const char *stops = "exec:echo hello 2; read plan; printf 'sample 5\\nsample 6\\nsample 7\\n'; "
+                      "exec sleep 600";
+  tl_collect_opts o = opts_of(stops, 10);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  char err[512] = "";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EIO);
+  if (!strstr(err, "no sample for") || !strstr(err, "after 3 samples") || strchr(err, '\n'))
+    fail_msg("a child silent after 3 samples: '%s'", err);
+  tl_session_list l;
+  check_sessions(f, stops, "interrupted", 1, 3, NULL, &l);
+  tl_session_list_free(&l);
+
+  const char *mute = "exec:echo hello 2; exec sleep 600";
+  o = opts_of(mute, 0);
+  o.delays_ns[0] = 1000000;
+  o.delay_count = 1;
+  o.duration_ns = 3000000000LL;
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EIO);
+  assert_non_null(strstr(err, "no sample for"));
+  check_sessions(f, mute, "interrupted", 1, 0, NULL, &l);
+  tl_session_list_free(&l);
+  unsetenv("TL_TEST_PROBE_SILENCE_MS");
+  no_children_left();
+}
+
 /* A version 2 child that streams n made-up samples as fast as a pipe takes
  * them, then creates the file done (so a test can tell it has written
  * everything). */
@@ -852,6 +888,7 @@ int main(void) {
       T(exec_v2_killed_mid_batch),
       T(exec_v2_malformed),
       T(exec_v2_paused_while_locked),
+      T(exec_v2_silent),
       T(go_collects),
       T(browser_clamps_nested_timers),
       T(uv_zero_says_what_it_measures),
