@@ -75,7 +75,7 @@ int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err
   fprintf(out, "#[Max     = %12.6f, Total count    = %12lld]\n", (double)d.max_ns / 1e6,
           (long long)d.count);
   fprintf(out, "#[Buckets = %12d, SubBuckets     = %12d]\n", 0, 0);
-  if (fflush(out) != 0) {
+  if (ferror(out)) {
     rc = TL_EIO;
     snprintf(err, errlen, "writing the distribution failed");
   }

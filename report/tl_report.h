@@ -42,7 +42,8 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
 /* Writes the samples of the sessions matching filter as an HdrHistogram
  * percentile distribution ("hgrm", values in milliseconds), each value an
  * exact nearest-rank percentile. No matching sample is TL_ENOTFOUND. The
- * whole output comes from one read snapshot. Messages go to err. */
+ * whole output comes from one read snapshot. Messages go to err. out is not
+ * flushed (as tl_store_export). */
 int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */

@@ -48,9 +48,7 @@ static const char usage[] =
 
 enum { MAX_LABELS = 64 };
 
-/* Probe names are label-like, or "exec:COMMAND" with printable text. */
-int main(int argc, char **argv) {
-  tl_set_progname("tlreport");
+static int run(int argc, char **argv) {
   enum {
     OPT_PROBE = 256,
     OPT_DELAY,
@@ -280,7 +278,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   if (by_help) {
-    if (tl_by_help(store, &opts.filter, stdout, err, sizeof err) == TL_OK && fflush(stdout) == 0)
+    if (tl_by_help(store, &opts.filter, stdout, err, sizeof err) == TL_OK)
       status = TL_EXIT_OK;
     else
       tl_errorf("%s", err);
@@ -296,11 +294,9 @@ int main(int argc, char **argv) {
     check.compare = opts;
     check.baseline = opts.baseline;
     int rc = tl_report_check(store, &check, stdout, err, sizeof err);
-    if (rc < 0)
+    if (rc < 0 && !ferror(stdout)) /* a write error: tl_cli_finish says why */
       tl_errorf("%s", err);
-    else if (fflush(stdout) != 0)
-      tl_errorf("writing the check failed: %s", strerror(errno));
-    else
+    else if (rc >= 0)
       status = rc == TL_OK ? TL_EXIT_OK : TL_EXIT_FAILURE;
     goto done;
   }
@@ -341,9 +337,9 @@ int main(int argc, char **argv) {
       tl_errorf("%s", err);
       goto done;
     }
-  } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-    tl_errorf("writing the report failed: %s", strerror(errno));
-    goto done;
+  } else {
+    if (fwrite(buf, 1, len, stdout) != len) /* tl_cli_finish says why */
+      tl_write_failed(stdout, errno);
   }
   status = TL_EXIT_OK;
 done:
@@ -352,4 +348,9 @@ done:
   tl_comparison_free(&cmp);
   tl_store_close(store);
   return status;
+}
+
+int main(int argc, char **argv) {
+  tl_set_progname("tlreport");
+  return tl_cli_finish(run(argc, argv));
 }

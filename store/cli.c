@@ -1,6 +1,7 @@
 /* cli.c: what the three programs share on their command lines: the usage
  * error, the database path, options that may be given only once, and the
  * command line a session records. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,33 @@ int tl_cli_db_path(const char *given, char *buf, size_t len) {
     return TL_EXIT_OK;
   tl_errorf("no default database path: HOME is not set; use --db PATH or TL_DB");
   return TL_EXIT_FAILURE;
+}
+
+/* The stream whose writes failed first, and why (tl_write_failed). */
+static FILE *failed_stream;
+static int failed_errno;
+
+int tl_write_failed(FILE *f, int errnum) {
+  if (!failed_stream) {
+    failed_stream = f;
+    failed_errno = errnum;
+  }
+  return TL_EIO;
+}
+
+int tl_cli_finish(int status) {
+  errno = 0;
+  int failed = fflush(stdout) != 0 || ferror(stdout);
+  int why = errno ? errno : failed_stream == stdout ? failed_errno : 0;
+  /* A closed stdout that was never written to is no failure (EBADF). */
+  if (fclose(stdout) != 0 && !failed && errno != EBADF) {
+    failed = 1;
+    why = errno;
+  }
+  if (!failed)
+    return status;
+  tl_errorf("writing standard output: %s", why ? strerror(why) : "input/output error");
+  return status == TL_EXIT_OK ? TL_EXIT_FAILURE : status;
 }
 
 const char *tl_cli_option_name(const struct option *longopts, int c) {

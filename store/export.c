@@ -3,6 +3,7 @@
  * samples are exported. Each line repeats its session's label, probe and
  * delay, so a file of many sessions can be split or filtered with ordinary
  * tools; the CSV header and JSON keys are the ones tlstore import reads. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,13 @@ static size_t put_u64(char *p, uint64_t v) {
   return n;
 }
 
+/* A write to out failed: remembered for tl_cli_finish, which names it. */
+static int write_failed(exporter *e) {
+  int why = errno;
+  return tl__store_fail(e->s, tl_write_failed(e->out, why), "writing the export failed: %s",
+                        strerror(why));
+}
+
 static int write_block(void *arg, const tl_block *b) {
   exporter *e = arg;
   const char *why;
@@ -73,7 +81,7 @@ static int write_block(void *arg, const tl_block *b) {
   for (int64_t i = 0; i < b->count; i++) {
     if (at + e->prefix_len + 24 + slen > sizeof e->line) {
       if (fwrite(e->line, 1, at, e->out) != at)
-        return tl__store_fail(e->s, TL_EIO, "writing the export failed");
+        return write_failed(e);
       at = 0;
     }
     memcpy(e->line + at, e->prefix, e->prefix_len);
@@ -84,7 +92,7 @@ static int write_block(void *arg, const tl_block *b) {
   }
   e->count += b->count;
   if (fwrite(e->line, 1, at, e->out) != at)
-    return tl__store_fail(e->s, TL_EIO, "writing the export failed");
+    return write_failed(e);
   return TL_OK;
 }
 
@@ -132,7 +140,7 @@ int tl_store_export(tl_store *s, const tl_filter *f, tl_samples_format format, F
     err = tl_store_scan_blocks(s, &x->id, 1, NULL, write_block, e);
   }
   tl_store_read_end(s);
-  if (!err && fflush(out) != 0)
+  if (!err && ferror(out))
     err = tl__store_fail(s, TL_EIO, "writing the export failed");
   if (count)
     *count = e->count;

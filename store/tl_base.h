@@ -88,6 +88,19 @@ int tl_cli_db_path(const char *given, char *buf, size_t len);
 int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI_OPTS],
                 const int *repeatable);
 
+/* The end of every tl program: flushes and closes standard output, so that
+ * output lost to a full disk, a closed pipe or /dev/full is a failure, not
+ * exit 0. When writing failed it prints "PROG: error: writing standard
+ * output: REASON" and returns TL_EXIT_FAILURE (or status, when that is a
+ * failure already); otherwise status. Use as "return
+ * tl_cli_finish(run(argc, argv));". Code that writes to stdout leaves its
+ * write errors to this: it checks ferror(stdout) before reporting one. */
+int tl_cli_finish(int status);
+/* Remembers errnum (errno after a failed fwrite) as why writing to f failed,
+ * the first reason given for f: a write that bypassed f's buffer leaves no
+ * data behind for tl_cli_finish's flush to fail on again. Returns TL_EIO. */
+int tl_write_failed(FILE *f, int errnum);
+
 /* The name (without "--") of the long option getopt_long returns as c, or
  * "" when longopts has none. */
 const char *tl_cli_option_name(const struct option *longopts, int c);

@@ -381,7 +381,9 @@ int tl_store_import(tl_store *store, FILE *in, const tl_import_opts *opts, tl_ba
 /* Writes the raw samples of the sessions matching filter to out, oldest
  * session first and in measured order, as CSV (header
  * "label,probe,delay_ns,latency_ns") or JSON lines. Streams: memory does not
- * grow with the number of samples. *count (may be NULL) receives how many. */
+ * grow with the number of samples. *count (may be NULL) receives how many.
+ * out is not flushed: its caller flushes it and sees why a last write failed
+ * (tl_cli_finish for stdout). A write that failed already is TL_EIO. */
 int tl_store_export(tl_store *store, const tl_filter *filter, tl_samples_format format, FILE *out,
                     int64_t *count);
 

@@ -404,11 +404,11 @@ static int run_export(const char *path, int argc, char **argv, const struct opti
   if (format == TL_SAMPLES_HGRM) {
     char msg[512] = "";
     err = tl_write_hgrm(store, &a.f, stdout, msg, sizeof msg);
-    if (err)
+    if (err && !ferror(stdout)) /* a write error: tl_cli_finish says why */
       tl_errorf("%s", msg);
   } else {
     err = tl_store_export(store, &a.f, format, stdout, NULL);
-    if (err)
+    if (err && !ferror(stdout))
       tl_errorf("%s", tl_store_errmsg(store));
   }
   tl_store_close(store);
@@ -926,8 +926,7 @@ static int run_help(int argc, char **argv) {
   return TL_EXIT_OK;
 }
 
-int main(int argc, char **argv) {
-  tl_set_progname("tlstore");
+static int run(int argc, char **argv) {
   enum { OPT_DB = 256 };
   static const struct option longopts[] = {
       {"db", required_argument, NULL, OPT_DB},
@@ -987,4 +986,9 @@ int main(int argc, char **argv) {
     return status;
   getopt_restart();
   return cmd->run(path, cmd_argc, argv + at, cmd_longopts);
+}
+
+int main(int argc, char **argv) {
+  tl_set_progname("tlstore");
+  return tl_cli_finish(run(argc, argv));
 }

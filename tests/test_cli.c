@@ -669,6 +669,72 @@ static void filters_agree(void **state) {
   }
 }
 
+/* In the child before exec: standard output to /dev/full, where every
+ * write fails with ENOSPC. */
+static void stdout_to_full(void *arg) {
+  (void)arg;
+  int fd = open("/dev/full", O_WRONLY);
+  if (fd < 0 || dup2(fd, 1) < 0)
+    _exit(126);
+}
+
+/* Output that could not be written is a failure: every command that prints,
+ * with stdout on a full disk, exits 1 with one line saying so, never 0. */
+static void output_failures(void **state) {
+  fixture *f = *state;
+  if (access("/dev/full", W_OK) != 0)
+    skip();
+  build_golden_db(f->db);
+  /* Many samples, so that export fails in the middle, not at the end. */
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  static int64_t v[200000];
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    v[i] = 1000000 + (int64_t)(i % 5000) * 1000;
+  add_session(s, "big", 1000000, v, sizeof v / sizeof v[0]);
+  tl_store_close(s);
+  const char *cases[][6] = {
+      {TLSTORE, "info"},
+      {TLSTORE, "check"},
+      {TLSTORE, "labels"},
+      {TLSTORE, "hosts"},
+      {TLSTORE, "sessions"},
+      {TLSTORE, "sessions", "--label", "vbox"},
+      {TLSTORE, "export", "--format", "csv"},
+      {TLSTORE, "export", "--format", "jsonl"},
+      {TLSTORE, "export", "--format", "hgrm"},
+      {TLSTORE, "--help"},
+      {TLSTORE, "--version"},
+      {TLSTORE, "sessions", "--help"},
+      {TLSTORE, "help", "export"},
+      {TLREPORT},
+      {TLREPORT, "--format", "json"},
+      {TLREPORT, "--format", "html"},
+      {TLREPORT, "--check"},
+      {TLREPORT, "--by", "help"},
+      {TLREPORT, "--help"},
+      {TLREPORT, "--version"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *a[10] = {(char *)cases[i][0], "--db", f->db};
+    for (size_t k = 1; k < 6 && cases[i][k]; k++)
+      a[2 + k] = (char *)cases[i][k];
+    char *err;
+    int rc = tl_test_run_with(a, NULL, stdout_to_full, NULL, NULL, &err);
+    if (rc != 1 || !tl_test_one_line(err) ||
+        !strstr(err, ": error: writing standard output: No space left on device"))
+      fail_msg("case %zu > /dev/full: exit %d, stderr '%s'", i, rc, err);
+    free(err);
+  }
+  /* A command that failed for its own reason says only that. */
+  char *a[] = {TLSTORE, "--db", f->db, "delete", "0123abcd-0123-4567-89ab-0123456789ab", NULL};
+  char *err;
+  assert_int_equal(tl_test_run_with(a, NULL, stdout_to_full, NULL, NULL, &err), 1);
+  assert_non_null(strstr(err, "no session"));
+  assert_null(strstr(err, "writing standard output"));
+  free(err);
+}
+
 static void help_and_version(void **state) {
   (void)state;
   const char *progs[] = {TLCOLLECT, TLSTORE, TLREPORT};
@@ -701,6 +767,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(store_command_bad_options, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(store_db_after_command, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters_agree, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(output_failures, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
