@@ -33,10 +33,13 @@ static int errf(char *err, size_t errlen, int code, const char *what, const char
   return code;
 }
 
-/* Writes data to name inside the open folder dirfd (see tl_report_write_file). */
-static int write_at(int dirfd, const char *name, const char *shown, const char *data, size_t len,
-                    int force, char *err, size_t errlen) {
+/* Whether name inside dirfd may be replaced (see tl_report_write_file);
+ * *mode receives the permissions the new file gets: those of the file it
+ * replaces, so that a private page stays private, or 0 for a new file. */
+static int check_target(int dirfd, const char *name, const char *shown, int force, mode_t *mode,
+                        char *err, size_t errlen) {
   struct stat st;
+  *mode = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISDIR(st.st_mode))
       return errf(err, errlen, TL_ECONFLICT, "is a folder (name a file)", shown);
@@ -58,16 +61,25 @@ static int write_at(int dirfd, const char *name, const char *shown, const char *
                     "replace it)",
                     shown);
     }
+    if (S_ISREG(st.st_mode))
+      *mode = st.st_mode & 0777;
   } else if (errno != ENOENT) {
     snprintf(err, errlen, "cannot inspect %s: %s", shown, strerror(errno));
     return TL_EIO;
   }
+  return TL_OK;
+}
 
-  char tmp[64];
+/* Writes data to a new temporary file in dirfd, named in tmp, synced and
+ * closed, with the given mode (0: 0644 less the umask). On failure nothing
+ * is left behind and err says why. */
+static int write_temp(int dirfd, const char *shown, const char *data, size_t len, mode_t mode,
+                      char tmp[64], char *err, size_t errlen) {
   int fd = -1;
-  for (unsigned i = 0; i < 100 && fd < 0; i++) {
-    snprintf(tmp, sizeof tmp, ".tl-report-%ld-%u.tmp", (long)getpid(), i);
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  for (unsigned i = 0; i < 1000 && fd < 0; i++) {
+    snprintf(tmp, 64, ".tl-report-%ld-%u.tmp", (long)getpid(), i);
+    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                mode ? mode : 0644);
     if (fd < 0 && errno != EEXIST)
       break;
   }
@@ -76,25 +88,27 @@ static int write_at(int dirfd, const char *name, const char *shown, const char *
     return errno == EACCES || errno == EPERM ? TL_EPERM : TL_EIO;
   }
   size_t done = 0;
-  int rc = TL_OK;
-  while (done < len) {
+  int rc = TL_OK, saved = 0;
+  if (mode && fchmod(fd, mode) != 0) { /* exactly the old mode, whatever the umask */
+    rc = TL_EIO;
+    saved = errno;
+  }
+  while (rc == TL_OK && done < len) {
     ssize_t w = write(fd, data + done, len - done);
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
-      rc = errno == ENOSPC ? TL_EFULL : TL_EIO;
+      saved = w < 0 ? errno : ENOSPC;
+      rc = saved == ENOSPC ? TL_EFULL : TL_EIO;
       break;
     }
     done += (size_t)w;
   }
-  if (rc == TL_OK && fsync(fd) != 0)
-    rc = TL_EIO;
-  int saved = errno;
-  if (close(fd) != 0 && rc == TL_OK) {
+  if (rc == TL_OK && fsync(fd) != 0) {
     rc = TL_EIO;
     saved = errno;
   }
-  if (rc == TL_OK && renameat(dirfd, tmp, dirfd, name) != 0) {
+  if (close(fd) != 0 && rc == TL_OK) {
     rc = TL_EIO;
     saved = errno;
   }
@@ -102,6 +116,30 @@ static int write_at(int dirfd, const char *name, const char *shown, const char *
     unlinkat(dirfd, tmp, 0);
     snprintf(err, errlen, "writing %s failed: %s", shown, strerror(saved));
   }
+  return rc;
+}
+
+/* Moves the written temporary file over name. */
+static int put_in_place(int dirfd, const char *tmp, const char *name, const char *shown,
+                        char *err, size_t errlen) {
+  if (renameat(dirfd, tmp, dirfd, name) == 0)
+    return TL_OK;
+  int saved = errno;
+  unlinkat(dirfd, tmp, 0);
+  snprintf(err, errlen, "writing %s failed: %s", shown, strerror(saved));
+  return TL_EIO;
+}
+
+/* Writes data to name inside the open folder dirfd (see tl_report_write_file). */
+static int write_at(int dirfd, const char *name, const char *shown, const char *data, size_t len,
+                    int force, char *err, size_t errlen) {
+  mode_t mode;
+  char tmp[64];
+  int rc = check_target(dirfd, name, shown, force, &mode, err, errlen);
+  if (!rc)
+    rc = write_temp(dirfd, shown, data, len, mode, tmp, err, errlen);
+  if (!rc)
+    rc = put_in_place(dirfd, tmp, name, shown, err, errlen);
   return rc;
 }
 
@@ -133,29 +171,59 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
 /* ======================================================================== */
 /* The static site                                                           */
 
+/* The site is written all or nothing: every page's name is known and checked
+ * before any page is rendered, each page goes to a temporary file beside its
+ * place, and only when every one is written are they renamed into place. A
+ * refused or failed run leaves the folder as it was. */
+
+typedef enum { PAGE_COMPARE, PAGE_LABEL, PAGE_HOST, PAGE_INDEX } page_kind;
+
+typedef struct {
+  page_kind kind;
+  size_t at;      /* PAGE_LABEL: index into labels; PAGE_HOST: into sessions */
+  char name[128]; /* inside the site */
+  mode_t mode;    /* of the page it replaces, or 0 */
+  char tmp[64];   /* the temporary file, once written */
+  int written;
+} site_page;
+
 typedef struct {
   tl_store *store; /* for the statistics of each page */
   int dirfd;
   const char *dir;
-  int force;
-  size_t pages;
+  site_page *pages;
+  size_t count;
   char *err;
   size_t errlen;
 } site;
 
-/* Renders a comparison (or the index, when index is set) to name in the site. */
-static int put_page(site *s, const char *name, const tl_comparison *c, const tl_page_opts *base,
-                    const char *title, int index) {
+static int add_page(site *s, page_kind kind, size_t at, const char *name) {
+  site_page *p = realloc(s->pages, (s->count + 1) * sizeof *p);
+  if (!p)
+    return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", name);
+  s->pages = p;
+  p += s->count++;
+  memset(p, 0, sizeof *p);
+  p->kind = kind;
+  p->at = at;
+  snprintf(p->name, sizeof p->name, "%s", name);
+  return TL_OK;
+}
+
+/* Renders a comparison (or the index, when index is set) into page p's
+ * temporary file. */
+static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page_opts *base,
+                    const char *title) {
   char *buf = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (!m)
-    return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", name);
+    return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", p->name);
   tl_page_opts o = *base;
   o.format = TL_FORMAT_HTML;
   o.site_links = 1;
   o.title = title;
-  o.host_facts = strncmp(name, "host-", 5) == 0;
+  o.host_facts = p->kind == PAGE_HOST;
   tl_stats st;
   memset(&st, 0, sizeof st);
   int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */
@@ -166,20 +234,19 @@ static int put_page(site *s, const char *name, const tl_comparison *c, const tl_
     return rc;
   }
   o.stats = &st;
-  rc = index ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
+  rc = p->kind == PAGE_INDEX ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
   tl_stats_free(&st);
   if (fclose(m) != 0 && rc == TL_OK)
     rc = TL_EIO;
   if (rc) {
     free(buf);
-    return errf(s->err, s->errlen, rc, "could not be made", name);
+    return errf(s->err, s->errlen, rc, "could not be made", p->name);
   }
   char shown[4200];
-  snprintf(shown, sizeof shown, "%s/%s", s->dir, name);
-  rc = write_at(s->dirfd, name, shown, buf, len, s->force, s->err, s->errlen);
+  snprintf(shown, sizeof shown, "%s/%s", s->dir, p->name);
+  rc = write_temp(s->dirfd, shown, buf, len, p->mode, p->tmp, s->err, s->errlen);
   free(buf);
-  if (!rc)
-    s->pages++;
+  p->written = rc == TL_OK;
   return rc;
 }
 
@@ -195,90 +262,136 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
   return tl_compare(store, &o, out, s->err, s->errlen);
 }
 
+/* The pages of the site, named from the comparison of every label. */
+static int plan_pages(site *s, const tl_comparison *all) {
+  int rc = add_page(s, PAGE_COMPARE, 0, "compare.html");
+  for (size_t i = 0; i < all->label_count && !rc; i++) {
+    char name[128];
+    if (tl_label_check(all->labels[i], NULL, 0) != TL_OK)
+      continue; /* only validated labels become file names */
+    snprintf(name, sizeof name, "label-%s.html", all->labels[i]);
+    rc = add_page(s, PAGE_LABEL, i, name);
+  }
+  for (size_t i = 0; i < all->sessions.count && !rc; i++) {
+    const tl_session *x = &all->sessions.items[i];
+    size_t k = 0;
+    while (k < i && strcmp(all->sessions.items[k].host_fingerprint, x->host_fingerprint) != 0)
+      k++;
+    char name[128];
+    if (k == i && tl__host_page(x->host_fingerprint, name, sizeof name) == 0)
+      rc = add_page(s, PAGE_HOST, i, name);
+  }
+  if (!rc)
+    rc = add_page(s, PAGE_INDEX, 0, "index.html");
+  return rc;
+}
+
+/* Writes page p of the site to its temporary file. */
+static int make_page(site *s, site_page *p, const tl_compare_opts *opts,
+                     const tl_comparison *grouped, const tl_comparison *all,
+                     const tl_page_opts *page) {
+  tl_comparison one;
+  char title[512];
+  int rc;
+  switch (p->kind) {
+  case PAGE_COMPARE:
+    return put_page(s, p, grouped ? grouped : all, page, NULL);
+  case PAGE_INDEX:
+    return put_page(s, p, all, page, "Timer latency results");
+  case PAGE_LABEL: {
+    const char *label = all->labels[p->at];
+    if ((rc = sub_compare(s->store, opts, &label, 1, NULL, &one, s)))
+      return rc;
+    snprintf(title, sizeof title, "Timer latency on %s", label);
+    break;
+  }
+  default: {
+    const tl_session *x = &all->sessions.items[p->at];
+    /* The labels measured on this host, in the comparison's order. */
+    const char *labels[256];
+    size_t nl = 0;
+    for (size_t l = 0; l < all->label_count && nl < 256; l++)
+      for (size_t j = 0; j < all->sessions.count; j++)
+        if (strcmp(all->sessions.items[j].host_fingerprint, x->host_fingerprint) == 0 &&
+            strcmp(all->sessions.items[j].label, all->labels[l]) == 0) {
+          labels[nl++] = all->labels[l];
+          break;
+        }
+    if ((rc = sub_compare(s->store, opts, labels, nl, x->host_fingerprint, &one, s)))
+      return rc;
+    snprintf(title, sizeof title, "Timer latency on host %s", x->hostname);
+  }
+  }
+  rc = put_page(s, p, &one, page, title);
+  tl_comparison_free(&one);
+  return rc;
+}
+
 int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_opts *page,
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
     *pages = 0;
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-    snprintf(err, errlen, "cannot create the folder %s: %s", dir, strerror(errno));
-    return TL_EIO;
-  }
-  site s = {store, -1, dir, force, 0, err, errlen};
-  s.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (s.dirfd < 0) {
-    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
-    return TL_EIO;
-  }
+  site s = {store, -1, dir, NULL, 0, err, errlen};
   /* With --by, compare.html is grouped by it; the label and host pages and
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
-  tl_comparison all;
-  int rc = TL_OK;
+  tl_comparison grouped, all;
+  int have_grouped = 0, have_all = 0, made_dir = 0, rc = TL_OK;
   if (opts->by) {
     by_label.by = NULL;
     by_label.labels = NULL;
     by_label.label_count = 0;
     by_label.baseline = NULL;
-    rc = tl_compare(store, opts, &all, err, errlen);
-    if (!rc)
-      rc = put_page(&s, "compare.html", &all, page, NULL, 0);
-    tl_comparison_free(&all);
-    if (rc)
-      goto fail_dir;
+    rc = tl_compare(store, opts, &grouped, err, errlen);
+    have_grouped = rc == TL_OK;
   }
-  if ((rc = tl_compare(store, &by_label, &all, err, errlen)))
-    goto fail_dir;
-  if (!opts->by)
-    rc = put_page(&s, "compare.html", &all, page, NULL, 0);
-  opts = &by_label;
-
-  for (size_t i = 0; i < all.label_count && !rc; i++) {
-    tl_comparison one;
-    const char *label = all.labels[i];
-    char name[128], title[160];
-    if (tl_label_check(label, NULL, 0) != TL_OK)
-      continue; /* only validated labels become file names */
-    rc = sub_compare(store, opts, &label, 1, NULL, &one, &s);
-    if (rc)
-      break;
-    snprintf(name, sizeof name, "label-%s.html", label);
-    snprintf(title, sizeof title, "Timer latency on %s", label);
-    rc = put_page(&s, name, &one, page, title, 0);
-    tl_comparison_free(&one);
-  }
-
-  for (size_t i = 0; i < all.sessions.count && !rc; i++) {
-    const tl_session *x = &all.sessions.items[i];
-    size_t k = 0;
-    while (k < i && strcmp(all.sessions.items[k].host_fingerprint, x->host_fingerprint) != 0)
-      k++;
-    char name[128], title[512];
-    if (k < i || tl__host_page(x->host_fingerprint, name, sizeof name) != 0)
-      continue;
-    /* The labels measured on this host, in the comparison's order. */
-    const char *labels[256];
-    size_t nl = 0;
-    for (size_t l = 0; l < all.label_count && nl < 256; l++)
-      for (size_t j = 0; j < all.sessions.count; j++)
-        if (strcmp(all.sessions.items[j].host_fingerprint, x->host_fingerprint) == 0 &&
-            strcmp(all.sessions.items[j].label, all.labels[l]) == 0) {
-          labels[nl++] = all.labels[l];
-          break;
-        }
-    tl_comparison one;
-    rc = sub_compare(store, opts, labels, nl, x->host_fingerprint, &one, &s);
-    if (rc)
-      break;
-    snprintf(title, sizeof title, "Timer latency on host %s", x->hostname);
-    rc = put_page(&s, name, &one, page, title, 0);
-    tl_comparison_free(&one);
+  if (!rc) {
+    rc = tl_compare(store, &by_label, &all, err, errlen);
+    have_all = rc == TL_OK;
   }
   if (!rc)
-    rc = put_page(&s, "index.html", &all, page, "Timer latency results", 1);
-  tl_comparison_free(&all);
-fail_dir:
-  close(s.dirfd);
+    rc = plan_pages(&s, &all);
+  if (!rc) {
+    made_dir = mkdir(dir, 0755) == 0;
+    if (!made_dir && errno != EEXIST) {
+      snprintf(err, errlen, "cannot create the folder %s: %s", dir, strerror(errno));
+      rc = TL_EIO;
+    }
+  }
+  if (!rc && (s.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
+    rc = TL_EIO;
+  }
+  /* Every page may be replaced before any is made. */
+  for (size_t i = 0; i < s.count && !rc; i++) {
+    char shown[4200];
+    snprintf(shown, sizeof shown, "%s/%s", dir, s.pages[i].name);
+    rc = check_target(s.dirfd, s.pages[i].name, shown, force, &s.pages[i].mode, err, errlen);
+  }
+  for (size_t i = 0; i < s.count && !rc; i++)
+    rc = make_page(&s, &s.pages[i], &by_label, have_grouped ? &grouped : NULL, &all, page);
+  /* Then all of them take their places. */
+  size_t placed = 0;
+  for (size_t i = 0; i < s.count && !rc; i++) {
+    char shown[4200];
+    snprintf(shown, sizeof shown, "%s/%s", dir, s.pages[i].name);
+    rc = put_in_place(s.dirfd, s.pages[i].tmp, s.pages[i].name, shown, err, errlen);
+    s.pages[i].written = 0;
+    placed += rc == TL_OK;
+  }
+  for (size_t i = 0; i < s.count; i++)
+    if (s.pages[i].written)
+      unlinkat(s.dirfd, s.pages[i].tmp, 0);
+  if (s.dirfd >= 0)
+    close(s.dirfd);
+  if (rc && made_dir)
+    rmdir(dir); /* refused before any page took its place: the folder was empty */
+  if (have_grouped)
+    tl_comparison_free(&grouped);
+  if (have_all)
+    tl_comparison_free(&all);
+  free(s.pages);
   if (pages)
-    *pages = s.pages;
+    *pages = placed;
   return rc;
 }

@@ -202,7 +202,8 @@ void tl_html_escape(FILE *out, const char *s);
  * file. An existing path that is not tl output (no TL_REPORT_MARKER in its
  * first line), a symbolic link or not a regular file is refused with
  * TL_ECONFLICT unless force is set (a link is then replaced, never
- * followed). */
+ * followed). A replaced file keeps its permissions; a new one gets 0644
+ * less the umask. */
 int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
                          size_t errlen);
 
@@ -210,8 +211,11 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
  * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html)
  * and the comparison (compare.html), linked relatively. Only names made of
  * validated labels and hex fingerprints are written, each inside dir
- * through tl_report_write_file rules. Same database and options give the
- * same bytes. *pages receives the number of files written (may be NULL). */
+ * through tl_report_write_file rules. All or nothing: every page is checked
+ * and made before any takes its place, so a refused or failed run leaves
+ * the folder as it was (and creates none). Same database and options give
+ * the same bytes. *pages receives the number of files written (may be
+ * NULL). */
 int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_opts *page,
                   const char *dir, int force, size_t *pages, char *err, size_t errlen);
 

@@ -282,8 +282,8 @@ static int merge_one(merger *m) {
     err = merge_session(m, s);
   if (!err && rc != SQLITE_DONE)
     err = tl__store_sqlfail(m->src, rc, "reading the other database");
-  if (err && m->src->errmsg[0] && !d->errmsg[0])
-    tl__store_fail(d, err, "%s: %s", m->path, m->src->errmsg);
+  if (err && m->src->errmsg[0] && !d->errmsg[0]) /* it names the source already */
+    tl__store_fail(d, err, "%s", m->src->errmsg);
   sqlite3_finalize(s);
   merger_finalize(m);
   tl_store_read_end(m->src);

@@ -969,6 +969,50 @@ static void corrupted_database(void **state) {
   free(good);
 }
 
+/* Damages the first cell pointers of table's root page, so that reading
+ * its rows fails with SQLite's "malformed" while the file still opens. */
+static void damage_root_page(const char *path, const char *table) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT rootpage, (SELECT page_size FROM pragma_page_size) "
+                                      "FROM sqlite_master WHERE name = ?1",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  long long at = (sqlite3_column_int64(st, 0) - 1) * sqlite3_column_int64(st, 1) + 8;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  int fd = open(path, O_WRONLY);
+  assert_true(fd >= 0);
+  char junk[32];
+  memset(junk, 0xff, sizeof junk);
+  assert_int_equal(pwrite(fd, junk, sizeof junk, (off_t)at), (ssize_t)sizeof junk);
+  close(fd);
+}
+
+/* A source database that opens but cannot be read through is named once in
+ * merge's message, not once by the store and again by the merge. */
+static void merge_names_a_damaged_source_once(void **state) {
+  fixture *f = *state;
+  char *src = tl_test_path(f->dir, "src.db");
+  collect(src, "x", "5");
+  collect(f->db, "y", "5");
+  damage_root_page(src, "sessions");
+  char *m[] = {TLSTORE, "--db", f->db, "merge", src, NULL};
+  char *err = expect_failure(m, NULL, NULL, NULL, 1, NULL);
+  char want[4200];
+  snprintf(want, sizeof want,
+           "tlstore: error: %s: reading the other database: database disk image is malformed "
+           "(run 'tlstore check'; restore from a copy if it fails)\n",
+           src);
+  assert_string_equal(err, want);
+  free(err);
+  free(src);
+}
+
 /* ======================================================================== */
 /* Power loss                                                                */
 
@@ -1020,6 +1064,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(corrupted_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(merge_names_a_damaged_source_once, tl_test_setup,
+                                      tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

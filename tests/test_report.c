@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1182,6 +1183,80 @@ static void replacing_files(void **state) {
   free(mine);
 }
 
+/* -o over a page keeps the page's permissions (a private page stays
+ * private, none is widened); a new page gets the usual 0644 less the umask. */
+static void replacing_keeps_the_mode(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *page = tl_test_path(f->dir, "page.md");
+  char *a[] = {TLREPORT, "--db", f->db, "-o", page, NULL};
+  free(run_report(a, 0, NULL));
+  mode_t mask = umask(022);
+  umask(mask);
+  struct stat st;
+  assert_int_equal(stat(page, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0644 & ~mask);
+  static const mode_t modes[] = {0600, 0640, 0400, 0664};
+  for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+    assert_int_equal(chmod(page, modes[i]), 0);
+    free(run_report(a, 0, NULL));
+    assert_int_equal(stat(page, &st), 0);
+    if ((st.st_mode & 07777) != modes[i])
+      fail_msg("-o over a %04o page left it %04o", (unsigned)modes[i], (unsigned)(st.st_mode & 07777));
+  }
+  free(page);
+}
+
+/* A --site that is refused (here: its index is someone else's file, and the
+ * index is the page written last) changes nothing: every page keeps its
+ * bytes and its modification time, and no temporary file is left. */
+static void refused_site_changes_nothing(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  char *index = tl_test_path(dir, "index.html");
+  assert_int_equal(tl_test_write_file(index, "my own index\n", 13), 0);
+  char *before[6];
+  const struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+  for (size_t i = 0; i < 6; i++) {
+    char *p = tl_test_path(dir, site_pages[i]);
+    before[i] = tl_test_read_file(p, NULL);
+    assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+    free(p);
+  }
+  /* Other start times make other pages. */
+  hourly_sessions(f->db);
+  char *err;
+  free(run_report(a, 1, &err));
+  assert_non_null(strstr(err, "index.html exists and was not written by tlreport"));
+  free(err);
+  for (size_t i = 0; i < 6; i++) {
+    char *p = tl_test_path(dir, site_pages[i]);
+    char *now = tl_test_read_file(p, NULL);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    if (strcmp(now, before[i]) != 0 || st.st_mtime != 1000000000)
+      fail_msg("a refused --site changed %s", site_pages[i]);
+    free(now);
+    free(before[i]);
+    free(p);
+  }
+  char *out = list_dir(dir);
+  assert_string_equal(out, "compare.html\nhost-aaaa000000000001.html\nhost-bbbb000000000002.html\n"
+                           "index.html\nlabel-macos.html\nlabel-vbox.html\n");
+  free(out);
+  /* Refused into a new folder: no folder is left either. */
+  char *fresh = tl_test_path(f->dir, "fresh");
+  char *b[] = {TLREPORT, "--db", f->db, "--site", fresh, "--compare", "nosuch", NULL};
+  free(run_report(b, 1, NULL));
+  assert_int_equal(access(fresh, F_OK), -1);
+  free(fresh);
+  free(index);
+  free(dir);
+}
+
 /* ======================================================================== */
 /* In a real browser                                                         */
 
@@ -1358,6 +1433,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(replacing_keeps_the_mode, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(refused_site_changes_nothing, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(site_in_chromium, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(page_in_browser, tl_test_setup, tl_test_teardown),
   };
