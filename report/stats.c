@@ -28,20 +28,14 @@ enum {
 static const double CONF = 0.95;
 static const double SERIES_PCTS[TL_STATS_SERIES] = {90, 99};
 
-static int fail(char *err, size_t errlen, int code, const char *msg) {
-  if (err && errlen)
-    snprintf(err, errlen, "%s", msg);
-  return code;
-}
-
 /* ======================================================================== */
 /* Random draws                                                              */
 
 typedef struct {
   uint64_t s;
-} rng;
+} tl__rng;
 
-static uint64_t rng_next(rng *r) {
+static uint64_t tl__rng_next(tl__rng *r) {
   uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -49,9 +43,11 @@ static uint64_t rng_next(rng *r) {
 }
 
 /* Uniform in (0, 1): never 0, so that log() is safe. */
-static double rng_unit(rng *r) { return ((double)(rng_next(r) >> 11) + 0.5) * 0x1.0p-53; }
+static double tl__rng_unit(tl__rng *r) {
+  return ((double)(tl__rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+}
 
-static uint64_t rng_below(rng *r, uint64_t n) { return rng_next(r) % n; }
+static uint64_t tl__rng_below(tl__rng *r, uint64_t n) { return tl__rng_next(r) % n; }
 
 /* x % d (d >= 1) given inv = UINT64_MAX / d, without a division where the
  * compiler has 128-bit products: the quotient x * inv / 2^64 is the true one
@@ -66,26 +62,26 @@ static uint64_t mod_by(uint64_t x, uint64_t d, uint64_t inv) {
 #endif
 }
 
-static double rng_normal(rng *r) {
-  double u = rng_unit(r), v = rng_unit(r);
+static double rng_normal(tl__rng *r) {
+  double u = tl__rng_unit(r), v = tl__rng_unit(r);
   return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
 /* Gamma(a, 1) for a >= 1 (Marsaglia and Tsang). */
-static double rng_gamma(rng *r, double a) {
+static double rng_gamma(tl__rng *r, double a) {
   double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
   for (;;) {
     double x = rng_normal(r), v = 1.0 + c * x;
     if (v <= 0)
       continue;
     v = v * v * v;
-    double u = rng_unit(r);
+    double u = tl__rng_unit(r);
     if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
       return d * v;
   }
 }
 
-static double rng_beta(rng *r, double a, double b) {
+static double tl__rng_beta(tl__rng *r, double a, double b) {
   double x = rng_gamma(r, a), y = rng_gamma(r, b);
   return x / (x + y);
 }
@@ -98,8 +94,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 }
 
 /* The seed of a group: its label, probe and delay, and a purpose. */
-static uint64_t group_seed(const char *label, const char *probe, int64_t delay_ns,
-                           const char *what) {
+static uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns,
+                               const char *what) {
   uint64_t h = 0xcbf29ce484222325ULL;
   h = fnv(h, label, strlen(label) + 1);
   h = fnv(h, probe, strlen(probe) + 1);
@@ -107,7 +103,7 @@ static uint64_t group_seed(const char *label, const char *probe, int64_t delay_n
   return fnv(h, what, strlen(what));
 }
 
-static int cmp_i64(const void *a, const void *b) {
+static int tl__cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
 }
@@ -289,12 +285,12 @@ static void binseg(seg_ctx *c, size_t lo, size_t hi) {
   /* Permutation test: how often does a shuffled segment split as well? */
   for (size_t t = 1; t < n; t++)
     c->w[t] = (double)t * (double)(n - t) / (double)n;
-  rng r = {c->seed ^ ((uint64_t)lo * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)hi};
+  tl__rng r = {c->seed ^ ((uint64_t)lo * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)hi};
   memcpy(c->perm, c->x + lo, n * sizeof *c->perm);
   size_t as_good = 0, dummy;
   for (int k = 0; k < PERMUTATIONS; k++) {
     for (size_t i = n - 1; i > 0; i--) {
-      size_t j = (size_t)mod_by(rng_next(&r), i + 1, c->inv[i + 1]);
+      size_t j = (size_t)mod_by(tl__rng_next(&r), i + 1, c->inv[i + 1]);
       double t = c->perm[i];
       c->perm[i] = c->perm[j];
       c->perm[j] = t;
@@ -399,15 +395,15 @@ typedef struct {
   int64_t n;     /* samples seen */
   size_t cap, m; /* reservoir capacity, samples kept */
   int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
-  rng r;
+  tl__rng r;
   double log_q;               /* log(1 - p), p the chance to keep each sample; 0: every one */
   double w;                   /* once the slots are full, Algorithm L's weight */
   int64_t next;               /* the 1-based number of the next sample to keep */
   const tl_session_detail *d; /* what the comparison computed for it, or NULL */
-} sess;
+} tl__sess;
 
 typedef struct {
-  sess *s;
+  tl__sess *s;
   size_t ns;
   int64_t *buf;  /* every kept sample, session by session */
   int64_t *pool; /* the same, sorted */
@@ -419,9 +415,9 @@ typedef struct {
   /* Exact values at ranks of the group that the comparison found. */
   int64_t known_rank[2 * TL_MAX_PCTS], known_value[2 * TL_MAX_PCTS];
   size_t known;
-} sset;
+} tl__sset;
 
-static void sset_free(sset *x) {
+static void tl__sset_free(tl__sset *x) {
   if (!x->borrowed) {
     free(x->s);
     free(x->buf);
@@ -441,13 +437,13 @@ static void sset_free(sset *x) {
  * larger than its row says), the rest goes through Algorithm L (Li, 1994), a
  * reservoir with a few draws per replaced sample; small sessions whose
  * every sample fits take them all, then continue the same way. */
-static void keep_next(sess *s) {
-  double skip = floor(log(rng_unit(&s->r)) / s->log_q);
+static void keep_next(tl__sess *s) {
+  double skip = floor(log(tl__rng_unit(&s->r)) / s->log_q);
   s->next = skip < 0x1p62 ? s->n + (int64_t)skip + 1 : INT64_MAX;
 }
 
-static void replace_next(sess *s) {
-  double skip = floor(log(rng_unit(&s->r)) / log1p(-s->w));
+static void replace_next(tl__sess *s) {
+  double skip = floor(log(tl__rng_unit(&s->r)) / log1p(-s->w));
   s->next = skip < 0x1p62 ? s->n + (int64_t)skip + 1 : INT64_MAX;
 }
 
@@ -455,13 +451,13 @@ static void replace_next(sess *s) {
  * the largest of the kept samples' random keys, the cap-th smallest of n
  * uniform keys: a Beta(cap, n - cap + 1) draw (after the first cap samples,
  * the largest of cap keys, as in Algorithm L). */
-static void reservoir_start(sess *s) {
-  s->w = rng_beta(&s->r, (double)s->cap, (double)(s->n - (int64_t)s->cap + 1));
+static void reservoir_start(tl__sess *s) {
+  s->w = tl__rng_beta(&s->r, (double)s->cap, (double)(s->n - (int64_t)s->cap + 1));
   replace_next(s);
 }
 
 /* Readies s (cap slots, expected samples) before its first sample. */
-static void keep_start(sess *s, int64_t expected) {
+static void keep_start(tl__sess *s, int64_t expected) {
   s->n = 0;
   s->m = 0;
   s->log_q = 0; /* every sample while there is room */
@@ -474,7 +470,7 @@ static void keep_start(sess *s, int64_t expected) {
   }
 }
 
-static void reservoir_add(sess *s, const int64_t *v, size_t n) {
+static void reservoir_add(tl__sess *s, const int64_t *v, size_t n) {
   int64_t base = s->n, end = s->n + (int64_t)n;
   if (s->log_q == 0 && s->m < s->cap) {
     size_t take = s->cap - s->m < n ? s->cap - s->m : n;
@@ -495,8 +491,8 @@ static void reservoir_add(sess *s, const int64_t *v, size_t n) {
         else
           reservoir_start(s);
       } else {
-        s->v[rng_below(&s->r, s->cap)] = x;
-        s->w *= exp(log(rng_unit(&s->r)) / (double)s->cap);
+        s->v[tl__rng_below(&s->r, s->cap)] = x;
+        s->w *= exp(log(tl__rng_unit(&s->r)) / (double)s->cap);
         replace_next(s);
       }
     }
@@ -568,7 +564,7 @@ static void pool_merge(int64_t *v, uint32_t *tag, int64_t *vt, uint32_t *tt, siz
  * key, one radix sort of the keys (a few passes over the pool), then each
  * session takes its samples back in order; otherwise each session is sorted
  * and the sessions are merged. */
-static int pool_sort(sset *x) {
+static int pool_sort(tl__sset *x) {
   size_t m = x->m;
   int64_t lo = m ? x->buf[0] : 0, hi = lo;
   for (size_t j = 1; j < m; j++) {
@@ -632,7 +628,7 @@ static int pool_sort(sset *x) {
  * sized in proportion to the session. Samples then go to reservoir_add
  * session by session, and sset_finish sorts them. */
 static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nids, uint64_t seed,
-                        sset *x) {
+                        tl__sset *x) {
   memset(x, 0, sizeof *x);
   x->s = calloc(nids ? nids : 1, sizeof *x->s);
   if (!x->s)
@@ -656,7 +652,7 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
   }
   size_t cap_total = 0;
   for (size_t i = 0; i < nids; i++) {
-    sess *s = &x->s[i];
+    tl__sess *s = &x->s[i];
     if (total <= TL_STATS_KEEP)
       s->cap = (size_t)s->n;
     else
@@ -665,12 +661,12 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
   }
   x->buf = malloc((cap_total ? cap_total : 1) * sizeof *x->buf);
   if (!x->buf) {
-    sset_free(x);
+    tl__sset_free(x);
     return TL_ENOMEM;
   }
   size_t at = 0;
   for (size_t i = 0; i < nids; i++) {
-    sess *s = &x->s[i];
+    tl__sess *s = &x->s[i];
     s->v = x->buf + at;
     at += s->cap;
     s->r.s = seed ^ (s->key * 0xd6e8feb86659fd93ULL);
@@ -681,12 +677,12 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
 
 /* Closes the gaps left by sessions smaller than expected, then sorts what
  * each session kept and the pool of them all. */
-static int sset_finish(sset *x) {
+static int sset_finish(tl__sset *x) {
   x->exact = 1;
   x->n = 0;
   size_t at = 0;
   for (size_t i = 0; i < x->ns; i++) {
-    sess *s = &x->s[i];
+    tl__sess *s = &x->s[i];
     x->exact &= (int64_t)s->m == s->n;
     x->n += s->n;
     memmove(x->buf + at, s->v, s->m * sizeof *x->buf);
@@ -703,29 +699,29 @@ static int sset_finish(sset *x) {
 
 /* Loads the sessions ids[0..nids) into x by reading them. Errors leave a
  * message on the store. */
-static int sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
-                     uint64_t seed, sset *x) {
+static int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                         uint64_t seed, tl__sset *x) {
   int rc = sset_prepare(cmp, ids, nids, seed, x);
   for (size_t i = 0; i < nids && !rc; i++)
     rc = tl__scan(store, &x->s[i].id, 1, reservoir_cb, &x->s[i]);
   if (!rc)
     rc = sset_finish(x);
   if (rc)
-    sset_free(x);
+    tl__sset_free(x);
   return rc;
 }
 
 /* What the statistics keep of a comparison's group, gathered while the
  * comparison reads its samples. */
 struct tl__kept {
-  sset set;
+  tl__sset set;
 };
 
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget) {
   tl__kept *k = malloc(sizeof *k);
   if (!k)
     return NULL;
-  uint64_t seed = group_seed(g->label, g->probe, g->delay_ns, "ci");
+  uint64_t seed = tl__group_seed(g->label, g->probe, g->delay_ns, "ci");
   if (sset_prepare(cmp, g->session_ids, g->session_count, seed, &k->set)) {
     free(k);
     return NULL;
@@ -775,7 +771,7 @@ size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t
 void tl__kept_free(tl__kept *k) {
   if (!k)
     return;
-  sset_free(&k->set);
+  tl__sset_free(&k->set);
   free(k);
 }
 
@@ -794,7 +790,7 @@ static size_t upper_bound(const int64_t *v, size_t n, int64_t x) {
 /* The smallest kept value at which the weighted count of samples reaches
  * rank: session i stands for w[i] copies (w NULL: one) of its n samples,
  * each kept sample for n / m of them. */
-static int64_t sset_at(const sset *x, const double *w, double rank) {
+static int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
   if (x->exact && !w) {
     size_t r = rank < 1 ? 1 : (size_t)ceil(rank - 1e-9);
     return x->pool[(r > x->m ? x->m : r) - 1];
@@ -804,7 +800,7 @@ static int64_t sset_at(const sset *x, const double *w, double rank) {
     size_t mid = lo + (hi - lo) / 2;
     double c = 0;
     for (size_t i = 0; i < x->ns; i++) {
-      const sess *s = &x->s[i];
+      const tl__sess *s = &x->s[i];
       double wi = w ? w[i] : 1;
       if (wi > 0 && s->m)
         c += wi * (double)s->n / (double)s->m * (double)upper_bound(s->v, s->m, x->pool[mid]);
@@ -821,16 +817,16 @@ static int64_t sset_at(const sset *x, const double *w, double rank) {
 /* The session bootstrap, without searching every session                  */
 
 /* A replicate of the session bootstrap asks for the smallest pooled value at
- * which the resampled sessions' weighted count reaches a rank. sset_at finds
+ * which the resampled sessions' weighted count reaches a rank. tl__sset_at finds
  * it by a binary search over the pool whose every step is a binary search in
  * every session: sessions x log(pool) x log(session) per replicate and
  * percentile, which made a month of runs (240 sessions a group) cost
- * seconds. boot_at finds the same value from a table made once per group:
+ * seconds. tl__boot_at finds the same value from a table made once per group:
  * the pool cut at marks, with every session's count below each mark. The
  * weight below a mark is then one product of its row and the replicate's
  * weights; a bisection over the marks finds the last one below the rank,
  * and a walk from it adds each pooled sample's weight until the rank is
- * reached. The sums are sset_at's in another order: equal while every
+ * reached. The sums are tl__sset_at's in another order: equal while every
  * sample is kept (whole numbers), within rounding otherwise, far inside the
  * 1e-6 both allow. */
 
@@ -844,7 +840,7 @@ int tl__stats_boot_search;
  * each session's count of kept samples below mark t, so that a replicate's
  * weight below a mark is one product of a row and the weights. */
 typedef struct {
-  const sset *x;
+  const tl__sset *x;
   double *unit; /* in a replicate: the weight of one kept sample of each session */
   double *per;  /* samples per kept sample of each session */
   size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
@@ -854,9 +850,9 @@ typedef struct {
    * replicate's is most likely among them. */
   size_t seen_lo[TL_MAX_PCTS], seen_hi[TL_MAX_PCTS];
   int seen[TL_MAX_PCTS];
-} boot;
+} tl__boot;
 
-static void boot_free(boot *bt) {
+static void tl__boot_free(tl__boot *bt) {
   free(bt->unit);
   free(bt->per);
   free(bt->mark);
@@ -868,7 +864,7 @@ static void boot_free(boot *bt) {
  * sessions, or more when the table would pass BOOT_ROWS: a mark visited
  * costs a product over the sessions, a sample walked one addition) and
  * counts each session's kept samples below every mark. */
-static int boot_init(const sset *x, boot *bt) {
+static int tl__boot_init(const tl__sset *x, tl__boot *bt) {
   memset(bt, 0, sizeof *bt);
   bt->x = x;
   size_t m = x->m, ns = x->ns ? x->ns : 1, step = ns / 2 > 16 ? ns / 2 : 16;
@@ -880,7 +876,7 @@ static int boot_init(const sset *x, boot *bt) {
   bt->mark = malloc(most * sizeof *bt->mark);
   bt->row = malloc(most * ns * sizeof *bt->row);
   if (!bt->unit || !bt->per || !bt->mark || !bt->row) {
-    boot_free(bt);
+    tl__boot_free(bt);
     return TL_ENOMEM;
   }
   for (size_t i = 0; i < x->ns; i++)
@@ -903,8 +899,8 @@ static int boot_init(const sset *x, boot *bt) {
 }
 
 /* Readies a replicate of weights w (session i counted w[i] times). */
-static void boot_weigh(boot *bt, const double *w) {
-  /* The factor sset_at multiplies a session's count by (it divides after
+static void tl__boot_weigh(tl__boot *bt, const double *w) {
+  /* The factor tl__sset_at multiplies a session's count by (it divides after
    * multiplying: the same while every sample is kept, within a rounding
    * otherwise). */
   for (size_t i = 0; i < bt->x->ns; i++)
@@ -912,10 +908,10 @@ static void boot_weigh(boot *bt, const double *w) {
 }
 
 /* The replicate's weight below mark t: exact while every sample is kept
- * (whole numbers), otherwise the same products as sset_at's summed in
+ * (whole numbers), otherwise the same products as tl__sset_at's summed in
  * another order. Eight sums side by side, so that it vectorizes and the
  * additions overlap. */
-static double boot_below(const boot *bt, size_t t) {
+static double boot_below(const tl__boot *bt, size_t t) {
   const float *r = bt->row + t * bt->x->ns;
   const double *u = bt->unit;
   size_t ns = bt->x->ns, i = 0;
@@ -935,18 +931,18 @@ static double boot_below(const boot *bt, size_t t) {
   return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
 }
 
-/* sset_at(x, w, rank) for the weights of the last boot_weigh, percentile k:
+/* tl__sset_at(x, w, rank) for the weights of the last tl__boot_weigh, percentile k:
  * the last mark below the rank by bisection (first between the marks
  * earlier replicates of k started from, when those are few), then a walk
  * from it, adding each sample's weight. Should rounding keep the walk from
- * the rank (not while every sample is kept), sset_at answers. */
-static int64_t boot_at(boot *bt, const double *w, double rank, size_t k) {
-  const sset *x = bt->x;
+ * the rank (not while every sample is kept), tl__sset_at answers. */
+static int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k) {
+  const tl__sset *x = bt->x;
   double need = rank - 1e-6;
   size_t lo = 0, hi = bt->marks; /* the weight below lo is under need */
   int hi_ok = 0;                 /* the weight below hi is known to reach it */
   if (tl__stats_boot_search)
-    return sset_at(x, w, rank);
+    return tl__sset_at(x, w, rank);
   if (bt->seen[k] && (bt->seen_hi[k] - bt->seen_lo[k]) * 8 < bt->marks) {
     size_t a = bt->seen_lo[k], b = bt->seen_hi[k] + 1;
     if (a > 0 && boot_below(bt, a) >= need)
@@ -961,7 +957,7 @@ static int64_t boot_at(boot *bt, const double *w, double rank, size_t k) {
     }
   }
   if (!hi_ok && boot_below(bt, hi) < need)
-    return sset_at(x, w, rank);
+    return tl__sset_at(x, w, rank);
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
     if (boot_below(bt, mid) < need)
@@ -993,15 +989,15 @@ static int64_t boot_at(boot *bt, const double *w, double rank, size_t k) {
     if (c >= need)
       return v;
   }
-  return sset_at(x, w, rank);
+  return tl__sset_at(x, w, rank);
 }
 
 /* Exact values at 1-based ranks of the whole group: from the pool when every
  * sample is kept, or those the comparison found, else by the exact
  * distribution machinery (dist.c), which takes percentiles: (r - 0.5) / n
  * lands on rank r under tl_rank. */
-static int values_at_ranks(tl_store *store, const sset *x, const int64_t *ranks, size_t k,
-                           int64_t *out) {
+static int tl__sset_values_at_ranks(tl_store *store, const tl__sset *x, const int64_t *ranks,
+                                    size_t k, int64_t *out) {
   if (x->exact) {
     for (size_t i = 0; i < k; i++)
       out[i] = x->pool[ranks[i] - 1];
@@ -1051,7 +1047,8 @@ static int known_value(const tl_session_detail *d, double pct, int64_t *out) {
 
 /* A session's own exact percentiles: from its samples when all are kept,
  * else from what the comparison computed, else from the store. */
-static int sess_values(tl_store *store, const sess *s, const double *p, size_t np, int64_t *out) {
+static int tl__sess_values(tl_store *store, const tl__sess *s, const double *p, size_t np,
+                           int64_t *out) {
   if (!s->n) {
     memset(out, 0, np * sizeof *out);
     return TL_OK;
@@ -1077,17 +1074,17 @@ static int sess_values(tl_store *store, const sess *s, const double *p, size_t n
 /* One group: intervals, replicates, spread, series                          */
 
 typedef struct {
-  sset set;
+  tl__sset set;
   tl_dist dist; /* exact */
   tl_ci_method method;
   tl_pct_stats pct[TL_MAX_PCTS]; /* intervals, warnings, spread */
   int64_t *rep;                  /* pct_count x B bootstrap values, each row sorted */
   uint64_t seed;                 /* of this group's draws */
   int64_t *series[TL_STATS_SERIES];
-} gcalc;
+} tl__gcalc;
 
-static void gcalc_free(gcalc *g) {
-  sset_free(&g->set);
+static void tl__gcalc_free(tl__gcalc *g) {
+  tl__sset_free(&g->set);
   free(g->rep);
   for (int k = 0; k < TL_STATS_SERIES; k++)
     free(g->series[k]);
@@ -1109,19 +1106,19 @@ static int64_t samples_needed(double pct) {
  * when NULL), method, intervals, bootstrap replicates and, with series, the
  * sessions' own p90 and p99. kept: the samples the comparison kept of
  * exactly these sessions with this seed, or NULL to read them. */
-static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
-                     const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
-                     const tl__kept *kept, gcalc *g) {
+static int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
+                         const double *pcts, size_t np, const tl_dist *dist, uint64_t seed,
+                         int series, const tl__kept *kept, tl__gcalc *g) {
   memset(g, 0, sizeof *g);
   g->seed = seed;
   int rc = TL_OK;
   if (kept) {
     g->set = kept->set;
     g->set.borrowed = 1;
-  } else if ((rc = sset_load(store, cmp, ids, n, seed, &g->set))) {
+  } else if ((rc = tl__sset_load(store, cmp, ids, n, seed, &g->set))) {
     return rc;
   }
-  sset *x = &g->set;
+  tl__sset *x = &g->set;
   if (dist) {
     g->dist = *dist;
   } else if (x->exact) {
@@ -1149,9 +1146,9 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
   int together = series && np + TL_STATS_SERIES <= TL_MAX_PCTS;
   for (size_t i = 0; i < x->ns && !rc; i++) {
     int64_t *row = own + i * (np + TL_STATS_SERIES);
-    rc = sess_values(store, &x->s[i], both, together ? np + TL_STATS_SERIES : np, row);
+    rc = tl__sess_values(store, &x->s[i], both, together ? np + TL_STATS_SERIES : np, row);
     if (!rc && series && !together)
-      rc = sess_values(store, &x->s[i], SERIES_PCTS, TL_STATS_SERIES, row + np);
+      rc = tl__sess_values(store, &x->s[i], SERIES_PCTS, TL_STATS_SERIES, row + np);
   }
   for (size_t k = 0; k < np && !rc; k++) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -1184,40 +1181,40 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
     free(w);
     return TL_ENOMEM;
   }
-  boot bt = {0};
-  if (g->method == TL_CI_SESSIONS && boot_init(x, &bt)) {
+  tl__boot bt = {0};
+  if (g->method == TL_CI_SESSIONS && tl__boot_init(x, &bt)) {
     free(w);
     return TL_ENOMEM;
   }
-  rng r = {seed};
+  tl__rng r = {seed};
   for (size_t b = 0; b < B; b++) {
     if (g->method == TL_CI_SESSIONS) {
       int64_t total = 0;
       while (total == 0) { /* a resample of empty sessions only is drawn again */
         memset(w, 0, x->ns * sizeof *w);
         for (size_t i = 0; i < x->ns; i++) {
-          size_t pick = (size_t)rng_below(&r, x->ns);
+          size_t pick = (size_t)tl__rng_below(&r, x->ns);
           w[pick] += 1;
           total += x->s[pick].n;
         }
       }
-      boot_weigh(&bt, w);
+      tl__boot_weigh(&bt, w);
       for (size_t k = 0; k < np; k++)
-        g->rep[k * B + b] = boot_at(&bt, w, (double)tl_rank(pcts[k], total), k);
+        g->rep[k * B + b] = tl__boot_at(&bt, w, (double)tl_rank(pcts[k], total), k);
     } else {
       /* The k-th smallest of a resample of n is F^-1 of a Beta(k, n-k+1)
        * draw, so each replicate costs one draw instead of n. */
       for (size_t k = 0; k < np; k++) {
         int64_t rank = tl_rank(pcts[k], x->n);
-        double u = rng_beta(&r, (double)rank, (double)(x->n - rank + 1));
-        g->rep[k * B + b] = sset_at(x, NULL, ceil(u * (double)x->n));
+        double u = tl__rng_beta(&r, (double)rank, (double)(x->n - rank + 1));
+        g->rep[k * B + b] = tl__sset_at(x, NULL, ceil(u * (double)x->n));
       }
     }
   }
   free(w);
-  boot_free(&bt);
+  tl__boot_free(&bt);
   for (size_t k = 0; k < np; k++)
-    qsort(g->rep + k * B, B, sizeof *g->rep, cmp_i64);
+    qsort(g->rep + k * B, B, sizeof *g->rep, tl__cmp_i64);
 
   /* Intervals and warnings. */
   int64_t ranks[2 * TL_MAX_PCTS], vals[2 * TL_MAX_PCTS];
@@ -1234,7 +1231,7 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
     }
   }
   size_t nr = tl__stats_ci_ranks(x->n, with_samples, pcts, np, ranks);
-  if (nr && (rc = values_at_ranks(store, x, ranks, nr, vals)))
+  if (nr && (rc = tl__sset_values_at_ranks(store, x, ranks, nr, vals)))
     return rc;
   nr = 0;
   for (size_t k = 0; k < np && g->method == TL_CI_ORDER; k++) {
@@ -1250,11 +1247,11 @@ static int gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *i
 
 /* The 95% interval of b minus a at percentile k, pairing the independent
  * replicates of the two groups. */
-static void shuffled_row(const gcalc *g, size_t k, int64_t *out) {
-  rng r = {g->seed ^ (0x746c646966660000ULL + k)};
+static void shuffled_row(const tl__gcalc *g, size_t k, int64_t *out) {
+  tl__rng r = {g->seed ^ (0x746c646966660000ULL + k)};
   memcpy(out, g->rep + k * B, B * sizeof *out);
   for (size_t i = B - 1; i > 0; i--) {
-    size_t j = (size_t)rng_below(&r, i + 1);
+    size_t j = (size_t)tl__rng_below(&r, i + 1);
     int64_t t = out[i];
     out[i] = out[j];
     out[j] = t;
@@ -1265,13 +1262,14 @@ static void shuffled_row(const gcalc *g, size_t k, int64_t *out) {
  * sorted; each group's are put in an order seeded by that group, so that
  * the pairs are independent and a pair gives the same (mirrored) interval
  * whichever side it is asked from. */
-static void diff_interval(const gcalc *a, const gcalc *b, size_t k, int64_t *lo, int64_t *hi) {
+static void tl__diff_interval(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t *lo,
+                              int64_t *hi) {
   int64_t d[B], e[B];
   shuffled_row(a, k, e);
   shuffled_row(b, k, d);
   for (size_t i = 0; i < B; i++)
     d[i] -= e[i];
-  qsort(d, B, sizeof *d, cmp_i64);
+  qsort(d, B, sizeof *d, tl__cmp_i64);
   size_t cut = (size_t)(B * (1 - CONF) / 2);
   *lo = d[cut];
   *hi = d[B - 1 - cut];
@@ -1295,12 +1293,12 @@ void tl_stats_free(tl_stats *st) {
   memset(st, 0, sizeof *st);
 }
 
-static int same_block(const tl_group *a, const tl_group *b) {
+static int tl__same_block(const tl_group *a, const tl_group *b) {
   return strcmp(a->probe, b->probe) == 0 && a->delay_ns == b->delay_ns;
 }
 
 /* Fills the group's series and finds its lasting changes. */
-static int group_changes(const tl_group *grp, const gcalc *c, tl_group_stats *gs) {
+static int group_changes(const tl_group *grp, const tl__gcalc *c, tl_group_stats *gs) {
   size_t n = c->set.ns;
   gs->session_count = n;
   gs->started_ns = malloc((n ? n : 1) * sizeof *gs->started_ns);
@@ -1335,7 +1333,7 @@ static int group_changes(const tl_group *grp, const gcalc *c, tl_group_stats *gs
       }
     }
     tl_step_opts o = {0};
-    o.seed = group_seed(grp->label, grp->probe, grp->delay_ns, s ? "p99" : "p90");
+    o.seed = tl__group_seed(grp->label, grp->probe, grp->delay_ns, s ? "p99" : "p90");
     size_t found;
     rc = tl_steps_find(x, used, &o, steps, MAX_CHANGES, &found);
     if (rc || !found)
@@ -1367,7 +1365,7 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
   size_t ng = cmp->group_count;
   out->groups = calloc(ng ? ng : 1, sizeof *out->groups);
   char *done = calloc(ng ? ng : 1, 1);
-  gcalc *calc = calloc(ng ? ng : 1, sizeof *calc);
+  tl__gcalc *calc = calloc(ng ? ng : 1, sizeof *calc);
   size_t *block = calloc(ng ? ng : 1, sizeof *block);
   int rc = TL_OK;
   if (!out->groups || !done || !calc || !block) {
@@ -1382,15 +1380,15 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
       continue;
     size_t nb = 0;
     for (size_t i = first; i < ng; i++)
-      if (!done[i] && same_block(&cmp->groups[first], &cmp->groups[i])) {
+      if (!done[i] && tl__same_block(&cmp->groups[first], &cmp->groups[i])) {
         block[nb++] = i;
         done[i] = 1;
       }
     for (size_t k = 0; k < nb && !rc; k++) {
       const tl_group *g = &cmp->groups[block[k]];
-      rc = gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts, g->dist.pct_count,
-                     &g->dist, group_seed(g->label, g->probe, g->delay_ns, "ci"), 1, g->kept,
-                     &calc[block[k]]);
+      rc = tl__gcalc_run(
+          store, cmp, g->session_ids, g->session_count, g->dist.pcts, g->dist.pct_count, &g->dist,
+          tl__group_seed(g->label, g->probe, g->delay_ns, "ci"), 1, g->kept, &calc[block[k]]);
       tl_group_stats *gs = &out->groups[block[k]];
       if (rc)
         break;
@@ -1400,7 +1398,7 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
     }
     for (size_t i = 0; i < nb && !rc; i++)
       for (size_t j = i + 1; j < nb && !rc; j++) {
-        const gcalc *a = &calc[block[i]], *b = &calc[block[j]];
+        const tl__gcalc *a = &calc[block[i]], *b = &calc[block[j]];
         if (!a->set.m || !b->set.m)
           continue;
         tl_pair_stats *more = realloc(out->pairs, (out->pair_count + 1) * sizeof *more);
@@ -1415,7 +1413,7 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
         p->b = block[j];
         for (size_t k = 0; k < a->dist.pct_count; k++) {
           p->diff_ns[k] = b->dist.pct_ns[k] - a->dist.pct_ns[k];
-          diff_interval(a, b, k, &p->lo_ns[k], &p->hi_ns[k]);
+          tl__diff_interval(a, b, k, &p->lo_ns[k], &p->hi_ns[k]);
           p->clear[k] = p->lo_ns[k] > 0 || p->hi_ns[k] < 0;
           int64_t mag = p->diff_ns[k] < 0 ? -p->diff_ns[k] : p->diff_ns[k];
           p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
@@ -1423,18 +1421,18 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
         rc = tl_mann_whitney(a->set.pool, a->set.m, b->set.pool, b->set.m, &p->mw);
       }
     for (size_t k = 0; k < nb; k++)
-      gcalc_free(&calc[block[k]]);
+      tl__gcalc_free(&calc[block[k]]);
   }
 fail:
   for (size_t i = 0; i < ng && calc; i++)
-    gcalc_free(&calc[i]);
+    tl__gcalc_free(&calc[i]);
   free(calc);
   free(done);
   free(block);
   if (rc == TL_ENOMEM)
-    return fail(err, errlen, rc, "out of memory");
+    return tl_fail(err, errlen, rc, "out of memory");
   if (rc)
-    return fail(err, errlen, rc, tl_store_errmsg(store));
+    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   return TL_OK;
 }
 
@@ -1487,7 +1485,7 @@ int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *g
 /* Milliseconds with two decimals, or three when the largest number said
  * together (scale, in ns) is below 1 ms, so that sub-millisecond differences
  * stay visible; never "-0.00". */
-static void ms(double ns, double scale, char *buf, size_t len) {
+static void tl__sentence_ms(double ns, double scale, char *buf, size_t len) {
   /* The decimals of tl__ms (format.c) for the largest number of a sentence,
    * so that the numbers side by side are written alike. */
   double a = fabs(scale);
@@ -1496,7 +1494,7 @@ static void ms(double ns, double scale, char *buf, size_t len) {
   snprintf(buf, len, "%.*f", dec, fabs(ns) < half ? 0.0 : ns / 1e6);
 }
 
-static double max3(double a, double b, double c) {
+static double tl__max_abs3(double a, double b, double c) {
   a = fabs(a), b = fabs(b), c = fabs(c);
   return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
@@ -1557,27 +1555,27 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
     double dd = a_faster ? (double)p->diff_ns[k] : -(double)p->diff_ns[k];
     double l = a_faster ? (double)p->lo_ns[k] : -(double)p->hi_ns[k];
     double h = a_faster ? (double)p->hi_ns[k] : -(double)p->lo_ns[k];
-    double sc = max3(dd, l, h);
-    ms(dd, sc, d, sizeof d);
-    ms(l, sc, lo, sizeof lo);
-    ms(h, sc, hi, sizeof hi);
+    double sc = tl__max_abs3(dd, l, h);
+    tl__sentence_ms(dd, sc, d, sizeof d);
+    tl__sentence_ms(l, sc, lo, sizeof lo);
+    tl__sentence_ms(h, sc, hi, sizeof hi);
     add(buf, len, &at, "%s is faster than %s at p%g by %s ms (95%% CI %s to %s ms)", fast->label,
         slow->label, pct, d, lo, hi);
     if (p->spread_over[k]) {
       const tl_group *wide = as->pct[k].spread_ns >= bs->pct[k].spread_ns ? a : b;
       const tl_group_stats *ws = wide == a ? as : bs;
       char sp[32];
-      ms((double)ws->pct[k].spread_ns, (double)ws->pct[k].spread_ns, sp, sizeof sp);
+      tl__sentence_ms((double)ws->pct[k].spread_ns, (double)ws->pct[k].spread_ns, sp, sizeof sp);
       add(buf, len, &at,
           "; but the sessions of %s disagree with each other by up to %s ms at p%g, more than "
           "this difference",
           wide->label, sp, pct);
     }
   } else {
-    double sc = max3((double)p->diff_ns[k], (double)p->lo_ns[k], (double)p->hi_ns[k]);
-    ms((double)p->diff_ns[k], sc, d, sizeof d);
-    ms((double)p->lo_ns[k], sc, lo, sizeof lo);
-    ms((double)p->hi_ns[k], sc, hi, sizeof hi);
+    double sc = tl__max_abs3((double)p->diff_ns[k], (double)p->lo_ns[k], (double)p->hi_ns[k]);
+    tl__sentence_ms((double)p->diff_ns[k], sc, d, sizeof d);
+    tl__sentence_ms((double)p->lo_ns[k], sc, lo, sizeof lo);
+    tl__sentence_ms((double)p->hi_ns[k], sc, hi, sizeof hi);
     add(buf, len, &at,
         "no clear difference between %s and %s at p%g with this data (%s minus %s: %s ms, 95%% "
         "CI %s to %s ms)",
@@ -1590,9 +1588,9 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
 void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len) {
   char before[32], after[32], date[32];
   double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
-  double sc = max3(c->before_ns - armed, c->after_ns - armed, 0);
-  ms(c->before_ns - armed, sc, before, sizeof before);
-  ms(c->after_ns - armed, sc, after, sizeof after);
+  double sc = tl__max_abs3(c->before_ns - armed, c->after_ns - armed, 0);
+  tl__sentence_ms(c->before_ns - armed, sc, before, sizeof before);
+  tl__sentence_ms(c->after_ns - armed, sc, after, sizeof after);
   tl_date_format(c->at_ns, date, sizeof date);
   char *t = strchr(date, 'T');
   if (t)
@@ -1642,14 +1640,14 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
       /* Lateness, like the page's tables: the interval moves with the value. */
       double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
       double val = (double)g->dist.pct_ns[k] - armed;
-      double sc = max3(val, (double)gs->pct[k].hi_ns - armed, 0);
-      ms(val, sc, v, sizeof v);
+      double sc = tl__max_abs3(val, (double)gs->pct[k].hi_ns - armed, 0);
+      tl__sentence_ms(val, sc, v, sizeof v);
       if (gs->pct[k].lo_ns >= 0)
-        ms((double)gs->pct[k].lo_ns - armed, sc, lo, sizeof lo);
+        tl__sentence_ms((double)gs->pct[k].lo_ns - armed, sc, lo, sizeof lo);
       else
         snprintf(lo, sizeof lo, "?");
       if (gs->pct[k].hi_ns >= 0)
-        ms((double)gs->pct[k].hi_ns - armed, sc, hi, sizeof hi);
+        tl__sentence_ms((double)gs->pct[k].hi_ns - armed, sc, hi, sizeof hi);
       else
         snprintf(hi, sizeof hi, "?");
       tl__table_addf(t, "%s (%s to %s)%s", v, lo, hi, gs->pct[k].few ? " (few samples)" : "");
@@ -1711,7 +1709,7 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, in
   for (size_t i = 0; all && i < st->pair_count; i++) {
     const tl_pair_stats *p = &st->pairs[i];
     const tl_group *a = &cmp->groups[p->a], *b = &cmp->groups[p->b];
-    if (i == 0 || !same_block(&cmp->groups[st->pairs[i - 1].a], a)) {
+    if (i == 0 || !tl__same_block(&cmp->groups[st->pairs[i - 1].a], a)) {
       fputs("### ", out);
       md_group_head(out, a);
       fputs("\n\n", out);
@@ -1744,7 +1742,7 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, in
       tl_md_escape(out, b->label);
       fprintf(out, " are not clearly different (Mann-Whitney, %s).\n", pv);
     }
-    if (i + 1 == st->pair_count || !same_block(&cmp->groups[st->pairs[i + 1].a], a))
+    if (i + 1 == st->pair_count || !tl__same_block(&cmp->groups[st->pairs[i + 1].a], a))
       fputs("\n", out);
   }
 
@@ -1772,7 +1770,7 @@ int tl_render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *ou
   tl_stats st;
   int rc = tl_stats_compute(store, cmp, &st, err, errlen);
   if (!rc && (rc = tl_stats_markdown(cmp, &st, out)))
-    fail(err, errlen, rc, "writing the statistics failed");
+    tl_fail(err, errlen, rc, "writing the statistics failed");
   tl_stats_free(&st);
   return rc;
 }
@@ -1790,12 +1788,12 @@ void tl_check_opts_init(tl_check_opts *o) {
 int tl_regression_parse(const char *s, double *fraction, char *why, size_t whylen) {
   char *end;
   if (!s || !*s || *s == ' ' || *s == '+' || *s == '-')
-    return fail(why, whylen, TL_EINVAL, "expected a percentage such as 10%");
+    return tl_fail(why, whylen, TL_EINVAL, "expected a percentage such as 10%%");
   double v = strtod(s, &end);
   if (end == s || (*end && strcmp(end, "%") != 0))
-    return fail(why, whylen, TL_EINVAL, "expected a percentage such as 10%");
+    return tl_fail(why, whylen, TL_EINVAL, "expected a percentage such as 10%%");
   if (!(v > 0 && v <= 1000))
-    return fail(why, whylen, TL_EINVAL, "must be above 0% and at most 1000%");
+    return tl_fail(why, whylen, TL_EINVAL, "must be above 0%% and at most 1000%%");
   *fraction = v / 100;
   return TL_OK;
 }
@@ -1804,8 +1802,8 @@ int tl_regression_parse(const char *s, double *fraction, char *why, size_t whyle
  * and returns 1 when it has regressed, 0 when not, -1 when it cannot say (no
  * samples, or too few for the percentile on either side: the bootstrap of
  * the largest samples is unreliable). */
-static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc *cand, size_t k,
-                     double max, int64_t min_ns, const char *which, const char *against) {
+static int check_one(FILE *out, const tl_group *g, const tl__gcalc *ref, const tl__gcalc *cand,
+                     size_t k, double max, int64_t min_ns, const char *which, const char *against) {
   int64_t rv = ref->dist.pct_ns[k], cv = cand->dist.pct_ns[k];
   if (!ref->dist.count || !cand->dist.count || ref->pct[k].few || cand->pct[k].few)
     return -1;
@@ -1815,15 +1813,15 @@ static int check_one(FILE *out, const tl_group *g, const gcalc *ref, const gcalc
   int64_t armed = tl_armed_ns(g->probe, g->delay_ns), rl = rv - armed, cl = cv - armed;
   double rel = (double)(cv - rv) / (double)(rl > TL_RATIO_FLOOR_NS ? rl : TL_RATIO_FLOOR_NS);
   int64_t lo, hi;
-  diff_interval(ref, cand, k, &lo, &hi);
+  tl__diff_interval(ref, cand, k, &lo, &hi);
   if (!(rel > max) || lo <= 0 || cv - rv < min_ns)
     return 0;
   char line[768], c[32], r[32], l[32], h[32];
-  double sc = max3((double)cl, (double)rl, 0);
-  ms((double)cl, sc, c, sizeof c);
-  ms((double)rl, sc, r, sizeof r);
-  ms((double)lo, max3((double)lo, (double)hi, 0), l, sizeof l);
-  ms((double)hi, max3((double)lo, (double)hi, 0), h, sizeof h);
+  double sc = tl__max_abs3((double)cl, (double)rl, 0);
+  tl__sentence_ms((double)cl, sc, c, sizeof c);
+  tl__sentence_ms((double)rl, sc, r, sizeof r);
+  tl__sentence_ms((double)lo, tl__max_abs3((double)lo, (double)hi, 0), l, sizeof l);
+  tl__sentence_ms((double)hi, tl__max_abs3((double)lo, (double)hi, 0), h, sizeof h);
   snprintf(line, sizeof line,
            "regression: %s %s %g ms p%g%s is %s ms late, %.1f%% above %s (%s ms late; 95%% CI "
            "of the difference %s to %s ms; allowed %g%%)",
@@ -1855,14 +1853,16 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
                        check_tally *t) {
   const double *p = g->dist.pcts;
   size_t np = g->dist.pct_count;
-  gcalc rgc, cgc;
+  tl__gcalc rgc, cgc;
   memset(&rgc, 0, sizeof rgc);
   memset(&cgc, 0, sizeof cgc);
-  int rc = gcalc_run(store, cmp, ref->ids, ref->n, p, np, ref->dist,
-                     group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0, ref->kept, &rgc);
+  int rc = tl__gcalc_run(store, cmp, ref->ids, ref->n, p, np, ref->dist,
+                         tl__group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0,
+                         ref->kept, &rgc);
   if (!rc)
-    rc = gcalc_run(store, cmp, cand->ids, cand->n, p, np, cand->dist,
-                   group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, cand->kept, &cgc);
+    rc = tl__gcalc_run(store, cmp, cand->ids, cand->n, p, np, cand->dist,
+                       tl__group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, cand->kept,
+                       &cgc);
   for (size_t k = 0; k < np && !rc; k++) {
     int r =
         check_one(out, g, &rgc, &cgc, k, o->max_regression, o->min_regression_ns, which, against);
@@ -1870,21 +1870,21 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
     t->checks += r >= 0;
     t->bad += r > 0;
   }
-  gcalc_free(&rgc);
-  gcalc_free(&cgc);
+  tl__gcalc_free(&rgc);
+  tl__gcalc_free(&cgc);
   return rc;
 }
 
 int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
   if (!(o->max_regression > 0) || o->min_regression_ns < 0)
-    return fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%");
+    return tl_fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%%");
   if (o->baseline && !o->compare.by && tl_label_check(o->baseline, NULL, 0))
-    return fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
+    return tl_fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
   tl_compare_opts co = o->compare;
   const char *labels[258];
   if (co.label_count && o->baseline) {
     if (co.label_count > 256)
-      return fail(err, errlen, TL_EINVAL, "too many labels");
+      return tl_fail(err, errlen, TL_EINVAL, "too many labels");
     int has = 0;
     for (size_t i = 0; i < co.label_count; i++) {
       labels[i] = co.labels[i];
@@ -1922,7 +1922,7 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
     /* Against the baseline's group of the same probe and delay. */
     const tl_group *base = NULL;
     for (size_t j = 0; j < cmp.group_count && bl; j++)
-      if (strcmp(cmp.groups[j].label, bl) == 0 && same_block(&cmp.groups[j], g))
+      if (strcmp(cmp.groups[j].label, bl) == 0 && tl__same_block(&cmp.groups[j], g))
         base = &cmp.groups[j];
     if (base && base != g) {
       sides ref = {base->session_ids, base->session_count, &base->dist, "ci", base->kept};
@@ -1943,9 +1943,9 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
   }
   if (rc) {
     if (rc == TL_ENOMEM)
-      fail(err, errlen, rc, "out of memory");
+      tl_fail(err, errlen, rc, "out of memory");
     else
-      fail(err, errlen, rc, tl_store_errmsg(store));
+      tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   } else {
     char skipped[96] = "";
     if (tally.skipped)
@@ -1965,6 +1965,6 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
   }
   tl_comparison_free(&cmp);
   if (!rc && ferror(out))
-    return fail(err, errlen, TL_EIO, "writing the check failed");
+    return tl_fail(err, errlen, TL_EIO, "writing the check failed");
   return rc;
 }
