@@ -161,7 +161,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns);
 /* The index page of a site (HTML) over the comparison of every label. */
 int tl__render_index(const tl_comparison *all, const tl_page_opts *opts, FILE *out);
 
-/* Statistics (stats.c) on a page: the confidence-interval table (heads
+/* Statistics (stats_text.c) on a page: the confidence-interval table (heads
  * receives the column names and alignment, and must outlive the table), and the prose
  * around it (warnings, differences, changes over time) in Markdown. */
 typedef struct {
@@ -169,7 +169,7 @@ typedef struct {
   const char *name[TL_MAX_PCTS + 4];
   char align[TL_MAX_PCTS + 5];
 } tl__heads;
-/* The samples the statistics keep of a group (at most TL_STATS_KEEP, by a
+/* The samples the statistics keep of a group (kept.c; at most TL_STATS_KEEP, by a
  * seeded reservoir per session), gathered while the comparison reads the
  * group: tl__kept_add is a sweep's tap, tl__kept_finish sorts them after
  * the sweep. tl__kept_new returns NULL when out of memory or when keeping
@@ -192,7 +192,7 @@ void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, s
  * so that the two can be compared. */
 extern int tl__stats_boot_search;
 
-/* Verdicts (stats.c): the pair of groups a and b, or NULL; whether group
+/* Verdicts (stats_text.c): the pair of groups a and b, or NULL; whether group
  * a's value at percentile k is clearly below b's (the 95% interval of the
  * difference lies above 0); and the group among groups[0..n) that is
  * clearly below every other at k, or -1 when none is (the index into

@@ -1,0 +1,199 @@
+/* check.c: the regression check behind `tlreport --check`: every label
+ * against the baseline's group of the same probe and delay, and every
+ * label's latest session against its earlier ones, at each percentile, with
+ * the group statistics of stats.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats_internal.h"
+
+void tl_check_opts_init(tl_check_opts *o) {
+  memset(o, 0, sizeof *o);
+  tl_compare_opts_init(&o->compare);
+  o->max_regression = 0.10;
+  o->min_regression_ns = 10000;
+}
+
+int tl_regression_parse(const char *s, double *fraction, char *why, size_t whylen) {
+  char *end;
+  if (!s || !*s || *s == ' ' || *s == '+' || *s == '-')
+    return tl_fail(why, whylen, TL_EINVAL, "expected a percentage such as 10%%");
+  double v = strtod(s, &end);
+  if (end == s || (*end && strcmp(end, "%") != 0))
+    return tl_fail(why, whylen, TL_EINVAL, "expected a percentage such as 10%%");
+  if (!(v > 0 && v <= 1000))
+    return tl_fail(why, whylen, TL_EINVAL, "must be above 0%% and at most 1000%%");
+  *fraction = v / 100;
+  return TL_OK;
+}
+
+/* One check of candidate against reference at percentile k; prints a line
+ * and returns 1 when it has regressed, 0 when not, -1 when it cannot say (no
+ * samples, or too few for the percentile on either side: the bootstrap of
+ * the largest samples is unreliable). */
+static int check_one(FILE *out, const tl_group *g, const tl__gcalc *ref, const tl__gcalc *cand,
+                     size_t k, double max, int64_t min_ns, const char *which, const char *against) {
+  int64_t rv = ref->dist.pct_ns[k], cv = cand->dist.pct_ns[k];
+  if (!ref->dist.count || !cand->dist.count || ref->pct[k].few || cand->pct[k].few)
+    return -1;
+  /* Relative to the reference's lateness, not to the delay everyone waits;
+   * a lateness below the ratio floor counts as the floor, so that noise-level
+   * latenesses give no huge percentages. */
+  int64_t armed = tl_armed_ns(g->probe, g->delay_ns), rl = rv - armed, cl = cv - armed;
+  double rel = (double)(cv - rv) / (double)(rl > TL_RATIO_FLOOR_NS ? rl : TL_RATIO_FLOOR_NS);
+  int64_t lo, hi;
+  tl__diff_interval(ref, cand, k, &lo, &hi);
+  if (!(rel > max) || lo <= 0 || cv - rv < min_ns)
+    return 0;
+  char line[768], c[32], r[32], l[32], h[32];
+  double sc = tl__max_abs3((double)cl, (double)rl, 0);
+  tl__sentence_ms((double)cl, sc, c, sizeof c);
+  tl__sentence_ms((double)rl, sc, r, sizeof r);
+  tl__sentence_ms((double)lo, tl__max_abs3((double)lo, (double)hi, 0), l, sizeof l);
+  tl__sentence_ms((double)hi, tl__max_abs3((double)lo, (double)hi, 0), h, sizeof h);
+  snprintf(line, sizeof line,
+           "regression: %s %s %g ms p%g%s is %s ms late, %.1f%% above %s (%s ms late; 95%% CI "
+           "of the difference %s to %s ms; allowed %g%%)",
+           g->label, g->probe, (double)g->delay_ns / 1e6, g->dist.pcts[k], which, c, rel * 100,
+           against, r, l, h, max * 100);
+  tl_fput_safe(out, line);
+  fputc('\n', out);
+  return 1;
+}
+
+typedef struct {
+  size_t checks, bad, skipped;
+} check_tally;
+
+/* Sessions on one side of a check, the exact distribution when known, the
+ * purpose that seeds its draws and the samples the comparison kept of them. */
+typedef struct {
+  const int64_t *ids;
+  size_t n;
+  const tl_dist *dist;
+  const char *seed;
+  const tl__kept *kept;
+} sides;
+
+/* Checks cand (of group g) against ref (of group rg) at every percentile. */
+static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group *g,
+                       const tl_group *rg, const sides *ref, const sides *cand,
+                       const tl_check_opts *o, const char *which, const char *against, FILE *out,
+                       check_tally *t) {
+  const double *p = g->dist.pcts;
+  size_t np = g->dist.pct_count;
+  tl__gcalc rgc, cgc;
+  memset(&rgc, 0, sizeof rgc);
+  memset(&cgc, 0, sizeof cgc);
+  int rc = tl__gcalc_run(store, cmp, ref->ids, ref->n, p, np, ref->dist,
+                         tl__group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0,
+                         ref->kept, &rgc);
+  if (!rc)
+    rc = tl__gcalc_run(store, cmp, cand->ids, cand->n, p, np, cand->dist,
+                       tl__group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, cand->kept,
+                       &cgc);
+  for (size_t k = 0; k < np && !rc; k++) {
+    int r =
+        check_one(out, g, &rgc, &cgc, k, o->max_regression, o->min_regression_ns, which, against);
+    t->skipped += r < 0;
+    t->checks += r >= 0;
+    t->bad += r > 0;
+  }
+  tl__gcalc_free(&rgc);
+  tl__gcalc_free(&cgc);
+  return rc;
+}
+
+int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
+  if (!(o->max_regression > 0) || o->min_regression_ns < 0)
+    return tl_fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%%");
+  if (o->baseline && !o->compare.by && tl_label_check(o->baseline, NULL, 0))
+    return tl_fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
+  tl_compare_opts co = o->compare;
+  const char *labels[258];
+  if (co.label_count && o->baseline) {
+    if (co.label_count > 256)
+      return tl_fail(err, errlen, TL_EINVAL, "too many labels");
+    int has = 0;
+    for (size_t i = 0; i < co.label_count; i++) {
+      labels[i] = co.labels[i];
+      has |= strcmp(co.labels[i], o->baseline) == 0;
+    }
+    size_t n = co.label_count;
+    if (!has)
+      labels[n++] = o->baseline;
+    co.labels = labels;
+    co.label_count = n;
+  } else if (o->baseline) {
+    labels[0] = o->baseline;
+    /* Check that the baseline exists by asking for it alone first. */
+    tl_compare_opts one = co;
+    one.labels = labels;
+    one.label_count = 1;
+    tl_comparison probe;
+    int rc = tl_compare(store, &one, &probe, err, errlen);
+    tl_comparison_free(&probe);
+    if (rc == TL_ENOTFOUND && strncmp(err, "no session", 10) == 0)
+      snprintf(err, errlen, "the baseline '%s' has no session that matches the filters",
+               o->baseline);
+    if (rc)
+      return rc;
+  }
+  tl_comparison cmp;
+  int rc = tl_compare(store, &co, &cmp, err, errlen);
+  if (rc)
+    return rc;
+  check_tally tally = {0, 0, 0};
+  /* The baseline as the comparison names it (a --by value as typed may differ). */
+  const char *bl = cmp.baseline >= 0 ? cmp.labels[cmp.baseline] : o->baseline;
+  for (size_t i = 0; i < cmp.group_count && !rc; i++) {
+    const tl_group *g = &cmp.groups[i];
+    /* Against the baseline's group of the same probe and delay. */
+    const tl_group *base = NULL;
+    for (size_t j = 0; j < cmp.group_count && bl; j++)
+      if (strcmp(cmp.groups[j].label, bl) == 0 && tl__same_block(&cmp.groups[j], g))
+        base = &cmp.groups[j];
+    if (base && base != g) {
+      sides ref = {base->session_ids, base->session_count, &base->dist, "ci", base->kept};
+      sides cand = {g->session_ids, g->session_count, &g->dist, "ci", g->kept};
+      rc = check_sides(store, &cmp, g, base, &ref, &cand, o, "", base->label, out, &tally);
+    }
+    /* Against its own earlier sessions: the latest session is the newest
+     * run of this label, probe and delay. */
+    if (g->session_count >= 2 && !rc) {
+      size_t n = g->session_count;
+      sides ref = {g->session_ids, n - 1, NULL, "earlier", NULL};
+      sides cand = {g->session_ids + n - 1, 1, NULL, "latest", NULL};
+      char against[96];
+      snprintf(against, sizeof against, "its %zu earlier session%s", n - 1, n == 2 ? "" : "s");
+      rc = check_sides(store, &cmp, g, g, &ref, &cand, o, " in the latest session", against, out,
+                       &tally);
+    }
+  }
+  if (rc) {
+    if (rc == TL_ENOMEM)
+      tl_fail(err, errlen, rc, "out of memory");
+    else
+      tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+  } else {
+    char skipped[96] = "";
+    if (tally.skipped)
+      snprintf(skipped, sizeof skipped, " (%zu skipped: too few samples)", tally.skipped);
+    if (tally.bad)
+      fprintf(out, "%zu regression%s above %g%% in %zu checks%s\n", tally.bad,
+              tally.bad == 1 ? "" : "s", o->max_regression * 100, tally.checks, skipped);
+    else if (tally.checks)
+      fprintf(out, "ok: no regression above %g%% in %zu checks%s\n", o->max_regression * 100,
+              tally.checks, skipped);
+    else
+      fprintf(out,
+              "nothing to check: no label has a group of the baseline's probe and delay or "
+              "two sessions or more with enough samples%s\n",
+              skipped);
+    rc = tally.bad ? TL_CHECK_REGRESSED : TL_OK;
+  }
+  tl_comparison_free(&cmp);
+  if (!rc && ferror(out))
+    return tl_fail(err, errlen, TL_EIO, "writing the check failed");
+  return rc;
+}

@@ -1,0 +1,354 @@
+/* maths.c: the statistical methods of the report, apart from tl's data:
+ * seeded random draws (splitmix64, so that a database always gives the same
+ * bytes), binomial tails and the order-statistic interval of a percentile,
+ * the Mann-Whitney U test, and lasting steps in a series (binary
+ * segmentation with a permutation test). Methods and their limits are
+ * described in docs/statistics.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats_internal.h"
+
+enum {
+  PERMUTATIONS = 999, /* of the step test */
+};
+
+/* ======================================================================== */
+/* Random draws                                                              */
+
+/* x % d (d >= 1) given inv = UINT64_MAX / d, without a division where the
+ * compiler has 128-bit products: the quotient x * inv / 2^64 is the true one
+ * or one less, so one subtraction finishes the remainder. */
+static uint64_t mod_by(uint64_t x, uint64_t d, uint64_t inv) {
+#ifdef __SIZEOF_INT128__
+  uint64_t q = (uint64_t)(((unsigned __int128)x * inv) >> 64), rem = x - q * d;
+  return rem >= d ? rem - d : rem;
+#else
+  (void)inv;
+  return x % d;
+#endif
+}
+
+static double rng_normal(tl__rng *r) {
+  double u = tl__rng_unit(r), v = tl__rng_unit(r);
+  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Gamma(a, 1) for a >= 1 (Marsaglia and Tsang). */
+static double rng_gamma(tl__rng *r, double a) {
+  double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  for (;;) {
+    double x = rng_normal(r), v = 1.0 + c * x;
+    if (v <= 0)
+      continue;
+    v = v * v * v;
+    double u = tl__rng_unit(r);
+    if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+      return d * v;
+  }
+}
+
+double tl__rng_beta(tl__rng *r, double a, double b) {
+  double x = rng_gamma(r, a), y = rng_gamma(r, b);
+  return x / (x + y);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ c[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* The seed of a group: its label, probe and delay, and a purpose. */
+uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns, const char *what) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = fnv(h, label, strlen(label) + 1);
+  h = fnv(h, probe, strlen(probe) + 1);
+  h = fnv(h, &delay_ns, sizeof delay_ns);
+  return fnv(h, what, strlen(what));
+}
+
+int tl__cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ======================================================================== */
+/* Binomial and order statistics                                             */
+
+/* The binomial mass is negligible (far below 1e-300) outside this window. */
+static void binom_window(int64_t n, double p, int64_t *a, int64_t *b) {
+  double mu = (double)n * p, sd = sqrt((double)n * p * (1 - p));
+  double lo = floor(mu - 40 * sd - 40), hi = ceil(mu + 40 * sd + 40);
+  *a = lo < 0 ? 0 : (int64_t)lo;
+  *b = hi > (double)n ? n : (int64_t)hi;
+}
+
+static double binom_pmf(int64_t k, int64_t n, double lp, double lq) {
+  return exp(lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) +
+             (double)k * lp + (double)(n - k) * lq);
+}
+
+double tl_binom_cdf(int64_t k, int64_t n, double p) {
+  if (k < 0)
+    return 0;
+  if (k >= n || p <= 0)
+    return 1;
+  if (p >= 1)
+    return 0;
+  int64_t a, b;
+  binom_window(n, p, &a, &b);
+  if (k < a)
+    return 0;
+  if (k >= b)
+    return 1;
+  double lp = log(p), lq = log1p(-p), sum = 0;
+  for (int64_t j = a; j <= k; j++)
+    sum += binom_pmf(j, n, lp, lq);
+  return sum > 1 ? 1 : sum;
+}
+
+int tl_order_stat_ci(int64_t n, double pct, double conf, int64_t *lo_rank, int64_t *hi_rank) {
+  *lo_rank = *hi_rank = 0;
+  if (n < 1 || !(pct >= 0 && pct <= 100) || !(conf > 0 && conf < 1))
+    return TL_EINVAL;
+  double q = pct / 100, tail = (1 - conf) / 2;
+  /* P(X_(l) > x_q) = P(Bin(n, q) <= l - 1) and P(X_(u) < x_q) = P(Bin >= u):
+   * l is the largest rank with the first at most tail, u the smallest with
+   * the second at most tail. */
+  if (q <= 0) {
+    *hi_rank = 1;
+    return TL_OK;
+  }
+  if (q >= 1) {
+    *lo_rank = n;
+    return TL_OK;
+  }
+  int64_t a, b;
+  binom_window(n, q, &a, &b);
+  double lp = log(q), lq = log1p(-q), cdf = 0;
+  int64_t last_low = -1, first_high = -1;
+  if (a > 0)
+    last_low = a - 1; /* everything below the window has negligible mass */
+  for (int64_t j = a; j <= b && j <= n - 1; j++) {
+    cdf += binom_pmf(j, n, lp, lq);
+    if (cdf <= tail)
+      last_low = j;
+    if (cdf >= 1 - tail) {
+      first_high = j;
+      break;
+    }
+  }
+  if (first_high < 0 && b < n - 1)
+    first_high = b; /* the rest of the mass is negligible */
+  *lo_rank = last_low >= 0 ? last_low + 1 : 0;
+  *hi_rank = first_high >= 0 ? first_high + 1 : 0;
+  return TL_OK;
+}
+
+/* ======================================================================== */
+/* Mann-Whitney U                                                            */
+
+int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl_mw *out) {
+  memset(out, 0, sizeof *out);
+  out->p_value = 1;
+  out->a_below_b = 0.5;
+  if (!na || !nb)
+    return TL_EINVAL;
+  long double u = 0, ties = 0;
+  size_t i = 0, j = 0;
+  while (i < na || j < nb) {
+    int64_t v = i < na && (j >= nb || a[i] <= b[j]) ? a[i] : b[j];
+    size_t ca = 0, cb = 0;
+    while (i < na && a[i] == v)
+      i++, ca++;
+    while (j < nb && b[j] == v)
+      j++, cb++;
+    /* b values below v: j - cb. */
+    u += (long double)ca * (long double)(j - cb) + 0.5L * (long double)ca * (long double)cb;
+    long double t = (long double)(ca + cb);
+    ties += t * t * t - t;
+  }
+  long double n1 = (long double)na, n2 = (long double)nb, n = n1 + n2;
+  long double var = n1 * n2 / 12.0L * ((n + 1) - ties / (n * (n - 1 > 0 ? n - 1 : 1)));
+  long double d = u - n1 * n2 / 2;
+  out->u = (double)u;
+  out->a_below_b = (double)(1 - u / (n1 * n2));
+  if (var <= 0)
+    return TL_OK;
+  long double ad = fabsl(d) - 0.5L;
+  if (ad < 0)
+    ad = 0;
+  out->z = (double)((d < 0 ? -ad : ad) / sqrtl(var));
+  out->p_value = erfc(fabs(out->z) / sqrt(2.0));
+  return TL_OK;
+}
+
+/* ======================================================================== */
+/* Steps in a series                                                         */
+
+/* The best single split of x[0..n) into two means, both sides at least L
+ * long: returns the share of the sum of squares it explains (0 when none),
+ * the split in *at. w, when not NULL, holds each split's weight
+ * t (n - t) / n, worked out once for the many shuffles of one segment. */
+static double best_split(const double *x, size_t n, size_t L, const double *w, size_t *at) {
+  double total = 0, sq = 0;
+  for (size_t i = 0; i < n; i++)
+    total += x[i];
+  double mean = total / (double)n;
+  for (size_t i = 0; i < n; i++)
+    sq += (x[i] - mean) * (x[i] - mean);
+  *at = 0;
+  if (n < 2 * L || !(sq > 1e-12 * (fabs(mean) + 1) * (fabs(mean) + 1)))
+    return 0;
+  double left = 0, best = -1;
+  for (size_t t = 1; t < n; t++) {
+    left += x[t - 1];
+    if (t < L || n - t < L)
+      continue;
+    double m1 = left / (double)t, m2 = (total - left) / (double)(n - t);
+    double r = (w ? w[t] : (double)t * (double)(n - t) / (double)n) * (m1 - m2) * (m1 - m2);
+    if (r > best) {
+      best = r;
+      *at = t;
+    }
+  }
+  return best / sq;
+}
+
+static double median_of(const double *x, size_t n, double *tmp) {
+  memcpy(tmp, x, n * sizeof *x);
+  qsort(tmp, n, sizeof *tmp, cmp_dbl);
+  return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+typedef struct {
+  const double *x;
+  size_t L;
+  double alpha;
+  uint64_t seed;
+  double *perm;
+  size_t *cuts;
+  double *pv;
+  size_t ncut, max;
+  uint64_t *inv; /* inv[d] = UINT64_MAX / d, for the shuffles */
+  double *w;     /* the weights of a segment's splits (best_split) */
+} seg_ctx;
+
+static void binseg(seg_ctx *c, size_t lo, size_t hi) {
+  size_t n = hi - lo, at;
+  if (c->ncut >= c->max)
+    return;
+  double stat = best_split(c->x + lo, n, c->L, NULL, &at);
+  if (stat <= 0)
+    return;
+  /* Permutation test: how often does a shuffled segment split as well? */
+  for (size_t t = 1; t < n; t++)
+    c->w[t] = (double)t * (double)(n - t) / (double)n;
+  tl__rng r = {c->seed ^ ((uint64_t)lo * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)hi};
+  memcpy(c->perm, c->x + lo, n * sizeof *c->perm);
+  size_t as_good = 0, dummy;
+  for (int k = 0; k < PERMUTATIONS; k++) {
+    for (size_t i = n - 1; i > 0; i--) {
+      size_t j = (size_t)mod_by(tl__rng_next(&r), i + 1, c->inv[i + 1]);
+      double t = c->perm[i];
+      c->perm[i] = c->perm[j];
+      c->perm[j] = t;
+    }
+    as_good += best_split(c->perm, n, c->L, c->w, &dummy) >= stat * (1 - 1e-12);
+  }
+  double p = (double)(as_good + 1) / (PERMUTATIONS + 1);
+  if (p > c->alpha)
+    return;
+  c->cuts[c->ncut] = lo + at;
+  c->pv[c->ncut] = p;
+  c->ncut++;
+  binseg(c, lo, lo + at);
+  binseg(c, lo + at, hi);
+}
+
+int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *steps, size_t max,
+                  size_t *count) {
+  *count = 0;
+  tl_step_opts d = {0};
+  if (o)
+    d = *o;
+  if (!d.min_segment)
+    d.min_segment = 3;
+  if (!(d.alpha > 0))
+    d.alpha = 0.01;
+  if (!(d.min_change > 0))
+    d.min_change = 0.05;
+  if (n < 2 * d.min_segment || !max)
+    return TL_OK;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i]))
+      return TL_EINVAL;
+  seg_ctx c = {x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL};
+  c.perm = malloc(n * sizeof *c.perm);
+  c.cuts = malloc((max + 2) * sizeof *c.cuts);
+  c.pv = malloc((max + 2) * sizeof *c.pv);
+  c.inv = malloc((n + 1) * sizeof *c.inv);
+  c.w = malloc((n + 1) * sizeof *c.w);
+  double *tmp = malloc(n * sizeof *tmp);
+  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp) {
+    free(c.perm);
+    free(c.cuts);
+    free(c.pv);
+    free(c.inv);
+    free(c.w);
+    free(tmp);
+    return TL_ENOMEM;
+  }
+  for (size_t i = 1; i <= n; i++)
+    c.inv[i] = UINT64_MAX / i;
+  binseg(&c, 0, n);
+  /* Order the cuts; then drop, smallest first, those whose segments'
+   * medians move by less than min_change, re-measuring after each drop. */
+  for (size_t i = 1; i < c.ncut; i++)
+    for (size_t k = i; k > 0 && c.cuts[k - 1] > c.cuts[k]; k--) {
+      size_t t = c.cuts[k];
+      c.cuts[k] = c.cuts[k - 1];
+      c.cuts[k - 1] = t;
+      double tp = c.pv[k];
+      c.pv[k] = c.pv[k - 1];
+      c.pv[k - 1] = tp;
+    }
+  for (;;) {
+    size_t worst = 0;
+    double worst_rel = INFINITY;
+    for (size_t i = 0; i < c.ncut; i++) {
+      size_t s0 = i ? c.cuts[i - 1] : 0, s1 = c.cuts[i], s2 = i + 1 < c.ncut ? c.cuts[i + 1] : n;
+      double before = median_of(x + s0, s1 - s0, tmp), after = median_of(x + s1, s2 - s1, tmp);
+      double rel = fabs(after - before) / (fabs(before) > 0 ? fabs(before) : 1);
+      steps[i].index = s1;
+      steps[i].before = before;
+      steps[i].after = after;
+      steps[i].p_value = c.pv[i];
+      if (rel < worst_rel) {
+        worst_rel = rel;
+        worst = i;
+      }
+    }
+    if (!c.ncut || worst_rel >= d.min_change)
+      break;
+    memmove(c.cuts + worst, c.cuts + worst + 1, (c.ncut - worst - 1) * sizeof *c.cuts);
+    memmove(c.pv + worst, c.pv + worst + 1, (c.ncut - worst - 1) * sizeof *c.pv);
+    c.ncut--;
+  }
+  *count = c.ncut;
+  free(c.perm);
+  free(c.cuts);
+  free(c.pv);
+  free(c.inv);
+  free(c.w);
+  free(tmp);
+  return TL_OK;
+}

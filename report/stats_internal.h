@@ -1,0 +1,152 @@
+/* stats_internal.h: what the files of the statistics share (maths.c,
+ * kept.c, stats.c, stats_text.c, check.c): seeded draws, the samples kept of
+ * a group and the bootstrap over them, one group's statistics, and how a
+ * sentence writes its numbers. Nothing here is part of tl_report.h. */
+#ifndef TL_STATS_INTERNAL_H
+#define TL_STATS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Seeded draws (maths.c)                                                    */
+
+typedef struct {
+  uint64_t s;
+} tl__rng;
+
+static inline uint64_t tl__rng_next(tl__rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1): never 0, so that log() is safe. */
+static inline double tl__rng_unit(tl__rng *r) {
+  return ((double)(tl__rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+static inline uint64_t tl__rng_below(tl__rng *r, uint64_t n) { return tl__rng_next(r) % n; }
+
+/* A Beta(a, b) draw (a, b >= 1). */
+double tl__rng_beta(tl__rng *r, double a, double b);
+/* The seed of a group's draws: its label, probe and delay, and a purpose. */
+uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns, const char *what);
+/* qsort's comparison of int64_t. */
+int tl__cmp_i64(const void *a, const void *b);
+
+/* ------------------------------------------------------------------------ */
+/* The samples kept of a group (kept.c)                                      */
+
+typedef struct {
+  int64_t id, started_ns;
+  uint64_t key;  /* of its UUID, which every store gives it (its id is the store's own) */
+  int64_t n;     /* samples seen */
+  size_t cap, m; /* reservoir capacity, samples kept */
+  int64_t *v;    /* kept samples, sorted once loaded (a slice of the set's buffer) */
+  tl__rng r;
+  double log_q;               /* log(1 - p), p the chance to keep each sample; 0: every one */
+  double w;                   /* once the slots are full, Algorithm L's weight */
+  int64_t next;               /* the 1-based number of the next sample to keep */
+  const tl_session_detail *d; /* what the comparison computed for it, or NULL */
+} tl__sess;
+
+typedef struct {
+  tl__sess *s;
+  size_t ns;
+  int64_t *buf;  /* every kept sample, session by session */
+  int64_t *pool; /* the same, sorted */
+  uint32_t *tag; /* the session of each pooled sample */
+  size_t m;      /* kept in total */
+  int64_t n;     /* samples in total */
+  int exact;     /* every sample kept */
+  int borrowed;  /* the arrays belong to the comparison (a tl__kept) */
+  /* Exact values at ranks of the group that the comparison found. */
+  int64_t known_rank[2 * TL_MAX_PCTS], known_value[2 * TL_MAX_PCTS];
+  size_t known;
+} tl__sset;
+
+/* What the statistics keep of a comparison's group, gathered while the
+ * comparison reads its samples. */
+struct tl__kept {
+  tl__sset set;
+};
+
+/* Loads the sessions ids[0..nids) into x by reading them (every sample, or
+ * a seeded reservoir per session when more than TL_STATS_KEEP). Errors
+ * leave a message on the store. */
+int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                  uint64_t seed, tl__sset *x);
+void tl__sset_free(tl__sset *x);
+/* The smallest kept value at which the weighted count of samples reaches
+ * rank (session i counted w[i] times; w NULL: once). */
+int64_t tl__sset_at(const tl__sset *x, const double *w, double rank);
+/* Exact values at 1-based ranks of the whole group. */
+int tl__sset_values_at_ranks(tl_store *store, const tl__sset *x, const int64_t *ranks, size_t k,
+                             int64_t *out);
+/* A session's own exact values at percentiles p[0..np). */
+int tl__sess_values(tl_store *store, const tl__sess *s, const double *p, size_t np, int64_t *out);
+
+/* The pool cut at marks (at starts of runs of equal values): row t holds
+ * each session's count of kept samples below mark t, so that a replicate's
+ * weight below a mark is one product of a row and the weights. */
+typedef struct {
+  const tl__sset *x;
+  double *unit; /* in a replicate: the weight of one kept sample of each session */
+  double *per;  /* samples per kept sample of each session */
+  size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
+  float *row;   /* (marks + 1) x sessions counts (exact below 2^24) */
+  size_t marks;
+  /* Per percentile, the marks the walks have started from so far: the next
+   * replicate's is most likely among them. */
+  size_t seen_lo[TL_MAX_PCTS], seen_hi[TL_MAX_PCTS];
+  int seen[TL_MAX_PCTS];
+} tl__boot;
+
+/* The table of marks of x (tl__boot_free frees it); TL_ENOMEM. */
+int tl__boot_init(const tl__sset *x, tl__boot *bt);
+void tl__boot_free(tl__boot *bt);
+/* Readies a replicate of weights w (session i counted w[i] times), then
+ * tl__sset_at(x, w, rank) for it at percentile k, faster. */
+void tl__boot_weigh(tl__boot *bt, const double *w);
+int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k);
+
+/* ------------------------------------------------------------------------ */
+/* One group's statistics (stats.c)                                          */
+
+typedef struct {
+  tl__sset set;
+  tl_dist dist; /* exact */
+  tl_ci_method method;
+  tl_pct_stats pct[TL_MAX_PCTS]; /* intervals, warnings, spread */
+  int64_t *rep;                  /* pct_count x TL_STATS_REPLICATES bootstrap values, rows sorted */
+  uint64_t seed;                 /* of this group's draws */
+  int64_t *series[TL_STATS_SERIES];
+} tl__gcalc;
+
+/* Computes everything about the sessions ids[0..n): dist (given, or computed
+ * when NULL), method, intervals, bootstrap replicates and, with series, the
+ * sessions' own p90 and p99. kept: the samples the comparison kept of
+ * exactly these sessions with this seed, or NULL to read them. */
+int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
+                  const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
+                  const tl__kept *kept, tl__gcalc *g);
+void tl__gcalc_free(tl__gcalc *g);
+/* The 95% interval of b minus a at percentile k. */
+void tl__diff_interval(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t *lo, int64_t *hi);
+/* Whether two groups have the same probe and delay. */
+int tl__same_block(const tl_group *a, const tl_group *b);
+
+/* ------------------------------------------------------------------------ */
+/* Numbers in sentences (stats_text.c)                                       */
+
+/* ns in milliseconds with the decimals that suit scale, the largest number
+ * said together; never "-0.00". */
+void tl__sentence_ms(double ns, double scale, char *buf, size_t len);
+/* The largest of |a|, |b| and |c|. */
+double tl__max_abs3(double a, double b, double c);
+
+#endif
