@@ -13,11 +13,16 @@
  * there), or splits [lo, hi] into 4096 linear buckets to narrow it further.
  * Typical timer data needs two passes, however many ranks are asked.
  *
- * The passes after the first skip, undecoded, every stored block whose
- * min..max (kept in the block's row) misses all the ranges still open for its
- * session and for the group, and test each sample against a bitmap of the
- * buckets those ranges lie in, so that the cost of a sample stays the same
- * whatever the number of ranks. */
+ * Over a store, pass 1 reads no sample: each session's stored summary
+ * (tl_store_summaries) has its count, extremes, sums, histogram (the same
+ * layout) and its own percentiles at the usual levels, so a group's ranks
+ * are located at once, and the next pass reads only what they need.
+ *
+ * The passes after the first skip, verified but undecoded, every stored
+ * block whose min..max (kept in the block's row) misses all the ranges still
+ * open for its session and for the group, and test each sample against a
+ * bitmap of the buckets those ranges lie in, so that the cost of a sample
+ * stays the same whatever the number of ranks. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,25 +39,12 @@ enum {
   RANGE_BYTES = 8 << 20, /* memory for the samples of one range in one pass */
 };
 
-static size_t log_index(int64_t v) {
-  uint64_t u = (uint64_t)v;
-  if (u < SUB)
-    return (size_t)u;
-  int e = 63 - __builtin_clzll(u);
-  return (size_t)(e - SUB_BITS + 1) * SUB + (size_t)((u >> (e - SUB_BITS)) & (SUB - 1));
-}
-
-static void log_bounds(size_t idx, int64_t *lo, int64_t *hi) {
-  if (idx < SUB) {
-    *lo = *hi = (int64_t)idx;
-    return;
-  }
-  int e = (int)(idx / SUB) + SUB_BITS - 1;
-  uint64_t sub = idx % SUB;
-  uint64_t l = (SUB + sub) << (e - SUB_BITS);
-  *lo = (int64_t)l;
-  *hi = (int64_t)(l + ((uint64_t)1 << (e - SUB_BITS)) - 1);
-}
+/* The histogram is the session summaries' (tl_summary_bucket), so that a
+ * session's stored one adds into the group's as it is. */
+_Static_assert((int)SUB_BITS == (int)TL_SUMMARY_SUB_BITS && (int)LOG_BUCKETS == (int)TL_SUMMARY_BUCKETS,
+               "the sweep's histogram is the summaries'");
+#define log_index tl_summary_bucket
+#define log_bounds tl_summary_bucket_bounds
 
 /* Whether a block of session (its stored min..max) is worth decoding. */
 typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
@@ -96,6 +88,10 @@ typedef struct {
 struct tl__sweep {
   source_fn source;
   void *src;
+  tl_store *store;    /* when the samples are a store's: pass 1 reads their summaries */
+  const int64_t *ids; /* ns sessions of store */
+  tl__session_cb tap; /* pass 1's tap, left for the next pass when pass 1 read summaries */
+  void *tap_ctx;
   size_t ns; /* sessions; the group is set ns */
   double *spcts;
   size_t snp;
@@ -156,16 +152,17 @@ static size_t target_add(tl__sweep *w, size_t set, int64_t rank) {
   return w->nt - 1;
 }
 
-/* Finds the log bucket of each target of set in hist[from..to]. */
-static void locate(tl__sweep *w, size_t set, const int64_t *hist, size_t from, size_t to) {
+/* Finds the log bucket of each target of set in hist[0..len), the counts
+ * of buckets first... */
+static void locate(tl__sweep *w, size_t set, const int64_t *hist, size_t first, size_t len) {
   for (size_t k = w->tfirst[set]; k < w->tend[set]; k++) {
     target *x = &w->t[k];
-    if (x->inside)
+    if (x->inside || x->done)
       continue; /* located already */
     int64_t cum = 0;
-    for (size_t b = from; b <= to; b++) {
+    for (size_t b = 0; b < len; b++) {
       if (cum + hist[b] >= x->rank) {
-        log_bounds(b, &x->lo, &x->hi);
+        log_bounds(first + b, &x->lo, &x->hi);
         x->below = cum;
         x->inside = hist[b];
         break;
@@ -189,7 +186,7 @@ static void session_end(tl__sweep *w) {
     w->shandle[s * w->snp + k] = h;
   }
   size_t from = log_index(m->min), to = log_index(m->max);
-  locate(w, s, w->shist, from, to);
+  locate(w, s, w->shist + from, from, to - from + 1);
   for (size_t b = from; b <= to; b++) {
     w->ghist[b] += w->shist[b];
     w->shist[b] = 0;
@@ -308,6 +305,15 @@ static int chart_values(void *arg, size_t session, const int64_t *v, size_t n) {
   return 0;
 }
 
+/* The reading thread's work in the first pass after pass 1: the chart, and
+ * pass 1's tap when pass 1 read summaries. */
+static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
+  tl__sweep *w = arg;
+  if (w->chart)
+    chart_values(w, session, v, n);
+  return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
+}
+
 static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
   tl__sweep *w = arg;
   if (!n)
@@ -335,7 +341,7 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
  * block, while the chart is filled). */
 static int block_wanted(void *arg, size_t session, int64_t min, int64_t max) {
   const tl__sweep *w = arg;
-  if (!w->first_done || w->chart)
+  if (!w->first_done || w->chart || w->tap)
     return 1;
   size_t sets[2] = {session, w->ns};
   for (size_t i = 0; i < 2; i++)
@@ -436,10 +442,49 @@ static void sweep_free(tl__sweep *w) {
   free(w);
 }
 
+/* Pass 1 from a session's summary: its moments, its own percentiles where
+ * the summary holds them (located in its histogram otherwise), and its
+ * histogram added to the group's. */
+static int from_summary(void *arg, size_t s, const tl_summary *sum) {
+  tl__sweep *w = arg;
+  moments *m = &w->m[s];
+  m->count = sum->count;
+  m->min = sum->min_ns;
+  m->max = sum->max_ns;
+  m->sum = sum->sum;
+  m->sumsq = sum->sumsq;
+  if (!m->count)
+    return 0;
+  for (size_t k = 0; k < w->snp; k++) {
+    size_t h = target_add(w, s, tl_rank(w->spcts[k], m->count));
+    if (h == SIZE_MAX)
+      return TL_ENOMEM;
+    w->shandle[s * w->snp + k] = h;
+    for (size_t j = 0; j < TL_SUMMARY_PCTS; j++)
+      if (tl_summary_pcts[j] == w->spcts[k]) {
+        w->t[h].done = 1;
+        w->t[h].value = sum->pct_ns[j];
+      }
+  }
+  locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
+  for (size_t b = 0; b < sum->hist_len; b++)
+    w->ghist[sum->hist_first + b] += sum->hist[b];
+  return 0;
+}
+
 int tl__sweep_first(tl__sweep *w, tl__session_cb tap, void *tap_ctx) {
-  reading r = {block_wanted, on_segment, w, tap, tap_ctx};
-  int err = w->source(w->src, &r);
-  session_end(w); /* the last session's */
+  int err;
+  if (w->store) {
+    /* No pass over the samples: a tap sees them in the next pass, which
+     * then reads every block. */
+    err = tl_store_summaries(w->store, w->ids, w->ns, from_summary, w);
+    w->tap = tap;
+    w->tap_ctx = tap_ctx;
+  } else {
+    reading r = {block_wanted, on_segment, w, tap, tap_ctx};
+    err = w->source(w->src, &r);
+    session_end(w); /* the last session's */
+  }
   w->first_done = 1;
   for (size_t s = 0; s < w->ns; s++)
     moments_add(&w->m[w->ns], &w->m[s]);
@@ -470,7 +515,7 @@ size_t tl__sweep_want(tl__sweep *w, int64_t rank) {
     return SIZE_MAX;
   size_t h = target_add(w, w->ns, rank);
   if (h != SIZE_MAX)
-    locate(w, w->ns, w->ghist, 0, log_index(g->max));
+    locate(w, w->ns, w->ghist, 0, log_index(g->max) + 1);
   return h;
 }
 
@@ -585,7 +630,7 @@ int tl__sweep_finish(tl__sweep *w) {
       if (x->same == SIZE_MAX)
         err = range_setup(x);
     }
-    if ((!open && !w->chart) || err)
+    if ((!open && !w->chart && !w->tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
       if (taker(&w->t[k]))
@@ -593,9 +638,10 @@ int tl__sweep_finish(tl__sweep *w) {
     w->bits_for = SIZE_MAX;
     /* The chart fills on the reading thread, which has less to do in these
      * passes than the thread that takes the ranges' samples. */
-    reading r = {block_wanted, on_segment, w, w->chart ? chart_values : NULL, w};
+    reading r = {block_wanted, on_segment, w, w->chart || w->tap ? finish_tap : NULL, w};
     err = w->source(w->src, &r);
     w->chart = NULL;
+    w->tap = NULL;
     marks_drop(w);
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
       if (taker(&w->t[k]))
@@ -658,11 +704,13 @@ typedef struct {
   batch batches[2];
 } store_src;
 
+/* Every block is read: one the pass does not want is only verified, not
+ * decoded, so that a damaged block is found wherever it lies. */
 static int block_filter(void *arg, const tl_block *b) {
   store_src *s = arg;
   while (s->at < s->n && s->ids[s->at] != b->session_id)
     s->at++;
-  return !s->r.wanted || s->r.wanted(s->r.ctx, s->at, b->min_ns, b->max_ns);
+  return 1;
 }
 
 static int batch_run(store_src *s, const batch *b) {
@@ -719,6 +767,12 @@ static int submit(store_src *s) {
 
 static int block_decode(void *arg, const tl_block *b) {
   store_src *s = arg;
+  if (s->r.wanted && !s->r.wanted(s->r.ctx, s->at, b->min_ns, b->max_ns)) {
+    if (tl_block_verify(b, NULL) == TL_OK)
+      return TL_OK;
+    s->bad_session = b->session_id;
+    return TL_ECORRUPT;
+  }
   batch *f = s->fill;
   int new_seg = !f->segs || f->seg_session[f->segs - 1] != s->at;
   if (f->n + (size_t)b->count > BATCH_VALUES || (new_seg && f->segs == BATCH_SEGMENTS)) {
@@ -814,6 +868,10 @@ tl__sweep *tl__sweep_store(tl_store *store, const int64_t *session_ids, size_t n
   tl__sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
   if (!w)
     src_close(s);
+  else {
+    w->store = store;
+    w->ids = session_ids;
+  }
   return w;
 }
 

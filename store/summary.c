@@ -27,15 +27,6 @@ enum {
   NARROW = 4096,                   /* linear buckets a wide range is cut into */
 };
 
-size_t tl_summary_bucket(int64_t v) {
-  uint64_t u = (uint64_t)v;
-  if (u < SUB)
-    return (size_t)u;
-  int e = 63 - __builtin_clzll(u);
-  return (size_t)(e - TL_SUMMARY_SUB_BITS + 1) * SUB +
-         (size_t)((u >> (e - TL_SUMMARY_SUB_BITS)) & (SUB - 1));
-}
-
 void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
   if (b < SUB) {
     *lo = *hi = (int64_t)b;

@@ -254,8 +254,17 @@ typedef struct {
   size_t hist_first, hist_len; /* the buckets from min_ns's to max_ns's */
   const int64_t *hist;         /* hist_len counts, of buckets hist_first... */
 } tl_summary;
-/* The histogram bucket of a latency, and the latencies [lo, hi] it holds. */
-size_t tl_summary_bucket(int64_t latency_ns);
+/* The histogram bucket of a latency, and the latencies [lo, hi] it holds
+ * (inline: a report computes it for every sample it reads). */
+static inline size_t tl_summary_bucket(int64_t latency_ns) {
+  enum { SUB = 1 << TL_SUMMARY_SUB_BITS };
+  uint64_t u = (uint64_t)latency_ns;
+  if (u < SUB)
+    return (size_t)u;
+  int e = 63 - __builtin_clzll(u);
+  return (size_t)(e - TL_SUMMARY_SUB_BITS + 1) * SUB +
+         (size_t)((u >> (e - TL_SUMMARY_SUB_BITS)) & (SUB - 1));
+}
 void tl_summary_bucket_bounds(size_t bucket, int64_t *lo, int64_t *hi);
 /* Calls fn with the summary of each of the n sessions, in the order given
  * (index: its place in ids); the summary is valid during the call. A stored

@@ -775,7 +775,22 @@ static void exact_over_sessions(void **state) {
   assert_int_equal(d.count, (int64_t)m);
   for (int k = 0; k < 11; k++)
     assert_int_equal(d.pct_ns[k], part[tl_rank(p[k], (int64_t)m) - 1]);
-  /* A damaged block deep in a session is an error that says where. */
+  /* A damaged summary is an error that says so, never other numbers. */
+  assert_int_equal(sqlite3_exec(s->db,
+                                "CREATE TABLE saved AS SELECT * FROM session_summaries;"
+                                "UPDATE session_summaries SET data = substr(data, 1, 8) || "
+                                "x'ff' || substr(data, 10) WHERE session_id = 2",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  assert_int_equal(tl_dist_compute(s, ids, SESSIONS, p, 11, &d), TL_ECORRUPT);
+  assert_non_null(strstr(tl_store_errmsg(s), "summary: checksum mismatch"));
+  assert_int_equal(sqlite3_exec(s->db,
+                                "DELETE FROM session_summaries; INSERT INTO session_summaries "
+                                "SELECT * FROM saved; DROP TABLE saved",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  /* A damaged block deep in a session is an error that says where, even
+   * where no rank needs its samples. */
   assert_int_equal(sqlite3_exec(s->db,
                                 "UPDATE sample_blocks SET data = x'ffffff' WHERE session_id = 3 "
                                 "AND seq = 5",
