@@ -9,7 +9,10 @@
  * stop (signal or failed write) ends the run at the probe's next chance;
  * whatever was measured is committed and the sessions are marked
  * 'interrupted'. The closing sentence is computed from the stored samples
- * (summary.c). */
+ * (summary.c). A dry run does the same into a scratch database of its own
+ * in $TMPDIR, removed before tl_collect_run returns, so that it too runs in
+ * bounded memory and its sentence is exactly a stored run's. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -359,8 +362,8 @@ static void *writer_main(void *arg) {
   pthread_mutex_lock(&run->lock);
   while (!run->writer_done) {
     int64_t left = due - mono_ms();
-    /* Early only when there is storing to do: a dry run keeps its chunks,
-     * and after a failed write nothing more is stored. */
+    /* Early only when there is storing to do: after a failed write
+     * nothing more is stored. */
     int early = run->store && !run->write_failed && atomic_load(&run->queued) >= WAKE_CHUNKS;
     if (left > 0 && !early) {
       struct timespec until;
@@ -443,15 +446,56 @@ typedef struct {
   const delay_state *d;
 } replay_src;
 
-/* The session as stored, or (dry run) the chunks kept in memory. */
+/* The session as stored. */
 static int replay(void *arg, tl_samples_cb fn, void *ctx) {
   replay_src *src = arg;
-  if (src->store)
-    return tl_store_scan(src->store, src->d->session_id, fn, ctx);
-  for (const chunk *c = src->d->head; c; c = c->next)
-    if (c->n && fn(ctx, c->v, c->n))
-      return TL_EINTR;
-  return TL_OK;
+  return tl_store_scan(src->store, src->d->session_id, fn, ctx);
+}
+
+/* ======================================================================== */
+/* A dry run's scratch database                                              */
+
+/* Removes the scratch folder and everything in it (the database and the
+ * -wal and -shm files SQLite keeps next to it). */
+static void scratch_remove(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    char path[4400];
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+        (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+      unlink(path);
+  }
+  if (d)
+    closedir(d);
+  rmdir(dir);
+}
+
+/* Makes a fresh folder in $TMPDIR (else /tmp) with a new database in it;
+ * the caller closes the store and calls scratch_remove(dir). On failure
+ * nothing is left behind and err says what to do. */
+static int scratch_open(char *dir, size_t len, tl_store **out, char *err, size_t errlen) {
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || *tmp != '/')
+    tmp = "/tmp";
+  *out = NULL;
+  if ((size_t)snprintf(dir, len, "%s/tl-dry-run-XXXXXX", tmp) >= len)
+    return tl_fail(err, errlen, TL_EINVAL, "--dry-run: TMPDIR is too long");
+  if (!mkdtemp(dir))
+    return tl_fail(err, errlen, TL_ESYS,
+                   "--dry-run: cannot make a scratch folder in %s: %s (set TMPDIR to a "
+                   "writable folder)",
+                   tmp, strerror(errno));
+  char path[4400];
+  snprintf(path, sizeof path, "%s/dry-run.db", dir);
+  int rc = tl_store_open(out, path, 0);
+  if (rc) {
+    tl_fail(err, errlen, rc, "--dry-run: %s", tl_store_errmsg(*out));
+    tl_store_close(*out);
+    *out = NULL;
+    scratch_remove(dir);
+  }
+  return rc;
 }
 
 /* ======================================================================== */
@@ -519,17 +563,29 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     free(run);
     return err;
   }
+  char scratch_dir[4096] = "";
+  tl_store *scratch = NULL;
+  if (opts->dry_run &&
+      (err = scratch_open(scratch_dir, sizeof scratch_dir, &scratch, errbuf, errlen)) != TL_OK) {
+    tl__tune_restore(&tune);
+    free(tag_keys);
+    free(tag_values);
+    free(run);
+    return err;
+  }
+  if (scratch)
+    store = scratch;
   tl__load *load = NULL;
   run->view.opts = opts;
   run->view.delays_ns = opts->delays_ns;
   run->view.delay_count = opts->delay_count;
-  run->store = opts->dry_run ? NULL : store;
+  run->store = store;
   pthread_mutex_init(&run->lock, NULL);
   pthread_cond_init(&run->wake_writer, NULL);
   pthread_cond_init(&run->room, NULL);
 
   char uuid[37];
-  for (size_t i = 0; i < opts->delay_count && err == TL_OK && run->store; i++) {
+  for (size_t i = 0; i < opts->delay_count && err == TL_OK; i++) {
     tl_session_spec s = *spec;
     s.probe = probe->flags & TL__PROBE_PREFIX ? opts->probe : probe->name;
     s.tag_keys = tag_keys;
@@ -588,13 +644,12 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   if (opts->progress)
     fputc('\n', stderr);
 
-  int write_err = run->store && !run->write_failed ? flush_rest(run) : TL_OK;
+  int write_err = !run->write_failed ? flush_rest(run) : TL_OK;
   int interrupted = stop_requested || probe_err || run->oom || run->write_failed || write_err;
   const char *status = interrupted ? "interrupted" : "complete";
   if (write_err)
     snprintf(run->write_err, sizeof run->write_err, "%s", tl_store_errmsg(store));
-  if (run->store &&
-      !write_err) { /* the load at the end, so a busy host shows; not worth failing the run */
+  if (!write_err) { /* the load at the end, so a busy host shows; not worth failing the run */
     tl_writer *writers[TL_MAX_DELAYS];
     for (size_t i = 0; i < opts->delay_count; i++)
       writers[i] = run->d[i].writer;
@@ -621,17 +676,19 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     replay_src src = {run->store, &run->d[i]};
     char serr[256];
     kept += run->d[i].kept;
-    if (run->store && !run->d[i].handed) {
+    if (!run->d[i].handed) {
       r.samples = 0; /* nothing reached the store: nothing to read back */
     } else if (tl__summarize(replay, &src, &r, serr, sizeof serr) != TL_OK) {
       counted = 0;
       if (!write_err && !run->write_failed)
         err = tl_fail(errbuf, errlen, TL_EIO, "reading the stored samples back: %s",
-                      run->store ? tl_store_errmsg(store) : serr);
+                      tl_store_errmsg(store));
     }
     stored += r.samples;
     if (results) {
       snprintf(r.session_uuid, sizeof r.session_uuid, "%s", results[i].session_uuid);
+      if (scratch)
+        r.session_uuid[0] = '\0'; /* a dry run's sessions are gone with the scratch database */
       r.queued_peak = (int64_t)run->queued_peak * CHUNK_SAMPLES;
       results[i] = r;
     }
@@ -666,6 +723,10 @@ done:
     free_chunks(run->d[i].head);
   free_chunks(run->pool);
   tl__host_clear(&run->probe_facts);
+  if (scratch) {
+    tl_store_close(scratch);
+    scratch_remove(scratch_dir);
+  }
   pthread_cond_destroy(&run->room);
   pthread_cond_destroy(&run->wake_writer);
   pthread_mutex_destroy(&run->lock);

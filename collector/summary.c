@@ -1,6 +1,6 @@
 /* summary.c: the numbers of tlcollect's closing sentence (count, p50, p90,
  * p99 and max, nearest rank, exact) in bounded memory, from samples that can
- * be read again: the session as stored, or the samples a dry run kept.
+ * be read again: the session as stored (a dry run's in its scratch database).
  *
  * A first pass counts the samples in a log-linear histogram: one bucket per
  * value below 256 ns, 128 buckets per power of two above (each under 1 % of

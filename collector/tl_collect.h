@@ -74,7 +74,8 @@ typedef struct {
   int64_t gap_ns;      /* pause between samples */
   int flush_ms;        /* how often samples are committed */
   int progress;        /* show progress on stderr */
-  int dry_run;         /* measure and print, store nothing */
+  int dry_run;         /* measure and print, store nothing: into a scratch database in
+                          $TMPDIR, removed before tl_collect_run returns */
   /* What shapes the data; each one that is set is recorded as a session tag
    * (see docs/schema.md) so that reports can flag confounds. */
   int64_t interval_ns; /* period of the periodic probe (0: 1 ms) */
@@ -131,7 +132,7 @@ typedef struct {
 void tl_collect_stop(void);
 
 /* Runs a collection: for each delay a session with the given spec (probe,
- * delay and warm-up filled in here) is written to store (NULL with dry_run).
+ * delay and warm-up filled in here) is written to store (NULL with dry_run, which uses a scratch database).
  * Returns TL_OK, TL_EINTR when stopped (sessions are then 'interrupted' with
  * every sample measured so far stored), or an error with a message in
  * errbuf. results has room for opts->delay_count entries. */

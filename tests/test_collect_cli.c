@@ -2,6 +2,7 @@
  * bad values are usage errors that touch no database, a signal stops a
  * sleeping or child-driven probe promptly, a stalled periodic probe counts
  * its missed periods, and --repeat makes separate, interruptible runs. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -413,8 +414,8 @@ static void alarm_in_30s(void *arg) {
   alarm(30); /* kept across exec: a hung run dies instead of hanging the suite */
 }
 
-/* A dry run keeps every sample; with millions of them its writer thread
- * once spun holding the lock and starved the measuring thread for good. */
+/* A dry run of millions of samples: its writer thread once spun holding the
+ * lock and starved the measuring thread for good. */
 static void dry_run_of_millions_ends(void **state) {
   (void)state;
   char *a[] = {TLCOLLECT, "--dry-run",  "--probe", "uv", "--delays",
@@ -461,6 +462,48 @@ static void silent_v2_child_ends(void **state) {
   assert_int_equal(st.samples, 3);
 }
 
+static int entries(const char *path) {
+  DIR *d = opendir(path);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* A dry run keeps its samples in a scratch database in $TMPDIR: gone after
+ * a stop (SIGINT) and after an error as after a complete run. */
+static void dry_run_leaves_nothing(void **state) {
+  fixture *f = *state;
+  char *tmp = tl_test_path(f->dir, "tmp");
+  assert_int_equal(mkdir(tmp, 0700), 0);
+  char *old_tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", tmp, 1);
+  char *args[] = {"--dry-run", "--probe",  "nanosleep", "--delays", "30s", "--count",
+                  "3",         "--warmup", "0",         "-q",       NULL};
+  pid_t pid = start(args);
+  for (int i = 0; i < 100 && entries(tmp) == 0; i++)
+    usleep(50000);
+  assert_int_equal(entries(tmp), 1);
+  usleep(300000);
+  kill(pid, SIGINT);
+  assert_int_equal(exit_status(pid), 3);
+  assert_int_equal(entries(tmp), 0);
+  char *bad[] = {"--dry-run", "--probe", "exec:echo nonsense", "--count", "3", "-q", NULL};
+  assert_int_equal(exit_status(start(bad)), 1);
+  char *good[] = {"--dry-run", "--probe", "uv", "--delays", "0", "--count", "300", "-q", NULL};
+  assert_int_equal(exit_status(start(good)), 0);
+  assert_int_equal(entries(tmp), 0);
+  if (old_tmp)
+    setenv("TMPDIR", old_tmp, 1);
+  else
+    unsetenv("TMPDIR");
+  free(old_tmp);
+  free(tmp);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tl_test_setup, tl_test_teardown)
   const struct CMUnitTest tests[] = {
@@ -481,6 +524,7 @@ int main(void) {
       T(cpu_and_memory_load_together),
       T(dry_run_of_millions_ends),
       T(silent_v2_child_ends),
+      T(dry_run_leaves_nothing),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -477,6 +478,70 @@ static void exec_v2_paused_while_locked(void **state) {
   free(done);
 }
 
+static int folder_is_empty(const char *path) {
+  DIR *d = opendir(path);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (d)
+    closedir(d);
+  return d && n == 0;
+}
+
+/* A dry run of 1.5 million samples (more than the writer's queue holds)
+ * holds no more of them in memory than a stored run: its samples go to a
+ * scratch database in $TMPDIR, gone afterwards, and its closing numbers
+ * and sentence are exactly those of a stored run of the same samples. */
+static void dry_run_bounded_and_exact(void **state) {
+  fixture *f = *state;
+  enum { N = 1500000 };
+  char *tmp = tl_test_path(f->dir, "tmp");
+  assert_int_equal(mkdir(tmp, 0700), 0);
+  char *old_tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", tmp, 1);
+  char *done = tl_test_path(f->dir, "streamed");
+  char probe[1024];
+  streaming_probe(probe, sizeof probe, N, done);
+  tl_collect_opts o = opts_of(probe, N);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  tl_collect_result dry, stored;
+  char err[512];
+  o.dry_run = 1;
+  if (tl_collect_run(NULL, &spec, &o, &dry, err, sizeof err) != TL_OK)
+    fail_msg("dry run: %s", err);
+  printf("a dry run of %d samples held at most %lld in memory\n", N, (long long)dry.queued_peak);
+  assert_true(dry.queued_peak <= (TL__RUN_QUEUE_CHUNKS + 1) * TL__RUN_CHUNK_SAMPLES);
+  assert_true(folder_is_empty(tmp));
+  assert_string_equal(dry.session_uuid, "");
+  tl_store_stats st;
+  assert_int_equal(tl_store_info(f->store, &st), TL_OK);
+  assert_int_equal(st.sessions, 0);
+  o.dry_run = 0;
+  if (tl_collect_run(f->store, &spec, &o, &stored, err, sizeof err) != TL_OK)
+    fail_msg("stored run: %s", err);
+  assert_int_equal(dry.samples, N);
+  assert_int_equal(stored.samples, N);
+  assert_int_equal(dry.p50_ns, stored.p50_ns);
+  assert_int_equal(dry.p90_ns, stored.p90_ns);
+  assert_int_equal(dry.p99_ns, stored.p99_ns);
+  assert_int_equal(dry.max_ns, stored.max_ns);
+  char a[512], b[512];
+  tl_collect_summary("uv", &dry, 1, 90, a, sizeof a);
+  tl_collect_summary("uv", &stored, 1, 90, b, sizeof b);
+  assert_string_equal(a, b);
+  if (old_tmp)
+    setenv("TMPDIR", old_tmp, 1);
+  else
+    unsetenv("TMPDIR");
+  free(old_tmp);
+  free(done);
+  free(tmp);
+  no_children_left();
+}
+
 /* The program name in PATH, into out; 0 when it is not there. */
 static int in_path(const char *name, char *out, size_t len) {
   const char *path = getenv("PATH");
@@ -889,6 +954,7 @@ int main(void) {
       T(exec_v2_malformed),
       T(exec_v2_paused_while_locked),
       T(exec_v2_silent),
+      T(dry_run_bounded_and_exact),
       T(go_collects),
       T(browser_clamps_nested_timers),
       T(uv_zero_says_what_it_measures),
