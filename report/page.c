@@ -54,7 +54,7 @@ void tl__prose_flush(tl__page *p) {
   p->md_len = 0;
 }
 
-static void put_table(tl__page *p, tl__table *t) {
+void tl__put_table(tl__page *p, tl__table *t) {
   tl__prose_flush(p);
   if (!t) {
     p->failed = TL_ENOMEM;
@@ -69,7 +69,7 @@ static void put_table(tl__page *p, tl__table *t) {
 /* A section heading with an anchor: "## text" in Markdown (where renderers
  * such as GitHub's make the anchor from the text, as id is), an h2 with id
  * in HTML. */
-static void heading(tl__page *p, const char *id, const char *text) {
+void tl__heading(tl__page *p, const char *id, const char *text) {
   if (p->o->format != TL_FORMAT_HTML) {
     fprintf(tl__prose(p), "## %s\n\n", text);
     return;
@@ -78,12 +78,9 @@ static void heading(tl__page *p, const char *id, const char *text) {
   fprintf(p->out, "<h2 id=\"%s\">%s</h2>\n", id, text);
 }
 
-void tl__put_table(tl__page *p, tl__table *t) { put_table(p, t); }
-void tl__heading(tl__page *p, const char *id, const char *text) { heading(p, id, text); }
-
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
-static const char *label_href(const tl__page *p, const char *label, char *buf, size_t len) {
+const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len) {
   if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
     return NULL;
   snprintf(buf, len, "label-%s.html", label);
@@ -164,7 +161,7 @@ static const tl_group *find_group(const tl_comparison *c, const char *label, con
   return NULL;
 }
 
-static void md_list_labels(FILE *f, const tl_comparison *c) {
+void tl__md_list_labels(FILE *f, const tl_comparison *c) {
   for (size_t i = 0; i < c->label_count; i++) {
     if (i)
       fputs(", ", f);
@@ -204,7 +201,7 @@ static void sentence(FILE *out, const tl_comparison *c, const char *label, doubl
 }
 
 /* The statistics of the page, when computed for this comparison. */
-static const tl_stats *page_stats(const tl__page *p) {
+const tl_stats *tl__page_stats(const tl__page *p) {
   const tl_stats *st = p->o->stats;
   return st && st->group_count == p->c->group_count ? st : NULL;
 }
@@ -244,7 +241,7 @@ static void ratio_note(int64_t a_ns, int64_t b_ns, char *buf, size_t len) {
 static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const tl_group **best,
                          char *buf, size_t len) {
   const tl_comparison *c = p->c;
-  const tl_stats *st = page_stats(p);
+  const tl_stats *st = tl__page_stats(p);
   size_t idx[256], all[256], n = 0, at = 0;
   size_t m = block_of(c, g0, all);
   for (size_t i = 0; i < m && n < 256; i++)
@@ -370,7 +367,7 @@ static void summary_prose(tl__page *p) {
  * where both latenesses are above TL_RATIO_FLOOR_NS. */
 static void delay_table(tl__page *p, const tl_group *g0) {
   const tl_comparison *c = p->c;
-  const tl_stats *st = page_stats(p);
+  const tl_stats *st = tl__page_stats(p);
   const tl_dist *d0 = &g0->dist;
   size_t np = d0->pct_count, nvals = np + 4, cols = 1 + nvals + 2;
   const char *head[1 + TL_MAX_PCTS + 4 + 2];
@@ -433,7 +430,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
   for (size_t r = 0; r < rows; r++) {
     const tl_group *g = &c->groups[idx[r]];
     char href[128];
-    const char *link = label_href(p, g->label, href, sizeof href);
+    const char *link = tl__label_href(p, g->label, href, sizeof href);
     size_t cell = tl__table_add(t, g->label);
     tl__table_link(t, cell, link);
     if (r < 256)
@@ -477,7 +474,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
     if (best >= 0)
       tl__table_mark(t, first_cell[best] + 1 + k, TL__BEST);
   }
-  put_table(p, t);
+  tl__put_table(p, t);
   if (ratio) {
     f = tl__prose(p);
     fputs("Against **", f);
@@ -486,14 +483,14 @@ static void delay_table(tl__page *p, const tl_group *g0) {
             "**: each label's lateness minus the baseline's (%s), with the ratio of the two "
             "where both are at least 0.1 ms:\n\n",
             u.name);
-    put_table(p, ratio);
+    tl__put_table(p, ratio);
   }
   free(idx);
 }
 
 static void section_tables(tl__page *p) {
   const tl_comparison *c = p->c;
-  heading(p, "lateness-by-delay", "Lateness by delay");
+  tl__heading(p, "lateness-by-delay", "Lateness by delay");
   FILE *f = tl__prose(p);
   fputs("How late each timer fired, percentiles first. A percentile is in bold where that "
         "label is clearly the least late (the 95% interval of each difference excludes 0), "
@@ -512,7 +509,7 @@ static void section_tables(tl__page *p) {
 
 static void section_charts(tl__page *p) {
   const tl_comparison *c = p->c;
-  heading(p, "charts", "Charts");
+  tl__heading(p, "charts", "Charts");
   FILE *f = tl__prose(p);
   if (p->o->format != TL_FORMAT_HTML) {
     fputs("The charts (latency by percentile, histograms, trends over time) are in the HTML "
@@ -551,7 +548,7 @@ static void section_charts(tl__page *p) {
 
 /* Distinct hosts by fingerprint in order of first session; newest[i] is the
  * index of the host's newest session (whose facts describe it). */
-static size_t hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
+size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
   size_t n = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const char *fp = c->sessions.items[i].host_fingerprint;
@@ -566,7 +563,7 @@ static size_t hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
 }
 
 /* "2026-11-30" (UTC). */
-static void date_only(int64_t ns, char *buf, size_t len) {
+void tl__date_only(int64_t ns, char *buf, size_t len) {
   char d[32];
   tl_date_format(ns, d, sizeof d);
   snprintf(buf, len, "%.10s", d);
@@ -579,10 +576,10 @@ static void minute(int64_t ns, char *buf, size_t len) {
   snprintf(buf, len, "%.10s %.5s", d, d + 11);
 }
 
-static const char *or_unknown(const char *v) { return v && *v ? v : "unknown"; }
+const char *tl__or_unknown(const char *v) { return v && *v ? v : "unknown"; }
 
-static void host_cpu(const tl_session_detail *d, char *buf, size_t len) {
-  snprintf(buf, len, "%s", or_unknown(tl__fact(d, "cpu.model")));
+void tl__host_cpu(const tl_session_detail *d, char *buf, size_t len) {
+  snprintf(buf, len, "%s", tl__or_unknown(tl__fact(d, "cpu.model")));
 }
 
 static void host_cores(const tl_session_detail *d, char *buf, size_t len) {
@@ -605,12 +602,12 @@ static void host_ram(const tl_session_detail *d, char *buf, size_t len) {
     snprintf(buf, len, "unknown");
 }
 
-static void host_os(const tl_session_detail *d, char *buf, size_t len) {
+void tl__host_os(const tl_session_detail *d, char *buf, size_t len) {
   const char *name = tl__fact(d, "os.name"), *ver = tl__fact(d, "os.version");
   if (name && ver && !strstr(name, ver))
     snprintf(buf, len, "%s %s", name, ver);
   else
-    snprintf(buf, len, "%s", or_unknown(name ? name : ver));
+    snprintf(buf, len, "%s", tl__or_unknown(name ? name : ver));
 }
 
 /* vm, cloud and container joined: "kvm, digitalocean", "none" or "unknown". */
@@ -631,7 +628,7 @@ static void host_virt(const tl_session_detail *d, char *buf, size_t len) {
 }
 
 /* Whether session i is the first of its label on its host (fingerprint). */
-static int first_on_host(const tl_comparison *c, size_t i) {
+int tl__first_on_host(const tl_comparison *c, size_t i) {
   const tl_session *s = &c->sessions.items[i];
   for (size_t k = 0; k < i; k++)
     if (strcmp(c->sessions.items[k].label, s->label) == 0 &&
@@ -669,7 +666,7 @@ static void session_summary(tl__page *p) {
         t0 = s->started_ns;
       t1 = s->started_ns > t1 ? s->started_ns : t1;
       runs += (size_t)first_of_run(c, i);
-      hosts += (size_t)first_on_host(c, i);
+      hosts += (size_t)tl__first_on_host(c, i);
       /* Each status once, with its count, in order of first appearance. */
       int seen = 0;
       for (size_t k = 0; k < i && !seen; k++)
@@ -689,11 +686,11 @@ static void session_summary(tl__page *p) {
       continue;
     char href[128], d0[32], d1[32];
     tl__table_link(t, tl__table_add(t, c->labels[l]),
-                   label_href(p, c->labels[l], href, sizeof href));
+                   tl__label_href(p, c->labels[l], href, sizeof href));
     tl__table_addf(t, "%zu", count);
     tl__table_addf(t, "%zu", runs);
-    date_only(t0, d0, sizeof d0);
-    date_only(t1, d1, sizeof d1);
+    tl__date_only(t0, d0, sizeof d0);
+    tl__date_only(t1, d1, sizeof d1);
     tl__table_add(t, d0);
     tl__table_add(t, d1);
     tl__table_add(t, statuses);
@@ -701,7 +698,7 @@ static void session_summary(tl__page *p) {
   }
   FILE *f = tl__prose(p);
   fputs("### Sessions\n\n", f);
-  put_table(p, t);
+  tl__put_table(p, t);
 }
 
 /* Every session, one row each: folded into <details> in HTML; in Markdown
@@ -727,7 +724,7 @@ static void session_list(tl__page *p) {
     minute(s->started_ns, buf, sizeof buf);
     tl__table_add(t, buf);
     const char *own = d->label ? d->label : s->label; /* with --by, s->label is the group */
-    tl__table_link(t, tl__table_add(t, own), label_href(p, own, href, sizeof href));
+    tl__table_link(t, tl__table_add(t, own), tl__label_href(p, own, href, sizeof href));
     size_t cell = tl__table_add(t, s->hostname);
     if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
       tl__table_link(t, cell, href);
@@ -755,7 +752,7 @@ static void session_list(tl__page *p) {
     tl__prose_flush(p);
     fprintf(p->out, "<details><summary>All %zu sessions</summary>\n", n);
   }
-  put_table(p, t);
+  tl__put_table(p, t);
   if (html)
     fputs("</details>\n", p->out);
 }
@@ -770,8 +767,8 @@ static void section_hosts(tl__page *p) {
     p->failed = TL_ENOMEM;
     return;
   }
-  size_t nh = hosts_of(c, first, newest);
-  heading(p, "hosts-and-sessions", "Hosts and sessions");
+  size_t nh = tl__hosts_of(c, first, newest);
+  tl__heading(p, "hosts-and-sessions", "Hosts and sessions");
   FILE *f = tl__prose(p);
   fputs("Each host as its newest session saw it.\n\n", f);
   static const char *const hhead[] = {"host",        "labels",  "CPU",    "cores",
@@ -795,21 +792,21 @@ static void section_hosts(tl__page *p) {
           break;
         }
     tl__table_add(t, buf);
-    host_cpu(d, buf, sizeof buf);
+    tl__host_cpu(d, buf, sizeof buf);
     tl__table_add(t, buf);
     host_cores(d, buf, sizeof buf);
     tl__table_add(t, buf);
     host_ram(d, buf, sizeof buf);
     tl__table_add(t, buf);
-    host_os(d, buf, sizeof buf);
+    tl__host_os(d, buf, sizeof buf);
     tl__table_add(t, buf);
-    tl__table_add(t, or_unknown(tl__fact(d, "kernel.release")));
+    tl__table_add(t, tl__or_unknown(tl__fact(d, "kernel.release")));
     host_virt(d, buf, sizeof buf);
     tl__table_add(t, buf);
-    tl__table_add(t, or_unknown(tl__fact(d, "clocksource.current")));
-    tl__table_add(t, or_unknown(tl__fact(d, "cpu.governor")));
+    tl__table_add(t, tl__or_unknown(tl__fact(d, "clocksource.current")));
+    tl__table_add(t, tl__or_unknown(tl__fact(d, "cpu.governor")));
   }
-  put_table(p, t);
+  tl__put_table(p, t);
 
   session_summary(p);
   session_list(p);
@@ -844,7 +841,7 @@ static void command_lines(tl__page *p);
 
 static void section_method(tl__page *p) {
   const tl_comparison *c = p->c;
-  heading(p, "how-it-was-measured", "How it was measured");
+  tl__heading(p, "how-it-was-measured", "How it was measured");
   FILE *f = tl__prose(p);
   size_t n = c->sessions.count;
   for (size_t i = 0; i < n; i++) {
@@ -914,8 +911,8 @@ static void command_lines(tl__page *p) {
     fputs("** on ", f);
     tl_md_escape(f, s->hostname);
     if (runs > 1) {
-      date_only(s->started_ns, date, sizeof date);
-      date_only(last, end, sizeof end);
+      tl__date_only(s->started_ns, date, sizeof date);
+      tl__date_only(last, end, sizeof end);
       fprintf(f, ", %zu runs from %s to %s (UTC):\n\n", runs, date, end);
     } else {
       fprintf(f, ", %s UTC:\n\n", date);
@@ -1055,7 +1052,7 @@ static double load_per_cpu(const tl_comparison *c, size_t i, double *load, doubl
  * on the sessions. */
 static void difference_matrices(tl__page *p) {
   const tl_comparison *c = p->c;
-  const tl_stats *st = page_stats(p);
+  const tl_stats *st = tl__page_stats(p);
   size_t *blk = calloc(c->group_count + 1, sizeof *blk);
   size_t *idx = calloc(c->label_count + 1, sizeof *idx);
   if (!blk || !idx || !st) {
@@ -1122,7 +1119,7 @@ static void difference_matrices(tl__page *p) {
                        clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
       }
     }
-    put_table(p, t);
+    tl__put_table(p, t);
   }
   free(blk);
   free(idx);
@@ -1134,11 +1131,11 @@ static void section_stats(tl__page *p) {
   const tl_stats *st = p->o->stats;
   if (!st)
     return;
-  heading(p, "how-sure-is-this", "How sure is this?");
+  tl__heading(p, "how-sure-is-this", "How sure is this?");
   fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n",
         tl__prose(p));
   tl__heads heads;
-  put_table(p, tl__stats_ci_table(p->c, st, &heads));
+  tl__put_table(p, tl__stats_ci_table(p->c, st, &heads));
   tl__stats_notes(tl__prose(p), p->c, st, 0);
   difference_matrices(p);
   fputs("How these are worked out, and their limits: docs/statistics.md.\n\n", tl__prose(p));
@@ -1156,7 +1153,7 @@ static void confound_bullets(tl__page *p) {
     hosts[0] = '\0';
     for (size_t i = 0; i < c->sessions.count; i++) {
       const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0 || !first_on_host(c, i))
+      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
         continue;
       count++;
       if (at < sizeof hosts)
@@ -1321,7 +1318,7 @@ static void confound_bullets(tl__page *p) {
  * how much later or earlier a label became. */
 static void change_bullets(tl__page *p) {
   const tl_comparison *c = p->c;
-  const tl_stats *st = page_stats(p);
+  const tl_stats *st = tl__page_stats(p);
   FILE *f = tl__prose(p);
   size_t said = 0;
   for (size_t i = 0; st && i < c->group_count; i++)
@@ -1395,7 +1392,7 @@ static void section_contents(tl__page *p) {
   FILE *f = tl__prose(p);
   fputs("Contents: ", f);
   for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
-    if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !page_stats(p))
+    if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
       continue;
     fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
     char id[256], text[256];
@@ -1462,7 +1459,7 @@ static const char css[] =
     "svg.spark{display:inline-block;width:120px;height:24px;vertical-align:middle}\n"
     "@media print{body{background:#fff;color:#000}nav{display:none}a{color:#000}}\n";
 
-static void html_head(tl__page *p, const char *title) {
+void tl__html_head(tl__page *p, const char *title) {
   FILE *o = p->out;
   fputs("<!DOCTYPE html><!-- " TL_REPORT_MARKER
         ": written by tlreport; tlreport may replace this file -->\n"
@@ -1481,7 +1478,7 @@ static void html_head(tl__page *p, const char *title) {
   fputs("<main>\n", o);
 }
 
-static void section_title(tl__page *p) {
+void tl__section_title(tl__page *p) {
   FILE *f = tl__prose(p);
   fputs("# ", f);
   if (p->o->title) {
@@ -1493,13 +1490,13 @@ static void section_title(tl__page *p) {
       tl_md_escape(f, p->c->by);
     }
     fputs(": ", f);
-    md_list_labels(f, p->c);
+    tl__md_list_labels(f, p->c);
   }
   fputs("\n\n", f);
 }
 
 /* The closing line; the only clock time on a page, and only when asked. */
-static void closing_line(tl__page *p, FILE *f) {
+void tl__closing_line(tl__page *p, FILE *f) {
   if (p->o->generated_ns > 0) {
     char date[32];
     tl_date_format(p->o->generated_ns, date, sizeof date);
@@ -1528,25 +1525,25 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
       at += (size_t)snprintf(title + at, sizeof title - at, "%s%s", i ? ", " : "", c->labels[i]);
   }
   if (o->format == TL_FORMAT_HTML)
-    html_head(&p, title);
+    tl__html_head(&p, title);
   else
     fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n\n",
           out);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
-      section_title, section_contents, section_answer, tl__by_section, section_tables,
-      section_stats, section_charts,   section_hosts,  section_method,
+      tl__section_title, section_contents, section_answer, tl__by_section, section_tables,
+      section_stats,     section_charts,   section_hosts,  section_method,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-    if (c->group_count || sections[i] == section_title)
+    if (c->group_count || sections[i] == tl__section_title)
       sections[i](&p);
   if (o->format == TL_FORMAT_HTML) {
     tl__prose_flush(&p);
     fputs("<footer>", out);
-    closing_line(&p, out);
+    tl__closing_line(&p, out);
     fputs("</footer>\n</main>\n</body>\n</html>\n", out);
   } else {
-    closing_line(&p, out);
+    tl__closing_line(&p, out);
   }
   if (p.failed)
     return p.failed;
@@ -1610,7 +1607,7 @@ static void sparkline(tl__page *p, const tl_group *g) {
  * delay, the shape of its recent sessions and the lasting changes found. */
 static void index_latest(tl__page *p) {
   const tl_comparison *c = p->c;
-  const tl_stats *st = page_stats(p);
+  const tl_stats *st = tl__page_stats(p);
   fputs("## Latest\n\nEach label's newest session at each delay: its p90 lateness, the p90 of its "
         "last sessions (oldest left) and the lasting changes the statistics found.\n\n",
         tl__prose(p));
@@ -1635,7 +1632,7 @@ static void index_latest(tl__page *p) {
     tl__call_name(g->probe, g->delay_ns, call, sizeof call);
     tl__say_time((double)(c->details[newest].dist.pct_ns[1] - tl_armed_ns(g->probe, g->delay_ns)),
                  v, sizeof v);
-    const char *link = label_href(p, g->label, href, sizeof href);
+    const char *link = tl__label_href(p, g->label, href, sizeof href);
     fputs("<tr><td>", o);
     if (link)
       fprintf(o, "<a href=\"%s\">", link);
@@ -1664,8 +1661,8 @@ static void index_latest(tl__page *p) {
 
 int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   tl__page p = {.c = c, .o = o, .out = out};
-  html_head(&p, o->title ? o->title : "Timer latency results");
-  section_title(&p);
+  tl__html_head(&p, o->title ? o->title : "Timer latency results");
+  tl__section_title(&p);
   size_t n = c->sessions.count;
   int64_t newest = 0, samples = 0;
   for (size_t i = 0; i < n; i++) {
@@ -1680,14 +1677,14 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     free(last);
     return TL_ENOMEM;
   }
-  size_t nh = hosts_of(c, first, last);
+  size_t nh = tl__hosts_of(c, first, last);
   char date[32];
-  date_only(newest, date, sizeof date);
+  tl__date_only(newest, date, sizeof date);
   FILE *f = tl__prose(&p);
   fprintf(f, "Newest data: %s. %zu labels, %zu hosts, %zu sessions, %lld samples.\n\n", date,
           c->label_count, nh, n, (long long)samples);
   fputs("## Comparisons\n\n- [Every label: ", f);
-  md_list_labels(f, c);
+  tl__md_list_labels(f, c);
   fputs("](compare.html)\n\n## Labels\n\n", f);
   static const char *const lhead[] = {"label", "sessions", "samples", "hosts", "first", "newest"};
   tl__table *t = tl__table_new(6, lhead, "lrrrll");
@@ -1698,7 +1695,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
       const tl_session *s = &c->sessions.items[i];
       if (strcmp(s->label, c->labels[l]) != 0)
         continue;
-      hosts += (size_t)first_on_host(c, i);
+      hosts += (size_t)tl__first_on_host(c, i);
       if (!sessions++)
         t0 = s->started_ns;
       t1 = s->started_ns;
@@ -1706,16 +1703,16 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     }
     char href[128], d0[32], d1[32];
     tl__table_link(t, tl__table_add(t, c->labels[l]),
-                   label_href(&p, c->labels[l], href, sizeof href));
+                   tl__label_href(&p, c->labels[l], href, sizeof href));
     tl__table_addf(t, "%zu", sessions);
     tl__table_addf(t, "%lld", (long long)count);
     tl__table_addf(t, "%zu", hosts);
-    date_only(t0, d0, sizeof d0);
-    date_only(t1, d1, sizeof d1);
+    tl__date_only(t0, d0, sizeof d0);
+    tl__date_only(t1, d1, sizeof d1);
     tl__table_add(t, d0);
     tl__table_add(t, d1);
   }
-  put_table(&p, t);
+  tl__put_table(&p, t);
   index_latest(&p);
   f = tl__prose(&p);
   fputs("## Hosts\n\n", f);
@@ -1728,11 +1725,11 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     size_t cell = tl__table_add(t, s->hostname);
     if (tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
       tl__table_link(t, cell, href);
-    host_cpu(d, buf, sizeof buf);
+    tl__host_cpu(d, buf, sizeof buf);
     tl__table_add(t, buf);
-    host_os(d, buf, sizeof buf);
+    tl__host_os(d, buf, sizeof buf);
     tl__table_add(t, buf);
-    tl__table_add(t, or_unknown(tl__fact(d, "kernel.release")));
+    tl__table_add(t, tl__or_unknown(tl__fact(d, "kernel.release")));
     size_t at = 0, sessions = 0;
     buf[0] = '\0';
     for (size_t l = 0; l < c->label_count; l++) {
@@ -1749,12 +1746,12 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     tl__table_add(t, buf);
     tl__table_addf(t, "%zu", sessions);
   }
-  put_table(&p, t);
+  tl__put_table(&p, t);
   free(first);
   free(last);
   tl__prose_flush(&p);
   fputs("<footer>", out);
-  closing_line(&p, out);
+  tl__closing_line(&p, out);
   fputs("</footer>\n</main>\n</body>\n</html>\n", out);
   if (p.failed)
     return p.failed;

@@ -119,6 +119,35 @@ void tl__prose_flush(tl__page *p);
  * dropped and bytes that are not UTF-8 as U+FFFD (like tl_md_escape). */
 void tl__md_literal(FILE *out, const char *s);
 
+/* What the comparison page and a site's index share (page.c). */
+/* The HTML head (inline stylesheet, title escaped) and the opening of
+ * <main>, with the site's links when asked. */
+void tl__html_head(tl__page *p, const char *title);
+/* "# title": the one asked, else "Timer latency: " and the labels. */
+void tl__section_title(tl__page *p);
+/* The closing line; the only clock time on a page, and only when asked. */
+void tl__closing_line(tl__page *p, FILE *f);
+/* The statistics of the page, when computed for this comparison, or NULL. */
+const tl_stats *tl__page_stats(const tl__page *p);
+/* The link to a label's page of the site, or NULL when the page is not part
+ * of a site or the label is not one that becomes a file name. */
+const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len);
+/* The labels, escaped, joined by ", ". */
+void tl__md_list_labels(FILE *f, const tl_comparison *c);
+/* Distinct hosts by fingerprint in order of first session into first;
+ * newest[i] is the index of host i's newest session (whose facts describe
+ * it); both have room for every session. Returns how many. */
+size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest);
+/* Whether session i is the first of its label on its host (fingerprint). */
+int tl__first_on_host(const tl_comparison *c, size_t i);
+/* "2026-11-30" (UTC). */
+void tl__date_only(int64_t ns, char *buf, size_t len);
+/* v, or "unknown" when NULL or empty. */
+const char *tl__or_unknown(const char *v);
+/* A host's CPU model and its OS with version, or "unknown". */
+void tl__host_cpu(const tl_session_detail *d, char *buf, size_t len);
+void tl__host_os(const tl_session_detail *d, char *buf, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Looking things up                                                         */
 
