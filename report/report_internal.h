@@ -187,7 +187,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0);
 /* p90 and p99 of each session over time, one line per label. */
 void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns);
 
-/* The index page of a site (HTML) over the comparison of every label. */
+/* The index page of a site (HTML) over the comparison of every label (site.c). */
 int tl__render_index(const tl_comparison *all, const tl_page_opts *opts, FILE *out);
 
 /* Statistics (stats_text.c) on a page: the confidence-interval table (heads

@@ -1,0 +1,208 @@
+/* site.c: the index page of a site (tlreport --site): what the site holds
+ * (labels, hosts, newest data), each label's latest p90 lateness with a
+ * sparkline of its recent sessions and the lasting changes found, written
+ * with the comparison page's pieces (page.c) in the same HTML frame. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* A sparkline of the last (at most SPARK) sessions' p90 lateness of group
+ * g: no axis, no text, only the shape, its range said in its title. */
+enum { SPARK = 30 };
+
+static void sparkline(tl__page *p, const tl_group *g) {
+  const tl_comparison *c = p->c;
+  double v[SPARK];
+  size_t n = 0;
+  int64_t armed = tl_armed_ns(g->probe, g->delay_ns);
+  for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;) {
+    const tl_session *s = &c->sessions.items[i];
+    if (strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
+        s->delay_ns == g->delay_ns && c->details[i].dist.count)
+      v[n++] = (double)(c->details[i].dist.pct_ns[1] - armed);
+  }
+  if (n < 2) {
+    fputs("-", p->out);
+    return;
+  }
+  double lo = v[0], hi = v[0];
+  for (size_t i = 1; i < n; i++) {
+    lo = fmin(lo, v[i]);
+    hi = fmax(hi, v[i]);
+  }
+  char a[48], b[48];
+  tl__say_time(lo, a, sizeof a);
+  tl__say_time(hi, b, sizeof b);
+  size_t style = 0;
+  while (style < c->label_count && strcmp(c->labels[style], g->label) != 0)
+    style++;
+  fprintf(p->out,
+          "<svg class=\"spark\" viewBox=\"0 0 120 24\" width=\"120\" height=\"24\" role=\"img\" "
+          "aria-label=\"p90 lateness of the last %zu sessions, %s to %s\"><title>p90 lateness "
+          "of the last %zu sessions, oldest left: %s to %s</title><polyline class=\"line s%zu\" "
+          "stroke-width=\"1.5\" points=\"",
+          n, a, b, n, a, b, style % 7);
+  for (size_t i = 0; i < n; i++) {
+    double x = 2 + 116.0 * (double)i / (double)(n - 1);
+    double y = hi > lo ? 21 - 18 * (v[n - 1 - i] - lo) / (hi - lo) : 12;
+    fprintf(p->out, "%s%.1f,%.1f", i ? " " : "", x, y);
+  }
+  fputs("\"/></svg>", p->out);
+}
+
+/* The index's answer: each label's latest p90 lateness at each probe and
+ * delay, the shape of its recent sessions and the lasting changes found. */
+static void index_latest(tl__page *p) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st = tl__page_stats(p);
+  fputs("## Latest\n\nEach label's newest session at each delay: its p90 lateness, the p90 of its "
+        "last sessions (oldest left) and the lasting changes the statistics found.\n\n",
+        tl__prose(p));
+  tl__prose_flush(p);
+  FILE *o = p->out;
+  fputs("<div class=\"scroll\"><table>\n<thead><tr><th>label</th><th>delay</th>"
+        "<th class=\"n\">latest p90 late</th><th>last sessions</th><th>changes</th></tr></thead>\n"
+        "<tbody>\n",
+        o);
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *g = &c->groups[i];
+    size_t newest = c->sessions.count;
+    for (size_t k = 0; k < c->sessions.count; k++) {
+      const tl_session *s = &c->sessions.items[k];
+      if (strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
+          s->delay_ns == g->delay_ns && c->details[k].dist.count)
+        newest = k;
+    }
+    if (newest == c->sessions.count)
+      continue;
+    char call[96], v[48], href[128];
+    tl__call_name(g->probe, g->delay_ns, call, sizeof call);
+    tl__say_time((double)(c->details[newest].dist.pct_ns[1] - tl_armed_ns(g->probe, g->delay_ns)),
+                 v, sizeof v);
+    const char *link = tl__label_href(p, g->label, href, sizeof href);
+    fputs("<tr><td>", o);
+    if (link)
+      fprintf(o, "<a href=\"%s\">", link);
+    tl_html_escape(o, g->label);
+    fputs(link ? "</a></td><td>" : "</td><td>", o);
+    tl_html_escape(o, call);
+    fprintf(o, "</td><td class=\"n\">%s</td><td>", v);
+    sparkline(p, g);
+    fputs("</td><td>", o);
+    size_t said = 0;
+    for (size_t k = 0; st && k < st->groups[i].change_count; k++) {
+      const tl_change *ch = &st->groups[i].changes[k];
+      char d[48], date[32];
+      tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
+      tl_date_format(ch->at_ns, date, sizeof date);
+      fprintf(o, "%s%s %.10s: p%g %s%s", said++ ? "; " : "",
+              ch->after_ns > ch->before_ns ? "\xE2\x9A\x91 worse" : "better", date, ch->pct,
+              ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
+    }
+    if (!said)
+      fputs(st ? "none" : "-", o);
+    fputs("</td></tr>\n", o);
+  }
+  fputs("</tbody>\n</table></div>\n", o);
+}
+
+int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
+  tl__page p = {.c = c, .o = o, .out = out};
+  tl__html_head(&p, o->title ? o->title : "Timer latency results");
+  tl__section_title(&p);
+  size_t n = c->sessions.count;
+  int64_t newest = 0, samples = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    int64_t t = s->ended_ns > s->started_ns ? s->ended_ns : s->started_ns;
+    newest = t > newest ? t : newest;
+    samples += s->sample_count;
+  }
+  size_t *first = calloc(n + 1, sizeof *first), *last = calloc(n + 1, sizeof *last);
+  if (!first || !last) {
+    free(first);
+    free(last);
+    return TL_ENOMEM;
+  }
+  size_t nh = tl__hosts_of(c, first, last);
+  char date[32];
+  tl__date_only(newest, date, sizeof date);
+  FILE *f = tl__prose(&p);
+  fprintf(f, "Newest data: %s. %zu labels, %zu hosts, %zu sessions, %lld samples.\n\n", date,
+          c->label_count, nh, n, (long long)samples);
+  fputs("## Comparisons\n\n- [Every label: ", f);
+  tl__md_list_labels(f, c);
+  fputs("](compare.html)\n\n## Labels\n\n", f);
+  static const char *const lhead[] = {"label", "sessions", "samples", "hosts", "first", "newest"};
+  tl__table *t = tl__table_new(6, lhead, "lrrrll");
+  for (size_t l = 0; t && l < c->label_count; l++) {
+    size_t sessions = 0, hosts = 0;
+    int64_t count = 0, t0 = 0, t1 = 0;
+    for (size_t i = 0; i < n; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      if (strcmp(s->label, c->labels[l]) != 0)
+        continue;
+      hosts += (size_t)tl__first_on_host(c, i);
+      if (!sessions++)
+        t0 = s->started_ns;
+      t1 = s->started_ns;
+      count += s->sample_count;
+    }
+    char href[128], d0[32], d1[32];
+    tl__table_link(t, tl__table_add(t, c->labels[l]),
+                   tl__label_href(&p, c->labels[l], href, sizeof href));
+    tl__table_addf(t, "%zu", sessions);
+    tl__table_addf(t, "%lld", (long long)count);
+    tl__table_addf(t, "%zu", hosts);
+    tl__date_only(t0, d0, sizeof d0);
+    tl__date_only(t1, d1, sizeof d1);
+    tl__table_add(t, d0);
+    tl__table_add(t, d1);
+  }
+  tl__put_table(&p, t);
+  index_latest(&p);
+  f = tl__prose(&p);
+  fputs("## Hosts\n\n", f);
+  static const char *const hhead[] = {"host", "CPU", "OS", "kernel", "labels", "sessions"};
+  t = tl__table_new(6, hhead, "lllllr");
+  for (size_t h = 0; t && h < nh; h++) {
+    const tl_session *s = &c->sessions.items[last[h]];
+    const tl_session_detail *d = &c->details[last[h]];
+    char buf[512], href[128];
+    size_t cell = tl__table_add(t, s->hostname);
+    if (tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
+      tl__table_link(t, cell, href);
+    tl__host_cpu(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__host_os(d, buf, sizeof buf);
+    tl__table_add(t, buf);
+    tl__table_add(t, tl__or_unknown(tl__fact(d, "kernel.release")));
+    size_t at = 0, sessions = 0;
+    buf[0] = '\0';
+    for (size_t l = 0; l < c->label_count; l++) {
+      int used = 0;
+      for (size_t i = 0; i < n; i++)
+        if (strcmp(c->sessions.items[i].host_fingerprint, s->host_fingerprint) == 0 &&
+            strcmp(c->sessions.items[i].label, c->labels[l]) == 0) {
+          used = 1;
+          sessions++;
+        }
+      if (used && at < sizeof buf)
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
+    }
+    tl__table_add(t, buf);
+    tl__table_addf(t, "%zu", sessions);
+  }
+  tl__put_table(&p, t);
+  free(first);
+  free(last);
+  tl__prose_flush(&p);
+  fputs("<footer>", out);
+  tl__closing_line(&p, out);
+  fputs("</footer>\n</main>\n</body>\n</html>\n", out);
+  if (p.failed)
+    return p.failed;
+  return ferror(out) ? TL_EIO : TL_OK;
+}
