@@ -120,8 +120,8 @@ void tl__prose_flush(tl__page *p);
 void tl__md_literal(FILE *out, const char *s);
 
 /* What the comparison page and a site's index share (page.c). */
-/* The HTML head (inline stylesheet, title escaped) and the opening of
- * <main>, with the site's links when asked. */
+/* The HTML head (template.c: inline stylesheet, title escaped) and the
+ * opening of <main>, with the site's links when asked. */
 void tl__html_head(tl__page *p, const char *title);
 /* "# title": the one asked, else "Timer latency: " and the labels. */
 void tl__section_title(tl__page *p);
