@@ -170,7 +170,50 @@ void tl__md_list_labels(FILE *f, const tl_comparison *c) {
 }
 
 /* ======================================================================== */
-/* 1. Summary in plain words                                                 */
+/* 1. Title and contents                                                    */
+
+void tl__section_title(tl__page *p) {
+  FILE *f = tl__prose(p);
+  fputs("# ", f);
+  if (p->o->title) {
+    tl_md_escape(f, p->o->title);
+  } else {
+    fputs("Timer latency", f);
+    if (p->c->by) {
+      fputs(" by ", f);
+      tl_md_escape(f, p->c->by);
+    }
+    fputs(": ", f);
+    tl__md_list_labels(f, p->c);
+  }
+  fputs("\n\n", f);
+}
+
+/* One line of links to the sections. */
+static void section_contents(tl__page *p) {
+  static const char *const toc[][2] = {
+      {"summary", "Summary"},
+      {"lateness-by-delay", "Lateness by delay"},
+      {"how-sure-is-this", "How sure is this?"},
+      {"charts", "Charts"},
+      {"hosts-and-sessions", "Hosts and sessions"},
+      {"how-it-was-measured", "How it was measured"},
+  };
+  FILE *f = tl__prose(p);
+  fputs("Contents: ", f);
+  for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
+    if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
+      continue;
+    fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
+    char id[256], text[256];
+    if (i == 0 && tl__by_heading(p->c, id, sizeof id, text, sizeof text))
+      fprintf(f, " \xC2\xB7 [%s](#%s)", text, id);
+  }
+  fputs("\n\n", f);
+}
+
+/* ======================================================================== */
+/* 2. The answer: summary, what changed over time, read with care           */
 
 static void sentence(FILE *out, const tl_comparison *c, const char *label, double pct) {
   size_t n = 0;
@@ -356,8 +399,361 @@ static void summary_prose(tl__page *p) {
   fputc('\n', f);
 }
 
+/* "What changed over time" in the summary: each lasting change, said as
+ * how much later or earlier a label became. */
+static void change_bullets(tl__page *p) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st = tl__page_stats(p);
+  FILE *f = tl__prose(p);
+  size_t said = 0;
+  for (size_t i = 0; st && i < c->group_count; i++)
+    for (size_t k = 0; k < st->groups[i].change_count; k++) {
+      const tl_group *g = &c->groups[i];
+      const tl_change *ch = &st->groups[i].changes[k];
+      char call[96], d[48], b[48], a[48], date[32];
+      double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+      tl__call_name(g->probe, g->delay_ns, call, sizeof call);
+      tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
+      tl__say_time(ch->before_ns - armed, b, sizeof b);
+      tl__say_time(ch->after_ns - armed, a, sizeof a);
+      tl_date_format(ch->at_ns, date, sizeof date);
+      fputs("- ", f);
+      tl_md_escape(f, g->label);
+      fprintf(f, " got %s on %.10s: p%g %s%s (", ch->after_ns > ch->before_ns ? "worse" : "better",
+              date, ch->pct, ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
+      tl_md_escape(f, call);
+      fprintf(f, ", from %s to %s late).\n", b, a);
+      said++;
+    }
+  if (!said)
+    fputs(st ? "No lasting change in any label's p90 or p99 (a change needs at least 3 sessions "
+               "on each side).\n"
+             : "Not worked out for this page.\n",
+          f);
+  fputc('\n', f);
+}
+
+/* What could make the comparison unfair ("Read with care") when it
+ * differs between sessions: a host fact or a tag. */
+typedef struct {
+  const char *key; /* fact key, or a tag key when tag is set */
+  const char *name;
+  int tag;
+} trait;
+
+/* The value of a trait for session i, or NULL when unknown. */
+static const char *trait_value(const tl_comparison *c, size_t i, const trait *t) {
+  const tl_session_detail *d = &c->details[i];
+  if (t->tag)
+    return tl__tag(d, t->key);
+  if (strcmp(t->key, "libuv") == 0)
+    return c->sessions.items[i].libuv_version;
+  const char *v = tl__fact(d, t->key);
+  return v && strcmp(v, "unknown") != 0 ? v : NULL;
+}
+
+/* Writes "a, b" of the distinct values of trait t among the sessions of
+ * label (all labels when NULL) to buf; returns how many there are. */
+static size_t trait_values(const tl_comparison *c, const char *label, const trait *t, char *buf,
+                           size_t len) {
+  size_t count = 0, at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    if (label && strcmp(c->sessions.items[i].label, label) != 0)
+      continue;
+    const char *v = trait_value(c, i, t);
+    if (!v && t->tag)
+      v = "(none)";
+    if (!v)
+      continue;
+    size_t k = 0;
+    while (k < i) {
+      if ((!label || strcmp(c->sessions.items[k].label, label) == 0)) {
+        const char *w = trait_value(c, k, t);
+        if (!w && t->tag)
+          w = "(none)";
+        if (w && strcmp(w, v) == 0)
+          break;
+      }
+      k++;
+    }
+    if (k < i)
+      continue;
+    count++;
+    if (at < len)
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
+  }
+  return count;
+}
+
+static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int *any) {
+  char buf[1024];
+  /* Within one label. */
+  int mixed = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    if (trait_values(c, c->labels[l], t, buf, sizeof buf) > 1) {
+      fputs("- Within **", f);
+      tl_md_escape(f, c->labels[l]);
+      fputs("**, the ", f);
+      tl_md_escape(f, t->name); /* a tag key comes from the database */
+      fputs(" differs between sessions: ", f);
+      tl_md_escape(f, buf);
+      fputs(".\n", f);
+      *any = mixed = 1;
+    }
+  }
+  if (mixed || c->label_count < 2)
+    return;
+  /* Between labels, each with one value. */
+  size_t known = 0;
+  for (size_t l = 0; l < c->label_count; l++)
+    known += trait_values(c, c->labels[l], t, buf, sizeof buf) == 1;
+  if (known < 2 || trait_values(c, NULL, t, buf, sizeof buf) < 2)
+    return;
+  fputs("- The ", f);
+  tl_md_escape(f, t->name);
+  fputs(" differs between labels: ", f);
+  int first = 1;
+  for (size_t l = 0; l < c->label_count; l++) {
+    if (trait_values(c, c->labels[l], t, buf, sizeof buf) != 1)
+      continue;
+    fputs(first ? "" : "; ", f);
+    tl_md_escape(f, c->labels[l]);
+    fputc(' ', f);
+    tl_md_escape(f, buf);
+    first = 0;
+  }
+  fputs(".\n", f);
+  *any = 1;
+}
+
+/* The highest 1-minute load average recorded at the start or the end of
+ * session i ("1.52" or "1.52 0.80 0.44"), per logical CPU; -1 when none. */
+static double load_per_cpu(const tl_comparison *c, size_t i, double *load, double *cpus) {
+  static const char *const keys[] = {"load.start", "load.end"};
+  const char *n = tl__fact(&c->details[i], "cpu.logical");
+  char *end;
+  *load = -1;
+  for (size_t k = 0; k < 2; k++) {
+    const char *l = tl__fact(&c->details[i], keys[k]);
+    double v = l ? strtod(l, &end) : -1;
+    if (l && end != l && v > *load)
+      *load = v;
+  }
+  if (*load < 0)
+    return -1;
+  *cpus = n ? strtod(n, &end) : 0;
+  if (!n || end == n || *cpus < 1)
+    *cpus = 1;
+  return *load / *cpus;
+}
+
+/* "Read with care": what could make the comparison unfair, as bullets. */
+static void confound_bullets(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  int any = 0;
+  /* A label measured on more than one host. */
+  for (size_t l = 0; l < c->label_count; l++) {
+    char hosts[1024];
+    size_t at = 0, count = 0;
+    hosts[0] = '\0';
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
+        continue;
+      count++;
+      if (at < sizeof hosts)
+        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
+                               s->hostname, s->host_fingerprint);
+    }
+    if (count > 1) {
+      fputs("- **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f, "** mixes %zu different hosts: ", count);
+      tl_md_escape(f, hosts);
+      fputs(".\n", f);
+      any = 1;
+    }
+  }
+  static const trait facts[] = {
+      {"kernel.release", "kernel", 0},
+      {"clocksource.current", "clocksource", 0},
+      {"cpu.governor", "CPU frequency governor", 0},
+      {"kernel.preempt", "kernel preemption model", 0},
+      {"libuv", "libuv version", 0},
+  };
+  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+    confound_trait(f, c, &facts[i], &any);
+  /* Probe options and conditions recorded as tags (interval, concurrency,
+   * load ...): every tag key seen, in sorted order of first appearance. */
+  for (size_t i = 0; i < c->sessions.count; i++)
+    for (size_t k = 0; k < c->details[i].tag_count; k++) {
+      const char *key = c->details[i].tags[k].key;
+      int seen = 0;
+      for (size_t j = 0; j <= i && !seen; j++)
+        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
+          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
+      if (seen)
+        continue;
+      char name[96];
+      snprintf(name, sizeof name, "tag %s", key);
+      trait t = {key, name, 1};
+      confound_trait(f, c, &t, &any);
+    }
+  /* A busy host: a load of at least half a task per CPU. */
+  for (size_t l = 0; l < c->label_count; l++) {
+    double worst = -1, load = 0, cpus = 0;
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      double ld = 0, n = 0;
+      if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
+        continue;
+      double per = load_per_cpu(c, i, &ld, &n);
+      if (per > worst) {
+        worst = per;
+        load = ld;
+        cpus = n;
+      }
+    }
+    if (worst >= 0.5) {
+      fputs("- **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f,
+              "** was measured on a busy host: load average %.2f on %g CPUs during a "
+              "session.\n",
+              load, cpus);
+      any = 1;
+    }
+  }
+  /* Facts nobody recorded for a label (imported data has none): said, not
+   * taken for agreement. */
+  for (size_t l = 0; l < c->label_count; l++) {
+    char unknown[512];
+    size_t at = 0, count = 0;
+    unknown[0] = '\0';
+    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
+      char buf[256];
+      if (facts[k].tag || strcmp(facts[k].key, "libuv") == 0 ||
+          trait_values(c, c->labels[l], &facts[k], buf, sizeof buf) > 0)
+        continue;
+      if (at < sizeof unknown)
+        at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
+                               facts[k].name);
+      count++;
+    }
+    if (count && label_has_sessions(c, c->labels[l])) {
+      fputs("- Unknown for **", f);
+      tl_md_escape(f, c->labels[l]);
+      fputs("** (not recorded, so not compared): ", f);
+      tl_md_escape(f, unknown);
+      fputs(".\n", f);
+      any = 1;
+    }
+  }
+  /* Labels measured with different probes. */
+  if (c->label_count > 1) {
+    char sets[2048], first[512] = "";
+    size_t at = 0;
+    int differ = 0;
+    for (size_t l = 0; l < c->label_count; l++) {
+      char mine[512];
+      size_t m = 0;
+      mine[0] = '\0';
+      for (size_t i = 0; i < c->group_count; i++) {
+        const tl_group *g = &c->groups[i];
+        if (strcmp(g->label, c->labels[l]) != 0 ||
+            (i && strcmp(c->groups[i - 1].label, g->label) == 0 &&
+             strcmp(c->groups[i - 1].probe, g->probe) == 0))
+          continue;
+        if (m < sizeof mine)
+          m += (size_t)snprintf(mine + m, sizeof mine - m, "%s%s", m ? " and " : "", g->probe);
+      }
+      if (l == 0)
+        snprintf(first, sizeof first, "%s", mine);
+      else if (strcmp(first, mine) != 0)
+        differ = 1;
+      if (at < sizeof sets)
+        at += (size_t)snprintf(sets + at, sizeof sets - at, "%s%s %s", l ? "; " : "", c->labels[l],
+                               mine);
+    }
+    if (differ) {
+      fputs("- The labels were measured with different probes: ", f);
+      tl_md_escape(f, sets);
+      fputs(". A verdict only compares labels of the same probe and delay.\n", f);
+      any = 1;
+    }
+  }
+  /* A label left out of a verdict: no samples at that probe and delay. */
+  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
+  size_t nb = blk && c->label_count > 1 ? delays_of(c, blk) : 0;
+  for (size_t l = 0; l < c->label_count && nb; l++) {
+    size_t missing = 0;
+    if (!label_has_sessions(c, c->labels[l]))
+      continue;
+    for (size_t b = 0; b < nb; b++) {
+      const tl_group *g0 = &c->groups[blk[b]];
+      const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      if (g && g->dist.count)
+        continue;
+      char call[96];
+      tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+      if (!missing++) {
+        fputs("- **", f);
+        tl_md_escape(f, c->labels[l]);
+        fputs("** has no samples at ", f);
+      } else {
+        fputs(", ", f);
+      }
+      tl_md_escape(f, call);
+    }
+    if (missing) {
+      fprintf(f, ", so it is not in %s.\n", missing > 1 ? "those verdicts" : "that verdict");
+      any = 1;
+    }
+  }
+  free(blk);
+  any |= tl__by_confounds(c, f);
+  if (!any)
+    fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
+          "preemption model, libuv version and tags as far as they were recorded, each label "
+          "ran on one host, and no host was busy during its sessions.\n",
+          f);
+  fputc('\n', f);
+}
+
+/* The answer box: the verdicts and their chart, with what changed over time
+ * and what to read with care beside them. */
+static void section_answer(tl__page *p) {
+  const tl_comparison *c = p->c;
+  int html = p->o->format == TL_FORMAT_HTML;
+  if (html) {
+    tl__prose_flush(p);
+    fputs("<section class=\"answer\" id=\"summary\"><div class=\"verdicts\">\n", p->out);
+  }
+  fputs("## Summary\n\n", tl__prose(p));
+  summary_prose(p);
+  if (html) {
+    size_t n, *idx = page_blocks(p, &n);
+    if (!idx)
+      return;
+    tl__prose_flush(p);
+    for (size_t i = 0; i < n; i++)
+      tl__svg_dots(p, &c->groups[idx[i]]);
+    free(idx);
+    fputs("</div><aside>\n", p->out);
+  }
+  fputs("### What changed over time\n\n", tl__prose(p));
+  change_bullets(p);
+  fputs("### Read with care\n\n", tl__prose(p));
+  confound_bullets(p);
+  if (html) {
+    tl__prose_flush(p);
+    fputs("</aside></section>\n", p->out);
+  }
+}
+
 /* ======================================================================== */
-/* 2. A table per delay                                                      */
+/* 3. Lateness by delay (after the --by section of group.c)                 */
 
 /* One table per probe and delay: each label's lateness, percentiles first
  * (the columns a narrow screen shows), the unit in the header and bare
@@ -505,7 +901,105 @@ static void section_tables(tl__page *p) {
 }
 
 /* ======================================================================== */
-/* 3. Charts                                                                 */
+/* 4. How sure is this?                                                     */
+
+/* One matrix per probe and delay instead of a sentence per pair: the cell
+ * of row A and column B is A's p90 lateness minus B's with its 95%
+ * interval, and whether that is clear. Its size depends on the labels, not
+ * on the sessions. */
+static void difference_matrices(tl__page *p) {
+  const tl_comparison *c = p->c;
+  const tl_stats *st = tl__page_stats(p);
+  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
+  size_t *idx = calloc(c->label_count + 1, sizeof *idx);
+  if (!blk || !idx || !st) {
+    free(blk);
+    free(idx);
+    if (st)
+      p->failed = TL_ENOMEM;
+    return;
+  }
+  double pct = headline_pct(c);
+  size_t nb = delays_of(c, blk);
+  int titled = 0;
+  for (size_t b = 0; b < nb; b++) {
+    const tl_group *g0 = &c->groups[blk[b]];
+    size_t n = block_of(c, g0, idx), with = 0;
+    int k = pct_index(&g0->dist, pct);
+    for (size_t i = 0; i < n; i++)
+      with += c->groups[idx[i]].dist.count > 0;
+    if (with < 2 || k < 0 || n > TL_MAX_PCTS + 3)
+      continue;
+    FILE *f = tl__prose(p);
+    if (!titled++)
+      fprintf(f,
+              "### Differences\n\nEach cell is the row's p%g lateness minus the column's, with "
+              "its 95%% interval; \"clearly\" where the interval excludes 0 and both rest on "
+              "enough samples.\n\n",
+              pct);
+    char call[96];
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    fputs("**", f);
+    tl_md_escape(f, call);
+    fputs("**\n\n", f);
+    tl__heads h;
+    h.name[0] = "minus";
+    h.align[0] = 'l';
+    for (size_t j = 0; j < n; j++) {
+      snprintf(h.text[j], sizeof h.text[j], "%s", c->groups[idx[j]].label);
+      h.name[j + 1] = h.text[j];
+      h.align[j + 1] = 'r';
+    }
+    h.align[n + 1] = '\0';
+    tl__table *t = tl__table_new(n + 1, h.name, h.align);
+    for (size_t r = 0; t && r < n; r++) {
+      tl__table_add(t, c->groups[idx[r]].label);
+      for (size_t j = 0; j < n; j++) {
+        const tl_pair_stats *pr = tl__pair_of(st, idx[r], idx[j]);
+        if (r == j || !pr) {
+          tl__table_add(t, r == j ? "" : "-");
+          continue;
+        }
+        /* pr holds b minus a; the cell is row minus column. */
+        int sign = pr->b == idx[r] ? 1 : -1;
+        double d = sign * (double)pr->diff_ns[k];
+        double lo = sign > 0 ? (double)pr->lo_ns[k] : -(double)pr->hi_ns[k];
+        double hi = sign > 0 ? (double)pr->hi_ns[k] : -(double)pr->lo_ns[k];
+        char dv[48], lv[48], hv[48];
+        tl__unit u = tl__unit_for(fmax(fabs(lo), fabs(hi)));
+        tl__num(d, u, dv, sizeof dv);
+        tl__num(lo, u, lv, sizeof lv);
+        tl__num(hi, u, hv, sizeof hv);
+        int clear = tl__clearly_below(st, idx[r], idx[j], (size_t)k) ||
+                    tl__clearly_below(st, idx[j], idx[r], (size_t)k);
+        tl__table_addf(t, "%s%s %s (%s to %s)%s", d > 0 ? "+" : "", dv, u.name, lv, hv,
+                       clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
+      }
+    }
+    tl__put_table(p, t);
+  }
+  free(blk);
+  free(idx);
+}
+
+/* "How sure is this?" and "Changes over time", when statistics were
+ * computed for the page (tl_page_opts.stats). */
+static void section_stats(tl__page *p) {
+  const tl_stats *st = p->o->stats;
+  if (!st)
+    return;
+  tl__heading(p, "how-sure-is-this", "How sure is this?");
+  fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n",
+        tl__prose(p));
+  tl__heads heads;
+  tl__put_table(p, tl__stats_ci_table(p->c, st, &heads));
+  tl__stats_notes(tl__prose(p), p->c, st, 0);
+  difference_matrices(p);
+  fputs("How these are worked out, and their limits: docs/statistics.md.\n\n", tl__prose(p));
+}
+
+/* ======================================================================== */
+/* 5. Charts                                                                */
 
 static void section_charts(tl__page *p) {
   const tl_comparison *c = p->c;
@@ -544,7 +1038,7 @@ static void section_charts(tl__page *p) {
 }
 
 /* ======================================================================== */
-/* 4. Hosts and sessions                                                     */
+/* 6. Hosts and sessions                                                    */
 
 /* Distinct hosts by fingerprint in order of first session; newest[i] is the
  * index of the host's newest session (whose facts describe it). */
@@ -815,7 +1309,7 @@ static void section_hosts(tl__page *p) {
 }
 
 /* ======================================================================== */
-/* 5. How it was measured                                                    */
+/* 7. How it was measured                                                   */
 
 /* A fenced code block around text that may hold backticks: the fence is
  * longer than any run of backticks inside. */
@@ -931,496 +1425,7 @@ static void command_lines(tl__page *p) {
 }
 
 /* ======================================================================== */
-/* 6. Confounds                                                              */
-
-typedef struct {
-  const char *key; /* fact key, or a tag key when tag is set */
-  const char *name;
-  int tag;
-} trait;
-
-/* The value of a trait for session i, or NULL when unknown. */
-static const char *trait_value(const tl_comparison *c, size_t i, const trait *t) {
-  const tl_session_detail *d = &c->details[i];
-  if (t->tag)
-    return tl__tag(d, t->key);
-  if (strcmp(t->key, "libuv") == 0)
-    return c->sessions.items[i].libuv_version;
-  const char *v = tl__fact(d, t->key);
-  return v && strcmp(v, "unknown") != 0 ? v : NULL;
-}
-
-/* Writes "a, b" of the distinct values of trait t among the sessions of
- * label (all labels when NULL) to buf; returns how many there are. */
-static size_t trait_values(const tl_comparison *c, const char *label, const trait *t, char *buf,
-                           size_t len) {
-  size_t count = 0, at = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (label && strcmp(c->sessions.items[i].label, label) != 0)
-      continue;
-    const char *v = trait_value(c, i, t);
-    if (!v && t->tag)
-      v = "(none)";
-    if (!v)
-      continue;
-    size_t k = 0;
-    while (k < i) {
-      if ((!label || strcmp(c->sessions.items[k].label, label) == 0)) {
-        const char *w = trait_value(c, k, t);
-        if (!w && t->tag)
-          w = "(none)";
-        if (w && strcmp(w, v) == 0)
-          break;
-      }
-      k++;
-    }
-    if (k < i)
-      continue;
-    count++;
-    if (at < len)
-      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
-  }
-  return count;
-}
-
-static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int *any) {
-  char buf[1024];
-  /* Within one label. */
-  int mixed = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
-    if (trait_values(c, c->labels[l], t, buf, sizeof buf) > 1) {
-      fputs("- Within **", f);
-      tl_md_escape(f, c->labels[l]);
-      fputs("**, the ", f);
-      tl_md_escape(f, t->name); /* a tag key comes from the database */
-      fputs(" differs between sessions: ", f);
-      tl_md_escape(f, buf);
-      fputs(".\n", f);
-      *any = mixed = 1;
-    }
-  }
-  if (mixed || c->label_count < 2)
-    return;
-  /* Between labels, each with one value. */
-  size_t known = 0;
-  for (size_t l = 0; l < c->label_count; l++)
-    known += trait_values(c, c->labels[l], t, buf, sizeof buf) == 1;
-  if (known < 2 || trait_values(c, NULL, t, buf, sizeof buf) < 2)
-    return;
-  fputs("- The ", f);
-  tl_md_escape(f, t->name);
-  fputs(" differs between labels: ", f);
-  int first = 1;
-  for (size_t l = 0; l < c->label_count; l++) {
-    if (trait_values(c, c->labels[l], t, buf, sizeof buf) != 1)
-      continue;
-    fputs(first ? "" : "; ", f);
-    tl_md_escape(f, c->labels[l]);
-    fputc(' ', f);
-    tl_md_escape(f, buf);
-    first = 0;
-  }
-  fputs(".\n", f);
-  *any = 1;
-}
-
-/* The highest 1-minute load average recorded at the start or the end of
- * session i ("1.52" or "1.52 0.80 0.44"), per logical CPU; -1 when none. */
-static double load_per_cpu(const tl_comparison *c, size_t i, double *load, double *cpus) {
-  static const char *const keys[] = {"load.start", "load.end"};
-  const char *n = tl__fact(&c->details[i], "cpu.logical");
-  char *end;
-  *load = -1;
-  for (size_t k = 0; k < 2; k++) {
-    const char *l = tl__fact(&c->details[i], keys[k]);
-    double v = l ? strtod(l, &end) : -1;
-    if (l && end != l && v > *load)
-      *load = v;
-  }
-  if (*load < 0)
-    return -1;
-  *cpus = n ? strtod(n, &end) : 0;
-  if (!n || end == n || *cpus < 1)
-    *cpus = 1;
-  return *load / *cpus;
-}
-
-/* One matrix per probe and delay instead of a sentence per pair: the cell
- * of row A and column B is A's p90 lateness minus B's with its 95%
- * interval, and whether that is clear. Its size depends on the labels, not
- * on the sessions. */
-static void difference_matrices(tl__page *p) {
-  const tl_comparison *c = p->c;
-  const tl_stats *st = tl__page_stats(p);
-  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
-  size_t *idx = calloc(c->label_count + 1, sizeof *idx);
-  if (!blk || !idx || !st) {
-    free(blk);
-    free(idx);
-    if (st)
-      p->failed = TL_ENOMEM;
-    return;
-  }
-  double pct = headline_pct(c);
-  size_t nb = delays_of(c, blk);
-  int titled = 0;
-  for (size_t b = 0; b < nb; b++) {
-    const tl_group *g0 = &c->groups[blk[b]];
-    size_t n = block_of(c, g0, idx), with = 0;
-    int k = pct_index(&g0->dist, pct);
-    for (size_t i = 0; i < n; i++)
-      with += c->groups[idx[i]].dist.count > 0;
-    if (with < 2 || k < 0 || n > TL_MAX_PCTS + 3)
-      continue;
-    FILE *f = tl__prose(p);
-    if (!titled++)
-      fprintf(f,
-              "### Differences\n\nEach cell is the row's p%g lateness minus the column's, with "
-              "its 95%% interval; \"clearly\" where the interval excludes 0 and both rest on "
-              "enough samples.\n\n",
-              pct);
-    char call[96];
-    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-    fputs("**", f);
-    tl_md_escape(f, call);
-    fputs("**\n\n", f);
-    tl__heads h;
-    h.name[0] = "minus";
-    h.align[0] = 'l';
-    for (size_t j = 0; j < n; j++) {
-      snprintf(h.text[j], sizeof h.text[j], "%s", c->groups[idx[j]].label);
-      h.name[j + 1] = h.text[j];
-      h.align[j + 1] = 'r';
-    }
-    h.align[n + 1] = '\0';
-    tl__table *t = tl__table_new(n + 1, h.name, h.align);
-    for (size_t r = 0; t && r < n; r++) {
-      tl__table_add(t, c->groups[idx[r]].label);
-      for (size_t j = 0; j < n; j++) {
-        const tl_pair_stats *pr = tl__pair_of(st, idx[r], idx[j]);
-        if (r == j || !pr) {
-          tl__table_add(t, r == j ? "" : "-");
-          continue;
-        }
-        /* pr holds b minus a; the cell is row minus column. */
-        int sign = pr->b == idx[r] ? 1 : -1;
-        double d = sign * (double)pr->diff_ns[k];
-        double lo = sign > 0 ? (double)pr->lo_ns[k] : -(double)pr->hi_ns[k];
-        double hi = sign > 0 ? (double)pr->hi_ns[k] : -(double)pr->lo_ns[k];
-        char dv[48], lv[48], hv[48];
-        tl__unit u = tl__unit_for(fmax(fabs(lo), fabs(hi)));
-        tl__num(d, u, dv, sizeof dv);
-        tl__num(lo, u, lv, sizeof lv);
-        tl__num(hi, u, hv, sizeof hv);
-        int clear = tl__clearly_below(st, idx[r], idx[j], (size_t)k) ||
-                    tl__clearly_below(st, idx[j], idx[r], (size_t)k);
-        tl__table_addf(t, "%s%s %s (%s to %s)%s", d > 0 ? "+" : "", dv, u.name, lv, hv,
-                       clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
-      }
-    }
-    tl__put_table(p, t);
-  }
-  free(blk);
-  free(idx);
-}
-
-/* "How sure is this?" and "Changes over time", when statistics were
- * computed for the page (tl_page_opts.stats). */
-static void section_stats(tl__page *p) {
-  const tl_stats *st = p->o->stats;
-  if (!st)
-    return;
-  tl__heading(p, "how-sure-is-this", "How sure is this?");
-  fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n",
-        tl__prose(p));
-  tl__heads heads;
-  tl__put_table(p, tl__stats_ci_table(p->c, st, &heads));
-  tl__stats_notes(tl__prose(p), p->c, st, 0);
-  difference_matrices(p);
-  fputs("How these are worked out, and their limits: docs/statistics.md.\n\n", tl__prose(p));
-}
-
-/* "Read with care": what could make the comparison unfair, as bullets. */
-static void confound_bullets(tl__page *p) {
-  const tl_comparison *c = p->c;
-  FILE *f = tl__prose(p);
-  int any = 0;
-  /* A label measured on more than one host. */
-  for (size_t l = 0; l < c->label_count; l++) {
-    char hosts[1024];
-    size_t at = 0, count = 0;
-    hosts[0] = '\0';
-    for (size_t i = 0; i < c->sessions.count; i++) {
-      const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
-        continue;
-      count++;
-      if (at < sizeof hosts)
-        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
-                               s->hostname, s->host_fingerprint);
-    }
-    if (count > 1) {
-      fputs("- **", f);
-      tl_md_escape(f, c->labels[l]);
-      fprintf(f, "** mixes %zu different hosts: ", count);
-      tl_md_escape(f, hosts);
-      fputs(".\n", f);
-      any = 1;
-    }
-  }
-  static const trait facts[] = {
-      {"kernel.release", "kernel", 0},
-      {"clocksource.current", "clocksource", 0},
-      {"cpu.governor", "CPU frequency governor", 0},
-      {"kernel.preempt", "kernel preemption model", 0},
-      {"libuv", "libuv version", 0},
-  };
-  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
-    confound_trait(f, c, &facts[i], &any);
-  /* Probe options and conditions recorded as tags (interval, concurrency,
-   * load ...): every tag key seen, in sorted order of first appearance. */
-  for (size_t i = 0; i < c->sessions.count; i++)
-    for (size_t k = 0; k < c->details[i].tag_count; k++) {
-      const char *key = c->details[i].tags[k].key;
-      int seen = 0;
-      for (size_t j = 0; j <= i && !seen; j++)
-        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
-          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
-      if (seen)
-        continue;
-      char name[96];
-      snprintf(name, sizeof name, "tag %s", key);
-      trait t = {key, name, 1};
-      confound_trait(f, c, &t, &any);
-    }
-  /* A busy host: a load of at least half a task per CPU. */
-  for (size_t l = 0; l < c->label_count; l++) {
-    double worst = -1, load = 0, cpus = 0;
-    for (size_t i = 0; i < c->sessions.count; i++) {
-      double ld = 0, n = 0;
-      if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
-        continue;
-      double per = load_per_cpu(c, i, &ld, &n);
-      if (per > worst) {
-        worst = per;
-        load = ld;
-        cpus = n;
-      }
-    }
-    if (worst >= 0.5) {
-      fputs("- **", f);
-      tl_md_escape(f, c->labels[l]);
-      fprintf(f,
-              "** was measured on a busy host: load average %.2f on %g CPUs during a "
-              "session.\n",
-              load, cpus);
-      any = 1;
-    }
-  }
-  /* Facts nobody recorded for a label (imported data has none): said, not
-   * taken for agreement. */
-  for (size_t l = 0; l < c->label_count; l++) {
-    char unknown[512];
-    size_t at = 0, count = 0;
-    unknown[0] = '\0';
-    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
-      char buf[256];
-      if (facts[k].tag || strcmp(facts[k].key, "libuv") == 0 ||
-          trait_values(c, c->labels[l], &facts[k], buf, sizeof buf) > 0)
-        continue;
-      if (at < sizeof unknown)
-        at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
-                               facts[k].name);
-      count++;
-    }
-    if (count && label_has_sessions(c, c->labels[l])) {
-      fputs("- Unknown for **", f);
-      tl_md_escape(f, c->labels[l]);
-      fputs("** (not recorded, so not compared): ", f);
-      tl_md_escape(f, unknown);
-      fputs(".\n", f);
-      any = 1;
-    }
-  }
-  /* Labels measured with different probes. */
-  if (c->label_count > 1) {
-    char sets[2048], first[512] = "";
-    size_t at = 0;
-    int differ = 0;
-    for (size_t l = 0; l < c->label_count; l++) {
-      char mine[512];
-      size_t m = 0;
-      mine[0] = '\0';
-      for (size_t i = 0; i < c->group_count; i++) {
-        const tl_group *g = &c->groups[i];
-        if (strcmp(g->label, c->labels[l]) != 0 ||
-            (i && strcmp(c->groups[i - 1].label, g->label) == 0 &&
-             strcmp(c->groups[i - 1].probe, g->probe) == 0))
-          continue;
-        if (m < sizeof mine)
-          m += (size_t)snprintf(mine + m, sizeof mine - m, "%s%s", m ? " and " : "", g->probe);
-      }
-      if (l == 0)
-        snprintf(first, sizeof first, "%s", mine);
-      else if (strcmp(first, mine) != 0)
-        differ = 1;
-      if (at < sizeof sets)
-        at += (size_t)snprintf(sets + at, sizeof sets - at, "%s%s %s", l ? "; " : "", c->labels[l],
-                               mine);
-    }
-    if (differ) {
-      fputs("- The labels were measured with different probes: ", f);
-      tl_md_escape(f, sets);
-      fputs(". A verdict only compares labels of the same probe and delay.\n", f);
-      any = 1;
-    }
-  }
-  /* A label left out of a verdict: no samples at that probe and delay. */
-  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
-  size_t nb = blk && c->label_count > 1 ? delays_of(c, blk) : 0;
-  for (size_t l = 0; l < c->label_count && nb; l++) {
-    size_t missing = 0;
-    if (!label_has_sessions(c, c->labels[l]))
-      continue;
-    for (size_t b = 0; b < nb; b++) {
-      const tl_group *g0 = &c->groups[blk[b]];
-      const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
-      if (g && g->dist.count)
-        continue;
-      char call[96];
-      tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-      if (!missing++) {
-        fputs("- **", f);
-        tl_md_escape(f, c->labels[l]);
-        fputs("** has no samples at ", f);
-      } else {
-        fputs(", ", f);
-      }
-      tl_md_escape(f, call);
-    }
-    if (missing) {
-      fprintf(f, ", so it is not in %s.\n", missing > 1 ? "those verdicts" : "that verdict");
-      any = 1;
-    }
-  }
-  free(blk);
-  any |= tl__by_confounds(c, f);
-  if (!any)
-    fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
-          "preemption model, libuv version and tags as far as they were recorded, each label "
-          "ran on one host, and no host was busy during its sessions.\n",
-          f);
-  fputc('\n', f);
-}
-
-/* "What changed over time" in the summary: each lasting change, said as
- * how much later or earlier a label became. */
-static void change_bullets(tl__page *p) {
-  const tl_comparison *c = p->c;
-  const tl_stats *st = tl__page_stats(p);
-  FILE *f = tl__prose(p);
-  size_t said = 0;
-  for (size_t i = 0; st && i < c->group_count; i++)
-    for (size_t k = 0; k < st->groups[i].change_count; k++) {
-      const tl_group *g = &c->groups[i];
-      const tl_change *ch = &st->groups[i].changes[k];
-      char call[96], d[48], b[48], a[48], date[32];
-      double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
-      tl__call_name(g->probe, g->delay_ns, call, sizeof call);
-      tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
-      tl__say_time(ch->before_ns - armed, b, sizeof b);
-      tl__say_time(ch->after_ns - armed, a, sizeof a);
-      tl_date_format(ch->at_ns, date, sizeof date);
-      fputs("- ", f);
-      tl_md_escape(f, g->label);
-      fprintf(f, " got %s on %.10s: p%g %s%s (", ch->after_ns > ch->before_ns ? "worse" : "better",
-              date, ch->pct, ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
-      tl_md_escape(f, call);
-      fprintf(f, ", from %s to %s late).\n", b, a);
-      said++;
-    }
-  if (!said)
-    fputs(st ? "No lasting change in any label's p90 or p99 (a change needs at least 3 sessions "
-               "on each side).\n"
-             : "Not worked out for this page.\n",
-          f);
-  fputc('\n', f);
-}
-
-/* The answer box: the verdicts and their chart, with what changed over time
- * and what to read with care beside them. */
-static void section_answer(tl__page *p) {
-  const tl_comparison *c = p->c;
-  int html = p->o->format == TL_FORMAT_HTML;
-  if (html) {
-    tl__prose_flush(p);
-    fputs("<section class=\"answer\" id=\"summary\"><div class=\"verdicts\">\n", p->out);
-  }
-  fputs("## Summary\n\n", tl__prose(p));
-  summary_prose(p);
-  if (html) {
-    size_t n, *idx = page_blocks(p, &n);
-    if (!idx)
-      return;
-    tl__prose_flush(p);
-    for (size_t i = 0; i < n; i++)
-      tl__svg_dots(p, &c->groups[idx[i]]);
-    free(idx);
-    fputs("</div><aside>\n", p->out);
-  }
-  fputs("### What changed over time\n\n", tl__prose(p));
-  change_bullets(p);
-  fputs("### Read with care\n\n", tl__prose(p));
-  confound_bullets(p);
-  if (html) {
-    tl__prose_flush(p);
-    fputs("</aside></section>\n", p->out);
-  }
-}
-
-/* One line of links to the sections. */
-static void section_contents(tl__page *p) {
-  static const char *const toc[][2] = {
-      {"summary", "Summary"},
-      {"lateness-by-delay", "Lateness by delay"},
-      {"how-sure-is-this", "How sure is this?"},
-      {"charts", "Charts"},
-      {"hosts-and-sessions", "Hosts and sessions"},
-      {"how-it-was-measured", "How it was measured"},
-  };
-  FILE *f = tl__prose(p);
-  fputs("Contents: ", f);
-  for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
-    if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
-      continue;
-    fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
-    char id[256], text[256];
-    if (i == 0 && tl__by_heading(p->c, id, sizeof id, text, sizeof text))
-      fprintf(f, " \xC2\xB7 [%s](#%s)", text, id);
-  }
-  fputs("\n\n", f);
-}
-
-/* ======================================================================== */
-/* The page                                                                  */
-
-void tl__section_title(tl__page *p) {
-  FILE *f = tl__prose(p);
-  fputs("# ", f);
-  if (p->o->title) {
-    tl_md_escape(f, p->o->title);
-  } else {
-    fputs("Timer latency", f);
-    if (p->c->by) {
-      fputs(" by ", f);
-      tl_md_escape(f, p->c->by);
-    }
-    fputs(": ", f);
-    tl__md_list_labels(f, p->c);
-  }
-  fputs("\n\n", f);
-}
+/* The page: the sections in reading order                                  */
 
 /* The closing line; the only clock time on a page, and only when asked. */
 void tl__closing_line(tl__page *p, FILE *f) {
