@@ -140,6 +140,121 @@ static void checksum_cost(const char *path, double *read_s, double *crc_s) {
   tl_store_close(s);
 }
 
+/* The cost of exactness: the page's percentiles (p50, p90, p99, p99.9) of
+ * each of the 6 groups, in this process, three ways: exact (tl_dist_compute,
+ * which reads the stored summaries and then the blocks that hold the ranks),
+ * and lossy from a log-linear histogram alone, HdrHistogram's way (each
+ * value the top of its bucket, 1/2048 relative error at most): from the
+ * stored summaries' histograms (no sample read), and built in one pass over
+ * the samples. Medians of RUNS; *err the largest relative error of the lossy
+ * values against the exact ones. */
+enum { PAGE_PCTS = 4 };
+static const double page_pcts[PAGE_PCTS] = {50, 90, 99, 99.9};
+
+typedef struct {
+  int64_t *hist; /* TL_SUMMARY_BUCKETS */
+  int64_t count;
+} lossy;
+
+static int lossy_add_summary(void *arg, size_t i, const tl_summary *m) {
+  (void)i;
+  lossy *h = arg;
+  for (size_t b = 0; b < m->hist_len; b++)
+    h->hist[m->hist_first + b] += m->hist[b];
+  h->count += m->count;
+  return 0;
+}
+
+static int lossy_add_samples(void *arg, const int64_t *v, size_t n) {
+  lossy *h = arg;
+  for (size_t i = 0; i < n; i++)
+    h->hist[tl_summary_bucket(v[i])]++;
+  h->count += (int64_t)n;
+  return 0;
+}
+
+static void lossy_values(const lossy *h, int64_t *out) {
+  for (int k = 0; k < PAGE_PCTS; k++) {
+    int64_t rank = tl_rank(page_pcts[k], h->count), cum = 0, lo, hi;
+    size_t b = 0;
+    while (cum + h->hist[b] < rank)
+      cum += h->hist[b++];
+    tl_summary_bucket_bounds(b, &lo, &hi);
+    out[k] = hi;
+  }
+}
+
+static void cost_of_exactness(const char *path, double *exact_s, double *summ_s, double *pass_s,
+                              double *err) {
+  tl_store *s;
+  if (tl_store_open(&s, path, TL_STORE_READONLY))
+    bench_die("open", s);
+  int64_t *ids[6];
+  size_t n[6] = {0};
+  for (int g = 0; g < 6; g++) {
+    tl_filter f;
+    tl_filter_init(&f);
+    const char *label[1] = {labels[g / 2]};
+    f.labels = label;
+    f.label_count = 1;
+    f.delay_ns = delays[g % 2];
+    tl_session_list list;
+    if (tl_store_sessions(s, &f, &list))
+      bench_die("sessions", s);
+    ids[g] = malloc(list.count * sizeof *ids[g] + 1);
+    for (size_t i = 0; i < list.count; i++)
+      ids[g][n[g]++] = list.items[i].id;
+    tl_session_list_free(&list);
+  }
+  lossy h = {calloc(TL_SUMMARY_BUCKETS, sizeof *h.hist), 0};
+  int64_t exact[6][PAGE_PCTS], approx[6][PAGE_PCTS], approx2[6][PAGE_PCTS];
+  double te[RUNS], ts[RUNS], tp[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    double t0 = bench_now_s();
+    for (int g = 0; g < 6; g++) {
+      tl_dist d;
+      if (tl_dist_compute(s, ids[g], n[g], page_pcts, PAGE_PCTS, &d))
+        bench_die("exact percentiles", s);
+      memcpy(exact[g], d.pct_ns, sizeof exact[g]);
+    }
+    te[r] = bench_now_s() - t0;
+    t0 = bench_now_s();
+    for (int g = 0; g < 6; g++) {
+      memset(h.hist, 0, TL_SUMMARY_BUCKETS * sizeof *h.hist);
+      h.count = 0;
+      if (tl_store_summaries(s, ids[g], n[g], lossy_add_summary, &h))
+        bench_die("summaries", s);
+      lossy_values(&h, approx[g]);
+    }
+    ts[r] = bench_now_s() - t0;
+    t0 = bench_now_s();
+    for (int g = 0; g < 6; g++) {
+      memset(h.hist, 0, TL_SUMMARY_BUCKETS * sizeof *h.hist);
+      h.count = 0;
+      for (size_t i = 0; i < n[g]; i++)
+        if (tl_store_scan(s, ids[g][i], lossy_add_samples, &h))
+          bench_die("samples", s);
+      lossy_values(&h, approx2[g]);
+    }
+    tp[r] = bench_now_s() - t0;
+  }
+  *err = 0;
+  for (int g = 0; g < 6; g++)
+    for (int k = 0; k < PAGE_PCTS; k++) {
+      if (approx[g][k] != approx2[g][k])
+        fprintf(stderr, "bench_scale: the two lossy histograms disagree\n");
+      double e = (double)(approx[g][k] - exact[g][k]) / (double)exact[g][k];
+      *err = e > *err ? e : *err;
+    }
+  *exact_s = bench_median(te, RUNS);
+  *summ_s = bench_median(ts, RUNS);
+  *pass_s = bench_median(tp, RUNS);
+  free(h.hist);
+  for (int g = 0; g < 6; g++)
+    free(ids[g]);
+  tl_store_close(s);
+}
+
 /* The baseline table: one row per sample, same data as the 10M database. */
 static void build_plain(const char *path, const bench_samples *real, size_t total) {
   bench_remove_db(path);
@@ -307,7 +422,9 @@ int main(int argc, char **argv) {
          "peak MiB", "ns per sample", "read s", "crc s", "of read", "of rep.");
   char path[4096], ten[4096];
   snprintf(ten, sizeof ten, "%s/scale-10.db", dir);
-  for (size_t m = 1; m <= max_m; m *= 10) {
+  double exact_s[3] = {0}, summ_s[3] = {0}, pass_s[3] = {0}, err[3] = {0}, page_s[3] = {0};
+  size_t sizes = 0;
+  for (size_t m = 1; m <= max_m; m *= 10, sizes++) {
     snprintf(path, sizeof path, "%s/scale-%zu.db", dir, m);
     double build = build_db(path, &real, m * 1000000);
     double rss, t = time_report(tlreport, path, &rss), read_s, crc_s;
@@ -316,9 +433,28 @@ int main(int argc, char **argv) {
            build, t, rss, t * 1e9 / (double)(m * 1000000), read_s, crc_s, 100 * crc_s / read_s,
            100 * crc_s / t);
     fflush(stdout);
+    page_s[sizes] = t;
+    cost_of_exactness(path, &exact_s[sizes], &summ_s[sizes], &pass_s[sizes], &err[sizes]);
     if (m != 10 && !keep_dbs)
       bench_remove_db(path);
   }
+  printf("\ngrowth of the page per sample, between sizes: ");
+  for (size_t i = 1; i < sizes; i++)
+    printf("%s%.2f ns (%dM to %dM)", i > 1 ? ", " : "",
+           (page_s[i] - page_s[i - 1]) * 1e9 / (9.0 * 1e6 * (i == 1 ? 1 : 10)),
+           i == 1 ? 1 : 10, i == 1 ? 10 : 100);
+  printf("\n\nthe cost of exactness: p50, p90, p99 and p99.9 of the 6 groups in one process, "
+         "median of %d\n",
+         RUNS);
+  printf("  %12s %12s %16s %16s %12s %10s\n", "samples", "exact s", "lossy, stored s",
+         "lossy, 1 pass s", "exact/lossy", "lossy err");
+  for (size_t i = 0; i < sizes; i++)
+    printf("  %12.0f %12.4f %16.4f %16.4f %11.1fx %9.3f%%\n", 1e6 * (i == 0 ? 1 : i == 1 ? 10 : 100),
+           exact_s[i], summ_s[i], pass_s[i], exact_s[i] / pass_s[i], 100 * err[i]);
+  printf("  (lossy: the top of each percentile's bucket of a log-linear histogram, 2048 buckets "
+         "per power of two, as HdrHistogram with 3 significant digits; 'stored' adds the "
+         "summaries' histograms and reads no sample, '1 pass' builds it from every sample)\n");
+  fflush(stdout);
   if (keep_dbs)
     return 0;
 

@@ -119,10 +119,10 @@ static int copy_details(merger *m, int k, int64_t src_id, int64_t dst_id) {
   return err;
 }
 
-static int ignore_samples(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
+/* The samples read to verify a source session make the first pass of its
+ * summary. */
+static int summarise_samples(void *ctx, const int64_t *v, size_t n) {
+  tl__summary_add(ctx, v, n);
   return 0;
 }
 
@@ -145,7 +145,8 @@ static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t 
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(m->src, rc, "reading the other database");
   sqlite3_reset(t);
-  if (err == TL_OK && tl_store_scan(m->src, src_id, ignore_samples, NULL) != TL_OK)
+  tl__summary_begin(m->z);
+  if (err == TL_OK && tl_store_scan(m->src, src_id, summarise_samples, m->z) != TL_OK)
     err = tl__store_fail(m->dst, TL_ECORRUPT, "%s; nothing was merged", m->src->errmsg);
   return err;
 }
@@ -214,11 +215,18 @@ static int merge_session(merger *m, sqlite3_stmt *s) {
     return tl__store_sqlfail(m->dst, rc, "copying a session");
   for (int k = 0; k < 3 && err == TL_OK; k++)
     err = copy_details(m, k, src_id, dst_id);
-  /* The summary is made again from the blocks copied: a source's own is
-   * not trusted to match them. A running session gets none. */
+  /* The summary is made again from the samples verified (a source's own
+   * is not trusted to match them), the percentiles' ranks read in the
+   * source. A running session gets none. */
   const char *status = (const char *)sqlite3_column_text(s, 11);
-  if (err == TL_OK && status && strcmp(status, "running") != 0)
-    err = tl__summary_put(m->dst, m->z, dst_id);
+  if (err == TL_OK && status && strcmp(status, "running") != 0) {
+    const tl_summary *sum;
+    err = tl__summary_finish(m->src, m->z, src_id, &sum);
+    if (err && m->src->errmsg[0])
+      tl__store_fail(m->dst, err, "%s; nothing was merged", m->src->errmsg);
+    else if (err == TL_OK)
+      err = tl__summary_write(m->dst, dst_id, sum);
+  }
   if (err == TL_OK)
     m->stats.sessions_added++;
   return err;

@@ -664,9 +664,35 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   /* Foreign keys and unique keys are the server's to keep; the samples are
    * checked as in a file. */
   int err = tl__check_samples(s, report, ctx, &problems);
+  if (!err && version >= 2)
+    err = tl__check_summaries(s, report, ctx, &problems);
   if (err)
     return err;
   return problems ? TL_ECORRUPT : TL_OK;
+}
+
+/* One query per session, in binary form: the summary's bytes as stored. */
+static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                            void *ctx) {
+  int err = TL_OK;
+  for (size_t i = 0; i < n && err == TL_OK; i++) {
+    tl_pg_params p = {0};
+    tl__pg_param_i64(&p, ids[i]);
+    PGresult *r = tl__pg_query(s,
+                               "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
+                               "session_summaries m ON m.session_id = s.id WHERE s.id = $1",
+                               &p, 1, "reading summaries", &err);
+    if (!r)
+      break;
+    if (PQntuples(r) == 0)
+      err = fn(ctx, i, "?", -1, NULL, 0);
+    else
+      err = fn(ctx, i, PQgetvalue(r, 0, 0), tl__pg_i64(r, 0, 1),
+               PQgetisnull(r, 0, 2) ? NULL : (const uint8_t *)PQgetvalue(r, 0, 2),
+               (size_t)PQgetlength(r, 0, 2));
+    PQclear(r);
+  }
+  return err;
 }
 
 static int pg_delete(tl_store *s, const char *uuid) {
@@ -726,4 +752,5 @@ const tl_store_ops tl__pg_ops = {
     .check = pg_check,
     .delete_session = pg_delete,
     .prune = pg_prune,
+    .summary_blobs = pg_summary_blobs,
 };

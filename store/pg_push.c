@@ -4,7 +4,8 @@
  * first and last seen widened as tlstore merge does), the session row, its
  * tags and facts, and its sample blocks by binary COPY, byte for byte as the
  * file holds them, each block decoded first so that nothing corrupt leaves
- * the file. The session row is inserted ON CONFLICT (uuid) DO NOTHING: when
+ * the file (and counted into the session's summary, sent with it). The
+ * session row is inserted ON CONFLICT (uuid) DO NOTHING: when
  * another pusher sends the same session at the same time, PostgreSQL makes
  * the second wait for the first and then finds it there, so a session is
  * stored once and seen whole or not at all. Every transaction locks its
@@ -24,6 +25,7 @@ typedef struct {
   int64_t samples;
   uint8_t *buf;
   size_t len;
+  tl__summarizer *z; /* the session's summary, made from the blocks as they go */
   int64_t values[TL_BLOCK_MAX];
 } copier;
 
@@ -48,6 +50,7 @@ static int copy_block(void *arg, const tl_block *b) {
   const char *why;
   if (tl_block_decode(b, c->values, &why))
     return tl__block_fail(c->local, b, why);
+  tl__summary_add(c->z, c->values, (size_t)b->count);
   if (c->len + b->len + 128 > COPY_CHUNK) {
     int err = flush_copy(c);
     if (err)
@@ -83,6 +86,7 @@ static int copy_samples(copier *c, int64_t local_id) {
   put_be(c, 0, 4);            /* flags */
   put_be(c, 0, 4);            /* header extension */
   c->local->errmsg[0] = '\0'; /* set below only by a failure of the file */
+  tl__summary_begin(c->z);
   err = tl_store_scan_blocks(c->local, &local_id, 1, NULL, copy_block, c);
   if (err && err != TL_EINTR && c->local->errmsg[0])
     tl__store_fail(c->server, err, "%s", c->local->errmsg);
@@ -98,6 +102,46 @@ static int copy_samples(copier *c, int64_t local_id) {
       err = tl__pg_fail(c->server, r, "storing samples");
     PQclear(r);
   }
+  return err;
+}
+
+/* The session's summary, from the samples just sent (the ranks of its
+ * percentiles read again in the file), as bytea in hex. */
+static int push_summary(copier *c, int64_t local_id) {
+  const tl_summary *m;
+  int err = tl__summary_finish(c->local, c->z, local_id, &m);
+  if (err)
+    return tl__store_fail(c->server, err, "%s", c->local->errmsg);
+  size_t bound = tl__summary_bound(m);
+  uint8_t *blob = malloc(bound);
+  char *hex = malloc(2 * bound + 3);
+  if (!blob || !hex) {
+    err = tl__store_fail(c->server, TL_ENOMEM, "out of memory sending a summary");
+  } else {
+    size_t len = tl__summary_encode(m, blob);
+    static const char digits[] = "0123456789abcdef";
+    hex[0] = '\\';
+    hex[1] = 'x';
+    for (size_t i = 0; i < len; i++) {
+      hex[2 + 2 * i] = digits[blob[i] >> 4];
+      hex[3 + 2 * i] = digits[blob[i] & 15];
+    }
+    hex[2 + 2 * len] = '\0';
+    tl_pg_params p = {0};
+    tl__pg_param_i64(&p, c->session_id);
+    tl__pg_param_text(&p, hex);
+    /* A push role granted before servers kept summaries may not insert
+     * them: the session goes without, and is summarised when read. */
+    err = tl__pg_exec(c->server, "SAVEPOINT summary", NULL, "sending a summary");
+    if (err == TL_OK)
+      err = tl__pg_exec(c->server,
+                        "INSERT INTO session_summaries (session_id, data) VALUES ($1, $2::bytea)",
+                        &p, "sending a summary");
+    if (err == TL_EPERM)
+      err = tl__pg_exec(c->server, "ROLLBACK TO SAVEPOINT summary", NULL, "sending a summary");
+  }
+  free(blob);
+  free(hex);
   return err;
 }
 
@@ -257,6 +301,8 @@ static int push_session(copier *c, const tl_session *x, const tl_host_row *host)
                          "the file)",
                          (long long)c->samples, (long long)x->sample_count);
   if (err == TL_OK && sent)
+    err = push_summary(c, x->id);
+  if (err == TL_OK && sent)
     err = tl__pg_exec(server, "COMMIT", NULL, "committing a session");
   if (err || !sent) {
     tl__pg_rollback(server);
@@ -296,7 +342,8 @@ int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, t
   tl_host_row *hosts = NULL;
   size_t nhosts = 0;
   copier *c = calloc(1, sizeof *c);
-  int err = c && (c->buf = malloc(COPY_CHUNK + 64)) ? TL_OK : TL_ENOMEM;
+  int err = c && (c->buf = malloc(COPY_CHUNK + 64)) && (c->z = tl__summarizer_new()) ? TL_OK
+                                                                                    : TL_ENOMEM;
   if (err)
     tl__store_fail(server, err, "out of memory");
   if (err == TL_OK && (err = tl_store_sessions(local, &f, &list)) == TL_OK)
@@ -349,8 +396,10 @@ int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, t
                    (long long)st.sessions_done, (long long)st.sessions_total);
   if (err == TL_OK && first_err)
     err = tl__store_fail(server, first_err, "%.500s", first_msg);
-  if (c)
+  if (c) {
     free(c->buf);
+    tl__summarizer_free(c->z);
+  }
   free(c);
   tl_host_rows_free(hosts, nhosts);
   tl_session_list_free(&list);

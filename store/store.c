@@ -603,4 +603,5 @@ const tl_store_ops tl__sqlite_ops = {
     .check = tl__sqlite_check,
     .delete_session = tl__sqlite_delete,
     .prune = tl__sqlite_prune,
+    .summary_blobs = tl__sqlite_summary_blobs,
 };

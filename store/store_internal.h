@@ -8,6 +8,8 @@
 #include "tl_store.h"
 
 typedef struct tl_store_ops tl_store_ops;
+typedef int (*tl__summary_blob_cb)(void *ctx, size_t index, const char *uuid,
+                                   int64_t sample_count, const uint8_t *blob, size_t len);
 
 struct tl_store {
   const tl_store_ops *ops; /* the backend: tl__sqlite_ops or tl__pg_ops */
@@ -45,6 +47,10 @@ struct tl_store_ops {
   int (*delete_session)(tl_store *s, const char *uuid);
   int (*prune)(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                int64_t *samples);
+  /* Calls fn with the stored summary of each session (blob NULL when it has
+   * none; sample_count -1 when the session is not there), in order. */
+  int (*summary_blobs)(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                       void *ctx);
 };
 
 extern const tl_store_ops tl__sqlite_ops;
@@ -67,6 +73,8 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);
 int tl__sqlite_delete(tl_store *s, const char *uuid);
 int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                      int64_t *samples);
+int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                             void *ctx);
 
 /* The server backend (pg.c): opens the server at conninfo (a URI or a
  * key=value connection string) as tl_store_open does. */
@@ -136,6 +144,13 @@ void tl__summarizer_free(tl__summarizer *z);
  * reads them); *out lives in z until its next use. */
 int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
                         const tl_summary **out);
+/* The same in steps, for a caller that reads the samples anyway: begin,
+ * add every sample of the session in any order, then finish, which reads
+ * from s only the blocks that hold the percentiles' ranks. */
+void tl__summary_begin(tl__summarizer *z);
+void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n);
+int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
+                       const tl_summary **out);
 /* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
  * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
  * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */
@@ -150,6 +165,8 @@ int tl__summary_equal(const tl_summary *a, const tl_summary *b);
  * session still ends when its summary cannot be made (it is then computed
  * when read). */
 int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id);
+/* Stores m as the summary of session_id of the file s (replacing). */
+int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
 int tl__summary_put_ended(tl_store *s, int64_t session_id);
 /* tlstore check's part: every stored summary decodes, holds its session's
  * sample_count and equals the summary of its blocks; each one that does not

@@ -76,8 +76,13 @@ void tl__summarizer_free(tl__summarizer *z) {
   free(z);
 }
 
+/* Every sample added lies between the extremes, so their buckets bound
+ * what is to clear, whether or not the summary was finished. */
 static void clear(tl__summarizer *z) {
-  memset(z->hist + z->sum.hist_first, 0, z->sum.hist_len * sizeof *z->hist);
+  if (z->sum.count) {
+    size_t from = tl_summary_bucket(z->sum.min_ns), to = tl_summary_bucket(z->sum.max_ns);
+    memset(z->hist + from, 0, (to - from + 1) * sizeof *z->hist);
+  }
   memset(&z->sum, 0, sizeof z->sum);
 }
 
@@ -211,10 +216,23 @@ static int resolve(tl_store *s, tl__summarizer *z, int64_t session_id, int64_t *
   return err;
 }
 
+void tl__summary_begin(tl__summarizer *z) { clear(z); }
+
+void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n) {
+  if (n)
+    first_pass(z, v, n);
+}
+
 int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
   clear(z);
   rescan r = {s, z, first_pass};
   int err = tl_store_scan_blocks(s, &session_id, 1, NULL, rescan_block, &r);
+  return err ? err : tl__summary_finish(s, z, session_id, out);
+}
+
+int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
+                       const tl_summary **out) {
+  int err = TL_OK;
   tl_summary *m = &z->sum;
   if (!m->count)
     m->hist_first = m->hist_len = 0;
@@ -404,8 +422,10 @@ int tl__summary_equal(const tl_summary *a, const tl_summary *b) {
 int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id) {
   const tl_summary *m;
   int err = tl__summary_compute(s, z, session_id, &m);
-  if (err)
-    return err;
+  return err ? err : tl__summary_write(s, session_id, m);
+}
+
+int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m) {
   uint8_t *blob = malloc(tl__summary_bound(m));
   if (!blob)
     return tl__store_fail(s, TL_ENOMEM, "out of memory summarising a session");
@@ -442,105 +462,133 @@ int tl__summary_put_ended(tl_store *s, int64_t session_id) {
   return err;
 }
 
-int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn, void *ctx) {
-  tl__summarizer *z = tl__summarizer_new();
-  if (!z)
-    return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                             void *ctx) {
   sqlite3_stmt *st = NULL;
-  int err = TL_OK;
-  if (s->db) {
-    int rc = sqlite3_prepare_v2(s->db,
-                                "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
-                                "session_summaries m ON m.session_id = s.id WHERE s.id = ?",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-      err = tl__store_sqlfail(s, rc, "reading summaries");
-  }
+  int rc = sqlite3_prepare_v2(s->db,
+                              "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
+                              "session_summaries m ON m.session_id = s.id WHERE s.id = ?",
+                              -1, &st, NULL);
+  int err = rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "reading summaries");
   for (size_t i = 0; i < n && !err; i++) {
-    const tl_summary *m = NULL;
-    tl_summary stored;
-    if (st) {
-      sqlite3_bind_int64(st, 1, ids[i]);
-      int rc = sqlite3_step(st);
-      if (rc == SQLITE_ROW && sqlite3_column_type(st, 2) != SQLITE_NULL) {
-        const char *why;
-        const uint8_t *blob = sqlite3_column_blob(st, 2);
-        size_t len = (size_t)sqlite3_column_bytes(st, 2);
-        int bad = tl__summary_decode(blob, len, z->hist, &stored, &why);
-        if (!bad && stored.count != sqlite3_column_int64(st, 1)) {
-          bad = TL_ECORRUPT;
-          why = "its count differs from the session's";
-        }
-        if (!bad)
-          m = &stored;
-        else {
-          const unsigned char *u = sqlite3_column_text(st, 0);
-          err = tl__store_fail(s, TL_ECORRUPT, "%s: session %.36s: summary: %s" TL__CHECK_HINT,
-                               s->path, u ? (const char *)u : "?", why);
-        }
-      } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        err = tl__store_sqlfail(s, rc, "reading summaries");
-      }
-      sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, ids[i]);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      const unsigned char *u = sqlite3_column_text(st, 0);
+      err = fn(ctx, i, u ? (const char *)u : "?", sqlite3_column_int64(st, 1),
+               sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+    } else if (rc == SQLITE_DONE) {
+      err = fn(ctx, i, "?", -1, NULL, 0);
+    } else {
+      err = tl__store_sqlfail(s, rc, "reading summaries");
     }
-    if (!err && !m) {
-      clear(z);
-      err = tl__summary_compute(s, z, ids[i], &m);
-    }
-    if (!err)
-      err = fn(ctx, i, m);
-    if (m == &stored)
-      memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
+    sqlite3_reset(st);
   }
   sqlite3_finalize(st);
-  tl__summarizer_free(z);
+  return err;
+}
+
+typedef struct {
+  tl_store *s;
+  tl__summarizer *z;
+  const int64_t *ids;
+  tl_summary_cb fn;
+  void *ctx;
+} summaries_ctx;
+
+/* One session's stored summary, verified, or (none stored) computed. */
+static int one_summary(void *arg, size_t i, const char *uuid, int64_t sample_count,
+                       const uint8_t *blob, size_t len) {
+  summaries_ctx *c = arg;
+  tl__summarizer *z = c->z;
+  if (!blob) {
+    const tl_summary *m;
+    int err = tl__summary_compute(c->s, z, c->ids[i], &m);
+    return err ? err : c->fn(c->ctx, i, m);
+  }
+  const char *why;
+  tl_summary stored;
+  int bad = tl__summary_decode(blob, len, z->hist, &stored, &why);
+  if (!bad && stored.count != sample_count) {
+    bad = TL_ECORRUPT;
+    why = "its count differs from the session's";
+  }
+  int err = bad ? tl__store_fail(c->s, TL_ECORRUPT, "%s: session %.36s: summary: %s" TL__CHECK_HINT,
+                                 c->s->path, uuid, why)
+                : c->fn(c->ctx, i, &stored);
+  memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
+  return err;
+}
+
+int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn, void *ctx) {
+  summaries_ctx c = {s, tl__summarizer_new(), ids, fn, ctx};
+  if (!c.z)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+  int err = s->ops->summary_blobs(s, ids, n, one_summary, &c);
+  tl__summarizer_free(c.z);
+  return err;
+}
+
+typedef struct {
+  tl_store *s;
+  tl__summarizer *z;
+  int64_t *hist;
+  const int64_t *ids;
+  tl_problem_cb report;
+  void *ctx;
+  int *problems;
+} check_ctx;
+
+static int check_one(void *arg, size_t i, const char *uuid, int64_t sample_count,
+                     const uint8_t *blob, size_t len) {
+  check_ctx *c = arg;
+  if (!blob)
+    return TL_OK; /* running, damaged blocks, or from before summaries */
+  const char *why = NULL;
+  tl_summary stored;
+  const tl_summary *fresh;
+  int err = TL_OK;
+  if (tl__summary_decode(blob, len, c->hist, &stored, &why) == TL_OK) {
+    why = NULL;
+    if (stored.count != sample_count)
+      why = "its count differs from the session's";
+    else if ((err = tl__summary_compute(c->s, c->z, c->ids[i], &fresh)) == TL_ECORRUPT)
+      err = TL_OK; /* the blocks' problem, which the check of samples reports */
+    else if (!err && !tl__summary_equal(&stored, fresh))
+      why = "it differs from the session's samples";
+  }
+  if (!err)
+    c->s->errmsg[0] = '\0';
+  if (why) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "session %.36s: summary: %s", uuid, why);
+    if (c->report)
+      c->report(c->ctx, msg);
+    (*c->problems)++;
+  }
   return err;
 }
 
 int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
-  tl__summarizer *z = tl__summarizer_new();
-  int64_t *hist = malloc(TL_SUMMARY_BUCKETS * sizeof *hist);
-  sqlite3_stmt *st = NULL;
-  int err = z && hist ? TL_OK : tl__store_fail(s, TL_ENOMEM, "out of memory checking summaries");
-  int rc = err ? SQLITE_OK
-               : sqlite3_prepare_v2(s->db,
-                                    "SELECT s.id, s.uuid, s.sample_count, m.data FROM "
-                                    "session_summaries m JOIN sessions s ON s.id = m.session_id "
-                                    "ORDER BY s.id",
-                                    -1, &st, NULL);
-  if (rc != SQLITE_OK)
-    err = tl__store_sqlfail(s, rc, "checking summaries");
-  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(st, 0);
-    char uuid[40];
-    const unsigned char *u = sqlite3_column_text(st, 1);
-    snprintf(uuid, sizeof uuid, "%.36s", u ? (const char *)u : "?");
-    const char *why = NULL;
-    tl_summary stored;
-    const tl_summary *fresh;
-    if (tl__summary_decode(sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3), hist,
-                           &stored, &why) == TL_OK) {
-      why = NULL;
-      if (stored.count != sqlite3_column_int64(st, 2))
-        why = "its count differs from the session's";
-      else if ((err = tl__summary_compute(s, z, id, &fresh)) == TL_ECORRUPT)
-        err = TL_OK; /* the blocks' problem, which the check of samples reports */
-      else if (!err && !tl__summary_equal(&stored, fresh))
-        why = "it differs from the session's samples";
-    }
-    s->errmsg[0] = '\0';
-    if (why) {
-      char msg[200];
-      snprintf(msg, sizeof msg, "session %s: summary: %s", uuid, why);
-      if (report)
-        report(ctx, msg);
-      (*problems)++;
-    }
-  }
-  if (!err && rc != SQLITE_DONE)
-    err = tl__store_sqlfail(s, rc, "checking summaries");
-  sqlite3_finalize(st);
-  free(hist);
-  tl__summarizer_free(z);
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  int err = tl_store_sessions(s, &f, &list);
+  if (err)
+    return err;
+  check_ctx c = {s, tl__summarizer_new(), malloc(TL_SUMMARY_BUCKETS * sizeof(int64_t)), NULL,
+                 report, ctx, problems};
+  int64_t *ids = malloc(list.count * sizeof *ids + 1);
+  if (!c.z || !c.hist || !ids)
+    err = tl__store_fail(s, TL_ENOMEM, "out of memory checking summaries");
+  for (size_t i = 0; !err && i < list.count; i++)
+    ids[i] = list.items[i].id;
+  c.ids = ids;
+  if (!err)
+    err = s->ops->summary_blobs(s, ids, list.count, check_one, &c);
+  free(ids);
+  free(c.hist);
+  tl__summarizer_free(c.z);
+  tl_session_list_free(&list);
   return err;
 }

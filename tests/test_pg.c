@@ -243,6 +243,29 @@ static void same_bytes_from_file_and_server(void **state) {
     free(x);
     free(y);
   }
+  /* Every session went with its summary; a damaged one is found by check,
+   * and a session without one is summarised from its samples: the same
+   * page as the file's. */
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM session_summaries"), 9);
+  sql(f->name, "CREATE TABLE saved AS SELECT * FROM session_summaries; UPDATE session_summaries "
+               "SET data = overlay(data placing '\\xff'::bytea from 10 for 1) WHERE session_id "
+               "= (SELECT min(session_id) FROM session_summaries)");
+  char *chk[] = {TLSTORE, "--db", f->url, "check", NULL};
+  assert_int_equal(run(chk, NULL, &out, &err), 1);
+  if (!strstr(out, "summary: checksum mismatch"))
+    fail_msg("check of a damaged summary said: %s%s", out, err);
+  free(out);
+  free(err);
+  sql(f->name, "DELETE FROM session_summaries WHERE session_id = (SELECT min(session_id) FROM "
+               "session_summaries)");
+  char *x = output_of(TLREPORT, db, "--compare", "vbox,droplet,macos", NULL);
+  char *y = output_of(TLREPORT, f->url, "--compare", "vbox,droplet,macos", NULL);
+  assert_string_equal(x, y);
+  free(x);
+  free(y);
+  sql(f->name, "DELETE FROM session_summaries; INSERT INTO session_summaries SELECT * FROM saved; "
+               "DROP TABLE saved");
+  server_checks_ok(f);
   /* The server's info counts what the file holds. */
   char *info = output_of(TLSTORE, f->url, "info", NULL);
   assert_non_null(strstr(info, "sessions:       9\n"));
@@ -406,7 +429,7 @@ static void faults_are_one_line_errors(void **state) {
   fails_cleanly(p3, NULL, db, "newer than this tl", NULL);
   char *r2[] = {TLSTORE, "--db", f->url, "sessions", NULL};
   fails_cleanly(r2, NULL, db, "newer than this tl", NULL);
-  sql(f->name, "UPDATE tl_schema SET version = 1");
+  sql(f->name, "UPDATE tl_schema SET version = 2");
 
   /* Roles: a reader may not push or delete, a pusher may not read or
    * delete, and neither may create tl's tables. */
@@ -415,8 +438,8 @@ static void faults_are_one_line_errors(void **state) {
   sql(f->name, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO tl_reader; "
                "GRANT SELECT ON tl_schema, hosts TO tl_pusher; "
                "GRANT SELECT (id, uuid, sample_count) ON sessions TO tl_pusher; "
-               "GRANT INSERT ON hosts, sessions, session_tags, host_facts, sample_blocks TO "
-               "tl_pusher; GRANT UPDATE (hostname, first_seen, last_seen) ON hosts TO tl_pusher");
+               "GRANT INSERT ON hosts, sessions, session_tags, host_facts, sample_blocks, "
+               "session_summaries TO tl_pusher; GRANT UPDATE (hostname, first_seen, last_seen) ON hosts TO tl_pusher");
   char reader[1024], pusher[1024];
   make_url(reader, sizeof reader, "tl_reader", f->name);
   make_url(pusher, sizeof pusher, "tl_pusher", f->name);
@@ -496,7 +519,8 @@ static void cut_off_pushes_are_completed_by_the_next(void **state) {
 
   for (int round = 0; round < 2; round++) {
     if (round)
-      sql(f->name, "TRUNCATE sessions, hosts, session_tags, host_facts, sample_blocks");
+      sql(f->name, "TRUNCATE sessions, hosts, session_tags, host_facts, sample_blocks, "
+                  "session_summaries");
     pid_t pid = push_in_background(db, f->url, errpath);
     wait_first_session(f);
     if (round == 0) {
