@@ -80,6 +80,7 @@ struct tl__run {
   void (*volatile wake)(void *); /* read by a signal handler */
   void *volatile wake_arg;
   tl_host probe_facts; /* learnt by the probe while running; the measuring thread's own */
+  void *probe_state;   /* from the probe's start to its run */
 };
 
 void tl_collect_opts_init(tl_collect_opts *o) {
@@ -95,6 +96,10 @@ const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view;
 int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
 
 int64_t tl__run_pauses(const tl__run *run) { return run->pauses; }
+
+void *tl__run_probe_state(const tl__run *run) { return run->probe_state; }
+
+void tl__run_set_probe_state(tl__run *run, void *state) { run->probe_state = state; }
 
 void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
   /* Under the lock, so the writer thread never calls a wake-up that is being
@@ -584,6 +589,20 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   pthread_cond_init(&run->wake_writer, NULL);
   pthread_cond_init(&run->room, NULL);
 
+  /* A probe that cannot start (a child that is not found, exits at once or
+   * does not say hello) fails here, before any session exists. */
+  int started_probe = 0;
+  if (probe->start && !stop_requested) {
+    current_run = run;
+    err = probe->start(run, errbuf, errlen);
+    current_run = NULL;
+    if (err == TL_EINTR)
+      tl_fail(errbuf, errlen, err, "%s", "stopped by a signal");
+    if (err)
+      goto done;
+    started_probe = 1;
+  }
+
   char uuid[37];
   for (size_t i = 0; i < opts->delay_count && err == TL_OK; i++) {
     tl_session_spec s = *spec;
@@ -632,7 +651,12 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     run->deadline_hr = run->start_hr + (uint64_t)opts->duration_ns;
   current_run = run;
   char perr[512] = "";
-  int probe_err = stop_requested ? TL_OK : probe->run(run, perr, sizeof perr);
+  int probe_err = TL_OK;
+  if (stop_requested && started_probe)
+    probe->abandon(run);
+  else if (!stop_requested)
+    probe_err = probe->run(run, perr, sizeof perr);
+  started_probe = 0;
   current_run = NULL;
   tl__load_stop(load);
 
@@ -713,6 +737,8 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   goto done;
 
 fail_sessions:
+  if (started_probe)
+    probe->abandon(run);
   for (size_t i = 0; i < opts->delay_count; i++)
     tl_writer_end(run->d[i].writer, "interrupted");
 done:

@@ -76,7 +76,17 @@ typedef struct {
   /* The --arm-from contexts it takes, comma-separated, the default first;
    * NULL when it takes none. */
   const char *arm_contexts;
+  /* NULL, or what must work before any session exists (a child process
+   * started and its hello read): TL_OK, or an error with a one-line message
+   * in err and nothing left running. After a start, the runner calls either
+   * run or, when it cannot go on, abandon. */
+  int (*start)(tl__run *run, char *err, size_t errlen);
+  void (*abandon)(tl__run *run);
 } tl__probe;
+
+/* What a probe's start hands to its run (NULL before a start). */
+void *tl__run_probe_state(const tl__run *run);
+void tl__run_set_probe_state(tl__run *run, void *state);
 
 /* The arming context a run uses: --arm-from, else the probe's default;
  * NULL for probes without contexts. */
@@ -87,9 +97,29 @@ const tl__probe *tl__probe_lookup(const char *name);
 /* The probes, one file per family (probes.c keeps the registry). */
 int tl__probe_nanosleep(tl__run *run, char *err, size_t errlen); /* probe_sleep.c */
 int tl__probe_periodic(tl__run *run, char *err, size_t errlen);
-int tl__probe_node(tl__run *run, char *err, size_t errlen); /* probe_child.c */
-int tl__probe_exec(tl__run *run, char *err, size_t errlen);
-int tl__probe_browser(tl__run *run, char *err, size_t errlen);
+/* The child probes (probe_child.c): each start runs its program and reads
+ * its hello; one run and one abandon serve them all. */
+int tl__probe_node_start(tl__run *run, char *err, size_t errlen);
+int tl__probe_exec_start(tl__run *run, char *err, size_t errlen);
+int tl__probe_browser_start(tl__run *run, char *err, size_t errlen);
+int tl__probe_child_run(tl__run *run, char *err, size_t errlen);
+void tl__probe_child_abandon(tl__run *run);
+
+/* The command exec:CMD runs (exec_command.c): CMD with every argument that
+ * is a plain file name, not found relative to the current folder but found
+ * among tl's shipped probes (tl_data_path "probes/NAME"), replaced by the
+ * shipped copy's path, quoted for the shell. shipped lists those paths,
+ * comma-separated ("" when none), for the session tag exec_shipped. When
+ * CMD's first word is a plain name that is no shell builtin and not in
+ * PATH, or a path that is not an executable file, TL_EUNAVAIL with a
+ * one-line reason; TL_EINVAL when the result does not fit. */
+typedef struct {
+  char command[8192];
+  char shipped[TL_TAG_VALUE_MAX + 1];
+} tl__exec_resolved;
+int tl__exec_command(const char *cmd, tl__exec_resolved *out, char *why, size_t whylen);
+/* Finds an executable file name in PATH, into out; 0 when there is none. */
+int tl__find_in_path(const char *name, char *out, size_t len);
 /* What a child probe needs: node in PATH, the probe's script (installed next
  * to the program, else in the source tree) and, for browser, a Chromium in
  * PATH. probe is "node" or "browser". TL_EUNAVAIL with a message when one is
@@ -107,12 +137,14 @@ void tl__run_pause(tl__run *run, int64_t ns);
 
 /* The session tags that record the options shaping the data (options.c):
  * interval_ns, concurrency, load, priority, cpu, mlock, each only when set,
- * and arm_from for every probe that takes --arm-from. */
+ * arm_from for every probe that takes --arm-from, and exec_shipped when an
+ * exec: command runs one of tl's shipped probe scripts. */
 enum { TL__OPT_TAGS_MAX = 12 };
 typedef struct {
   const char *keys[TL__OPT_TAGS_MAX];
   const char *values[TL__OPT_TAGS_MAX];
   char bufs[TL__OPT_TAGS_MAX][32];
+  char shipped[TL_TAG_VALUE_MAX + 1]; /* exec_shipped: the shipped probes an exec: command runs */
   size_t n;
 } tl__opt_tags;
 int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *tags);

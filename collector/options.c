@@ -97,6 +97,12 @@ int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
     if (rc)
       return rc;
   }
+  if (p->flags & TL__PROBE_PREFIX) {
+    tl__exec_resolved r;
+    int rc = tl__exec_command(o->probe + strlen("exec:"), &r, why, whylen);
+    if (rc)
+      return rc;
+  }
   if (!o->delay_count || o->delay_count > TL_MAX_DELAYS)
     return tl_fail(why, whylen, TL_EINVAL, "--delays: give 1 to %d delays", TL_MAX_DELAYS);
   for (size_t i = 0; i < o->delay_count; i++) {
@@ -213,5 +219,14 @@ int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
   if (p && strcmp(p->name, "browser") == 0)
     TAG("browser_mode", "%s", tl__browser_mode(o));
 #undef TAG
+  /* The shipped probe scripts an exec: command was given (exec_command.c). */
+  tl__exec_resolved r;
+  char why[TL_WHY_MAX];
+  if (p && (p->flags & TL__PROBE_PREFIX) &&
+      tl__exec_command(o->probe + strlen("exec:"), &r, why, sizeof why) == TL_OK && r.shipped[0]) {
+    snprintf(t->shipped, sizeof t->shipped, "%s", r.shipped);
+    t->keys[t->n] = "exec_shipped";
+    t->values[t->n++] = t->shipped;
+  }
   return TL_OK;
 }

@@ -54,27 +54,11 @@ enum {
 /* ======================================================================== */
 /* Finding node and the script                                               */
 
-static int is_file(const char *path, int exec) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (!exec || access(path, X_OK) == 0);
-}
-
-static int find_in_path(const char *name, char *out, size_t len) {
-  const char *path = getenv("PATH");
-  while (path && *path) {
-    size_t n = strcspn(path, ":");
-    if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, path, name) < len && is_file(out, 1))
-      return 1;
-    path += n + (path[n] == ':');
-  }
-  return 0;
-}
-
 int tl__child_locate(const char *probe, tl__child_paths *p, char *err, size_t errlen) {
   int browser = strcmp(probe, "browser") == 0;
   const char *name = browser ? "tl-browser-probe.js" : "tl-node-probe.js";
   p->browser[0] = '\0';
-  if (!find_in_path("node", p->node, sizeof p->node)) {
+  if (!tl__find_in_path("node", p->node, sizeof p->node)) {
     snprintf(err, errlen,
              "--probe %s: 'node' was not found in PATH (install Node.js, e.g. apt-get install "
              "nodejs, or choose another probe)",
@@ -94,7 +78,7 @@ int tl__child_locate(const char *probe, tl__child_paths *p, char *err, size_t er
   }
   static const char *const browsers[] = {"chromium", "chromium-browser", "google-chrome"};
   for (size_t i = 0; browser && !p->browser[0] && i < sizeof browsers / sizeof browsers[0]; i++)
-    if (!find_in_path(browsers[i], p->browser, sizeof p->browser))
+    if (!tl__find_in_path(browsers[i], p->browser, sizeof p->browser))
       p->browser[0] = '\0';
   if (browser && !p->browser[0]) {
     snprintf(err, errlen,
@@ -109,7 +93,7 @@ int tl__child_locate(const char *probe, tl__child_paths *p, char *err, size_t er
 /* The child                                                                 */
 
 typedef struct {
-  const char *what; /* "node probe", "exec probe" for messages */
+  char what[128]; /* "node probe", "exec probe 'CMD'" for messages */
   pid_t pid;
   int to, from; /* child's stdin (we write) and stdout (we read) */
   int wake[2];  /* self-pipe: a stop wakes the poll */
@@ -117,8 +101,10 @@ typedef struct {
   size_t len;
   long lineno; /* lines read from the child so far */
   int eof;
-  int timed_out;   /* the last next_msg ran out of time */
-  int64_t samples; /* answers received, warm-up included */
+  int timed_out;             /* the last next_msg ran out of time */
+  int64_t samples;           /* answers received, warm-up included */
+  int64_t version;           /* the protocol version of its hello */
+  struct sigaction old_pipe; /* SIGPIPE's handling before the child started */
 } child;
 
 static void wake_pipe(void *arg) {
@@ -227,7 +213,7 @@ static int finish(child *c, int kill_now) {
 
 /* "fact KEY VALUE" becomes the session fact probe.KEY. */
 static int record_fact(child *c, tl__run *run, const tl__msg *msg, char *err, size_t errlen) {
-  char key[TL__PROTOCOL_FACT_KEY_MAX + 1], value[TL__PROTOCOL_FACT_VALUE_MAX + 1], evidence[64];
+  char key[TL__PROTOCOL_FACT_KEY_MAX + 1], value[TL__PROTOCOL_FACT_VALUE_MAX + 1], evidence[160];
   snprintf(key, sizeof key, "%.*s", (int)msg->key_len, msg->key);
   snprintf(value, sizeof value, "%.*s", (int)msg->text_len, msg->text);
   snprintf(evidence, sizeof evidence, "reported by the %s", c->what);
@@ -282,7 +268,9 @@ static int next_msg(child *c, tl__run *run, int timeout_ms, tl__msg *msg, char *
     }
     if (tl__run_stopping(run))
       return TL_EINTR;
-    int64_t left = (deadline - tl__os_mono_ns()) / 1000000;
+    /* Rounded up: out of time only once the deadline has passed, which a
+     * caller waiting for its own deadline relies on. */
+    int64_t left = (deadline - tl__os_mono_ns() + 999999) / 1000000;
     if (left <= 0) {
       snprintf(err, errlen, "%s: no answer within %d s", c->what, timeout_ms / 1000);
       c->timed_out = 1;
@@ -443,48 +431,84 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
   return TL_OK;
 }
 
-static int run_child(tl__run *run, const char *what, char *const argv[], char *err, size_t errlen) {
-  child c;
-  memset(&c, 0, sizeof c);
-  c.what = what;
-  c.pid = -1;
-  c.to = c.from = c.wake[0] = c.wake[1] = -1;
+/* ======================================================================== */
+/* Start, run, end                                                           */
+
+/* Starts the child and reads its hello, before the runner creates any
+ * session: a child that cannot start leaves nothing behind. On success the
+ * child is the run's probe state until tl__probe_child_run or
+ * tl__probe_child_abandon ends it. */
+static int start_child(tl__run *run, const char *what, char *const argv[], char *err,
+                       size_t errlen) {
+  child *c = calloc(1, sizeof *c);
+  if (!c)
+    return tl_fail(err, errlen, TL_ENOMEM, "%s: out of memory", what);
+  snprintf(c->what, sizeof c->what, "%s", what);
+  c->pid = -1;
+  c->to = c->from = c->wake[0] = c->wake[1] = -1;
   /* A child that dies makes writes to its stdin fail with EPIPE instead of
    * killing tl with SIGPIPE. */
-  struct sigaction ign, old_pipe;
+  struct sigaction ign;
   memset(&ign, 0, sizeof ign);
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
-  sigaction(SIGPIPE, &ign, &old_pipe);
-  int rc = spawn(&c, argv, err, errlen);
+  sigaction(SIGPIPE, &ign, &c->old_pipe);
+  int rc = spawn(c, argv, err, errlen);
   if (rc) {
-    sigaction(SIGPIPE, &old_pipe, NULL);
+    sigaction(SIGPIPE, &c->old_pipe, NULL);
+    free(c);
     return rc;
   }
-  tl__run_set_wakeup(run, wake_pipe, &c.wake[1]);
-
+  tl__run_set_wakeup(run, wake_pipe, &c->wake[1]);
   tl__msg msg;
-  rc = next_msg(&c, run, HELLO_TIMEOUT_MS, &msg, err, errlen);
-  if (rc == TL_OK && msg.kind != TL__MSG_HELLO) {
-    snprintf(err, errlen, "%s: line %ld of its output: expected 'hello 1' or 'hello 2' first", what,
-             c.lineno);
-    rc = TL_EINVAL;
+  rc = next_msg(c, run, HELLO_TIMEOUT_MS, &msg, err, errlen);
+  if (rc == TL_OK && msg.kind != TL__MSG_HELLO)
+    rc = tl_fail(err, errlen, TL_EINVAL,
+                 "%s: line %ld of its output: expected 'hello 1' or 'hello 2' first", c->what,
+                 c->lineno);
+  if (rc == TL_OK) {
+    c->version = msg.value;
+    tl__run_set_probe_state(run, c);
+    return TL_OK;
   }
-  if (rc == TL_OK)
-    rc = msg.value == 1 ? measure_one_by_one(&c, run, err, errlen)
-                        : measure_plan(&c, run, err, errlen);
   tl__run_set_wakeup(run, NULL, NULL);
-  int stopping = rc == TL_EINTR || tl__run_stopping(run);
-  int status = finish(&c, stopping || rc != TL_OK);
-  sigaction(SIGPIPE, &old_pipe, NULL);
-  if (rc == TL_EINTR)
-    return TL_OK; /* the runner reports the stop */
-  if (rc == TL_EIO && c.eof)
+  int status = finish(c, !c->eof);
+  sigaction(SIGPIPE, &c->old_pipe, NULL);
+  if (rc == TL_EIO && c->eof) {
+    snprintf(err, errlen, "%s did not start: it ended before its 'hello' line", c->what);
     describe_exit(status, err, errlen);
+  }
+  free(c);
   return rc;
 }
 
-int tl__probe_node(tl__run *run, char *err, size_t errlen) {
+int tl__probe_child_run(tl__run *run, char *err, size_t errlen) {
+  child *c = tl__run_probe_state(run);
+  tl__run_set_probe_state(run, NULL);
+  int rc =
+      c->version == 1 ? measure_one_by_one(c, run, err, errlen) : measure_plan(c, run, err, errlen);
+  tl__run_set_wakeup(run, NULL, NULL);
+  int stopping = rc == TL_EINTR || tl__run_stopping(run);
+  int status = finish(c, stopping || rc != TL_OK);
+  sigaction(SIGPIPE, &c->old_pipe, NULL);
+  if (rc == TL_EIO && c->eof)
+    describe_exit(status, err, errlen);
+  free(c);
+  return rc == TL_EINTR ? TL_OK : rc; /* the runner reports the stop */
+}
+
+void tl__probe_child_abandon(tl__run *run) {
+  child *c = tl__run_probe_state(run);
+  if (!c)
+    return;
+  tl__run_set_probe_state(run, NULL);
+  tl__run_set_wakeup(run, NULL, NULL);
+  finish(c, 1);
+  sigaction(SIGPIPE, &c->old_pipe, NULL);
+  free(c);
+}
+
+int tl__probe_node_start(tl__run *run, char *err, size_t errlen) {
   tl__child_paths p;
   int rc = tl__child_locate("node", &p, err, errlen);
   if (rc)
@@ -492,10 +516,10 @@ int tl__probe_node(tl__run *run, char *err, size_t errlen) {
   char arm[64];
   snprintf(arm, sizeof arm, "--arm-from=%s", tl__arm_from(tl__run_view(run)->opts));
   char *argv[] = {p.node, p.script, arm, NULL};
-  return run_child(run, "node probe", argv, err, errlen);
+  return start_child(run, "node probe", argv, err, errlen);
 }
 
-int tl__probe_browser(tl__run *run, char *err, size_t errlen) {
+int tl__probe_browser_start(tl__run *run, char *err, size_t errlen) {
   tl__child_paths p;
   int rc = tl__child_locate("browser", &p, err, errlen);
   if (rc)
@@ -504,19 +528,20 @@ int tl__probe_browser(tl__run *run, char *err, size_t errlen) {
   snprintf(mode, sizeof mode, "--mode=%s", tl__browser_mode(tl__run_view(run)->opts));
   snprintf(chromium, sizeof chromium, "--chromium=%s", p.browser);
   char *argv[] = {p.node, p.script, mode, chromium, NULL};
-  return run_child(run, "browser probe", argv, err, errlen);
+  return start_child(run, "browser probe", argv, err, errlen);
 }
 
-int tl__probe_exec(tl__run *run, char *err, size_t errlen) {
-  const char *probe = tl__run_view(run)->opts->probe;
-  char *cmd = strdup(probe + strlen("exec:"));
-  if (!cmd) {
-    snprintf(err, errlen, "out of memory");
-    return TL_ENOMEM;
-  }
-  char sh[] = "/bin/sh", dash_c[] = "-c";
-  char *argv[] = {sh, dash_c, cmd, NULL};
-  int rc = run_child(run, "exec probe", argv, err, errlen);
-  free(cmd);
-  return rc;
+/* exec:CMD runs CMD through /bin/sh -c, with the arguments that name one of
+ * tl's shipped probes resolved to it (tl__exec_command). Messages name the
+ * command as given. */
+int tl__probe_exec_start(tl__run *run, char *err, size_t errlen) {
+  const char *cmd = tl__run_view(run)->opts->probe + strlen("exec:");
+  tl__exec_resolved r;
+  int rc = tl__exec_command(cmd, &r, err, errlen);
+  if (rc)
+    return rc;
+  char what[128], sh[] = "/bin/sh", dash_c[] = "-c";
+  snprintf(what, sizeof what, "exec probe '%.80s%s'", cmd, strlen(cmd) > 80 ? "..." : "");
+  char *argv[] = {sh, dash_c, r.command, NULL};
+  return start_child(run, what, argv, err, errlen);
 }

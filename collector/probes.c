@@ -262,14 +262,16 @@ static int run_uvtimer(tl__run *run, char *err, size_t errlen) {
 /* Registry                                                                  */
 
 static const tl__probe probes[] = {
-    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT, "timer,immediate"},
-    {"uv", run_uvtimer, TL__PROBE_CONCURRENT, "timer,immediate"},
-    {"nanosleep", tl__probe_nanosleep, 0, NULL},
-    {"periodic", tl__probe_periodic, TL__PROBE_PERIODIC, NULL},
-    {"timerfd", tl__probe_timerfd, 0, NULL},
-    {"node", tl__probe_node, 0, "timer,immediate,io"},
-    {"browser", tl__probe_browser, 0, NULL},
-    {"exec:CMD", tl__probe_exec, TL__PROBE_PREFIX, NULL},
+    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT, "timer,immediate", NULL, NULL},
+    {"uv", run_uvtimer, TL__PROBE_CONCURRENT, "timer,immediate", NULL, NULL},
+    {"nanosleep", tl__probe_nanosleep, 0, NULL, NULL, NULL},
+    {"periodic", tl__probe_periodic, TL__PROBE_PERIODIC, NULL, NULL, NULL},
+    {"timerfd", tl__probe_timerfd, 0, NULL, NULL, NULL},
+    {"node", tl__probe_child_run, 0, "timer,immediate,io", tl__probe_node_start,
+     tl__probe_child_abandon},
+    {"browser", tl__probe_child_run, 0, NULL, tl__probe_browser_start, tl__probe_child_abandon},
+    {"exec:CMD", tl__probe_child_run, TL__PROBE_PREFIX, NULL, tl__probe_exec_start,
+     tl__probe_child_abandon},
 };
 
 static tl_probe_info infos[sizeof probes / sizeof probes[0]];
@@ -280,8 +282,8 @@ const tl_probe_info *tl_probes(size_t *count) {
   *count = sizeof probes / sizeof probes[0];
   for (size_t i = 0; i < *count; i++) {
     const tl_probe_about *about = tl_probe_about_find(probes[i].name);
-    infos[i] = (tl_probe_info){probes[i].name, about ? about->summary : "",
-                               about ? about->ms_only : 0};
+    infos[i] =
+        (tl_probe_info){probes[i].name, about ? about->summary : "", about ? about->ms_only : 0};
   }
   return infos;
 }

@@ -504,12 +504,111 @@ static void dry_run_leaves_nothing(void **state) {
   free(tmp);
 }
 
+/* A child probe that does not start (no such program, an exit before its
+ * hello, garbage instead of a hello) is one line naming the command and
+ * why, exit status 1, and no session at all: the hello comes before any
+ * session is created. With two delays, each case used to leave two
+ * 'interrupted' sessions of 0 samples. */
+static void child_that_cannot_start_leaves_nothing(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *probe, *says;
+  } cases[] = {
+      {"exec:tl-no-such-program --flag", "'tl-no-such-program' was not found in PATH"},
+      {"exec:./no-such-probe.py", "'./no-such-probe.py' was not found"},
+      {"exec:exit 3", "exec probe 'exit 3' did not start: it ended before its 'hello' line (it "
+                      "exited with status 3)"},
+      {"exec:echo garbage here", "exec probe 'echo garbage here': line 1 of its output:"},
+      {"exec:echo hello 2 x", "exec probe 'echo hello 2 x': line 1 of its output:"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char probe[128];
+    snprintf(probe, sizeof probe, "%s", cases[i].probe);
+    char *argv[] = {TLCOLLECT, "--db",    f->db, "--probe", probe, "--delays",
+                    "0,1",     "--count", "3",   "-q",      NULL};
+    char *out, *err;
+    assert_int_equal(tl_test_run(argv, NULL, &out, &err), 1);
+    if (!strstr(err, cases[i].says) || !tl_test_one_line(err))
+      fail_msg("--probe %s: '%s'", cases[i].probe, err);
+    assert_string_equal(out, "");
+    if (exists(f->db)) {
+      tl_session_list l = sessions(f->db);
+      assert_int_equal(l.count, 0);
+      tl_session_list_free(&l);
+    }
+    free(out);
+    free(err);
+  }
+}
+
+/* Sessions of db tagged key=value. */
+static size_t tagged(const char *db, const char *key, const char *value) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  flt.tag_keys = &key;
+  flt.tag_values = &value;
+  flt.tag_count = 1;
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  size_t n = l.count;
+  tl_session_list_free(&l);
+  tl_store_close(s);
+  return n;
+}
+
+/* From the build tree, an exec: argument naming a shipped probe that is not
+ * in the current folder runs the source tree's copy, tagged exec_shipped; a
+ * file of that name in the current folder wins and nothing is tagged. */
+static void exec_finds_shipped_probe(void **state) {
+  fixture *f = *state;
+  const char *interpreter = "python3", *script = "asyncio-probe.py";
+  if (system("command -v python3 >/dev/null 2>&1") != 0) {
+    interpreter = "node";
+    script = "tl-node-probe.js";
+    if (system("command -v node >/dev/null 2>&1") != 0)
+      skip();
+  }
+  char probe[128], source[4096], shipped[4096], here[4096];
+  snprintf(probe, sizeof probe, "exec:%s %s", interpreter, script);
+  snprintf(source, sizeof source, "%s/probes/%s", TL_SOURCE_DIR, script);
+  assert_non_null(realpath(source, shipped));
+  assert_non_null(getcwd(here, sizeof here));
+  assert_int_equal(chdir(f->dir), 0);
+  char *argv[] = {TLCOLLECT, "--db",    f->db, "--probe", probe, "--delays",
+                  "0,1",     "--count", "3",   "-q",      NULL};
+  char *out, *err;
+  int rc = tl_test_run(argv, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("--probe '%s' from %s: exit %d, '%s'", probe, f->dir, rc, err);
+  free(out);
+  free(err);
+  assert_int_equal(tagged(f->db, "exec_shipped", shipped), 2);
+  /* A copy in the current folder is what the command names. */
+  char *local = tl_test_path(f->dir, script);
+  assert_int_equal(tl_test_copy_file(source, local), 0);
+  rc = tl_test_run(argv, NULL, &out, &err);
+  assert_int_equal(chdir(here), 0);
+  if (rc != 0)
+    fail_msg("--probe '%s' with a local copy: exit %d, '%s'", probe, rc, err);
+  tl_session_list l = sessions(f->db);
+  assert_int_equal(l.count, 4);
+  tl_session_list_free(&l);
+  assert_int_equal(tagged(f->db, "exec_shipped", shipped), 2);
+  free(local);
+  free(out);
+  free(err);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tl_test_setup, tl_test_teardown)
   const struct CMUnitTest tests[] = {
       T(bad_values),
       T(node_missing_is_clear),
       T(browser_missing_is_clear),
+      T(child_that_cannot_start_leaves_nothing),
+      T(exec_finds_shipped_probe),
       T(list_probes_names_all),
       T(qos_only_where_there_are_classes),
       T(refused_settings_are_errors),

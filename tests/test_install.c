@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "support.h"
+#include "tl_store.h"
 
 static char *prefix;
 
@@ -129,6 +130,54 @@ static void installed_node_probe(void **state) {
   free(err);
   free(script);
   free(moved);
+  free(db);
+}
+
+/* Sessions of db whose tag exec_shipped is value. */
+static size_t shipped_sessions(const char *db, const char *value) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  const char *key = "exec_shipped";
+  flt.tag_keys = &key;
+  flt.tag_values = &value;
+  flt.tag_count = 1;
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  size_t n = l.count;
+  tl_session_list_free(&l);
+  tl_store_close(s);
+  return n;
+}
+
+/* The README's 'exec:python3 asyncio-probe.py' works from any folder: the
+ * argument names no file here, so the installed tlcollect runs the shipped
+ * copy and records it as the tag exec_shipped (with Python, else the same
+ * with node and the node probe's script; skipped with neither). */
+static void installed_exec_finds_shipped_probe(void **state) {
+  (void)state;
+  const char *probe = "exec:python3 asyncio-probe.py", *script = "asyncio-probe.py";
+  if (system("command -v python3 >/dev/null 2>&1") != 0) {
+    probe = "exec:node tl-node-probe.js";
+    script = "tl-node-probe.js";
+    if (system("command -v node >/dev/null 2>&1") != 0)
+      skip();
+  }
+  char *db = in_prefix("exec.db");
+  char *out, *err;
+  int rc = run_installed("bin/tlcollect", &out, &err, "--db", db, "--probe", probe, "--delays",
+                         "0,1", "--count", "3", "--quiet", NULL);
+  if (rc != 0)
+    fail_msg("installed tlcollect --probe '%s': exit %d, '%s'", probe, rc, err);
+  free(out);
+  free(err);
+  char rel[128], real[PATH_MAX];
+  snprintf(rel, sizeof rel, "share/tl/probes/%s", script);
+  char *shipped = in_prefix(rel);
+  assert_non_null(realpath(shipped, real));
+  assert_int_equal(shipped_sessions(db, real), 2);
+  free(shipped);
   free(db);
 }
 
@@ -404,6 +453,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(installed_programs_run),
       cmocka_unit_test(installed_node_probe),
+      cmocka_unit_test(installed_exec_finds_shipped_probe),
       cmocka_unit_test(man_pages_and_completion_installed),
       cmocka_unit_test(shipped_probes_installed),
       cmocka_unit_test(extension_and_documents_installed),

@@ -758,10 +758,18 @@ static void exec_not_a_probe(void **state) {
   char err[512] = "";
   assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
   assert_non_null(strstr(err, "line 1 of its output"));
-  /* A program that does not exist: the shell says so and exits 127. */
+  /* A program that does not exist is refused before anything starts; one
+   * the shell cannot find says so and exits 127. */
   o.probe = "exec:/nonexistent/tl-probe";
+  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EUNAVAIL);
+  assert_non_null(strstr(err, "'/nonexistent/tl-probe' was not found"));
+  o.probe = "exec:command /nonexistent/tl-probe";
   assert_int_not_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
   assert_non_null(strstr(err, "status 127"));
+  /* None of them got as far as a session. */
+  tl_store_stats st;
+  assert_int_equal(tl_store_info(f->store, &st), TL_OK);
+  assert_int_equal(st.sessions, 0);
   no_children_left();
 }
 
