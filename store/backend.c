@@ -62,6 +62,13 @@ int tl__store_need_file(tl_store *s, const char *doing) {
                         doing, s->path);
 }
 
+int tl_store_set_codec(tl_store *s, int codec) {
+  if (codec != TL_CODEC_VARINT && codec != TL_CODEC_PACKED)
+    return tl__store_fail(s, TL_EINVAL, "unknown block codec %d", codec);
+  s->codec = codec;
+  return TL_OK;
+}
+
 int tl_store_schema_version(tl_store *s) { return s->ops->schema_version(s); }
 
 int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {

@@ -21,7 +21,27 @@
  *
  * Codec 1 writes each sample as the unsigned LEB128 varint of
  * (latency - block min). Timer latencies cluster tightly above their
- * requested delay, so most samples take 2 or 3 bytes. */
+ * requested delay, so most samples take 2 or 3 bytes.
+ *
+ * Codec 2, what tl writes now, packs the same differences d = latency -
+ * block min at a fixed width of b bits (frame of reference), and patches the
+ * few samples that need more (the exceptions, the rare slow wake-ups) from a
+ * list after them. Its payload:
+ *   byte 0     b, 0..L, where L = bit length of (max_ns - min_ns)
+ *   bytes 1-2  e, the number of exceptions, 0..count
+ *   then       the low b bits of every d, in sample order, packed densely
+ *              from bit 0 of each byte upwards: ceil(count * b / 8) bytes
+ *   then       the e exceptions, each its position in the block (P bits,
+ *              P = bit length of count - 1) and d >> b (L - b bits, never 0),
+ *              positions increasing, packed the same way: ceil(e * (P + L - b)
+ *              / 8) bytes, and nothing after
+ * The encoder picks the b that makes the payload smallest, from the
+ * histogram of the differences' bit lengths. The decoder unpacks 8 samples
+ * (b bytes) at a time with fixed shifts, without a branch per sample, and
+ * then adds the exceptions' high parts; every width, count, position and
+ * value is checked against the block, so no payload makes it read or write
+ * out of bounds. Timer data takes 17-18 bits a sample this way, against
+ * 24 for the varints. */
 #include <pthread.h>
 #include <string.h>
 
@@ -226,12 +246,164 @@ static int varint_decode(const uint8_t *in, size_t len, int64_t min, int64_t max
 }
 
 /* ======================================================================== */
+/* Codec 2: bit packing with patched exceptions                              */
+
+static unsigned bit_length(uint64_t x) { return x ? 64u - (unsigned)__builtin_clzll(x) : 0; }
+
+static uint64_t load_le64(const uint8_t *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  w = __builtin_bswap64(w);
+#endif
+  return w;
+}
+
+/* ORs the width low bits of v into the zeroed buffer p at bit off; p has
+ * 9 bytes of room past the byte that holds bit off. width <= 64. */
+static void put_bits(uint8_t *p, uint64_t off, uint64_t v, unsigned width) {
+  if (!width)
+    return;
+  p += off >> 3;
+  unsigned sh = (unsigned)(off & 7);
+  uint64_t w = load_le64(p) | v << sh;
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(w >> (8 * i));
+  if (sh + width > 64)
+    p[8] |= (uint8_t)(v >> (64 - sh));
+}
+
+/* The width bits at bit off of p, which holds len bytes; every bit read
+ * lies below len * 8 (the caller checked), and nothing past len is read. */
+static uint64_t get_bits(const uint8_t *p, size_t len, uint64_t off, unsigned width) {
+  if (!width)
+    return 0;
+  size_t at = (size_t)(off >> 3), last = (size_t)((off + width - 1) >> 3);
+  unsigned sh = (unsigned)(off & 7);
+  uint64_t w = 0;
+  for (size_t i = at; i <= last && i < at + 8 && i < len; i++)
+    w |= (uint64_t)p[i] << (8 * (i - at));
+  w >>= sh;
+  if (last >= at + 8)
+    w |= (uint64_t)p[at + 8] << (64 - sh);
+  return width == 64 ? w : w & (((uint64_t)1 << width) - 1);
+}
+
+static size_t packed_bytes(size_t count, unsigned width) { return (count * width + 7) / 8; }
+
+/* Payload bytes of n samples at width b, with e exceptions of pw + L - b
+ * bits each. */
+static size_t packed_size(size_t n, unsigned b, size_t e, unsigned pw, unsigned L) {
+  return 3 + packed_bytes(n, b) + packed_bytes(e, pw + L - b);
+}
+
+static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out) {
+  uint64_t base = (uint64_t)lo;
+  unsigned L = bit_length((uint64_t)hi - base), pw = bit_length(n - 1);
+  /* How many differences have each bit length, then the best width: the
+   * samples longer than b are the exceptions. */
+  size_t longer[65] = {0};
+  for (size_t i = 0; i < n; i++)
+    longer[bit_length((uint64_t)v[i] - base)]++;
+  for (int k = 63; k >= 0; k--)
+    longer[k] += longer[k + 1]; /* now: bit length >= k */
+  unsigned b = L;
+  size_t best = packed_size(n, L, 0, pw, L);
+  for (unsigned k = 0; k < L; k++) {
+    size_t sz = packed_size(n, k, longer[k + 1], pw, L);
+    if (sz < best) {
+      best = sz;
+      b = k;
+    }
+  }
+  size_t e = b < L ? longer[b + 1] : 0;
+  memset(out, 0, best + 9);
+  out[0] = (uint8_t)b;
+  out[1] = (uint8_t)(e & 0xff);
+  out[2] = (uint8_t)(e >> 8);
+  uint8_t *low = out + 3, *ex = low + packed_bytes(n, b);
+  uint64_t mask = ((uint64_t)1 << b) - 1, off = 0, xoff = 0; /* b <= 63 */
+  unsigned hw = L - b;
+  for (size_t i = 0; i < n; i++, off += b) {
+    uint64_t d = (uint64_t)v[i] - base;
+    put_bits(low, off, d & mask, b);
+    if (d >> b) {
+      put_bits(ex, xoff, i, pw);
+      put_bits(ex, xoff + pw, d >> b, hw);
+      xoff += pw + hw;
+    }
+  }
+  return best;
+}
+
+/* Unpacks groups of 8 samples of b bits (b bytes each) with fixed shifts:
+ * the loads of the last group end before end. b <= 56, so one 8-byte load
+ * holds each sample. */
+static void unpack_groups(const uint8_t *p, unsigned b, uint64_t base, size_t groups,
+                          int64_t *out) {
+  uint64_t mask = ((uint64_t)1 << b) - 1;
+  unsigned at[8], sh[8];
+  for (unsigned j = 0; j < 8; j++) {
+    at[j] = j * b >> 3;
+    sh[j] = j * b & 7;
+  }
+  for (size_t g = 0; g < groups; g++, p += b, out += 8)
+    for (unsigned j = 0; j < 8; j++)
+      out[j] = (int64_t)(base + ((load_le64(p + at[j]) >> sh[j]) & mask));
+}
+
+static int packed_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
+                         size_t n) {
+  if (max < min || len < 3 || n < 1 || n > TL_BLOCK_MAX)
+    return TL_ECORRUPT;
+  uint64_t span = (uint64_t)max - (uint64_t)min, base = (uint64_t)min;
+  unsigned L = bit_length(span), pw = bit_length(n - 1), b = in[0];
+  size_t e = (size_t)in[1] | (size_t)in[2] << 8;
+  /* The encoder's widths and counts only: an exception needs b < L, and
+   * there are no more exceptions than samples. */
+  if (b > L || e > n || (e && b == L))
+    return TL_ECORRUPT;
+  unsigned hw = L - b;
+  size_t low_len = packed_bytes(n, b), ex_len = packed_bytes(e, pw + hw);
+  if (len != 3 + low_len + ex_len)
+    return TL_ECORRUPT;
+  const uint8_t *low = in + 3, *ex = low + low_len;
+  size_t avail = len - 3; /* bytes from low to the payload's end */
+  /* Whole groups while their 8-byte loads stay inside the payload; the
+   * rest (and widths a load cannot hold) bit by bit. */
+  size_t groups = b && b <= 56 ? n / 8 : 0;
+  if (groups && groups * b + 8 > avail)
+    groups = avail >= 8 + b ? (avail - 8) / b : 0;
+  unpack_groups(low, b, base, groups, out);
+  for (size_t i = groups * 8; i < n; i++)
+    out[i] = (int64_t)(base + get_bits(low, low_len, (uint64_t)i * b, b));
+  /* Unpatched samples lie below 2^b; only at b == L can that pass max. */
+  if (b == L && L && span != (~(uint64_t)0 >> (64 - L)))
+    for (size_t i = 0; i < n; i++)
+      if ((uint64_t)out[i] - base > span)
+        return TL_ECORRUPT;
+  uint64_t xoff = 0;
+  size_t next = 0; /* the lowest position the next exception may have */
+  for (size_t k = 0; k < e; k++, xoff += pw + hw) {
+    uint64_t pos = get_bits(ex, ex_len, xoff, pw), high = get_bits(ex, ex_len, xoff + pw, hw);
+    if (pos < next || pos >= n || high == 0)
+      return TL_ECORRUPT;
+    uint64_t d = ((uint64_t)out[pos] - base) | high << b;
+    if (d > span)
+      return TL_ECORRUPT;
+    out[pos] = (int64_t)(base + d);
+    next = (size_t)pos + 1;
+  }
+  return TL_OK;
+}
+
+/* ======================================================================== */
 /* Blocks                                                                    */
 
-size_t tl_block_bound(size_t n) { return TL_BLOCK_HEADER + n * 10; }
+size_t tl_block_bound(size_t n) { return TL_BLOCK_HEADER + 16 + n * 10; }
 
-size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
-                       int64_t *max) {
+size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, uint8_t *out,
+                          int64_t *min, int64_t *max) {
   int64_t lo = v[0], hi = v[0];
   for (size_t i = 1; i < n; i++) {
     if (v[i] < lo)
@@ -239,10 +411,18 @@ size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, in
     if (v[i] > hi)
       hi = v[i];
   }
-  size_t len = varint_encode(v, n, lo, out + TL_BLOCK_HEADER);
+  uint8_t *payload = out + TL_BLOCK_HEADER;
+  size_t len = codec == TL_CODEC_VARINT ? varint_encode(v, n, lo, payload)
+                                        : packed_encode(v, n, lo, hi, payload);
   *min = lo;
   *max = hi;
-  return tl__block_seal(out, TL_CODEC_VARINT, n, seq, lo, hi, len);
+  return tl__block_seal(out, codec == TL_CODEC_VARINT ? codec : TL_CODEC_PACKED, n, seq, lo, hi,
+                        len);
+}
+
+size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
+                       int64_t *max) {
+  return tl_block_encode_as(TL_CODEC_DEFAULT, v, n, seq, out, min, max);
 }
 
 int tl_block_verify(const tl_block *b, const char **why) {
@@ -259,7 +439,7 @@ int tl_block_verify(const tl_block *b, const char **why) {
     return TL_ECORRUPT;
   }
   const uint8_t *h = b->data;
-  if (h[1] != b->codec || b->codec != TL_CODEC_VARINT) {
+  if (h[1] != b->codec || (b->codec != TL_CODEC_VARINT && b->codec != TL_CODEC_PACKED)) {
     *why = "unknown codec";
     return TL_ECORRUPT;
   }
@@ -281,8 +461,10 @@ int tl_block_decode(const tl_block *b, int64_t *out, const char **why) {
   int err = tl_block_verify(b, why);
   if (err)
     return err;
-  if (varint_decode(b->data + TL_BLOCK_HEADER, b->len - TL_BLOCK_HEADER, b->min_ns,
-                             b->max_ns, out, (size_t)b->count)) {
+  const uint8_t *p = b->data + TL_BLOCK_HEADER;
+  size_t len = b->len - TL_BLOCK_HEADER, n = (size_t)b->count;
+  if (b->codec == TL_CODEC_VARINT ? varint_decode(p, len, b->min_ns, b->max_ns, out, n)
+                                  : packed_decode(p, len, b->min_ns, b->max_ns, out, n)) {
     if (why)
       *why = "samples do not decode";
     return TL_ECORRUPT;
@@ -295,7 +477,9 @@ size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t 
   if (count < 1 || count > TL_BLOCK_MAX || min < 0 || max < min ||
       varint_decode(in, len, min, max, scratch, (size_t)count))
     return 0;
+  /* Codec 1 still: the migration gives the block a header and leaves its
+   * codec column as it is. */
   int64_t lo, hi;
-  size_t n = tl_block_encode(scratch, (size_t)count, seq, out, &lo, &hi);
+  size_t n = tl_block_encode_as(TL_CODEC_VARINT, scratch, (size_t)count, seq, out, &lo, &hi);
   return lo == min && hi == max ? n : 0;
 }

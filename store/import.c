@@ -325,7 +325,7 @@ static int flush_block(block_out *b) {
   if (!b->n)
     return TL_OK;
   int64_t lo, hi;
-  size_t len = tl_block_encode(b->block, b->n, b->seq, b->enc, &lo, &hi);
+  size_t len = tl_block_encode_as(b->s->codec, b->block, b->n, b->seq, b->enc, &lo, &hi);
   sqlite3_bind_int64(b->ins, 1, b->session_id);
   sqlite3_bind_int64(b->ins, 2, b->seq++);
   sqlite3_bind_int64(b->ins, 3, (sqlite3_int64)b->n);

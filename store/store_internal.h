@@ -17,6 +17,7 @@ struct tl_store {
   void *server;            /* the server backend's own state; NULL for a file */
   char *path;              /* the file, or the server's address (never a password) */
   int readonly;
+  int codec;        /* of the blocks it writes; 0 for TL_CODEC_DEFAULT */
   char errmsg[512]; /* last failure, "" when none */
 };
 

@@ -433,7 +433,11 @@ int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, t
  * CRC32C over the header, the block's seq, min_ns and max_ns and its
  * payload; docs/schema.md) followed by the codec's payload. */
 enum { TL_BLOCK_HEADER = 8, TL_BLOCK_VERSION = 1 };
-enum { TL_CODEC_VARINT = 1 }; /* LEB128 varints of (latency - min_ns) */
+enum {
+  TL_CODEC_VARINT = 1, /* LEB128 varints of (latency - min_ns) */
+  TL_CODEC_PACKED = 2, /* (latency - min_ns) bit-packed, with patched exceptions */
+  TL_CODEC_DEFAULT = TL_CODEC_PACKED /* what new blocks use */
+};
 
 /* CRC32C (Castagnoli) of n bytes, continuing from crc (0 to start). */
 uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n);
@@ -444,6 +448,14 @@ uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n);
 size_t tl_block_bound(size_t n);
 size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
                        int64_t *max);
+/* The same in a given codec (TL_CODEC_VARINT, else TL_CODEC_PACKED): tl
+ * writes TL_CODEC_DEFAULT; the older codec stays for comparisons. */
+size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, uint8_t *out,
+                          int64_t *min, int64_t *max);
+/* The codec of the blocks this handle writes from now on (the writer,
+ * import), TL_CODEC_DEFAULT until set; for benchmarks and tests that
+ * compare codecs. TL_EINVAL for an unknown codec. */
+int tl_store_set_codec(tl_store *store, int codec);
 /* Checks b's header and checksum against its seq, count, min_ns, max_ns and
  * codec: TL_OK, or TL_ECORRUPT with *why (why may be NULL) set to a static
  * reason ("checksum mismatch", "unknown codec" ...). */

@@ -271,7 +271,7 @@ static int write_blocks(tl_writer *w, size_t *bytes) {
     for (size_t i = 0; i < n; i++)
       w->scratch[i] = joined(w, at + i);
     int64_t lo, hi;
-    size_t len = tl_block_encode(w->scratch, n, seq, w->enc, &lo, &hi);
+    size_t len = tl_block_encode_as(s->codec, w->scratch, n, seq, w->enc, &lo, &hi);
     sqlite3_bind_int64(st, 1, w->session_id);
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)n);

@@ -126,7 +126,7 @@ static void merge_idempotent_and_conflict(void **state) {
   /* A different sample in the same UUID is a conflict as well. */
   a = open_db(f->dir, "a.db");
   int64_t other[3] = {5, 6, 7}, lo, hi;
-  uint8_t blk[TL_BLOCK_HEADER + 30];
+  uint8_t blk[TL_BLOCK_HEADER + 16 + 30]; /* tl_block_bound(3) */
   size_t blen = tl_block_encode(other, 3, 0, blk, &lo, &hi);
   sqlite3_stmt *up;
   assert_int_equal(sqlite3_exec(a->db, "UPDATE sessions SET missed_periods = 0", NULL, NULL, NULL),
@@ -648,7 +648,7 @@ static void codec_all_widths(void **state) {
       int64_t r = (int64_t)(((uint64_t)lcg(&x) << 31) | (uint64_t)lcg(&x)); /* 62 bits */
       v[i] = 5 + (r & (((int64_t)1 << bits) - 1));
     }
-    size_t len = tl_block_encode(v, n, 0, buf, &lo, &hi);
+    size_t len = tl_block_encode_as(TL_CODEC_VARINT, v, n, 0, buf, &lo, &hi);
     tl_block b = {.count = (int64_t)n, .min_ns = lo, .max_ns = hi, .codec = TL_CODEC_VARINT,
                   .data = buf, .len = len};
     assert_int_equal(tl_block_decode(&b, back, NULL), TL_OK);

@@ -266,9 +266,11 @@ static void migrates_empty_file(void **state) {
 
 /* A database of one session of 10000 samples (3 blocks) at path; its UUID
  * in uuid. */
-static void three_blocks(const char *path, char uuid[37]) {
+/* A session of 10,000 samples in three blocks of the given codec. */
+static void three_blocks(const char *path, int codec, char uuid[37]) {
   tl_store *s;
   assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  assert_int_equal(tl_store_set_codec(s, codec), TL_OK);
   tl_session_spec spec = spec_for("x", 0);
   tl_writer *w;
   int64_t v[10000];
@@ -335,10 +337,11 @@ static void check_finds_damage(void **state) {
       /* a session that claims more than its blocks hold */
       {"UPDATE sessions SET sample_count = 10001", "a block was lost"},
   };
-  for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
+  for (size_t run = 0; run < 2 * (sizeof damage / sizeof *damage); run++) {
+    size_t k = run / 2; /* each damage to blocks of either codec */
     char uuid[37];
     unlink(f->db);
-    three_blocks(f->db, uuid);
+    three_blocks(f->db, run % 2 ? TL_CODEC_PACKED : TL_CODEC_VARINT, uuid);
     exec_sql(f->db, damage[k].sql);
     tl_store *s;
     assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
@@ -361,7 +364,7 @@ static void check_finds_damage(void **state) {
 static void migrates_v1_blocks(void **state) {
   fixture *f = *state;
   char uuid[37];
-  three_blocks(f->db, uuid);
+  three_blocks(f->db, TL_CODEC_VARINT, uuid);
   tl_store *s;
   collected before = {malloc(10000 * sizeof(int64_t)), 0};
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
@@ -652,7 +655,7 @@ static void damaged_summary(void **state) {
   for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
     char uuid[37];
     unlink(f->db);
-    three_blocks(f->db, uuid);
+    three_blocks(f->db, TL_CODEC_DEFAULT, uuid);
     tl_store *s;
     assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
     int64_t other[10000];
@@ -758,7 +761,7 @@ static void codec(void **state) {
   uint8_t buf[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   for (size_t i = 0; i < TL_BLOCK_MAX; i++)
     v[i] = (i % 3 == 0) ? INT64_MAX - (int64_t)i : (int64_t)i;
-  size_t len = tl_block_encode(v, TL_BLOCK_MAX, 7, buf, &lo, &hi);
+  size_t len = tl_block_encode_as(TL_CODEC_VARINT, v, TL_BLOCK_MAX, 7, buf, &lo, &hi);
   assert_true(len <= tl_block_bound(TL_BLOCK_MAX));
   assert_int_equal(lo, 1);
   assert_int_equal(hi, INT64_MAX);
@@ -802,15 +805,14 @@ static void crc32c(void **state) {
 /* Every field the checksum covers is checked: one flipped bit anywhere in
  * the block, another seq, min or max, count or codec is refused, and says
  * why. */
-static void block_checksum(void **state) {
-  (void)state;
+static void block_checksum_of(int codec) {
   int64_t v[100], back[TL_BLOCK_MAX], lo, hi;
   uint8_t buf[TL_BLOCK_HEADER + 100 * 10];
   for (int i = 0; i < 100; i++)
-    v[i] = 1000000 + i * 37;
-  size_t len = tl_block_encode(v, 100, 3, buf, &lo, &hi);
+    v[i] = 1000000 + i * 37 + (i % 10 == 0) * 5000000; /* exceptions in codec 2 */
+  size_t len = tl_block_encode_as(codec, v, 100, 3, buf, &lo, &hi);
   tl_block b = {.seq = 3, .count = 100, .min_ns = lo, .max_ns = hi,
-                .codec = TL_CODEC_VARINT, .data = buf, .len = len};
+                .codec = codec, .data = buf, .len = len};
   const char *why = NULL;
   assert_int_equal(tl_block_decode(&b, back, &why), TL_OK);
   for (size_t bit = 0; bit < len * 8; bit++) {
@@ -841,6 +843,12 @@ static void block_checksum(void **state) {
   x.len = TL_BLOCK_HEADER - 1;
   assert_int_equal(tl_block_verify(&x, &why), TL_ECORRUPT);
   assert_int_equal(tl_block_verify(&b, &why), TL_OK);
+}
+
+static void block_checksum(void **state) {
+  (void)state;
+  for (int codec = TL_CODEC_VARINT; codec <= TL_CODEC_PACKED; codec++)
+    block_checksum_of(codec);
 }
 
 static void default_path(void **state) {
