@@ -1,7 +1,9 @@
 /* bench_store: how fast the store ingests samples and how small it keeps
- * them, against a plain one-row-per-sample SQLite table measured in the same
- * run. The sample data is real: a settimeout session collected first on
- * this machine, replayed as often as needed.
+ * them, in the block codec tl writes (2) and the one before it (1), against
+ * a plain one-row-per-sample SQLite table, all measured in the same run; and
+ * how fast each codec encodes and decodes. The sample data is real: a
+ * settimeout session collected first on this machine, replayed as often as
+ * needed.
  *
  * Usage: bench_store [DIR] [SAMPLES]   (default /tmp and 5000000) */
 #include <stdio.h>
@@ -19,12 +21,13 @@
 enum { RUNS = 5, REAL = 3000 };
 
 /* Writes n samples (the real ones, cycled) as one session through the
- * writer, committing every batch samples. Returns samples per second. */
-static double ingest_tl(const char *path, const bench_samples *real, size_t n, size_t batch,
-                        double *bytes_per_sample) {
+ * writer in codec, committing every batch samples. Returns samples per
+ * second. */
+static double ingest_tl(const char *path, int codec, const bench_samples *real, size_t n,
+                        size_t batch, double *bytes_per_sample) {
   bench_remove_db(path);
   tl_store *s;
-  if (tl_store_open(&s, path, 0))
+  if (tl_store_open(&s, path, 0) || tl_store_set_codec(s, codec))
     bench_die("open", s);
   tl_session_spec spec = {.run_uuid = "bench",
                           .label = "bench",
@@ -82,6 +85,55 @@ static int recovered_exactly(const char *path, const bench_samples *real, size_t
   return c.at == n && c.wrong == 0;
 }
 
+/* Encodes the real samples, cycled to n, in blocks of TL_BLOCK_MAX, then
+ * decodes them: samples per second each way, and bytes per sample. */
+typedef struct {
+  double encode, decode, bytes;
+} codec_speed;
+
+static codec_speed codec_run(int codec, const bench_samples *real, size_t n) {
+  size_t blocks = (n + TL_BLOCK_MAX - 1) / TL_BLOCK_MAX;
+  int64_t *v = malloc(n * sizeof *v), *out = malloc(TL_BLOCK_MAX * sizeof *out);
+  uint8_t *enc = malloc(blocks * tl_block_bound(TL_BLOCK_MAX));
+  tl_block *b = malloc(blocks * sizeof *b);
+  if (!v || !out || !enc || !b)
+    bench_die("out of memory", NULL);
+  for (size_t i = 0; i < n; i++)
+    v[i] = real->v[i % real->n];
+  codec_speed r = {0, 0, 0};
+  size_t bytes = 0;
+  double t0 = bench_now_s();
+  for (size_t k = 0; k < blocks; k++) {
+    size_t at = k * TL_BLOCK_MAX, cnt = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
+    uint8_t *p = enc + k * tl_block_bound(TL_BLOCK_MAX);
+    b[k] = (tl_block){.seq = (int64_t)k, .count = (int64_t)cnt, .codec = codec, .data = p};
+    b[k].len = tl_block_encode_as(codec, v + at, cnt, b[k].seq, p, &b[k].min_ns, &b[k].max_ns);
+    bytes += b[k].len;
+  }
+  r.encode = (double)n / (bench_now_s() - t0);
+  t0 = bench_now_s();
+  int64_t sum = 0;
+  for (size_t k = 0; k < blocks; k++) {
+    if (tl_block_decode(&b[k], out, NULL))
+      bench_die("decode", NULL);
+    sum += out[b[k].count - 1];
+  }
+  r.decode = (double)n / (bench_now_s() - t0);
+  for (size_t k = 0; k < blocks; k++) { /* every sample came back */
+    tl_block_decode(&b[k], out, NULL);
+    if (memcmp(out, v + k * TL_BLOCK_MAX, (size_t)b[k].count * sizeof *out))
+      bench_die("decoded samples differ", NULL);
+  }
+  r.bytes = (double)bytes / (double)n;
+  if (sum == 42) /* keeps the decode from being optimised away */
+    printf(" ");
+  free(v);
+  free(out);
+  free(enc);
+  free(b);
+  return r;
+}
+
 /* The baseline: one row per sample in a plain table, prepared statement,
  * one transaction per batch, same pragmas as tl. */
 static double ingest_plain(const char *path, const bench_samples *real, size_t n, size_t batch,
@@ -126,27 +178,60 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/tl-bench-store.db", dir);
   snprintf(plain, sizeof plain, "%s/tl-bench-plain.db", dir);
 
-  double real_bps;
   printf("collecting %d real settimeout(0) samples on this machine...\n", REAL);
-  bench_samples real = bench_collect_real(path, REAL, &real_bps);
+  bench_samples real = bench_collect_real(path, REAL, NULL);
 
-  double tl_rate[RUNS], plain_rate[RUNS], tl_bps = 0, plain_bps = 0;
+  /* Codec 2 (what tl writes) and codec 1 (before it), interleaved. */
+  static const int codecs[2] = {TL_CODEC_PACKED, TL_CODEC_VARINT};
+  double rate[2][RUNS], bps[2] = {0, 0}, plain_rate[RUNS], plain_bps = 0;
+  double enc[2][RUNS], dec[2][RUNS], enc_bps[2] = {0, 0};
   for (int r = 0; r < RUNS; r++) {
-    tl_rate[r] = ingest_tl(path, &real, n, batch, &tl_bps);
+    for (int c = 0; c < 2; c++) {
+      codec_speed cs = codec_run(codecs[c], &real, n);
+      enc[c][r] = cs.encode;
+      dec[c][r] = cs.decode;
+      enc_bps[c] = cs.bytes;
+      rate[c][r] = ingest_tl(path, codecs[c], &real, n, batch, &bps[c]);
+      if (c == 1 && !recovered_exactly(path, &real, n))
+        bench_die("codec 1 samples did not read back", NULL);
+    }
     plain_rate[r] = ingest_plain(plain, &real, n, batch, &plain_bps);
   }
-  double tl_med = bench_median(tl_rate, RUNS), plain_med = bench_median(plain_rate, RUNS);
-  printf("\nstore ingest, %zu samples in batches of %zu, median of %d runs\n", n, batch, RUNS);
-  printf("  %-34s %14.0f samples/s\n", "tl (sample blocks)", tl_med);
-  printf("  %-34s %14.0f samples/s\n", "baseline (one row per sample)", plain_med);
-  printf("  %-34s %14.1fx\n", "ratio tl / baseline", tl_med / plain_med);
-  printf("\nbytes per stored sample\n");
-  printf("  %-34s %14.2f\n", "tl, encoded samples (real session)", real_bps);
-  printf("  %-34s %14.2f\n", "tl, whole file", tl_bps);
-  printf("  %-34s %14.2f\n", "baseline, whole file", plain_bps);
-  printf("  %-34s %14.1fx\n", "ratio baseline / tl", plain_bps / tl_bps);
-  printf("  %-34s %14s\n", "tl, every sample read back exactly",
-         recovered_exactly(path, &real, n) ? "yes" : "NO");
+  /* The last ingest in each codec was read back above (codec 1) or below. */
+  double med[2], enc_med[2], dec_med[2];
+  for (int c = 0; c < 2; c++) {
+    med[c] = bench_median(rate[c], RUNS);
+    enc_med[c] = bench_median(enc[c], RUNS);
+    dec_med[c] = bench_median(dec[c], RUNS);
+  }
+  double plain_med = bench_median(plain_rate, RUNS);
+  int exact = ingest_tl(path, TL_CODEC_PACKED, &real, n, batch, &bps[0]) > 0 &&
+              recovered_exactly(path, &real, n);
+  printf("\n%zu real samples (%d collected, replayed), median of %d runs; codec 2 is what tl "
+         "writes, codec 1 what it wrote before\n",
+         n, REAL, RUNS);
+  printf("  %-36s %14s %14s %8s\n", "", "codec 2", "codec 1", "2 / 1");
+  printf("  %-36s %14.2f %14.2f %8.2f\n", "bytes per sample, encoded blocks", enc_bps[0],
+         enc_bps[1], enc_bps[0] / enc_bps[1]);
+  printf("  %-36s %14.2f %14.2f %8.2f\n", "bytes per sample, whole file", bps[0], bps[1],
+         bps[0] / bps[1]);
+  printf("  %-36s %14.0f %14.0f %8.2f\n", "encode, samples/s", enc_med[0], enc_med[1],
+         enc_med[0] / enc_med[1]);
+  printf("  %-36s %14.0f %14.0f %8.2f\n", "decode, samples/s", dec_med[0], dec_med[1],
+         dec_med[0] / dec_med[1]);
+  printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of blocks read",
+         dec_med[0] * enc_bps[0] / 1e9, dec_med[1] * enc_bps[1] / 1e9,
+         dec_med[0] * enc_bps[0] / (dec_med[1] * enc_bps[1]));
+  printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of samples (8 B each)", dec_med[0] * 8 / 1e9,
+         dec_med[1] * 8 / 1e9, dec_med[0] / dec_med[1]);
+  printf("  %-36s %14.0f %14.0f %8.2f\n", "writer ingest, samples/s (batch 100k)", med[0], med[1],
+         med[0] / med[1]);
+  printf("\nbaseline: one row per sample in a plain SQLite table, same pragmas\n");
+  printf("  %-36s %14.0f samples/s, codec 2 ingests %.1fx as fast\n", "ingest", plain_med,
+         med[0] / plain_med);
+  printf("  %-36s %14.2f bytes/sample, %.1fx codec 2's\n", "whole file", plain_bps,
+         plain_bps / bps[0]);
+  printf("  %-36s %14s\n", "tl, every sample read back exactly", exact ? "yes" : "NO");
   bench_remove_db(path);
   bench_remove_db(plain);
   free(real.v);

@@ -259,34 +259,23 @@ static uint64_t load_le64(const uint8_t *p) {
   return w;
 }
 
-/* ORs the width low bits of v into the zeroed buffer p at bit off; p has
- * 9 bytes of room past the byte that holds bit off. width <= 64. */
-static void put_bits(uint8_t *p, uint64_t off, uint64_t v, unsigned width) {
-  if (!width)
-    return;
-  p += off >> 3;
-  unsigned sh = (unsigned)(off & 7);
-  uint64_t w = load_le64(p) | v << sh;
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(w >> (8 * i));
-  if (sh + width > 64)
-    p[8] |= (uint8_t)(v >> (64 - sh));
-}
-
-/* The width bits at bit off of p, which holds len bytes; every bit read
- * lies below len * 8 (the caller checked), and nothing past len is read. */
+/* The width bits at bit off of p, which holds len bytes; the caller
+ * checked that they lie below len * 8, and nothing past len is read. */
 static uint64_t get_bits(const uint8_t *p, size_t len, uint64_t off, unsigned width) {
   if (!width)
     return 0;
-  size_t at = (size_t)(off >> 3), last = (size_t)((off + width - 1) >> 3);
+  size_t at = (size_t)(off >> 3);
   unsigned sh = (unsigned)(off & 7);
   uint64_t w = 0;
-  for (size_t i = at; i <= last && i < at + 8 && i < len; i++)
-    w |= (uint64_t)p[i] << (8 * (i - at));
+  if (at + 8 <= len)
+    w = load_le64(p + at);
+  else
+    for (size_t i = at; i < len; i++)
+      w |= (uint64_t)p[i] << (8 * (i - at));
   w >>= sh;
-  if (last >= at + 8)
+  if (sh + width > 64) /* then byte at + 8 holds the last bits, and is inside */
     w |= (uint64_t)p[at + 8] << (64 - sh);
-  return width == 64 ? w : w & (((uint64_t)1 << width) - 1);
+  return w & (~(uint64_t)0 >> (64 - width));
 }
 
 static size_t packed_bytes(size_t count, unsigned width) { return (count * width + 7) / 8; }
@@ -295,6 +284,39 @@ static size_t packed_bytes(size_t count, unsigned width) { return (count * width
  * bits each. */
 static size_t packed_size(size_t n, unsigned b, size_t e, unsigned pw, unsigned L) {
   return 3 + packed_bytes(n, b) + packed_bytes(e, pw + L - b);
+}
+
+/* Appends the width low bits of values to a bit stream: whole 64-bit words
+ * at a time, little-endian. */
+typedef struct {
+  uint8_t *p;
+  uint64_t acc;
+  unsigned fill; /* bits in acc, < 64 */
+} bit_writer;
+
+static void store_le64(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  memcpy(p, &v, 8);
+}
+
+static inline void bits_put(bit_writer *w, uint64_t v, unsigned width) {
+  w->acc |= v << w->fill; /* v < 2^width, width <= 63 */
+  w->fill += width;
+  if (w->fill >= 64) {
+    store_le64(w->p, w->acc);
+    w->p += 8;
+    w->fill -= 64;
+    w->acc = w->fill ? v >> (width - w->fill) : 0;
+  }
+}
+
+/* Writes what is left, and returns the stream's end. */
+static uint8_t *bits_end(bit_writer *w) {
+  for (unsigned i = 0; i < w->fill; i += 8)
+    *w->p++ = (uint8_t)(w->acc >> i);
+  return w->p;
 }
 
 static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out) {
@@ -317,39 +339,58 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
     }
   }
   size_t e = b < L ? longer[b + 1] : 0;
-  memset(out, 0, best + 9);
   out[0] = (uint8_t)b;
   out[1] = (uint8_t)(e & 0xff);
   out[2] = (uint8_t)(e >> 8);
-  uint8_t *low = out + 3, *ex = low + packed_bytes(n, b);
-  uint64_t mask = ((uint64_t)1 << b) - 1, off = 0, xoff = 0; /* b <= 63 */
+  uint64_t mask = ((uint64_t)1 << b) - 1; /* b <= 63 */
+  bit_writer low = {out + 3, 0, 0};
+  for (size_t i = 0; i < n; i++)
+    bits_put(&low, ((uint64_t)v[i] - base) & mask, b);
+  bit_writer ex = {bits_end(&low), 0, 0};
   unsigned hw = L - b;
-  for (size_t i = 0; i < n; i++, off += b) {
+  for (size_t i = 0; e && i < n; i++) {
     uint64_t d = (uint64_t)v[i] - base;
-    put_bits(low, off, d & mask, b);
     if (d >> b) {
-      put_bits(ex, xoff, i, pw);
-      put_bits(ex, xoff + pw, d >> b, hw);
-      xoff += pw + hw;
+      bits_put(&ex, i, pw);
+      bits_put(&ex, d >> b, hw);
     }
   }
-  return best;
+  return (size_t)(bits_end(&ex) - out);
 }
 
 /* Unpacks groups of 8 samples of b bits (b bytes each) with fixed shifts:
  * the loads of the last group end before end. b <= 56, so one 8-byte load
- * holds each sample. */
-static void unpack_groups(const uint8_t *p, unsigned b, uint64_t base, size_t groups,
-                          int64_t *out) {
+ * holds each sample. Called with a constant b, each width compiles to its
+ * own straight-line loop. */
+static inline __attribute__((always_inline)) void unpack_groups(const uint8_t *p, unsigned b,
+                                                                uint64_t base, size_t groups,
+                                                                int64_t *out) {
   uint64_t mask = ((uint64_t)1 << b) - 1;
-  unsigned at[8], sh[8];
-  for (unsigned j = 0; j < 8; j++) {
-    at[j] = j * b >> 3;
-    sh[j] = j * b & 7;
-  }
   for (size_t g = 0; g < groups; g++, p += b, out += 8)
     for (unsigned j = 0; j < 8; j++)
-      out[j] = (int64_t)(base + ((load_le64(p + at[j]) >> sh[j]) & mask));
+      out[j] = (int64_t)(base + ((load_le64(p + (j * b >> 3)) >> (j * b & 7)) & mask));
+}
+
+#define UNPACK_CASE(B)                                                                             \
+  case B:                                                                                          \
+    unpack_groups(p, B, base, groups, out);                                                        \
+    break;
+#define UNPACK_CASES_8(B)                                                                          \
+  UNPACK_CASE(B) UNPACK_CASE(B + 1) UNPACK_CASE(B + 2) UNPACK_CASE(B + 3) UNPACK_CASE(B + 4)      \
+  UNPACK_CASE(B + 5) UNPACK_CASE(B + 6) UNPACK_CASE(B + 7)
+
+static void unpack_any(const uint8_t *p, unsigned b, uint64_t base, size_t groups, int64_t *out) {
+  switch (b) {
+    UNPACK_CASES_8(1)
+    UNPACK_CASES_8(9)
+    UNPACK_CASES_8(17)
+    UNPACK_CASES_8(25)
+    UNPACK_CASES_8(33)
+    UNPACK_CASES_8(41)
+    UNPACK_CASES_8(49) /* up to 56 */
+  default:
+    break;
+  }
 }
 
 static int packed_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
@@ -374,7 +415,7 @@ static int packed_decode(const uint8_t *in, size_t len, int64_t min, int64_t max
   size_t groups = b && b <= 56 ? n / 8 : 0;
   if (groups && groups * b + 8 > avail)
     groups = avail >= 8 + b ? (avail - 8) / b : 0;
-  unpack_groups(low, b, base, groups, out);
+  unpack_any(low, b, base, groups, out);
   for (size_t i = groups * 8; i < n; i++)
     out[i] = (int64_t)(base + get_bits(low, low_len, (uint64_t)i * b, b));
   /* Unpatched samples lie below 2^b; only at b == L can that pass max. */
