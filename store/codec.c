@@ -324,11 +324,17 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
   unsigned L = bit_length((uint64_t)hi - base), pw = bit_length(n - 1);
   /* How many differences have each bit length, then the best width: the
    * samples longer than b are the exceptions. */
-  size_t longer[65] = {0};
-  for (size_t i = 0; i < n; i++)
-    longer[bit_length((uint64_t)v[i] - base)]++;
-  for (int k = 63; k >= 0; k--)
-    longer[k] += longer[k + 1]; /* now: bit length >= k */
+  uint32_t count[4][65] = {{0}}; /* four tables, so that no count waits for the last */
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; j++)
+      count[j][bit_length((uint64_t)v[i + j] - base)]++;
+  for (; i < n; i++)
+    count[0][bit_length((uint64_t)v[i] - base)]++;
+  size_t longer[66]; /* longer[k]: samples of bit length k or more */
+  longer[65] = 0;
+  for (int k = 64; k >= 0; k--)
+    longer[k] = longer[k + 1] + count[0][k] + count[1][k] + count[2][k] + count[3][k];
   unsigned b = L;
   size_t best = packed_size(n, L, 0, pw, L);
   for (unsigned k = 0; k < L; k++) {
@@ -343,17 +349,22 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
   out[1] = (uint8_t)(e & 0xff);
   out[2] = (uint8_t)(e >> 8);
   uint64_t mask = ((uint64_t)1 << b) - 1; /* b <= 63 */
+  /* The low bits of every sample; the exceptions' positions noted on the
+   * way without a branch (the slot is overwritten until one is kept). */
+  uint16_t at[TL_BLOCK_MAX + 1];
+  size_t k = 0;
   bit_writer low = {out + 3, 0, 0};
-  for (size_t i = 0; i < n; i++)
-    bits_put(&low, ((uint64_t)v[i] - base) & mask, b);
+  for (i = 0; i < n; i++) {
+    uint64_t d = (uint64_t)v[i] - base;
+    bits_put(&low, d & mask, b);
+    at[k] = (uint16_t)i;
+    k += (d >> b) != 0;
+  }
   bit_writer ex = {bits_end(&low), 0, 0};
   unsigned hw = L - b;
-  for (size_t i = 0; e && i < n; i++) {
-    uint64_t d = (uint64_t)v[i] - base;
-    if (d >> b) {
-      bits_put(&ex, i, pw);
-      bits_put(&ex, d >> b, hw);
-    }
+  for (size_t x = 0; x < k; x++) {
+    bits_put(&ex, at[x], pw);
+    bits_put(&ex, ((uint64_t)v[at[x]] - base) >> b, hw);
   }
   return (size_t)(bits_end(&ex) - out);
 }

@@ -215,9 +215,13 @@ int tl_writer_add(tl_writer *w, const int64_t *v, size_t n) {
     w->pending = p;
     w->pending_cap = cap;
   }
+  int64_t any = 0; /* negative when any sample is: one test, not one a sample */
   for (size_t i = 0; i < n; i++)
-    if (v[i] < 0)
-      return tl__store_fail(w->store, TL_EINVAL, "negative latency %lld ns", (long long)v[i]);
+    any |= v[i];
+  if (any < 0)
+    for (size_t i = 0; i < n; i++)
+      if (v[i] < 0)
+        return tl__store_fail(w->store, TL_EINVAL, "negative latency %lld ns", (long long)v[i]);
   memcpy(w->pending + w->pending_n, v, n * sizeof *v);
   w->pending_n += n;
   return TL_OK;
@@ -229,9 +233,16 @@ int64_t tl_writer_session_id(const tl_writer *w) { return w->session_id; }
 
 int64_t tl_writer_count(const tl_writer *w) { return w->stored + (int64_t)w->pending_n; }
 
-/* The i-th sample of the open block followed by the pending ones. */
-static int64_t joined(const tl_writer *w, size_t i) {
-  return i < w->block_n ? w->block[i] : w->pending[i - w->block_n];
+/* Samples at..at+n of the open block followed by the pending ones: in
+ * place when they are all pending, else copied into scratch. */
+static const int64_t *joined(tl_writer *w, size_t at, size_t n) {
+  if (at >= w->block_n)
+    return w->pending + (at - w->block_n);
+  size_t own = w->block_n - at < n ? w->block_n - at : n;
+  memcpy(w->scratch, w->block + at, own * sizeof *w->scratch);
+  if (n > own)
+    memcpy(w->scratch + own, w->pending, (n - own) * sizeof *w->scratch);
+  return w->scratch;
 }
 
 /* What a batch leaves free on the file system: enough for the frames that
@@ -268,10 +279,8 @@ static int write_blocks(tl_writer *w, size_t *bytes) {
   int err = TL_OK;
   for (size_t at = 0; at < total && err == TL_OK; at += TL_BLOCK_MAX, seq++) {
     size_t n = total - at < TL_BLOCK_MAX ? total - at : TL_BLOCK_MAX;
-    for (size_t i = 0; i < n; i++)
-      w->scratch[i] = joined(w, at + i);
     int64_t lo, hi;
-    size_t len = tl_block_encode_as(s->codec, w->scratch, n, seq, w->enc, &lo, &hi);
+    size_t len = tl_block_encode_as(s->codec, joined(w, at, n), n, seq, w->enc, &lo, &hi);
     sqlite3_bind_int64(st, 1, w->session_id);
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)n);
@@ -329,9 +338,8 @@ int tl_writer_flush(tl_writer *w) {
   /* Committed: the open block is now the tail of (block ++ pending). */
   size_t total = w->block_n + w->pending_n;
   size_t full = total / TL_BLOCK_MAX, tail = total % TL_BLOCK_MAX;
-  for (size_t i = 0; i < tail; i++)
-    w->scratch[i] = joined(w, full * TL_BLOCK_MAX + i);
-  memcpy(w->block, w->scratch, tail * sizeof *w->block);
+  if (tail)
+    memmove(w->block, joined(w, full * TL_BLOCK_MAX, tail), tail * sizeof *w->block);
   w->seq += (int64_t)full;
   w->block_n = tail;
   w->stored = stored;
