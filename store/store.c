@@ -571,7 +571,7 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
       /* Marked interrupted: summarised in the same transaction (a session
        * whose summary cannot be made is summarised when read). */
       if (changed)
-        tl__summary_put_ended(s, dead_ids[i]);
+        tl__summary_put_ended(s, dead_ids[i], NULL);
     }
   }
   sqlite3_finalize(upd);

@@ -164,11 +164,12 @@ int tl__summary_equal(const tl_summary *a, const tl_summary *b);
  * caller's write transaction. tl__summary_put_ended does it in a savepoint
  * of its own and leaves the transaction as it was when it fails, so that a
  * session still ends when its summary cannot be made (it is then computed
- * when read). */
+ * when read); fed, when not NULL, has had every sample of the session added
+ * already (tl__summary_add), so that only the percentiles' ranks are read. */
 int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id);
 /* Stores m as the summary of session_id of the file s (replacing). */
 int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
-int tl__summary_put_ended(tl_store *s, int64_t session_id);
+int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
 /* tlstore check's part: every stored summary decodes, holds its session's
  * sample_count and equals the summary of its blocks; each one that does not
  * goes to report and adds to *problems. */

@@ -446,19 +446,29 @@ int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m) {
                                               : tl__store_sqlfail(s, rc, "storing a summary");
 }
 
-int tl__summary_put_ended(tl_store *s, int64_t session_id) {
-  tl__summarizer *z = tl__summarizer_new();
+int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed) {
+  tl__summarizer *z = fed ? fed : tl__summarizer_new();
   if (!z)
     return tl__store_fail(s, TL_ENOMEM, "out of memory summarising a session");
   int rc = sqlite3_exec(s->db, "SAVEPOINT summary", NULL, NULL, NULL);
-  int err = rc == SQLITE_OK ? tl__summary_put(s, z, session_id)
-                            : tl__store_sqlfail(s, rc, "storing a summary");
+  int err = TL_OK;
+  if (rc != SQLITE_OK) {
+    err = tl__store_sqlfail(s, rc, "storing a summary");
+  } else if (fed) {
+    const tl_summary *m;
+    err = tl__summary_finish(s, z, session_id, &m);
+    if (!err)
+      err = tl__summary_write(s, session_id, m);
+  } else {
+    err = tl__summary_put(s, z, session_id);
+  }
   if (rc == SQLITE_OK) {
     if (err)
       sqlite3_exec(s->db, "ROLLBACK TO summary", NULL, NULL, NULL);
     sqlite3_exec(s->db, "RELEASE summary", NULL, NULL, NULL);
   }
-  tl__summarizer_free(z);
+  if (!fed)
+    tl__summarizer_free(z);
   return err;
 }
 

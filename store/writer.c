@@ -20,6 +20,7 @@ struct tl_writer {
   int64_t *pending; /* buffered, not yet committed */
   size_t pending_n, pending_cap;
   int64_t stored; /* committed samples */
+  tl__summarizer *summary; /* every committed sample, for the summary at the end; may be NULL */
   int64_t missed; /* missed periods, all of them */
   uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   int64_t scratch[TL_BLOCK_MAX];
@@ -186,6 +187,9 @@ int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, c
     free(w);
     return err;
   }
+  /* Without room for it the summary is made from the blocks at the end. */
+  if ((w->summary = tl__summarizer_new()))
+    tl__summary_begin(w->summary);
   *out = w;
   return TL_OK;
 }
@@ -335,7 +339,10 @@ int tl_writer_flush(tl_writer *w) {
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return err; /* the samples stay buffered */
   }
-  /* Committed: the open block is now the tail of (block ++ pending). */
+  /* Committed: each sample once into the summary, and the open block is
+   * now the tail of (block ++ pending). */
+  if (w->summary)
+    tl__summary_add(w->summary, w->pending, w->pending_n);
   size_t total = w->block_n + w->pending_n;
   size_t full = total / TL_BLOCK_MAX, tail = total % TL_BLOCK_MAX;
   if (tail)
@@ -368,7 +375,7 @@ static int close_session(tl_writer *w, const char *status) {
     err = step_done(s, st, "closing the session");
     sqlite3_finalize(st);
   }
-  if (err == TL_OK && tl__summary_put_ended(s, w->session_id) != TL_OK)
+  if (err == TL_OK && tl__summary_put_ended(s, w->session_id, w->summary) != TL_OK)
     s->errmsg[0] = '\0';
   if (err == TL_OK && (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(s, rc, "closing the session");
@@ -412,6 +419,7 @@ int tl_writer_end(tl_writer *w, const char *status) {
   else
     err = end_err;
   free(w->pending);
+  tl__summarizer_free(w->summary);
   free(w);
   return err;
 }

@@ -492,7 +492,13 @@ static int64_t write_session(tl_store *s, const int64_t *v, size_t n, const char
   char uuid[37];
   assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
   int64_t id = tl_writer_session_id(w);
-  assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+  /* Uneven batches, each committed: the open block is rewritten as it
+   * fills, and the summary must count each sample once. */
+  for (size_t at = 0, batch = 1; at < n; at += batch, batch = batch * 5 + 3) {
+    size_t k = batch < n - at ? batch : n - at;
+    assert_int_equal(tl_writer_add(w, v + at, k), TL_OK);
+    assert_int_equal(tl_writer_flush(w), TL_OK);
+  }
   assert_int_equal(tl_writer_end(w, status), TL_OK);
   return id;
 }
