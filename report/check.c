@@ -150,12 +150,14 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
     const tl_group *g = &cmp.groups[i];
     /* Against the baseline's group of the same probe and delay. */
     const tl_group *base = NULL;
+    size_t b = 0;
     for (size_t j = 0; j < cmp.group_count && bl; j++)
       if (strcmp(cmp.groups[j].label, bl) == 0 && tl__same_block(&cmp.groups[j], g))
-        base = &cmp.groups[j];
+        base = &cmp.groups[b = j];
     if (base && base != g) {
-      sides ref = {base->session_ids, base->session_count, &base->dist, "ci", base->kept};
-      sides cand = {g->session_ids, g->session_count, &g->dist, "ci", g->kept};
+      sides ref = {base->session_ids, base->session_count, &base->dist, "ci",
+                   tl__group_kept(&cmp, b)};
+      sides cand = {g->session_ids, g->session_count, &g->dist, "ci", tl__group_kept(&cmp, i)};
       rc = check_sides(store, &cmp, g, base, &ref, &cand, o, "", base->label, out, &tally);
     }
     /* Against its own earlier sessions: the latest session is the newest

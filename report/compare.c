@@ -3,6 +3,7 @@
  * each group's exact distribution, the points of its percentile chart and its
  * histogram, and each session's facts, tags and own percentiles. The pages
  * (page.c, json.c) then only format what is here and never touch the store. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,29 @@ enum { KEPT_BUDGET = 64 << 20 };
 const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
                                                      99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
 
+/* The groups of a comparison as tl_compare allocates them: c->groups points
+ * at groups, and beside them is what the statistics keep of each group
+ * (tl__group_kept), which tl_report.h need not show. */
+typedef struct {
+  tl__kept **kept; /* one per group, or NULL */
+  tl_group groups[];
+} group_block;
+
+static group_block *block_of_groups(const tl_comparison *c) {
+  return (group_block *)(void *)((char *)c->groups - offsetof(group_block, groups));
+}
+
+tl__kept *tl__group_kept(const tl_comparison *c, size_t i) {
+  return c->groups && i < c->group_count ? block_of_groups(c)->kept[i] : NULL;
+}
+
+void tl__comparison_drop_kept(tl_comparison *c) {
+  for (size_t i = 0; c->groups && i < c->group_count; i++) {
+    tl__kept_free(block_of_groups(c)->kept[i]);
+    block_of_groups(c)->kept[i] = NULL;
+  }
+}
+
 void tl_compare_opts_init(tl_compare_opts *o) {
   memset(o, 0, sizeof *o);
   tl_filter_init(&o->filter);
@@ -23,13 +47,16 @@ void tl_compare_opts_init(tl_compare_opts *o) {
 void tl_comparison_free(tl_comparison *c) {
   if (!c)
     return;
+  tl__comparison_drop_kept(c);
   for (size_t i = 0; i < c->group_count; i++) {
     free(c->groups[i].label);
     free(c->groups[i].probe);
     free(c->groups[i].session_ids);
-    tl__kept_free(c->groups[i].kept);
   }
-  free(c->groups);
+  if (c->groups) {
+    free(block_of_groups(c)->kept);
+    free(block_of_groups(c));
+  }
   for (size_t i = 0; c->details && i < c->sessions.count; i++) {
     free(c->details[i].label);
     tl_fact_rows_free(c->details[i].facts, c->details[i].fact_count);
@@ -155,16 +182,16 @@ static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *va
  * samples (usually two): its distribution, the points of its percentile
  * chart, its histogram, its sessions' own percentiles (p50, p90 and p99 for
  * the trend chart, and the page's for the statistics) and, within budget
- * (bytes), the samples the statistics keep. */
+ * (bytes), the samples the statistics keep (into *kept). */
 static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
-                       size_t np, size_t *budget) {
+                       size_t np, size_t *budget, tl__kept **kept) {
   double own[3 + TL_MAX_PCTS] = {50, 90, 99};
   memcpy(own + 3, pcts, np * sizeof *pcts);
   tl__sweep *w = tl__sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!w)
     return TL_ENOMEM;
-  g->kept = tl__kept_new(c, g, budget);
-  int rc = tl__sweep_first(w, g->kept ? tl__kept_add : NULL, g->kept);
+  *kept = tl__kept_new(c, g, budget);
+  int rc = tl__sweep_first(w, *kept ? tl__kept_add : NULL, *kept);
   int64_t n = rc ? 0 : tl__sweep_count(w, g->session_count);
   size_t at[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
@@ -176,9 +203,9 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
   /* The ends of the statistics' intervals, when they are order statistics. */
   int64_t ci_rank[2 * TL_MAX_PCTS];
   size_t ci_at[2 * TL_MAX_PCTS], nci = 0, used = 0;
-  for (size_t i = 0; i < g->session_count && g->kept && !rc; i++)
+  for (size_t i = 0; i < g->session_count && *kept && !rc; i++)
     used += tl__sweep_count(w, i) > 0;
-  if (g->kept && !rc)
+  if (*kept && !rc)
     nci = tl__stats_ci_ranks(n, used, pcts, np, ci_rank);
   for (size_t k = 0; k < nci && !rc; k++)
     if ((ci_at[k] = tl__sweep_want(w, ci_rank[k])) == SIZE_MAX)
@@ -207,7 +234,7 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     for (size_t k = 0; k < nci; k++)
       ci_val[k] = tl__sweep_value(w, ci_at[k]);
     if (nci)
-      tl__kept_values(g->kept, ci_rank, ci_val, nci);
+      tl__kept_values(*kept, ci_rank, ci_val, nci);
     for (size_t i = 0; i < g->session_count; i++) {
       size_t k = 0;
       while (c->sessions.items[k].id != g->session_ids[i])
@@ -221,9 +248,9 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     }
   }
   tl__sweep_close(w);
-  if (g->kept && (rc || tl__kept_finish(g->kept))) {
-    tl__kept_free(g->kept); /* the statistics will read the samples themselves */
-    g->kept = NULL;
+  if (*kept && (rc || tl__kept_finish(*kept))) {
+    tl__kept_free(*kept); /* the statistics will read the samples themselves */
+    *kept = NULL;
   }
   return rc;
 }
@@ -394,9 +421,15 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   }
 
   /* Groups: one per distinct (label, probe, delay). */
-  out->groups = calloc(out->sessions.count, sizeof *out->groups);
-  if (!out->groups)
+  group_block *blk = calloc(1, sizeof *blk + out->sessions.count * sizeof *blk->groups);
+  tl__kept **kept = calloc(out->sessions.count + 1, sizeof *kept);
+  if (!blk || !kept) {
+    free(blk);
+    free(kept);
     goto oom;
+  }
+  blk->kept = kept;
+  out->groups = blk->groups;
   for (size_t i = 0; i < out->sessions.count; i++) {
     const tl_session *s = &out->sessions.items[i];
     tl_group *g = NULL;
@@ -437,7 +470,7 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     }
   size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
-    rc = group_stats(store, out, &out->groups[i], pcts, np, &budget);
+    rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i]);
   if (rc == TL_ENOMEM)
     goto oom;
   if (rc) {

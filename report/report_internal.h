@@ -205,6 +205,12 @@ typedef struct {
  * would take more than *budget bytes, which it otherwise reduces; the
  * statistics then read the group's samples themselves. */
 typedef struct tl__kept tl__kept;
+/* What the statistics keep of group i of a comparison tl_compare made, or
+ * NULL. It lives beside the groups (compare.c), out of the public tl_group. */
+tl__kept *tl__group_kept(const tl_comparison *c, size_t i);
+/* Frees what the statistics keep of every group, so that they read the
+ * samples themselves (tests compare the two ways). */
+void tl__comparison_drop_kept(tl_comparison *c);
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget);
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);

@@ -340,9 +340,10 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
       }
     for (size_t k = 0; k < nb && !rc; k++) {
       const tl_group *g = &cmp->groups[block[k]];
-      rc = tl__gcalc_run(
-          store, cmp, g->session_ids, g->session_count, g->dist.pcts, g->dist.pct_count, &g->dist,
-          tl__group_seed(g->label, g->probe, g->delay_ns, "ci"), 1, g->kept, &calc[block[k]]);
+      rc = tl__gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts,
+                         g->dist.pct_count, &g->dist,
+                         tl__group_seed(g->label, g->probe, g->delay_ns, "ci"), 1,
+                         tl__group_kept(cmp, block[k]), &calc[block[k]]);
       tl_group_stats *gs = &out->groups[block[k]];
       if (rc)
         break;

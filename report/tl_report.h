@@ -93,7 +93,6 @@ typedef struct {
   int64_t hist_lo_ns, hist_width_ns;
   int64_t hist[TL_HIST_BINS];
   int64_t hist_over;
-  struct tl__kept *kept; /* samples kept for tl_stats_compute (private), or NULL */
 } tl_group;
 
 /* What the page says about one session beyond its row in the store. */

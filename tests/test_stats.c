@@ -817,11 +817,9 @@ static void large_groups_and_determinism(void **state) {
   free(buf);
   /* The same bytes when the statistics read the samples themselves instead
    * of taking those the comparison kept while reading them. */
-  for (size_t g = 0; g < cmp.group_count; g++) {
-    assert_non_null(cmp.groups[g].kept);
-    tl__kept_free(cmp.groups[g].kept);
-    cmp.groups[g].kept = NULL;
-  }
+  for (size_t g = 0; g < cmp.group_count; g++)
+    assert_non_null(tl__group_kept(&cmp, g));
+  tl__comparison_drop_kept(&cmp);
   tl_stats_free(&st);
   assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
   char *md3 = markdown(&cmp, &st);
