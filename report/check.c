@@ -39,7 +39,7 @@ static int check_one(FILE *out, const tl_group *g, const tl__gcalc *ref, const t
   /* Relative to the reference's lateness, not to the delay everyone waits;
    * a lateness below the ratio floor counts as the floor, so that noise-level
    * latenesses give no huge percentages. */
-  int64_t armed = tl_armed_ns(g->probe, g->delay_ns), rl = rv - armed, cl = cv - armed;
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns), rl = rv - armed, cl = cv - armed;
   double rel = (double)(cv - rv) / (double)(rl > TL_RATIO_FLOOR_NS ? rl : TL_RATIO_FLOOR_NS);
   int64_t lo, hi;
   tl__diff_interval(ref, cand, k, &lo, &hi);

@@ -112,10 +112,6 @@ void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len) {
     snprintf(buf, len, "%s %s ms", probe, d);
 }
 
-int64_t tl_armed_ns(const char *probe, int64_t delay_ns) {
-  return tl_probe_armed_ns(probe, delay_ns);
-}
-
 double tl_lateness_ratio(int64_t a_ns, int64_t b_ns) {
   if (a_ns < TL_RATIO_FLOOR_NS || b_ns < TL_RATIO_FLOOR_NS)
     return 0;

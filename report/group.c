@@ -674,7 +674,7 @@ int tl__by_trend(const tl_comparison *c, const char *probe, int64_t delay_ns, tl
         values++;
       last = c->label_x[l];
       x[n] = c->label_x[l];
-      y[n++] = (double)(d->pct_ns[2] - tl_armed_ns(probe, delay_ns));
+      y[n++] = (double)(d->pct_ns[2] - tl_probe_armed_ns(probe, delay_ns));
     }
   int rc = tl__spearman(x, y, n, out);
   out->values = values;
@@ -922,7 +922,7 @@ void tl__by_section(tl__page *p) {
       if (gi < 0)
         continue;
       const tl_group *h = &c->groups[gi];
-      int64_t armed = tl_armed_ns(h->probe, h->delay_ns);
+      int64_t armed = tl_probe_armed_ns(h->probe, h->delay_ns);
       tl__table_add(lt, h->label);
       tl__table_addf(lt, "%zu", h->session_count);
       for (size_t w = 0; w < 3; w++) {

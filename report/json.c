@@ -194,7 +194,7 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu,\n   \"distribution\": ",
             (long long)g->delay_ns, g->session_count);
     dist(o, &g->dist, "  ");
-    int64_t armed = tl_armed_ns(g->probe, g->delay_ns);
+    int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
     fprintf(o, ",\n   \"armed_ns\": %lld", (long long)armed);
     if (g->dist.count) {
       fputs(",\n   \"overshoot_ns\": ", o);

@@ -264,7 +264,7 @@ static size_t block_of(const tl_comparison *c, const tl_group *g0, size_t *out) 
 /* Group i's lateness at its percentile k (ns). */
 static int64_t lateness_at(const tl_comparison *c, size_t i, size_t k) {
   const tl_group *g = &c->groups[i];
-  return g->dist.pct_ns[k] - tl_armed_ns(g->probe, g->delay_ns);
+  return g->dist.pct_ns[k] - tl_probe_armed_ns(g->probe, g->delay_ns);
 }
 
 /* " (2.6×)" when the ratio of the two latenesses may be shown, else "". */
@@ -411,7 +411,7 @@ static void change_bullets(tl__page *p) {
       const tl_group *g = &c->groups[i];
       const tl_change *ch = &st->groups[i].changes[k];
       char call[96], d[48], b[48], a[48], date[32];
-      double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+      double armed = (double)tl_probe_armed_ns(g->probe, g->delay_ns);
       tl__call_name(g->probe, g->delay_ns, call, sizeof call);
       tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
       tl__say_time(ch->before_ns - armed, b, sizeof b);
@@ -775,7 +775,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
     return;
   }
   size_t rows = block_of(c, g0, idx);
-  int64_t armed = tl_armed_ns(g0->probe, g0->delay_ns);
+  int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
   double top = 0;
   for (size_t r = 0; r < rows; r++)
     for (size_t k = 0; k < np && c->groups[idx[r]].dist.count; k++)
@@ -1226,7 +1226,7 @@ static void session_list(tl__page *p) {
     tl__table_addf(t, "%g ms", (double)s->delay_ns / 1e6);
     tl__table_add(t, s->status);
     tl__table_addf(t, "%lld", (long long)s->sample_count);
-    int64_t armed = tl_armed_ns(s->probe, s->delay_ns);
+    int64_t armed = tl_probe_armed_ns(s->probe, s->delay_ns);
     for (int k = 1; k <= 2; k++) {
       if (d->dist.count) {
         tl__say_time((double)(d->dist.pct_ns[k] - armed), v, sizeof v);

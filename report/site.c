@@ -16,7 +16,7 @@ static void sparkline(tl__page *p, const tl_group *g) {
   const tl_comparison *c = p->c;
   double v[SPARK];
   size_t n = 0;
-  int64_t armed = tl_armed_ns(g->probe, g->delay_ns);
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
   for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;) {
     const tl_session *s = &c->sessions.items[i];
     if (strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
@@ -79,8 +79,9 @@ static void index_latest(tl__page *p) {
       continue;
     char call[96], v[48], href[128];
     tl__call_name(g->probe, g->delay_ns, call, sizeof call);
-    tl__say_time((double)(c->details[newest].dist.pct_ns[1] - tl_armed_ns(g->probe, g->delay_ns)),
-                 v, sizeof v);
+    tl__say_time(
+        (double)(c->details[newest].dist.pct_ns[1] - tl_probe_armed_ns(g->probe, g->delay_ns)), v,
+        sizeof v);
     const char *link = tl__label_href(p, g->label, href, sizeof href);
     fputs("<tr><td>", o);
     if (link)

@@ -158,7 +158,7 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
 
 void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len) {
   char before[32], after[32], date[32];
-  double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+  double armed = (double)tl_probe_armed_ns(g->probe, g->delay_ns);
   double sc = tl__max_abs3(c->before_ns - armed, c->after_ns - armed, 0);
   tl__sentence_ms(c->before_ns - armed, sc, before, sizeof before);
   tl__sentence_ms(c->after_ns - armed, sc, after, sizeof after);
@@ -209,7 +209,7 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
         continue;
       }
       /* Lateness, like the page's tables: the interval moves with the value. */
-      double armed = (double)tl_armed_ns(g->probe, g->delay_ns);
+      double armed = (double)tl_probe_armed_ns(g->probe, g->delay_ns);
       double val = (double)g->dist.pct_ns[k] - armed;
       double sc = tl__max_abs3(val, (double)gs->pct[k].hi_ns - armed, 0);
       tl__sentence_ms(val, sc, v, sizeof v);

@@ -229,7 +229,7 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   const char *names[256];
   size_t styles[256], n = 0;
   /* Lateness, in ms, like the tables. */
-  double armed = (double)tl_armed_ns(probe, delay_ns) / 1e6, lo = 0, hi = 0;
+  double armed = (double)tl_probe_armed_ns(probe, delay_ns) / 1e6, lo = 0, hi = 0;
   int pts[256];
   for (size_t i = 0; i < c->group_count && n < 256; i++) {
     const tl_group *x = &c->groups[i];
@@ -318,7 +318,7 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
       top = g->hist[i];
   /* One x axis for every histogram of this probe and delay, so that equal
    * shapes at different places do not look alike; lateness, like the tables. */
-  int64_t armed = tl_armed_ns(g->probe, g->delay_ns);
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
   int64_t lo_ns = g->hist_lo_ns, hi_ns = g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS;
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *x = &c->groups[i];
@@ -396,7 +396,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_comparison *c = p->c;
   size_t n = 0;
   /* Lateness, in ms, like the tables. */
-  double armed = (double)tl_armed_ns(probe, delay_ns) / 1e6, t0 = 0, t1 = 0, hi = 0, lo = 0;
+  double armed = (double)tl_probe_armed_ns(probe, delay_ns) / 1e6, t0 = 0, t1 = 0, hi = 0, lo = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
     const tl_dist *d = trend_point(c, i, NULL, probe, delay_ns);
@@ -547,7 +547,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
     }
   if (!n || !nk)
     return;
-  int64_t armed = tl_armed_ns(g0->probe, g0->delay_ns);
+  int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
   double lo = 0, hi = 0;
   for (size_t r = 0; r < n; r++)
     for (size_t j = 0; j < nk; j++) {
@@ -681,7 +681,7 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   if (n == 0)
     return;
-  int64_t armed = tl_armed_ns(probe, delay_ns);
+  int64_t armed = tl_probe_armed_ns(probe, delay_ns);
   hi -= (double)armed / 1e6;
   const char *axis;
   double u = unit_for(hi, &axis);

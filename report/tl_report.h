@@ -52,11 +52,8 @@ int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err
 /* Every sample is the time from arming the timer to its wake-up, so it holds
  * the delay everyone waits plus how late the timer was. Comparisons (ratios,
  * best and worst, --baseline, differences, --check) are about the lateness:
- * the sample minus the delay the timer was really armed for. */
-
-/* The delay a probe really arms for a requested delay: 1 ms for a Node-style
- * 0 (settimeout and node turn delays below 1 ms into 1 ms), else the delay. */
-int64_t tl_armed_ns(const char *probe, int64_t delay_ns);
+ * the sample minus the delay the timer was really armed for
+ * (tl_probe_armed_ns, tl_base.h). */
 
 /* Ratios of latenesses are shown only where both are at least this (0.1 ms):
  * below it, clock granularity and scheduling noise are the same size as the
