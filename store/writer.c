@@ -357,7 +357,7 @@ int tl_writer_flush(tl_writer *w) {
 /* Sets the session's final status and end time and stores its summary, in
  * one transaction. A summary that cannot be made (no room for it, say) does
  * not keep the session from ending: it is then computed when read. */
-static int close_session(tl_writer *w, const char *status) {
+static int close_session(tl_writer *w, const char *status, int with_summary) {
   tl_store *s = w->store;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -375,7 +375,8 @@ static int close_session(tl_writer *w, const char *status) {
     err = step_done(s, st, "closing the session");
     sqlite3_finalize(st);
   }
-  if (err == TL_OK && tl__summary_put_ended(s, w->session_id, w->summary) != TL_OK)
+  if (err == TL_OK && with_summary &&
+      tl__summary_put_ended(s, w->session_id, w->summary) != TL_OK)
     s->errmsg[0] = '\0';
   if (err == TL_OK && (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(s, rc, "closing the session");
@@ -401,13 +402,18 @@ int tl_writer_end(tl_writer *w, const char *status) {
   /* A lock another process holds past the busy timeout would only make the
    * update wait as long again: the session stays 'running' until the next
    * writable open finds its collector gone. */
-  end_err = err == TL_EBUSY ? TL_OK : close_session(w, final);
+  /* Where the samples found no room, neither does a summary: the session
+   * ends without one (it is summarised when read), and so it does when the
+   * end with its summary fails. */
+  end_err = err == TL_EBUSY ? TL_OK : close_session(w, final, !err);
+  if (end_err && !err)
+    end_err = close_session(w, final, 0);
   if (end_err && err == TL_EFULL) {
     /* At a file-size limit the WAL may be too long for even this update:
      * moving it into the database (a file of its own, under the limit) and
      * truncating it makes room; then try again. */
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-    end_err = close_session(w, final);
+    end_err = close_session(w, final, 0);
   }
   /* Out of space, the checkpoint SQLite makes when the last connection
    * closes would grow the file by part of a page and fail: the committed
