@@ -36,11 +36,12 @@ static int64_t sample_at(const bench_samples *real, int label, int delay, size_t
   return v + delays[delay] + label * 150000 + (int64_t)((i * 2654435761u) % 997);
 }
 
-/* A database of total samples: 3 labels x 2 delays, sessions of SESSION. */
-static double build_db(const char *path, const bench_samples *real, size_t total) {
+/* A database of total samples: 3 labels x 2 delays, sessions of SESSION,
+ * blocks in codec. */
+static double build_db(const char *path, const bench_samples *real, size_t total, int codec) {
   bench_remove_db(path);
   tl_store *s;
-  if (tl_store_open(&s, path, 0))
+  if (tl_store_open(&s, path, 0) || tl_store_set_codec(s, codec))
     bench_die("open", s);
   size_t per_group = total / 6;
   int64_t *buf = malloc(SESSION * sizeof *buf);
@@ -365,8 +366,9 @@ static double ingest_merge(const char *dir, const char *src, size_t n) {
   return bench_median(r, RUNS);
 }
 
-/* Ingest through import: a CSV of n latencies, one per line. */
-static double ingest_import(const char *dir, const bench_samples *real, size_t n) {
+/* Ingest through import: a CSV of n latencies, one per line, stored in
+ * codec. */
+static double ingest_import(const char *dir, const bench_samples *real, size_t n, int codec) {
   char csv[4096], dst[4096];
   snprintf(csv, sizeof csv, "%s/import.csv", dir);
   snprintf(dst, sizeof dst, "%s/imported.db", dir);
@@ -381,7 +383,7 @@ static double ingest_import(const char *dir, const bench_samples *real, size_t n
   for (int i = 0; i < RUNS; i++) {
     bench_remove_db(dst);
     tl_store *s;
-    if (tl_store_open(&s, dst, 0))
+    if (tl_store_open(&s, dst, 0) || tl_store_set_codec(s, codec))
       bench_die("open", s);
     tl_import_opts o;
     tl_import_opts_init(&o);
@@ -426,7 +428,7 @@ int main(int argc, char **argv) {
   size_t sizes = 0;
   for (size_t m = 1; m <= max_m; m *= 10, sizes++) {
     snprintf(path, sizeof path, "%s/scale-%zu.db", dir, m);
-    double build = build_db(path, &real, m * 1000000);
+    double build = build_db(path, &real, m * 1000000, TL_CODEC_DEFAULT);
     double rss, t = time_report(tlreport, path, &rss), read_s, crc_s;
     checksum_cost(path, &read_s, &crc_s);
     printf("  %12zu %10.2f %12.3f %12.1f %14.2f %10.3f %10.4f %7.1f%% %7.1f%%\n", m * 1000000,
@@ -474,17 +476,30 @@ int main(int argc, char **argv) {
          results_agree(sqlite3_shell, plain, ten) ? "yes" : "NO");
   bench_remove_db(plain);
 
-  printf("\ningest, 10M samples, median of %d; the share of it spent on block checksums (the "
-         "CRC32C of every block, which merge verifies and import writes, measured here)\n",
+  printf("\ningest, 10M samples, median of %d, in codec 2 (what tl writes) and codec 1 (before "
+         "it); the share of the time spent on block checksums (the CRC32C of every block, which "
+         "merge verifies and import writes, measured here)\n",
          RUNS);
   double read_s, crc_s;
   checksum_cost(ten, &read_s, &crc_s);
-  double merge_rate = ingest_merge(dir, ten, 9999996);
-  double import_rate = ingest_import(dir, &real, 10000000);
-  printf("  %-40s %14.0f samples/s %7.1f%%\n", "tlstore merge", merge_rate,
-         100 * crc_s / (9999996 / merge_rate));
-  printf("  %-40s %14.0f samples/s %7.1f%%\n", "tlstore import (CSV, one per line)", import_rate,
-         100 * crc_s / (10000000 / import_rate));
+  /* The merge copies blocks as they are: its codec 1 source is the same
+   * database written in codec 1. */
+  char ten1[4096];
+  snprintf(ten1, sizeof ten1, "%s/scale-10-codec1.db", dir);
+  double write_s[2] = {build_db(ten1, &real, 10000000, TL_CODEC_VARINT),
+                       build_db(ten, &real, 10000000, TL_CODEC_PACKED)};
+  double merge_rate[2] = {ingest_merge(dir, ten, 9999996), ingest_merge(dir, ten1, 9999996)};
+  bench_remove_db(ten1);
+  double import_rate[2] = {ingest_import(dir, &real, 10000000, TL_CODEC_PACKED),
+                           ingest_import(dir, &real, 10000000, TL_CODEC_VARINT)};
+  printf("  %-40s %14s %14s %7s %7s\n", "samples/s", "codec 2", "codec 1", "2 / 1", "crc");
+  printf("  %-40s %14.0f %14.0f %7.2f\n", "the writer (sessions of 1M, 1 run)",
+         10000000 / write_s[1], 10000000 / write_s[0], write_s[0] / write_s[1]);
+  printf("  %-40s %14.0f %14.0f %7.2f %6.1f%%\n", "tlstore merge", merge_rate[0], merge_rate[1],
+         merge_rate[0] / merge_rate[1], 100 * crc_s / (9999996 / merge_rate[0]));
+  printf("  %-40s %14.0f %14.0f %7.2f %6.1f%%\n", "tlstore import (CSV, one per line)",
+         import_rate[0], import_rate[1], import_rate[0] / import_rate[1],
+         100 * crc_s / (10000000 / import_rate[0]));
   bench_remove_db(ten);
   free(real.v);
   return 0;
