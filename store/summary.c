@@ -42,11 +42,14 @@ void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
 /* ======================================================================== */
 /* Computing                                                                 */
 
-struct tl__summarizer {
-  tl_summary sum;
-  int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
-  /* The rank being resolved, and what the current pass gathers for it. */
-  int64_t lo, hi, below, inside, want;
+/* One percentile's rank being resolved: it lies in [lo, hi], the want-th
+ * (1-based) of the inside samples there; and what the current pass gathers
+ * for it. A target whose range another open one has already (same) reads
+ * that one's data. */
+typedef struct {
+  int64_t lo, hi, inside, want;
+  int done;
+  size_t same;
   enum { GATHER = 1, COUNT, SPLIT } mode;
   int64_t *vals;
   size_t n;
@@ -54,8 +57,24 @@ struct tl__summarizer {
   uint32_t *count;
   int64_t *split;
   uint64_t width;
+} rank_target;
+
+struct tl__summarizer {
+  tl_summary sum;
+  int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
+  rank_target t[TL_SUMMARY_PCTS];
+  int64_t lo, hi; /* the span of the open targets' ranges, this pass */
   int64_t decoded[TL_BLOCK_MAX];
 };
+
+static void target_free(rank_target *x) {
+  free(x->vals);
+  free(x->count);
+  free(x->split);
+  x->vals = NULL;
+  x->count = NULL;
+  x->split = NULL;
+}
 
 tl__summarizer *tl__summarizer_new(void) {
   tl__summarizer *z = calloc(1, sizeof *z);
@@ -70,9 +89,8 @@ void tl__summarizer_free(tl__summarizer *z) {
   if (!z)
     return;
   free(z->hist);
-  free(z->vals);
-  free(z->count);
-  free(z->split);
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    target_free(&z->t[k]);
   free(z);
 }
 
@@ -113,15 +131,20 @@ static int gather(void *arg, const int64_t *v, size_t n) {
     int64_t x = v[i];
     if (x < z->lo || x > z->hi)
       continue;
-    if (z->mode == GATHER) {
-      if (z->n < (size_t)z->inside)
-        z->vals[z->n++] = x;
-      else
-        z->extra = 1; /* more than the first pass saw */
-    } else if (z->mode == COUNT) {
-      z->count[x - z->lo]++;
-    } else {
-      z->split[(uint64_t)(x - z->lo) / z->width]++;
+    for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
+      rank_target *t = &z->t[k];
+      if (t->done || t->same != SIZE_MAX || x < t->lo || x > t->hi)
+        continue;
+      if (t->mode == GATHER) {
+        if (t->n < (size_t)t->inside)
+          t->vals[t->n++] = x;
+        else
+          t->extra = 1; /* more than the first pass saw */
+      } else if (t->mode == COUNT) {
+        t->count[x - t->lo]++;
+      } else {
+        t->split[(uint64_t)(x - t->lo) / t->width]++;
+      }
     }
   }
   return 0;
@@ -151,68 +174,106 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The exact value at z->want (1-based within [lo, hi], which holds inside
- * samples): each pass reads only the blocks that overlap the range, and
- * either gathers its samples, counts them value by value, or cuts the range
- * into NARROW linear parts to look again in the one that holds the rank. */
-static int resolve(tl_store *s, tl__summarizer *z, int64_t session_id, int64_t *out) {
-  int err = TL_OK;
-  while (z->lo < z->hi && !err) {
-    uint64_t span = (uint64_t)z->hi - (uint64_t)z->lo + 1;
-    z->n = 0;
-    z->extra = 0;
-    if (z->inside <= COLLECT_MAX) {
-      z->mode = GATHER;
-      z->vals = realloc(z->vals, (size_t)z->inside * sizeof *z->vals + 1);
-      err = z->vals ? TL_OK : TL_ENOMEM;
-    } else if (span <= COUNT_SPAN_MAX) {
-      z->mode = COUNT;
-      free(z->count);
-      err = (z->count = calloc(span, sizeof *z->count)) ? TL_OK : TL_ENOMEM;
-    } else {
-      z->mode = SPLIT;
-      z->width = (span + NARROW - 1) / NARROW;
-      free(z->split);
-      err = (z->split = calloc(NARROW, sizeof *z->split)) ? TL_OK : TL_ENOMEM;
-    }
-    rescan r = {s, z, gather};
-    if (!err)
-      err = tl_store_scan_blocks(s, &session_id, 1, overlaps, rescan_block, &r);
-    if (err)
-      break;
-    int64_t cum = 0;
-    if (z->mode == GATHER) {
-      if ((int64_t)z->n != z->inside || z->extra)
-        return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised",
-                              s->path, (long long)session_id);
-      qsort(z->vals, z->n, sizeof *z->vals, by_value);
-      *out = z->vals[z->want - 1];
-      return TL_OK;
-    }
-    if (z->mode == COUNT) {
-      uint64_t at = span;
-      for (uint64_t i = 0; i < span; i++)
-        if ((cum += z->count[i]) >= z->want && at == span)
-          at = i;
-      if (cum != z->inside)
-        return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised",
-                              s->path, (long long)session_id);
-      *out = z->lo + (int64_t)at;
-      return TL_OK;
-    }
+static int changed(tl_store *s, int64_t session_id) {
+  return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised",
+                        s->path, (long long)session_id);
+}
+
+/* How target x reads its range in the next pass: its samples gathered,
+ * counted value by value, or its span cut into NARROW linear parts. */
+static int target_setup(rank_target *x) {
+  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
+  x->n = 0;
+  x->extra = 0;
+  target_free(x);
+  if (x->inside <= COLLECT_MAX) {
+    x->mode = GATHER;
+    return (x->vals = malloc((size_t)x->inside * sizeof *x->vals + 1)) ? TL_OK : TL_ENOMEM;
+  }
+  if (span <= COUNT_SPAN_MAX) {
+    x->mode = COUNT;
+    return (x->count = calloc(span, sizeof *x->count)) ? TL_OK : TL_ENOMEM;
+  }
+  x->mode = SPLIT;
+  x->width = (span + NARROW - 1) / NARROW;
+  return (x->split = calloc(NARROW, sizeof *x->split)) ? TL_OK : TL_ENOMEM;
+}
+
+/* After a pass: x's value from what r (x itself, or the target whose range
+ * it shares) saw, or a narrower range for the next pass. */
+static int target_resolve(rank_target *x, rank_target *r) {
+  int64_t cum = 0;
+  if (r->mode == GATHER) {
+    if ((int64_t)r->n != r->inside || r->extra)
+      return TL_ECORRUPT;
+    if (r == x || !r->done) /* sorted once, by the first to resolve */
+      qsort(r->vals, r->n, sizeof *r->vals, by_value);
+    x->lo = x->hi = r->vals[x->want - 1];
+  } else if (r->mode == COUNT) {
+    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
+    for (uint64_t i = 0; i < span; i++)
+      if ((cum += r->count[i]) >= x->want && at == span)
+        at = i;
+    if (cum != r->inside)
+      return TL_ECORRUPT;
+    x->lo = x->hi = r->lo + (int64_t)at;
+  } else {
     for (size_t b = 0; b < NARROW; b++) {
-      if (cum + z->split[b] >= z->want) {
-        int64_t lo = z->lo + (int64_t)(b * z->width), hi = lo + (int64_t)z->width - 1;
-        z->hi = hi < z->hi ? hi : z->hi;
-        z->lo = lo;
-        z->want -= cum;
-        z->inside = z->split[b];
-        break;
+      if (cum + r->split[b] >= x->want) {
+        int64_t lo = r->lo + (int64_t)(b * r->width), hi = lo + (int64_t)r->width - 1;
+        x->hi = hi < r->hi ? hi : r->hi;
+        x->lo = lo;
+        x->want -= cum;
+        x->inside = r->split[b];
+        return TL_OK;
       }
-      cum += z->split[b];
+      cum += r->split[b];
+    }
+    return TL_ECORRUPT;
+  }
+  return TL_OK;
+}
+
+/* The exact values of every target: each pass reads only the blocks that
+ * overlap an open range, for all of them at once (timer data needs one). */
+static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
+  int err = TL_OK;
+  for (;;) {
+    size_t open = 0;
+    for (size_t k = 0; k < TL_SUMMARY_PCTS && !err; k++) {
+      rank_target *x = &z->t[k];
+      x->same = SIZE_MAX;
+      if (x->done)
+        continue;
+      if (x->lo == x->hi) {
+        x->done = 1;
+        continue;
+      }
+      z->lo = open && z->lo < x->lo ? z->lo : x->lo;
+      z->hi = open && z->hi > x->hi ? z->hi : x->hi;
+      open++;
+      for (size_t j = 0; j < k && x->same == SIZE_MAX; j++)
+        if (!z->t[j].done && z->t[j].same == SIZE_MAX && z->t[j].lo == x->lo &&
+            z->t[j].hi == x->hi)
+          x->same = j;
+      if (x->same == SIZE_MAX)
+        err = target_setup(x);
+    }
+    if (err || !open)
+      break;
+    rescan r = {s, z, gather};
+    if ((err = tl_store_scan_blocks(s, &session_id, 1, overlaps, rescan_block, &r)))
+      break;
+    /* Backwards: a shared range is narrowed for its owner only after the
+     * targets that read it. */
+    for (size_t k = TL_SUMMARY_PCTS; k-- > 0 && !err;) {
+      rank_target *x = &z->t[k];
+      if (!x->done && target_resolve(x, x->same == SIZE_MAX ? x : &z->t[x->same]))
+        err = changed(s, session_id);
     }
   }
-  *out = z->lo;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    target_free(&z->t[k]);
   return err;
 }
 
@@ -241,21 +302,25 @@ int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
     m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
   }
   m->hist = z->hist + m->hist_first;
-  for (size_t k = 0; k < TL_SUMMARY_PCTS && !err && m->count; k++) {
-    int64_t rank = tl_rank(tl_summary_pcts[k], m->count), cum = 0;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
+    rank_target *x = &z->t[k];
+    x->done = !m->count;
+    int64_t rank = m->count ? tl_rank(tl_summary_pcts[k], m->count) : 0, cum = 0;
     for (size_t b = 0; b < m->hist_len; b++) {
       if (cum + m->hist[b] >= rank) {
-        tl_summary_bucket_bounds(m->hist_first + b, &z->lo, &z->hi);
-        z->lo = z->lo > m->min_ns ? z->lo : m->min_ns;
-        z->hi = z->hi < m->max_ns ? z->hi : m->max_ns;
-        z->want = rank - cum;
-        z->inside = m->hist[b];
+        tl_summary_bucket_bounds(m->hist_first + b, &x->lo, &x->hi);
+        x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
+        x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
+        x->want = rank - cum;
+        x->inside = m->hist[b];
         break;
       }
       cum += m->hist[b];
     }
-    err = resolve(s, z, session_id, &m->pct_ns[k]);
   }
+  err = resolve_all(s, z, session_id);
+  for (size_t k = 0; k < TL_SUMMARY_PCTS && m->count; k++)
+    m->pct_ns[k] = z->t[k].lo;
   *out = m;
   return err;
 }
