@@ -275,15 +275,18 @@ static const tl__probe probes[] = {
 };
 
 static tl_probe_info infos[sizeof probes / sizeof probes[0]];
+static char summaries[sizeof probes / sizeof probes[0]][1024];
 
 /* What --list-probes shows comes from the catalogue (tl_base.h), where the
- * report reads what the same probes measured. */
+ * report reads what the same probes measured, with this system's clock. */
 const tl_probe_info *tl_probes(size_t *count) {
   *count = sizeof probes / sizeof probes[0];
   for (size_t i = 0; i < *count; i++) {
     const tl_probe_about *about = tl_probe_about_find(probes[i].name);
-    infos[i] =
-        (tl_probe_info){probes[i].name, about ? about->summary : "", about ? about->ms_only : 0};
+    summaries[i][0] = '\0';
+    if (about)
+      tl_probe_summary(about, summaries[i], sizeof summaries[i]);
+    infos[i] = (tl_probe_info){probes[i].name, summaries[i], about ? about->ms_only : 0};
   }
   return infos;
 }

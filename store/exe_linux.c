@@ -1,5 +1,6 @@
-/* exe_linux.c: the path of the running executable on Linux (and other
- * systems with /proc/self/exe), for tl_data_path(). */
+/* exe_linux.c: the base layer's pieces that differ on Linux (and other
+ * systems with /proc/self/exe and clock_nanosleep): the path of the running
+ * executable, for tl_data_path(), and how tl times here. */
 #include <unistd.h>
 
 #include "base_internal.h"
@@ -14,4 +15,12 @@ int tl__exe_path(char *buf, size_t len) {
     return TL_EINVAL; /* possibly truncated */
   buf[n] = '\0';
   return TL_OK;
+}
+
+/* collector/os_linux.c reads and sleeps on CLOCK_MONOTONIC, as libuv's
+ * uv_hrtime does. */
+const tl_os_timing *tl_os_timing_here(void) {
+  static const tl_os_timing linux_timing = {"CLOCK_MONOTONIC", "clock_nanosleep(CLOCK_MONOTONIC)",
+                                            "clock_nanosleep(TIMER_ABSTIME)"};
+  return &linux_timing;
 }

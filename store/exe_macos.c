@@ -1,6 +1,7 @@
-/* exe_macos.c: the path of the running executable on macOS, for
- * tl_data_path(). _NSGetExecutablePath may return a path through symlinks
- * or with "..", so it is resolved with realpath(). */
+/* exe_macos.c: the base layer's pieces that differ on macOS: the path of the
+ * running executable, for tl_data_path() (_NSGetExecutablePath may return
+ * a path through symlinks or with "..", so it is resolved with realpath()),
+ * and how tl times here. */
 #include <limits.h>
 #include <mach-o/dyld.h>
 #include <stdint.h>
@@ -18,4 +19,13 @@ int tl__exe_path(char *buf, size_t len) {
     return TL_ESYS;
   int n = snprintf(buf, len, "%s", real);
   return n < 0 || (size_t)n >= len ? TL_EINVAL : TL_OK;
+}
+
+/* collector/os_macos.c reads mach_continuous_time, as libuv's uv_hrtime
+ * does (CLOCK_MONOTONIC counts only whole microseconds here), and sleeps
+ * with nanosleep, since macOS has no clock_nanosleep. */
+const tl_os_timing *tl_os_timing_here(void) {
+  static const tl_os_timing macos_timing = {"mach_continuous_time", "nanosleep",
+                                            "a relative nanosleep"};
+  return &macos_timing;
 }

@@ -33,16 +33,18 @@ static const tl_probe_about catalogue[] = {
      "sample crossed the loop.",
      0, 1},
     {"nanosleep", NULL,
-     "relative clock_nanosleep(CLOCK_MONOTONIC) in the measuring thread; clock (CLOCK_MONOTONIC) "
-     "from just before the call to its return; lateness = sample - delay",
-     "a relative clock_nanosleep(CLOCK_MONOTONIC); latency is the wake-up time "
-     "minus the requested end.",
+     "relative {sleep} in the measuring thread; clock ({clock}) from just before the call to its "
+     "return; lateness = sample - delay",
+     "a relative sleep of the measuring thread on the monotonic clock that libuv's "
+     "uv_hrtime reads (tlcollect --list-probes names the call and the clock on each "
+     "system); latency is the wake-up time minus the requested end.",
      0, 0},
     {"periodic", NULL,
-     "cyclictest-style wake-ups every --interval (default 1ms) with clock_nanosleep "
-     "TIMER_ABSTIME; sample = wake - (scheduled instant - interval), so sample - interval is "
+     "cyclictest-style wake-ups every --interval (default 1ms) sleeping to each instant with "
+     "{sleep_until} on {clock}; "
+     "sample = wake - (scheduled instant - interval), so sample - interval is "
      "cyclictest's latency; whole periods overrun are counted as missed periods",
-     "absolute-time periodic wake-ups (clock_nanosleep with TIMER_ABSTIME), as "
+     "periodic wake-ups on an absolute schedule (start + k x interval), as "
      "cyclictest measures; latency is the wake-up time minus the scheduled "
      "instant, and whole periods overrun are counted as missed.",
      0, 0},
@@ -105,4 +107,25 @@ const tl_probe_about *tl_probe_about_find(const char *name) {
 int64_t tl_probe_armed_ns(const char *probe, int64_t delay_ns) {
   const tl_probe_about *p = tl_probe_about_find(probe);
   return p && delay_ns < p->floor_ns ? p->floor_ns : delay_ns;
+}
+
+void tl_probe_summary(const tl_probe_about *p, char *buf, size_t len) {
+  const tl_os_timing *os = tl_os_timing_here();
+  static const char *const names[] = {"{clock}", "{sleep}", "{sleep_until}"};
+  const char *values[] = {os->clock, os->sleep, os->sleep_until};
+  size_t at = 0;
+  if (!len)
+    return;
+  for (const char *s = p->summary; *s && at + 1 < len;) {
+    size_t k = 0;
+    while (k < 3 && strncmp(s, names[k], strlen(names[k])) != 0)
+      k++;
+    const char *put = k < 3 ? values[k] : s;
+    size_t n = k < 3 ? strlen(put) : 1;
+    n = n < len - 1 - at ? n : len - 1 - at;
+    memcpy(buf + at, put, n);
+    at += n;
+    s += k < 3 ? strlen(names[k]) : 1;
+  }
+  buf[at] = '\0';
 }

@@ -187,11 +187,25 @@ int tl_size_parse(const char *s, int64_t *bytes, char *why, size_t whylen);
 typedef struct {
   const char *name;       /* "settimeout" ...; "exec:CMD" stands for every exec: name */
   const char *call;       /* the call as a sentence names it ("setTimeout"); NULL: name */
-  const char *summary;    /* one line for --list-probes: where its clock starts and stops */
-  const char *definition; /* what its samples are, for a page's "How it was measured" */
+  const char *summary;    /* one line for --list-probes: where its clock starts and stops;
+                             {clock} and the like stand for this system's names
+                             (tl_probe_summary) */
+  const char *definition; /* what its samples are, for a page's "How it was measured"
+                             (about sessions of any system) */
   int64_t floor_ns;       /* a shorter requested delay is armed as this (Node's 1 ms); 0: none */
   int ms_only;            /* requested delays must be whole milliseconds */
 } tl_probe_about;
+
+/* How tl times on this system: the clock its own probes and pauses read (the
+ * one libuv's uv_hrtime keeps, so that a probe's clock and the loop's agree)
+ * and the calls that sleep on it. Set by the base layer's file for this OS
+ * (exe_linux.c, exe_macos.c), matching the collector's os_*.c. */
+typedef struct {
+  const char *clock;       /* "CLOCK_MONOTONIC" (Linux), "mach_continuous_time" (macOS) */
+  const char *sleep;       /* a relative sleep on it: "clock_nanosleep(CLOCK_MONOTONIC)" ... */
+  const char *sleep_until; /* a sleep to an instant: "clock_nanosleep(TIMER_ABSTIME)" ... */
+} tl_os_timing;
+const tl_os_timing *tl_os_timing_here(void);
 
 /* Every probe this tl knows, in the order listings show them. */
 const tl_probe_about *tl_probe_catalogue(size_t *count);
@@ -202,6 +216,10 @@ const tl_probe_about *tl_probe_about_find(const char *name);
  * setTimeout(0), the request itself for the others. Lateness is measured
  * from it. */
 int64_t tl_probe_armed_ns(const char *probe, int64_t delay_ns);
+/* The probe's --list-probes line for this system: its summary with
+ * {clock}, {sleep} and {sleep_until} replaced by tl_os_timing_here()'s
+ * names, into buf (cut to len). */
+void tl_probe_summary(const tl_probe_about *p, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Shipped files                                                             */

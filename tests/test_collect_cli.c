@@ -242,6 +242,20 @@ static void list_probes_names_all(void **state) {
                                 "timerfd ",    "node ", "exec:CMD "};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     assert_non_null(strstr(out, names[i]));
+  /* The clock named is the one this system's collector reads. */
+  const char *clock =
+#ifdef __APPLE__
+      "mach_continuous_time";
+#else
+      "CLOCK_MONOTONIC";
+#endif
+  assert_string_equal(tl_os_timing_here()->clock, clock);
+  const char *line = strstr(out, "\nnanosleep ");
+  assert_non_null(line);
+  char want[64];
+  snprintf(want, sizeof want, "clock (%s)", clock);
+  assert_true(strstr(line, want) && strstr(line, want) < strchr(line + 1, '\n'));
+  assert_null(strchr(out, '{')); /* every placeholder replaced */
   free(out);
 }
 
