@@ -83,6 +83,64 @@ int tl_store_labels(tl_store *s, char ***labels, size_t *count) {
   return s->ops->labels(s, labels, count);
 }
 
+/* tl_store_label_summaries' rows, put together from label_delays. */
+typedef struct {
+  tl_label_summary *rows;
+  size_t count, cap;
+} summaries;
+
+static int add_label_delay(void *ctx, const char *label, int64_t delay_ns, int64_t sessions,
+                           int64_t samples) {
+  summaries *a = ctx;
+  label = label ? label : "";
+  if (!a->count || strcmp(a->rows[a->count - 1].label, label) != 0) {
+    if (a->count == a->cap) {
+      size_t cap = a->cap ? a->cap * 2 : 16;
+      tl_label_summary *p = realloc(a->rows, cap * sizeof *p);
+      if (!p)
+        return TL_ENOMEM;
+      a->rows = p;
+      a->cap = cap;
+    }
+    a->rows[a->count] = (tl_label_summary){.label = strdup(label)};
+    if (!a->rows[a->count].label)
+      return TL_ENOMEM;
+    a->count++;
+  }
+  tl_label_summary *x = &a->rows[a->count - 1];
+  int64_t *d = realloc(x->delays_ns, (x->delay_count + 1) * sizeof *d);
+  if (!d)
+    return TL_ENOMEM;
+  x->delays_ns = d;
+  d[x->delay_count++] = delay_ns;
+  x->sessions += sessions;
+  x->samples += samples;
+  return TL_OK;
+}
+
+int tl_store_label_summaries(tl_store *s, tl_label_summary **out, size_t *count) {
+  summaries a = {0};
+  int err = s->ops->label_delays(s, add_label_delay, &a);
+  if (err == TL_ENOMEM)
+    tl__store_fail(s, err, "out of memory summing up the labels");
+  if (err) {
+    tl_label_summaries_free(a.rows, a.count);
+    a.rows = NULL;
+    a.count = 0;
+  }
+  *out = a.rows;
+  *count = a.count;
+  return err;
+}
+
+void tl_label_summaries_free(tl_label_summary *rows, size_t count) {
+  for (size_t i = 0; rows && i < count; i++) {
+    free(rows[i].label);
+    free(rows[i].delays_ns);
+  }
+  free(rows);
+}
+
 int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                          tl_block_cb fn, void *ctx) {
   return s->ops->scan_blocks(s, ids, n, filter, fn, ctx);

@@ -468,6 +468,19 @@ static int pg_labels(tl_store *s, char ***labels, size_t *count) {
   return TL_OK;
 }
 
+static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
+  int err;
+  PGresult *r = tl__pg_query(s, TL__LABEL_DELAYS_SQL("COLLATE \"C\""), NULL, 0,
+                             "summing up the labels", &err);
+  if (!r)
+    return err;
+  int n = PQntuples(r);
+  for (int i = 0; i < n && !err; i++)
+    err = cb(ctx, PQgetvalue(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2), tl__pg_i64(r, i, 3));
+  PQclear(r);
+  return err;
+}
+
 /* The blocks of one session, streamed a row at a time, with the checks
  * every backend makes (tl__block_run_next and _end); the session's count
  * comes in the same statement, so in the same snapshot. */
@@ -742,6 +755,7 @@ const tl_store_ops tl__pg_ops = {
     .schema_version = pg_schema_version,
     .sessions = pg_sessions,
     .labels = pg_labels,
+    .label_delays = pg_label_delays,
     .scan_blocks = pg_scan_blocks,
     .read_begin = pg_read_begin,
     .read_end = pg_read_end,

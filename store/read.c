@@ -197,6 +197,21 @@ int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count) {
   return err;
 }
 
+int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, TL__LABEL_DELAYS_SQL(""), -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, "summing up the labels");
+  int err = TL_OK;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    err = cb(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+             sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+  if (!err && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "summing up the labels");
+  sqlite3_finalize(st);
+  return err;
+}
+
 void tl_strings_free(char **strings, size_t count) {
   for (size_t i = 0; i < count; i++)
     free(strings[i]);

@@ -593,6 +593,7 @@ const tl_store_ops tl__sqlite_ops = {
     .schema_version = tl__sqlite_schema_version,
     .sessions = tl__sqlite_sessions,
     .labels = tl__sqlite_labels,
+    .label_delays = tl__sqlite_label_delays,
     .scan_blocks = tl__sqlite_scan_blocks,
     .read_begin = tl__sqlite_read_begin,
     .read_end = tl__sqlite_read_end,

@@ -30,12 +30,30 @@ struct tl_store {
  * and leaves its error message on the handle. Writing sessions, merging,
  * importing and vacuuming need a file: they refuse a server handle
  * (tl__store_need_file). */
+/* One row of label_delays; a non-zero return stops the rows with it. */
+typedef int (*tl__label_delay_cb)(void *ctx, const char *label, int64_t delay_ns, int64_t sessions,
+                                  int64_t samples);
+
+/* The query of label_delays, the same for both backends but for how labels
+ * sort (COLLATE: "" for SQLite, whose default is bytewise). Sessions are
+ * numbered in tl_store_sessions' order, so that a delay's place is that of
+ * its first session. */
+#define TL__LABEL_DELAYS_SQL(COLLATE)                                                              \
+  "SELECT label, delay_ns, count(*), sum(sample_count) FROM (SELECT s.label " COLLATE            \
+  " AS label, s.delay_ns, s.sample_count, row_number() OVER (ORDER BY s.started_ns, s.id) AS "     \
+  "place FROM sessions s JOIN hosts h ON h.id = s.host_id) x GROUP BY label, delay_ns ORDER BY "   \
+  "label, min(place)"
+
 struct tl_store_ops {
   const char *name;           /* "SQLite file", "PostgreSQL server" */
   void (*close)(tl_store *s); /* frees s and everything it holds */
   int (*schema_version)(tl_store *s);
   int (*sessions)(tl_store *s, const tl_filter *f, tl_session_list *out);
   int (*labels)(tl_store *s, char ***labels, size_t *count);
+  /* Each (label, delay) with its sessions and samples, to cb: sorted by
+   * label, then by the place of the delay's first session in the order of
+   * sessions (tl_store_label_summaries puts them together). */
+  int (*label_delays)(tl_store *s, tl__label_delay_cb cb, void *ctx);
   int (*scan_blocks)(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                      tl_block_cb fn, void *ctx);
   int (*read_begin)(tl_store *s);
@@ -62,6 +80,7 @@ void tl__sqlite_close(tl_store *s);
 int tl__sqlite_schema_version(tl_store *s);
 int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out);
 int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count);
+int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx);
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                            tl_block_cb fn, void *ctx);
 int tl__sqlite_read_begin(tl_store *s);

@@ -207,6 +207,20 @@ void tl_session_list_free(tl_session_list *list);
 int tl_store_labels(tl_store *store, char ***labels, size_t *count);
 void tl_strings_free(char **strings, size_t count);
 
+/* One label as tlstore info shows it: its sessions, their samples, and the
+ * requested delays in the order of each delay's first session (oldest
+ * first, as tl_store_sessions lists them). */
+typedef struct {
+  char *label;
+  int64_t sessions, samples;
+  int64_t *delays_ns;
+  size_t delay_count;
+} tl_label_summary;
+/* Every label's summary, sorted by label, from one query whatever the number
+ * of sessions. Free with tl_label_summaries_free (which accepts NULL). */
+int tl_store_label_summaries(tl_store *store, tl_label_summary **out, size_t *count);
+void tl_label_summaries_free(tl_label_summary *rows, size_t count);
+
 /* Calls fn with the samples of the session in order, a block at a time
  * (at most TL_BLOCK_MAX values per call). A non-zero return from fn stops
  * the scan and is returned. */

@@ -62,45 +62,26 @@ static int cmd_info(tl_store *store, const char *path) {
     printf(" (%.2f bytes each, encoded)", (double)st.sample_bytes / (double)st.samples);
   printf("\n");
 
-  tl_filter f;
-  tl_filter_init(&f);
-  tl_session_list list;
-  if (tl_store_sessions(store, &f, &list)) {
+  tl_label_summary *rows;
+  size_t n;
+  if (tl_store_label_summaries(store, &rows, &n)) {
     tl_errorf("%s", tl_store_errmsg(store));
     return TL_EXIT_FAILURE;
   }
-  if (list.count)
+  if (n)
     printf("\n%-24s %10s %12s  %s\n", "label", "sessions", "samples", "delays (ms)");
-  char **labels = NULL;
-  size_t nl = 0;
-  if (tl_store_labels(store, &labels, &nl)) {
-    tl_session_list_free(&list);
-    tl_errorf("%s", tl_store_errmsg(store));
-    return TL_EXIT_FAILURE;
-  }
-  for (size_t i = 0; i < nl; i++) {
-    int64_t sessions = 0, samples = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tl_label_summary *r = &rows[i];
     char delays[256] = "";
     size_t at = 0;
-    for (size_t k = 0; k < list.count; k++) {
-      const tl_session *s = &list.items[k];
-      if (strcmp(s->label, labels[i]) != 0)
-        continue;
-      sessions++;
-      samples += s->sample_count;
-      int seen = 0;
-      for (size_t j = 0; j < k && !seen; j++)
-        seen = strcmp(list.items[j].label, labels[i]) == 0 && list.items[j].delay_ns == s->delay_ns;
-      if (!seen && at < sizeof delays)
-        at += (size_t)snprintf(delays + at, sizeof delays - at, "%s%g", at ? "," : "",
-                               (double)s->delay_ns / 1e6);
-    }
-    tl_fput_safe(stdout, labels[i]);
-    printf("%*s %10lld %12lld  %s\n", (int)(strlen(labels[i]) < 24 ? 24 - strlen(labels[i]) : 0),
-           "", (long long)sessions, (long long)samples, delays);
+    for (size_t k = 0; k < r->delay_count && at < sizeof delays; k++)
+      at += (size_t)snprintf(delays + at, sizeof delays - at, "%s%g", at ? "," : "",
+                             (double)r->delays_ns[k] / 1e6);
+    tl_fput_safe(stdout, r->label);
+    printf("%*s %10lld %12lld  %s\n", (int)(strlen(r->label) < 24 ? 24 - strlen(r->label) : 0), "",
+           (long long)r->sessions, (long long)r->samples, delays);
   }
-  tl_strings_free(labels, nl);
-  tl_session_list_free(&list);
+  tl_label_summaries_free(rows, n);
   return TL_EXIT_OK;
 }
 

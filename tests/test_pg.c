@@ -266,9 +266,16 @@ static void same_bytes_from_file_and_server(void **state) {
   sql(f->name, "DELETE FROM session_summaries; INSERT INTO session_summaries SELECT * FROM saved; "
                "DROP TABLE saved");
   server_checks_ok(f);
-  /* The server's info counts what the file holds. */
+  /* The server's info counts what the file holds, and sums up its labels
+   * (one query on each backend) the same way, from the table's heading on. */
   char *info = output_of(TLSTORE, f->url, "info", NULL);
   assert_non_null(strstr(info, "sessions:       9\n"));
+  char *file_info = output_of(TLSTORE, db, "info", NULL);
+  const char *table = strstr(info, "\nlabel "), *file_table = strstr(file_info, "\nlabel ");
+  assert_non_null(table);
+  assert_non_null(file_table);
+  assert_string_equal(table, file_table);
+  free(file_info);
   free(info);
   free(db);
 }

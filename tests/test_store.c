@@ -180,6 +180,74 @@ static void filters(void **state) {
   tl_store_close(s);
 }
 
+/* The label summary of tlstore info comes from one query: with many
+ * sessions per label, started in another order than they were written and
+ * of two statuses, it holds exactly what counting the session list (oldest
+ * first) by hand gives: sessions, samples, and each label's delays in the
+ * order of their first sessions. */
+static void label_summaries(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_label_summary *rows;
+  size_t n;
+  assert_int_equal(tl_store_label_summaries(s, &rows, &n), TL_OK);
+  assert_int_equal(n, 0);
+  tl_label_summaries_free(rows, n);
+  static const char *labels[] = {"zeta", "alpha", "mid-1"};
+  static const int64_t delays[] = {50000000, 0, 1000000, 250000};
+  enum { PER_LABEL = 60, SESSIONS = 3 * PER_LABEL };
+  int64_t samples_of[3] = {0}, interrupted = 0;
+  for (int i = 0; i < SESSIONS; i++) {
+    tl_session_spec spec = spec_for(labels[i % 3], delays[(i * 7 / 3) % 4]);
+    /* 37 is prime to 180: every start once, in a shuffled order. */
+    spec.started_ns = 1700000000000000000LL + (int64_t)((i * 37) % SESSIONS) * 1000000000LL;
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    int64_t v[8];
+    size_t nv = (size_t)(i % 8) + 1;
+    for (size_t k = 0; k < nv; k++)
+      v[k] = 1000000 + (int64_t)k;
+    assert_int_equal(tl_writer_add(w, v, nv), TL_OK);
+    interrupted += i % 5 == 0;
+    assert_int_equal(tl_writer_end(w, i % 5 == 0 ? "interrupted" : "complete"), TL_OK);
+    samples_of[i % 3] += (int64_t)nv;
+  }
+  assert_true(interrupted > 0);
+  tl_filter all;
+  tl_filter_init(&all);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &all, &list), TL_OK);
+  assert_int_equal(list.count, SESSIONS);
+  assert_int_equal(tl_store_label_summaries(s, &rows, &n), TL_OK);
+  assert_int_equal(n, 3);
+  const char *sorted[] = {"alpha", "mid-1", "zeta"};
+  const int64_t *samples_sorted[] = {&samples_of[1], &samples_of[2], &samples_of[0]};
+  for (size_t k = 0; k < n; k++) {
+    assert_string_equal(rows[k].label, sorted[k]);
+    assert_int_equal(rows[k].sessions, PER_LABEL);
+    assert_int_equal(rows[k].samples, *samples_sorted[k]);
+    int64_t first[4];
+    size_t nd = 0;
+    for (size_t i = 0; i < list.count; i++) {
+      if (strcmp(list.items[i].label, sorted[k]) != 0)
+        continue;
+      size_t j = 0;
+      while (j < nd && first[j] != list.items[i].delay_ns)
+        j++;
+      if (j == nd)
+        first[nd++] = list.items[i].delay_ns;
+    }
+    assert_int_equal(rows[k].delay_count, nd);
+    for (size_t j = 0; j < nd; j++)
+      assert_int_equal(rows[k].delays_ns[j], first[j]);
+  }
+  tl_label_summaries_free(rows, n);
+  tl_session_list_free(&list);
+  tl_store_close(s);
+}
+
 static void bad_session_specs(void **state) {
   fixture *f = *state;
   tl_store *s;
@@ -877,6 +945,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(label_summaries, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(bad_session_specs, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(refusals, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(migrates_empty_file, tl_test_setup, tl_test_teardown),
