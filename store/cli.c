@@ -1,6 +1,8 @@
 /* cli.c: what the three programs share on their command lines: the usage
- * error, the database path, options that may be given only once, and the
- * command line a session records. */
+ * error, the database path, options that may be given only once, the end
+ * of every program (tl_cli_finish), the command line a session records, and
+ * the frame of a program made of commands (tlstore). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -9,9 +11,23 @@
 
 #include "tl_base.h"
 
+/* The command tl_cli_run_commands runs, for usage errors that point to its
+ * own help; NULL outside one. */
+static const char *current_command;
+
 int tl_usage_error(const char *what, const char *why) {
-  tl_errorf("%s: %s (see %s --help)", what, why, tl_progname());
+  if (current_command)
+    tl_errorf("%s: %s: %s (see %s %s --help)", current_command, what, why, tl_progname(),
+              current_command);
+  else
+    tl_errorf("%s: %s (see %s --help)", what, why, tl_progname());
   return TL_EXIT_USAGE;
+}
+
+int tl_cli_option_error(const char *name, const char *why) {
+  char opt[80];
+  snprintf(opt, sizeof opt, "--%s", name);
+  return tl_usage_error(opt, why);
 }
 
 int tl_cli_db_path(const char *given, char *buf, size_t len) {
@@ -107,4 +123,252 @@ char *tl_command_line(int argc, const char *const *argv) {
   }
   *p = '\0';
   return s;
+}
+
+/* ======================================================================== */
+/* Programs with commands (tlstore COMMAND ...)                              */
+
+/* The short options of every command: only -h; ':' to tell a missing value
+ * from an unknown option. */
+#define COMMAND_SHORTOPTS ":h"
+enum { MAX_COMMAND_OPTS = 32 };
+
+int tl_cli_next(const tl_cli_args *a) {
+  return getopt_long(a->argc, a->argv, COMMAND_SHORTOPTS, a->longopts, NULL);
+}
+
+int tl_cli_bad_option(const tl_cli_args *a, int c) {
+  if (c == ':')
+    return tl_usage_error(a->argv[optind - 1], "needs a value");
+  if (optopt > 0 && optopt < 256 && isgraph(optopt)) {
+    /* A short option, maybe one of a cluster ("-xv"): name only it. */
+    char name[3] = {'-', (char)optopt, '\0'};
+    return tl_usage_error(name, "unknown option");
+  }
+  return tl_usage_error(a->argv[optind - 1], "unknown option");
+}
+
+/* "  TERM" with text from column 25, or on the next line when TERM is too
+ * wide: the layout of every help in tl. */
+static void help_line(const char *term, const char *arg, const char *text) {
+  int n = printf("  %s%s%s", term, arg && *arg ? " " : "", arg ? arg : "");
+  printf("%*s%s\n", n < 25 ? 25 - n : 0, n < 25 ? "" : "\n                         ", text);
+}
+
+static void print_usage(const tl_cli_program *p) {
+  fputs(p->usage_head, stdout);
+  for (size_t i = 0; i < p->count; i++)
+    help_line(p->commands[i].name, p->commands[i].args, p->commands[i].about);
+  fputs(p->usage_tail, stdout);
+}
+
+static void print_command_help(const tl_cli_command *cmd) {
+  printf("Usage: %s [--db PATH] %s%s%s\n", tl_progname(), cmd->name, *cmd->args ? " " : "",
+         cmd->args);
+  printf("%c%s.\n\nOptions:\n", toupper((unsigned char)cmd->about[0]), cmd->about + 1);
+  char term[64];
+  for (const tl_cli_option *o = cmd->options; o && o->name; o++) {
+    snprintf(term, sizeof term, "    --%s", o->name);
+    help_line(term, o->arg, o->help);
+  }
+  help_line("-h, --help", NULL, "show this help and exit");
+}
+
+/* cmd's getopt_long table, with --help, into out (MAX_COMMAND_OPTS + 2).
+ * An option past MAX_COMMAND_OPTS would be left out (and test_cli's check
+ * that every option in a command's help is taken would fail). */
+static void command_longopts(const tl_cli_command *cmd, struct option *out) {
+  size_t n = 0;
+  for (const tl_cli_option *o = cmd->options; o && o->name && n < MAX_COMMAND_OPTS; o++)
+    out[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, o->val};
+  out[n++] = (struct option){"help", no_argument, NULL, 'h'};
+  out[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* Starts getopt afresh, in its permuting mode, so that options may follow
+ * a command's operands (glibc: optind 0; BSD: optreset). */
+static void getopt_restart(void) {
+#ifdef __GLIBC__
+  optind = 0;
+#else
+  optreset = 1;
+  optind = 1;
+#endif
+}
+
+/* A first pass over a command's arguments, before anything else: --help
+ * prints the command's help; an option it does not take, or a value option
+ * given twice (only those in repeatable may repeat), is a usage error. None
+ * of that needs the database. Returns the exit status, or -1 to go on. */
+static int command_pass(const tl_cli_command *cmd, const tl_cli_args *a, const int *repeatable) {
+  unsigned char given[TL_CLI_OPTS] = {0};
+  getopt_restart();
+  int c;
+  while ((c = tl_cli_next(a)) != -1) {
+    if (c == 'h') {
+      print_command_help(cmd);
+      return TL_EXIT_OK;
+    }
+    if (c == ':' || c == '?')
+      return tl_cli_bad_option(a, c);
+    if (tl_cli_once(a->longopts, c, given, repeatable))
+      return TL_EXIT_USAGE;
+  }
+  if (cmd->operands >= 0 && a->argc - optind > cmd->operands)
+    return tl_usage_error(a->argv[optind + cmd->operands], "unexpected argument");
+  return -1;
+}
+
+/* The long option a "--name[=value]" argument names in longopts: the exact
+ * name, else the first it abbreviates (getopt_long reports an ambiguous one
+ * later); NULL for none. */
+static const struct option *long_option(const struct option *longopts, const char *arg) {
+  size_t len = strcspn(arg + 2, "=");
+  const struct option *prefix = NULL;
+  for (const struct option *o = longopts; o->name; o++) {
+    if (strncmp(o->name, arg + 2, len) != 0)
+      continue;
+    if (o->name[len] == '\0')
+      return o;
+    if (!prefix)
+      prefix = o;
+  }
+  return prefix;
+}
+
+/* --db may also follow the command ("tlstore merge --db all.db a.db"), as it
+ * may anywhere in tlcollect and tlreport: takes "--db PATH" or "--db=PATH"
+ * out of the command's arguments (argv[0] is the command name) into *db.
+ * Values of the command's other options are passed over, and "--" ends the
+ * options. Returns the exit status of a usage error, or -1 to go on. */
+static int take_db_option(const struct option *longopts, int *argc, char **argv,
+                          const char **db) {
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      while (i < *argc)
+        argv[out++] = argv[i++];
+      break;
+    }
+    int is_db = strcmp(a, "--db") == 0 || strncmp(a, "--db=", 5) == 0;
+    if (!is_db) {
+      argv[out++] = argv[i];
+      const struct option *o = a[0] == '-' && a[1] == '-' ? long_option(longopts, a) : NULL;
+      if (o && o->has_arg == required_argument && !strchr(a, '=') && i + 1 < *argc)
+        argv[out++] = argv[++i];
+      continue;
+    }
+    const char *v = a[4] == '=' ? a + 5 : (i + 1 < *argc ? argv[++i] : NULL);
+    if (!v)
+      return tl_usage_error("--db", "needs a value");
+    if (!*v)
+      return tl_usage_error("--db", "empty path");
+    if (*db)
+      return tl_usage_error("--db", "given twice");
+    *db = v;
+  }
+  argv[out] = NULL;
+  *argc = out;
+  return -1;
+}
+
+static const tl_cli_command *find_command(const tl_cli_program *p, const char *name) {
+  for (size_t i = 0; i < p->count; i++)
+    if (strcmp(p->commands[i].name, name) == 0)
+      return &p->commands[i];
+  return NULL;
+}
+
+/* PROG help [COMMAND] */
+static int run_help(const tl_cli_program *p, const tl_cli_args *a) {
+  if (a->argc > 2)
+    return tl_usage_error(a->argv[2], "unexpected argument");
+  if (a->argc < 2) {
+    print_usage(p);
+    return TL_EXIT_OK;
+  }
+  const tl_cli_command *cmd = find_command(p, a->argv[1]);
+  if (!cmd)
+    return tl_usage_error(a->argv[1], "unknown command");
+  print_command_help(cmd);
+  return TL_EXIT_OK;
+}
+
+/* The program's own options, before the command; *at receives the index of
+ * the command's name. Returns the exit status, or -1 to go on. */
+static int program_options(const tl_cli_program *p, int argc, char **argv, const char **db,
+                           int *at) {
+  enum { OPT_DB = 256 };
+  static const struct option longopts[] = {
+      {"db", required_argument, NULL, OPT_DB},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0},
+  };
+  opterr = 0;
+  unsigned char given[TL_CLI_OPTS] = {0};
+  int c;
+  /* '+': stop at the command; its own options follow it. */
+  while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+    if (tl_cli_once(longopts, c, given, NULL))
+      return TL_EXIT_USAGE;
+    switch (c) {
+    case OPT_DB:
+      if (!*optarg)
+        return tl_usage_error("--db", "empty path");
+      *db = optarg;
+      break;
+    case 'h':
+      print_usage(p);
+      return TL_EXIT_OK;
+    case 'V':
+      printf("%s %s\n", tl_progname(), TL_VERSION);
+      return TL_EXIT_OK;
+    case ':':
+      return tl_usage_error(argv[optind - 1], "needs a value");
+    default:
+      return tl_usage_error(argv[optind - 1], "unknown option");
+    }
+  }
+  if (optind >= argc)
+    return tl_usage_error("command", "missing");
+  *at = optind;
+  return -1;
+}
+
+static int run_commands(const tl_cli_program *p, int argc, char **argv) {
+  const char *db = NULL;
+  int at = 0;
+  int status = program_options(p, argc, argv, &db, &at);
+  if (status >= 0)
+    return status;
+  const tl_cli_command *cmd = find_command(p, argv[at]);
+  if (!cmd)
+    return tl_usage_error(argv[at], "unknown command");
+  current_command = cmd->run ? cmd->name : NULL; /* help's errors point to PROG --help */
+
+  /* The command's arguments, from its name on. */
+  struct option longopts[MAX_COMMAND_OPTS + 2];
+  command_longopts(cmd, longopts);
+  tl_cli_args a = {.argc = argc - at, .argv = argv + at, .longopts = longopts};
+  status = take_db_option(longopts, &a.argc, a.argv, &db);
+  if (status >= 0)
+    return status;
+  status = command_pass(cmd, &a, p->repeatable);
+  if (status >= 0)
+    return status;
+  if (!cmd->run)
+    return run_help(p, &a);
+  char path[4096];
+  status = tl_cli_db_path(db, path, sizeof path);
+  if (status)
+    return status;
+  a.db = path;
+  getopt_restart();
+  return cmd->run(&a);
+}
+
+int tl_cli_run_commands(const tl_cli_program *p, int argc, char **argv) {
+  return tl_cli_finish(run_commands(p, argc, argv));
 }

@@ -1,6 +1,7 @@
 /* paths.c: where tl's files are by default, the folders above a new
  * database, and fresh UUIDs: what tl_base.h promises about paths and names,
  * with no database in sight. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -75,6 +76,15 @@ static uint64_t splitmix64(uint64_t *x) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+int tl_uuid_valid(const char *s) {
+  if (strlen(s) != 36)
+    return 0;
+  for (size_t i = 0; i < 36; i++)
+    if ((i == 8 || i == 13 || i == 18 || i == 23) ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+      return 0;
+  return 1;
 }
 
 int tl_uuid4(char out[37]) {

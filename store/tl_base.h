@@ -74,9 +74,13 @@ enum { TL_EXIT_OK = 0, TL_EXIT_FAILURE = 1, TL_EXIT_USAGE = 2, TL_EXIT_INTERRUPT
 struct option;              /* <getopt.h> */
 enum { TL_CLI_OPTS = 512 }; /* option values (getopt's val) stay below this */
 
-/* "PROG: error: WHAT: WHY (see PROG --help)" on stderr; returns
- * TL_EXIT_USAGE, so that a caller can return it from main. */
+/* "PROG: error: WHAT: WHY (see PROG --help)" on stderr, or inside a command
+ * of tl_cli_run_commands "PROG: error: COMMAND: WHAT: WHY (see PROG COMMAND
+ * --help)"; returns TL_EXIT_USAGE, so that a caller can return it. */
 int tl_usage_error(const char *what, const char *why);
+/* The usage error of a bad value of the option --name (name without
+ * "--"): tl_usage_error("--name", why). */
+int tl_cli_option_error(const char *name, const char *why);
 /* The database a program uses: given (its --db) when not NULL, else
  * tl_default_db_path(). Prints the error and returns TL_EXIT_FAILURE (or
  * TL_EXIT_USAGE for an over-long --db) when there is none; TL_EXIT_OK. */
@@ -104,6 +108,60 @@ int tl_write_failed(FILE *f, int errnum);
 /* The name (without "--") of the long option getopt_long returns as c, or
  * "" when longopts has none. */
 const char *tl_cli_option_name(const struct option *longopts, int c);
+
+/* A program made of commands ("tlstore [--db PATH] COMMAND [OPTIONS]"):
+ * each command is described once, in a table, and its help, its getopt_long
+ * table and the checks every command shares are made from that. */
+
+/* One option of a command: its long name (without "--"), the value
+ * getopt_long returns for it (below TL_CLI_OPTS, not 'h'), its value as the
+ * help shows it ("DATE"; NULL: a flag) and one line of help. */
+typedef struct {
+  const char *name;
+  int val;
+  const char *arg;
+  const char *help;
+} tl_cli_option;
+
+/* What a command's run gets: the database path, its arguments (argv[0] is
+ * the command's name) and its getopt_long table. */
+typedef struct {
+  const char *db;
+  int argc;
+  char **argv;
+  const struct option *longopts;
+} tl_cli_args;
+
+typedef struct {
+  const char *name;
+  const char *args;              /* what follows the name in a usage line */
+  const char *about;             /* what it does, one line, lower case */
+  const tl_cli_option *options;  /* up to {NULL}; NULL: none */
+  int operands;                  /* the most operands it takes; -1: any */
+  int (*run)(const tl_cli_args *a); /* returns the exit status; NULL: help */
+} tl_cli_command;
+
+typedef struct {
+  const char *usage_head, *usage_tail; /* PROG --help: around the list of commands */
+  const tl_cli_command *commands;
+  size_t count;
+  const int *repeatable; /* option values that may be given more than once (0-ended) */
+} tl_cli_program;
+
+/* Runs PROG [--db PATH] [-h] [-V] COMMAND [OPTIONS] [OPERANDS]: --db may
+ * also follow the command; COMMAND --help and help COMMAND print the
+ * command's help; an option the command does not take, a value option given
+ * twice or an operand too many is a usage error pointing to the command's
+ * help; all of that before the database is looked at. Then run, with getopt
+ * started afresh (tl_cli_next). Ends through tl_cli_finish and returns the
+ * exit status. */
+int tl_cli_run_commands(const tl_cli_program *p, int argc, char **argv);
+/* The next option of the running command, as getopt_long returns it (optarg
+ * holds its value); -1 after the last, when optind is the first operand. */
+int tl_cli_next(const tl_cli_args *a);
+/* The usage error of an option c that tl_cli_next returned and the command
+ * does not take. */
+int tl_cli_bad_option(const tl_cli_args *a, int c);
 
 /* The arguments as one command line, each shell-quoted when it needs it
  * (so that a person can paste it back). Malloc'd; NULL when out of memory. */
@@ -267,5 +325,8 @@ int tl_make_parent_dir(const char *path, char *why, size_t whylen);
 
 /* A random version-4 UUID, lower-case with hyphens, into out (37 bytes). */
 int tl_uuid4(char out[37]);
+/* Whether s is a UUID as tl writes them: 36 characters, hexadecimal digits
+ * in groups of 8-4-4-4-12 joined by hyphens. */
+int tl_uuid_valid(const char *s);
 
 #endif
