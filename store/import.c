@@ -31,6 +31,77 @@ void tl_import_opts_init(tl_import_opts *o) {
   o->unit_ns = 1;
 }
 
+void tl_import_args_init(tl_import_args *a) {
+  memset(a, 0, sizeof *a);
+  tl_import_opts_init(&a->opts);
+  a->opts.format = 0;
+  a->opts.delay_ns = -1;
+}
+
+int tl_import_option(tl_import_args *a, const char *name, const char *v, char *why,
+                     size_t whylen) {
+  tl_import_opts *o = &a->opts;
+  if (strcmp(name, "format") == 0) {
+    if (tl_samples_format_parse(v, &o->format) || o->format == TL_SAMPLES_HGRM)
+      return tl_fail(why, whylen, TL_EINVAL, "must be csv or jsonl");
+  } else if (strcmp(name, "label") == 0) {
+    if (tl_label_check(v, why, whylen))
+      return TL_EINVAL;
+    o->label = v;
+  } else if (strcmp(name, "probe") == 0) {
+    if (tl_probe_name_check(v, why, whylen))
+      return TL_EINVAL;
+    o->probe = v;
+  } else if (strcmp(name, "delay") == 0) {
+    if (tl_delay_parse(v, &o->delay_ns, why, whylen))
+      return TL_EINVAL;
+  } else if (strcmp(name, "unit") == 0) {
+    static const struct {
+      const char *name;
+      int64_t ns;
+    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}};
+    size_t i = 0;
+    while (i < 3 && strcmp(v, units[i].name) != 0)
+      i++;
+    if (i == 3)
+      return tl_fail(why, whylen, TL_EINVAL, "must be ns, us or ms");
+    o->unit_ns = units[i].ns;
+  } else if (strcmp(name, "host") == 0) {
+    if (tl_host_name_check(v, why, whylen))
+      return TL_EINVAL;
+    o->hostname = v;
+  } else if (strcmp(name, "start") == 0) {
+    if (tl_date_parse(v, &o->started_ns, why, whylen))
+      return TL_EINVAL;
+  } else if (strcmp(name, "fact") == 0) {
+    const tl_host_key *k;
+    char value[TL_TAG_VALUE_MAX + 1];
+    if (o->fact_count == TL_IMPORT_FACTS_MAX)
+      return tl_fail(why, whylen, TL_EINVAL, "too many facts (at most %d)", TL_IMPORT_FACTS_MAX);
+    if (tl_host_fact_parse(v, &k, value, sizeof value, why, whylen))
+      return TL_EINVAL;
+    for (size_t i = 0; i < o->fact_count; i++)
+      if (strncmp(a->facts[i], v, strlen(k->name) + 1) == 0)
+        return tl_fail(why, whylen, TL_EINVAL, "the same fact given twice");
+    a->facts[o->fact_count++] = v;
+    o->facts = a->facts;
+  } else if (strcmp(name, "skip-bad") == 0) {
+    o->skip_bad = 1;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+const char *tl_import_missing(const tl_import_args *a, char *why, size_t whylen) {
+  const tl_import_opts *o = &a->opts;
+  const char *name = !o->format ? "format" : !o->label ? "label" : !o->probe ? "probe"
+                     : o->delay_ns < 0 ? "delay" : NULL;
+  if (name)
+    tl_fail(why, whylen, TL_EINVAL, "%s", o->format ? "missing" : "missing (csv or jsonl)");
+  return name;
+}
+
 int tl_samples_format_parse(const char *s, tl_samples_format *out) {
   if (strcmp(s, "csv") == 0)
     *out = TL_SAMPLES_CSV;

@@ -388,6 +388,23 @@ typedef struct {
 
 void tl_import_opts_init(tl_import_opts *o);
 
+/* tlstore import's options as a person gives them, gathered into opts. */
+typedef struct {
+  tl_import_opts opts;
+  const char *facts[TL_IMPORT_FACTS_MAX];
+} tl_import_args;
+/* Everything unset: no format, no delay (the options a person must give). */
+void tl_import_args_init(tl_import_args *a);
+/* The import option --name with value v (NULL for a flag): format (csv or
+ * jsonl), label, probe, delay (a bare number is ms), unit (ns, us, ms),
+ * host, start, fact (repeatable), skip-bad. Returns 1 when taken, 0 when
+ * name is no import option, TL_EINVAL with a one-line reason in why. */
+int tl_import_option(tl_import_args *a, const char *name, const char *v, char *why,
+                     size_t whylen);
+/* The first option an import needs and lacks ("format", "label", "probe",
+ * "delay"), with the values it takes in why; NULL when none is missing. */
+const char *tl_import_missing(const tl_import_args *a, char *why, size_t whylen);
+
 /* A row that could not be read: its 1-based line number and why. */
 typedef void (*tl_bad_row_cb)(void *ctx, int64_t line, const char *why);
 
@@ -409,6 +426,25 @@ int tl_store_import(tl_store *store, FILE *in, const tl_import_opts *opts, tl_ba
  * (tl_cli_finish for stdout). A write that failed already is TL_EIO. */
 int tl_store_export(tl_store *store, const tl_filter *filter, tl_samples_format format, FILE *out,
                     int64_t *count);
+
+/* ------------------------------------------------------------------------ */
+/* Listings: what tlstore info, labels, hosts and sessions print (listing.c) */
+/* Each writes plain text to out, user text made safe for a terminal, and    */
+/* returns TL_OK or an error with its message on the handle. out is not      */
+/* flushed; a failed write shows in ferror(out).                             */
+
+/* The database (path as given), its schema, size and counts, then one line
+ * per label: sessions, samples and delays (tl_store_label_summaries). */
+int tl_store_write_info(tl_store *store, const char *path, FILE *out);
+/* The labels, one per line (tl_store_labels). */
+int tl_store_write_labels(tl_store *store, FILE *out);
+/* One block per host: fingerprint, hostname, sessions and dates, then the
+ * facts tlreport --by groups on (tl_host_keys), as its latest session saw
+ * them; sizes with their size class. */
+int tl_store_write_hosts(tl_store *store, FILE *out);
+/* A table of the sessions matching filter, oldest first: uuid, label,
+ * probe, delay, host, start, status, samples. */
+int tl_store_write_sessions(tl_store *store, const tl_filter *filter, FILE *out);
 
 /* ------------------------------------------------------------------------ */
 /* Pushing to a server                                                       */

@@ -1,0 +1,141 @@
+/* listing.c: what tlstore info, labels, hosts and sessions print, as the
+ * store library writes it: tables and blocks of plain text, with every
+ * label, hostname and fact made safe for a terminal (tl_fput_safe). */
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* A size for people: "512 bytes", "1.5 KiB", "20.0 MiB", "2.0 GiB". */
+static void format_bytes(int64_t n, char *buf, size_t len) {
+  if (n >= 1024LL * 1024 * 1024)
+    snprintf(buf, len, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
+  else if (n >= 1024 * 1024)
+    snprintf(buf, len, "%.1f MiB", (double)n / (1024.0 * 1024));
+  else if (n >= 1024)
+    snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
+  else
+    snprintf(buf, len, "%lld bytes", (long long)n);
+}
+
+/* s padded with spaces to width columns. */
+static void put_padded(FILE *out, const char *s, size_t width) {
+  tl_fput_safe(out, s);
+  fprintf(out, "%*s", (int)(strlen(s) < width ? width - strlen(s) : 0), "");
+}
+
+int tl_store_write_info(tl_store *s, const char *path, FILE *out) {
+  tl_store_stats st;
+  tl_label_summary *rows = NULL;
+  size_t n = 0;
+  int err = tl_store_info(s, &st);
+  if (err || (err = tl_store_label_summaries(s, &rows, &n)))
+    return err;
+  char size[32];
+  format_bytes(st.file_bytes, size, sizeof size);
+  fprintf(out, "database:       ");
+  tl_fput_safe(out, path);
+  fprintf(out, "\nschema version: %d (this tl: %d)\n", st.schema_version, st.schema_latest);
+  fprintf(out, "%s%s\n", tl_store_is_server(path) ? "size on server: " : "file size:      ", size);
+  fprintf(out, "hosts:          %lld\n", (long long)st.hosts);
+  fprintf(out, "sessions:       %lld\n", (long long)st.sessions);
+  fprintf(out, "samples:        %lld", (long long)st.samples);
+  if (st.samples)
+    fprintf(out, " (%.2f bytes each, encoded)", (double)st.sample_bytes / (double)st.samples);
+  fprintf(out, "\n");
+  if (n)
+    fprintf(out, "\n%-24s %10s %12s  %s\n", "label", "sessions", "samples", "delays (ms)");
+  for (size_t i = 0; i < n; i++) {
+    char delays[256] = "";
+    size_t at = 0;
+    for (size_t k = 0; k < rows[i].delay_count && at < sizeof delays; k++)
+      at += (size_t)snprintf(delays + at, sizeof delays - at, "%s%g", at ? "," : "",
+                             (double)rows[i].delays_ns[k] / 1e6);
+    put_padded(out, rows[i].label, 24);
+    fprintf(out, " %10lld %12lld  %s\n", (long long)rows[i].sessions, (long long)rows[i].samples,
+            delays);
+  }
+  tl_label_summaries_free(rows, n);
+  return TL_OK;
+}
+
+int tl_store_write_labels(tl_store *s, FILE *out) {
+  char **labels = NULL;
+  size_t n = 0;
+  int err = tl_store_labels(s, &labels, &n);
+  for (size_t i = 0; i < n; i++) {
+    tl_fput_safe(out, labels[i]);
+    fputc('\n', out);
+  }
+  tl_strings_free(labels, n);
+  return err;
+}
+
+/* A host's value v of key (NULL: not recorded): "-" for none, a size as
+ * "1.0 GiB (1073741824 bytes; size class 1G)", anything else as it is. */
+static void put_host_value(FILE *out, const tl_host_key *key, const char *v) {
+  int64_t bytes;
+  if (v && key->kind == TL_KEY_BYTES && tl_size_parse(v, &bytes, NULL, 0) == TL_OK) {
+    char size[32], cls[16];
+    format_bytes(bytes, size, sizeof size);
+    tl_memory_class(bytes, cls, sizeof cls);
+    fprintf(out, "%s (%lld bytes; size class %s)\n", size, (long long)bytes, cls);
+    return;
+  }
+  tl_fput_safe(out, v ? v : "-");
+  fputc('\n', out);
+}
+
+int tl_store_write_hosts(tl_store *s, FILE *out) {
+  tl_host_row *rows;
+  size_t n, nkeys;
+  int err = tl_store_hosts(s, &rows, &n);
+  if (err)
+    return err;
+  const tl_host_key *keys = tl_host_keys(&nkeys);
+  for (size_t i = 0; i < n; i++) {
+    const tl_host_row *r = &rows[i];
+    char first[32], last[32];
+    tl_date_format(r->first_seen_ns, first, sizeof first);
+    tl_date_format(r->last_seen_ns, last, sizeof last);
+    fprintf(out, "%s", i ? "\n" : "");
+    tl_fput_safe(out, r->fingerprint);
+    fprintf(out, "  ");
+    tl_fput_safe(out, r->hostname);
+    fprintf(out, "  %lld session%s, %s .. %s\n", (long long)r->sessions,
+            r->sessions == 1 ? "" : "s", first, last);
+    for (size_t k = 0; k < nkeys; k++) {
+      if (strcmp(keys[k].name, "hostname") == 0)
+        continue; /* on the first line */
+      fprintf(out, "  %-12s ", keys[k].name);
+      put_host_value(out, &keys[k], tl_fact_rows_get(r->facts, r->fact_count, keys[k].fact));
+    }
+  }
+  if (!n)
+    fprintf(out, "no hosts yet\n");
+  tl_host_rows_free(rows, n);
+  return TL_OK;
+}
+
+int tl_store_write_sessions(tl_store *s, const tl_filter *f, FILE *out) {
+  tl_session_list list;
+  int err = tl_store_sessions(s, f, &list);
+  if (err)
+    return err;
+  fprintf(out, "%-36s  %-16s %-12s %10s  %-16s %-20s  %-11s %12s\n", "uuid", "label", "probe",
+          "delay_ms", "host", "started", "status", "samples");
+  for (size_t i = 0; i < list.count; i++) {
+    const tl_session *x = &list.items[i];
+    char when[32];
+    tl_date_format(x->started_ns, when, sizeof when);
+    fprintf(out, "%-36s  ", x->uuid);
+    put_padded(out, x->label, 16);
+    fputc(' ', out);
+    put_padded(out, x->probe, 12);
+    fprintf(out, " %10g  ", (double)x->delay_ns / 1e6);
+    put_padded(out, x->hostname, 16);
+    fprintf(out, " %-20s  %-11s %12lld\n", when, x->status, (long long)x->sample_count);
+  }
+  tl_session_list_free(&list);
+  return TL_OK;
+}
