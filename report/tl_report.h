@@ -382,4 +382,37 @@ enum { TL_CHECK_REGRESSED = 1 };
 int tl_report_check(tl_store *store, const tl_check_opts *opts, FILE *out, char *err,
                     size_t errlen);
 
+/* ------------------------------------------------------------------------ */
+/* tlreport's command line (args.c)                                          */
+
+enum { TL_REPORT_LABELS_MAX = 64 };
+
+/* What tlreport's options ask for, gathered by tl_report_option. */
+typedef struct {
+  tl_compare_opts compare; /* --compare, --by, --baseline, --last, --percentiles, filters */
+  tl_page_opts page;       /* --format, --timestamp */
+  tl_check_opts check;     /* --max-regression */
+  tl_filter_args filter;   /* --probe, --delay, --since, --until, --host, --tag */
+  const char *output;      /* -o FILE, or NULL */
+  const char *site;        /* --site DIR, or NULL */
+  int force, checking, format_given, max_regression_given, by_help;
+  char *labels[TL_REPORT_LABELS_MAX]; /* --compare, split into label_buf */
+  char label_buf[4096], pct_buf[512];
+} tl_report_args;
+void tl_report_args_init(tl_report_args *a);
+/* tlreport's option --name (without "--") with value v (NULL for a flag).
+ * Returns 1 when taken, 0 when name is none of its options, TL_EINVAL with
+ * a one-line reason in why for a bad value. */
+int tl_report_option(tl_report_args *a, const char *name, const char *v, char *why,
+                     size_t whylen);
+/* After the last option: the option whose value or company is wrong
+ * ("--baseline"), with why, or NULL when they go together. */
+const char *tl_report_args_check(tl_report_args *a, char *why, size_t whylen);
+/* Makes what a asks for from store: the --by keys, the check's findings or
+ * the page to out, the page to a->output, or the site. Returns TL_OK,
+ * TL_CHECK_REGRESSED or an error with its message in err; *usage is set when
+ * that error is the user's (an unknown --by key or value). */
+int tl_report_run(tl_store *store, const tl_report_args *a, FILE *out, int *usage, char *err,
+                  size_t errlen);
+
 #endif /* TL_REPORT_H */

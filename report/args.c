@@ -1,0 +1,205 @@
+/* args.c: tlreport's command line as the report library takes it: each
+ * option's value validated into the comparison, page and check options
+ * (tl_report_option), the options that do not go together
+ * (tl_report_args_check), and the one call that makes what they ask for
+ * (tl_report_run). The program only feeds it getopt's options and prints
+ * the errors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "report_internal.h"
+
+void tl_report_args_init(tl_report_args *a) {
+  memset(a, 0, sizeof *a);
+  tl_compare_opts_init(&a->compare);
+  tl_page_opts_init(&a->page);
+  tl_check_opts_init(&a->check);
+  tl_filter_args_init(&a->filter);
+}
+
+/* A comma-separated list option into buf, split into items. */
+static int split_option(const char *v, char *buf, size_t len, char **items, size_t max,
+                        size_t *n, char *why, size_t whylen) {
+  if (strlen(v) >= len)
+    return tl_fail(why, whylen, TL_EINVAL, "list is too long");
+  strcpy(buf, v);
+  return tl_list_split(buf, items, max, n, why, whylen);
+}
+
+static int pcts_option(tl_report_args *a, const char *v, char *why, size_t whylen) {
+  char *items[TL_MAX_PCTS];
+  size_t n;
+  if (split_option(v, a->pct_buf, sizeof a->pct_buf, items, TL_MAX_PCTS, &n, why, whylen))
+    return TL_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    char *end;
+    double p = strtod(items[i], &end);
+    if (*end || end == items[i] || !(p > 0 && p <= 100))
+      return tl_fail(why, whylen, TL_EINVAL, "each must be a number above 0 and at most 100");
+    a->compare.pcts[i] = p;
+  }
+  a->compare.pct_count = n;
+  return TL_OK;
+}
+
+static int format_option(tl_report_args *a, const char *v, char *why, size_t whylen) {
+  if (a->format_given)
+    return tl_fail(why, whylen, TL_EINVAL, "given twice");
+  a->format_given = 1;
+  if (strcmp(v, "md") == 0 || strcmp(v, "markdown") == 0)
+    a->page.format = TL_FORMAT_MD;
+  else if (strcmp(v, "html") == 0)
+    a->page.format = TL_FORMAT_HTML;
+  else if (strcmp(v, "json") == 0)
+    a->page.format = TL_FORMAT_JSON;
+  else
+    return tl_fail(why, whylen, TL_EINVAL, "must be md, html or json");
+  return TL_OK;
+}
+
+int tl_report_option(tl_report_args *a, const char *name, const char *v, char *why,
+                     size_t whylen) {
+  int64_t n;
+  int rc = tl_filter_option(&a->filter, name, v, why, whylen);
+  if (rc != 0)
+    return rc; /* --probe, --delay, --since, --until, --host, --tag */
+  if (strcmp(name, "compare") == 0) {
+    if (a->compare.label_count)
+      return tl_fail(why, whylen, TL_EINVAL, "given twice");
+    rc = split_option(v, a->label_buf, sizeof a->label_buf, a->labels, TL_REPORT_LABELS_MAX,
+                      &a->compare.label_count, why, whylen);
+    a->compare.labels = (const char *const *)a->labels;
+  } else if (strcmp(name, "by") == 0) {
+    if (!*v || strlen(v) > 200)
+      return tl_fail(why, whylen, TL_EINVAL, "must be 1 to 200 characters (see --by help)");
+    a->compare.by = v;
+  } else if (strcmp(name, "last") == 0) {
+    rc = tl_int_parse(v, 1, 1000000, &n, why, whylen);
+    a->compare.last = n;
+  } else if (strcmp(name, "baseline") == 0) {
+    if (a->compare.baseline)
+      return tl_fail(why, whylen, TL_EINVAL, "given twice");
+    if (!*v || strlen(v) > 255)
+      return tl_fail(why, whylen, TL_EINVAL, "must be 1 to 255 characters");
+    a->compare.baseline = v;
+  } else if (strcmp(name, "format") == 0) {
+    rc = format_option(a, v, why, whylen);
+  } else if (strcmp(name, "site") == 0 || strcmp(name, "output") == 0) {
+    if (!*v)
+      return tl_fail(why, whylen, TL_EINVAL, "empty path");
+    *(name[0] == 's' ? &a->site : &a->output) = v;
+  } else if (strcmp(name, "force") == 0) {
+    a->force = 1;
+  } else if (strcmp(name, "check") == 0) {
+    a->checking = 1;
+  } else if (strcmp(name, "max-regression") == 0) {
+    rc = tl_regression_parse(v, &a->check.max_regression, why, whylen);
+    a->max_regression_given = 1;
+  } else if (strcmp(name, "timestamp") == 0) {
+    a->page.generated_ns = (int64_t)time(NULL) * 1000000000LL;
+  } else if (strcmp(name, "percentiles") == 0) {
+    rc = pcts_option(a, v, why, whylen);
+  } else {
+    return 0;
+  }
+  return rc ? TL_EINVAL : 1;
+}
+
+/* The option to name in a usage error, with why. */
+static const char *refuse(const char *option, char *why, size_t whylen, const char *reason) {
+  tl_fail(why, whylen, TL_EINVAL, "%s", reason);
+  return option;
+}
+
+const char *tl_report_args_check(tl_report_args *a, char *why, size_t whylen) {
+  tl_compare_opts *o = &a->compare;
+  o->filter = a->filter.f;
+  int to_file = a->site || a->output || a->format_given;
+  if (o->filter.since_ns && o->filter.until_ns && o->filter.since_ns >= o->filter.until_ns)
+    return refuse("--since", why, whylen, "must be before --until");
+  if (a->max_regression_given && !a->checking)
+    return refuse("--max-regression", why, whylen, "goes with --check");
+  if (a->checking && to_file)
+    return refuse("--check", why, whylen,
+                  "prints its findings; it does not go with --site, --output or --format");
+  if (a->site && a->output)
+    return refuse("--site", why, whylen, "writes a folder; it does not go with --output");
+  if (a->site && a->format_given && a->page.format != TL_FORMAT_HTML)
+    return refuse("--site", why, whylen, "writes HTML; it does not go with --format md or json");
+  /* Labels are checked here; --by values once the groups are known. */
+  for (size_t i = 0; i < o->label_count && !o->by; i++)
+    if (tl_label_check(a->labels[i], why, whylen))
+      return "--compare";
+  if (o->baseline && !o->by && tl_label_check(o->baseline, why, whylen))
+    return "--baseline";
+  a->by_help = o->by && strcmp(o->by, "help") == 0;
+  if (a->by_help && (a->checking || to_file || o->label_count || o->baseline))
+    return refuse("--by help", why, whylen, "lists the keys; it goes with filters only");
+  if (o->baseline && o->label_count && !o->by) {
+    size_t i = 0;
+    while (i < o->label_count && strcmp(a->labels[i], o->baseline) != 0)
+      i++;
+    if (i == o->label_count)
+      return refuse("--baseline", why, whylen, "must be one of the --compare labels");
+  }
+  return NULL;
+}
+
+/* The page of the comparison a asks for, made in memory first so that a
+ * failure writes nothing, then to a->output or out. */
+static int write_page(tl_store *store, const tl_report_args *a, FILE *out, char *err,
+                      size_t errlen) {
+  tl_comparison cmp;
+  tl_stats stats;
+  memset(&stats, 0, sizeof stats);
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = tl_compare(store, &a->compare, &cmp, err, errlen);
+  if (rc)
+    return rc;
+  /* Every format carries the statistics ("How sure is this?"). */
+  rc = tl_stats_compute(store, &cmp, &stats, err, errlen);
+  tl_page_opts page = a->page;
+  page.stats = &stats;
+  FILE *mem = rc ? NULL : open_memstream(&buf, &len);
+  if (!rc && !mem)
+    rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+  if (mem) {
+    rc = tl_render(&cmp, &page, mem);
+    if (fclose(mem) != 0 && rc == TL_OK)
+      rc = TL_EIO;
+    if (rc)
+      tl_fail(err, errlen, rc, "making the page failed: %s", tl_strerror(rc));
+  }
+  if (!rc && a->output)
+    rc = tl_report_write_file(a->output, buf, len, a->force, err, errlen);
+  else if (!rc && fwrite(buf, 1, len, out) != len)
+    rc = tl_fail(err, errlen, tl_write_failed(out, errno), "writing the report failed");
+  free(buf);
+  tl_stats_free(&stats);
+  tl_comparison_free(&cmp);
+  return rc;
+}
+
+int tl_report_run(tl_store *store, const tl_report_args *a, FILE *out, int *usage, char *err,
+                  size_t errlen) {
+  *usage = 0;
+  if (a->by_help)
+    return tl_by_help(store, &a->compare.filter, out, err, errlen);
+  if (a->compare.by && tl_by_check(store, a->compare.by, &a->compare.filter, err, errlen)) {
+    *usage = 1;
+    return TL_EINVAL;
+  }
+  if (a->checking) {
+    tl_check_opts check = a->check;
+    check.compare = a->compare;
+    check.baseline = a->compare.baseline;
+    return tl_report_check(store, &check, out, err, errlen);
+  }
+  if (a->site)
+    return tl_site_write(store, &a->compare, &a->page, a->site, a->force, NULL, err, errlen);
+  return write_page(store, a, out, err, errlen);
+}
