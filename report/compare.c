@@ -187,52 +187,52 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
                        size_t np, size_t *budget, tl__kept **kept) {
   double own[3 + TL_MAX_PCTS] = {50, 90, 99};
   memcpy(own + 3, pcts, np * sizeof *pcts);
-  tl__sweep *w = tl__sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
+  tl_sweep *w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!w)
     return TL_ENOMEM;
   *kept = tl__kept_new(c, g, budget);
-  int rc = tl__sweep_first(w, *kept ? tl__kept_add : NULL, *kept);
-  int64_t n = rc ? 0 : tl__sweep_count(w, g->session_count);
+  int rc = tl_sweep_first(w, *kept ? tl__kept_add : NULL, *kept);
+  int64_t n = rc ? 0 : tl_sweep_count(w, g->session_count);
   size_t at[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   memcpy(all, pcts, np * sizeof *pcts);
   memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
   for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n && !rc; k++)
-    if ((at[k] = tl__sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
+    if ((at[k] = tl_sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
       rc = TL_ENOMEM;
   /* The ends of the statistics' intervals, when they are order statistics. */
   int64_t ci_rank[2 * TL_MAX_PCTS];
   size_t ci_at[2 * TL_MAX_PCTS], nci = 0, used = 0;
   for (size_t i = 0; i < g->session_count && *kept && !rc; i++)
-    used += tl__sweep_count(w, i) > 0;
+    used += tl_sweep_count(w, i) > 0;
   if (*kept && !rc)
     nci = tl__stats_ci_ranks(n, used, pcts, np, ci_rank);
   for (size_t k = 0; k < nci && !rc; k++)
-    if ((ci_at[k] = tl__sweep_want(w, ci_rank[k])) == SIZE_MAX)
+    if ((ci_at[k] = tl_sweep_want(w, ci_rank[k])) == SIZE_MAX)
       rc = TL_ENOMEM;
   if (n && !rc) {
     /* Bins from the minimum up to the 99.9th percentile, or a hair above it:
      * the top of its bucket after pass 1, so that the bins fill in the same
      * pass that finds the percentiles. */
-    int64_t hi = tl__sweep_bucket_top(w, tl_rank(99.9, n));
+    int64_t hi = tl_sweep_bucket_top(w, tl_rank(99.9, n));
     tl_dist d;
-    tl__sweep_dist(w, g->session_count, &d);
+    tl_sweep_dist(w, g->session_count, &d);
     g->hist_lo_ns = d.min_ns;
     g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
-    tl__sweep_chart(w, g->hist_lo_ns, g->hist_width_ns, hi, g->hist, TL_HIST_BINS, &g->hist_over);
-    rc = tl__sweep_finish(w);
+    tl_sweep_chart(w, g->hist_lo_ns, g->hist_width_ns, hi, g->hist, TL_HIST_BINS, &g->hist_over);
+    rc = tl_sweep_finish(w);
   }
   if (!rc) {
     tl_dist d;
     int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS] = {0};
     for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n; k++)
-      vals[k] = tl__sweep_value(w, at[k]);
-    tl__sweep_dist(w, g->session_count, &d);
+      vals[k] = tl_sweep_value(w, at[k]);
+    tl_sweep_dist(w, g->session_count, &d);
     g->dist = with_pcts(&d, pcts, vals, np);
     g->spectrum = with_pcts(&d, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS);
     int64_t ci_val[2 * TL_MAX_PCTS];
     for (size_t k = 0; k < nci; k++)
-      ci_val[k] = tl__sweep_value(w, ci_at[k]);
+      ci_val[k] = tl_sweep_value(w, ci_at[k]);
     if (nci)
       tl__kept_values(*kept, ci_rank, ci_val, nci);
     for (size_t i = 0; i < g->session_count; i++) {
@@ -241,13 +241,13 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
         k++;
       int64_t v[3 + TL_MAX_PCTS];
       for (size_t j = 0; j < 3 + np; j++)
-        v[j] = tl__sweep_session_value(w, i, j);
-      tl__sweep_dist(w, i, &d);
+        v[j] = tl_sweep_session_value(w, i, j);
+      tl_sweep_dist(w, i, &d);
       c->details[k].dist = with_pcts(&d, own, v, 3);
       c->details[k].at_pcts = with_pcts(&d, pcts, v + 3, np);
     }
   }
-  tl__sweep_close(w);
+  tl_sweep_close(w);
   if (*kept && (rc || tl__kept_finish(*kept))) {
     tl__kept_free(*kept); /* the statistics will read the samples themselves */
     *kept = NULL;

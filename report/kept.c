@@ -2,7 +2,7 @@
  * and the session bootstrap over them. A large group is reduced to at most
  * TL_STATS_KEEP samples by a seeded reservoir per session (in proportion to
  * the session's size) and pooled in order with each sample's session; the
- * values quoted stay the exact ones of the whole data (dist.c). */
+ * values quoted stay the exact ones of the whole data (store/dist.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +178,7 @@ static int pool_sort(tl__sset *x) {
     for (size_t i = 0, at = 0; i < x->ns; i++)
       for (size_t j = 0; j < x->s[i].m; j++)
         key[at++] = (int64_t)((((uint64_t)x->s[i].v[j] - (uint64_t)lo) << bits) | i);
-    if (tl__sort_i64(key, m)) {
+    if (tl_sort_i64(key, m)) {
       free(put);
       return TL_ENOMEM;
     }
@@ -201,7 +201,7 @@ static int pool_sort(tl__sset *x) {
   size_t *run = malloc((x->ns + 1) * sizeof *run);
   int rc = vt && tt && run ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; i < x->ns && !rc; i++)
-    rc = tl__sort_i64(x->s[i].v, x->s[i].m);
+    rc = tl_sort_i64(x->s[i].v, x->s[i].m);
   if (!rc) {
     memcpy(x->pool, x->buf, m * sizeof *x->pool);
     run[0] = 0;
@@ -298,7 +298,7 @@ int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
                   uint64_t seed, tl__sset *x) {
   int rc = sset_prepare(cmp, ids, nids, seed, x);
   for (size_t i = 0; i < nids && !rc; i++)
-    rc = tl__scan(store, &x->s[i].id, 1, reservoir_cb, &x->s[i]);
+    rc = tl_store_scan_threaded(store, &x->s[i].id, 1, reservoir_cb, &x->s[i]);
   if (!rc)
     rc = sset_finish(x);
   if (rc)
@@ -553,7 +553,7 @@ int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k) {
 
 /* Exact values at 1-based ranks of the whole group: from the pool when every
  * sample is kept, or those the comparison found, else by the exact
- * distribution machinery (dist.c), which takes percentiles: (r - 0.5) / n
+ * distribution machinery (store/dist.c), which takes percentiles: (r - 0.5) / n
  * lands on rank r under tl_rank. */
 int tl__sset_values_at_ranks(tl_store *store, const tl__sset *x, const int64_t *ranks, size_t k,
                              int64_t *out) {

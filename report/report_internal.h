@@ -11,58 +11,6 @@
 #include "tl_report.h"
 
 /* ------------------------------------------------------------------------ */
-/* Exact distributions (dist.c)                                              */
-
-/* A sweep: exact values at any number of ranks of a group of sessions, and
- * at given percentiles of each of its sessions, found in the same passes.
- * Use: tl__sweep_store, tl__sweep_first (pass 1: counts, extremes, sums),
- * then tl__sweep_want for each rank of the group and optionally
- * tl__sweep_chart, then tl__sweep_finish (usually one more pass), then read
- * the values; tl__sweep_close. Errors leave a message on the store. */
-typedef struct tl__sweep tl__sweep;
-/* Which session of the sweep values belong to (its index in the list). */
-typedef int (*tl__session_cb)(void *ctx, size_t session, const int64_t *v, size_t n);
-
-/* A sweep over the sessions ids[0..n) (not copied), finding each session's
- * own values at session_pcts[0..session_np) (valid percentiles, may be 0).
- * NULL when out of memory. */
-tl__sweep *tl__sweep_store(tl_store *store, const int64_t *ids, size_t n,
-                           const double *session_pcts, size_t session_np);
-void tl__sweep_close(tl__sweep *w);
-/* Pass 1; tap (may be NULL) also sees every sample, session by session in
- * stored order, on the caller's thread while another does the rest. */
-int tl__sweep_first(tl__sweep *w, tl__session_cb tap, void *tap_ctx);
-/* After pass 1: count, min, max, mean and stddev (pct_count 0) of session
- * set, or of the group for set n; its sample count. */
-void tl__sweep_dist(const tl__sweep *w, size_t set, tl_dist *out);
-int64_t tl__sweep_count(const tl__sweep *w, size_t set);
-/* Asks for the group's value at a 1-based rank (1..count); returns its
- * handle, or SIZE_MAX when out of memory or out of range. */
-size_t tl__sweep_want(tl__sweep *w, int64_t rank);
-/* The top of the group's histogram bucket that holds rank (within 1/2048
- * above the value there, and at most the maximum): a bound known after
- * pass 1. */
-int64_t tl__sweep_bucket_top(const tl__sweep *w, int64_t rank);
-/* Has the next pass count the group's samples into bins of width from lo
- * (the last bin also takes everything up to hi) and those above hi into
- * over. The arrays must be zeroed and outlive tl__sweep_finish. */
-void tl__sweep_chart(tl__sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
-                     size_t bins, int64_t *over);
-/* Runs the passes that find every asked value. */
-int tl__sweep_finish(tl__sweep *w);
-/* The group's value of a handle; session's value at session_pcts[k] (0
- * when the session has no samples). */
-int64_t tl__sweep_value(const tl__sweep *w, size_t handle);
-int64_t tl__sweep_session_value(const tl__sweep *w, size_t session, size_t k);
-
-/* Sorts v[0..n) ascending (a radix sort: samples are often millions);
- * TL_ENOMEM when its buffer cannot be allocated. */
-int tl__sort_i64(int64_t *v, size_t n);
-/* Hands every sample of the sessions, in stored order, to cb like
- * tl_store_scan, but decoding on this thread while cb runs on another. */
-int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx);
-
-/* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
 /* A table of plain-text cells, escaped only when written, so one table

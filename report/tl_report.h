@@ -1,10 +1,9 @@
-/* tl_report.h: the one door into tl's reports: exact distributions of stored
- * samples, comparisons of labels, and the pages tlreport writes.
+/* tl_report.h: the one door into tl's reports: comparisons of labels, and
+ * the pages tlreport writes.
  *
  * Every percentile is the nearest-rank percentile of the raw samples
- * (tl_rank in tl_store.h): exact, one of the measured values, computed in a
- * few passes over the compressed blocks with memory bounded by the number of
- * samples near each requested rank rather than by the whole data set. */
+ * (tl_rank in tl_base.h), found exactly by the store's sweep (tl_sweep in
+ * tl_store.h): one of the measured values, never an interpolation. */
 #ifndef TL_REPORT_H
 #define TL_REPORT_H
 
@@ -13,38 +12,6 @@
 #include <stdio.h>
 
 #include "tl_store.h"
-
-/* ------------------------------------------------------------------------ */
-/* Exact distributions                                                       */
-
-enum { TL_MAX_PCTS = 16 };
-
-/* The distribution of the samples of a set of sessions. */
-typedef struct {
-  int64_t count;
-  int64_t min_ns, max_ns;
-  double mean_ns, stddev_ns; /* population standard deviation */
-  size_t pct_count;
-  double pcts[TL_MAX_PCTS];    /* requested percentiles, 0..100 */
-  int64_t pct_ns[TL_MAX_PCTS]; /* their exact nearest-rank values */
-} tl_dist;
-
-/* Computes the distribution of all samples of the given sessions. With no
- * samples, count is 0 and the rest is zero. Errors leave a message on the
- * store. */
-int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
-                    size_t pct_count, tl_dist *out);
-
-/* The same over values in memory (sorts a copy); for tests and small sets. */
-int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_t pct_count,
-                      tl_dist *out);
-
-/* Writes the samples of the sessions matching filter as an HdrHistogram
- * percentile distribution ("hgrm", values in milliseconds), each value an
- * exact nearest-rank percentile. No matching sample is TL_ENOTFOUND. The
- * whole output comes from one read snapshot. Messages go to err. out is not
- * flushed (as tl_store_export). */
-int tl_write_hgrm(tl_store *store, const tl_filter *filter, FILE *out, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* Lateness: what comparisons compare                                        */

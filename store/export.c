@@ -98,8 +98,10 @@ static int write_block(void *arg, const tl_block *b) {
 
 int tl_store_export(tl_store *s, const tl_filter *f, tl_samples_format format, FILE *out,
                     int64_t *count) {
+  if (format == TL_SAMPLES_HGRM)
+    return tl__write_hgrm(s, f, out);
   if (format != TL_SAMPLES_CSV && format != TL_SAMPLES_JSONL)
-    return tl__store_fail(s, TL_EINVAL, "export writes csv or jsonl here (hgrm: see tlstore)");
+    return tl__store_fail(s, TL_EINVAL, "export writes csv, jsonl or hgrm");
   exporter *e = calloc(1, sizeof *e);
   if (!e)
     return tl__store_fail(s, TL_ENOMEM, "out of memory exporting");

@@ -215,4 +215,7 @@ int tl__import_parse_line(tl_samples_format format, const char *line, size_t len
 int tl__import_parse_header(const char *line, size_t len, size_t *column, int64_t *unit_ns,
                             char *why, size_t whylen);
 
+/* tl_store_export's hgrm format (hgrm.c). */
+int tl__write_hgrm(tl_store *s, const tl_filter *f, FILE *out);
+
 #endif

@@ -422,10 +422,88 @@ int tl_store_import(tl_store *store, FILE *in, const tl_import_opts *opts, tl_ba
  * session first and in measured order, as CSV (header
  * "label,probe,delay_ns,latency_ns") or JSON lines. Streams: memory does not
  * grow with the number of samples. *count (may be NULL) receives how many.
- * out is not flushed: its caller flushes it and sees why a last write failed
+ * TL_SAMPLES_HGRM writes their HdrHistogram percentile distribution instead
+ * ("hgrm": values in milliseconds, each an exact nearest-rank percentile, all
+ * from one read snapshot; *count is left alone); no matching sample is
+ * TL_ENOTFOUND. out is not flushed: its caller flushes it and sees why a last write failed
  * (tl_cli_finish for stdout). A write that failed already is TL_EIO. */
 int tl_store_export(tl_store *store, const tl_filter *filter, tl_samples_format format, FILE *out,
                     int64_t *count);
+
+/* ------------------------------------------------------------------------ */
+/* Exact distributions                                                       */
+
+enum { TL_MAX_PCTS = 16 };
+
+/* The distribution of the samples of a set of sessions. */
+typedef struct {
+  int64_t count;
+  int64_t min_ns, max_ns;
+  double mean_ns, stddev_ns; /* population standard deviation */
+  size_t pct_count;
+  double pcts[TL_MAX_PCTS];    /* requested percentiles, 0..100 */
+  int64_t pct_ns[TL_MAX_PCTS]; /* their exact nearest-rank values */
+} tl_dist;
+
+/* Computes the distribution of all samples of the given sessions. With no
+ * samples, count is 0 and the rest is zero. Errors leave a message on the
+ * store. */
+int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                    size_t pct_count, tl_dist *out);
+
+/* The same over values in memory (sorts a copy); for tests and small sets. */
+int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_t pct_count,
+                      tl_dist *out);
+
+
+/* A sweep: exact values at any number of ranks of a group of sessions, and
+ * at given percentiles of each of its sessions, found in the same passes.
+ * Use: tl_sweep_store, tl_sweep_first (pass 1: counts, extremes, sums),
+ * then tl_sweep_want for each rank of the group and optionally
+ * tl_sweep_chart, then tl_sweep_finish (usually one more pass), then read
+ * the values; tl_sweep_close. Errors leave a message on the store. */
+typedef struct tl_sweep tl_sweep;
+/* Which session of the sweep values belong to (its index in the list). */
+typedef int (*tl_sweep_session_cb)(void *ctx, size_t session, const int64_t *v, size_t n);
+
+/* A sweep over the sessions ids[0..n) (not copied), finding each session's
+ * own values at session_pcts[0..session_np) (valid percentiles, may be 0).
+ * NULL when out of memory. */
+tl_sweep *tl_sweep_store(tl_store *store, const int64_t *ids, size_t n,
+                           const double *session_pcts, size_t session_np);
+void tl_sweep_close(tl_sweep *w);
+/* Pass 1; tap (may be NULL) also sees every sample, session by session in
+ * stored order, on the caller's thread while another does the rest. */
+int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
+/* After pass 1: count, min, max, mean and stddev (pct_count 0) of session
+ * set, or of the group for set n; its sample count. */
+void tl_sweep_dist(const tl_sweep *w, size_t set, tl_dist *out);
+int64_t tl_sweep_count(const tl_sweep *w, size_t set);
+/* Asks for the group's value at a 1-based rank (1..count); returns its
+ * handle, or SIZE_MAX when out of memory or out of range. */
+size_t tl_sweep_want(tl_sweep *w, int64_t rank);
+/* The top of the group's histogram bucket that holds rank (within 1/2048
+ * above the value there, and at most the maximum): a bound known after
+ * pass 1. */
+int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank);
+/* Has the next pass count the group's samples into bins of width from lo
+ * (the last bin also takes everything up to hi) and those above hi into
+ * over. The arrays must be zeroed and outlive tl_sweep_finish. */
+void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
+                     size_t bins, int64_t *over);
+/* Runs the passes that find every asked value. */
+int tl_sweep_finish(tl_sweep *w);
+/* The group's value of a handle; session's value at session_pcts[k] (0
+ * when the session has no samples). */
+int64_t tl_sweep_value(const tl_sweep *w, size_t handle);
+int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k);
+
+/* Sorts v[0..n) ascending (a radix sort: samples are often millions);
+ * TL_ENOMEM when its buffer cannot be allocated. */
+int tl_sort_i64(int64_t *v, size_t n);
+/* Hands every sample of the sessions, in stored order, to cb like
+ * tl_store_scan, but decoding on this thread while cb runs on another. */
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Listings: what tlstore info, labels, hosts and sessions print (listing.c) */

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tl_report.h" /* tl_write_hgrm */
 #include "tl_store.h"
 
 /* Opens the database for a command, or says why not; NULL on failure. */
@@ -155,16 +154,12 @@ static int run_export(const tl_cli_args *a) {
   tl_store *store = status < 0 ? open_store(a->db, TL_STORE_READONLY) : NULL;
   if (!store)
     return status < 0 ? TL_EXIT_FAILURE : status;
-  char msg[512] = "";
-  int err;
-  if (format == TL_SAMPLES_HGRM)
-    err = tl_write_hgrm(store, &f.f, stdout, msg, sizeof msg);
-  else if ((err = tl_store_export(store, &f.f, format, stdout, NULL)))
-    snprintf(msg, sizeof msg, "%s", tl_store_errmsg(store));
-  if (err && !ferror(stdout)) /* a write error: tl_cli_finish says why */
-    tl_errorf("%s", msg);
-  tl_store_close(store);
-  return err ? TL_EXIT_FAILURE : TL_EXIT_OK;
+  int err = tl_store_export(store, &f.f, format, stdout, NULL);
+  if (err && ferror(stdout)) { /* a write error: tl_cli_finish says why */
+    tl_store_close(store);
+    return TL_EXIT_FAILURE;
+  }
+  return done(store, err);
 }
 
 static void print_bad_row(void *ctx, int64_t line, const char *why) {

@@ -9,8 +9,7 @@
 
 #include <cmocka.h>
 
-#include "report_internal.h"
-#include "tl_report.h"
+#include "tl_store.h"
 
 static void hand_computed(void **state) {
   (void)state;
@@ -112,7 +111,7 @@ static void radix_sort(void **state) {
       }
       memcpy(s, v, n * sizeof *v);
       qsort(s, n, sizeof *s, cmp);
-      assert_int_equal(tl__sort_i64(v, n), TL_OK);
+      assert_int_equal(tl_sort_i64(v, n), TL_OK);
       if (n)
         assert_memory_equal(v, s, n * sizeof *v);
       free(v);

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "store_internal.h"
 
 enum {
   SUB_BITS = 11,
@@ -53,9 +53,9 @@ typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
  * which has time to spare while another thread runs cb. */
 typedef struct {
   wanted_cb wanted; /* may be NULL: every block */
-  tl__session_cb cb;
+  tl_sweep_session_cb cb;
   void *ctx;
-  tl__session_cb tap;
+  tl_sweep_session_cb tap;
   void *tap_ctx;
 } reading;
 typedef int (*source_fn)(void *src, const reading *r);
@@ -85,12 +85,12 @@ typedef struct {
   uint64_t width;
 } target;
 
-struct tl__sweep {
+struct tl_sweep {
   source_fn source;
   void *src;
   tl_store *store;    /* when the samples are a store's: pass 1 reads their summaries */
   const int64_t *ids; /* ns sessions of store */
-  tl__session_cb tap; /* pass 1's tap, left for the next pass when pass 1 read summaries */
+  tl_sweep_session_cb tap; /* pass 1's tap, left for the next pass when pass 1 read summaries */
   void *tap_ctx;
   size_t ns; /* sessions; the group is set ns */
   double *spcts;
@@ -128,7 +128,7 @@ static void moments_add(moments *to, const moments *p) {
 /* The index of the target of rank in set, added when new; SIZE_MAX when
  * out of memory. A set's targets are added together (a session's when it
  * ends, the group's after pass 1), so they stay contiguous. */
-static size_t target_add(tl__sweep *w, size_t set, int64_t rank) {
+static size_t target_add(tl_sweep *w, size_t set, int64_t rank) {
   for (size_t k = w->tfirst[set]; k < w->tend[set]; k++)
     if (w->t[k].rank == rank)
       return k;
@@ -154,7 +154,7 @@ static size_t target_add(tl__sweep *w, size_t set, int64_t rank) {
 
 /* Finds the log bucket of each target of set in hist[0..len), the counts
  * of buckets first... */
-static void locate(tl__sweep *w, size_t set, const int64_t *hist, size_t first, size_t len) {
+static void locate(tl_sweep *w, size_t set, const int64_t *hist, size_t first, size_t len) {
   for (size_t k = w->tfirst[set]; k < w->tend[set]; k++) {
     target *x = &w->t[k];
     if (x->inside || x->done)
@@ -174,7 +174,7 @@ static void locate(tl__sweep *w, size_t set, const int64_t *hist, size_t first, 
 
 /* The end of a session's samples in pass 1: its ranks are located in its own
  * histogram, which is then added to the group's and cleared. */
-static void session_end(tl__sweep *w) {
+static void session_end(tl_sweep *w) {
   size_t s = w->cur;
   w->cur = SIZE_MAX;
   if (s == SIZE_MAX || !w->m[s].count)
@@ -193,7 +193,7 @@ static void session_end(tl__sweep *w) {
   }
 }
 
-static void pass1_values(tl__sweep *w, size_t session, const int64_t *v, size_t n) {
+static void pass1_values(tl_sweep *w, size_t session, const int64_t *v, size_t n) {
   moments *m = &w->m[session];
   int64_t lo = m->count ? m->min : v[0], hi = m->count ? m->max : v[0];
   unsigned __int128 sum = 0, sumsq = 0;
@@ -214,7 +214,7 @@ static void pass1_values(tl__sweep *w, size_t session, const int64_t *v, size_t 
 }
 
 /* Puts target k at the front of its bucket's list of takers. */
-static void push(tl__sweep *w, size_t k) {
+static void push(tl_sweep *w, size_t k) {
   target *t = &w->t[k];
   size_t b = log_index(t->lo);
   t->next = w->head[b];
@@ -226,7 +226,7 @@ static int taker(const target *t) { return !t->done && t->same == SIZE_MAX; }
 
 /* Unmarks the ranges of the session marked last: they lie at the front of
  * their lists in push order, so are popped in reverse. */
-static void marks_drop(tl__sweep *w) {
+static void marks_drop(tl_sweep *w) {
   size_t old = w->bits_for;
   w->bits_for = SIZE_MAX;
   if (old == SIZE_MAX)
@@ -242,7 +242,7 @@ static void marks_drop(tl__sweep *w) {
 }
 
 /* Marks the ranges of session instead of the previous one's. */
-static void marks_switch(tl__sweep *w, size_t session) {
+static void marks_switch(tl_sweep *w, size_t session) {
   marks_drop(w);
   for (size_t k = w->tfirst[session]; k < w->tend[session]; k++)
     if (taker(&w->t[k]))
@@ -252,7 +252,7 @@ static void marks_switch(tl__sweep *w, size_t session) {
 
 /* A sample in a marked bucket: every open range of its session and of the
  * group there that holds it counts it. */
-static void take(tl__sweep *w, size_t b, int64_t x) {
+static void take(tl_sweep *w, size_t b, int64_t x) {
   for (int32_t k = w->head[b]; k >= 0; k = w->t[k].next) {
     target *t = &w->t[k];
     if (x < t->lo || x > t->hi)
@@ -279,7 +279,7 @@ static void range_free(target *x) {
 
 static int chart_values(void *arg, size_t session, const int64_t *v, size_t n) {
   (void)session;
-  tl__sweep *w = arg;
+  tl_sweep *w = arg;
   uint64_t lo = (uint64_t)w->chart_lo, hi = (uint64_t)w->chart_hi, width = (uint64_t)w->chart_width;
   uint64_t last = w->chart_bins - 1;
   /* A multiplication by the reciprocal, corrected by one, instead of a
@@ -308,14 +308,14 @@ static int chart_values(void *arg, size_t session, const int64_t *v, size_t n) {
 /* The reading thread's work in the first pass after pass 1: the chart, and
  * pass 1's tap when pass 1 read summaries. */
 static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
-  tl__sweep *w = arg;
+  tl_sweep *w = arg;
   if (w->chart)
     chart_values(w, session, v, n);
   return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
 }
 
 static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
-  tl__sweep *w = arg;
+  tl_sweep *w = arg;
   if (!n)
     return 0;
   if (!w->first_done) {
@@ -340,7 +340,7 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
 /* After pass 1, only blocks that may hold a sample of an open range (or any
  * block, while the chart is filled). */
 static int block_wanted(void *arg, size_t session, int64_t min, int64_t max) {
-  const tl__sweep *w = arg;
+  const tl_sweep *w = arg;
   if (!w->first_done || w->chart || w->tap)
     return 1;
   size_t sets[2] = {session, w->ns};
@@ -389,12 +389,12 @@ static int64_t select_kth(int64_t *v, size_t n, size_t k) {
   return v[k];
 }
 
-static void sweep_free(tl__sweep *w);
+static void sweep_free(tl_sweep *w);
 
 /* NULL when out of memory; spcts are valid percentiles. */
-static tl__sweep *sweep_new(source_fn source, void *src, size_t ns, const double *spcts,
+static tl_sweep *sweep_new(source_fn source, void *src, size_t ns, const double *spcts,
                             size_t snp) {
-  tl__sweep *w = calloc(1, sizeof *w);
+  tl_sweep *w = calloc(1, sizeof *w);
   if (!w)
     return NULL;
   w->source = source;
@@ -424,7 +424,7 @@ static tl__sweep *sweep_new(source_fn source, void *src, size_t ns, const double
   return w;
 }
 
-static void sweep_free(tl__sweep *w) {
+static void sweep_free(tl_sweep *w) {
   if (!w)
     return;
   for (size_t k = 0; k < w->nt; k++)
@@ -446,7 +446,7 @@ static void sweep_free(tl__sweep *w) {
  * the summary holds them (located in its histogram otherwise), and its
  * histogram added to the group's. */
 static int from_summary(void *arg, size_t s, const tl_summary *sum) {
-  tl__sweep *w = arg;
+  tl_sweep *w = arg;
   moments *m = &w->m[s];
   m->count = sum->count;
   m->min = sum->min_ns;
@@ -472,7 +472,7 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
   return 0;
 }
 
-int tl__sweep_first(tl__sweep *w, tl__session_cb tap, void *tap_ctx) {
+int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
   int err;
   if (w->store) {
     /* No pass over the samples: a tap sees them in the next pass, which
@@ -493,7 +493,7 @@ int tl__sweep_first(tl__sweep *w, tl__session_cb tap, void *tap_ctx) {
   return err;
 }
 
-void tl__sweep_dist(const tl__sweep *w, size_t set, tl_dist *out) {
+void tl_sweep_dist(const tl_sweep *w, size_t set, tl_dist *out) {
   memset(out, 0, sizeof *out);
   const moments *m = &w->m[set];
   if (!m->count)
@@ -507,9 +507,9 @@ void tl__sweep_dist(const tl__sweep *w, size_t set, tl_dist *out) {
   out->stddev_ns = var > 0 ? sqrt((double)var) : 0.0;
 }
 
-int64_t tl__sweep_count(const tl__sweep *w, size_t set) { return w->m[set].count; }
+int64_t tl_sweep_count(const tl_sweep *w, size_t set) { return w->m[set].count; }
 
-size_t tl__sweep_want(tl__sweep *w, int64_t rank) {
+size_t tl_sweep_want(tl_sweep *w, int64_t rank) {
   const moments *g = &w->m[w->ns];
   if (rank < 1 || rank > g->count)
     return SIZE_MAX;
@@ -519,7 +519,7 @@ size_t tl__sweep_want(tl__sweep *w, int64_t rank) {
   return h;
 }
 
-int64_t tl__sweep_bucket_top(const tl__sweep *w, int64_t rank) {
+int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank) {
   int64_t cum = 0, lo = 0, hi = 0;
   for (size_t b = 0; b < LOG_BUCKETS; b++) {
     cum += w->ghist[b];
@@ -531,7 +531,7 @@ int64_t tl__sweep_bucket_top(const tl__sweep *w, int64_t rank) {
   return hi < w->m[w->ns].max ? hi : w->m[w->ns].max;
 }
 
-void tl__sweep_chart(tl__sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
+void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
                      size_t bins, int64_t *over) {
   w->chart = counts;
   w->chart_lo = lo;
@@ -601,7 +601,7 @@ static int range_resolve(target *x, const target *r) {
   return TL_OK;
 }
 
-int tl__sweep_finish(tl__sweep *w) {
+int tl_sweep_finish(tl_sweep *w) {
   int err = w->oom ? TL_ENOMEM : TL_OK;
   if (!err && !w->bits) {
     w->bits = calloc(BITMAP_WORDS, sizeof *w->bits);
@@ -662,12 +662,12 @@ int tl__sweep_finish(tl__sweep *w) {
   return err;
 }
 
-int64_t tl__sweep_value(const tl__sweep *w, size_t handle) {
+int64_t tl_sweep_value(const tl_sweep *w, size_t handle) {
   return handle < w->nt ? w->t[handle].value : 0;
 }
 
-int64_t tl__sweep_session_value(const tl__sweep *w, size_t session, size_t k) {
-  return tl__sweep_value(w, w->shandle[session * w->snp + k]);
+int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k) {
+  return tl_sweep_value(w, w->shandle[session * w->snp + k]);
 }
 
 /* ======================================================================== */
@@ -862,10 +862,10 @@ static void src_close(void *arg) {
   free(s);
 }
 
-tl__sweep *tl__sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
+tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
                            const double *session_pcts, size_t session_np) {
   store_src *s = src_open(store, session_ids, n);
-  tl__sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
+  tl_sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
   if (!w)
     src_close(s);
   else {
@@ -875,7 +875,7 @@ tl__sweep *tl__sweep_store(tl_store *store, const int64_t *session_ids, size_t n
   return w;
 }
 
-void tl__sweep_close(tl__sweep *w) {
+void tl_sweep_close(tl_sweep *w) {
   if (!w)
     return;
   src_close(w->src);
@@ -893,7 +893,7 @@ static int plain_segment(void *arg, size_t session, const int64_t *v, size_t n) 
   return p->cb(p->ctx, v, n);
 }
 
-int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx) {
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx) {
   store_src *s = src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
@@ -905,7 +905,7 @@ int tl__scan(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_c
 }
 
 /* The group's values at pcts of one sweep into out (at most TL_MAX_PCTS). */
-static int sweep_dist(tl__sweep *w, const double *pcts, size_t np, tl_dist *out) {
+static int sweep_dist(tl_sweep *w, const double *pcts, size_t np, tl_dist *out) {
   memset(out, 0, sizeof *out);
   if (np > TL_MAX_PCTS)
     return TL_EINVAL;
@@ -914,29 +914,29 @@ static int sweep_dist(tl__sweep *w, const double *pcts, size_t np, tl_dist *out)
       return TL_EINVAL;
   if (!w)
     return TL_ENOMEM;
-  int err = tl__sweep_first(w, NULL, NULL);
+  int err = tl_sweep_first(w, NULL, NULL);
   if (err)
     return err;
   size_t handle[TL_MAX_PCTS];
-  int64_t count = tl__sweep_count(w, w->ns);
+  int64_t count = tl_sweep_count(w, w->ns);
   for (size_t k = 0; k < np && count; k++)
-    if ((handle[k] = tl__sweep_want(w, tl_rank(pcts[k], count))) == SIZE_MAX)
+    if ((handle[k] = tl_sweep_want(w, tl_rank(pcts[k], count))) == SIZE_MAX)
       return TL_ENOMEM;
-  if (count && (err = tl__sweep_finish(w)))
+  if (count && (err = tl_sweep_finish(w)))
     return err;
-  tl__sweep_dist(w, w->ns, out);
+  tl_sweep_dist(w, w->ns, out);
   out->pct_count = np;
   memcpy(out->pcts, pcts, np * sizeof *pcts);
   for (size_t k = 0; k < np && count; k++)
-    out->pct_ns[k] = tl__sweep_value(w, handle[k]);
+    out->pct_ns[k] = tl_sweep_value(w, handle[k]);
   return TL_OK;
 }
 
 int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
                     size_t pct_count, tl_dist *out) {
-  tl__sweep *w = tl__sweep_store(store, session_ids, n, NULL, 0);
+  tl_sweep *w = tl_sweep_store(store, session_ids, n, NULL, 0);
   int err = sweep_dist(w, pcts, pct_count, out);
-  tl__sweep_close(w);
+  tl_sweep_close(w);
   return err;
 }
 
@@ -966,7 +966,7 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
       return TL_EINVAL;
     }
   mem_src m = {values, n};
-  tl__sweep *w = sweep_new(scan_mem, &m, 1, NULL, 0);
+  tl_sweep *w = sweep_new(scan_mem, &m, 1, NULL, 0);
   int err = sweep_dist(w, pcts, pct_count, out);
   sweep_free(w);
   return err;
@@ -978,7 +978,7 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
 /* LSD radix sort by digits of (v - min) up to the highest one it spans: the
  * samples of a group span three or four bytes, so sorting a million takes
  * as many linear passes instead of n log n comparisons. */
-int tl__sort_i64(int64_t *v, size_t n) {
+int tl_sort_i64(int64_t *v, size_t n) {
   if (n < 2)
     return TL_OK;
   int64_t lo = v[0], hi = v[0];
