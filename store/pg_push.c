@@ -11,6 +11,7 @@
  * stored once and seen whole or not at all. Every transaction locks its
  * host row before the session, always in that order, so pushers cannot
  * deadlock. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,7 +327,7 @@ static int session_only(int err) {
   return err == TL_EINVAL || err == TL_ECONFLICT || err == TL_ECORRUPT;
 }
 
-int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
+static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
   tl_push_stats st = {0};
   if (out)
     *out = st;
@@ -405,5 +406,29 @@ int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, t
   tl_session_list_free(&list);
   if (out)
     *out = st;
+  return err;
+}
+
+static volatile int signalled; /* a SIGINT or SIGTERM during a push with on_signals */
+
+static void on_signal(int sig) {
+  (void)sig;
+  signalled = 1;
+}
+
+int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
+  if (!opts->on_signals)
+    return push(local, server, opts, out);
+  tl_push_opts o = *opts;
+  if (!o.stop)
+    o.stop = &signalled;
+  signalled = 0;
+  struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int err = push(local, server, &o, out);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
   return err;
 }

@@ -539,6 +539,7 @@ typedef struct {
 typedef struct {
   int remove_pushed;               /* delete each session from the file once the server has it */
   const volatile int *stop;        /* when it becomes non-zero the push stops (TL_EINTR) */
+  int on_signals; /* SIGINT and SIGTERM stop it as *stop does; the handlers are restored after */
   void (*progress)(void *ctx, const tl_push_stats *st); /* after each session; may be NULL */
   void *ctx;
 } tl_push_opts;

@@ -3,7 +3,6 @@
  * calls the store library and prints what it returns. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,13 +243,6 @@ static int run_merge(const tl_cli_args *a) {
 /* ======================================================================== */
 /* push, delete, prune, vacuum                                               */
 
-static volatile sig_atomic_t push_stop; /* set by SIGINT or SIGTERM during a push */
-
-static void on_push_signal(int sig) {
-  (void)sig;
-  push_stop = 1;
-}
-
 /* "pushing: 12/40 sessions (3 sent, 9 present)", rewritten in place. */
 static void push_progress(void *ctx, const tl_push_stats *st) {
   (void)ctx;
@@ -261,7 +253,7 @@ static void push_progress(void *ctx, const tl_push_stats *st) {
 }
 
 static int run_push(const tl_cli_args *a) {
-  tl_push_opts o = {.stop = &push_stop};
+  tl_push_opts o = {.on_signals = 1};
   int c;
   while ((c = tl_cli_next(a)) != -1) {
     if (c != OPT_REMOVE_PUSHED)
@@ -284,17 +276,11 @@ static int run_push(const tl_cli_args *a) {
     tl_store_close(local);
     return done(server, TL_EIO);
   }
-  struct sigaction sa = {.sa_handler = on_push_signal}, old_int, old_term;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
   int tty = isatty(STDERR_FILENO);
   if (tty)
     o.progress = push_progress;
   tl_push_stats st;
   int err = tl_store_push(local, server, &o, &st);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
   if (tty && st.sessions_done)
     fputc('\n', stderr);
   if (!err) {
