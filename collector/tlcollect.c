@@ -1,6 +1,7 @@
 /* tlcollect: measures timer latency and stores every sample. Parses the
  * command line, detects the host, runs the collection and prints the
  * closing sentence; the work is in the collector library. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -96,7 +97,7 @@ static int show_host_info(int json) {
   }
   tl_host_print(host, stdout, json);
   tl_host_free(host);
-  return fflush(stdout) == 0 ? TL_EXIT_OK : TL_EXIT_FAILURE;
+  return TL_EXIT_OK; /* tl_cli_finish checks that it was written */
 }
 
 /* The closing sentence of one probe's run: "LABEL: 90 percent of ...". */
@@ -107,7 +108,8 @@ static void print_result(void *label, const char *probe, const tl_collect_result
   printf("%s: ", (const char *)label);
   tl_fput_safe(stdout, line);
   putchar('\n');
-  fflush(stdout);
+  if (fflush(stdout) != 0) /* said once, by tl_cli_finish */
+    tl_write_failed(stdout, errno);
 }
 
 /* Detects the host, opens the database (none for a dry run) and runs the
@@ -189,8 +191,7 @@ done:
   return status;
 }
 
-int main(int argc, char **argv) {
-  tl_set_progname("tlcollect");
+static int run(int argc, char **argv) {
   /* At a file-size limit a write must fail (EFBIG) so that the sessions end
    * 'interrupted' with a one-line error, instead of SIGXFSZ killing the
    * process with its sessions left 'running'. */
@@ -317,4 +318,11 @@ int main(int argc, char **argv) {
   if (status)
     return status;
   return collect(&plan, db, path, quiet, argc, argv);
+}
+
+int main(int argc, char **argv) {
+  tl_set_progname("tlcollect");
+  /* Every line tlcollect writes to stdout (a closing sentence, --list-probes
+   * ...) is checked once, at the end: one lost to a full disk is an error. */
+  return tl_cli_finish(run(argc, argv));
 }

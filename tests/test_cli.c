@@ -617,8 +617,8 @@ static void store_db_after_command(void **state) {
   free(out);
   free(err);
   /* import --host is a host name, and its refusal says so. */
-  char *imp[] = {TLSTORE, "--db",     merged, "import", "--format", "csv", "--label", "a",
-                 "--probe", "p",      "--delay", "0",   "--host",   "<x>", "-",       NULL};
+  char *imp[] = {TLSTORE,   "--db", merged,    "import", "--format", "csv", "--label", "a",
+                 "--probe", "p",    "--delay", "0",      "--host",   "<x>", "-",       NULL};
   if (tl_test_run(imp, NULL, &out, &err) != 2 || !tl_test_one_line(err) ||
       !strstr(err, "--host: host name must start with a letter or digit"))
     fail_msg("import --host '<x>': stderr '%s'", err);
@@ -643,15 +643,14 @@ static void filters_agree(void **state) {
   fixture *f = *state;
   build_golden_db(f->db);
   char *out, *err;
-  assert_int_equal(run_store(NULL, &out, &err, "--db", f->db, "sessions", "--probe",
-                             "exec:python3 probe.py"),
-                   0);
+  assert_int_equal(
+      run_store(NULL, &out, &err, "--db", f->db, "sessions", "--probe", "exec:python3 probe.py"),
+      0);
   assert_null(strstr(out, "vbox"));
   free(out);
   free(err);
-  const char *bad[][2] = {{"--probe", "exec:"}, {"--probe", "no spaces"},
-                          {"--delay", "25h"},   {"--since", "2026-13-01"},
-                          {"--tag", "=x"},      {"--host", ""}};
+  const char *bad[][2] = {{"--probe", "exec:"},      {"--probe", "no spaces"}, {"--delay", "25h"},
+                          {"--since", "2026-13-01"}, {"--tag", "=x"},          {"--host", ""}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char *serr, *rerr;
     int src = run_store(NULL, &out, &serr, "--db", f->db, "sessions", bad[i][0], bad[i][1]);
@@ -662,7 +661,8 @@ static void filters_agree(void **state) {
     /* "tlstore: error: --delay: WHY (see tlstore --help)" and the same
      * from tlreport: equal from the option to the pointer to the help. */
     char *s_at = strstr(serr, bad[i][0]), *r_at = strstr(rerr, bad[i][0]);
-    char *s_end = s_at ? strstr(s_at, " (see ") : NULL, *r_end = r_at ? strstr(r_at, " (see ") : NULL;
+    char *s_end = s_at ? strstr(s_at, " (see ") : NULL,
+         *r_end = r_at ? strstr(r_at, " (see ") : NULL;
     if (s_end)
       *s_end = '\0';
     if (r_end)
@@ -685,7 +685,8 @@ static void stdout_to_full(void *arg) {
 }
 
 /* Output that could not be written is a failure: every command that prints,
- * with stdout on a full disk, exits 1 with one line saying so, never 0. */
+ * with stdout on a full disk, exits 1 with one line saying so, never 0
+ * (tlcollect too: its closing sentence, --list-probes, --host-info). */
 static void output_failures(void **state) {
   fixture *f = *state;
   if (access("/dev/full", W_OK) != 0)
@@ -720,6 +721,13 @@ static void output_failures(void **state) {
       {TLREPORT, "--by", "help"},
       {TLREPORT, "--help"},
       {TLREPORT, "--version"},
+      {TLCOLLECT, "--help"},
+      {TLCOLLECT, "--version"},
+      {TLCOLLECT, "--list-probes"},
+      {TLCOLLECT, "--host-info"},
+      {TLCOLLECT, "--host-info", "--json"},
+      {TLCOLLECT, "--dry-run", "-n", "3", "-d", "0"},
+      {TLCOLLECT, "-puv", "-n", "3", "-d", "0"}, /* stored; the closing sentence is lost */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *a[10] = {(char *)cases[i][0], "--db", f->db};
@@ -727,8 +735,13 @@ static void output_failures(void **state) {
       a[2 + k] = (char *)cases[i][k];
     char *err;
     int rc = tl_test_run_with(a, NULL, stdout_to_full, NULL, NULL, &err);
-    if (rc != 1 || !tl_test_one_line(err) ||
-        !strstr(err, ": error: writing standard output: No space left on device"))
+    /* A collection logs its start and end on stderr (not a terminal here):
+     * the error is the one line after them. */
+    const char *last = err;
+    for (const char *nl; strcmp(cases[i][0], TLCOLLECT) == 0 && (nl = strchr(last, '\n')) && nl[1];)
+      last = nl + 1;
+    if (rc != 1 || !tl_test_one_line(last) ||
+        !strstr(last, ": error: writing standard output: No space left on device"))
       fail_msg("case %zu > /dev/full: exit %d, stderr '%s'", i, rc, err);
     free(err);
   }
