@@ -328,13 +328,18 @@ struct tl__host_env {
  * Call tl__host_env_close() when done. */
 int tl__host_env_default(tl__host_env *env);
 void tl__host_env_close(tl__host_env *env);
+/* What every OS's tl__host_env_default starts from (host.c): root "/", the
+ * CPUID instruction, uname(3); the rest unset. TL_ESYS when / cannot be
+ * opened. */
+int tl__host_env_open(tl__host_env *env);
 /* The CPUID instruction on x86 (host.c); -1 elsewhere or past the highest
  * leaf. */
 int tl__host_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]);
 
 /* Detection against env: the facts of tl_host_detect(), for tests. */
 int tl__host_detect_env(const tl__host_env *env, tl_host **out);
-/* Fills in what the OS can tell, through env (host_linux.c, host_macos.c). */
+/* Fills in what the OS can tell, through env (host_linux.c; on macOS
+ * os_macos.c hands it to host_macos.c). */
 int tl__host_detect_os(const tl__host_env *env, tl_host *h);
 /* Load averages and running processes now, as KEY.start or KEY.end facts
  * (when = "start" or "end"). */
@@ -373,7 +378,17 @@ int tl__host_detect_cloud(const tl__host_env *env, tl_host *h);
 int tl__host_detect_container(const tl__host_env *env, tl_host *h);
 /* CPUID facts: cpu.brand (x86 only; nothing when there is no CPUID). */
 int tl__host_detect_cpuid(const tl__host_env *env, tl_host *h);
-/* Everything macOS tells through sysctl (env->sysctl) and uname. */
+/* The fact "vm" from the CPUID hypervisor signature alone (for macOS, which
+ * has no DMI): TL_OK when CPUID names a hypervisor, TL_ENOTFOUND (nothing
+ * set) when it does not or there is no CPUID. */
+int tl__host_vm_from_cpuid(const tl__host_env *env, tl_host *h);
+
+/* ------------------------------------------------------------------------ */
+/* Host detection: what macOS tells (host_macos.c)                           */
+
+/* Everything macOS tells through sysctl (env->sysctl), pmset (env->pmset)
+ * and uname: tl__host_detect_os and tl__host_detect_load on macOS. Plain C,
+ * in the library on macOS only; tests compile it in on every OS. */
 int tl__host_detect_macos(const tl__host_env *env, tl_host *h);
 int tl__host_detect_macos_load(const tl__host_env *env, tl_host *h, const char *when);
 

@@ -1,16 +1,18 @@
 /* host.c: the OS-independent half of host detection: the fact list, the
  * fingerprint and the default label. What the OS can tell comes from
- * tl__host_detect_os() in host_linux.c or host_macos.c.
+ * tl__host_detect_os() in host_linux.c, or os_macos.c with host_macos.c.
  *
  * The fingerprint identifies a machine across sessions and reboots. It is
  * the 64-bit FNV-1a hash of the facts that do not change while the machine stays the same (machine
  * id, hostname, architecture, CPU model, logical CPUs, RAM), printed as 16 hex digits. A kernel
  * upgrade or a new clocksource keeps the fingerprint; a resized VM (other RAM or CPU count) becomes
  * a new host, as it should for latency. */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -140,6 +142,21 @@ int tl__host_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_
   (void)r;
   return -1; /* no CPUID on ARM */
 #endif
+}
+
+static int posix_uname(const tl__host_env *env, struct utsname *u) {
+  (void)env;
+  return uname(u);
+}
+
+int tl__host_env_open(tl__host_env *env) {
+  memset(env, 0, sizeof *env);
+  env->root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (env->root_fd < 0)
+    return TL_ESYS;
+  env->cpuid = tl__host_cpuid;
+  env->uname = posix_uname;
+  return TL_OK;
 }
 
 void tl__host_env_close(tl__host_env *env) {

@@ -496,11 +496,6 @@ int tl__host_detect_os(const tl__host_env *env, tl_host *h) { return detect_linu
 /* ======================================================================== */
 /* The running system                                                        */
 
-static int real_uname(const tl__host_env *env, struct utsname *u) {
-  (void)env;
-  return uname(u);
-}
-
 static long long real_timer_slack(const tl__host_env *env) {
   (void)env;
   int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
@@ -510,12 +505,9 @@ static long long real_timer_slack(const tl__host_env *env) {
 static char libc_version[64];
 
 int tl__host_env_default(tl__host_env *env) {
-  memset(env, 0, sizeof *env);
-  env->root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (env->root_fd < 0)
-    return TL_ESYS;
-  env->cpuid = tl__host_cpuid;
-  env->uname = real_uname;
+  int err = tl__host_env_open(env);
+  if (err)
+    return err;
   env->timer_slack = real_timer_slack;
 #ifdef _CS_GNU_LIBC_VERSION
   char v[48];

@@ -1,7 +1,12 @@
 /* os_macos.c: the collector's OS-specific pieces on macOS. macOS has no
  * thread-to-CPU pinning and no timerfd, so those say so clearly; instead a
  * thread's QoS class decides where it runs (performance or efficiency cores
- * on Apple Silicon). The clock is libuv's. */
+ * on Apple Silicon). The clock is libuv's. Host detection's calls are here
+ * too: sysctlbyname(3), uname(3), gethostuuid(2) and pmset(1), handed to
+ * host_macos.c (which decides what the answers mean) through tl__host_env;
+ * CPUID on Intel Macs is tl__host_cpuid in host.c. */
+/* sysctlbyname and gethostuuid are Darwin extensions to POSIX: the build
+ * defines _DARWIN_C_SOURCE for Apple targets (CMakeLists.txt, tl_warnings). */
 #include <errno.h>
 #include <limits.h>
 #include <mach/mach_time.h>
@@ -10,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysctl.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
 
 #include "collect_internal.h"
 
@@ -83,4 +92,55 @@ int tl__probe_timerfd(tl__run *run, char *err, size_t errlen) {
   (void)run;
   snprintf(err, errlen, "the timerfd probe needs Linux (timerfd is not available on macOS)");
   return TL_EUNAVAIL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Host detection: the real calls behind tl__host_env                        */
+
+static int real_sysctl(const tl__host_env *env, const char *name, void *buf, size_t *len) {
+  (void)env;
+  return sysctlbyname(name, buf, len, NULL, 0);
+}
+
+/* pmset's output, from its fixed path; the answer is parsed in
+ * host_macos.c. */
+static int real_pmset(const tl__host_env *env, const char *arg, char *out, size_t len) {
+  (void)env;
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "/usr/bin/pmset -g %s 2>/dev/null", arg);
+  FILE *p = popen(cmd, "r");
+  if (!p)
+    return -1;
+  size_t n = fread(out, 1, len - 1, p);
+  out[n] = '\0';
+  return pclose(p) == 0 && n > 0 ? 0 : -1;
+}
+
+static int real_host_uuid(const tl__host_env *env, char out[37]) {
+  (void)env;
+  uuid_t id;
+  struct timespec wait = {1, 0};
+  if (gethostuuid(id, &wait) != 0)
+    return -1;
+  uuid_unparse_upper(id, out);
+  return 0;
+}
+
+int tl__host_detect_os(const tl__host_env *env, tl_host *h) {
+  return tl__host_detect_macos(env, h);
+}
+
+int tl__host_detect_load(const tl__host_env *env, tl_host *h, const char *when) {
+  return tl__host_detect_macos_load(env, h, when);
+}
+
+int tl__host_env_default(tl__host_env *env) {
+  int err = tl__host_env_open(env);
+  if (err)
+    return err;
+  env->sysctl = real_sysctl;
+  env->host_uuid = real_host_uuid;
+  env->pmset = real_pmset;
+  env->libc = "libSystem";
+  return TL_OK;
 }
