@@ -51,6 +51,9 @@ CREATE TABLE host_facts (
 
 -- Raw samples, in order, as blocks of up to 4096 latencies in nanoseconds.
 -- codec 1: each sample is an unsigned LEB128 varint of (latency - min_ns).
+-- codec 2 (written since): each (latency - min_ns) bit-packed at one width,
+-- the wider ones patched from a list of (position, high bits); the layout
+-- byte by byte is in docs/schema.md and store/codec.c.
 CREATE TABLE sample_blocks (
   session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
   seq         INTEGER NOT NULL,         -- 0, 1, 2 ... within the session
