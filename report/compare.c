@@ -70,22 +70,17 @@ void tl_comparison_free(tl_comparison *c) {
   memset(c, 0, sizeof *c);
 }
 
-static int fail(char *err, size_t errlen, int code, const char *msg) {
-  snprintf(err, errlen, "%s", msg);
-  return code;
-}
-
 /* Checks that every asked label exists; otherwise says which labels do. */
 static int check_labels(tl_store *store, const tl_compare_opts *o, char *err, size_t errlen) {
   char **have = NULL;
   size_t n = 0;
   int rc = tl_store_labels(store, &have, &n);
   if (rc)
-    return fail(err, errlen, rc, tl_store_errmsg(store));
+    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   if (n == 0) {
     tl_strings_free(have, n);
-    return fail(err, errlen, TL_ENOTFOUND,
-                "the database holds no sessions yet (collect some with tlcollect)");
+    return tl_fail(err, errlen, TL_ENOTFOUND,
+                   "the database holds no sessions yet (collect some with tlcollect)");
   }
   for (size_t i = 0; i < o->label_count; i++) {
     int found = 0;
@@ -290,10 +285,10 @@ static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comp
   size_t want = o->label_count ? o->label_count : out->sessions.count;
   out->labels = calloc(want, sizeof *out->labels);
   if (!out->labels)
-    return fail(err, errlen, TL_ENOMEM, "out of memory");
+    return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   for (size_t i = 0; i < o->label_count; i++) {
     if (!(out->labels[out->label_count] = strdup(o->labels[i])))
-      return fail(err, errlen, TL_ENOMEM, "out of memory");
+      return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     out->label_count++;
   }
   if (!o->label_count) {
@@ -301,7 +296,7 @@ static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comp
     size_t n = 0;
     int rc = tl_store_labels(store, &all, &n);
     if (rc)
-      return fail(err, errlen, rc, tl_store_errmsg(store));
+      return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
     for (size_t i = 0; i < n; i++) {
       int used = 0;
       for (size_t k = 0; k < out->sessions.count && !used; k++)
@@ -312,7 +307,7 @@ static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comp
     tl_strings_free(all, n);
     for (size_t i = 0; i < out->label_count; i++)
       if (!out->labels[i])
-        return fail(err, errlen, TL_ENOMEM, "out of memory");
+        return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   }
   out->baseline = -1;
   if (o->baseline && (out->baseline = label_pos(out, o->baseline)) < 0) {
@@ -341,7 +336,7 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   out->labels = calloc(want + 1, sizeof *out->labels);
   out->label_x = g.numeric ? calloc(want + 1, sizeof *out->label_x) : NULL;
   if (!out->by || !out->labels || (g.numeric && !out->label_x))
-    rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+    rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   for (size_t i = 0; i < want && !rc; i++) {
     if (o->label_count)
       rc = tl__by_value(&by, &g, o->labels[i], name, sizeof name, err, errlen);
@@ -350,7 +345,7 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
     if (!rc && label_pos(out, name) >= 0)
       continue; /* 1G and 1024M are one value */
     if (!rc && !(out->labels[out->label_count] = strdup(name)))
-      rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+      rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     if (rc)
       break;
     for (size_t k = 0; out->label_x && k < g.count; k++)
@@ -369,11 +364,11 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   if (!rc && o->label_count) {
     char *keep = calloc(out->sessions.count + 1, 1);
     if (!keep)
-      rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+      rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     for (size_t i = 0; keep && i < out->sessions.count; i++)
       keep[i] = label_pos(out, out->sessions.items[i].label) >= 0;
     if (keep && drop_sessions(&out->sessions, keep, orig))
-      rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+      rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     free(keep);
   }
   tl__by_groups_free(&g);
@@ -391,11 +386,11 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   f.label_count = o->by ? 0 : o->label_count;
   rc = tl_store_sessions(store, &f, &out->sessions);
   if (rc)
-    return fail(err, errlen, rc, tl_store_errmsg(store));
+    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   if (out->sessions.count == 0) {
     tl_comparison_free(out);
-    return fail(err, errlen, TL_ENOTFOUND,
-                "no session matches the filters (tlstore info lists what the database holds)");
+    return tl_fail(err, errlen, TL_ENOTFOUND,
+                   "no session matches the filters (tlstore info lists what the database holds)");
   }
   /* With --by, each session's own label, until its details hold it. */
   char **orig = o->by ? calloc(out->sessions.count, sizeof *orig) : NULL;
@@ -403,11 +398,11 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     goto oom;
   rc = o->by ? labels_by(store, o, out, orig, err, errlen) : TL_OK;
   if (!rc && keep_last(&out->sessions, o->last, orig))
-    rc = fail(err, errlen, TL_ENOMEM, "out of memory");
+    rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
     rc = labels_of_sessions(store, o, out, err, errlen);
   if (!rc && (rc = session_details(store, out, orig)))
-    fail(err, errlen, rc, rc == TL_ENOMEM ? "out of memory" : tl_store_errmsg(store));
+    tl_fail(err, errlen, rc, "%s", rc == TL_ENOMEM ? "out of memory" : tl_store_errmsg(store));
   if (orig) {
     /* Those not handed to the details (after a failure). */
     if (!out->details)
@@ -461,12 +456,12 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   size_t np = o->pct_count ? o->pct_count : sizeof default_pcts / sizeof default_pcts[0];
   if (np > TL_MAX_PCTS) {
     tl_comparison_free(out);
-    return fail(err, errlen, TL_EINVAL, "too many percentiles");
+    return tl_fail(err, errlen, TL_EINVAL, "too many percentiles");
   }
   for (size_t k = 0; k < np; k++)
     if (!(pcts[k] >= 0 && pcts[k] <= 100)) {
       tl_comparison_free(out);
-      return fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
+      return tl_fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
     }
   size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
@@ -474,7 +469,7 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   if (rc == TL_ENOMEM)
     goto oom;
   if (rc) {
-    fail(err, errlen, rc, tl_store_errmsg(store));
+    tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
     tl_comparison_free(out);
     return rc;
   }
@@ -482,7 +477,7 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
 
 oom:
   tl_comparison_free(out);
-  return fail(err, errlen, TL_ENOMEM, "out of memory");
+  return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
 }
 
 int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
@@ -492,7 +487,7 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
   int rc = tl_store_read_begin(store);
   if (rc) {
     memset(out, 0, sizeof *out);
-    return fail(err, errlen, rc, tl_store_errmsg(store));
+    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   }
   rc = compare(store, o, out, err, errlen);
   tl_store_read_end(store);
