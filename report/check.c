@@ -173,10 +173,7 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
     }
   }
   if (rc) {
-    if (rc == TL_ENOMEM)
-      tl_fail(err, errlen, rc, "out of memory");
-    else
-      tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+    tl__store_failed(store, rc, err, errlen);
   } else {
     char skipped[96] = "";
     if (tally.skipped)

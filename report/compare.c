@@ -402,7 +402,7 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   if (!rc && !o->by)
     rc = labels_of_sessions(store, o, out, err, errlen);
   if (!rc && (rc = session_details(store, out, orig)))
-    tl_fail(err, errlen, rc, "%s", rc == TL_ENOMEM ? "out of memory" : tl_store_errmsg(store));
+    tl__store_failed(store, rc, err, errlen);
   if (orig) {
     /* Those not handed to the details (after a failure). */
     if (!out->details)
@@ -466,14 +466,11 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
   size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
     rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i]);
-  if (rc == TL_ENOMEM)
-    goto oom;
   if (rc) {
-    tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+    tl__store_failed(store, rc, err, errlen);
     tl_comparison_free(out);
-    return rc;
   }
-  return TL_OK;
+  return rc;
 
 oom:
   tl_comparison_free(out);

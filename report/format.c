@@ -94,6 +94,12 @@ static const char *row_value(const tl_fact_row *rows, size_t n, const char *key)
   return NULL;
 }
 
+int tl__store_failed(tl_store *store, int rc, char *err, size_t errlen) {
+  if (rc == TL_ENOMEM)
+    return tl_fail(err, errlen, rc, "out of memory");
+  return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+}
+
 const char *tl__fact(const tl_session_detail *d, const char *key) {
   return row_value(d->facts, d->fact_count, key);
 }

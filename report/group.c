@@ -485,10 +485,8 @@ static int tally_keys(tl_store *store, const tl_filter *filter, key_tally **out,
     }
     rows_free(&r);
   }
-  if (rc == TL_ENOMEM)
-    snprintf(err, errlen, "out of memory");
-  else if (rc)
-    snprintf(err, errlen, "%s", tl_store_errmsg(store));
+  if (rc)
+    tl__store_failed(store, rc, err, errlen);
   *sessions = (int64_t)list.count;
   tl_session_list_free(&list);
   if (rc) {

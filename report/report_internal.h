@@ -99,6 +99,9 @@ void tl__host_os(const tl_session_detail *d, char *buf, size_t len);
 /* ------------------------------------------------------------------------ */
 /* Looking things up                                                         */
 
+/* Fails with rc (not TL_OK), saying why into err: "out of memory" for
+ * TL_ENOMEM, else the store's last message. */
+int tl__store_failed(tl_store *store, int rc, char *err, size_t errlen);
 /* The value of fact key in d, or NULL. */
 const char *tl__fact(const tl_session_detail *d, const char *key);
 /* The value of tag key in d, or NULL. */

@@ -384,9 +384,5 @@ fail:
   free(calc);
   free(done);
   free(block);
-  if (rc == TL_ENOMEM)
-    return tl_fail(err, errlen, rc, "out of memory");
-  if (rc)
-    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
-  return TL_OK;
+  return rc ? tl__store_failed(store, rc, err, errlen) : TL_OK;
 }
