@@ -894,8 +894,7 @@ void tl__by_section(tl__page *p) {
     return;
 
   /* A numeric key: lateness against the value, per probe and delay. */
-  const tl_stats *st =
-      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  const tl_stats *st = tl__page_stats(p);
   for (size_t g0 = 0; g0 < c->group_count; g0++) {
     const tl_group *g = &c->groups[g0];
     if (group_index(c, g->label, g->probe, g->delay_ns) != (int)g0)

@@ -158,8 +158,7 @@ static void pairs(FILE *o, const tl_comparison *c, const tl_stats *st) {
 
 int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
   /* The statistics, when computed for this comparison (one entry per group). */
-  const tl_stats *st =
-      opts->stats && opts->stats->group_count == c->group_count ? opts->stats : NULL;
+  const tl_stats *st = tl__stats_for(c, opts);
   fputs("{\"format\": \"" TL_REPORT_MARKER "\", \"version\": 1,\n", o);
   if (opts->generated_ns > 0) {
     char date[32];

@@ -244,10 +244,11 @@ static void sentence(FILE *out, const tl_comparison *c, const char *label, doubl
 }
 
 /* The statistics of the page, when computed for this comparison. */
-const tl_stats *tl__page_stats(const tl__page *p) {
-  const tl_stats *st = p->o->stats;
-  return st && st->group_count == p->c->group_count ? st : NULL;
+const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o) {
+  return o->stats && o->stats->group_count == c->group_count ? o->stats : NULL;
 }
+
+const tl_stats *tl__page_stats(const tl__page *p) { return tl__stats_for(p->c, p->o); }
 
 /* The groups of g0's probe and delay, in label order, as indices into
  * c->groups; returns how many (out has room for label_count). */

@@ -75,7 +75,9 @@ void tl__html_head(tl__page *p, const char *title);
 void tl__section_title(tl__page *p);
 /* The closing line; the only clock time on a page, and only when asked. */
 void tl__closing_line(tl__page *p, FILE *f);
-/* The statistics of the page, when computed for this comparison, or NULL. */
+/* The statistics of a page (o->stats) when computed for this comparison
+ * (one entry per group), or NULL; tl__page_stats for the page being written. */
+const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);
 const tl_stats *tl__page_stats(const tl__page *p);
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */

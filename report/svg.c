@@ -497,8 +497,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
     }
   }
   /* The lasting changes the statistics found, where they start. */
-  const tl_stats *st =
-      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  const tl_stats *st = tl__page_stats(p);
   for (size_t i = 0; st && i < c->group_count; i++) {
     const tl_group *g = &c->groups[i];
     if (strcmp(g->probe, probe) != 0 || g->delay_ns != delay_ns)
@@ -527,8 +526,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
  * (an end the data cannot bound is left open). */
 void tl__svg_dots(tl__page *p, const tl_group *g0) {
   const tl_comparison *c = p->c;
-  const tl_stats *st =
-      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  const tl_stats *st = tl__page_stats(p);
   static const double want[3] = {50, 90, 99};
   int at[3];
   size_t nk = 0;
@@ -651,8 +649,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
  * the unknown group is left out (it has no place on the axis). */
 void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_comparison *c = p->c;
-  const tl_stats *st =
-      p->o->stats && p->o->stats->group_count == c->group_count ? p->o->stats : NULL;
+  const tl_stats *st = tl__page_stats(p);
   static const double want[3] = {50, 90, 99};
   static const char *const names[3] = {"p50", "p90", "p99"};
   size_t gi[256], n = 0, at[256][3];
