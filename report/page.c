@@ -1429,7 +1429,7 @@ static void command_lines(tl__page *p) {
 /* The page: the sections in reading order                                  */
 
 /* The closing line; the only clock time on a page, and only when asked. */
-void tl__closing_line(tl__page *p, FILE *f) {
+static void closing_line(tl__page *p, FILE *f) {
   if (p->o->generated_ns > 0) {
     char date[32];
     tl_date_format(p->o->generated_ns, date, sizeof date);
@@ -1437,6 +1437,20 @@ void tl__closing_line(tl__page *p, FILE *f) {
   } else {
     fputs("Made with tlreport.\n", f);
   }
+}
+
+int tl__page_end(tl__page *p) {
+  if (p->o->format == TL_FORMAT_HTML) {
+    tl__prose_flush(p);
+    fputs("<footer>", p->out);
+    closing_line(p, p->out);
+    fputs("</footer>\n</main>\n</body>\n</html>\n", p->out);
+  } else {
+    closing_line(p, p->out);
+  }
+  if (p->failed)
+    return p->failed;
+  return ferror(p->out) ? TL_EIO : TL_OK;
 }
 
 void tl_page_opts_init(tl_page_opts *o) {
@@ -1470,17 +1484,7 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (c->group_count || sections[i] == tl__section_title)
       sections[i](&p);
-  if (o->format == TL_FORMAT_HTML) {
-    tl__prose_flush(&p);
-    fputs("<footer>", out);
-    tl__closing_line(&p, out);
-    fputs("</footer>\n</main>\n</body>\n</html>\n", out);
-  } else {
-    tl__closing_line(&p, out);
-  }
-  if (p.failed)
-    return p.failed;
-  return ferror(out) ? TL_EIO : TL_OK;
+  return tl__page_end(&p);
 }
 
 int tl_render_markdown(const tl_comparison *c, FILE *out) {

@@ -73,8 +73,10 @@ void tl__md_literal(FILE *out, const char *s);
 void tl__html_head(tl__page *p, const char *title);
 /* "# title": the one asked, else "Timer latency: " and the labels. */
 void tl__section_title(tl__page *p);
-/* The closing line; the only clock time on a page, and only when asked. */
-void tl__closing_line(tl__page *p, FILE *f);
+/* Ends the page with its closing line (in HTML, in the footer that ends the
+ * document); returns the page's first failure, else TL_EIO when its output
+ * failed, else TL_OK. */
+int tl__page_end(tl__page *p);
 /* The statistics of a page (o->stats) when computed for this comparison
  * (one entry per group), or NULL; tl__page_stats for the page being written. */
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);

@@ -199,11 +199,5 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   tl__put_table(&p, t);
   free(first);
   free(last);
-  tl__prose_flush(&p);
-  fputs("<footer>", out);
-  tl__closing_line(&p, out);
-  fputs("</footer>\n</main>\n</body>\n</html>\n", out);
-  if (p.failed)
-    return p.failed;
-  return ferror(out) ? TL_EIO : TL_OK;
+  return tl__page_end(&p);
 }
