@@ -298,15 +298,9 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   c.inv = malloc((n + 1) * sizeof *c.inv);
   c.w = malloc((n + 1) * sizeof *c.w);
   double *tmp = malloc(n * sizeof *tmp);
-  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp) {
-    free(c.perm);
-    free(c.cuts);
-    free(c.pv);
-    free(c.inv);
-    free(c.w);
-    free(tmp);
-    return TL_ENOMEM;
-  }
+  int rc = TL_ENOMEM;
+  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp)
+    goto done;
   for (size_t i = 1; i <= n; i++)
     c.inv[i] = UINT64_MAX / i;
   binseg(&c, 0, n);
@@ -344,11 +338,13 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
     c.ncut--;
   }
   *count = c.ncut;
+  rc = TL_OK;
+done:
   free(c.perm);
   free(c.cuts);
   free(c.pv);
   free(c.inv);
   free(c.w);
   free(tmp);
-  return TL_OK;
+  return rc;
 }
