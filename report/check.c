@@ -149,14 +149,10 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
   for (size_t i = 0; i < cmp.group_count && !rc; i++) {
     const tl_group *g = &cmp.groups[i];
     /* Against the baseline's group of the same probe and delay. */
-    const tl_group *base = NULL;
-    size_t b = 0;
-    for (size_t j = 0; j < cmp.group_count && bl; j++)
-      if (strcmp(cmp.groups[j].label, bl) == 0 && tl__same_block(&cmp.groups[j], g))
-        base = &cmp.groups[b = j];
+    const tl_group *base = bl ? tl__find_group(&cmp, bl, g->probe, g->delay_ns) : NULL;
     if (base && base != g) {
       sides ref = {base->session_ids, base->session_count, &base->dist, "ci",
-                   tl__group_kept(&cmp, b)};
+                   tl__group_kept(&cmp, (size_t)(base - cmp.groups))};
       sides cand = {g->session_ids, g->session_count, &g->dist, "ci", tl__group_kept(&cmp, i)};
       rc = check_sides(store, &cmp, g, base, &ref, &cand, o, "", base->label, out, &tally);
     }

@@ -706,16 +706,6 @@ void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t de
            what, clear ? " grows" : "", what, r->rho, r->lo, r->hi, r->n, r->values);
 }
 
-/* The group of label, probe and delay in c, or -1. */
-static int group_index(const tl_comparison *c, const char *label, const char *probe,
-                       int64_t delay_ns) {
-  for (size_t i = 0; i < c->group_count; i++)
-    if (strcmp(c->groups[i].label, label) == 0 && strcmp(c->groups[i].probe, probe) == 0 &&
-        c->groups[i].delay_ns == delay_ns)
-      return (int)i;
-  return -1;
-}
-
 /* The distinct values, "a, b, c", of what(c, session) over the sessions of
  * label into buf; returns how many (values past the buffer still count). */
 typedef const char *(*session_text)(const tl_comparison *c, size_t i, const void *arg);
@@ -897,7 +887,7 @@ void tl__by_section(tl__page *p) {
   const tl_stats *st = tl__page_stats(p);
   for (size_t g0 = 0; g0 < c->group_count; g0++) {
     const tl_group *g = &c->groups[g0];
-    if (group_index(c, g->label, g->probe, g->delay_ns) != (int)g0)
+    if (tl__find_group(c, g->label, g->probe, g->delay_ns) != g)
       continue;
     int first = 1;
     for (size_t k = 0; k < g0 && first; k++)
@@ -915,10 +905,10 @@ void tl__by_section(tl__page *p) {
     const char *lhead[5] = {title, "sessions", "p50", "p90", "p99"};
     tl__table *lt = tl__table_new(5, lhead, "lrrrr");
     for (size_t l = 0; lt && l < c->label_count; l++) {
-      int gi = group_index(c, c->labels[l], g->probe, g->delay_ns);
-      if (gi < 0)
+      const tl_group *h = tl__find_group(c, c->labels[l], g->probe, g->delay_ns);
+      if (!h)
         continue;
-      const tl_group *h = &c->groups[gi];
+      size_t gi = (size_t)(h - c->groups);
       int64_t armed = tl_probe_armed_ns(h->probe, h->delay_ns);
       tl__table_add(lt, h->label);
       tl__table_addf(lt, "%zu", h->session_count);

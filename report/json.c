@@ -209,11 +209,8 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
       fputs("]}", o);
     }
     /* Ratios against the baseline's group of the same probe and delay. */
-    const tl_group *b = NULL;
-    for (size_t k = 0; c->baseline >= 0 && k < c->group_count; k++)
-      if (strcmp(c->groups[k].label, c->labels[c->baseline]) == 0 &&
-          strcmp(c->groups[k].probe, g->probe) == 0 && c->groups[k].delay_ns == g->delay_ns)
-        b = &c->groups[k];
+    const tl_group *b =
+        c->baseline >= 0 ? tl__find_group(c, c->labels[c->baseline], g->probe, g->delay_ns) : NULL;
     if (b && b->dist.count && g->dist.count) {
       fputs(",\n   \"vs_baseline\": {\"min\": ", o);
       num(o, b->dist.min_ns ? (double)g->dist.min_ns / (double)b->dist.min_ns : NAN);

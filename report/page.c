@@ -152,8 +152,8 @@ static size_t *page_blocks(tl__page *p, size_t *n) {
   return idx;
 }
 
-static const tl_group *find_group(const tl_comparison *c, const char *label, const char *probe,
-                                  int64_t delay_ns) {
+const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
+                               int64_t delay_ns) {
   for (size_t i = 0; i < c->group_count; i++)
     if (strcmp(c->groups[i].label, label) == 0 && strcmp(c->groups[i].probe, probe) == 0 &&
         c->groups[i].delay_ns == delay_ns)
@@ -255,7 +255,7 @@ const tl_stats *tl__page_stats(const tl__page *p) { return tl__stats_for(p->c, p
 static size_t block_of(const tl_comparison *c, const tl_group *g0, size_t *out) {
   size_t n = 0;
   for (size_t l = 0; l < c->label_count; l++) {
-    const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+    const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
     if (g)
       out[n++] = (size_t)(g - c->groups);
   }
@@ -693,7 +693,7 @@ static void confound_bullets(tl__page *p) {
       continue;
     for (size_t b = 0; b < nb; b++) {
       const tl_group *g0 = &c->groups[blk[b]];
-      const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
       if (g && g->dist.count)
         continue;
       char call[96];
@@ -812,7 +812,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
 
   tl__table *t = tl__table_new(cols, head, align);
   const tl_group *base =
-      c->baseline >= 0 ? find_group(c, c->labels[c->baseline], g0->probe, g0->delay_ns) : NULL;
+      c->baseline >= 0 ? tl__find_group(c, c->labels[c->baseline], g0->probe, g0->delay_ns) : NULL;
   if (base && !base->dist.count)
     base = NULL;
   tl__table *ratio = base ? tl__table_new(1 + np, head, align) : NULL;
@@ -1029,7 +1029,7 @@ static void section_charts(tl__page *p) {
     tl__svg_trend(p, g0->probe, g0->delay_ns);
     fputs("</div>\n<div class=\"charts small\">\n", p->out);
     for (size_t l = 0; l < c->label_count; l++) {
-      const tl_group *g = find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
       if (g && g->dist.count)
         tl__svg_histogram(p, g);
     }
