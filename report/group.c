@@ -891,7 +891,7 @@ void tl__by_section(tl__page *p) {
       continue;
     int first = 1;
     for (size_t k = 0; k < g0 && first; k++)
-      first = !(strcmp(c->groups[k].probe, g->probe) == 0 && c->groups[k].delay_ns == g->delay_ns);
+      first = !tl__same_block(&c->groups[k], g);
     if (!first)
       continue;
     char call[96];
@@ -999,7 +999,7 @@ void tl__by_json(FILE *o, const tl_comparison *c) {
     const tl_group *g = &c->groups[g0];
     int first = 1;
     for (size_t k = 0; k < g0 && first; k++)
-      first = !(strcmp(c->groups[k].probe, g->probe) == 0 && c->groups[k].delay_ns == g->delay_ns);
+      first = !tl__same_block(&c->groups[k], g);
     if (!first)
       continue;
     tl__rank_corr r;

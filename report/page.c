@@ -123,8 +123,7 @@ static size_t delays_of(const tl_comparison *c, size_t *out) {
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *g = &c->groups[i];
     size_t k = 0;
-    while (k < n && !(strcmp(c->groups[out[k]].probe, g->probe) == 0 &&
-                      c->groups[out[k]].delay_ns == g->delay_ns))
+    while (k < n && !tl__same_block(&c->groups[out[k]], g))
       k++;
     if (k == n)
       out[n++] = i;

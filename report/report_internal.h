@@ -84,6 +84,8 @@ const tl_stats *tl__page_stats(const tl__page *p);
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len);
+/* Whether groups a and b have the same probe and delay (stats.c). */
+int tl__same_block(const tl_group *a, const tl_group *b);
 /* The group of label, probe and delay in c, or NULL. */
 const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
                                int64_t delay_ns);

@@ -137,8 +137,6 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
 void tl__gcalc_free(tl__gcalc *g);
 /* The 95% interval of b minus a at percentile k. */
 void tl__diff_interval(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t *lo, int64_t *hi);
-/* Whether two groups have the same probe and delay. */
-int tl__same_block(const tl_group *a, const tl_group *b);
 
 /* ------------------------------------------------------------------------ */
 /* Numbers in sentences (stats_text.c)                                       */

@@ -539,8 +539,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
   for (size_t l = 0; l < c->label_count && n < 64; l++)
     for (size_t i = 0; i < c->group_count; i++) {
       const tl_group *g = &c->groups[i];
-      if (strcmp(g->label, c->labels[l]) == 0 && strcmp(g->probe, g0->probe) == 0 &&
-          g->delay_ns == g0->delay_ns && g->dist.count)
+      if (strcmp(g->label, c->labels[l]) == 0 && tl__same_block(g, g0) && g->dist.count)
         rows[n++] = g;
     }
   if (!n || !nk)
