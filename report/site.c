@@ -8,6 +8,13 @@
 
 #include "report_internal.h"
 
+/* Whether session i of c is one of group g's, with samples. */
+static int sampled_in(const tl_comparison *c, size_t i, const tl_group *g) {
+  const tl_session *s = &c->sessions.items[i];
+  return strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
+         s->delay_ns == g->delay_ns && c->details[i].dist.count;
+}
+
 /* A sparkline of the last (at most SPARK) sessions' p90 lateness of group
  * g: no axis, no text, only the shape, its range said in its title. */
 enum { SPARK = 30 };
@@ -17,12 +24,9 @@ static void sparkline(tl__page *p, const tl_group *g) {
   double v[SPARK];
   size_t n = 0;
   int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
-  for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;) {
-    const tl_session *s = &c->sessions.items[i];
-    if (strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
-        s->delay_ns == g->delay_ns && c->details[i].dist.count)
+  for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;)
+    if (sampled_in(c, i, g))
       v[n++] = (double)(c->details[i].dist.pct_ns[1] - armed);
-  }
   if (n < 2) {
     fputs("-", p->out);
     return;
@@ -69,12 +73,9 @@ static void index_latest(tl__page *p) {
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *g = &c->groups[i];
     size_t newest = c->sessions.count;
-    for (size_t k = 0; k < c->sessions.count; k++) {
-      const tl_session *s = &c->sessions.items[k];
-      if (strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
-          s->delay_ns == g->delay_ns && c->details[k].dist.count)
+    for (size_t k = 0; k < c->sessions.count; k++)
+      if (sampled_in(c, k, g))
         newest = k;
-    }
     if (newest == c->sessions.count)
       continue;
     char call[96], v[48], href[128];
