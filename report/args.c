@@ -37,8 +37,8 @@ static int pcts_option(tl_report_args *a, const char *v, char *why, size_t whyle
   for (size_t i = 0; i < n; i++) {
     char *end;
     double p = strtod(items[i], &end);
-    if (*end || end == items[i] || !(p > 0 && p <= 100))
-      return tl_fail(why, whylen, TL_EINVAL, "each must be a number above 0 and at most 100");
+    if (*end || end == items[i] || !(p >= TL_PCT_MIN && p <= 100))
+      return tl_fail(why, whylen, TL_EINVAL, "each must be a number from 0.000000001 to 100");
     a->compare.pcts[i] = p;
   }
   a->compare.pct_count = n;

@@ -52,10 +52,10 @@ static int check_one(FILE *out, const tl_group *g, const tl__gcalc *ref, const t
   tl__sentence_ms((double)lo, tl__max_abs3((double)lo, (double)hi, 0), l, sizeof l);
   tl__sentence_ms((double)hi, tl__max_abs3((double)lo, (double)hi, 0), h, sizeof h);
   snprintf(line, sizeof line,
-           "regression: %s %s %g ms p%g%s is %s ms late, %.1f%% above %s (%s ms late; 95%% CI "
+           "regression: %s %s %g ms p%s%s is %s ms late, %.1f%% above %s (%s ms late; 95%% CI "
            "of the difference %s to %s ms; allowed %g%%)",
-           g->label, g->probe, (double)g->delay_ns / 1e6, g->dist.pcts[k], which, c, rel * 100,
-           against, r, l, h, max * 100);
+           g->label, g->probe, (double)g->delay_ns / 1e6, TL_PCT(g->dist.pcts[k]), which, c,
+           rel * 100, against, r, l, h, max * 100);
   tl_fput_safe(out, line);
   fputc('\n', out);
   return 1;

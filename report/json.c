@@ -27,7 +27,8 @@ static void dist(FILE *o, const tl_dist *d, const char *indent) {
     num(o, d->stddev_ns);
     fprintf(o, ",\n%s \"percentiles\": [", indent);
     for (size_t i = 0; i < d->pct_count; i++)
-      fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", i ? ", " : "", d->pcts[i], (long long)d->pct_ns[i]);
+      fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", i ? ", " : "", TL_PCT(d->pcts[i]),
+              (long long)d->pct_ns[i]);
     fputc(']', o);
   }
   fputc('}', o);
@@ -79,7 +80,7 @@ static void group_stats(FILE *o, const tl_group *g, const tl_group_stats *gs) {
   fputs(",\n    \"percentiles\": [", o);
   for (size_t k = 0; g->dist.count && k < g->dist.pct_count; k++) {
     const tl_pct_stats *p = &gs->pct[k];
-    fprintf(o, "%s{\"p\": %g, \"lo_ns\": ", k ? ",\n     " : "", g->dist.pcts[k]);
+    fprintf(o, "%s{\"p\": %s, \"lo_ns\": ", k ? ",\n     " : "", TL_PCT(g->dist.pcts[k]));
     ns_or_null(o, p->lo_ns);
     fputs(", \"hi_ns\": ", o);
     ns_or_null(o, p->hi_ns);
@@ -91,7 +92,7 @@ static void group_stats(FILE *o, const tl_group *g, const tl_group_stats *gs) {
   for (size_t i = 0; i < gs->session_count; i++) {
     fprintf(o, "%s{\"started_ns\": %lld", i ? ",\n     " : "", (long long)gs->started_ns[i]);
     for (int s = 0; s < TL_STATS_SERIES; s++) {
-      fprintf(o, ", \"p%g_ns\": ", gs->series_pcts[s]);
+      fprintf(o, ", \"p%s_ns\": ", TL_PCT(gs->series_pcts[s]));
       ns_or_null(o, gs->series_ns[s] ? gs->series_ns[s][i] : -1);
     }
     fputc('}', o);
@@ -101,8 +102,8 @@ static void group_stats(FILE *o, const tl_group *g, const tl_group_stats *gs) {
     const tl_change *ch = &gs->changes[i];
     char line[1024];
     fprintf(o,
-            "%s{\"p\": %g, \"session\": %zu, \"at_ns\": %lld, \"before_ns\": ", i ? ",\n     " : "",
-            ch->pct, ch->session_index, (long long)ch->at_ns);
+            "%s{\"p\": %s, \"session\": %zu, \"at_ns\": %lld, \"before_ns\": ", i ? ",\n     " : "",
+            TL_PCT(ch->pct), ch->session_index, (long long)ch->at_ns);
     num(o, ch->before_ns);
     fputs(", \"after_ns\": ", o);
     num(o, ch->after_ns);
@@ -134,10 +135,10 @@ static void pairs(FILE *o, const tl_comparison *c, const tl_stats *st) {
     fprintf(o, ", \"delay_ns\": %lld,\n   \"percentiles\": [", (long long)a->delay_ns);
     for (size_t k = 0; k < a->dist.pct_count; k++) {
       fprintf(o,
-              "%s{\"p\": %g, \"diff_ns\": %lld, \"lo_ns\": %lld, \"hi_ns\": %lld, \"clear\": %s, "
+              "%s{\"p\": %s, \"diff_ns\": %lld, \"lo_ns\": %lld, \"hi_ns\": %lld, \"clear\": %s, "
               "\"spread_over\": %s,\n     \"sentence\": ",
-              k ? ",\n    " : "", a->dist.pcts[k], (long long)p->diff_ns[k], (long long)p->lo_ns[k],
-              (long long)p->hi_ns[k], p->clear[k] ? "true" : "false",
+              k ? ",\n    " : "", TL_PCT(a->dist.pcts[k]), (long long)p->diff_ns[k],
+              (long long)p->lo_ns[k], (long long)p->hi_ns[k], p->clear[k] ? "true" : "false",
               p->spread_over[k] ? "true" : "false");
       tl_pair_sentence(c, st, p, k, line, sizeof line);
       tl_fput_json(o, line);
@@ -204,7 +205,7 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
       num(o, g->dist.mean_ns - (double)armed);
       fputs(", \"percentiles\": [", o);
       for (size_t k = 0; k < g->dist.pct_count; k++)
-        fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", k ? ", " : "", g->dist.pcts[k],
+        fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", k ? ", " : "", TL_PCT(g->dist.pcts[k]),
                 (long long)(g->dist.pct_ns[k] - armed));
       fputs("]}", o);
     }
@@ -215,7 +216,7 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
       fputs(",\n   \"vs_baseline\": {\"min\": ", o);
       num(o, b->dist.min_ns ? (double)g->dist.min_ns / (double)b->dist.min_ns : NAN);
       for (size_t k = 0; k < g->dist.pct_count; k++) {
-        fprintf(o, ", \"p%g\": ", g->dist.pcts[k]);
+        fprintf(o, ", \"p%s\": ", TL_PCT(g->dist.pcts[k]));
         num(o, b->dist.pct_ns[k] ? (double)g->dist.pct_ns[k] / (double)b->dist.pct_ns[k] : NAN);
       }
       fputs(", \"max\": ", o);
@@ -226,8 +227,8 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
       for (size_t k = 0; k < g->dist.pct_count; k++) {
         int64_t bl = b->dist.pct_ns[k] - armed, gl = g->dist.pct_ns[k] - armed;
         double r = tl_lateness_ratio(bl, gl);
-        fprintf(o, "%s\"p%g\": {\"diff_ns\": %lld, \"ratio\": ", k ? ", " : "", g->dist.pcts[k],
-                (long long)(gl - bl));
+        fprintf(o, "%s\"p%s\": {\"diff_ns\": %lld, \"ratio\": ", k ? ", " : "",
+                TL_PCT(g->dist.pcts[k]), (long long)(gl - bl));
         num(o, r > 0 ? r : NAN);
         fputc('}', o);
       }
@@ -235,7 +236,7 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     }
     fputs(",\n   \"spectrum\": [", o);
     for (size_t k = 0; g->spectrum.count && k < g->spectrum.pct_count; k++)
-      fprintf(o, "%s{\"p\": %g, \"ns\": %lld}", k ? ", " : "", g->spectrum.pcts[k],
+      fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", k ? ", " : "", TL_PCT(g->spectrum.pcts[k]),
               (long long)g->spectrum.pct_ns[k]);
     fprintf(o, "],\n   \"histogram\": {\"lo_ns\": %lld, \"width_ns\": %lld, \"counts\": [",
             (long long)g->hist_lo_ns, (long long)g->hist_width_ns);

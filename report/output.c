@@ -120,8 +120,8 @@ static int write_temp(int dirfd, const char *shown, const char *data, size_t len
 }
 
 /* Moves the written temporary file over name. */
-static int put_in_place(int dirfd, const char *tmp, const char *name, const char *shown,
-                        char *err, size_t errlen) {
+static int put_in_place(int dirfd, const char *tmp, const char *name, const char *shown, char *err,
+                        size_t errlen) {
   if (renameat(dirfd, tmp, dirfd, name) == 0)
     return TL_OK;
   int saved = errno;

@@ -304,7 +304,7 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
   } while (0)
   if (n == 1) {
     tl__say_time((double)lateness_at(c, idx[0], k), v, sizeof v);
-    SAY("only %s: p%g %s late", c->groups[idx[0]].label, pct, v);
+    SAY("only %s: p%s %s late", c->groups[idx[0]].label, TL_PCT(pct), v);
     return;
   }
   /* The lowest, and the labels not clearly later than it. */
@@ -322,7 +322,7 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
   if (nt == 1) {
     tl__say_time((double)lo_ns, v, sizeof v);
     *best = &c->groups[idx[low]];
-    SAY(" is the least late at p%g (%s late)", pct, v);
+    SAY(" is the least late at p%s (%s late)", TL_PCT(pct), v);
   } else {
     int64_t hi_ns = lo_ns;
     for (size_t i = 0; i < n; i++)
@@ -330,11 +330,11 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
         hi_ns = lateness_at(c, idx[i], k);
     tl__say_time((double)lo_ns, v, sizeof v);
     tl__say_time((double)hi_ns, w, sizeof w);
-    SAY("%s at p%g between ",
+    SAY("%s at p%s between ",
         !st       ? "no verdict without statistics"
         : nt == n ? "no clear difference"
                   : "no clear best",
-        pct);
+        TL_PCT(pct));
     size_t said = 0;
     for (size_t i = 0; i < n; i++)
       if (tied[i])
@@ -343,7 +343,7 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
     /* Why a label could not be told apart, when the data says. */
     for (size_t i = 0; i < n && st; i++)
       if (tied[i] && st->groups[idx[i]].pct[k].few)
-        SAY("; too few samples for p%g on %s", pct, c->groups[idx[i]].label);
+        SAY("; too few samples for p%s on %s", TL_PCT(pct), c->groups[idx[i]].label);
   }
   size_t said = 0;
   for (size_t i = 0; i < n; i++) {
@@ -419,8 +419,8 @@ static void change_bullets(tl__page *p) {
       tl_date_format(ch->at_ns, date, sizeof date);
       fputs("- ", f);
       tl_md_escape(f, g->label);
-      fprintf(f, " got %s on %.10s: p%g %s%s (", ch->after_ns > ch->before_ns ? "worse" : "better",
-              date, ch->pct, ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
+      fprintf(f, " got %s on %.10s: p%s %s%s (", ch->after_ns > ch->before_ns ? "worse" : "better",
+              date, TL_PCT(ch->pct), ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
       tl_md_escape(f, call);
       fprintf(f, ", from %s to %s late).\n", b, a);
       said++;
@@ -784,7 +784,7 @@ static void delay_table(tl__page *p, const tl_group *g0) {
   static const char *const tail[] = {"max", "min", "mean", "stddev"};
   for (size_t i = 0; i < nvals; i++) {
     if (i < np)
-      snprintf(names[i], sizeof names[i], "p%g (%s)", d0->pcts[i], u.name);
+      snprintf(names[i], sizeof names[i], "p%s (%s)", TL_PCT(d0->pcts[i]), u.name);
     else
       snprintf(names[i], sizeof names[i], "%s (%s)", tail[i - np], u.name);
   }
@@ -933,10 +933,10 @@ static void difference_matrices(tl__page *p) {
     FILE *f = tl__prose(p);
     if (!titled++)
       fprintf(f,
-              "### Differences\n\nEach cell is the row's p%g lateness minus the column's, with "
+              "### Differences\n\nEach cell is the row's p%s lateness minus the column's, with "
               "its 95%% interval; \"clearly\" where the interval excludes 0 and both rest on "
               "enough samples.\n\n",
-              pct);
+              TL_PCT(pct));
     char call[96];
     tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
     fputs("**", f);

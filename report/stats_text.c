@@ -102,12 +102,13 @@ static void few_note(char *buf, size_t len, size_t *at, const tl_group *g, const
   if (!p->few)
     return;
   if (!p->needed) {
-    add(buf, len, at, "; p%g is the largest sample, which no amount of data pins down", pct);
+    add(buf, len, at, "; p%s is the largest sample, which no amount of data pins down",
+        TL_PCT(pct));
     return;
   }
   add(buf, len, at,
-      "; too few samples for p%g on %s: %lld above it, %d needed (at least %lld samples)", pct,
-      g->label, (long long)p->above, TL_STATS_MIN_ABOVE, (long long)p->needed);
+      "; too few samples for p%s on %s: %lld above it, %d needed (at least %lld samples)",
+      TL_PCT(pct), g->label, (long long)p->above, TL_STATS_MIN_ABOVE, (long long)p->needed);
 }
 
 void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pair_stats *p,
@@ -130,17 +131,17 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
     tl__sentence_ms(dd, sc, d, sizeof d);
     tl__sentence_ms(l, sc, lo, sizeof lo);
     tl__sentence_ms(h, sc, hi, sizeof hi);
-    add(buf, len, &at, "%s is faster than %s at p%g by %s ms (95%% CI %s to %s ms)", fast->label,
-        slow->label, pct, d, lo, hi);
+    add(buf, len, &at, "%s is faster than %s at p%s by %s ms (95%% CI %s to %s ms)", fast->label,
+        slow->label, TL_PCT(pct), d, lo, hi);
     if (p->spread_over[k]) {
       const tl_group *wide = as->pct[k].spread_ns >= bs->pct[k].spread_ns ? a : b;
       const tl_group_stats *ws = wide == a ? as : bs;
       char sp[32];
       tl__sentence_ms((double)ws->pct[k].spread_ns, (double)ws->pct[k].spread_ns, sp, sizeof sp);
       add(buf, len, &at,
-          "; but the sessions of %s disagree with each other by up to %s ms at p%g, more than "
+          "; but the sessions of %s disagree with each other by up to %s ms at p%s, more than "
           "this difference",
-          wide->label, sp, pct);
+          wide->label, sp, TL_PCT(pct));
     }
   } else {
     double sc = tl__max_abs3((double)p->diff_ns[k], (double)p->lo_ns[k], (double)p->hi_ns[k]);
@@ -148,9 +149,9 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
     tl__sentence_ms((double)p->lo_ns[k], sc, lo, sizeof lo);
     tl__sentence_ms((double)p->hi_ns[k], sc, hi, sizeof hi);
     add(buf, len, &at,
-        "no clear difference between %s and %s at p%g with this data (%s minus %s: %s ms, 95%% "
+        "no clear difference between %s and %s at p%s with this data (%s minus %s: %s ms, 95%% "
         "CI %s to %s ms)",
-        a->label, b->label, pct, b->label, a->label, d, lo, hi);
+        a->label, b->label, TL_PCT(pct), b->label, a->label, d, lo, hi);
   }
   few_note(buf, len, &at, a, &as->pct[k], pct);
   few_note(buf, len, &at, b, &bs->pct[k], pct);
@@ -166,9 +167,9 @@ void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t
   char *t = strchr(date, 'T');
   if (t)
     *t = '\0';
-  snprintf(buf, len, "p%g lateness of %s at %g ms (%s) %s from %s to %s ms on %s", c->pct, g->label,
-           (double)g->delay_ns / 1e6, g->probe, c->after_ns > c->before_ns ? "rose" : "fell",
-           before, after, date);
+  snprintf(buf, len, "p%s lateness of %s at %g ms (%s) %s from %s to %s ms on %s", TL_PCT(c->pct),
+           g->label, (double)g->delay_ns / 1e6, g->probe,
+           c->after_ns > c->before_ns ? "rose" : "fell", before, after, date);
 }
 
 static void md_group_head(FILE *out, const tl_group *g) {
@@ -186,7 +187,7 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
     cols++;
   }
   for (size_t k = 0; k < d0->pct_count; k++) {
-    snprintf(heads->text[cols], 32, "p%g (95%% CI)", d0->pcts[k]);
+    snprintf(heads->text[cols], 32, "p%s (95%% CI)", TL_PCT(d0->pcts[k]));
     align[cols++] = 'r';
   }
   snprintf(heads->text[cols], 32, "interval from");
@@ -260,7 +261,7 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, in
       if (!p->few)
         continue;
       fputs(warned++ ? "- " : "Warnings:\n\n- ", out);
-      fprintf(out, "p%g of ", g->dist.pcts[k]);
+      fprintf(out, "p%s of ", TL_PCT(g->dist.pcts[k]));
       tl_md_escape(out, g->label);
       fputs(" (", out);
       md_group_head(out, g);

@@ -576,7 +576,8 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
     dl += (size_t)snprintf(desc + dl, sizeof desc - dl, " %s:", rows[r]->label);
     for (size_t j = 0; j < nk && dl < sizeof desc; j++) {
       tl__num((double)(rows[r]->dist.pct_ns[at[j]] - armed), u, v, sizeof v);
-      dl += (size_t)snprintf(desc + dl, sizeof desc - dl, " p%g %s", g0->dist.pcts[at[j]], v);
+      dl +=
+          (size_t)snprintf(desc + dl, sizeof desc - dl, " p%s %s", TL_PCT(g0->dist.pcts[at[j]]), v);
     }
     if (dl < sizeof desc)
       dl += (size_t)snprintf(desc + dl, sizeof desc - dl, ".");
@@ -626,7 +627,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
   double ly = f.bottom + 84, lx = 20;
   for (size_t j = 0; j < nk; j++) {
     char name[16];
-    snprintf(name, sizeof name, "p%g", g0->dist.pcts[at[j]]);
+    snprintf(name, sizeof name, "p%s", TL_PCT(g0->dist.pcts[at[j]]));
     fputs("<g class=\"key\">", o);
     marker(o, shapes[j], lx + 5, ly - 4, j == 2);
     fputs("</g>", o);

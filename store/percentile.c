@@ -2,6 +2,7 @@
  * uses, and the words tl says one in, from tlcollect's last line to the
  * report's summary. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tl_base.h"
@@ -38,6 +39,17 @@ void tl_format_delay_ms(int64_t delay_ns, char *buf, size_t len) {
     buf[--n] = '\0';
 }
 
+const char *tl_format_pct(double pct, char *buf, size_t len) {
+  /* 17 significant digits always read back; from TL_PCT_MIN that is at most
+   * 26 decimals. */
+  for (int decimals = 0; decimals <= 30; decimals++) {
+    snprintf(buf, len, "%.*f", decimals, pct);
+    if (strtod(buf, NULL) == pct)
+      break;
+  }
+  return buf;
+}
+
 void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
                          const int64_t *delay_ns, size_t n, char *buf, size_t len) {
   size_t at = 0;
@@ -47,7 +59,7 @@ void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
     if (k_ > 0)                                                                                    \
       at += (size_t)k_;                                                                            \
   } while (0)
-  ADD("%g percent of calls took up to ", pct);
+  ADD("%s percent of calls took up to ", TL_PCT(pct));
   for (size_t i = 0; i < n; i++) {
     char v[32];
     tl_format_ms((double)value_ns[i], v, sizeof v);

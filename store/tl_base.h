@@ -306,6 +306,15 @@ void tl_format_ms(double ns, char *buf, size_t len);
  * "0", "50", "0.25", "86400000", "0.000001" (1 ns). */
 void tl_format_delay_ms(int64_t delay_ns, char *buf, size_t len);
 
+/* A percentile exactly as given and without an exponent, the fewest decimals
+ * that read back as the same number: "50", "99.9", "99.99999", "0.0000001".
+ * pct is 0 or in [TL_PCT_MIN, 100]. Returns buf. TL_PCT(p) gives one for a
+ * single call's arguments: printf("p%s", TL_PCT(p)). */
+#define TL_PCT_MIN 1e-9
+enum { TL_PCT_LEN = 48 };
+const char *tl_format_pct(double pct, char *buf, size_t len);
+#define TL_PCT(p) tl_format_pct((p), (char[TL_PCT_LEN]){0}, TL_PCT_LEN)
+
 /* "90 percent of calls took up to 1.17 ms and 50.57 ms (for setTimeout(0)
  * and setTimeout(50) respectively)": value_ns[i] is the pct percentile at
  * delay_ns[i] of probe. Plain text, truncated to len. */

@@ -5,6 +5,7 @@
  * outside it), hostile text escaped everywhere, the filters, and the rules
  * for replacing files. */
 #include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1183,6 +1183,43 @@ static void replacing_files(void **state) {
   free(mine);
 }
 
+/* A percentile is printed as given, never rounded to 6 digits (99.99999 is
+ * not p100) nor in exponent form (0.0000001 is not p1e-07), in every format. */
+static void odd_percentiles(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  static const char *const formats[] = {"md", "html", "json"};
+  for (size_t i = 0; i < 3; i++) {
+    char *a[] = {
+        TLREPORT,           "--db", f->db, "--percentiles", "0.0000001,99.99999,12.5", "--format",
+        (char *)formats[i], NULL};
+    char *out = run_report(a, 0, NULL);
+    if (i < 2) {
+      assert_non_null(strstr(out, "p0.0000001 ("));
+      assert_non_null(strstr(out, "p99.99999 ("));
+      assert_non_null(strstr(out, "p12.5 ("));
+      assert_null(strstr(out, "p100"));
+    } else {
+      assert_non_null(strstr(out, "{\"p\": 0.0000001, \"ns\": "));
+      assert_non_null(strstr(out, "{\"p\": 99.99999, \"ns\": "));
+      assert_non_null(strstr(out, "{\"p\": 99.99999, \"lo_ns\": "));
+    }
+    assert_null(strstr(out, "e-07"));
+    assert_null(strstr(out, "1e-"));
+    free(out);
+  }
+  char *err;
+  char *b[] = {TLREPORT, "--db", f->db, "--percentiles", "1e-10", NULL};
+  free(run_report(b, 2, &err));
+  assert_non_null(strstr(err, "--percentiles: each must be a number from 0.000000001 to 100"));
+  free(err);
+  char buf[TL_PCT_LEN];
+  assert_string_equal(tl_format_pct(50, buf, sizeof buf), "50");
+  assert_string_equal(tl_format_pct(99.9, buf, sizeof buf), "99.9");
+  assert_string_equal(tl_format_pct(TL_PCT_MIN, buf, sizeof buf), "0.000000001");
+  assert_string_equal(tl_format_pct(100.0 / 3, buf, sizeof buf), "33.333333333333336");
+}
+
 /* -o over a page keeps the page's permissions (a private page stays
  * private, none is widened); a new page gets the usual 0644 less the umask. */
 static void replacing_keeps_the_mode(void **state) {
@@ -1202,7 +1239,8 @@ static void replacing_keeps_the_mode(void **state) {
     free(run_report(a, 0, NULL));
     assert_int_equal(stat(page, &st), 0);
     if ((st.st_mode & 07777) != modes[i])
-      fail_msg("-o over a %04o page left it %04o", (unsigned)modes[i], (unsigned)(st.st_mode & 07777));
+      fail_msg("-o over a %04o page left it %04o", (unsigned)modes[i],
+               (unsigned)(st.st_mode & 07777));
   }
   free(page);
 }
@@ -1434,6 +1472,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_keeps_the_mode, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(odd_percentiles, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(refused_site_changes_nothing, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(site_in_chromium, tl_test_setup, tl_test_teardown),
