@@ -99,8 +99,8 @@ static void index_latest(tl__page *p) {
       char d[48], date[32];
       tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
       tl_date_format(ch->at_ns, date, sizeof date);
-      fprintf(o, "%s%s %.10s: p%g %s%s", said++ ? "; " : "",
-              ch->after_ns > ch->before_ns ? "\xE2\x9A\x91 worse" : "better", date, ch->pct,
+      fprintf(o, "%s%s %.10s: p%s %s%s", said++ ? "; " : "",
+              ch->after_ns > ch->before_ns ? "\xE2\x9A\x91 worse" : "better", date, TL_PCT(ch->pct),
               ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
     }
     if (!said)
