@@ -93,6 +93,8 @@ int tl_report_option(tl_report_args *a, const char *name, const char *v, char *w
     *(name[0] == 's' ? &a->site : &a->output) = v;
   } else if (strcmp(name, "force") == 0) {
     a->force = 1;
+  } else if (strcmp(name, "skip-damaged") == 0) {
+    a->skip_damaged = 1;
   } else if (strcmp(name, "check") == 0) {
     a->checking = 1;
   } else if (strcmp(name, "max-regression") == 0) {
@@ -148,39 +150,72 @@ const char *tl_report_args_check(tl_report_args *a, char *why, size_t whylen) {
   return NULL;
 }
 
+/* One making of what a asks for: the page into memory (buf, len), or the
+ * site. With --skip-damaged it may be made again (tl_report_skipping_damaged). */
+typedef struct {
+  tl_store *store;
+  const tl_report_args *a;
+  tl_page_opts page; /* a->page, with the sessions left out */
+  char *buf;
+  size_t len;
+  char *err;
+  size_t errlen;
+} making;
+
+static int make_site(void *arg) {
+  making *m = arg;
+  const tl_report_args *a = m->a;
+  return tl_site_write(m->store, &a->compare, &m->page, a->site, a->force, NULL, m->err,
+                       m->errlen);
+}
+
 /* The page of the comparison a asks for, made in memory first so that a
- * failure writes nothing, then to a->output or out. */
-static int write_page(tl_store *store, const tl_report_args *a, FILE *out, char *err,
-                      size_t errlen) {
+ * failure writes nothing. */
+static int make_page(void *arg) {
+  making *m = arg;
   tl_comparison cmp;
   tl_stats stats;
   memset(&stats, 0, sizeof stats);
-  char *buf = NULL;
-  size_t len = 0;
-  int rc = tl_compare(store, &a->compare, &cmp, err, errlen);
+  free(m->buf);
+  m->buf = NULL;
+  m->len = 0;
+  int rc = tl_compare(m->store, &m->a->compare, &cmp, m->err, m->errlen);
   if (rc)
     return rc;
   /* Every format carries the statistics ("How sure is this?"). */
-  rc = tl_stats_compute(store, &cmp, &stats, err, errlen);
-  tl_page_opts page = a->page;
+  rc = tl_stats_compute(m->store, &cmp, &stats, m->err, m->errlen);
+  tl_page_opts page = m->page;
   page.stats = &stats;
-  FILE *mem = rc ? NULL : open_memstream(&buf, &len);
+  FILE *mem = rc ? NULL : open_memstream(&m->buf, &m->len);
   if (!rc && !mem)
-    rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+    rc = tl_fail(m->err, m->errlen, TL_ENOMEM, "out of memory");
   if (mem) {
     rc = tl_render(&cmp, &page, mem);
     if (fclose(mem) != 0 && rc == TL_OK)
       rc = TL_EIO;
     if (rc)
-      tl_fail(err, errlen, rc, "making the page failed: %s", tl_strerror(rc));
+      tl_fail(m->err, m->errlen, rc, "making the page failed: %s", tl_strerror(rc));
   }
-  if (!rc && a->output)
-    rc = tl_report_write_file(a->output, buf, len, a->force, err, errlen);
-  else if (!rc && fwrite(buf, 1, len, out) != len)
-    rc = tl_fail(err, errlen, tl_write_failed(out, errno), "writing the report failed");
-  free(buf);
   tl_stats_free(&stats);
   tl_comparison_free(&cmp);
+  return rc;
+}
+
+/* The page or the site, then the page to a->output or out. */
+static int write_report(tl_store *store, const tl_report_args *a, FILE *out, char *err,
+                        size_t errlen) {
+  tl_left_out_list left = {NULL, 0};
+  making m = {store, a, a->page, NULL, 0, err, errlen};
+  m.page.left_out = &left;
+  int (*make)(void *) = a->site ? make_site : make_page;
+  int rc = a->skip_damaged ? tl_report_skipping_damaged(store, make, &m, &left, err, errlen)
+                           : make(&m);
+  if (!rc && a->output)
+    rc = tl_report_write_file(a->output, m.buf, m.len, a->force, err, errlen);
+  else if (!rc && !a->site && fwrite(m.buf, 1, m.len, out) != m.len)
+    rc = tl_fail(err, errlen, tl_write_failed(out, errno), "writing the report failed");
+  free(m.buf);
+  tl_left_out_free(&left);
   return rc;
 }
 
@@ -199,7 +234,5 @@ int tl_report_run(tl_store *store, const tl_report_args *a, FILE *out, int *usag
     check.baseline = a->compare.baseline;
     return tl_report_check(store, &check, out, err, errlen);
   }
-  if (a->site)
-    return tl_site_write(store, &a->compare, &a->page, a->site, a->force, NULL, err, errlen);
-  return write_page(store, a, out, err, errlen);
+  return write_report(store, a, out, err, errlen);
 }

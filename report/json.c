@@ -183,6 +183,21 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     tl_fput_json(o, c->labels[c->baseline]);
   else
     fputs("null", o);
+  fputs(",\n \"left_out\": [", o);
+  for (size_t i = 0; opts->left_out && i < opts->left_out->count; i++) {
+    const tl_left_out *x = &opts->left_out->items[i];
+    char date[32];
+    tl_date_format(x->started_ns, date, sizeof date);
+    fputs(i ? ",\n  {\"uuid\": " : "\n  {\"uuid\": ", o);
+    tl_fput_json(o, x->uuid);
+    fputs(", \"label\": ", o);
+    tl_fput_json(o, x->label);
+    fprintf(o, ", \"started_ns\": %lld, \"started\": \"%s\", \"why\": ", (long long)x->started_ns,
+            date);
+    tl_fput_json(o, x->why);
+    fputc('}', o);
+  }
+  fputc(']', o);
   fputs(",\n \"groups\": [", o);
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *g = &c->groups[i];

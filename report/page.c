@@ -548,11 +548,27 @@ static double load_per_cpu(const tl_comparison *c, size_t i, double *load, doubl
   return *load / *cpus;
 }
 
+int tl__left_out_bullets(FILE *f, const tl_page_opts *o) {
+  const tl_left_out_list *lo = o->left_out;
+  for (size_t i = 0; lo && i < lo->count; i++) {
+    char date[32];
+    tl_date_format(lo->items[i].started_ns, date, sizeof date);
+    fputs("- **Left out**: session ", f);
+    tl_md_escape(f, lo->items[i].uuid);
+    fputs(" of **", f);
+    tl_md_escape(f, lo->items[i].label);
+    fprintf(f, "** (started %s): its samples failed verification: ", date);
+    tl_md_escape(f, lo->items[i].why);
+    fputs(". Every number here is from the other sessions.\n", f);
+  }
+  return lo && lo->count;
+}
+
 /* "Read with care": what could make the comparison unfair, as bullets. */
 static void confound_bullets(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
-  int any = 0;
+  int any = tl__left_out_bullets(f, p->o);
   /* A label measured on more than one host. */
   for (size_t l = 0; l < c->label_count; l++) {
     char hosts[1024];

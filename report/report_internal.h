@@ -40,6 +40,10 @@ void tl__table_free(tl__table *t);
 /* ------------------------------------------------------------------------ */
 /* The page being written                                                    */
 
+/* The sessions left out as damaged (o->left_out), as Markdown bullets;
+ * whether there were any. */
+int tl__left_out_bullets(FILE *f, const tl_page_opts *o);
+
 typedef struct {
   const tl_comparison *c;
   const tl_page_opts *o;

@@ -134,6 +134,11 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   FILE *f = tl__prose(&p);
   fprintf(f, "Newest data: %s. %zu labels, %zu hosts, %zu sessions, %lld samples.\n\n", date,
           c->label_count, nh, n, (long long)samples);
+  if (o->left_out && o->left_out->count) {
+    fputs("### Read with care\n\n", f);
+    tl__left_out_bullets(f, o);
+    fputc('\n', f);
+  }
   fputs("## Comparisons\n\n- [Every label: ", f);
   tl__md_list_labels(f, c);
   fputs("](compare.html)\n\n## Labels\n\n", f);

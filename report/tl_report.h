@@ -128,6 +128,31 @@ void tl_comparison_free(tl_comparison *cmp);
 
 typedef enum { TL_FORMAT_MD, TL_FORMAT_HTML, TL_FORMAT_JSON } tl_format;
 
+/* Sessions left out of a report because their samples failed verification
+ * (tlreport --skip-damaged): the page says which and why. */
+typedef struct {
+  int64_t session_id;
+  char *label, *uuid;
+  int64_t started_ns;
+  char *why; /* the verification error, one line */
+} tl_left_out;
+
+typedef struct {
+  tl_left_out *items;
+  size_t count;
+} tl_left_out_list;
+
+void tl_left_out_free(tl_left_out_list *list);
+
+/* Runs make(ctx), a whole report from store (a page or a site), and each
+ * time it fails with TL_ECORRUPT naming a damaged session (its message in
+ * err), leaves that session out of the store's lists, adds it to *left and
+ * runs make again, so that no number of the result comes from it. Returns
+ * make's last result; a failure that names no session, or one already left
+ * out, is returned as it is. */
+int tl_report_skipping_damaged(tl_store *store, int (*make)(void *ctx), void *ctx,
+                               tl_left_out_list *left, char *err, size_t errlen);
+
 typedef struct {
   tl_format format;
   const char *title;            /* NULL: "Timer latency: LABEL, LABEL ..." */
@@ -135,6 +160,7 @@ typedef struct {
   int host_facts;               /* a host's page: list the facts tlreport --by groups on */
   int64_t generated_ns;         /* >0: say when the page was made; 0 keeps pages byte-identical */
   const struct tl_stats *stats; /* tl_stats_compute() of the same comparison, or NULL */
+  const tl_left_out_list *left_out; /* sessions left out as damaged ("Read with care"), or NULL */
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
@@ -363,6 +389,7 @@ typedef struct {
   const char *output;      /* -o FILE, or NULL */
   const char *site;        /* --site DIR, or NULL */
   int force, checking, format_given, max_regression_given, by_help;
+  int skip_damaged; /* --skip-damaged */
   char *labels[TL_REPORT_LABELS_MAX]; /* --compare, split into label_buf */
   char label_buf[4096], pct_buf[512];
 } tl_report_args;

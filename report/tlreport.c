@@ -33,6 +33,8 @@ static const char usage[] =
     "  -o, --output FILE      write to FILE instead of standard output\n"
     "      --site DIR         write a static HTML site into DIR\n"
     "      --force            replace files that tlreport did not write\n"
+    "      --skip-damaged     leave out sessions whose samples fail verification,\n"
+    "                         and say so on the page (default: an error)\n"
     "      --timestamp        say on the page when it was made (off: same input,\n"
     "                         same bytes)\n"
     "      --db PATH          database file (default $TL_DB, else\n"
@@ -66,6 +68,7 @@ static const struct option longopts[] = {
     {"timestamp", no_argument, NULL, OPT_OTHER + 12},
     {"check", no_argument, NULL, OPT_OTHER + 13},
     {"max-regression", required_argument, NULL, OPT_OTHER + 14},
+    {"skip-damaged", no_argument, NULL, OPT_OTHER + 15},
     {"db", required_argument, NULL, OPT_DB},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},

@@ -71,12 +71,43 @@ int tl_store_set_codec(tl_store *s, int codec) {
 
 int tl_store_schema_version(tl_store *s) { return s->ops->schema_version(s); }
 
+static int is_left_out(const tl_store *s, int64_t id) {
+  for (size_t i = 0; i < s->left_out_count; i++)
+    if (s->left_out[i] == id)
+      return 1;
+  return 0;
+}
+
 int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   out->items = NULL;
   out->count = 0;
   if (f->label_count > 256 || f->tag_count > 64)
     return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
-  return s->ops->sessions(s, f, out);
+  int err = s->ops->sessions(s, f, out);
+  if (err || !s->left_out_count)
+    return err;
+  size_t kept = 0;
+  for (size_t i = 0; i < out->count; i++) {
+    if (is_left_out(s, out->items[i].id))
+      tl__session_free(&out->items[i]);
+    else
+      out->items[kept++] = out->items[i];
+  }
+  out->count = kept;
+  return TL_OK;
+}
+
+int64_t tl_store_damaged_session(const tl_store *s) { return s->damaged_id; }
+
+int tl_store_leave_out(tl_store *s, int64_t session_id) {
+  if (is_left_out(s, session_id))
+    return TL_OK;
+  if (s->left_out_count == TL_LEFT_OUT_MAX)
+    return tl__store_fail(s, TL_ECORRUPT, "%s: more than %d damaged sessions (run 'tlstore check')",
+                          s->path, TL_LEFT_OUT_MAX);
+  s->left_out[s->left_out_count++] = session_id;
+  s->damaged_id = 0;
+  return TL_OK;
 }
 
 int tl_store_labels(tl_store *s, char ***labels, size_t *count) {
@@ -147,6 +178,7 @@ int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_fil
 }
 
 int tl__block_fail(tl_store *s, const tl_block *b, const char *why) {
+  s->damaged_id = b->session_id;
   return tl__store_fail(s, TL_ECORRUPT, "%s: session %s, block %lld: %s" TL__CHECK_HINT, s->path,
                         b->session_uuid ? b->session_uuid : "?", (long long)b->seq, why);
 }
@@ -167,6 +199,7 @@ int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b) {
 int tl__block_run_end(tl_store *s, const tl__block_run *r) {
   if (r->held == r->recorded)
     return TL_OK;
+  s->damaged_id = r->id;
   return tl__store_fail(s, TL_ECORRUPT,
                         "%s: session %s: its blocks hold %lld samples, the session records %lld: "
                         "a block was lost" TL__CHECK_HINT,

@@ -498,7 +498,7 @@ static int scan_session(tl_store *s, int64_t id, tl_block_filter_cb filter, tl_b
     return tl__pg_fail(s, NULL, "reading samples");
   int err = TL_OK;
   char uuid[40] = "";
-  tl__block_run run = {.uuid = uuid, .recorded = -1};
+  tl__block_run run = {.id = id, .uuid = uuid, .recorded = -1};
   PGresult *r;
   while ((r = PQgetResult(c))) {
     ExecStatusType st = PQresultStatus(r);

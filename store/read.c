@@ -17,7 +17,7 @@ static char *dup_col(sqlite3_stmt *st, int i) {
   return strdup(t ? (const char *)t : "");
 }
 
-static void session_free(tl_session *x) {
+void tl__session_free(tl_session *x) {
   free(x->uuid);
   free(x->run_uuid);
   free(x->label);
@@ -34,7 +34,7 @@ void tl_session_list_free(tl_session_list *list) {
   if (!list)
     return;
   for (size_t i = 0; i < list->count; i++)
-    session_free(&list->items[i]);
+    tl__session_free(&list->items[i]);
   free(list->items);
   list->items = NULL;
   list->count = 0;
@@ -234,7 +234,7 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
   for (size_t i = 0; i < n && err == TL_OK; i++) {
     sqlite3_bind_int64(st, 1, ids[i]);
     char uuid[40] = "";
-    tl__block_run run = {.uuid = uuid, .recorded = -1};
+    tl__block_run run = {.id = ids[i], .uuid = uuid, .recorded = -1};
     while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
       if (run.recorded < 0) {
         const unsigned char *u = sqlite3_column_text(st, 0);
@@ -261,11 +261,13 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
       err = tl__store_sqlfail(s, rc, "reading samples");
     /* The ids come from the sessions table: one that finds no row there is
      * a damaged table, never a session without samples. */
-    if (err == TL_OK && run.recorded < 0)
+    if (err == TL_OK && run.recorded < 0) {
       err = tl__store_fail(s, TL_ECORRUPT,
                            "%s: session %lld is missing from the sessions table (run 'tlstore "
                            "check')",
                            s->path, (long long)ids[i]);
+      s->damaged_id = ids[i];
+    }
     if (err == TL_OK && run.recorded >= 0)
       err = tl__block_run_end(s, &run);
     sqlite3_reset(st);

@@ -19,6 +19,9 @@ struct tl_store {
   int readonly;
   int codec;        /* of the blocks it writes; 0 for TL_CODEC_DEFAULT */
   char errmsg[512]; /* last failure, "" when none */
+  int64_t damaged_id;                /* the session of the last TL_ECORRUPT read, or 0 */
+  int64_t left_out[TL_LEFT_OUT_MAX]; /* sessions tl_store_sessions no longer lists */
+  size_t left_out_count;
 };
 
 /* What a backend does: one table per backend, filled in its own file(s)
@@ -148,10 +151,14 @@ int tl__block_fail(tl_store *s, const tl_block *b, const char *why);
  * blocks (tl__block_run_end). Either fails with TL_ECORRUPT naming the
  * session. */
 typedef struct {
+  int64_t id;       /* the session's */
   const char *uuid; /* the session's, for messages */
   int64_t recorded; /* its sample_count */
   int64_t held, next_seq;
 } tl__block_run;
+/* Frees the strings of one session of a list. */
+void tl__session_free(tl_session *x);
+
 int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b);
 int tl__block_run_end(tl_store *s, const tl__block_run *r);
 

@@ -50,6 +50,7 @@ int64_t tl_memory_class(int64_t bytes, char *name, size_t len);
 /* The store                                                                 */
 
 typedef struct tl_store tl_store;
+enum { TL_LEFT_OUT_MAX = 64 }; /* damaged sessions one handle leaves out at most */
 
 enum {
   TL_STORE_READONLY = 1 << 0, /* open for reading only; never creates */
@@ -202,6 +203,14 @@ int tl_filter_option(tl_filter_args *a, const char *name, const char *v, char *w
 /* Sessions matching the filter, oldest first. Free with tl_session_list_free. */
 int tl_store_sessions(tl_store *store, const tl_filter *filter, tl_session_list *out);
 void tl_session_list_free(tl_session_list *list);
+
+/* Damaged sessions. A read that finds a session's samples damaged fails
+ * with TL_ECORRUPT naming it; tl_store_damaged_session then gives its id (0
+ * when the failure named none). tl_store_leave_out makes every later
+ * tl_store_sessions of this handle leave that session out, which is how
+ * tlreport --skip-damaged compares the others (at most TL_LEFT_OUT_MAX). */
+int64_t tl_store_damaged_session(const tl_store *store);
+int tl_store_leave_out(tl_store *store, int64_t session_id);
 
 /* Distinct labels in the database, sorted; free with tl_strings_free. */
 int tl_store_labels(tl_store *store, char ***labels, size_t *count);

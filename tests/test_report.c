@@ -1183,6 +1183,110 @@ static void replacing_files(void **state) {
   free(mine);
 }
 
+/* Without the bullet lines that name the left-out session. */
+static char *without_left_out(char *page) {
+  char *w = page;
+  for (char *line = page; *line;) {
+    char *nl = strchr(line, '\n');
+    size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
+    if (!strstr(line, "Left out") || (nl && strstr(line, "Left out") > nl)) {
+      memmove(w, line, n);
+      w += n;
+    }
+    line += n;
+  }
+  *w = '\0';
+  return page;
+}
+
+/* One block of one session damaged: by default the report fails naming the
+ * session and block; with --skip-damaged the session is left out, every
+ * format says which and why, and the numbers are exactly those of a report
+ * over the database without that session. */
+static void skip_damaged_session(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *clean = tl_test_path(f->dir, "clean.db");
+  assert_int_equal(tl_test_copy_file(f->db, clean), 0);
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE id = 2", -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  char uuid[40];
+  snprintf(uuid, sizeof uuid, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  /* One bit of its only block flipped: the block's checksum fails. */
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sample_blocks SET data = substr(data, 1, length(data) - 1) "
+                                "|| CASE WHEN substr(data, -1, 1) = x'01' THEN x'03' ELSE x'01' "
+                                "END WHERE session_id = 2",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  char *del[] = {TLSTORE, "--db", clean, "delete", uuid, NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(del, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+
+  char want[256];
+  snprintf(want, sizeof want, "session %s, block 0: checksum mismatch", uuid);
+  char *a[] = {TLREPORT, "--db", f->db, NULL};
+  free(run_report(a, 1, &err));
+  assert_true(tl_test_one_line(err));
+  assert_non_null(strstr(err, want));
+  free(err);
+
+  static const char *const formats[] = {"md", "html", "json"};
+  for (size_t i = 0; i < 3; i++) {
+    char *b[] = {TLREPORT, "--db", f->db, "--skip-damaged", "--format", (char *)formats[i], NULL};
+    char *c[] = {TLREPORT, "--db", clean, "--format", (char *)formats[i], NULL};
+    char *skipped = run_report(b, 0, NULL), *expected = run_report(c, 0, NULL);
+    char said[512];
+    if (i < 2) {
+      snprintf(said, sizeof said,
+               "Left out</strong>: session %s of <strong>vbox</strong> (started "
+               "2026-11-01T12:00:00Z): its samples failed verification: ",
+               uuid);
+      if (i == 0)
+        snprintf(said, sizeof said,
+                 "- **Left out**: session %s of **vbox** (started 2026-11-01T12:00:00Z): its "
+                 "samples failed verification: ",
+                 uuid);
+      if (!strstr(skipped, said) || !strstr(skipped, "block 0: checksum mismatch"))
+        fail_msg("%s page does not say '%s'", formats[i], said);
+      assert_string_equal(without_left_out(skipped), expected);
+    } else {
+      snprintf(said, sizeof said,
+               "\"left_out\": [\n  {\"uuid\": \"%s\", \"label\": \"vbox\", \"started_ns\": ", uuid);
+      assert_non_null(strstr(skipped, said));
+      assert_non_null(strstr(skipped, "block 0: checksum mismatch"));
+      assert_non_null(strstr(expected, "\"left_out\": [],"));
+      assert_string_equal(strstr(skipped, "\"groups\""), strstr(expected, "\"groups\""));
+    }
+    free(skipped);
+    free(expected);
+  }
+  /* The site: every comparison page and the index say so. */
+  char *dir = tl_test_path(f->dir, "site");
+  char *d[] = {TLREPORT, "--db", f->db, "--site", dir, "--skip-damaged", NULL};
+  free(run_report(d, 0, NULL));
+  static const char *const pages[] = {"index.html", "compare.html", "label-vbox.html",
+                                      "host-aaaa000000000001.html"};
+  for (size_t i = 0; i < 4; i++) {
+    char *p = tl_test_path(dir, pages[i]);
+    char *html = tl_test_read_file(p, NULL);
+    if (!html || !strstr(html, uuid) || !strstr(html, "checksum mismatch"))
+      fail_msg("%s does not name the session left out", pages[i]);
+    free(html);
+    free(p);
+  }
+  free(dir);
+  free(clean);
+}
+
 /* A percentile is printed as given, never rounded to 6 digits (99.99999 is
  * not p100) nor in exponent form (0.0000001 is not p1e-07), in every format. */
 static void odd_percentiles(void **state) {
@@ -1473,6 +1577,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_keeps_the_mode, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(odd_percentiles, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(skip_damaged_session, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(refused_site_changes_nothing, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(site_in_chromium, tl_test_setup, tl_test_teardown),
