@@ -62,8 +62,8 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   sqlbuf q = {.len = 0};
   sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
               "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
-              "s.started_ns, coalesce(s.ended_ns, 0), s.sample_count, s.missed_periods "
-              "FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE 1");
+              "s.started_ns, coalesce(s.ended_ns, 0), s.sample_count, s.missed_periods, "
+              "s.pid, s.heartbeat_ns FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE 1");
   if (f->label_count) {
     sql_add(&q, " AND s.label IN (?");
     for (size_t i = 1; i < f->label_count; i++)
@@ -83,8 +83,8 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   for (size_t i = 0; i < f->tag_count; i++)
     sql_add(&q, " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
                 "AND t.key = ? AND t.value = ?)");
-  if (f->status)
-    sql_add(&q, " AND s.status = ?");
+  if (f->status) /* a stale 'running' one is 'interrupted' (below) */
+    sql_add(&q, " AND (s.status = ? OR s.status = 'running')");
   sql_add(&q, " ORDER BY s.started_ns, s.id");
   if (q.overflow)
     return tl__store_fail(s, TL_EINVAL, "filter is too large");
@@ -148,6 +148,22 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
         !x->libuv_version) {
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
       break;
+    }
+    /* The truth, even where no write could record it yet. */
+    if (strcmp(x->status, "running") == 0 &&
+        tl__session_gone(x->hostname, sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18),
+                         TL_STALE_DEFAULT_NS)) {
+      free(x->status);
+      x->status = strdup("interrupted");
+      x->ended_ns = sqlite3_column_int64(st, 18);
+      if (!x->status) {
+        err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+        break;
+      }
+    }
+    if (f->status && strcmp(x->status, f->status) != 0) {
+      tl__session_free(x);
+      out->count--;
     }
   }
   if (err == TL_OK && rc != SQLITE_DONE)
@@ -549,6 +565,25 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   int version = tl_store_schema_version(s);
   if (version != tl_schema_latest())
     PROBLEM("schema version is %d, this tl expects %d", version, tl_schema_latest());
+
+  /* Sessions whose collector is gone are marked 'interrupted' here; where
+   * that cannot be written (a full disk), each is a problem saying why. */
+  if (!s->readonly && tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL) != TL_OK) {
+    char why[sizeof s->errmsg];
+    snprintf(why, sizeof why, "%s", s->errmsg);
+    rc = sqlite3_prepare_v2(s->db,
+                            "SELECT s.uuid, s.pid, s.heartbeat_ns, h.hostname FROM sessions s "
+                            "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
+                            "ORDER BY s.id",
+                            -1, &st, NULL);
+    while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      if (tl__session_gone((const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 1),
+                           sqlite3_column_int64(st, 2), TL_STALE_DEFAULT_NS))
+        PROBLEM("session %s: its collector is gone, but it could not be marked 'interrupted': %s",
+                sqlite3_column_text(st, 0), why);
+    sqlite3_finalize(st);
+    s->errmsg[0] = '\0';
+  }
 
   int err = tl__check_samples(s, report, ctx, &problems);
   if (!err && version >= 3)

@@ -25,7 +25,6 @@
 enum { TL_APPLICATION_ID = 0x746c6462 };
 /* A 'running' session whose collector has not committed for this long is
  * taken as dead. The collector commits at least every few seconds. */
-#define TL_STALE_DEFAULT_NS (10LL * 60 * 1000000000LL)
 
 int tl__store_fail(tl_store *s, int err, const char *fmt, ...) {
   va_list ap;
@@ -514,11 +513,19 @@ int tl__sqlite_schema_version(tl_store *s) {
  * reused by an unrelated process only delays the verdict until the heartbeat
  * is old enough. The sessions found are updated in one transaction, and only
  * while they are still 'running', so two processes recovering at once agree. */
+int tl__session_gone(const char *hostname, int64_t pid, int64_t heartbeat_ns, int64_t stale_ns) {
+  if (tl__now_ns() - heartbeat_ns > stale_ns)
+    return 1;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  /* kill(pid, 0) fails with ESRCH only when no such process exists. */
+  return hostname && strcmp(hostname, host) == 0 && pid > 0 && pid != (int64_t)getpid() &&
+         kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   if (!s->db)
     return tl__store_need_file(s, "recovering stale sessions");
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
   if (count)
     *count = 0;
   sqlite3_stmt *sel = NULL, *upd = NULL;
@@ -529,19 +536,11 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
                               "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
                               "ORDER BY s.id",
                               -1, &sel, NULL);
-  int64_t now = tl__now_ns();
   while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
     rc = SQLITE_OK;
     int64_t id = sqlite3_column_int64(sel, 0);
-    long pid = (long)sqlite3_column_int64(sel, 1);
-    int64_t beat = sqlite3_column_int64(sel, 2);
-    const char *h = (const char *)sqlite3_column_text(sel, 3);
-    int same_host = h && strcmp(h, host) == 0;
-    int dead = now - beat > stale_ns;
-    /* kill(pid, 0) fails with ESRCH only when no such process exists. */
-    if (same_host && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-      dead = 1;
-    if (!dead)
+    if (!tl__session_gone((const char *)sqlite3_column_text(sel, 3), sqlite3_column_int64(sel, 1),
+                          sqlite3_column_int64(sel, 2), stale_ns))
       continue;
     if (n_dead == sizeof dead_ids / sizeof dead_ids[0])
       break; /* the rest on the next open */
@@ -553,14 +552,14 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   if (!n_dead)
     return TL_OK; /* the common case takes no write lock */
 
-  int n = 0;
+  int n = 0, lost = TL_OK;
   rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_prepare_v2(s->db,
                             "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
                             "WHERE id = ? AND status = 'running'",
                             -1, &upd, NULL);
-  for (size_t i = 0; i < n_dead && rc == SQLITE_OK; i++) {
+  for (size_t i = 0; i < n_dead && rc == SQLITE_OK && !lost; i++) {
     sqlite3_bind_int64(upd, 1, dead_ids[i]);
     rc = sqlite3_step(upd);
     sqlite3_reset(upd);
@@ -570,11 +569,14 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
       rc = SQLITE_OK;
       /* Marked interrupted: summarised in the same transaction (a session
        * whose summary cannot be made is summarised when read). */
-      if (changed)
-        tl__summary_put_ended(s, dead_ids[i], NULL);
+      if (changed && (lost = tl__summary_put_ended(s, dead_ids[i], NULL)) &&
+          !sqlite3_get_autocommit(s->db))
+        lost = TL_OK; /* only the summary failed: the session still ends */
     }
   }
   sqlite3_finalize(upd);
+  if (lost) /* a failure (a full disk) that ended the whole transaction */
+    return lost;
   if (rc == SQLITE_OK)
     rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {

@@ -201,6 +201,14 @@ int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
  * goes to report and adds to *problems. */
 int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
 
+/* A heartbeat older than this marks a 'running' session stale anywhere. */
+#define TL_STALE_DEFAULT_NS (10LL * 60 * 1000000000LL)
+
+/* Whether a 'running' session's collector is gone (tl_store_recover_stale
+ * says when): every reader shows such a session 'interrupted', even where
+ * no write can mark it so (a full disk, a read-only file). */
+int tl__session_gone(const char *hostname, int64_t pid, int64_t heartbeat_ns, int64_t stale_ns);
+
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);
 

@@ -185,11 +185,13 @@ static void kill9_keeps_every_committed_sample(void **state) {
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 
-  /* Read-only: nothing recovered yet, nothing lost. */
+  /* Read-only: nothing recovered yet, nothing lost; the sessions read as
+   * 'interrupted' since their collector is gone. */
   size_t na = snapshot(f->db, after, 4);
   assert_int_equal(na, nb);
   for (size_t i = 0; i < na; i++) {
-    assert_string_equal(after[i].status, "running");
+    assert_string_equal(before[i].status, "running");
+    assert_string_equal(after[i].status, "interrupted");
     assert_int_equal(after[i].count, before[i].count);
     assert_int_equal(after[i].n, (size_t)before[i].count);
     assert_memory_equal(after[i].v, before[i].v, before[i].n * sizeof(int64_t));
@@ -436,6 +438,83 @@ static void tmpfs_nearly_full(void **state) {
   free(err);
   free(db);
   free(mnt);
+}
+
+/* The statuses as the file holds them, read without tl. */
+static const char *raw_statuses(const char *path, char *buf, size_t len) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "SELECT group_concat(status) FROM sessions", -1, &st, NULL),
+      SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return buf;
+}
+
+/* A collector killed while nothing can be written: its session stays
+ * 'running' in the file, but every reader shows it 'interrupted' (its
+ * process is gone on this host), and check says it could not be marked and
+ * why, with exit 1. Once writing works again, check marks it. A file-size
+ * limit stands in for the full disk, so this runs everywhere. */
+static void stale_session_while_full(void **state) {
+  fixture *f = *state;
+  collect(f->db, "kept", "3");
+  pid_t pid = fork();
+  if (pid == 0) { /* a collector that commits two samples and dies */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    tl_store *s;
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = "dead",
+                            .probe = "settimeout",
+                            .delay_ns = 0,
+                            .command_line = "tlcollect",
+                            .host_fingerprint = "0123456789abcdef",
+                            .hostname = host,
+                            .libuv_version = "1"};
+    tl_writer *w;
+    char uuid[37];
+    int64_t v[2] = {1000000, 2000000};
+    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, 2) == TL_OK && tl_writer_flush(w) == TL_OK;
+    _exit(ok ? 0 : 1);
+  }
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+  /* Room for the 32 KiB -shm a reader rebuilds after a crash, none for a
+   * 64 KiB page of the WAL or the file. */
+  rlim_t limit = 65536;
+  char *out, *err;
+  int rc;
+  char *l[] = {TLSTORE, "--db", f->db, "sessions", "--label", "dead", NULL};
+  rc = tl_test_run_with(l, NULL, limit_file_size, &limit, &out, &err);
+  if (rc != 0 || !strstr(out, " interrupted ") || strstr(out, "running"))
+    fail_msg("sessions while nothing can be written: '%s%s'", out, err);
+  free(out);
+  free(err);
+  char *r[] = {TLREPORT, "--db", f->db, "--compare", "dead", NULL};
+  assert_int_equal(tl_test_run_with(r, NULL, limit_file_size, &limit, &out, &err), 0);
+  assert_non_null(strstr(out, "interrupted"));
+  free(out);
+  free(err);
+  char *c[] = {TLSTORE, "--db", f->db, "check", NULL};
+  rc = tl_test_run_with(c, NULL, limit_file_size, &limit, &out, &err);
+  if (rc != 1 || !strstr(out, "its collector is gone, but it could not be marked 'interrupted'") ||
+      !strstr(out, "file-size limit") || !tl_test_one_line(err))
+    fail_msg("check while nothing can be written: exit %d, '%s%s'", rc, out, err);
+  free(out);
+  free(err);
+  /* Nothing was written: the file still says 'running'. */
+  char raw[64];
+  assert_string_equal(raw_statuses(f->db, raw, sizeof raw), "complete,complete,running");
+  tlstore_check_ok(f->db);
+  assert_string_equal(raw_statuses(f->db, raw, sizeof raw), "complete,complete,interrupted");
 }
 
 /* ======================================================================== */
@@ -1052,6 +1131,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(stale_session_while_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(readers_leave_no_sidecars, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(special_files_refused, tl_test_setup, tl_test_teardown),

@@ -777,15 +777,32 @@ static void stale_sessions(void **state) {
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
-  /* Read-only opens do not touch it: it still looks 'running'. */
+  /* Read-only opens do not touch it, but show the truth: 'interrupted',
+   * ended at its last commit, while the file still says 'running'. */
   tl_store *s;
   tl_filter flt;
   tl_filter_init(&flt);
   tl_session_list list;
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
-  assert_string_equal(list.items[0].status, "running");
+  assert_string_equal(list.items[0].status, "interrupted");
+  assert_true(list.items[0].ended_ns > 0);
   tl_session_list_free(&list);
+  flt.status = "running";
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 0);
+  tl_session_list_free(&list);
+  flt.status = "interrupted";
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 1);
+  tl_session_list_free(&list);
+  flt.status = NULL;
+  sqlite3_stmt *raw;
+  assert_int_equal(sqlite3_prepare_v2(s->db, "SELECT status FROM sessions", -1, &raw, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(raw), SQLITE_ROW);
+  assert_string_equal((const char *)sqlite3_column_text(raw, 0), "running");
+  sqlite3_finalize(raw);
   tl_store_close(s);
 
   /* A writable open sees that the process is gone and recovers it. */
