@@ -1,6 +1,7 @@
 /* support.c: helpers shared by the tests (see support.h). */
 #include "support.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
@@ -62,6 +63,18 @@ char *tl_test_path(const char *dir, const char *name) {
   char *p = malloc(n);
   snprintf(p, n, "%s/%s", dir, name);
   return p;
+}
+
+int tl_test_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return n;
 }
 
 static char *slurp_fd(int fd) {

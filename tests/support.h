@@ -21,6 +21,9 @@ char *tl_test_tmpdir(void);
 void tl_test_rmdir(const char *path);
 /* dir + "/" + name, malloc'ed. */
 char *tl_test_path(const char *dir, const char *name);
+/* How many entries the folder holds ("." and ".." not counted); -1 when it
+ * cannot be read. */
+int tl_test_entries(const char *dir);
 
 /* Runs argv (argv[0] a path) with stdin from /dev/null; captures stdout and
  * stderr (malloc'ed, NUL-terminated, may be NULL when not wanted) and returns

@@ -2,7 +2,6 @@
  * bad values are usage errors that touch no database, a signal stops a
  * sleeping or child-driven probe promptly, a stalled periodic probe counts
  * its missed periods, and --repeat makes separate, interruptible runs. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -476,17 +475,6 @@ static void silent_v2_child_ends(void **state) {
   assert_int_equal(st.samples, 3);
 }
 
-static int entries(const char *path) {
-  DIR *d = opendir(path);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)))
-    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-  if (d)
-    closedir(d);
-  return n;
-}
-
 /* A dry run keeps its samples in a scratch database in $TMPDIR: gone after
  * a stop (SIGINT) and after an error as after a complete run. */
 static void dry_run_leaves_nothing(void **state) {
@@ -498,18 +486,18 @@ static void dry_run_leaves_nothing(void **state) {
   char *args[] = {"--dry-run", "--probe",  "nanosleep", "--delays", "30s", "--count",
                   "3",         "--warmup", "0",         "-q",       NULL};
   pid_t pid = start(args);
-  for (int i = 0; i < 100 && entries(tmp) == 0; i++)
+  for (int i = 0; i < 100 && tl_test_entries(tmp) == 0; i++)
     usleep(50000);
-  assert_int_equal(entries(tmp), 1);
+  assert_int_equal(tl_test_entries(tmp), 1);
   usleep(300000);
   kill(pid, SIGINT);
   assert_int_equal(exit_status(pid), 3);
-  assert_int_equal(entries(tmp), 0);
+  assert_int_equal(tl_test_entries(tmp), 0);
   char *bad[] = {"--dry-run", "--probe", "exec:echo nonsense", "--count", "3", "-q", NULL};
   assert_int_equal(exit_status(start(bad)), 1);
   char *good[] = {"--dry-run", "--probe", "uv", "--delays", "0", "--count", "300", "-q", NULL};
   assert_int_equal(exit_status(start(good)), 0);
-  assert_int_equal(entries(tmp), 0);
+  assert_int_equal(tl_test_entries(tmp), 0);
   if (old_tmp)
     setenv("TMPDIR", old_tmp, 1);
   else
