@@ -53,7 +53,7 @@ typedef struct {
   enum { GATHER = 1, COUNT, SPLIT } mode;
   int64_t *vals;
   size_t n;
-  int extra;
+  int extra, sorted;
   uint32_t *count;
   int64_t *split;
   uint64_t width;
@@ -184,8 +184,15 @@ static int changed(tl_store *s, int64_t session_id) {
 static int target_setup(rank_target *x) {
   uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
   x->n = 0;
-  x->extra = 0;
+  x->extra = x->sorted = 0;
   target_free(x);
+  /* Counting takes less memory than gathering where many samples share few
+   * values (a 50 ms session holds most of its samples in one bucket), and
+   * needs no sort. */
+  if (span <= COUNT_SPAN_MAX && span * sizeof *x->count < (uint64_t)x->inside * sizeof *x->vals) {
+    x->mode = COUNT;
+    return (x->count = calloc(span, sizeof *x->count)) ? TL_OK : TL_ENOMEM;
+  }
   if (x->inside <= COLLECT_MAX) {
     x->mode = GATHER;
     return (x->vals = malloc((size_t)x->inside * sizeof *x->vals + 1)) ? TL_OK : TL_ENOMEM;
@@ -206,8 +213,9 @@ static int target_resolve(rank_target *x, rank_target *r) {
   if (r->mode == GATHER) {
     if ((int64_t)r->n != r->inside || r->extra)
       return TL_ECORRUPT;
-    if (r == x || !r->done) /* sorted once, by the first to resolve */
+    if (!r->sorted) /* once, by the first to resolve */
       qsort(r->vals, r->n, sizeof *r->vals, by_value);
+    r->sorted = 1;
     x->lo = x->hi = r->vals[x->want - 1];
   } else if (r->mode == COUNT) {
     uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
