@@ -666,6 +666,25 @@ static void summaries_are_exact(void **state) {
     free(v[k]);
 }
 
+/* A collector on this host that commits the samples v and dies without
+ * ending its session, which stays 'running' in the file. */
+static void die_mid_session(const char *db, const char *host, const int64_t *v, size_t n) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    tl_store *s;
+    tl_session_spec spec = spec_for("x", 0);
+    spec.hostname = host;
+    tl_writer *w;
+    char uuid[37];
+    int ok = tl_store_open(&s, db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, n) == TL_OK && tl_writer_flush(w) == TL_OK;
+    _exit(ok ? 0 : 1);
+  }
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* A running session has no stored summary and is summarised when read; a
  * collector found dead gets one when it is marked interrupted. */
 static void summary_of_running_and_stale(void **state) {
@@ -674,20 +693,7 @@ static void summary_of_running_and_stale(void **state) {
   gethostname(host, sizeof host - 1);
   int64_t *v;
   size_t n = shape(1, &v);
-  pid_t pid = fork();
-  if (pid == 0) {
-    tl_store *s;
-    tl_session_spec spec = spec_for("x", 0);
-    spec.hostname = host;
-    tl_writer *w;
-    char uuid[37];
-    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
-             tl_writer_add(w, v, n) == TL_OK && tl_writer_flush(w) == TL_OK;
-    _exit(ok ? 0 : 1);
-  }
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  die_mid_session(f->db, host, v, n);
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   assert_int_equal(stored_summaries(f->db), 0);
@@ -760,22 +766,8 @@ static void stale_sessions(void **state) {
   fixture *f = *state;
   char host[256] = "";
   gethostname(host, sizeof host - 1);
-  /* A collector that commits two samples and dies without ending. */
-  pid_t pid = fork();
-  if (pid == 0) {
-    tl_store *s;
-    tl_session_spec spec = spec_for("x", 0);
-    spec.hostname = host;
-    tl_writer *w;
-    char uuid[37];
-    int64_t v[2] = {1, 2};
-    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
-             tl_writer_add(w, v, 2) == TL_OK && tl_writer_flush(w) == TL_OK;
-    _exit(ok ? 0 : 1);
-  }
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  int64_t two[2] = {1, 2};
+  die_mid_session(f->db, host, two, 2); /* commits two samples */
 
   /* Read-only opens do not touch it, but show the truth: 'interrupted',
    * ended at its last commit, while the file still says 'running'. */
