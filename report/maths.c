@@ -115,6 +115,20 @@ double tl_binom_cdf(int64_t k, int64_t n, double p) {
   return sum > 1 ? 1 : sum;
 }
 
+/* The log of the binomial mass at k, as binom_pmf works it out. */
+static double binom_log_pmf(int64_t k, int64_t n, double lp, double lq) {
+  return lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) +
+         (double)k * lp + (double)(n - k) * lq;
+}
+
+enum {
+  BINOM_DIRECT = 4096, /* windows up to this many masses: each by its formula */
+  BINOM_ANCHOR = 64,   /* otherwise one by its formula every this many, products between */
+};
+
+/* Below e^-100 a stretch of masses adds less than 1e-30 to the tails. */
+static const double BINOM_NEGLIGIBLE_LOG = -100;
+
 int tl_order_stat_ci(int64_t n, double pct, double conf, int64_t *lo_rank, int64_t *hi_rank) {
   *lo_rank = *hi_rank = 0;
   if (n < 1 || !(pct >= 0 && pct <= 100) || !(conf > 0 && conf < 1))
@@ -133,12 +147,35 @@ int tl_order_stat_ci(int64_t n, double pct, double conf, int64_t *lo_rank, int64
   }
   int64_t a, b;
   binom_window(n, q, &a, &b);
-  double lp = log(q), lq = log1p(-q), cdf = 0;
-  int64_t last_low = -1, first_high = -1;
+  double lp = log(q), lq = log1p(-q), odds = q / (1 - q), cdf = 0, mass = 0;
+  int64_t last_low = -1, first_high = -1, end = b < n - 1 ? b : n - 1;
   if (a > 0)
     last_low = a - 1; /* everything below the window has negligible mass */
-  for (int64_t j = a; j <= b && j <= n - 1; j++) {
-    cdf += binom_pmf(j, n, lp, lq);
+  /* A small window sums every mass by its formula. A large one (tens of
+   * thousands of masses for a million samples, each three lgamma and an exp)
+   * skips the stretches below the mode that add nothing, and gets from one
+   * mass to the next by their ratio (n - j + 1) / j * q / (1 - q), starting
+   * again from the formula every BINOM_ANCHOR masses: the sums stay within
+   * 1e-13 of the direct ones, so the ranks are the same unless a tail lands
+   * that close to 2.5% (tests/test_stats.c compares them). */
+  int direct = end - a < BINOM_DIRECT;
+  int64_t mode = (int64_t)floor((double)(n + 1) * q);
+  for (int64_t j = a; j <= end; j++) {
+    if (direct) {
+      mass = binom_pmf(j, n, lp, lq);
+    } else if ((j - a) % BINOM_ANCHOR == 0) {
+      int64_t stretch = j + BINOM_ANCHOR - 1 < end ? j + BINOM_ANCHOR - 1 : end;
+      if (stretch < mode && cdf == 0 && binom_log_pmf(stretch, n, lp, lq) < BINOM_NEGLIGIBLE_LOG) {
+        if (cdf <= tail)
+          last_low = stretch;
+        j = stretch;
+        continue;
+      }
+      mass = binom_pmf(j, n, lp, lq);
+    } else {
+      mass *= (double)(n - j + 1) / (double)j * odds;
+    }
+    cdf += mass;
     if (cdf <= tail)
       last_low = j;
     if (cdf >= 1 - tail) {

@@ -85,6 +85,79 @@ static void order_ci_against_binomial(void **state) {
   assert_int_equal(tl_order_stat_ci(10, 50, 1.0, &lo, &hi), TL_EINVAL);
 }
 
+/* The order-statistic interval as first written: every binomial mass of
+ * the window by its formula, added rank by rank. */
+static void order_ci_reference(int64_t n, double pct, double conf, int64_t *lo_rank,
+                               int64_t *hi_rank) {
+  double q = pct / 100, tail = (1 - conf) / 2;
+  double mu = (double)n * q, sd = sqrt((double)n * q * (1 - q));
+  double wlo = floor(mu - 40 * sd - 40), whi = ceil(mu + 40 * sd + 40);
+  int64_t a = wlo < 0 ? 0 : (int64_t)wlo, b = whi > (double)n ? n : (int64_t)whi;
+  double lp = log(q), lq = log1p(-q), cdf = 0;
+  int64_t last_low = a > 0 ? a - 1 : -1, first_high = -1;
+  for (int64_t j = a; j <= b && j <= n - 1; j++) {
+    cdf += exp(lgamma((double)n + 1) - lgamma((double)j + 1) - lgamma((double)(n - j) + 1) +
+               (double)j * lp + (double)(n - j) * lq);
+    if (cdf <= tail)
+      last_low = j;
+    if (cdf >= 1 - tail) {
+      first_high = j;
+      break;
+    }
+  }
+  if (first_high < 0 && b < n - 1)
+    first_high = b;
+  *lo_rank = last_low >= 0 ? last_low + 1 : 0;
+  *hi_rank = first_high >= 0 ? first_high + 1 : 0;
+}
+
+/* The interval's ranks are the reference's for small and large n, extreme
+ * percentiles and other confidences (large windows take the faster walk). */
+static void order_ci_same_ranks_as_reference(void **state) {
+  (void)state;
+  const double ps[] = {0.001, 0.01, 0.1, 1,  2.5,  5,    10,    25,     50,
+                       75,    90,   95,  99, 99.5, 99.9, 99.99, 99.999, 99.9999};
+  const double confs[] = {0.95, 0.9, 0.99};
+  const int64_t big[] = {10000, 12345, 50000, 99999, 262144, 1000000, 1000003, 4321987, 100000000};
+  size_t cases = 0;
+  for (size_t c = 0; c < sizeof confs / sizeof confs[0]; c++)
+    for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+      for (int64_t n = 1; n <= 300; n += c ? 7 : 1) {
+        int64_t lo, hi, rlo, rhi;
+        assert_int_equal(tl_order_stat_ci(n, ps[j], confs[c], &lo, &hi), TL_OK);
+        order_ci_reference(n, ps[j], confs[c], &rlo, &rhi);
+        assert_int_equal(lo, rlo);
+        assert_int_equal(hi, rhi);
+        cases++;
+      }
+      for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        if (c && big[i] > 1000000)
+          continue;
+        int64_t lo, hi, rlo, rhi;
+        assert_int_equal(tl_order_stat_ci(big[i], ps[j], confs[c], &lo, &hi), TL_OK);
+        order_ci_reference(big[i], ps[j], confs[c], &rlo, &rhi);
+        assert_int_equal(lo, rlo);
+        assert_int_equal(hi, rhi);
+        cases++;
+      }
+    }
+  /* Sizes and percentiles drawn at random, up to 20 million samples. */
+  uint64_t s = 0x9e3779b97f4a7c15ULL;
+  for (int t = 0; t < 150; t++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    int64_t n = 1000 + (int64_t)((s >> 20) % (t < 120 ? 2000000 : 20000000));
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    double pct = (double)((s >> 11) % 1000000) / 10000.0;
+    int64_t lo, hi, rlo, rhi;
+    assert_int_equal(tl_order_stat_ci(n, pct, 0.95, &lo, &hi), TL_OK);
+    order_ci_reference(n, pct, 0.95, &rlo, &rhi);
+    assert_int_equal(lo, rlo);
+    assert_int_equal(hi, rhi);
+    cases++;
+  }
+  assert_true(cases > 6000);
+}
+
 static uint64_t rnd_state = 88172645463325252ULL;
 static uint64_t rnd(void) {
   rnd_state ^= rnd_state << 13;
@@ -1065,6 +1138,7 @@ static void golden_page(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_ci_against_binomial),
+      cmocka_unit_test(order_ci_same_ranks_as_reference),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(planted_steps),
       cmocka_unit_test_setup_teardown(identical_data_claims_nothing, setup, teardown),
