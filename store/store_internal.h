@@ -178,6 +178,12 @@ void tl__summary_begin(tl__summarizer *z);
 void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n);
 int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
                        const tl_summary **out);
+/* What a pass that verifies samples learns of them without the cost of a
+ * summary: count, min_ns, max_ns and sum added up in *t (zeroed first);
+ * tl__summary_agrees holds a stored summary against it, so that one read
+ * from a source (merge) is kept only where its samples bear it out. */
+void tl__summary_tally(tl_summary *t, const int64_t *v, size_t n);
+int tl__summary_agrees(const tl_summary *stored, const tl_summary *tally);
 /* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
  * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
  * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */
@@ -195,6 +201,8 @@ int tl__summary_equal(const tl_summary *a, const tl_summary *b);
 int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id);
 /* Stores m as the summary of session_id of the file s (replacing). */
 int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
+/* Stores an encoded summary as it is (one tl__summary_decode accepted). */
+int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len);
 int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
 /* tlstore check's part: every stored summary decodes, holds its session's
  * sample_count and equals the summary of its blocks; each one that does not

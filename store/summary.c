@@ -287,6 +287,27 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
 
 void tl__summary_begin(tl__summarizer *z) { clear(z); }
 
+void tl__summary_tally(tl_summary *t, const int64_t *v, size_t n) {
+  if (!n)
+    return;
+  int64_t lo = t->count ? t->min_ns : v[0], hi = t->count ? t->max_ns : v[0];
+  unsigned __int128 sum = 0;
+  for (size_t i = 0; i < n; i++) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+    sum += (uint64_t)v[i];
+  }
+  t->min_ns = lo;
+  t->max_ns = hi;
+  t->count += (int64_t)n;
+  t->sum += sum;
+}
+
+int tl__summary_agrees(const tl_summary *stored, const tl_summary *tally) {
+  return stored->count == tally->count && stored->min_ns == tally->min_ns &&
+         stored->max_ns == tally->max_ns && stored->sum == tally->sum;
+}
+
 void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n) {
   if (n)
     first_pass(z, v, n);
@@ -502,7 +523,12 @@ int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m) {
   uint8_t *blob = malloc(tl__summary_bound(m));
   if (!blob)
     return tl__store_fail(s, TL_ENOMEM, "out of memory summarising a session");
-  size_t len = tl__summary_encode(m, blob);
+  int err = tl__summary_write_blob(s, session_id, blob, tl__summary_encode(m, blob));
+  free(blob);
+  return err;
+}
+
+int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(s->db,
                               "INSERT OR REPLACE INTO session_summaries (session_id, data) "
@@ -514,7 +540,6 @@ int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m) {
     rc = sqlite3_step(st);
   }
   sqlite3_finalize(st);
-  free(blob);
   return rc == SQLITE_DONE || rc == SQLITE_OK ? TL_OK
                                               : tl__store_sqlfail(s, rc, "storing a summary");
 }

@@ -1048,11 +1048,9 @@ static void corrupted_database(void **state) {
   free(good);
 }
 
-/* Damages the page type of table's root page, so that reading its rows
- * fails with SQLite's "malformed" while the file still opens. SQLite checks
- * that byte whenever it loads a page, whatever the rows hold; damaged cell
- * pointers were caught only when they pointed outside the 64 KiB page. */
-static void damage_root_page(const char *path, const char *table) {
+/* Writes n bytes at offset at of table's root page. */
+static void write_root_page(const char *path, const char *table, size_t at_page,
+                            const void *bytes, size_t n) {
   sqlite3 *db;
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
@@ -1065,14 +1063,22 @@ static void damage_root_page(const char *path, const char *table) {
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   long long root = sqlite3_column_int64(st, 0);
   assert_true(root > 1);
-  long long at = (root - 1) * sqlite3_column_int64(st, 1);
+  long long at = (root - 1) * sqlite3_column_int64(st, 1) + (long long)at_page;
   sqlite3_finalize(st);
   sqlite3_close(db);
   int fd = open(path, O_WRONLY);
   assert_true(fd >= 0);
-  const char junk = 0x07; /* not one of the four b-tree page types */
-  assert_int_equal(pwrite(fd, &junk, 1, (off_t)at), 1);
+  assert_int_equal(pwrite(fd, bytes, n, (off_t)at), (ssize_t)n);
   close(fd);
+}
+
+/* Damages the page type of table's root page, so that reading its rows
+ * fails with SQLite's "malformed" while the file still opens. SQLite checks
+ * that byte whenever it loads a page, whatever the rows hold; damaged cell
+ * pointers were caught only when they pointed outside the 64 KiB page. */
+static void damage_root_page(const char *path, const char *table) {
+  const char junk = 0x07; /* not one of the four b-tree page types */
+  write_root_page(path, table, 0, &junk, 1);
 }
 
 /* A source database that opens but cannot be read through is named once in
@@ -1092,6 +1098,22 @@ static void merge_names_a_damaged_source_once(void **state) {
            src);
   assert_string_equal(err, want);
   free(err);
+  free(src);
+}
+
+/* A sessions page whose cell count reads 0 is damage SQLite does not see
+ * when it reads: the table just looks empty. Merge finds the rows that its
+ * other tables refer to missing and refuses the source, rather than merge
+ * "0 sessions" and succeed. */
+static void merge_refuses_a_source_that_lost_sessions(void **state) {
+  fixture *f = *state;
+  char *src = tl_test_path(f->dir, "src.db");
+  collect(src, "x", "5");
+  const char none[2] = {0, 0}; /* bytes 3-4 of a b-tree page: its cell count */
+  write_root_page(src, "sessions", 3, none, sizeof none);
+  char *m[] = {TLSTORE, "--db", f->db, "merge", src, NULL};
+  free(expect_failure(m, NULL, NULL, NULL, 1, "src.db is damaged"));
+  assert_int_equal(session_count(f->db), 0);
   free(src);
 }
 
@@ -1147,6 +1169,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(corrupted_database, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(merge_refuses_a_source_that_lost_sessions, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(merge_names_a_damaged_source_once, tl_test_setup,
                                       tl_test_teardown),
   };

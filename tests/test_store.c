@@ -632,6 +632,22 @@ static void summaries_are_exact(void **state) {
   const char *from[] = {f->db};
   assert_int_equal(tl_store_merge(s, from, 1, NULL), TL_OK);
   assert_int_equal(stored_summaries(other), SHAPES);
+  /* Each copied as it is, byte for byte. */
+  assert_int_equal(sqlite3_open(other, &db), SQLITE_OK);
+  char *attach = sqlite3_mprintf("ATTACH %Q AS src", f->db);
+  assert_int_equal(sqlite3_exec(db, attach, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_free(attach);
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT count(*) FROM sessions d JOIN session_summaries dm "
+                                      "ON dm.session_id = d.id JOIN src.sessions s USING (uuid) "
+                                      "JOIN src.session_summaries sm ON sm.session_id = s.id "
+                                      "WHERE dm.data = sm.data",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int64(st, 0), SHAPES);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
   tl_filter flt;
   tl_filter_init(&flt);
   tl_session_list list;
@@ -759,6 +775,20 @@ static void damaged_summary(void **state) {
       assert_non_null(strstr(tl_store_errmsg(s), damage[k].said));
     }
     tl_store_close(s);
+    /* A merge copies a source's summaries only where they agree with its
+     * samples (the last damage differs from them only in its sum): the
+     * damaged one is made again, and the merged file passes check. */
+    char *merged = tl_test_path(f->dir, "merged.db");
+    unlink(merged);
+    assert_int_equal(tl_store_open(&s, merged, 0), TL_OK);
+    const char *from[] = {f->db};
+    assert_int_equal(tl_store_merge(s, from, 1, NULL), TL_OK);
+    assert_int_equal(stored_summaries(merged), 3);
+    p.text[0] = '\0';
+    if (tl_store_check(s, gather, &p) != TL_OK)
+      fail_msg("damage %zu: the merged file's check said '%s'", k, p.text);
+    tl_store_close(s);
+    free(merged);
   }
 }
 
