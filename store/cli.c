@@ -131,7 +131,9 @@ char *tl_command_line(int argc, const char *const *argv) {
 /* The short options of every command: only -h; ':' to tell a missing value
  * from an unknown option. */
 #define COMMAND_SHORTOPTS ":h"
-enum { MAX_COMMAND_OPTS = 32 };
+/* A command's options are numbered from FIRST_COMMAND_OPT in the order of
+ * its table (getopt_long's val). */
+enum { MAX_COMMAND_OPTS = 32, FIRST_COMMAND_OPT = 256 };
 
 int tl_cli_next(const tl_cli_args *a) {
   return getopt_long(a->argc, a->argv, COMMAND_SHORTOPTS, a->longopts, NULL);
@@ -146,6 +148,20 @@ int tl_cli_bad_option(const tl_cli_args *a, int c) {
     return tl_usage_error(name, "unknown option");
   }
   return tl_usage_error(a->argv[optind - 1], "unknown option");
+}
+
+int tl_cli_take_options(const tl_cli_args *a, tl_cli_take_cb take, void *ctx) {
+  char why[TL_WHY_MAX];
+  int c;
+  while ((c = tl_cli_next(a)) != -1) {
+    const char *name = tl_cli_option_name(a->longopts, c);
+    int r = take(ctx, name, optarg, why, sizeof why);
+    if (r < 0)
+      return tl_cli_option_error(name, why);
+    if (r == 0)
+      return tl_cli_bad_option(a, c);
+  }
+  return -1;
 }
 
 /* "  TERM" with text from column 25, or on the next line when TERM is too
@@ -179,8 +195,9 @@ static void print_command_help(const tl_cli_command *cmd) {
  * that every option in a command's help is taken would fail). */
 static void command_longopts(const tl_cli_command *cmd, struct option *out) {
   size_t n = 0;
-  for (const tl_cli_option *o = cmd->options; o && o->name && n < MAX_COMMAND_OPTS; o++)
-    out[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, o->val};
+  for (const tl_cli_option *o = cmd->options; o && o->name && n < MAX_COMMAND_OPTS; o++, n++)
+    out[n] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
+                             FIRST_COMMAND_OPT + (int)n};
   out[n++] = (struct option){"help", no_argument, NULL, 'h'};
   out[n] = (struct option){NULL, 0, NULL, 0};
 }
@@ -198,9 +215,14 @@ static void getopt_restart(void) {
 
 /* A first pass over a command's arguments, before anything else: --help
  * prints the command's help; an option it does not take, or a value option
- * given twice (only those in repeatable may repeat), is a usage error. None
+ * given twice (unless marked repeatable), is a usage error. None
  * of that needs the database. Returns the exit status, or -1 to go on. */
-static int command_pass(const tl_cli_command *cmd, const tl_cli_args *a, const int *repeatable) {
+static int command_pass(const tl_cli_command *cmd, const tl_cli_args *a) {
+  int repeatable[MAX_COMMAND_OPTS + 1], n = 0;
+  for (int i = 0; cmd->options && cmd->options[i].name && i < MAX_COMMAND_OPTS; i++)
+    if (cmd->options[i].repeatable)
+      repeatable[n++] = FIRST_COMMAND_OPT + i;
+  repeatable[n] = 0;
   unsigned char given[TL_CLI_OPTS] = {0};
   getopt_restart();
   int c;
@@ -241,8 +263,7 @@ static const struct option *long_option(const struct option *longopts, const cha
  * out of the command's arguments (argv[0] is the command name) into *db.
  * Values of the command's other options are passed over, and "--" ends the
  * options. Returns the exit status of a usage error, or -1 to go on. */
-static int take_db_option(const struct option *longopts, int *argc, char **argv,
-                          const char **db) {
+static int take_db_option(const struct option *longopts, int *argc, char **argv, const char **db) {
   int out = 1;
   for (int i = 1; i < *argc; i++) {
     const char *a = argv[i];
@@ -355,7 +376,7 @@ static int run_commands(const tl_cli_program *p, int argc, char **argv) {
   status = take_db_option(longopts, &a.argc, a.argv, &db);
   if (status >= 0)
     return status;
-  status = command_pass(cmd, &a, p->repeatable);
+  status = command_pass(cmd, &a);
   if (status >= 0)
     return status;
   if (!cmd->run)

@@ -139,3 +139,94 @@ int tl_store_write_sessions(tl_store *s, const tl_filter *f, FILE *out) {
   tl_session_list_free(&list);
   return TL_OK;
 }
+
+/* ======================================================================== */
+/* What tlstore says about a command's work                                  */
+
+tl_store *tl_store_open_or_say(const char *path, int flags) {
+  tl_store *store = NULL;
+  int err = tl_store_open(&store, path, flags);
+  if (err == TL_EREADONLY && !(flags & (TL_STORE_READONLY | TL_STORE_SERVER))) {
+    /* info and check only read: a write-protected database is fine (a
+     * push's server, named by TL_STORE_SERVER, must take writes). */
+    tl_store_close(store);
+    err = tl_store_open(&store, path, flags | TL_STORE_READONLY);
+  }
+  if (err == TL_OK)
+    return store;
+  tl_errorf("%s", tl_store_errmsg(store));
+  tl_store_close(store);
+  return NULL;
+}
+
+int tl_store_close_saying(tl_store *store, int err) {
+  if (!store)
+    return TL_EXIT_FAILURE; /* tl_store_open_or_say said why */
+  if (err)
+    tl_errorf("%s", tl_store_errmsg(store));
+  tl_store_close(store);
+  return err ? TL_EXIT_FAILURE : TL_EXIT_OK;
+}
+
+static void put_problem(void *out, const char *problem) {
+  fprintf(out, "problem: ");
+  tl_fput_safe(out, problem);
+  fprintf(out, "\n");
+}
+
+int tl_store_write_check(tl_store *s, FILE *out) {
+  int err = tl_store_check(s, put_problem, out);
+  if (err == TL_ECORRUPT)
+    return tl__store_fail(s, err, "the database has problems (listed above)");
+  if (!err)
+    fprintf(out, "ok\n");
+  return err;
+}
+
+void tl_store_say_bad_row(void *source, int64_t line, const char *why) {
+  fprintf(stderr, "%s: ", tl_progname());
+  tl_fput_safe(stderr, source);
+  fprintf(stderr, ":%lld: ", (long long)line);
+  tl_fput_safe(stderr, why);
+  fputc('\n', stderr);
+}
+
+void tl_store_write_imported(FILE *out, const char *uuid, int64_t samples, int64_t bad_rows) {
+  fprintf(out, "imported %lld samples into session %s", (long long)samples, uuid);
+  if (bad_rows)
+    fprintf(out, " (%lld bad rows skipped)", (long long)bad_rows);
+  fputc('\n', out);
+}
+
+/* "1 session", "2 sessions". */
+static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
+
+void tl_store_write_merged(FILE *out, const tl_merge_stats *st) {
+  fprintf(out, "merged %lld session%s (%lld sample%s, %lld new host%s); %lld already present\n",
+          (long long)st->sessions_added, plural(st->sessions_added), (long long)st->samples_added,
+          plural(st->samples_added), (long long)st->hosts_added, plural(st->hosts_added),
+          (long long)st->sessions_present);
+}
+
+void tl_store_say_push_progress(void *ctx, const tl_push_stats *st) {
+  (void)ctx;
+  fprintf(stderr, "\r%s: pushing: %lld/%lld sessions (%lld sent, %lld present)", tl_progname(),
+          (long long)st->sessions_done, (long long)st->sessions_total,
+          (long long)st->sessions_pushed, (long long)st->sessions_present);
+  fflush(stderr);
+}
+
+void tl_store_write_pushed(FILE *out, const tl_push_stats *st, int removed) {
+  fprintf(out, "pushed %lld session%s (%lld sample%s); %lld already on the server",
+          (long long)st->sessions_pushed, plural(st->sessions_pushed),
+          (long long)st->samples_pushed, plural(st->samples_pushed),
+          (long long)st->sessions_present);
+  if (removed)
+    fprintf(out, "; %lld removed from the file", (long long)st->sessions_removed);
+  fputc('\n', out);
+}
+
+void tl_store_write_pruned(FILE *out, const char *path, int64_t sessions, int64_t samples) {
+  fprintf(out, "deleted %lld sessions (%lld samples)%s\n", (long long)sessions, (long long)samples,
+          tl_store_is_server(path) ? "" : "; run tlstore vacuum to shrink the file");
+}

@@ -113,14 +113,15 @@ const char *tl_cli_option_name(const struct option *longopts, int c);
  * each command is described once, in a table, and its help, its getopt_long
  * table and the checks every command shares are made from that. */
 
-/* One option of a command: its long name (without "--"), the value
- * getopt_long returns for it (below TL_CLI_OPTS, not 'h'), its value as the
- * help shows it ("DATE"; NULL: a flag) and one line of help. */
+/* One option of a command: its long name (without "--"), its value as the
+ * help shows it ("DATE"; NULL: a flag), one line of help, and whether it
+ * may be given more than once (a value option given twice is otherwise a
+ * usage error). */
 typedef struct {
   const char *name;
-  int val;
   const char *arg;
   const char *help;
+  int repeatable;
 } tl_cli_option;
 
 /* What a command's run gets: the database path, its arguments (argv[0] is
@@ -145,7 +146,6 @@ typedef struct {
   const char *usage_head, *usage_tail; /* PROG --help: around the list of commands */
   const tl_cli_command *commands;
   size_t count;
-  const int *repeatable; /* option values that may be given more than once (0-ended) */
 } tl_cli_program;
 
 /* Runs PROG [--db PATH] [-h] [-V] COMMAND [OPTIONS] [OPERANDS]: --db may
@@ -162,6 +162,14 @@ int tl_cli_next(const tl_cli_args *a);
 /* The usage error of an option c that tl_cli_next returned and the command
  * does not take. */
 int tl_cli_bad_option(const tl_cli_args *a, int c);
+/* Hands every option of the running command to take, as (ctx, its name
+ * without "--", its value or NULL for a flag, why, whylen): take returns 1
+ * when it took the option, 0 when the command has no such option and
+ * TL_EINVAL with a one-line reason in why for a bad value. Returns -1 when
+ * every option was taken, else the exit status of the usage error said. */
+typedef int (*tl_cli_take_cb)(void *ctx, const char *name, const char *value, char *why,
+                              size_t whylen);
+int tl_cli_take_options(const tl_cli_args *a, tl_cli_take_cb take, void *ctx);
 
 /* The arguments as one command line, each shell-quoted when it needs it
  * (so that a person can paste it back). Malloc'd; NULL when out of memory. */

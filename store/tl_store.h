@@ -565,6 +565,36 @@ typedef struct {
 int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st);
 
 /* ------------------------------------------------------------------------ */
+/* What the tlstore commands say (listing.c), as the listings above          */
+
+/* The integrity check (tl_store_check): "problem: ..." per problem, or
+ * "ok"; TL_ECORRUPT when there were problems (the message says they are
+ * listed). */
+int tl_store_write_check(tl_store *store, FILE *out);
+
+/* What a tlstore command says once it has worked (its result line). */
+void tl_store_write_imported(FILE *out, const char *uuid, int64_t samples, int64_t bad_rows);
+void tl_store_write_merged(FILE *out, const tl_merge_stats *st);
+void tl_store_write_pushed(FILE *out, const tl_push_stats *st, int removed);
+/* path is the database's: a file is told how to shrink. */
+void tl_store_write_pruned(FILE *out, const char *path, int64_t sessions, int64_t samples);
+/* Messages on stderr while a command works: a bad row of the import source
+ * (a tl_bad_row_cb, ctx the source's name) and the push progress line,
+ * rewritten in place (a tl_push_opts.progress). */
+void tl_store_say_bad_row(void *source, int64_t line, const char *why);
+void tl_store_say_push_progress(void *ctx, const tl_push_stats *st);
+
+/* Opens the database at path for a command (a write-protected one
+ * read-only, which suits commands that only read; not with the flag
+ * TL_STORE_SERVER), or says why not in one line on stderr; NULL on
+ * failure. */
+tl_store *tl_store_open_or_say(const char *path, int flags);
+/* Closes store at the end of a command, first saying its error when err
+ * is set; returns the exit status. NULL (tl_store_open_or_say failed, and
+ * said why) is TL_EXIT_FAILURE. */
+int tl_store_close_saying(tl_store *store, int err);
+
+/* ------------------------------------------------------------------------ */
 /* Sample blocks (exposed for tests, benchmarks and fuzzing)                 */
 
 /* A block is a TL_BLOCK_HEADER-byte header (version, codec, count and a
