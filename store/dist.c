@@ -83,6 +83,7 @@ typedef struct {
   uint32_t *count; /* COUNT: samples at each value of [lo, hi] */
   int64_t *hist;   /* NARROW: LINEAR_BUCKETS counts of width */
   uint64_t width;
+  int counted_fast; /* COUNT into the sweep's fast counts (count_fast), not its own */
 } target;
 
 struct tl_sweep {
@@ -109,10 +110,19 @@ struct tl_sweep {
   uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
   int32_t *head;   /* per bucket: the first target taking its samples, or -1 */
   size_t bits_for; /* whose ranges are marked besides the group's, or SIZE_MAX */
+  size_t slow;     /* takers on the lists now */
+  /* The group's whole-bucket COUNT ranges, counted without a list (see
+   * count_fast): per log bucket from fast_first (fast_len of them, then one
+   * for samples outside them), where its values' counts start in fast and
+   * the mask of a value's offset there. */
+  uint32_t *fast_base, *fast_mask, *fast;
+  uint8_t *fast_slow; /* per bucket as fast_base: 1 where takers are on the lists */
+  size_t fast_first, fast_len;
   int64_t *chart;  /* the histogram to fill in the next pass, or NULL */
   size_t chart_bins;
   int64_t chart_lo, chart_hi, chart_width;
   int64_t *chart_over;
+  int64_t *chart_part; /* 4 x (chart_bins + 1) counts: see chart_values */
 };
 
 static void moments_add(moments *to, const moments *p) {
@@ -213,12 +223,21 @@ static void pass1_values(tl_sweep *w, size_t session, const int64_t *v, size_t n
   m->sumsq += sumsq;
 }
 
+/* Keeps the fast table's copy of the bitmap (its buckets only: outside
+ * them are no samples of the group). */
+static void mark_slow(tl_sweep *w, size_t b, int on) {
+  if (w->fast_slow && b - w->fast_first < w->fast_len)
+    w->fast_slow[b - w->fast_first] = (uint8_t)on;
+}
+
 /* Puts target k at the front of its bucket's list of takers. */
 static void push(tl_sweep *w, size_t k) {
   target *t = &w->t[k];
   size_t b = log_index(t->lo);
   t->next = w->head[b];
   w->head[b] = (int32_t)k;
+  w->slow++;
+  mark_slow(w, b, 1);
   w->bits[b / 64] |= (uint64_t)1 << (b % 64);
 }
 
@@ -236,8 +255,11 @@ static void marks_drop(tl_sweep *w) {
       continue;
     size_t b = log_index(w->t[k].lo);
     w->head[b] = w->t[k].next;
-    if (w->head[b] < 0)
+    w->slow--;
+    if (w->head[b] < 0) {
       w->bits[b / 64] &= ~((uint64_t)1 << (b % 64));
+      mark_slow(w, b, 0);
+    }
   }
 }
 
@@ -270,39 +292,62 @@ static void take(tl_sweep *w, size_t b, int64_t x) {
 
 static void range_free(target *x) {
   free(x->vals);
-  free(x->count);
+  if (!x->counted_fast)
+    free(x->count);
+  x->counted_fast = 0;
   free(x->hist);
   x->vals = NULL;
   x->count = NULL;
   x->hist = NULL;
 }
 
-static int chart_values(void *arg, size_t session, const int64_t *v, size_t n) {
-  (void)session;
-  tl_sweep *w = arg;
+static void fast_free(tl_sweep *w) {
+  free(w->fast_base);
+  free(w->fast_mask);
+  free(w->fast);
+  free(w->fast_slow);
+  w->fast_base = w->fast_mask = w->fast = NULL;
+  w->fast_slow = NULL;
+}
+
+/* Bins the samples into the chart. Timer samples crowd into one or two bins,
+ * so consecutive samples would wait on each other's increment of the same
+ * count: four interleaved sets of counts (folded by chart_fold) keep four
+ * increments in flight. Bin chart_bins counts the samples above chart_hi.
+ * While offsets fit 32 bits, a multiplication by a 64-bit reciprocal gives
+ * the exact quotient (Lemire, Kaser and Kurz, "Faster remainder by direct
+ * computation", 2019) where a division would take tens of cycles. */
+static void chart_values(tl_sweep *w, const int64_t *v, size_t n) {
   uint64_t lo = (uint64_t)w->chart_lo, hi = (uint64_t)w->chart_hi, width = (uint64_t)w->chart_width;
-  uint64_t last = w->chart_bins - 1;
-  /* A multiplication by the reciprocal, corrected by one, instead of a
-   * division per sample; exact while the offsets convert to double exactly. */
-  int fast = hi - lo < ((uint64_t)1 << 52);
-  double inv = 1.0 / (double)width;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t x = (uint64_t)v[i];
-    if (x > hi) {
-      (*w->chart_over)++;
-      continue;
+  uint64_t last = w->chart_bins - 1, over = w->chart_bins, stride = w->chart_bins + 1;
+  int64_t *part = w->chart_part;
+  if (hi - lo <= UINT32_MAX && width > 1) {
+    uint64_t inv = UINT64_MAX / width + 1;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t x = (uint64_t)v[i];
+      uint64_t b = (uint64_t)(((unsigned __int128)inv * (x - lo)) >> 64);
+      b = b < last ? b : last;
+      b = x > hi ? over : b;
+      part[(i & 3) * stride + b]++;
     }
-    uint64_t d = x - lo, b;
-    if (fast) {
-      b = (uint64_t)((double)d * inv);
-      b -= b * width > d;
-      b += (b + 1) * width <= d;
-    } else {
-      b = d / width;
-    }
-    w->chart[b < last ? b : last]++;
+    return;
   }
-  return 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = (uint64_t)v[i], b = (x - lo) / width;
+    b = b < last ? b : last;
+    b = x > hi ? over : b;
+    part[(i & 3) * stride + b]++;
+  }
+}
+
+/* Adds the interleaved counts of chart_values into the caller's chart. */
+static void chart_fold(tl_sweep *w) {
+  size_t stride = w->chart_bins + 1;
+  for (size_t j = 0; j < 4; j++) {
+    for (size_t b = 0; b < w->chart_bins; b++)
+      w->chart[b] += w->chart_part[j * stride + b];
+    *w->chart_over += w->chart_part[j * stride + w->chart_bins];
+  }
 }
 
 /* The reading thread's work in the first pass after pass 1: the chart, and
@@ -310,8 +355,39 @@ static int chart_values(void *arg, size_t session, const int64_t *v, size_t n) {
 static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
   tl_sweep *w = arg;
   if (w->chart)
-    chart_values(w, session, v, n);
+    chart_values(w, v, n);
   return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
+}
+
+/* Counts each sample at its value in the group's fast ranges: one table look-up and
+ * one increment a sample, without a branch on whether its bucket is wanted
+ * (most timer samples fall in a few buckets, about half of them wanted, so
+ * that branch would be a coin toss). The samples of the other buckets are
+ * counted into 8 spare counts at the front, spread by their low bits so
+ * that consecutive ones seldom wait on the same count. The samples of
+ * buckets with ranges on the lists are picked out on the way, without a
+ * branch either, and handed to take after each stretch. */
+static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
+  enum { STRETCH = 2048 };
+  const uint32_t *base = w->fast_base, *mask = w->fast_mask;
+  const uint8_t *slow = w->fast_slow;
+  uint32_t *fast = w->fast;
+  size_t first = w->fast_first, len = w->fast_len;
+  uint16_t pick[STRETCH];
+  for (size_t at = 0; at < n; at += STRETCH) {
+    const int64_t *p = v + at;
+    size_t m = n - at < STRETCH ? n - at : STRETCH, picked = 0;
+    for (size_t i = 0; i < m; i++) {
+      uint64_t u = (uint64_t)p[i];
+      size_t k = log_index(p[i]) - first; /* wraps below first */
+      k = k < len ? k : len;
+      fast[base[k] + (u & mask[k])]++;
+      pick[picked] = (uint16_t)i;
+      picked += slow[k];
+    }
+    for (size_t j = 0; j < picked; j++)
+      take(w, log_index(p[pick[j]]), p[pick[j]]);
+  }
 }
 
 static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
@@ -328,6 +404,12 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
   }
   if (session != w->bits_for)
     marks_switch(w, session);
+  if (w->fast) {
+    count_fast(w, v, n);
+    return 0;
+  }
+  if (!w->slow)
+    return 0;
   const uint64_t *bits = w->bits;
   for (size_t i = 0; i < n; i++) {
     size_t b = log_index(v[i]);
@@ -439,6 +521,7 @@ static void sweep_free(tl_sweep *w) {
   free(w->shandle);
   free(w->bits);
   free(w->head);
+  fast_free(w);
   free(w);
 }
 
@@ -533,7 +616,7 @@ int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank) {
 
 void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
                      size_t bins, int64_t *over) {
-  w->chart = counts;
+  w->chart = bins ? counts : NULL;
   w->chart_lo = lo;
   w->chart_width = width;
   w->chart_hi = hi;
@@ -544,24 +627,85 @@ void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t 
 /* How a range is read in the next pass: its samples collected, or counted
  * per value, whichever takes less memory; or, when both take too much, its
  * span cut into linear buckets to narrow it for a further pass. */
-static int range_setup(target *x) {
+static void range_mode(target *x) {
   uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
   uint64_t collect = (uint64_t)x->inside * sizeof *x->vals, count = span * sizeof *x->count;
   x->n = 0;
-  if (count < collect && count <= RANGE_BYTES && x->inside <= UINT32_MAX) {
+  if (count < collect && count <= RANGE_BYTES && x->inside <= UINT32_MAX)
     x->mode = COUNT;
+  else if (collect <= RANGE_BYTES)
+    x->mode = COLLECT;
+  else
+    x->mode = NARROW;
+}
+
+/* The memory of x's mode, unless it counts into the fast counts. */
+static int range_setup(target *x) {
+  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
+  if (x->counted_fast)
+    return TL_OK;
+  if (x->mode == COUNT) {
     x->count = calloc(span, sizeof *x->count);
     return x->count ? TL_OK : TL_ENOMEM;
   }
-  if (collect <= RANGE_BYTES) {
-    x->mode = COLLECT;
+  if (x->mode == COLLECT) {
     x->vals = malloc((size_t)x->inside * sizeof *x->vals);
     return x->vals ? TL_OK : TL_ENOMEM;
   }
-  x->mode = NARROW;
   x->width = (span + LINEAR_BUCKETS - 1) / LINEAR_BUCKETS;
   x->hist = calloc(LINEAR_BUCKETS, sizeof *x->hist);
   return x->hist ? TL_OK : TL_ENOMEM;
+}
+
+/* Gives the group's takers that count a whole log bucket (the usual case
+ * in the pass after pass 1) their counts in the fast table, at most one a
+ * bucket; the others stay on the lists. */
+static int fast_setup(tl_sweep *w) {
+  const moments *g = &w->m[w->ns];
+  size_t first = log_index(g->min), len = log_index(g->max) - first + 1;
+  uint64_t total = 8; /* the spare counts */
+  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
+    target *x = &w->t[k];
+    int64_t lo, hi;
+    size_t b = log_index(x->lo);
+    log_bounds(b, &lo, &hi);
+    x->counted_fast = 0;
+    if (!taker(x) || x->mode != COUNT || lo != x->lo || hi != x->hi || b < first ||
+        b - first >= len || total + (uint64_t)(hi - lo + 1) > UINT32_MAX)
+      continue;
+    x->counted_fast = 1;
+    total += (uint64_t)(hi - lo + 1);
+  }
+  if (total == 8)
+    return TL_OK;
+  w->fast_first = first;
+  w->fast_len = len;
+  w->fast_base = calloc(len + 1, sizeof *w->fast_base);
+  w->fast_mask = malloc((len + 1) * sizeof *w->fast_mask);
+  w->fast = calloc(total, sizeof *w->fast);
+  w->fast_slow = calloc(len + 1, 1);
+  if (!w->fast_base || !w->fast_mask || !w->fast || !w->fast_slow) {
+    fast_free(w);
+    return TL_ENOMEM;
+  }
+  for (size_t b = 0; b <= len; b++)
+    w->fast_mask[b] = 7;
+  uint32_t at = 8;
+  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
+    target *x = &w->t[k];
+    size_t b = log_index(x->lo) - first;
+    if (!x->counted_fast)
+      continue;
+    if (w->fast_base[b]) { /* a second range of the bucket: on the lists */
+      x->counted_fast = 0;
+      continue;
+    }
+    x->count = w->fast + at;
+    w->fast_base[b] = at;
+    w->fast_mask[b] = (uint32_t)(x->hi - x->lo); /* the width less 1: a power of two less 1 */
+    at += (uint32_t)(x->hi - x->lo + 1);
+  }
+  return TL_OK;
 }
 
 /* After a pass: the value of x from what its range's taker (r) saw, or a
@@ -628,18 +772,31 @@ int tl_sweep_finish(tl_sweep *w) {
         if (taker(&w->t[j]) && w->t[j].lo == x->lo && w->t[j].hi == x->hi)
           x->same = j;
       if (x->same == SIZE_MAX)
-        err = range_setup(x);
+        range_mode(x);
     }
+    if (!err)
+      err = fast_setup(w);
+    for (size_t k = 0; k < w->nt && !err; k++)
+      if (taker(&w->t[k]))
+        err = range_setup(&w->t[k]);
     if ((!open && !w->chart && !w->tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (taker(&w->t[k]))
+      if (taker(&w->t[k]) && !w->t[k].counted_fast)
         push(w, k);
     w->bits_for = SIZE_MAX;
     /* The chart fills on the reading thread, which has less to do in these
      * passes than the thread that takes the ranges' samples. */
+    if (w->chart && !(w->chart_part = calloc(4 * (w->chart_bins + 1), sizeof *w->chart_part))) {
+      err = TL_ENOMEM;
+      break;
+    }
     reading r = {block_wanted, on_segment, w, w->chart || w->tap ? finish_tap : NULL, w};
     err = w->source(w->src, &r);
+    if (w->chart && !err)
+      chart_fold(w);
+    free(w->chart_part);
+    w->chart_part = NULL;
     w->chart = NULL;
     w->tap = NULL;
     marks_drop(w);
@@ -656,9 +813,12 @@ int tl_sweep_finish(tl_sweep *w) {
     }
     for (size_t k = 0; k < w->nt; k++)
       range_free(&w->t[k]);
+    fast_free(w);
+    w->slow = 0;
   }
   for (size_t k = 0; k < w->nt; k++)
     range_free(&w->t[k]);
+  fast_free(w);
   return err;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tl_store.h"
 
 static void hand_computed(void **state) {
@@ -88,6 +89,85 @@ static void against_sort(void **state) {
   free(s);
 }
 
+/* A sweep over a store against a sort of the same samples: the group's
+ * percentiles, each session's own (levels its summary holds and levels it
+ * does not, so that session ranges and group ranges share buckets), and the
+ * chart's counts against a plain division, with a bin width of 1, an odd
+ * width, and a span too wide for the reciprocal. */
+static void sweep_against_sort(void **state) {
+  tl_test_fixture *f = *state;
+  enum { SESSIONS = 4, PER = 150000, BINS = 40 };
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  int64_t *all = malloc(SESSIONS * PER * sizeof *all), ids[SESSIONS];
+  uint64_t x = 88172645463325252ULL;
+  for (size_t k = 0; k < SESSIONS; k++) {
+    int64_t *v = all + k * PER;
+    for (size_t i = 0; i < PER; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      /* A tight cluster near 1 ms with a slow tail; one session far wider. */
+      v[i] = 1000000 + (int64_t)(k * 3000) + (int64_t)(x % 4000);
+      if (x % 100 == 0)
+        v[i] += (int64_t)(x % 3000000);
+      if (k == 3 && x % 1000 == 1)
+        v[i] = (int64_t)(x >> 24) + 1; /* up to 2^40: seconds */
+    }
+    tl_session_spec spec = {.run_uuid = "r", .label = "a", .probe = "settimeout",
+                            .command_line = "t", .host_fingerprint = "f", .hostname = "h",
+                            .libuv_version = "1"};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+    ids[k] = tl_writer_session_id(w);
+    assert_int_equal(tl_writer_add(w, v, PER), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  const double own[] = {50, 90, 99, 25, 75, 99.5};
+  const double gp[] = {0, 1, 10, 25, 50, 60, 75, 90, 95, 99, 99.9, 99.99, 100};
+  int64_t *sorted = malloc(SESSIONS * PER * sizeof *sorted);
+  for (int chart = 0; chart < 3; chart++) {
+    tl_sweep *w = tl_sweep_store(st, ids, SESSIONS, own, 6);
+    assert_non_null(w);
+    assert_int_equal(tl_sweep_first(w, NULL, NULL), TL_OK);
+    int64_t n = tl_sweep_count(w, SESSIONS);
+    assert_int_equal(n, SESSIONS * PER);
+    size_t at[13];
+    for (size_t k = 0; k < 13; k++)
+      assert_true((at[k] = tl_sweep_want(w, tl_rank(gp[k], n))) != SIZE_MAX);
+    tl_dist d;
+    tl_sweep_dist(w, SESSIONS, &d);
+    int64_t lo = d.min_ns, hi = chart == 0 ? lo + BINS - 1 : chart == 1 ? 3900000 : d.max_ns;
+    int64_t width = chart == 0 ? 1 : chart == 1 ? 12345 : (hi - lo) / BINS + 1;
+    int64_t counts[BINS] = {0}, over = 0, want[BINS] = {0}, want_over = 0;
+    tl_sweep_chart(w, lo, width, hi, counts, BINS, &over);
+    assert_int_equal(tl_sweep_finish(w), TL_OK);
+    memcpy(sorted, all, SESSIONS * PER * sizeof *all);
+    qsort(sorted, SESSIONS * PER, sizeof *sorted, cmp);
+    for (size_t k = 0; k < 13; k++)
+      assert_int_equal(tl_sweep_value(w, at[k]), sorted[tl_rank(gp[k], n) - 1]);
+    for (size_t i = 0; i < SESSIONS * PER; i++) {
+      if (all[i] > hi) {
+        want_over++;
+        continue;
+      }
+      int64_t b = (all[i] - lo) / width;
+      want[b < BINS - 1 ? b : BINS - 1]++;
+    }
+    assert_memory_equal(counts, want, sizeof want);
+    assert_int_equal(over, want_over);
+    for (size_t s = 0; s < SESSIONS; s++) {
+      memcpy(sorted, all + s * PER, PER * sizeof *all);
+      qsort(sorted, PER, sizeof *sorted, cmp);
+      for (size_t k = 0; k < 6; k++)
+        assert_int_equal(tl_sweep_session_value(w, s, k), sorted[tl_rank(own[k], PER) - 1]);
+    }
+    tl_sweep_close(w);
+  }
+  free(sorted);
+  free(all);
+  tl_store_close(st);
+}
+
 /* The radix sort of the statistics against qsort: narrow and wide spans,
  * negative values, ties, and the sizes at the edges. */
 static void radix_sort(void **state) {
@@ -123,6 +203,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hand_computed),
       cmocka_unit_test(against_sort),
+      cmocka_unit_test_setup_teardown(sweep_against_sort, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(radix_sort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
