@@ -153,12 +153,53 @@ static void pool_merge(int64_t *v, uint32_t *tag, int64_t *vt, uint32_t *tt, siz
   }
 }
 
+/* LSD radix sort of the n 32-bit keys k of key_bits bits, with tmp as
+ * large: one pass counts the three digits of every key, and a digit that
+ * every key shares takes no pass (keys of up to 24 bits take two passes of
+ * 12-bit digits, wider ones three of 11). Returns the array (k or tmp) that
+ * holds the sorted keys. */
+static uint32_t *sort_keys(uint32_t *k, uint32_t *tmp, size_t n, int key_bits) {
+  enum { DIGITS = 3, MOST = 1 << 12 };
+  int width = key_bits <= 24 ? 12 : 11;
+  uint32_t mask = ((uint32_t)1 << width) - 1;
+  uint32_t count[DIGITS][MOST] = {{0}};
+  for (size_t j = 0; j < n; j++) {
+    uint32_t v = k[j];
+    count[0][v & mask]++;
+    count[1][(v >> width) & mask]++;
+    count[2][(v >> 2 * width) & mask]++;
+  }
+  uint32_t *src = k, *dst = tmp;
+  for (int d = 0; d < DIGITS; d++) {
+    uint32_t *c = count[d], sum = 0;
+    int shift = d * width, shared = 0;
+    for (uint32_t b = 0; b <= mask && !shared; b++)
+      shared = c[b] == n;
+    if (shared)
+      continue;
+    for (uint32_t b = 0; b <= mask; b++) {
+      uint32_t here = c[b];
+      c[b] = sum;
+      sum += here;
+    }
+    for (size_t j = 0; j < n; j++) {
+      uint32_t v = src[j];
+      dst[c[(v >> shift) & mask]++] = v;
+    }
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  return src;
+}
+
 /* Sorts the samples of x (each session's, one session after another in
  * x->buf) into x->pool with their sessions in x->tag, and sorts each
- * session's own. When a sample and its session's number fit in one 63-bit
- * key, one radix sort of the keys (a few passes over the pool), then each
- * session takes its samples back in order; otherwise each session is sorted
- * and the sessions are merged. */
+ * session's own. When a sample less the smallest and its session's number
+ * fit in one key, one radix sort of the keys (32-bit ones when they fit,
+ * in the tags' array: half the bytes to move), then each session takes its
+ * samples back in order; otherwise each session is sorted and the sessions
+ * are merged. */
 static int pool_sort(tl__sset *x) {
   size_t m = x->m;
   int64_t lo = m ? x->buf[0] : 0, hi = lo;
@@ -166,27 +207,35 @@ static int pool_sort(tl__sset *x) {
     lo = x->buf[j] < lo ? x->buf[j] : lo;
     hi = x->buf[j] > hi ? x->buf[j] : hi;
   }
-  int bits = 0;
+  int bits = 0, span_bits = 0;
   while (bits < 32 && ((size_t)1 << bits) < x->ns)
     bits++;
   uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  while (span_bits < 64 && span >> span_bits)
+    span_bits++;
   if (bits < 32 && span < (UINT64_C(1) << (63 - bits))) {
-    int64_t *key = x->pool;
+    int narrow = bits + span_bits <= 32 && m <= UINT32_MAX;
+    int64_t *wide = x->pool;
+    uint32_t *key = x->tag, *tmp = narrow ? malloc((m ? m : 1) * sizeof *tmp) : NULL;
     int64_t **put = malloc((x->ns ? x->ns : 1) * sizeof *put); /* where each session's next goes */
-    if (!put)
-      return TL_ENOMEM;
-    for (size_t i = 0, at = 0; i < x->ns; i++)
-      for (size_t j = 0; j < x->s[i].m; j++)
-        key[at++] = (int64_t)((((uint64_t)x->s[i].v[j] - (uint64_t)lo) << bits) | i);
-    if (tl_sort_i64(key, m)) {
-      free(put);
-      return TL_ENOMEM;
-    }
-    for (size_t i = 0; i < x->ns; i++)
+    int rc = put && (tmp || !narrow) ? TL_OK : TL_ENOMEM;
+    for (size_t i = 0, at = 0; i < x->ns && !rc; i++)
+      for (size_t j = 0; j < x->s[i].m; j++, at++) {
+        uint64_t k = (((uint64_t)x->s[i].v[j] - (uint64_t)lo) << bits) | i;
+        if (narrow)
+          key[at] = (uint32_t)k;
+        else
+          wide[at] = (int64_t)k;
+      }
+    if (!rc && narrow)
+      key = sort_keys(key, tmp, m, bits + span_bits);
+    else if (!rc)
+      rc = tl_sort_i64(wide, m);
+    for (size_t i = 0; i < x->ns && !rc; i++)
       put[i] = x->s[i].v;
     uint64_t mask = ((uint64_t)1 << bits) - 1;
-    for (size_t j = 0; j < m; j++) {
-      uint64_t k = (uint64_t)key[j];
+    for (size_t j = 0; j < m && !rc; j++) {
+      uint64_t k = narrow ? key[j] : (uint64_t)wide[j];
       uint32_t t = (uint32_t)(k & mask);
       int64_t v = (int64_t)((k >> bits) + (uint64_t)lo);
       x->tag[j] = t;
@@ -194,7 +243,8 @@ static int pool_sort(tl__sset *x) {
       *put[t]++ = v;
     }
     free(put);
-    return TL_OK;
+    free(tmp);
+    return rc;
   }
   int64_t *vt = malloc((m ? m : 1) * sizeof *vt);
   uint32_t *tt = malloc((m ? m : 1) * sizeof *tt);
@@ -280,7 +330,8 @@ static int sset_finish(tl__sset *x) {
     tl__sess *s = &x->s[i];
     x->exact &= (int64_t)s->m == s->n;
     x->n += s->n;
-    memmove(x->buf + at, s->v, s->m * sizeof *x->buf);
+    if (s->v != x->buf + at)
+      memmove(x->buf + at, s->v, s->m * sizeof *x->buf);
     s->v = x->buf + at;
     at += s->m;
   }

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "report_internal.h"
+#include "stats_internal.h"
 #include "support.h"
 #include "tl_report.h"
 
@@ -972,6 +973,66 @@ static void session_bootstrap_as_searched(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* The kept samples are sorted three ways (kept.c): by 32-bit keys of a
+ * value and its session, by 64-bit ones, and by merging the sessions when
+ * the values are too far apart for a key. Each must give the pool in order
+ * with each sample's session, and each session's own samples in order. */
+static void kept_samples_sorted(void **state) {
+  fixture *f = *state;
+  const int64_t spans[3] = {INT64_C(1) << 20, INT64_C(1) << 40, INT64_C(1) << 61};
+  const char *labels[3] = {"narrow", "wide", "apart"};
+  enum { SESSIONS = 9, MOST = 3000 };
+  int64_t *raw = malloc(SESSIONS * MOST * sizeof *raw), *all = malloc(SESSIONS * MOST * sizeof *all);
+  size_t count[SESSIONS];
+  uint64_t r = 0x2545f4914f6cdd1dULL; /* its own draws: the other tests' stay as they are */
+  for (int c = 0; c < 3; c++) {
+    size_t total = 0;
+    for (int s = 0; s < SESSIONS; s++) {
+      int64_t *v = raw + s * MOST;
+      count[s] = 500 + 300 * (size_t)s;
+      /* Every third value from a few, so that values tie within and across sessions. */
+      for (size_t i = 0; i < count[s]; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        v[i] = 5000 + (int64_t)((r >> 3) % (uint64_t)(i % 3 ? spans[c] : 40));
+      }
+      add_session(f, labels[c], 0, v, count[s], 0);
+      memcpy(all + total, v, count[s] * sizeof *v);
+      total += count[s];
+    }
+    tl_compare_opts o;
+    tl_compare_opts_init(&o);
+    o.labels = &labels[c];
+    o.label_count = 1;
+    tl_comparison cmp;
+    char err[512];
+    assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+    tl__sset x;
+    const tl_group *g = &cmp.groups[0];
+    assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids, g->session_count, 7, &x), TL_OK);
+    assert_true(x.exact);
+    assert_int_equal(x.m, total);
+    assert_int_equal(x.ns, SESSIONS);
+    qsort(all, total, sizeof *all, cmp_i64);
+    assert_memory_equal(x.pool, all, total * sizeof *all);
+    for (size_t s = 0; s < SESSIONS; s++) {
+      /* The sessions are listed oldest first, as they were added. */
+      int64_t *v = raw + s * MOST;
+      qsort(v, count[s], sizeof *v, cmp_i64);
+      assert_int_equal(x.s[s].m, count[s]);
+      assert_memory_equal(x.s[s].v, v, count[s] * sizeof *v);
+      size_t at = 0;
+      for (size_t j = 0; j < total; j++)
+        if (x.tag[j] == s)
+          assert_true(x.pool[j] == v[at++]);
+      assert_int_equal(at, count[s]);
+    }
+    tl__sset_free(&x);
+    tl_comparison_free(&cmp);
+  }
+  free(all);
+  free(raw);
+}
+
 /* The samples kept of a large group are spread over the whole session: the
  * same values stored rising in one label and falling in the other must look
  * alike to the rank test. A way of keeping that favoured early or late
@@ -1139,6 +1200,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_ci_against_binomial),
       cmocka_unit_test(order_ci_same_ranks_as_reference),
+      cmocka_unit_test_setup_teardown(kept_samples_sorted, setup, teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(planted_steps),
       cmocka_unit_test_setup_teardown(identical_data_claims_nothing, setup, teardown),
