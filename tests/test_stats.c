@@ -973,6 +973,37 @@ static void session_bootstrap_as_searched(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* Large samples of three values: runs of equal values longer than a
+ * million and merges longer than the rank test's whole-number sums hold
+ * between flushes; U and the ties worked out from the counts. */
+static void mann_whitney_long_runs(void **state) {
+  (void)state;
+  const size_t ca[3] = {300000, 700000, 250000}, cb[3] = {200000, 800000, 350000};
+  size_t na = ca[0] + ca[1] + ca[2], nb = cb[0] + cb[1] + cb[2];
+  int64_t *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b);
+  size_t at = 0, bt = 0;
+  long double u = 0, ties = 0, b_below = 0;
+  for (int v = 0; v < 3; v++) {
+    for (size_t i = 0; i < ca[v]; i++)
+      a[at++] = 1000 + v;
+    for (size_t i = 0; i < cb[v]; i++)
+      b[bt++] = 1000 + v;
+    u += (long double)ca[v] * b_below + 0.5L * (long double)ca[v] * (long double)cb[v];
+    b_below += (long double)cb[v];
+    long double t = (long double)(ca[v] + cb[v]);
+    ties += t * t * t - t;
+  }
+  long double n1 = (long double)na, n2 = (long double)nb, n = n1 + n2;
+  long double var = n1 * n2 / 12.0L * ((n + 1) - ties / (n * (n - 1)));
+  long double d = u - n1 * n2 / 2, ad = fabsl(d) - 0.5L;
+  tl_mw mw;
+  assert_int_equal(tl_mann_whitney(a, na, b, nb, &mw), TL_OK);
+  assert_true(mw.u == (double)u);
+  assert_true(mw.z == (double)((d < 0 ? -ad : ad) / sqrtl(var)));
+  free(a);
+  free(b);
+}
+
 /* The kept samples are sorted three ways (kept.c): by 32-bit keys of a
  * value and its session, by 64-bit ones, and by merging the sessions when
  * the values are too far apart for a key. Each must give the pool in order
@@ -1202,6 +1233,7 @@ int main(void) {
       cmocka_unit_test(order_ci_same_ranks_as_reference),
       cmocka_unit_test_setup_teardown(kept_samples_sorted, setup, teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
+      cmocka_unit_test(mann_whitney_long_runs),
       cmocka_unit_test(planted_steps),
       cmocka_unit_test_setup_teardown(identical_data_claims_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(microseconds_keep_their_digits, setup, teardown),
