@@ -15,8 +15,9 @@
 void tl__sset_free(tl__sset *x) {
   if (!x->borrowed) {
     free(x->s);
+    if (x->pool != x->buf)
+      free(x->pool);
     free(x->buf);
-    free(x->pool);
     free(x->tag);
   }
   memset(x, 0, sizeof *x);
@@ -253,7 +254,8 @@ static int pool_sort(tl__sset *x) {
   for (size_t i = 0; i < x->ns && !rc; i++)
     rc = tl_sort_i64(x->s[i].v, x->s[i].m);
   if (!rc) {
-    memcpy(x->pool, x->buf, m * sizeof *x->pool);
+    if (x->pool != x->buf)
+      memcpy(x->pool, x->buf, m * sizeof *x->pool);
     run[0] = 0;
     for (size_t i = 0; i < x->ns; i++) {
       run[i + 1] = run[i] + x->s[i].m;
@@ -336,7 +338,8 @@ static int sset_finish(tl__sset *x) {
     at += s->m;
   }
   x->m = at;
-  x->pool = malloc((at ? at : 1) * sizeof *x->pool);
+  /* A single session's samples, once sorted, are the pool itself. */
+  x->pool = x->ns == 1 ? x->buf : malloc((at ? at : 1) * sizeof *x->pool);
   x->tag = malloc((at ? at : 1) * sizeof *x->tag);
   if (!x->pool || !x->tag)
     return TL_ENOMEM;

@@ -21,6 +21,13 @@ enum {
 static const double CONF = 0.95;
 static const double SERIES_PCTS[TL_STATS_SERIES] = {90, 99};
 
+/* Sorts a row of replicates: by radix (tl_sort_i64), or by comparisons
+ * when there is no memory for its scratch. */
+static void sort_row(int64_t *v, size_t n) {
+  if (tl_sort_i64(v, n))
+    qsort(v, n, sizeof *v, tl__cmp_i64);
+}
+
 /* ======================================================================== */
 /* One group: intervals, replicates, spread, series                          */
 
@@ -169,7 +176,7 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   free(w);
   tl__boot_free(&bt);
   for (size_t k = 0; k < np; k++)
-    qsort(g->rep + k * B, B, sizeof *g->rep, tl__cmp_i64);
+    sort_row(g->rep + k * B, B);
 
   /* Intervals and warnings. */
   int64_t ranks[2 * TL_MAX_PCTS], vals[2 * TL_MAX_PCTS];
@@ -223,7 +230,7 @@ void tl__diff_interval(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t
   shuffled_row(b, k, d);
   for (size_t i = 0; i < B; i++)
     d[i] -= e[i];
-  qsort(d, B, sizeof *d, tl__cmp_i64);
+  sort_row(d, B);
   size_t cut = (size_t)(B * (1 - CONF) / 2);
   *lo = d[cut];
   *hi = d[B - 1 - cut];
