@@ -216,4 +216,19 @@ int tl_collect_plan_run(const tl_collect_plan *p, tl_store *store, const tl_sess
                         tl_collect_result_cb on_result, void *ctx, int64_t *samples, char *err,
                         size_t errlen);
 
+/* ------------------------------------------------------------------------ */
+/* What tlcollect says while a plan runs (output.c)                         */
+
+/* The closing sentence of one probe's run on stdout, "LABEL: 90 percent of
+ * calls took up to ...": a tl_collect_result_cb whose ctx is the label. A
+ * failed write is left to tl_cli_finish. */
+void tl_collect_print_result(void *label, const char *probe, const tl_collect_result *results,
+                             size_t n);
+/* The log lines written instead of progress (stderr no terminal), each with
+ * the UTC time: the plan (after its check) and the database at path as it
+ * starts; how it ended (err from tl_collect_plan_run), with its samples and
+ * seconds. */
+void tl_collect_log_start(const tl_collect_plan *p, const char *path);
+void tl_collect_log_end(const tl_collect_plan *p, int err, int64_t samples, double secs);
+
 #endif /* TL_COLLECT_H */

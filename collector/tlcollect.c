@@ -1,14 +1,11 @@
 /* tlcollect: measures timer latency and stores every sample. Parses the
  * command line, detects the host, runs the collection and prints the
  * closing sentence; the work is in the collector library. */
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -62,24 +59,6 @@ static void on_signal(int sig) {
   tl_collect_stop();
 }
 
-/* One line on stderr, prefixed with the UTC time: what tlcollect writes
- * instead of progress when stderr is not a terminal (cron, systemd, a log
- * file), so that a log shows when each run started and how it ended. */
-static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void log_line(const char *fmt, ...) {
-  char stamp[32], text[1200];
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  tl_date_format((int64_t)now.tv_sec * 1000000000LL, stamp, sizeof stamp);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "%s %s: ", stamp, tl_progname());
-  tl_fput_safe(stderr, text);
-  fputc('\n', stderr);
-}
-
 static int list_probes(void) {
   size_t n;
   const tl_probe_info *p = tl_probes(&n);
@@ -98,18 +77,6 @@ static int show_host_info(int json) {
   tl_host_print(host, stdout, json);
   tl_host_free(host);
   return TL_EXIT_OK; /* tl_cli_finish checks that it was written */
-}
-
-/* The closing sentence of one probe's run: "LABEL: 90 percent of ...". */
-static void print_result(void *label, const char *probe, const tl_collect_result *results,
-                         size_t n) {
-  char line[1024];
-  tl_collect_summary(probe, results, n, 90, line, sizeof line);
-  printf("%s: ", (const char *)label);
-  tl_fput_safe(stdout, line);
-  putchar('\n');
-  if (fflush(stdout) != 0) /* said once, by tl_cli_finish */
-    tl_write_failed(stdout, errno);
 }
 
 /* Detects the host, opens the database (none for a dry run) and runs the
@@ -154,12 +121,8 @@ static int collect(tl_collect_plan *plan, const char *db, const char *path, int 
   };
   plan->opts.progress = !quiet && isatty(STDERR_FILENO);
   int log_lines = !quiet && !plan->opts.progress;
-  if (log_lines) {
-    char what[1024];
-    tl_collect_plan_describe(plan, what, sizeof what);
-    log_line("start: label %s, %s, database %s", plan->label, what,
-             plan->opts.dry_run ? "none (dry run)" : path);
-  }
+  if (log_lines)
+    tl_collect_log_start(plan, path);
   uint64_t started = uv_hrtime();
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -170,20 +133,13 @@ static int collect(tl_collect_plan *plan, const char *db, const char *path, int 
 
   int64_t samples = 0;
   char errbuf[600] = "";
-  err = tl_collect_plan_run(plan, store, &spec, quiet ? NULL : print_result, (void *)plan->label,
-                            &samples, errbuf, sizeof errbuf);
+  err = tl_collect_plan_run(plan, store, &spec, quiet ? NULL : tl_collect_print_result,
+                            (void *)plan->label, &samples, errbuf, sizeof errbuf);
   if (err)
     tl_errorf("%s", errbuf);
   status = err == TL_OK ? TL_EXIT_OK : err == TL_EINTR ? TL_EXIT_INTERRUPTED : TL_EXIT_FAILURE;
-  if (log_lines) {
-    double secs = (double)(uv_hrtime() - started) / 1e9;
-    if (status == TL_EXIT_OK || status == TL_EXIT_INTERRUPTED)
-      log_line("end: %s, %lld samples %s in %.1f s",
-               status == TL_EXIT_OK ? "complete" : "interrupted", (long long)samples,
-               plan->opts.dry_run ? "measured" : "stored", secs);
-    else
-      log_line("end: failed after %.1f s (%lld samples measured)", secs, (long long)samples);
-  }
+  if (log_lines)
+    tl_collect_log_end(plan, err, samples, (double)(uv_hrtime() - started) / 1e9);
 done:
   free(cmdline);
   tl_store_close(store);
