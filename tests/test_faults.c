@@ -29,6 +29,7 @@
 
 #include "store_internal.h" /* the connection, to read its durability settings */
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 typedef tl_test_fixture fixture;
@@ -463,29 +464,14 @@ static const char *raw_statuses(const char *path, char *buf, size_t len) {
 static void stale_session_while_full(void **state) {
   fixture *f = *state;
   collect(f->db, "kept", "3");
-  pid_t pid = fork();
-  if (pid == 0) { /* a collector that commits two samples and dies */
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    tl_store *s;
-    tl_session_spec spec = {.run_uuid = "r",
-                            .label = "dead",
-                            .probe = "settimeout",
-                            .delay_ns = 0,
-                            .command_line = "tlcollect",
-                            .host_fingerprint = "0123456789abcdef",
-                            .hostname = host,
-                            .libuv_version = "1"};
-    tl_writer *w;
-    char uuid[37];
-    int64_t v[2] = {1000000, 2000000};
-    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
-             tl_writer_add(w, v, 2) == TL_OK && tl_writer_flush(w) == TL_OK;
-    _exit(ok ? 0 : 1);
-  }
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "dead",
+                          .probe = "settimeout",
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "0123456789abcdef",
+                          .libuv_version = "1"};
+  int64_t v[2] = {1000000, 2000000};
+  assert_int_equal(tl_test_die_mid_session(f->db, spec, v, 2), 0);
 
   /* Room for the 32 KiB -shm a reader rebuilds after a crash, none for a
    * 64 KiB page of the WAL or the file. */

@@ -15,6 +15,7 @@
 
 #include "store_internal.h"
 #include "support.h"
+#include "support_store.h"
 
 typedef tl_test_fixture fixture;
 
@@ -373,14 +374,37 @@ static int count_only(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
+/* A damage done to a database by SQL, and what check and readers say of it. */
+typedef struct {
+  const char *sql, *said;
+} damage;
+
+/* Does damage k (d) to the database at path, whose session uuid it hits:
+ * check must name the session and the damage. Returns the database opened
+ * read-only, for the caller to see what readers say. */
+static tl_store *damage_and_check(const char *path, const damage *d, size_t k, const char *uuid) {
+  exec_sql(path, d->sql);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, path, TL_STORE_READONLY), TL_OK);
+  problems p = {""};
+  assert_int_equal(tl_store_check(s, gather, &p), TL_ECORRUPT);
+  if (!strstr(p.text, uuid) || !strstr(p.text, d->said))
+    fail_msg("damage %zu: check said '%s', want '%s'", k, p.text, d->said);
+  return s;
+}
+
+/* A reader's failure on s names the session and the damage as check did. */
+static void assert_reader_said(tl_store *s, const damage *d, const char *uuid) {
+  assert_non_null(strstr(tl_store_errmsg(s), uuid));
+  assert_non_null(strstr(tl_store_errmsg(s), d->said));
+}
+
 /* Each damage the issue tracker saw give wrong numbers silently: check names
  * the session and the block, and reading the samples (what a report, an
  * export and a merge do) fails with the same, never a different number. */
 static void check_finds_damage(void **state) {
   fixture *f = *state;
-  static const struct {
-    const char *sql, *said;
-  } damage[] = {
+  static const damage damages[] = {
       /* one bit flipped inside block 1 */
       {"UPDATE sample_blocks SET data = substr(data, 1, 99) || CASE WHEN substr(data, 100, 1) = "
        "x'01' THEN x'03' ELSE x'01' END || substr(data, 101) WHERE seq = 1",
@@ -405,22 +429,15 @@ static void check_finds_damage(void **state) {
       /* a session that claims more than its blocks hold */
       {"UPDATE sessions SET sample_count = 10001", "a block was lost"},
   };
-  for (size_t run = 0; run < 2 * (sizeof damage / sizeof *damage); run++) {
+  for (size_t run = 0; run < 2 * (sizeof damages / sizeof *damages); run++) {
     size_t k = run / 2; /* each damage to blocks of either codec */
     char uuid[37];
     unlink(f->db);
     three_blocks(f->db, run % 2 ? TL_CODEC_PACKED : TL_CODEC_VARINT, uuid);
-    exec_sql(f->db, damage[k].sql);
-    tl_store *s;
-    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-    problems p = {""};
-    assert_int_equal(tl_store_check(s, gather, &p), TL_ECORRUPT);
-    if (!strstr(p.text, uuid) || !strstr(p.text, damage[k].said))
-      fail_msg("damage %zu: check said '%s', want '%s'", k, p.text, damage[k].said);
+    tl_store *s = damage_and_check(f->db, &damages[k], k, uuid);
     int64_t n = 0;
     assert_int_equal(tl_store_scan(s, 1, count_only, &n), TL_ECORRUPT);
-    assert_non_null(strstr(tl_store_errmsg(s), uuid));
-    assert_non_null(strstr(tl_store_errmsg(s), damage[k].said));
+    assert_reader_said(s, &damages[k], uuid);
     tl_store_close(s);
   }
 }
@@ -682,34 +699,13 @@ static void summaries_are_exact(void **state) {
     free(v[k]);
 }
 
-/* A collector on this host that commits the samples v and dies without
- * ending its session, which stays 'running' in the file. */
-static void die_mid_session(const char *db, const char *host, const int64_t *v, size_t n) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    tl_store *s;
-    tl_session_spec spec = spec_for("x", 0);
-    spec.hostname = host;
-    tl_writer *w;
-    char uuid[37];
-    int ok = tl_store_open(&s, db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
-             tl_writer_add(w, v, n) == TL_OK && tl_writer_flush(w) == TL_OK;
-    _exit(ok ? 0 : 1);
-  }
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
-
 /* A running session has no stored summary and is summarised when read; a
  * collector found dead gets one when it is marked interrupted. */
 static void summary_of_running_and_stale(void **state) {
   fixture *f = *state;
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
   int64_t *v;
   size_t n = shape(1, &v);
-  die_mid_session(f->db, host, v, n);
+  assert_int_equal(tl_test_die_mid_session(f->db, spec_for("x", 0), v, n), 0);
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   assert_int_equal(stored_summaries(f->db), 0);
@@ -734,9 +730,7 @@ static int count_calls(void *ctx, size_t index, const tl_summary *m) {
  * but not this session's count or samples). */
 static void damaged_summary(void **state) {
   fixture *f = *state;
-  static const struct {
-    const char *sql, *said;
-  } damage[] = {
+  static const damage damages[] = {
       {"UPDATE session_summaries SET data = substr(data, 1, 70) || CASE WHEN substr(data, 71, 1) "
        "= x'01' THEN x'03' ELSE x'01' END || substr(data, 72) WHERE session_id = 1",
        "summary: checksum mismatch"},
@@ -748,7 +742,7 @@ static void damaged_summary(void **state) {
        "session_id = 3) WHERE session_id = 1",
        "summary: it differs from the session's samples"},
   };
-  for (size_t k = 0; k < sizeof damage / sizeof *damage; k++) {
+  for (size_t k = 0; k < sizeof damages / sizeof *damages; k++) {
     char uuid[37];
     unlink(f->db);
     three_blocks(f->db, TL_CODEC_DEFAULT, uuid);
@@ -760,19 +754,13 @@ static void damaged_summary(void **state) {
     write_session(s, other, 5000, "complete");
     write_session(s, other, 10000, "complete");
     tl_store_close(s);
-    exec_sql(f->db, damage[k].sql);
-    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-    problems p = {""};
-    assert_int_equal(tl_store_check(s, gather, &p), TL_ECORRUPT);
-    if (!strstr(p.text, uuid) || !strstr(p.text, damage[k].said))
-      fail_msg("damage %zu: check said '%s', want '%s'", k, p.text, damage[k].said);
+    s = damage_and_check(f->db, &damages[k], k, uuid);
     int64_t id = 1;
     int calls = 0;
     if (k < 3) {
       assert_int_equal(tl_store_summaries(s, &id, 1, count_calls, &calls), TL_ECORRUPT);
       assert_int_equal(calls, 0);
-      assert_non_null(strstr(tl_store_errmsg(s), uuid));
-      assert_non_null(strstr(tl_store_errmsg(s), damage[k].said));
+      assert_reader_said(s, &damages[k], uuid);
     }
     tl_store_close(s);
     /* A merge copies a source's summaries only where they agree with its
@@ -784,7 +772,7 @@ static void damaged_summary(void **state) {
     const char *from[] = {f->db};
     assert_int_equal(tl_store_merge(s, from, 1, NULL), TL_OK);
     assert_int_equal(stored_summaries(merged), 3);
-    p.text[0] = '\0';
+    problems p = {""};
     if (tl_store_check(s, gather, &p) != TL_OK)
       fail_msg("damage %zu: the merged file's check said '%s'", k, p.text);
     tl_store_close(s);
@@ -794,10 +782,8 @@ static void damaged_summary(void **state) {
 
 static void stale_sessions(void **state) {
   fixture *f = *state;
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
   int64_t two[2] = {1, 2};
-  die_mid_session(f->db, host, two, 2); /* commits two samples */
+  assert_int_equal(tl_test_die_mid_session(f->db, spec_for("x", 0), two, 2), 0);
 
   /* Read-only opens do not touch it, but show the truth: 'interrupted',
    * ended at its last commit, while the file still says 'running'. */

@@ -1,0 +1,25 @@
+/* support_store.c: helpers for the tests that link the store library (see
+ * support_store.h); tests/CMakeLists.txt links it into those only. */
+#include "support_store.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t *v, size_t n) {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  spec.hostname = host;
+  pid_t pid = fork();
+  if (pid == 0) {
+    tl_store *s;
+    tl_writer *w;
+    char uuid[37];
+    int ok = tl_store_open(&s, db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, n) == TL_OK && tl_writer_flush(w) == TL_OK;
+    _exit(ok ? 0 : 1); /* no tl_writer_end, no close: the process is gone */
+  }
+  int st;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid)
+    return -1;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}

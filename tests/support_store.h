@@ -1,0 +1,17 @@
+/* support_store.h: what the tests that link the store library share (see
+ * support.h for the rest). */
+#ifndef TL_TEST_SUPPORT_STORE_H
+#define TL_TEST_SUPPORT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tl_store.h"
+
+/* A collector on this host (spec's hostname is replaced by this host's)
+ * that commits the n samples v to db and dies without ending its session,
+ * which stays 'running' in the file while its process is gone. Returns 0
+ * when the samples were committed, -1 otherwise. */
+int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t *v, size_t n);
+
+#endif
