@@ -53,12 +53,12 @@ int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *g
 /* ======================================================================== */
 /* Sentences and Markdown                                                    */
 
-/* Milliseconds with two decimals, or three when the largest number said
- * together (scale, in ns) is below 1 ms, so that sub-millisecond differences
- * stay visible; never "-0.00". */
+/* Milliseconds with two decimals, or up to five when the largest number
+ * said together (scale, in ns) is below 1 ms, so that sub-millisecond
+ * differences stay visible; never "-0.00". */
 void tl__sentence_ms(double ns, double scale, char *buf, size_t len) {
-  /* The decimals of tl__ms (format.c) for the largest number of a sentence,
-   * so that the numbers side by side are written alike. */
+  /* The decimals of tl_format_ms (store/percentile.c) for the largest number
+   * of a sentence, so that the numbers side by side are written alike. */
   double a = fabs(scale);
   int dec = a >= 1e6 ? 2 : a >= 1e5 ? 3 : a >= 1e4 ? 4 : 5;
   double half = 0.5 * pow(10, 6 - dec); /* no "-0.000" for a tiny negative */
