@@ -123,6 +123,7 @@ struct tl_sweep {
   int64_t chart_lo, chart_hi, chart_width;
   int64_t *chart_over;
   int64_t *chart_part; /* 4 x (chart_bins + 1) counts: see chart_values */
+  int chart_by_hist;   /* the chart comes from the histogram: see fast_setup */
 };
 
 static void moments_add(moments *to, const moments *p) {
@@ -354,7 +355,7 @@ static void chart_fold(tl_sweep *w) {
  * pass 1's tap when pass 1 read summaries. */
 static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
   tl_sweep *w = arg;
-  if (w->chart)
+  if (w->chart_part)
     chart_values(w, v, n);
   return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
 }
@@ -657,53 +658,140 @@ static int range_setup(target *x) {
   return x->hist ? TL_OK : TL_ENOMEM;
 }
 
-/* Gives the group's takers that count a whole log bucket (the usual case
- * in the pass after pass 1) their counts in the fast table, at most one a
- * bucket; the others stay on the lists. */
+/* The chart's bin of a latency (chart_bins: above chart_hi), and the
+ * largest latency of a bin. */
+static size_t chart_bin(const tl_sweep *w, int64_t x) {
+  if (x > w->chart_hi)
+    return w->chart_bins;
+  uint64_t b = ((uint64_t)x - (uint64_t)w->chart_lo) / (uint64_t)w->chart_width;
+  return b < w->chart_bins - 1 ? (size_t)b : w->chart_bins - 1;
+}
+
+static int64_t chart_bin_top(const tl_sweep *w, size_t bin) {
+  if (bin >= w->chart_bins)
+    return INT64_MAX;
+  if (bin == w->chart_bins - 1)
+    return w->chart_hi;
+  uint64_t top = (uint64_t)w->chart_lo + (bin + 1) * (uint64_t)w->chart_width - 1;
+  return top < (uint64_t)w->chart_hi ? (int64_t)top : w->chart_hi;
+}
+
+/* The group's samples in log bucket b lie in [*lo, *hi]. */
+static void group_bounds(const tl_sweep *w, size_t b, int64_t *lo, int64_t *hi) {
+  const moments *g = &w->m[w->ns];
+  log_bounds(b, lo, hi);
+  *lo = *lo > g->min ? *lo : g->min;
+  *hi = *hi < g->max ? *hi : g->max;
+}
+
+/* Whether the group's samples of log bucket b may fall in two bins. */
+static int chart_splits(const tl_sweep *w, size_t b) {
+  int64_t lo, hi;
+  group_bounds(w, b, &lo, &hi);
+  return chart_bin(w, lo) != chart_bin(w, hi);
+}
+
+static uint64_t bucket_width(size_t b) {
+  int64_t lo, hi;
+  log_bounds(b, &lo, &hi);
+  return (uint64_t)(hi - lo) + 1;
+}
+
+/* Gives bucket b (from fast_first) counts per value in the fast counts. */
+static void fast_claim(tl_sweep *w, size_t b, uint64_t *at) {
+  uint64_t width = bucket_width(w->fast_first + b);
+  w->fast_base[b] = (uint32_t)*at;
+  w->fast_mask[b] = (uint32_t)(width - 1); /* widths are powers of two */
+  *at += width;
+}
+
+/* Sets up the fast counts of the next pass: the buckets of the group's
+ * takers that count a whole log bucket (the usual case in the pass after
+ * pass 1), the others staying on the lists; and, when the chart is to be
+ * filled, the buckets whose samples straddle the edge of a bin. The chart
+ * then comes from the group's histogram (exact counts per bucket, from
+ * pass 1) without binning each sample: a bucket inside one bin adds its
+ * count there, a straddling one its counts per value (chart_from_hist);
+ * timer samples fill a few dozen buckets, straddling bins at a handful. When
+ * those would take more than RANGE_BYTES the samples are binned one by one
+ * (chart_values) instead. */
 static int fast_setup(tl_sweep *w) {
   const moments *g = &w->m[w->ns];
   size_t first = log_index(g->min), len = log_index(g->max) - first + 1;
-  uint64_t total = 8; /* the spare counts */
-  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
-    target *x = &w->t[k];
-    int64_t lo, hi;
-    size_t b = log_index(x->lo);
-    log_bounds(b, &lo, &hi);
-    x->counted_fast = 0;
-    if (!taker(x) || x->mode != COUNT || lo != x->lo || hi != x->hi || b < first ||
-        b - first >= len || total + (uint64_t)(hi - lo + 1) > UINT32_MAX)
-      continue;
-    x->counted_fast = 1;
-    total += (uint64_t)(hi - lo + 1);
-  }
-  if (total == 8)
-    return TL_OK;
   w->fast_first = first;
   w->fast_len = len;
   w->fast_base = calloc(len + 1, sizeof *w->fast_base);
   w->fast_mask = malloc((len + 1) * sizeof *w->fast_mask);
-  w->fast = calloc(total, sizeof *w->fast);
   w->fast_slow = calloc(len + 1, 1);
-  if (!w->fast_base || !w->fast_mask || !w->fast || !w->fast_slow) {
+  if (!w->fast_base || !w->fast_mask || !w->fast_slow) {
     fast_free(w);
     return TL_ENOMEM;
   }
   for (size_t b = 0; b <= len; b++)
     w->fast_mask[b] = 7;
-  uint32_t at = 8;
+  uint64_t at = 8; /* the spare counts */
+  if (w->chart) {
+    uint64_t need = 0;
+    for (size_t b = 0; b < len; b++)
+      if (w->ghist[first + b] && chart_splits(w, first + b))
+        need += bucket_width(first + b);
+    w->chart_by_hist = need <= RANGE_BYTES / sizeof *w->fast;
+    for (size_t b = 0; b < len && w->chart_by_hist; b++)
+      if (w->ghist[first + b] && chart_splits(w, first + b))
+        fast_claim(w, b, &at);
+  }
   for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
     target *x = &w->t[k];
-    size_t b = log_index(x->lo) - first;
-    if (!x->counted_fast)
+    int64_t lo, hi;
+    size_t b = log_index(x->lo);
+    log_bounds(b, &lo, &hi);
+    x->counted_fast = taker(x) && x->mode == COUNT && lo == x->lo && hi == x->hi &&
+                      b - first < len && at + bucket_width(b) <= UINT32_MAX;
+    if (x->counted_fast && !w->fast_base[b - first])
+      fast_claim(w, b - first, &at);
+  }
+  if (at == 8) {
+    fast_free(w);
+    return TL_OK;
+  }
+  if (!(w->fast = calloc(at, sizeof *w->fast))) {
+    fast_free(w);
+    return TL_ENOMEM;
+  }
+  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
+    if (w->t[k].counted_fast)
+      w->t[k].count = w->fast + w->fast_base[log_index(w->t[k].lo) - first];
+  return TL_OK;
+}
+
+/* The chart from the group's histogram and the straddling buckets' counts
+ * (see fast_setup); TL_ECORRUPT when those disagree with the histogram. */
+static int chart_from_hist(tl_sweep *w) {
+  for (size_t b = 0; b < w->fast_len; b++) {
+    int64_t n = w->ghist[w->fast_first + b], lo, hi;
+    if (!n)
       continue;
-    if (w->fast_base[b]) { /* a second range of the bucket: on the lists */
-      x->counted_fast = 0;
+    group_bounds(w, w->fast_first + b, &lo, &hi);
+    size_t bin = chart_bin(w, lo);
+    int64_t *to = bin < w->chart_bins ? &w->chart[bin] : w->chart_over;
+    if (!chart_splits(w, w->fast_first + b)) {
+      *to += n;
       continue;
     }
-    x->count = w->fast + at;
-    w->fast_base[b] = at;
-    w->fast_mask[b] = (uint32_t)(x->hi - x->lo); /* the width less 1: a power of two less 1 */
-    at += (uint32_t)(x->hi - x->lo + 1);
+    int64_t blo, bhi, top = chart_bin_top(w, bin), seen = 0;
+    log_bounds(w->fast_first + b, &blo, &bhi);
+    const uint32_t *c = w->fast + w->fast_base[b] + (lo - blo);
+    for (int64_t x = lo; x <= hi; x++, c++) {
+      if (x > top) {
+        bin = chart_bin(w, x);
+        top = chart_bin_top(w, bin);
+        to = bin < w->chart_bins ? &w->chart[bin] : w->chart_over;
+      }
+      *to += *c;
+      seen += *c;
+    }
+    if (seen != n)
+      return TL_ECORRUPT; /* the data changed between passes */
   }
   return TL_OK;
 }
@@ -779,6 +867,11 @@ int tl_sweep_finish(tl_sweep *w) {
     for (size_t k = 0; k < w->nt && !err; k++)
       if (taker(&w->t[k]))
         err = range_setup(&w->t[k]);
+    if (!err && w->chart && w->chart_by_hist && !w->fast) {
+      err = chart_from_hist(w); /* every bucket inside a bin: no sample needed */
+      w->chart = NULL;
+      w->chart_by_hist = 0;
+    }
     if ((!open && !w->chart && !w->tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
@@ -787,14 +880,16 @@ int tl_sweep_finish(tl_sweep *w) {
     w->bits_for = SIZE_MAX;
     /* The chart fills on the reading thread, which has less to do in these
      * passes than the thread that takes the ranges' samples. */
-    if (w->chart && !(w->chart_part = calloc(4 * (w->chart_bins + 1), sizeof *w->chart_part))) {
+    if (w->chart && !w->chart_by_hist &&
+        !(w->chart_part = calloc(4 * (w->chart_bins + 1), sizeof *w->chart_part))) {
       err = TL_ENOMEM;
       break;
     }
-    reading r = {block_wanted, on_segment, w, w->chart || w->tap ? finish_tap : NULL, w};
+    reading r = {block_wanted, on_segment, w, w->chart_part || w->tap ? finish_tap : NULL, w};
     err = w->source(w->src, &r);
     if (w->chart && !err)
-      chart_fold(w);
+      err = w->chart_by_hist ? chart_from_hist(w) : (chart_fold(w), TL_OK);
+    w->chart_by_hist = 0;
     free(w->chart_part);
     w->chart_part = NULL;
     w->chart = NULL;

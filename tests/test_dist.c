@@ -92,8 +92,11 @@ static void against_sort(void **state) {
 /* A sweep over a store against a sort of the same samples: the group's
  * percentiles, each session's own (levels its summary holds and levels it
  * does not, so that session ranges and group ranges share buckets), and the
- * chart's counts against a plain division, with a bin width of 1, an odd
- * width, and a span too wide for the reciprocal. */
+ * chart's counts against a plain division: bins of width 1, of an odd
+ * width (both from the histogram), over all the samples (no bucket
+ * straddles), and over seconds, where too many values straddle bins so that
+ * each sample is binned, once with the reciprocal and once wider than it
+ * serves. */
 static void sweep_against_sort(void **state) {
   tl_test_fixture *f = *state;
   enum { SESSIONS = 4, PER = 150000, BINS = 40 };
@@ -111,6 +114,8 @@ static void sweep_against_sort(void **state) {
         v[i] += (int64_t)(x % 3000000);
       if (k == 3 && x % 1000 == 1)
         v[i] = (int64_t)(x >> 24) + 1; /* up to 2^40: seconds */
+      if (k == 3 && x % 100 == 2)
+        v[i] = ((int64_t)1 << 31) + (int64_t)(x >> 32); /* 2.1 to 6.4 s */
     }
     tl_session_spec spec = {.run_uuid = "r", .label = "a", .probe = "settimeout",
                             .command_line = "t", .host_fingerprint = "f", .hostname = "h",
@@ -125,7 +130,7 @@ static void sweep_against_sort(void **state) {
   const double own[] = {50, 90, 99, 25, 75, 99.5};
   const double gp[] = {0, 1, 10, 25, 50, 60, 75, 90, 95, 99, 99.9, 99.99, 100};
   int64_t *sorted = malloc(SESSIONS * PER * sizeof *sorted);
-  for (int chart = 0; chart < 3; chart++) {
+  for (int chart = 0; chart < 5; chart++) {
     tl_sweep *w = tl_sweep_store(st, ids, SESSIONS, own, 6);
     assert_non_null(w);
     assert_int_equal(tl_sweep_first(w, NULL, NULL), TL_OK);
@@ -136,7 +141,8 @@ static void sweep_against_sort(void **state) {
       assert_true((at[k] = tl_sweep_want(w, tl_rank(gp[k], n))) != SIZE_MAX);
     tl_dist d;
     tl_sweep_dist(w, SESSIONS, &d);
-    int64_t lo = d.min_ns, hi = chart == 0 ? lo + BINS - 1 : chart == 1 ? 3900000 : d.max_ns;
+    const int64_t tops[] = {d.min_ns + BINS - 1, 3900000, 4200000000, d.max_ns, 8600000000};
+    int64_t lo = d.min_ns, hi = tops[chart];
     int64_t width = chart == 0 ? 1 : chart == 1 ? 12345 : (hi - lo) / BINS + 1;
     int64_t counts[BINS] = {0}, over = 0, want[BINS] = {0}, want_over = 0;
     tl_sweep_chart(w, lo, width, hi, counts, BINS, &over);
