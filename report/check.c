@@ -160,12 +160,18 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
      * run of this label, probe and delay. */
     if (g->session_count >= 2 && !rc) {
       size_t n = g->session_count;
-      sides ref = {g->session_ids, n - 1, NULL, "earlier", NULL};
-      sides cand = {g->session_ids + n - 1, 1, NULL, "latest", NULL};
+      /* Both sides from the samples the comparison kept when it kept them
+       * all; otherwise read (their reservoirs are seeded apart). */
+      tl__kept *earlier = tl__kept_part(tl__group_kept(&cmp, i), 0, n - 1),
+               *latest = tl__kept_part(tl__group_kept(&cmp, i), n - 1, n);
+      sides ref = {g->session_ids, n - 1, NULL, "earlier", earlier};
+      sides cand = {g->session_ids + n - 1, 1, NULL, "latest", latest};
       char against[96];
       snprintf(against, sizeof against, "its %zu earlier session%s", n - 1, n == 2 ? "" : "s");
       rc = check_sides(store, &cmp, g, g, &ref, &cand, o, " in the latest session", against, out,
                        &tally);
+      tl__kept_free(earlier);
+      tl__kept_free(latest);
     }
   }
   if (rc) {

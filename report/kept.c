@@ -382,6 +382,47 @@ tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budg
   return k;
 }
 
+tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to) {
+  const tl__sset *x = k ? &k->set : NULL;
+  if (!x || !x->exact || from >= to || to > x->ns)
+    return NULL;
+  tl__kept *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  tl__sset *y = &p->set;
+  size_t ns = to - from, m = 0;
+  for (size_t i = from; i < to; i++)
+    m += x->s[i].m;
+  y->ns = ns;
+  y->s = malloc(ns * sizeof *y->s);
+  y->buf = malloc((m ? m : 1) * sizeof *y->buf);
+  y->pool = ns == 1 ? y->buf : malloc((m ? m : 1) * sizeof *y->pool);
+  y->tag = malloc((m ? m : 1) * sizeof *y->tag);
+  if (!y->s || !y->buf || !y->pool || !y->tag) {
+    tl__kept_free(p);
+    return NULL;
+  }
+  for (size_t i = 0, at = 0; i < ns; i++) {
+    y->s[i] = x->s[from + i];
+    memcpy(y->buf + at, y->s[i].v, y->s[i].m * sizeof *y->buf);
+    y->s[i].v = y->buf + at;
+    at += y->s[i].m;
+    y->n += y->s[i].n;
+  }
+  y->m = m;
+  y->exact = 1;
+  /* The pool keeps its order: the samples of these sessions, renumbered. */
+  size_t at = 0;
+  for (size_t j = 0; j < x->m && ns > 1; j++)
+    if (x->tag[j] - from < ns) {
+      y->pool[at] = x->pool[j];
+      y->tag[at++] = (uint32_t)(x->tag[j] - from);
+    }
+  if (ns == 1)
+    memset(y->tag, 0, m * sizeof *y->tag);
+  return p;
+}
+
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n) {
   tl__kept *k = kept;
   reservoir_add(&k->set.s[session], v, n);

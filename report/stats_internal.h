@@ -75,6 +75,11 @@ struct tl__kept {
   tl__sset set;
 };
 
+/* The sessions [from, to) of k, when k kept every sample of its group, as a
+ * set of their own (the one tl__sset_load would read, without reading);
+ * NULL when k is NULL or did not keep every sample, or out of memory.
+ * tl__kept_free frees it. */
+tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to);
 /* Loads the sessions ids[0..nids) into x by reading them (every sample, or
  * a seeded reservoir per session when more than TL_STATS_KEEP). Errors
  * leave a message on the store. */

@@ -1064,6 +1064,60 @@ static void kept_samples_sorted(void **state) {
   free(raw);
 }
 
+/* --check takes a label's earlier sessions and its latest from the samples
+ * the comparison kept, when it kept them all: the very sets reading them
+ * would give. When it kept a reservoir, there is nothing to take. */
+static void kept_part_as_read(void **state) {
+  fixture *f = *state;
+  int64_t v[700];
+  uint64_t r = 0x9e3779b97f4a7c15ULL; /* its own draws: the other tests' stay as they are */
+  for (int s = 0; s < 6; s++) {
+    for (size_t i = 0; i < 700; i++) {
+      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+      v[i] = 1000000 + (int64_t)((r >> 20) % 5000) * (s + 1);
+    }
+    add_session(f, "part", 0, v, 300 + 80 * (size_t)s, 0);
+  }
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  const char *label = "part";
+  o.labels = &label;
+  o.label_count = 1;
+  tl_comparison cmp;
+  char err[512];
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  const tl_group *g = &cmp.groups[0];
+  const tl__kept *k = tl__group_kept(&cmp, 0);
+  assert_non_null(k);
+  const size_t parts[3][2] = {{0, 5}, {5, 6}, {1, 4}};
+  for (size_t c = 0; c < 3; c++) {
+    size_t from = parts[c][0], to = parts[c][1];
+    tl__kept *p = tl__kept_part(k, from, to);
+    assert_non_null(p);
+    tl__sset x;
+    assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids + from, to - from, 3, &x), TL_OK);
+    const tl__sset *y = &p->set;
+    assert_true(x.exact && y->exact);
+    assert_int_equal(y->ns, x.ns);
+    assert_int_equal(y->m, x.m);
+    assert_int_equal(y->n, x.n);
+    assert_memory_equal(y->pool, x.pool, x.m * sizeof *x.pool);
+    assert_memory_equal(y->tag, x.tag, x.m * sizeof *x.tag);
+    for (size_t i = 0; i < x.ns; i++) {
+      assert_int_equal(y->s[i].id, x.s[i].id);
+      assert_int_equal(y->s[i].n, x.s[i].n);
+      assert_int_equal(y->s[i].m, x.s[i].m);
+      assert_memory_equal(y->s[i].v, x.s[i].v, x.s[i].m * sizeof *x.s[i].v);
+    }
+    tl__sset_free(&x);
+    tl__kept_free(p);
+  }
+  assert_null(tl__kept_part(k, 3, 3));
+  assert_null(tl__kept_part(k, 2, 7));
+  assert_null(tl__kept_part(NULL, 0, 1));
+  tl_comparison_free(&cmp);
+}
+
 /* The samples kept of a large group are spread over the whole session: the
  * same values stored rising in one label and falling in the other must look
  * alike to the rank test. A way of keeping that favoured early or late
@@ -1232,6 +1286,7 @@ int main(void) {
       cmocka_unit_test(order_ci_against_binomial),
       cmocka_unit_test(order_ci_same_ranks_as_reference),
       cmocka_unit_test_setup_teardown(kept_samples_sorted, setup, teardown),
+      cmocka_unit_test_setup_teardown(kept_part_as_read, setup, teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(mann_whitney_long_runs),
       cmocka_unit_test(planted_steps),
