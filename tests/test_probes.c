@@ -98,6 +98,17 @@ static void check_sessions(fixture *f, const char *probe, const char *status, si
   }
 }
 
+/* Runs the exec probe on one delay (0) of up to 10 samples; returns what
+ * tl_collect_run returns, its error in err. */
+static int run_one_delay(fixture *f, const char *probe, char *err, size_t len) {
+  tl_collect_opts o = opts_of(probe, 10);
+  o.delays_ns[0] = 0;
+  o.delay_count = 1;
+  tl_session_spec spec = spec_of(f);
+  err[0] = '\0';
+  return tl_collect_run(f->store, &spec, &o, NULL, err, len);
+}
+
 static const char *tag_of(fixture *f, int64_t session_id, const char *key, char *buf, size_t len) {
   tl_fact_row *rows;
   size_t n;
@@ -291,6 +302,37 @@ static void node_contexts_and_duration(void **state) {
   no_children_left();
 }
 
+/* The exec probe, a child killed after n samples: an error that says so
+ * and how the child ended, one 'interrupted' session with the n samples
+ * received, the child reaped, no descriptor left open, a clean check. */
+static void assert_killed_after(fixture *f, const char *probe, int64_t n) {
+  int fds = open_fds();
+  char err[512], after[32];
+  assert_int_not_equal(run_one_delay(f, probe, err, sizeof err), TL_OK);
+  snprintf(after, sizeof after, "after %lld samples", (long long)n);
+  assert_non_null(strstr(err, after));
+  /* dash reports its child's SIGKILL as status 137 (128 + 9). */
+  assert_true(strstr(err, "killed by signal 9") || strstr(err, "status 137"));
+  tl_session_list l;
+  check_sessions(f, probe, "interrupted", 1, n, NULL, &l);
+  tl_session_list_free(&l);
+  no_children_left();
+  assert_int_equal(open_fds(), fds);
+  assert_int_equal(tl_store_check(f->store, NULL, NULL), TL_OK);
+}
+
+/* The exec probe, whose output goes wrong after n samples: TL_EINVAL with
+ * said in the error, the n samples kept in one 'interrupted' session. */
+static void assert_malformed(fixture *f, const char *probe, const char *said, int64_t n) {
+  char err[512];
+  assert_int_equal(run_one_delay(f, probe, err, sizeof err), TL_EINVAL);
+  if (!strstr(err, said))
+    fail_msg("'%s' said '%s', want '%s'", probe, err, said);
+  tl_session_list l;
+  check_sessions(f, probe, "interrupted", 1, n, NULL, &l);
+  tl_session_list_free(&l);
+}
+
 /* A version 2 child measures the plan: delays interleaved in its order,
  * exactly count samples each, its fact kept. */
 static void exec_v2_collects(void **state) {
@@ -318,44 +360,20 @@ static void exec_v2_collects(void **state) {
  * sample received is kept, the half line is not, the session is
  * 'interrupted' and the error says how the child ended. */
 static void exec_v2_killed_mid_batch(void **state) {
-  fixture *f = *state;
-  int fds = open_fds();
-  tl_collect_opts o = opts_of(FIXTURE_PROBE2 " die 6", 10);
-  o.delays_ns[0] = 0;
-  o.delay_count = 1;
-  tl_session_spec spec = spec_of(f);
-  char err[512] = "";
-  assert_int_not_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
-  assert_non_null(strstr(err, "after 6 samples"));
-  assert_true(strstr(err, "killed by signal 9") || strstr(err, "status 137"));
-  tl_session_list l;
-  check_sessions(f, FIXTURE_PROBE2 " die 6", "interrupted", 1, 6, NULL, &l);
-  tl_session_list_free(&l);
-  no_children_left();
-  assert_int_equal(open_fds(), fds);
-  assert_int_equal(tl_store_check(f->store, NULL, NULL), TL_OK);
+  assert_killed_after(*state, FIXTURE_PROBE2 " die 6", 6);
 }
 
 /* hello (1), fact (2), a batch of four samples (3-6), then a line that is
  * not a sample: line 7, the four samples kept. */
 static void exec_v2_malformed(void **state) {
   fixture *f = *state;
-  tl_collect_opts o = opts_of(FIXTURE_PROBE2 " extra", 10);
-  o.delays_ns[0] = 0;
-  o.delay_count = 1;
-  tl_session_spec spec = spec_of(f);
-  char err[512] = "";
-  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
-  assert_non_null(strstr(err, "line 7 of its output: unknown message"));
-  tl_session_list l;
-  check_sessions(f, FIXTURE_PROBE2 " extra", "interrupted", 1, 4, NULL, &l);
-  tl_session_list_free(&l);
+  assert_malformed(f, FIXTURE_PROBE2 " extra", "line 7 of its output: unknown message", 4);
   /* A fact tl cannot take, and a version tl does not speak. */
-  o.probe = "exec:echo hello 2; echo fact Bad.Key x";
-  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  char err[512];
+  assert_int_equal(run_one_delay(f, "exec:echo hello 2; echo fact Bad.Key x", err, sizeof err),
+                   TL_EINVAL);
   assert_non_null(strstr(err, "line 2 of its output: a fact's key"));
-  o.probe = "exec:echo hello 3";
-  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
+  assert_int_equal(run_one_delay(f, "exec:echo hello 3", err, sizeof err), TL_EINVAL);
   assert_non_null(strstr(err, "line 1 of its output: unsupported protocol version"));
   no_children_left();
 }
@@ -704,38 +722,12 @@ static void exec_collects(void **state) {
 /* A child killed mid-run: an error that says so, 'interrupted' sessions with
  * the samples received, the child reaped, no descriptor left open. */
 static void exec_child_killed(void **state) {
-  fixture *f = *state;
-  int fds = open_fds();
-  tl_collect_opts o = opts_of(FIXTURE_PROBE " die 3", 10);
-  o.delays_ns[0] = 0;
-  o.delay_count = 1;
-  tl_session_spec spec = spec_of(f);
-  char err[512] = "";
-  assert_int_not_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_OK);
-  assert_non_null(strstr(err, "after 3 samples"));
-  /* dash reports its child's SIGKILL as status 137 (128 + 9). */
-  assert_true(strstr(err, "killed by signal 9") || strstr(err, "status 137"));
-  tl_session_list l;
-  check_sessions(f, FIXTURE_PROBE " die 3", "interrupted", 1, 3, NULL, &l);
-  tl_session_list_free(&l);
-  no_children_left();
-  assert_int_equal(open_fds(), fds);
-  assert_int_equal(tl_store_check(f->store, NULL, NULL), TL_OK);
+  assert_killed_after(*state, FIXTURE_PROBE " die 3", 3);
 }
 
 /* hello (line 1), a comment (2), three samples (3-5), then garbage: line 6. */
 static void exec_malformed_line(void **state) {
-  fixture *f = *state;
-  tl_collect_opts o = opts_of(FIXTURE_PROBE " garbage 3", 10);
-  o.delays_ns[0] = 0;
-  o.delay_count = 1;
-  tl_session_spec spec = spec_of(f);
-  char err[512] = "";
-  assert_int_equal(tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err), TL_EINVAL);
-  assert_non_null(strstr(err, "line 6 of its output"));
-  tl_session_list l;
-  check_sessions(f, FIXTURE_PROBE " garbage 3", "interrupted", 1, 3, NULL, &l);
-  tl_session_list_free(&l);
+  assert_malformed(*state, FIXTURE_PROBE " garbage 3", "line 6 of its output", 3);
   no_children_left();
 }
 
