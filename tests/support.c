@@ -132,6 +132,21 @@ int tl_test_run_with(char *const argv[], char *const env[], void (*prepare)(void
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+pid_t tl_test_start(char *const argv[], const char *out_path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int in = open("/dev/null", O_RDONLY);
+    int out =
+        out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : open("/dev/null", O_WRONLY);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
 char *tl_test_read_file(const char *path, size_t *len) {
   int fd = open(path, O_RDONLY);
   if (fd < 0)

@@ -35,6 +35,11 @@ int tl_test_run(char *const argv[], char *const env[], char **out, char **err);
 int tl_test_run_with(char *const argv[], char *const env[], void (*prepare)(void *), void *arg,
                      char **out, char **err);
 
+/* Starts argv (argv[0] a path) in the background, stdin from /dev/null,
+ * stdout and stderr into the file out_path (NULL: /dev/null); returns its
+ * pid, for the caller to signal and wait for. */
+pid_t tl_test_start(char *const argv[], const char *out_path);
+
 /* The offset of the first byte of s that must not reach a terminal raw: a C0
  * control other than newline and tab, DEL, a C1 control (U+0080..U+009F) or
  * a byte that is not valid UTF-8; -1 when there is none. */

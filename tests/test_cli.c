@@ -92,15 +92,9 @@ static void store_info_and_check(void **state) {
 
 static void interrupted_collection(void **state) {
   fixture *f = *state;
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(null, 1);
-    execl(TLCOLLECT, TLCOLLECT, "--db", f->db, "--label", "sig", "--delays", "1,2", "--count",
-          "1000000", (char *)NULL);
-    _exit(127);
-  }
+  char *collect[] = {TLCOLLECT,  "--db", f->db,     "--label", "sig",
+                     "--delays", "1,2",  "--count", "1000000", NULL};
+  pid_t pid = tl_test_start(collect, NULL);
   /* Wait until samples are committed, then interrupt. */
   tl_store *s = NULL;
   int64_t stored = 0;

@@ -33,19 +33,10 @@ static double now_s(void) {
 /* Starts tlcollect with argv (NULL-terminated, after the program name) and
  * its output to /dev/null. */
 static pid_t start(char *const args[]) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    char *argv[32] = {TLCOLLECT};
-    for (int i = 0; args[i] && i < 30; i++)
-      argv[i + 1] = args[i];
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(null, 2);
-    execv(TLCOLLECT, argv);
-    _exit(127);
-  }
-  return pid;
+  char *argv[32] = {TLCOLLECT};
+  for (int i = 0; args[i] && i < 30; i++)
+    argv[i + 1] = args[i];
+  return tl_test_start(argv, NULL);
 }
 
 static int exit_status(pid_t pid) {

@@ -157,16 +157,9 @@ static int64_t committed(const char *db) {
  * sessions 'interrupted'. */
 static void kill9_keeps_every_committed_sample(void **state) {
   fixture *f = *state;
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(null, 2);
-    execl(TLCOLLECT, TLCOLLECT, "--db", f->db, "--label", "k9", "--delays", "1,2", "--count",
-          "1000000", (char *)NULL);
-    _exit(127);
-  }
+  char *a[] = {TLCOLLECT,  "--db", f->db,     "--label", "k9",
+               "--delays", "1,2",  "--count", "1000000", NULL};
+  pid_t pid = tl_test_start(a, NULL);
   int64_t n = 0;
   for (int i = 0; i < 150 && n < 40; i++) {
     usleep(100000);
@@ -798,22 +791,6 @@ static int64_t session_count(const char *db) {
   return st.sessions;
 }
 
-/* Starts tlcollect with argv in the background, stdout and stderr into
- * out_path. */
-static pid_t start_collector(char *const argv[], const char *out_path) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDONLY);
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(null, 0);
-    dup2(out, 1);
-    dup2(out, 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
 /* Another process holds the write lock for 8 s, past the 5 s busy timeout,
  * while tlcollect measures as fast as it can: the queue fills, measuring
  * pauses, and once the lock is gone every sample is stored, exactly the
@@ -823,7 +800,7 @@ static void lock_held_past_busy_timeout(void **state) {
   char *log = tl_test_path(f->dir, "collect.log");
   char *a[] = {TLCOLLECT,  "--db", f->db,     "--label", "held", "--probe", "uv",
                "--delays", "0",    "--count", "3000000", "-q",   NULL};
-  pid_t pid = start_collector(a, log);
+  pid_t pid = tl_test_start(a, log);
   for (int i = 0; i < 100 && session_count(f->db) < 1; i++)
     usleep(50000);
   assert_int_equal(session_count(f->db), 1);
@@ -854,7 +831,7 @@ static void lock_never_released(void **state) {
   char *log = tl_test_path(f->dir, "collect.log");
   char *a[] = {TLCOLLECT, "--db",    f->db,     "--label", "held", "--delays",
                "1",       "--count", "1000000", "-q",      NULL};
-  pid_t pid = start_collector(a, log);
+  pid_t pid = tl_test_start(a, log);
   for (int i = 0; i < 100 && committed(f->db) < 200; i++)
     usleep(50000);
   assert_true(committed(f->db) >= 200);
