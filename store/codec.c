@@ -319,6 +319,54 @@ static uint8_t *bits_end(bit_writer *w) {
   return w->p;
 }
 
+/* Packs groups of 8 differences (v - base) & mask of b bits into b bytes,
+ * the mirror of unpack_groups: built in registers with fixed shifts, then
+ * stored as whole words. Each store may write up to 7 zero bytes past its
+ * group, which the next one (or the caller) writes over; the block bound
+ * leaves room for them. Called with a constant b, each width compiles to
+ * its own straight-line loop. */
+static inline __attribute__((always_inline)) void pack_groups(const int64_t *v, unsigned b,
+                                                              uint64_t base, size_t groups,
+                                                              uint8_t *out) {
+  uint64_t mask = ((uint64_t)1 << b) - 1;
+  for (size_t g = 0; g < groups; g++, v += 8, out += b) {
+    uint64_t w[8] = {0};
+    for (unsigned j = 0; j < 8; j++) {
+      uint64_t d = ((uint64_t)v[j] - base) & mask;
+      unsigned at = j * b, sh = at & 63;
+      w[at >> 6] |= d << sh;
+      if (sh + b > 64)
+        w[(at >> 6) + 1] |= d >> (64 - sh);
+    }
+    for (unsigned k = 0; k < (b + 7) / 8; k++)
+      store_le64(out + 8 * k, w[k]);
+  }
+}
+
+#define PACK_CASE(B)                                                                               \
+  case B:                                                                                          \
+    pack_groups(v, B, base, groups, out);                                                          \
+    break;
+#define PACK_CASES_8(B)                                                                            \
+  PACK_CASE(B) PACK_CASE(B + 1) PACK_CASE(B + 2) PACK_CASE(B + 3) PACK_CASE(B + 4)                 \
+  PACK_CASE(B + 5) PACK_CASE(B + 6) PACK_CASE(B + 7)
+
+static void pack_any(const int64_t *v, unsigned b, uint64_t base, size_t groups, uint8_t *out) {
+  switch (b) {
+    PACK_CASES_8(1)
+    PACK_CASES_8(9)
+    PACK_CASES_8(17)
+    PACK_CASES_8(25)
+    PACK_CASES_8(33)
+    PACK_CASES_8(41)
+    PACK_CASES_8(49)
+    PACK_CASE(57) PACK_CASE(58) PACK_CASE(59) PACK_CASE(60) PACK_CASE(61) PACK_CASE(62)
+    PACK_CASE(63)
+  default: /* 0: nothing to pack */
+    break;
+  }
+}
+
 static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out) {
   uint64_t base = (uint64_t)lo;
   unsigned L = bit_length((uint64_t)hi - base), pw = bit_length(n - 1);
@@ -349,18 +397,23 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
   out[1] = (uint8_t)(e & 0xff);
   out[2] = (uint8_t)(e >> 8);
   uint64_t mask = ((uint64_t)1 << b) - 1; /* b <= 63 */
-  /* The low bits of every sample; the exceptions' positions noted on the
-   * way without a branch (the slot is overwritten until one is kept). */
+  /* The low bits of every sample: whole groups of 8, then the rest. */
+  size_t groups = n / 8;
+  pack_any(v, b, base, groups, out + 3);
+  bit_writer low = {out + 3 + groups * b, 0, 0};
+  for (i = groups * 8; i < n; i++)
+    bits_put(&low, ((uint64_t)v[i] - base) & mask, b);
+  bit_writer ex = {bits_end(&low), 0, 0};
+  if (!e)
+    return (size_t)(ex.p - out);
+  /* The exceptions' positions, noted without a branch (the slot is
+   * overwritten until one is kept), then each with its high bits. */
   uint16_t at[TL_BLOCK_MAX + 1];
   size_t k = 0;
-  bit_writer low = {out + 3, 0, 0};
   for (i = 0; i < n; i++) {
-    uint64_t d = (uint64_t)v[i] - base;
-    bits_put(&low, d & mask, b);
     at[k] = (uint16_t)i;
-    k += (d >> b) != 0;
+    k += (((uint64_t)v[i] - base) >> b) != 0;
   }
-  bit_writer ex = {bits_end(&low), 0, 0};
   unsigned hw = L - b;
   for (size_t x = 0; x < k; x++) {
     bits_put(&ex, at[x], pw);
@@ -458,10 +511,8 @@ size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, ui
                           int64_t *min, int64_t *max) {
   int64_t lo = v[0], hi = v[0];
   for (size_t i = 1; i < n; i++) {
-    if (v[i] < lo)
-      lo = v[i];
-    if (v[i] > hi)
-      hi = v[i];
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
   }
   uint8_t *payload = out + TL_BLOCK_HEADER;
   size_t len = codec == TL_CODEC_VARINT ? varint_encode(v, n, lo, payload)

@@ -386,6 +386,7 @@ int tl__import_parse_line(tl_samples_format format, const char *line, size_t len
 typedef struct {
   tl_store *s;
   sqlite3_stmt *ins;
+  tl__summarizer *z; /* every sample stored, for the session's summary */
   int64_t session_id, seq, stored;
   int64_t block[TL_BLOCK_MAX];
   size_t n;
@@ -408,6 +409,9 @@ static int flush_block(block_out *b) {
   sqlite3_reset(b->ins);
   if (rc != SQLITE_DONE)
     return tl__store_sqlfail(b->s, rc, "storing imported samples");
+  /* The import is one transaction: a sample stored is summarised now, while
+   * its block is in the cache, and all goes if the import is rolled back. */
+  tl__summary_add(b->z, b->block, b->n);
   b->stored += (int64_t)b->n;
   b->n = 0;
   return TL_OK;
@@ -424,6 +428,61 @@ static int digits_value(const char *p, size_t len, int64_t *out) {
   }
   *out = v;
   return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The common line, read 8 bytes at a time                                   */
+
+static uint64_t load_le64(const char *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  w = __builtin_bswap64(w);
+#endif
+  return w;
+}
+
+/* A word with a non-zero byte at each byte of w that is not an ASCII digit
+ * (exact up to the first such byte; the carry of w + 6 only reaches the
+ * bytes above one). */
+static uint64_t non_digits(uint64_t w) {
+  const uint64_t high = 0xF0F0F0F0F0F0F0F0u, threes = 0x3030303030303030u;
+  return ((w & high) ^ threes) | (((w + 0x0606060606060606u) & high) ^ threes);
+}
+
+/* The value of the n (1..8) digits in the low bytes of w, the first one
+ * most significant: padded to 8 with leading '0's, then added up in pairs,
+ * fours and eights by multiplication (as simdjson parses 8 digits). */
+static uint64_t digits8(uint64_t w, unsigned n) {
+  if (n < 8)
+    w = w << (8 * (8 - n)) | 0x3030303030303030u >> (8 * n);
+  w -= 0x3030303030303030u;
+  w = w * 10 + (w >> 8);
+  return ((w & 0x000000FF000000FFu) * (100 + (1000000ull << 32)) +
+          ((w >> 16) & 0x000000FF000000FFu) * (1 + (10000ull << 32))) >>
+         32;
+}
+
+/* When the line at p is 1 to 16 digits and '\n': its value in *out and its
+ * length with the '\n'; else 0. Reads the 16 bytes from p. */
+static size_t digit_line(const char *p, uint64_t *out) {
+  static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+  uint64_t w = load_le64(p), non = non_digits(w);
+  if (non) {
+    unsigned n = (unsigned)__builtin_ctzll(non) / 8;
+    if (!n || p[n] != '\n')
+      return 0;
+    *out = digits8(w, n);
+    return n + 1;
+  }
+  uint64_t w2 = load_le64(p + 8), non2 = non_digits(w2);
+  if (!non2)
+    return 0; /* 17 digits or more: the general parser says what is wrong */
+  unsigned n2 = (unsigned)__builtin_ctzll(non2) / 8;
+  if (p[8 + n2] != '\n')
+    return 0;
+  *out = digits8(w, 8) * pow10[n2] + (n2 ? digits8(w2, n2) : 0);
+  return 8 + n2 + 1;
 }
 
 static int exec(tl_store *s, const char *sql, const char *doing) {
@@ -527,13 +586,17 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
                           .started_ns = o->started_ns};
   block_out *b = calloc(1, sizeof *b);
   char *buf = malloc(CHUNK + 1);
-  if (!b || !buf) {
+  tl__summarizer *z = tl__summarizer_new();
+  if (!b || !buf || !z) {
     free(b);
     free(buf);
     free(cmd);
+    tl__summarizer_free(z);
     return tl__store_fail(s, TL_ENOMEM, "out of memory importing");
   }
   b->s = s;
+  b->z = z;
+  tl__summary_begin(z);
   int err = exec(s, "BEGIN IMMEDIATE", "starting the import");
   int in_txn = err == TL_OK;
   if (!err)
@@ -549,6 +612,7 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
   size_t have = 0, column = 0;
   int64_t unit = o->unit_ns, line_no = 0, nbad = 0;
   int eof = 0, header_done = o->format != TL_SAMPLES_CSV, too_long = 0;
+  uint64_t fast_max = (uint64_t)(IMPORT_MAX_NS / unit); /* the largest bare integer, in units */
   while (!err && (!eof || have)) {
     if (!eof && have < CHUNK) {
       size_t r = fread(buf + have, 1, CHUNK - have, in);
@@ -563,6 +627,17 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     }
     char *p = buf, *end = buf + have;
     while (!err) {
+      uint64_t x;
+      size_t used;
+      if (column == 0 && header_done && !too_long && end - p >= 16 &&
+          (used = digit_line(p, &x)) && x <= fast_max) {
+        line_no++;
+        b->block[b->n++] = (int64_t)x * unit;
+        if (b->n == TL_BLOCK_MAX)
+          err = flush_block(b);
+        p += used;
+        continue;
+      }
       char *nl = memchr(p, '\n', (size_t)(end - p));
       if (!nl && !eof) {
         if (p == buf) { /* a whole chunk without a newline */
@@ -592,6 +667,7 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
           rc = tl__import_parse_header(p, len, &column, &unit, why, sizeof why);
           if (rc == TL_OK)
             rc = 0;
+          fast_max = (uint64_t)(IMPORT_MAX_NS / unit);
         } else {
           rc = tl__import_parse_line(o->format, p, len, column, unit, &v, why, sizeof why);
         }
@@ -645,11 +721,12 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
       err = tl__store_sqlfail(s, rc, "finishing the import");
   }
   if (!err) {
-    tl__summarizer *z = tl__summarizer_new();
-    err = z ? tl__summary_put(s, z, b->session_id)
-            : tl__store_fail(s, TL_ENOMEM, "out of memory summarising the import");
-    tl__summarizer_free(z);
+    const tl_summary *m;
+    err = tl__summary_finish(s, z, b->session_id, &m);
+    if (!err)
+      err = tl__summary_write(s, b->session_id, m);
   }
+  tl__summarizer_free(z);
   sqlite3_finalize(b->ins);
   if (!err)
     err = exec(s, "COMMIT", "committing the import");

@@ -25,6 +25,7 @@ enum {
   COLLECT_MAX = 1 << 20,           /* values gathered at once for one rank */
   COUNT_SPAN_MAX = 1 << 21,        /* values counted one by one for one rank */
   NARROW = 4096,                   /* linear buckets a wide range is cut into */
+  MARKS = 1 << 16,                 /* slots of the map of the ranges a pass reads */
 };
 
 void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
@@ -64,6 +65,12 @@ struct tl__summarizer {
   int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
   rank_target t[TL_SUMMARY_PCTS];
   int64_t lo, hi; /* the span of the open targets' ranges, this pass */
+  /* Which slots of 2^shift values from lo hold a range the pass reads:
+   * most samples lie in none, and one look tells (slot `outside`, never
+   * marked, for the samples beyond). */
+  unsigned shift;
+  size_t outside;
+  uint8_t marks[MARKS + 1];
   int64_t decoded[TL_BLOCK_MAX];
 };
 
@@ -125,12 +132,38 @@ static int first_pass(void *arg, const int64_t *v, size_t n) {
   return 0;
 }
 
+/* Marks the slots of the ranges the next pass reads (the open targets that
+ * read for themselves). */
+static void marks_setup(tl__summarizer *z) {
+  uint64_t span = (uint64_t)z->hi - (uint64_t)z->lo;
+  z->shift = 0;
+  while ((span >> z->shift) >= MARKS)
+    z->shift++;
+  z->outside = (size_t)(span >> z->shift) + 1;
+  memset(z->marks, 0, z->outside + 1);
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
+    const rank_target *t = &z->t[k];
+    if (t->done || t->same != SIZE_MAX)
+      continue;
+    uint64_t to = ((uint64_t)t->hi - (uint64_t)z->lo) >> z->shift;
+    for (uint64_t at = ((uint64_t)t->lo - (uint64_t)z->lo) >> z->shift; at <= to; at++)
+      z->marks[at] = 1;
+  }
+}
+
 static int gather(void *arg, const int64_t *v, size_t n) {
   tl__summarizer *z = arg;
+  const uint64_t lo = (uint64_t)z->lo, outside = z->outside;
+  const unsigned shift = z->shift;
+  const uint8_t *marks = z->marks;
   for (size_t i = 0; i < n; i++) {
-    int64_t x = v[i];
-    if (x < z->lo || x > z->hi)
+    /* Without a branch but for the rare sample in a marked slot: one past
+     * the range reads slot `outside` or the last one, and the exact test
+     * below tells. */
+    uint64_t slot = ((uint64_t)v[i] - lo) >> shift;
+    if (!marks[slot < outside ? slot : outside])
       continue;
+    int64_t x = v[i];
     for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
       rank_target *t = &z->t[k];
       if (t->done || t->same != SIZE_MAX || x < t->lo || x > t->hi)
@@ -269,6 +302,7 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
     }
     if (err || !open)
       break;
+    marks_setup(z);
     rescan r = {s, z, gather};
     if ((err = tl_store_scan_blocks(s, &session_id, 1, overlaps, rescan_block, &r)))
       break;

@@ -275,6 +275,65 @@ static void import_good_and_bad(void **state) {
   tl_store_close(s);
 }
 
+typedef struct {
+  const int64_t *want;
+  size_t n, at;
+} expect_samples;
+
+static int same_samples(void *ctx, const int64_t *v, size_t n) {
+  expect_samples *e = ctx;
+  assert_true(e->at + n <= e->n);
+  assert_memory_equal(v, e->want + e->at, n * sizeof *v);
+  e->at += n;
+  return 0;
+}
+
+/* Bare integers of every length from 1 to 16 digits, leading zeros, the
+ * largest latency accepted and the smallest refused, in a unit, over more
+ * than one read chunk: each read as the general parser reads it (the
+ * common line takes a path of its own, 8 bytes at a time). */
+static void import_every_digit_line(void **state) {
+  fixture *f = *state;
+  enum { LINES = 150000 };
+  const int64_t max_us = 30LL * 86400 * 1000000; /* 30 days */
+  char *text = malloc((size_t)LINES * 20 + 64), *p = text;
+  int64_t *want = malloc(LINES * sizeof *want);
+  size_t n = 0, first_bad = 0;
+  uint64_t x = 7;
+  p += sprintf(p, "latency_us\n");
+  for (size_t i = 0; i < LINES; i++) {
+    int digits = 1 + (int)(i % 16);
+    char line[24];
+    for (int d = 0; d < digits; d++)
+      line[d] = (char)('0' + (d == 0 && i % 5 == 0 ? 0 : (int)((uint64_t)lcg(&x) % 10)));
+    line[digits] = '\0';
+    int64_t v = strtoll(line, NULL, 10);
+    if (i % 1000 == 7)
+      v = max_us + (int64_t)(i / 1000 % 2); /* accepted, then refused */
+    if (i % 1000 == 7)
+      snprintf(line, sizeof line, "%lld", (long long)v);
+    p += sprintf(p, "%s\n", line);
+    if (v <= max_us)
+      want[n++] = v * 1000;
+    else if (!first_bad)
+      first_bad = i + 2; /* its line, after the header */
+  }
+  tl_store *s = open_db(f->dir, "digits.db");
+  bad_lines bl = {0};
+  int64_t got = 0;
+  assert_int_equal(import_text(s, text, TL_SAMPLES_CSV, 1, &bl, &got), TL_OK);
+  assert_int_equal(got, (int64_t)n);
+  assert_int_equal(bl.n, 16); /* the refused ones, as many as on_bad keeps */
+  assert_int_equal(bl.lines[0], (int64_t)first_bad);
+  expect_samples e = {want, n, 0};
+  assert_int_equal(tl_store_scan(s, 1, same_samples, &e), TL_OK);
+  assert_int_equal(e.at, n);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+  free(want);
+  free(text);
+}
+
 /* The row parser on hostile input: never a crash, always a clear answer. */
 static void import_parser_hostile(void **state) {
   (void)state;
@@ -949,6 +1008,7 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(import_good_and_bad, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(import_parser_hostile),
+      cmocka_unit_test_setup_teardown(import_every_digit_line, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(export_round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(prune_and_delete, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(vacuum_upgrades_pages, tl_test_setup, tl_test_teardown),
