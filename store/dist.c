@@ -368,26 +368,46 @@ static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
  * that consecutive ones seldom wait on the same count. The samples of
  * buckets with ranges on the lists are picked out on the way, without a
  * branch either, and handed to take after each stretch. */
-static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
-  enum { STRETCH = 2048 };
+static inline __attribute__((always_inline)) void count_stretch(tl_sweep *w, const int64_t *p,
+                                                                 size_t m, int by_double) {
   const uint32_t *base = w->fast_base, *mask = w->fast_mask;
   const uint8_t *slow = w->fast_slow;
   uint32_t *fast = w->fast;
-  size_t first = w->fast_first, len = w->fast_len;
-  uint16_t pick[STRETCH];
-  for (size_t at = 0; at < n; at += STRETCH) {
-    const int64_t *p = v + at;
-    size_t m = n - at < STRETCH ? n - at : STRETCH, picked = 0;
-    for (size_t i = 0; i < m; i++) {
-      uint64_t u = (uint64_t)p[i];
-      size_t k = log_index(p[i]) - first; /* wraps below first */
-      k = k < len ? k : len;
-      fast[base[k] + (u & mask[k])]++;
-      pick[picked] = (uint16_t)i;
-      picked += slow[k];
+  size_t first = w->fast_first, len = w->fast_len, picked = 0;
+  uint16_t pick[TL_BLOCK_MAX];
+  for (size_t i = 0; i < m; i++) {
+    uint64_t u = (uint64_t)p[i];
+    size_t k;
+    if (by_double) {
+      /* Below 2^53 a latency converts to a double exactly, whose exponent
+       * and top 11 bits of mantissa are its log bucket, less a constant,
+       * from 2^11 on: cheaper than finding the top bit and shifting. */
+      double d = (double)p[i];
+      uint64_t bits;
+      memcpy(&bits, &d, sizeof bits);
+      k = (size_t)(bits >> (52 - SUB_BITS)) - (size_t)(1023 + SUB_BITS - 1) * SUB;
+      k = u < SUB ? (size_t)u : k;
+    } else {
+      k = log_index(p[i]);
     }
-    for (size_t j = 0; j < picked; j++)
-      take(w, log_index(p[pick[j]]), p[pick[j]]);
+    k -= first; /* wraps below first */
+    k = k < len ? k : len;
+    fast[base[k] + (u & mask[k])]++;
+    pick[picked] = (uint16_t)i;
+    picked += slow[k];
+  }
+  for (size_t j = 0; j < picked; j++)
+    take(w, log_index(p[pick[j]]), p[pick[j]]);
+}
+
+static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
+  int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
+  for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
+    size_t m = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
+    if (by_double)
+      count_stretch(w, v + at, m, 1);
+    else
+      count_stretch(w, v + at, m, 0);
   }
 }
 

@@ -59,22 +59,25 @@ static int cmp(const void *a, const void *b) {
 }
 
 /* Large sets that force the narrowing passes: a tight cluster (most samples
- * in one log bucket), a heavy tail, and huge values. */
+ * in one log bucket), a heavy tail, huge values, and a cluster with one huge
+ * value (beyond what a double holds exactly). */
 static void against_sort(void **state) {
   (void)state;
   const size_t n = 3000000;
   int64_t *v = malloc(n * sizeof *v), *s = malloc(n * sizeof *s);
   const double p[] = {0, 1, 25, 50, 90, 99, 99.9, 99.99, 100};
   uint64_t x = 88172645463325252ULL;
-  for (int shape = 0; shape < 3; shape++) {
+  for (int shape = 0; shape < 4; shape++) {
     for (size_t i = 0; i < n; i++) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
       if (shape == 0)
         v[i] = 1000000 + (int64_t)(x % 5000); /* all in a narrow band */
       else if (shape == 1)
         v[i] = (int64_t)(x % 1000) * (int64_t)(x % 1000) * 100; /* skewed */
-      else
+      else if (shape == 2)
         v[i] = (int64_t)(x >> 2); /* the whole int64 range */
+      else
+        v[i] = i == n / 2 ? INT64_MAX / 3 : 1000000 + (int64_t)(x % 5000);
     }
     memcpy(s, v, n * sizeof *v);
     qsort(s, n, sizeof *s, cmp);
