@@ -16,4 +16,16 @@ typedef struct {
 int tl_collect_setup(void **state);
 int tl_collect_teardown(void **state);
 
+/* A session of this host (its fingerprint, name and facts) for the
+ * collector to fill in; command_line names the test that wrote it. */
+tl_session_spec tl_collect_fixture_spec(const tl_collect_fixture *f, const char *run_uuid,
+                                        const char *label, const char *command_line);
+
+/* The count, least and greatest of the samples a scan passes to
+ * tl_test_measure (a tl_store_scan callback; start from {0, 0, 0}). */
+typedef struct {
+  int64_t n, min, max;
+} tl_test_span;
+int tl_test_measure(void *span, const int64_t *v, size_t n);
+
 #endif

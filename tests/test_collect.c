@@ -18,35 +18,7 @@
 typedef tl_collect_fixture fixture;
 
 static tl_session_spec spec_of(fixture *f, const char *label) {
-  size_t n;
-  const tl_fact *facts = tl_host_facts(f->host, &n);
-  tl_session_spec s = {
-      .run_uuid = "run-test",
-      .label = label,
-      .command_line = "test_collect",
-      .host_fingerprint = tl_host_fingerprint(f->host),
-      .hostname = tl_host_hostname(f->host),
-      .libuv_version = uv_version_string(),
-      .facts = facts,
-      .fact_count = n,
-  };
-  return s;
-}
-
-typedef struct {
-  int64_t n, min, max;
-} span;
-
-static int measure(void *ctx, const int64_t *v, size_t n) {
-  span *s = ctx;
-  for (size_t i = 0; i < n; i++) {
-    if (s->n == 0 || v[i] < s->min)
-      s->min = v[i];
-    if (s->n == 0 || v[i] > s->max)
-      s->max = v[i];
-    s->n++;
-  }
-  return 0;
+  return tl_collect_fixture_spec(f, "run-test", label, "test_collect");
 }
 
 /* Runs probe at 0 ms and 5 ms with the given counts; checks what is stored. */
@@ -84,8 +56,8 @@ static void collect_and_check(fixture *f, const char *probe, int64_t count, int6
     assert_string_equal(s->hostname, tl_host_hostname(f->host));
     assert_int_equal(s->warmup, 2);
     assert_int_equal(s->sample_count, count);
-    span sp = {0, 0, 0};
-    assert_int_equal(tl_store_scan(f->store, s->id, measure, &sp), TL_OK);
+    tl_test_span sp = {0, 0, 0};
+    assert_int_equal(tl_store_scan(f->store, s->id, tl_test_measure, &sp), TL_OK);
     assert_int_equal(sp.n, count);
     /* A 5 ms timer cannot come back in under ~4 ms, whatever the clock's
      * skew against the loop's cached time; a 0 ms timer not below floor. */

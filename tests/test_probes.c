@@ -33,19 +33,7 @@
 typedef tl_collect_fixture fixture;
 
 static tl_session_spec spec_of(fixture *f) {
-  size_t n;
-  const tl_fact *facts = tl_host_facts(f->host, &n);
-  tl_session_spec s = {
-      .run_uuid = "run-probes",
-      .label = "probes",
-      .command_line = "test_probes",
-      .host_fingerprint = tl_host_fingerprint(f->host),
-      .hostname = tl_host_hostname(f->host),
-      .libuv_version = uv_version_string(),
-      .facts = facts,
-      .fact_count = n,
-  };
-  return s;
+  return tl_collect_fixture_spec(f, "run-probes", "probes", "test_probes");
 }
 
 static tl_collect_opts opts_of(const char *probe, int64_t count) {
@@ -56,22 +44,6 @@ static tl_collect_opts opts_of(const char *probe, int64_t count) {
   o.warmup = 0;
   o.flush_ms = 20;
   return o;
-}
-
-typedef struct {
-  int64_t n, min, max;
-} span;
-
-static int measure(void *ctx, const int64_t *v, size_t n) {
-  span *s = ctx;
-  for (size_t i = 0; i < n; i++) {
-    if (s->n == 0 || v[i] < s->min)
-      s->min = v[i];
-    if (s->n == 0 || v[i] > s->max)
-      s->max = v[i];
-    s->n++;
-  }
-  return 0;
 }
 
 /* The sessions of one probe, oldest first; checks count, status and that
@@ -88,8 +60,8 @@ static void check_sessions(fixture *f, const char *probe, const char *status, si
     assert_string_equal(s->status, status);
     assert_string_equal(s->probe, probe);
     assert_int_equal(s->sample_count, count);
-    span sp = {0, 0, 0};
-    assert_int_equal(tl_store_scan(f->store, s->id, measure, &sp), TL_OK);
+    tl_test_span sp = {0, 0, 0};
+    assert_int_equal(tl_store_scan(f->store, s->id, tl_test_measure, &sp), TL_OK);
     assert_int_equal(sp.n, count);
     if (floor_ns && count)
       assert_true(sp.min >= floor_ns[i]);
