@@ -255,8 +255,10 @@ static int run_vacuum(const tl_cli_args *a) {
 /* The commands: how each is called, what it does, its options               */
 
 static const tl_cli_option export_options[] = {
-    {"format", "FORMAT", "csv, jsonl or hgrm (required)", 0}, FILTER_OPTIONS, {NULL}};
-static const tl_cli_option sessions_options[] = {FILTER_OPTIONS, {NULL}};
+    {"format", "FORMAT", "csv, jsonl or hgrm (required)", 0},
+    FILTER_OPTIONS,
+    {NULL, NULL, NULL, 0}};
+static const tl_cli_option sessions_options[] = {FILTER_OPTIONS, {NULL, NULL, NULL, 0}};
 static const tl_cli_option import_options[] = {
     {"format", "FORMAT", "csv or jsonl (required)", 0},
     {"label", "L", "the new session's label (required)", 0},
@@ -267,13 +269,14 @@ static const tl_cli_option import_options[] = {
     {"start", "DATE", "when the samples were measured, UTC (default now)", 0},
     {"fact", "KEY=VALUE", "a host fact: memory=1G, cpus=2, vm=kvm ... (repeatable)", 1},
     {"skip-bad", NULL, "import the good rows of a file with bad ones", 0},
-    {NULL}};
+    {NULL, NULL, NULL, 0}};
 static const tl_cli_option prune_options[] = {
     {"before", "DATE", "sessions started before DATE, UTC (required)", 0},
     {"label", "L", "only the sessions of this label", 0},
-    {NULL}};
+    {NULL, NULL, NULL, 0}};
 static const tl_cli_option push_options[] = {
-    {"remove-pushed", NULL, "delete each session from the file once the server has it", 0}, {NULL}};
+    {"remove-pushed", NULL, "delete each session from the file once the server has it", 0},
+    {NULL, NULL, NULL, 0}};
 
 /* name, usage, what it does, options, the most operands it takes (-1: any), run */
 static const tl_cli_command commands[] = {
