@@ -457,10 +457,23 @@ static size_t upper_bound(const int64_t *v, size_t n, int64_t x) {
   return lo;
 }
 
+/* The weighted count of samples up to the pooled value at mid: session i
+ * stands for w[i] copies (w NULL: one) of its n samples, each kept sample
+ * for n / m of them. */
+static double sset_count(const tl__sset *x, const double *w, size_t mid) {
+  double c = 0;
+  for (size_t i = 0; i < x->ns; i++) {
+    const tl__sess *s = &x->s[i];
+    double wi = w ? w[i] : 1;
+    if (wi > 0 && s->m)
+      c += wi * (double)s->n / (double)s->m * (double)upper_bound(s->v, s->m, x->pool[mid]);
+  }
+  return c;
+}
+
 /* The smallest kept value at which the weighted count of samples reaches
- * rank: session i stands for w[i] copies (w NULL: one) of its n samples,
- * each kept sample for n / m of them. */
-int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
+ * rank. */
+int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double *memo) {
   if (x->exact && !w) {
     size_t r = rank < 1 ? 1 : (size_t)ceil(rank - 1e-9);
     return x->pool[(r > x->m ? x->m : r) - 1];
@@ -468,19 +481,19 @@ int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
   size_t lo = 0, hi = x->m - 1;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    double c = 0;
-    for (size_t i = 0; i < x->ns; i++) {
-      const tl__sess *s = &x->s[i];
-      double wi = w ? w[i] : 1;
-      if (wi > 0 && s->m)
-        c += wi * (double)s->n / (double)s->m * (double)upper_bound(s->v, s->m, x->pool[mid]);
-    }
+    double c = memo && memo[mid] >= 0 ? memo[mid] : sset_count(x, w, mid);
+    if (memo)
+      memo[mid] = c;
     if (c >= rank - 1e-6)
       hi = mid;
     else
       lo = mid + 1;
   }
   return x->pool[lo];
+}
+
+int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
+  return tl__sset_at_memo(x, w, rank, NULL);
 }
 
 /* ======================================================================== */

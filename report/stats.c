@@ -148,6 +148,10 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
     free(w);
     return TL_ENOMEM;
   }
+  /* The replicates by samples search the pool for ranks near each other. */
+  double *memo = g->method == TL_CI_ORDER && !x->exact ? malloc(x->m * sizeof *memo) : NULL;
+  for (size_t j = 0; memo && j < x->m; j++)
+    memo[j] = -1;
   tl__rng r = {seed};
   for (size_t b = 0; b < B; b++) {
     if (g->method == TL_CI_SESSIONS) {
@@ -169,11 +173,12 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
       for (size_t k = 0; k < np; k++) {
         int64_t rank = tl_rank(pcts[k], x->n);
         double u = tl__rng_beta(&r, (double)rank, (double)(x->n - rank + 1));
-        g->rep[k * B + b] = tl__sset_at(x, NULL, ceil(u * (double)x->n));
+        g->rep[k * B + b] = tl__sset_at_memo(x, NULL, ceil(u * (double)x->n), memo);
       }
     }
   }
   free(w);
+  free(memo);
   tl__boot_free(&bt);
   for (size_t k = 0; k < np; k++)
     sort_row(g->rep + k * B, B);
