@@ -176,6 +176,12 @@ int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
  * from s only the blocks that hold the percentiles' ranks. */
 void tl__summary_begin(tl__summarizer *z);
 void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n);
+/* For a caller that adds samples before it knows they are stored: the
+ * totals before, then, if they were not stored, the samples v[0..n) added
+ * since taken back. */
+void tl__summary_totals(const tl__summarizer *z, tl_summary *saved);
+void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v,
+                           size_t n);
 int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
                        const tl_summary **out);
 /* What a pass that verifies samples learns of them without the cost of a

@@ -347,6 +347,15 @@ void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n) {
     first_pass(z, v, n);
 }
 
+void tl__summary_totals(const tl__summarizer *z, tl_summary *saved) { *saved = z->sum; }
+
+void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v,
+                           size_t n) {
+  for (size_t i = 0; i < n; i++)
+    z->hist[tl_summary_bucket(v[i])]--;
+  z->sum = *saved;
+}
+
 int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
   clear(z);
   rescan r = {s, z, first_pass};

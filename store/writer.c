@@ -21,6 +21,7 @@ struct tl_writer {
   size_t pending_n, pending_cap;
   int64_t stored; /* committed samples */
   tl__summarizer *summary; /* every committed sample, for the summary at the end; may be NULL */
+  size_t summarised;       /* pending samples added to it by the batch being written */
   int64_t missed; /* missed periods, all of them */
   uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   int64_t scratch[TL_BLOCK_MAX];
@@ -219,14 +220,17 @@ int tl_writer_add(tl_writer *w, const int64_t *v, size_t n) {
     w->pending = p;
     w->pending_cap = cap;
   }
-  int64_t any = 0; /* negative when any sample is: one test, not one a sample */
-  for (size_t i = 0; i < n; i++)
+  /* Copied and checked in one pass; any is negative when a sample is (one
+   * test, not one a sample), and the samples are kept only then. */
+  int64_t any = 0, *to = w->pending + w->pending_n;
+  for (size_t i = 0; i < n; i++) {
+    to[i] = v[i];
     any |= v[i];
+  }
   if (any < 0)
     for (size_t i = 0; i < n; i++)
       if (v[i] < 0)
         return tl__store_fail(w->store, TL_EINVAL, "negative latency %lld ns", (long long)v[i]);
-  memcpy(w->pending + w->pending_n, v, n * sizeof *v);
   w->pending_n += n;
   return TL_OK;
 }
@@ -284,7 +288,15 @@ static int write_blocks(tl_writer *w, size_t *bytes) {
   for (size_t at = 0; at < total && err == TL_OK; at += TL_BLOCK_MAX, seq++) {
     size_t n = total - at < TL_BLOCK_MAX ? total - at : TL_BLOCK_MAX;
     int64_t lo, hi;
-    size_t len = tl_block_encode_as(s->codec, joined(w, at, n), n, seq, w->enc, &lo, &hi);
+    const int64_t *v = joined(w, at, n);
+    size_t len = tl_block_encode_as(s->codec, v, n, seq, w->enc, &lo, &hi);
+    /* Its pending samples into the summary while they are in the cache
+     * (taken back if the batch is not committed). */
+    size_t own = at < w->block_n ? w->block_n - at : 0;
+    if (w->summary && n > own) {
+      tl__summary_add(w->summary, v + own, n - own);
+      w->summarised += n - own;
+    }
     sqlite3_bind_int64(st, 1, w->session_id);
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)n);
@@ -308,6 +320,10 @@ int tl_writer_flush(tl_writer *w) {
   if (err)
     return err;
   size_t bytes = 0;
+  tl_summary before;
+  if (w->summary)
+    tl__summary_totals(w->summary, &before);
+  w->summarised = 0;
   if (w->pending_n)
     err = write_blocks(w, &bytes);
   if (err == TL_OK && bytes && !room_for(s, bytes))
@@ -337,12 +353,12 @@ int tl_writer_flush(tl_writer *w) {
     err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "committing samples");
   if (err) {
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (w->summary)
+      tl__summary_take_back(w->summary, &before, w->pending, w->summarised);
     return err; /* the samples stay buffered */
   }
-  /* Committed: each sample once into the summary, and the open block is
+  /* Committed: each sample is in the summary once, and the open block is
    * now the tail of (block ++ pending). */
-  if (w->summary)
-    tl__summary_add(w->summary, w->pending, w->pending_n);
   size_t total = w->block_n + w->pending_n;
   size_t full = total / TL_BLOCK_MAX, tail = total % TL_BLOCK_MAX;
   if (tail)

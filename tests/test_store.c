@@ -699,6 +699,46 @@ static void summaries_are_exact(void **state) {
     free(v[k]);
 }
 
+/* A batch that is not committed leaves the summary as it was, wherever it
+ * failed: at its fourth block (after the first ones were summarised), and
+ * after every block, when the session's row is updated. The samples stay
+ * buffered, the next flush commits them, and the session's summary is that
+ * of its samples, each counted once. */
+static void failed_batches_leave_the_summary_exact(void **state) {
+  fixture *f = *state;
+  int64_t *v;
+  size_t n = shape(1, &v);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_session_spec spec = spec_for("sum", 0);
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  int64_t id = tl_writer_session_id(w);
+  static const char *const fail[] = {
+      "CREATE TEMP TRIGGER fail BEFORE INSERT ON sample_blocks WHEN NEW.seq = 3 "
+      "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+      "CREATE TEMP TRIGGER fail BEFORE UPDATE OF sample_count ON sessions "
+      "BEGIN SELECT RAISE(ABORT, 'refused'); END"};
+  assert_int_equal(tl_writer_add(w, v, 1000), TL_OK);
+  assert_int_equal(tl_writer_flush(w), TL_OK); /* the open block holds 1000 */
+  static const size_t from[] = {1000, 13000, 18000};
+  for (size_t k = 0; k < 2; k++) {
+    assert_int_equal(sqlite3_exec(s->db, fail[k], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(tl_writer_add(w, v + from[k], from[k + 1] - from[k]), TL_OK);
+    assert_int_not_equal(tl_writer_flush(w), TL_OK);
+    assert_int_equal(sqlite3_exec(s->db, "DROP TRIGGER temp.fail", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(tl_writer_flush(w), TL_OK);
+  }
+  assert_int_equal(tl_writer_add(w, v + from[2], n - from[2]), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  assert_int_equal(stored_summaries(f->db), 1);
+  assert_summary_of(s, id, v, n);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+  free(v);
+}
+
 /* A running session has no stored summary and is summarised when read; a
  * collector found dead gets one when it is marked interrupted. */
 static void summary_of_running_and_stale(void **state) {
@@ -977,6 +1017,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(check_finds_damage, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(migrates_v1_blocks, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(summaries_are_exact, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(failed_batches_leave_the_summary_exact, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(summary_of_running_and_stale, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(damaged_summary, tl_test_setup, tl_test_teardown),
