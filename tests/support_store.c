@@ -2,6 +2,7 @@
  * support_store.h); tests/CMakeLists.txt links it into those only. */
 #include "support_store.h"
 
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,4 +23,13 @@ int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t 
   if (pid < 0 || waitpid(pid, &st, 0) != pid)
     return -1;
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+tl_store_stats tl_test_stats(const char *db) {
+  tl_store *s = NULL;
+  tl_store_stats st = {0};
+  if (tl_store_open(&s, db, TL_STORE_READONLY) != TL_OK || tl_store_info(s, &st) != TL_OK)
+    memset(&st, 0, sizeof st);
+  tl_store_close(s);
+  return st;
 }

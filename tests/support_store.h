@@ -14,4 +14,9 @@
  * when the samples were committed, -1 otherwise. */
 int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t *v, size_t n);
 
+/* What the database at db holds so far (tl_store_info), opened read-only;
+ * all zero while it cannot be opened or read (a collector still creating
+ * it). */
+tl_store_stats tl_test_stats(const char *db);
+
 #endif

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 typedef tl_test_fixture fixture;
@@ -96,17 +97,10 @@ static void interrupted_collection(void **state) {
                      "--delays", "1,2",  "--count", "1000000", NULL};
   pid_t pid = tl_test_start(collect, NULL);
   /* Wait until samples are committed, then interrupt. */
-  tl_store *s = NULL;
   int64_t stored = 0;
   for (int i = 0; i < 100 && stored < 20; i++) {
     usleep(100000);
-    if (tl_store_open(&s, f->db, TL_STORE_READONLY) == TL_OK) {
-      tl_store_stats st;
-      if (tl_store_info(s, &st) == TL_OK)
-        stored = st.samples;
-    }
-    tl_store_close(s);
-    s = NULL;
+    stored = tl_test_stats(f->db).samples;
   }
   assert_true(stored >= 20);
   kill(pid, SIGINT);
@@ -115,6 +109,7 @@ static void interrupted_collection(void **state) {
   assert_true(WIFEXITED(st));
   assert_int_equal(WEXITSTATUS(st), 3);
 
+  tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   tl_filter flt;
   tl_filter_init(&flt);

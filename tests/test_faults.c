@@ -142,14 +142,7 @@ static void tlstore_check_ok(const char *db) {
 /* ======================================================================== */
 /* kill -9                                                                   */
 
-static int64_t committed(const char *db) {
-  tl_store *s = NULL;
-  tl_store_stats st = {0};
-  if (tl_store_open(&s, db, TL_STORE_READONLY) == TL_OK)
-    tl_store_info(s, &st);
-  tl_store_close(s);
-  return st.samples;
-}
+static int64_t committed(const char *db) { return tl_test_stats(db).samples; }
 
 /* The collector is stopped (SIGSTOP) so that what it has committed cannot
  * change while the test reads it, then killed: exactly those samples must
@@ -782,14 +775,7 @@ static void locked_database(void **state) {
 }
 
 /* Sessions in db so far (0 while it cannot be read). */
-static int64_t session_count(const char *db) {
-  tl_store *s = NULL;
-  tl_store_stats st = {0};
-  if (tl_store_open(&s, db, TL_STORE_READONLY) == TL_OK)
-    tl_store_info(s, &st);
-  tl_store_close(s);
-  return st.sessions;
-}
+static int64_t session_count(const char *db) { return tl_test_stats(db).sessions; }
 
 /* Another process holds the write lock for 8 s, past the 5 s busy timeout,
  * while tlcollect measures as fast as it can: the queue fills, measuring
