@@ -37,6 +37,7 @@ enum {
   BITMAP_WORDS = LOG_BUCKETS / 64,
   LINEAR_BUCKETS = 4096,
   RANGE_BYTES = 8 << 20, /* memory for the samples of one range in one pass */
+  GROUP_COUNT_BYTES = 64 << 10, /* see range_mode */
 };
 
 /* The histogram is the session summaries' (tl_summary_bucket), so that a
@@ -369,7 +370,8 @@ static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
  * buckets with ranges on the lists are picked out on the way, without a
  * branch either, and handed to take after each stretch. */
 static inline __attribute__((always_inline)) void count_stretch(tl_sweep *w, const int64_t *p,
-                                                                 size_t m, int by_double) {
+                                                                 size_t m, int by_double,
+                                                                 int picking) {
   const uint32_t *base = w->fast_base, *mask = w->fast_mask;
   const uint8_t *slow = w->fast_slow;
   uint32_t *fast = w->fast;
@@ -393,8 +395,10 @@ static inline __attribute__((always_inline)) void count_stretch(tl_sweep *w, con
     k -= first; /* wraps below first */
     k = k < len ? k : len;
     fast[base[k] + (u & mask[k])]++;
-    pick[picked] = (uint16_t)i;
-    picked += slow[k];
+    if (picking) {
+      pick[picked] = (uint16_t)i;
+      picked += slow[k];
+    }
   }
   for (size_t j = 0; j < picked; j++)
     take(w, log_index(p[pick[j]]), p[pick[j]]);
@@ -404,10 +408,15 @@ static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
   int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
   for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
     size_t m = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
-    if (by_double)
-      count_stretch(w, v + at, m, 1);
+    /* Constant flags: four loops, each without the tests it does not need. */
+    if (by_double && w->slow)
+      count_stretch(w, v + at, m, 1, 1);
+    else if (by_double)
+      count_stretch(w, v + at, m, 1, 0);
+    else if (w->slow)
+      count_stretch(w, v + at, m, 0, 1);
     else
-      count_stretch(w, v + at, m, 0);
+      count_stretch(w, v + at, m, 0, 0);
   }
 }
 
@@ -648,11 +657,15 @@ void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t 
 /* How a range is read in the next pass: its samples collected, or counted
  * per value, whichever takes less memory; or, when both take too much, its
  * span cut into linear buckets to narrow it for a further pass. */
-static void range_mode(target *x) {
+static void range_mode(const tl_sweep *w, target *x) {
   uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
   uint64_t collect = (uint64_t)x->inside * sizeof *x->vals, count = span * sizeof *x->count;
+  /* The group's few ranges count even where collecting takes less memory,
+   * while counting takes little: they then count in the fast table, and no
+   * sample need be picked out for a list. */
+  int small = x->set == w->ns && count <= GROUP_COUNT_BYTES;
   x->n = 0;
-  if (count < collect && count <= RANGE_BYTES && x->inside <= UINT32_MAX)
+  if ((count < collect || small) && count <= RANGE_BYTES && x->inside <= UINT32_MAX)
     x->mode = COUNT;
   else if (collect <= RANGE_BYTES)
     x->mode = COLLECT;
@@ -880,7 +893,7 @@ int tl_sweep_finish(tl_sweep *w) {
         if (taker(&w->t[j]) && w->t[j].lo == x->lo && w->t[j].hi == x->hi)
           x->same = j;
       if (x->same == SIZE_MAX)
-        range_mode(x);
+        range_mode(w, x);
     }
     if (!err)
       err = fast_setup(w);
