@@ -75,33 +75,64 @@ typedef struct {
   const tl__kept *kept;
 } sides;
 
+/* The statistics of one side of a check of group g, its draws seeded by
+ * group sg and the side's purpose. */
+static int side_calc(tl_store *store, const tl_comparison *cmp, const tl_group *g,
+                     const tl_group *sg, const sides *sd, tl__gcalc *out) {
+  return tl__gcalc_run(store, cmp, sd->ids, sd->n, g->dist.pcts, g->dist.pct_count, sd->dist,
+                       tl__group_seed(sg->label, sg->probe, sg->delay_ns, sd->seed), 0, sd->kept,
+                       out);
+}
+
+/* Checks cand (of group g) against ref at every percentile. */
+static void check_calcs(FILE *out, const tl_group *g, const tl__gcalc *ref, const tl__gcalc *cand,
+                        const tl_check_opts *o, const char *which, const char *against,
+                        check_tally *t) {
+  for (size_t k = 0; k < g->dist.pct_count; k++) {
+    int r = check_one(out, g, ref, cand, k, o->max_regression, o->min_regression_ns, which, against);
+    t->skipped += r < 0;
+    t->checks += r >= 0;
+    t->bad += r > 0;
+  }
+}
+
 /* Checks cand (of group g) against ref (of group rg) at every percentile. */
 static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group *g,
                        const tl_group *rg, const sides *ref, const sides *cand,
                        const tl_check_opts *o, const char *which, const char *against, FILE *out,
                        check_tally *t) {
-  const double *p = g->dist.pcts;
-  size_t np = g->dist.pct_count;
   tl__gcalc rgc, cgc;
   memset(&rgc, 0, sizeof rgc);
   memset(&cgc, 0, sizeof cgc);
-  int rc = tl__gcalc_run(store, cmp, ref->ids, ref->n, p, np, ref->dist,
-                         tl__group_seed(rg->label, rg->probe, rg->delay_ns, ref->seed), 0,
-                         ref->kept, &rgc);
+  int rc = side_calc(store, cmp, g, rg, ref, &rgc);
   if (!rc)
-    rc = tl__gcalc_run(store, cmp, cand->ids, cand->n, p, np, cand->dist,
-                       tl__group_seed(g->label, g->probe, g->delay_ns, cand->seed), 0, cand->kept,
-                       &cgc);
-  for (size_t k = 0; k < np && !rc; k++) {
-    int r =
-        check_one(out, g, &rgc, &cgc, k, o->max_regression, o->min_regression_ns, which, against);
-    t->skipped += r < 0;
-    t->checks += r >= 0;
-    t->bad += r > 0;
-  }
+    rc = side_calc(store, cmp, g, g, cand, &cgc);
+  if (!rc)
+    check_calcs(out, g, &rgc, &cgc, o, which, against, t);
   tl__gcalc_free(&rgc);
   tl__gcalc_free(&cgc);
   return rc;
+}
+
+/* The statistics of the comparison's groups over all their sessions, each
+ * worked out once: a baseline's serve every label of its probe and delay. */
+typedef struct {
+  tl__gcalc *calc;
+  char *ready;
+} group_calcs;
+
+static int group_calc(tl_store *store, const tl_comparison *cmp, size_t i, group_calcs *gc,
+                      const tl__gcalc **out) {
+  const tl_group *g = &cmp->groups[i];
+  if (!gc->ready[i]) {
+    sides all = {g->session_ids, g->session_count, &g->dist, "ci", tl__group_kept(cmp, i)};
+    int rc = side_calc(store, cmp, g, g, &all, &gc->calc[i]);
+    if (rc)
+      return rc;
+    gc->ready[i] = 1;
+  }
+  *out = &gc->calc[i];
+  return TL_OK;
 }
 
 int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
@@ -144,17 +175,26 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
   if (rc)
     return rc;
   check_tally tally = {0, 0, 0};
+  size_t ng = cmp.group_count;
+  group_calcs gc = {calloc(ng ? ng : 1, sizeof *gc.calc), calloc(ng ? ng : 1, 1)};
+  if (!gc.calc || !gc.ready)
+    rc = TL_ENOMEM;
   /* The baseline as the comparison names it (a --by value as typed may differ). */
   const char *bl = cmp.baseline >= 0 ? cmp.labels[cmp.baseline] : o->baseline;
-  for (size_t i = 0; i < cmp.group_count && !rc; i++) {
+  for (size_t i = 0; i < ng && !rc; i++) {
     const tl_group *g = &cmp.groups[i];
     /* Against the baseline's group of the same probe and delay. */
     const tl_group *base = bl ? tl__find_group(&cmp, bl, g->probe, g->delay_ns) : NULL;
     if (base && base != g) {
-      sides ref = {base->session_ids, base->session_count, &base->dist, "ci",
-                   tl__group_kept(&cmp, (size_t)(base - cmp.groups))};
-      sides cand = {g->session_ids, g->session_count, &g->dist, "ci", tl__group_kept(&cmp, i)};
-      rc = check_sides(store, &cmp, g, base, &ref, &cand, o, "", base->label, out, &tally);
+      const tl__gcalc *ref, *cand;
+      rc = group_calc(store, &cmp, (size_t)(base - cmp.groups), &gc, &ref);
+      if (!rc)
+        rc = group_calc(store, &cmp, i, &gc, &cand);
+      if (!rc)
+        check_calcs(out, g, ref, cand, o, "", base->label, &tally);
+      /* Only a baseline's serve again. */
+      tl__gcalc_free(&gc.calc[i]);
+      gc.ready[i] = 0;
     }
     /* Against its own earlier sessions: the latest session is the newest
      * run of this label, probe and delay. */
@@ -174,6 +214,10 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
       tl__kept_free(latest);
     }
   }
+  for (size_t i = 0; i < ng && gc.calc; i++)
+    tl__gcalc_free(&gc.calc[i]);
+  free(gc.calc);
+  free(gc.ready);
   if (rc) {
     tl__store_failed(store, rc, err, errlen);
   } else {
