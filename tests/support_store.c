@@ -2,9 +2,14 @@
  * support_store.h); tests/CMakeLists.txt links it into those only. */
 #include "support_store.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t *v, size_t n) {
   char host[256] = "";
@@ -32,4 +37,14 @@ tl_store_stats tl_test_stats(const char *db) {
     memset(&st, 0, sizeof st);
   tl_store_close(s);
   return st;
+}
+
+tl_store *tl_test_sessions(const char *db, size_t count, tl_session_list *list) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, TL_STORE_READONLY), TL_OK);
+  tl_filter all;
+  tl_filter_init(&all);
+  assert_int_equal(tl_store_sessions(s, &all, list), TL_OK);
+  assert_int_equal(list->count, count);
+  return s;
 }

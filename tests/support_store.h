@@ -19,4 +19,9 @@ int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t 
  * it). */
 tl_store_stats tl_test_stats(const char *db);
 
+/* Opens db read-only and lists every session into list, oldest first,
+ * failing the test unless there are count of them. Returns the open store
+ * (free the list, then close it). */
+tl_store *tl_test_sessions(const char *db, size_t count, tl_session_list *list);
+
 #endif

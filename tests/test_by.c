@@ -17,6 +17,7 @@
 
 #include "report_internal.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 typedef tl_test_fixture fixture;
@@ -118,13 +119,8 @@ static void import_start_facts_command_line(void **state) {
   free(out);
   free(err);
 
-  tl_store *s;
-  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-  tl_filter flt;
-  tl_filter_init(&flt);
   tl_session_list list;
-  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
-  assert_int_equal(list.count, 1);
+  tl_store *s = tl_test_sessions(f->db, 1, &list);
   const tl_session *x = &list.items[0];
   int64_t start;
   assert_int_equal(tl_date_parse("2026-10-01T10:00:00Z", &start, NULL, 0), TL_OK);
@@ -193,6 +189,7 @@ static void import_start_facts_command_line(void **state) {
   assert_non_null(in);
   assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_EINVAL);
   fclose(in);
+  tl_filter flt;
   tl_filter_init(&flt);
   assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
   assert_int_equal(list.count, 1);

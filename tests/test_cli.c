@@ -109,13 +109,8 @@ static void interrupted_collection(void **state) {
   assert_true(WIFEXITED(st));
   assert_int_equal(WEXITSTATUS(st), 3);
 
-  tl_store *s;
-  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-  tl_filter flt;
-  tl_filter_init(&flt);
   tl_session_list list;
-  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
-  assert_int_equal(list.count, 2);
+  tl_store *s = tl_test_sessions(f->db, 2, &list);
   for (size_t i = 0; i < list.count; i++) {
     assert_string_equal(list.items[i].status, "interrupted");
     assert_true(list.items[i].sample_count >= 10);
@@ -143,13 +138,8 @@ static void collect_end_to_end(void **state) {
   assert_non_null(strstr(err, " tlcollect: end: complete, 60 samples stored in "));
   free(out);
   free(err);
-  tl_store *s;
-  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-  tl_filter flt;
-  tl_filter_init(&flt);
   tl_session_list list;
-  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
-  assert_int_equal(list.count, 2);
+  tl_store *s = tl_test_sessions(f->db, 2, &list);
   assert_int_equal(list.items[0].sample_count, 30);
   assert_non_null(strstr(list.items[0].command_line, "--label e2e --delays 0,5"));
   tl_fact_row *rows;
