@@ -250,15 +250,6 @@ static int varint_decode(const uint8_t *in, size_t len, int64_t min, int64_t max
 
 static unsigned bit_length(uint64_t x) { return x ? 64u - (unsigned)__builtin_clzll(x) : 0; }
 
-static uint64_t load_le64(const uint8_t *p) {
-  uint64_t w;
-  memcpy(&w, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  w = __builtin_bswap64(w);
-#endif
-  return w;
-}
-
 /* The width bits at bit off of p, which holds len bytes; the caller
  * checked that they lie below len * 8, and nothing past len is read. */
 static uint64_t get_bits(const uint8_t *p, size_t len, uint64_t off, unsigned width) {
@@ -268,7 +259,7 @@ static uint64_t get_bits(const uint8_t *p, size_t len, uint64_t off, unsigned wi
   unsigned sh = (unsigned)(off & 7);
   uint64_t w = 0;
   if (at + 8 <= len)
-    w = load_le64(p + at);
+    w = tl__load_le64(p + at);
   else
     for (size_t i = at; i < len; i++)
       w |= (uint64_t)p[i] << (8 * (i - at));
@@ -432,7 +423,7 @@ static inline __attribute__((always_inline)) void unpack_groups(const uint8_t *p
   uint64_t mask = ((uint64_t)1 << b) - 1;
   for (size_t g = 0; g < groups; g++, p += b, out += 8)
     for (unsigned j = 0; j < 8; j++)
-      out[j] = (int64_t)(base + ((load_le64(p + (j * b >> 3)) >> (j * b & 7)) & mask));
+      out[j] = (int64_t)(base + ((tl__load_le64(p + (j * b >> 3)) >> (j * b & 7)) & mask));
 }
 
 #define UNPACK_CASE(B)                                                                             \

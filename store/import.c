@@ -433,15 +433,6 @@ static int digits_value(const char *p, size_t len, int64_t *out) {
 /* ------------------------------------------------------------------------ */
 /* The common line, read 8 bytes at a time                                   */
 
-static uint64_t load_le64(const char *p) {
-  uint64_t w;
-  memcpy(&w, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  w = __builtin_bswap64(w);
-#endif
-  return w;
-}
-
 /* A word with a non-zero byte at each byte of w that is not an ASCII digit
  * (exact up to the first such byte; the carry of w + 6 only reaches the
  * bytes above one). */
@@ -467,7 +458,7 @@ static uint64_t digits8(uint64_t w, unsigned n) {
  * length with the '\n'; else 0. Reads the 16 bytes from p. */
 static size_t digit_line(const char *p, uint64_t *out) {
   static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-  uint64_t w = load_le64(p), non = non_digits(w);
+  uint64_t w = tl__load_le64(p), non = non_digits(w);
   if (non) {
     unsigned n = (unsigned)__builtin_ctzll(non) / 8;
     if (!n || p[n] != '\n')
@@ -475,7 +466,7 @@ static size_t digit_line(const char *p, uint64_t *out) {
     *out = digits8(w, n);
     return n + 1;
   }
-  uint64_t w2 = load_le64(p + 8), non2 = non_digits(w2);
+  uint64_t w2 = tl__load_le64(p + 8), non2 = non_digits(w2);
   if (!non2)
     return 0; /* 17 digits or more: the general parser says what is wrong */
   unsigned n2 = (unsigned)__builtin_ctzll(non2) / 8;

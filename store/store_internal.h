@@ -2,6 +2,8 @@
 #ifndef TL_STORE_INTERNAL_H
 #define TL_STORE_INTERNAL_H
 
+#include <string.h>
+
 #include <sqlite3.h>
 
 #include "base_internal.h"
@@ -246,5 +248,16 @@ int tl__import_parse_header(const char *line, size_t len, size_t *column, int64_
 
 /* tl_store_export's hgrm format (hgrm.c). */
 int tl__write_hgrm(tl_store *s, const tl_filter *f, FILE *out);
+
+/* The 8 bytes at p as a little-endian integer, wherever p points (the
+ * block codec's words, the import's digits). */
+static inline uint64_t tl__load_le64(const void *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  w = __builtin_bswap64(w);
+#endif
+  return w;
+}
 
 #endif
