@@ -38,6 +38,7 @@ enum {
   LINEAR_BUCKETS = 4096,
   RANGE_BYTES = 8 << 20, /* memory for the samples of one range in one pass */
   GROUP_COUNT_BYTES = 64 << 10, /* see range_mode */
+  DIRECT_ENTRIES = 1 << 16,     /* see direct_setup */
 };
 
 /* The histogram is the session summaries' (tl_summary_bucket), so that a
@@ -119,6 +120,12 @@ struct tl_sweep {
   uint32_t *fast_base, *fast_mask, *fast;
   uint8_t *fast_slow; /* per bucket as fast_base: 1 where takers are on the lists */
   size_t fast_first, fast_len;
+  /* The same by value: entry (x - direct_lo) >> direct_shift, direct_len of
+   * them then one for the rest (see count_direct); NULL when too many. */
+  uint32_t *direct_base, *direct_mask;
+  int64_t direct_lo;
+  unsigned direct_shift;
+  size_t direct_len;
   int64_t *chart;  /* the histogram to fill in the next pass, or NULL */
   size_t chart_bins;
   int64_t chart_lo, chart_hi, chart_width;
@@ -310,6 +317,9 @@ static void fast_free(tl_sweep *w) {
   free(w->fast_slow);
   w->fast_base = w->fast_mask = w->fast = NULL;
   w->fast_slow = NULL;
+  free(w->direct_base);
+  free(w->direct_mask);
+  w->direct_base = w->direct_mask = NULL;
 }
 
 /* Bins the samples into the chart. Timer samples crowd into one or two bins,
@@ -404,8 +414,58 @@ static inline __attribute__((always_inline)) void count_stretch(tl_sweep *w, con
     take(w, log_index(p[pick[j]]), p[pick[j]]);
 }
 
+/* count_stretch without a pick-out, for a group whose samples span few
+ * enough of its smallest buckets: the entry of a sample is then its offset
+ * from the group's first bucket, shifted by that bucket's width, and a wider
+ * bucket spans several entries with the same base and mask. */
+static void count_direct(tl_sweep *w, const int64_t *p, size_t m) {
+  const uint32_t *base = w->direct_base, *mask = w->direct_mask;
+  uint32_t *fast = w->fast;
+  uint64_t lo = (uint64_t)w->direct_lo;
+  unsigned shift = w->direct_shift;
+  size_t len = w->direct_len;
+  for (size_t i = 0; i < m; i++) {
+    uint64_t u = (uint64_t)p[i];
+    uint64_t k = (u - lo) >> shift; /* wraps below lo */
+    k = k < len ? k : len;
+    fast[base[k] + (u & mask[k])]++;
+  }
+}
+
+/* The direct table of count_direct from the fast table by bucket, when it
+ * takes at most DIRECT_ENTRIES entries; TL_ENOMEM when out of memory. */
+static int direct_setup(tl_sweep *w) {
+  const moments *g = &w->m[w->ns];
+  int64_t lo, hi;
+  log_bounds(w->fast_first, &lo, &hi);
+  unsigned shift = (unsigned)__builtin_ctzll((uint64_t)(hi - lo + 1));
+  uint64_t len = (((uint64_t)g->max - (uint64_t)lo) >> shift) + 1;
+  if (len > DIRECT_ENTRIES)
+    return TL_OK;
+  w->direct_base = malloc((len + 1) * sizeof *w->direct_base);
+  w->direct_mask = malloc((len + 1) * sizeof *w->direct_mask);
+  if (!w->direct_base || !w->direct_mask)
+    return TL_ENOMEM;
+  for (uint64_t k = 0; k < len; k++) {
+    size_t b = log_index((int64_t)((uint64_t)lo + (k << shift))) - w->fast_first;
+    w->direct_base[k] = w->fast_base[b];
+    w->direct_mask[k] = w->fast_mask[b];
+  }
+  w->direct_base[len] = w->fast_base[w->fast_len];
+  w->direct_mask[len] = w->fast_mask[w->fast_len];
+  w->direct_lo = lo;
+  w->direct_shift = shift;
+  w->direct_len = (size_t)len;
+  return TL_OK;
+}
+
 static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
   int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
+  if (w->direct_base && !w->slow) {
+    for (size_t at = 0; at < n; at += TL_BLOCK_MAX)
+      count_direct(w, v + at, n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX);
+    return;
+  }
   for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
     size_t m = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
     /* Constant flags: four loops, each without the tests it does not need. */
@@ -794,7 +854,10 @@ static int fast_setup(tl_sweep *w) {
   for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
     if (w->t[k].counted_fast)
       w->t[k].count = w->fast + w->fast_base[log_index(w->t[k].lo) - first];
-  return TL_OK;
+  int err = direct_setup(w);
+  if (err)
+    fast_free(w);
+  return err;
 }
 
 /* The chart from the group's histogram and the straddling buckets' counts
