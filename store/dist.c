@@ -20,9 +20,13 @@
  *
  * The passes after the first skip, verified but undecoded, every stored
  * block whose min..max (kept in the block's row) misses all the ranges still
- * open for its session and for the group, and test each sample against a
- * bitmap of the buckets those ranges lie in, so that the cost of a sample
- * stays the same whatever the number of ranks. */
+ * open for its session and for the group. The group's ranges that are whole
+ * log buckets count per value in one table (count_fast: one look-up and one
+ * count a sample, without a branch); the others, and the sessions' own,
+ * take their samples through a bitmap of the buckets they lie in and a list
+ * per bucket, so that the cost of a sample stays the same whatever the
+ * number of ranks. The histogram chart comes from the group's histogram,
+ * with only the buckets that straddle a bin counted per value (fast_setup). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
