@@ -1,8 +1,11 @@
 /* listing.c: what tlstore info, labels, hosts and sessions print, as the
  * store library writes it: tables and blocks of plain text, with every
  * label, hostname and fact made safe for a terminal (tl_fput_safe). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store_internal.h"
 
@@ -166,6 +169,53 @@ int tl_store_close_saying(tl_store *store, int err) {
     tl_errorf("%s", tl_store_errmsg(store));
   tl_store_close(store);
   return err ? TL_EXIT_FAILURE : TL_EXIT_OK;
+}
+
+int tl_store_check_merge_sources(const char *const *paths, size_t n) {
+  if (!n)
+    return tl_usage_error("OTHER.db", "missing (the databases to merge in)");
+  for (size_t i = 0; i < n; i++)
+    if (paths[i][0] == '-' || !paths[i][0])
+      return tl_usage_error(paths[i], "unknown option (merge takes database files)");
+  for (size_t i = 0; i < n; i++)
+    if (access(paths[i], R_OK) != 0) {
+      tl_errorf("cannot read %s: %s (check the path)", paths[i], strerror(errno));
+      return TL_EXIT_FAILURE;
+    }
+  return TL_EXIT_OK;
+}
+
+FILE *tl_store_open_import_source(const char *file) {
+  FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+  if (!in)
+    tl_errorf("cannot open %s: %s (check the path)", file, strerror(errno));
+  return in;
+}
+
+int tl_store_open_push_ends(const char *db, const char *url, int remove_pushed, tl_store **local,
+                            tl_store **server) {
+  *local = *server = NULL;
+  url = url ? url : getenv("TL_PUSH_URL");
+  if (!url || !*url)
+    return tl_usage_error("URL", "missing (the server: postgresql://USER@HOST/DATABASE, or set "
+                                 "TL_PUSH_URL)");
+  if (tl_store_is_server(db))
+    return tl_usage_error("--db", "push sends a database file to a server; --db names a server");
+  *local = tl_store_open_or_say(db, remove_pushed ? TL_STORE_NOCREATE : TL_STORE_READONLY);
+  *server = *local ? tl_store_open_or_say(url, TL_STORE_SERVER) : NULL;
+  if (*server)
+    return TL_EXIT_OK;
+  tl_store_close(*local);
+  *local = NULL;
+  return TL_EXIT_FAILURE;
+}
+
+int tl_prune_option(tl_prune_args *a, const char *name, const char *v, char *why, size_t whylen) {
+  if (strcmp(name, "before") == 0)
+    return tl_date_parse(v, &a->before_ns, why, whylen) ? TL_EINVAL : (a->have_before = 1);
+  if (strcmp(name, "label") == 0 && tl_label_check(v, why, whylen))
+    return TL_EINVAL;
+  return strcmp(name, "label") == 0 ? (a->label = v, 1) : 0;
 }
 
 static void put_problem(void *out, const char *problem) {

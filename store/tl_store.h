@@ -355,6 +355,16 @@ int tl_store_delete(tl_store *store, const char *uuid);
  * not NULL), except running ones, in one transaction. Counts may be NULL. */
 int tl_store_prune(tl_store *store, int64_t before_ns, const char *label, int64_t *sessions,
                    int64_t *samples);
+/* tlstore prune's options as a person gives them: --before DATE (required)
+ * and --label L. Zero-initialise. */
+typedef struct {
+  int64_t before_ns;
+  int have_before;   /* whether --before was given */
+  const char *label; /* NULL: every label */
+} tl_prune_args;
+/* The prune option --name with value v: 1 when taken, 0 when name is no
+ * prune option, TL_EINVAL with a one-line reason in why for a bad value. */
+int tl_prune_option(tl_prune_args *a, const char *name, const char *v, char *why, size_t whylen);
 
 /* Rebuilds the file to give the space of deleted data back to the system. */
 int tl_store_vacuum(tl_store *store);
@@ -593,6 +603,21 @@ tl_store *tl_store_open_or_say(const char *path, int flags);
  * is set; returns the exit status. NULL (tl_store_open_or_say failed, and
  * said why) is TL_EXIT_FAILURE. */
 int tl_store_close_saying(tl_store *store, int err);
+
+/* The sources of tlstore merge, checked before the target is opened (or
+ * created): at least one, each a file name (not an option, not empty) that
+ * can be read. Returns TL_EXIT_OK, or says why in one line on stderr and
+ * returns the exit status (TL_EXIT_USAGE, TL_EXIT_FAILURE). */
+int tl_store_check_merge_sources(const char *const *paths, size_t n);
+/* The source of tlstore import: the file named, standard input for "-",
+ * or NULL after saying why on stderr. Close a file other than stdin. */
+FILE *tl_store_open_import_source(const char *file);
+/* Opens both ends of tlstore push: the file db (read-only, or writable
+ * when remove_pushed) and the server url (NULL: $TL_PUSH_URL). Returns
+ * TL_EXIT_OK with both open, or says why in one line on stderr and returns
+ * the exit status (TL_EXIT_USAGE for no URL or a db naming a server). */
+int tl_store_open_push_ends(const char *db, const char *url, int remove_pushed, tl_store **local,
+                            tl_store **server);
 
 /* ------------------------------------------------------------------------ */
 /* Sample blocks (exposed for tests, benchmarks and fuzzing)                 */

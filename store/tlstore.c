@@ -1,10 +1,8 @@
 /* tlstore: looks after the tl database. Each command parses its own
  * options (through the base layer's command framework, tl_cli_run_commands),
  * calls the store library and prints what it returns. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -120,11 +118,9 @@ static int run_import(const tl_cli_args *a) {
   if (optind + 1 < a->argc)
     return tl_usage_error(a->argv[optind + 1], "unexpected argument (one file at a time)");
   const char *file = o.opts.source = a->argv[optind];
-  FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
-  if (!in) {
-    tl_errorf("cannot open %s: %s (check the path)", file, strerror(errno));
+  FILE *in = tl_store_open_import_source(file);
+  if (!in)
     return TL_EXIT_FAILURE;
-  }
   tl_store *store = tl_store_open_or_say(a->db, 0);
   char uuid[37];
   int64_t n = 0, nbad = 0;
@@ -139,22 +135,13 @@ static int run_import(const tl_cli_args *a) {
 }
 
 static int run_merge(const tl_cli_args *a) {
-  if (a->argc < 2)
-    return tl_usage_error("OTHER.db", "missing (the databases to merge in)");
-  for (int i = 1; i < a->argc; i++)
-    if (a->argv[i][0] == '-' || !a->argv[i][0])
-      return tl_usage_error(a->argv[i], "unknown option (merge takes database files)");
-  /* A missing file fails before the target is opened (or created). */
-  for (int i = 1; i < a->argc; i++)
-    if (access(a->argv[i], R_OK) != 0) {
-      tl_errorf("cannot read %s: %s (check the path)", a->argv[i], strerror(errno));
-      return TL_EXIT_FAILURE;
-    }
+  const char *const *others = (const char *const *)a->argv + 1;
+  int status = tl_store_check_merge_sources(others, (size_t)a->argc - 1);
+  if (status)
+    return status;
   tl_store *store = tl_store_open_or_say(a->db, 0);
   tl_merge_stats st;
-  int err = store
-                ? tl_store_merge(store, (const char *const *)a->argv + 1, (size_t)a->argc - 1, &st)
-                : TL_EIO;
+  int err = store ? tl_store_merge(store, others, (size_t)a->argc - 1, &st) : TL_EIO;
   if (!err)
     tl_store_write_merged(stdout, &st);
   return tl_store_close_saying(store, err);
@@ -175,19 +162,10 @@ static int run_push(const tl_cli_args *a) {
     return status;
   if (optind + 1 < a->argc)
     return tl_usage_error(a->argv[optind + 1], "unexpected argument");
-  const char *url = optind < a->argc ? a->argv[optind] : getenv("TL_PUSH_URL");
-  if (!url || !*url)
-    return tl_usage_error("URL", "missing (the server: postgresql://USER@HOST/DATABASE, or set "
-                                 "TL_PUSH_URL)");
-  if (tl_store_is_server(a->db))
-    return tl_usage_error("--db", "push sends a database file to a server; --db names a server");
-  tl_store *local =
-      tl_store_open_or_say(a->db, o.remove_pushed ? TL_STORE_NOCREATE : TL_STORE_READONLY);
-  tl_store *server = local ? tl_store_open_or_say(url, TL_STORE_SERVER) : NULL;
-  if (!server) {
-    tl_store_close(local);
-    return TL_EXIT_FAILURE;
-  }
+  tl_store *local, *server;
+  const char *url = optind < a->argc ? a->argv[optind] : NULL;
+  if ((status = tl_store_open_push_ends(a->db, url, o.remove_pushed, &local, &server)))
+    return status;
   int tty = isatty(STDERR_FILENO);
   if (tty)
     o.progress = tl_store_say_push_progress;
@@ -213,23 +191,12 @@ static int run_delete(const tl_cli_args *a) {
   return tl_store_close_saying(store, err);
 }
 
-typedef struct {
-  int64_t before_ns;
-  int have_before;
-  const char *label; /* NULL: every label */
-} prune_args;
-
-static int take_prune(void *ctx, const char *name, const char *v, char *why, size_t len) {
-  prune_args *p = ctx;
-  if (strcmp(name, "before") == 0)
-    return tl_date_parse(v, &p->before_ns, why, len) ? TL_EINVAL : (p->have_before = 1);
-  if (strcmp(name, "label") == 0 && tl_label_check(v, why, len))
-    return TL_EINVAL;
-  return strcmp(name, "label") == 0 ? (p->label = v, 1) : 0;
+static int take_prune(void *p, const char *name, const char *v, char *why, size_t len) {
+  return tl_prune_option(p, name, v, why, len);
 }
 
 static int run_prune(const tl_cli_args *a) {
-  prune_args p = {0, 0, NULL};
+  tl_prune_args p = {0, 0, NULL};
   int status = tl_cli_take_options(a, take_prune, &p);
   if (status >= 0)
     return status;

@@ -1006,6 +1006,86 @@ static void default_path(void **state) {
   assert_string_equal(buf, "/home/u/.local/share/tl/tl.db");
 }
 
+/* What tlstore merge, import, push and prune check of their arguments before
+ * the database is opened (tlstore.c calls these; test_cli.c runs them). */
+static void merge_sources(void **state) {
+  fixture *f = *state;
+  FILE *fp = fopen(f->db, "w");
+  assert_non_null(fp);
+  fclose(fp);
+  char *missing = tl_test_path(f->dir, "missing.db");
+  const char *good[] = {f->db, f->db}, *empty[] = {""}, *option[] = {"--db"};
+  const char *absent[] = {f->db, missing}, *option_after_absent[] = {missing, "-x"};
+  assert_int_equal(tl_store_check_merge_sources(good, 2), TL_EXIT_OK);
+  assert_int_equal(tl_store_check_merge_sources(good, 0), TL_EXIT_USAGE);
+  assert_int_equal(tl_store_check_merge_sources(empty, 1), TL_EXIT_USAGE);
+  assert_int_equal(tl_store_check_merge_sources(option, 1), TL_EXIT_USAGE);
+  assert_int_equal(tl_store_check_merge_sources(absent, 2), TL_EXIT_FAILURE);
+  /* every name is checked to be no option before any is read */
+  assert_int_equal(tl_store_check_merge_sources(option_after_absent, 2), TL_EXIT_USAGE);
+  free(missing);
+}
+
+static void import_source(void **state) {
+  fixture *f = *state;
+  assert_ptr_equal(tl_store_open_import_source("-"), stdin);
+  assert_null(tl_store_open_import_source(f->db)); /* not made yet */
+  FILE *fp = fopen(f->db, "w");
+  assert_non_null(fp);
+  fputs("1\n", fp);
+  fclose(fp);
+  FILE *in = tl_store_open_import_source(f->db);
+  assert_non_null(in);
+  assert_ptr_not_equal(in, stdin);
+  assert_int_equal(fgetc(in), '1');
+  fclose(in);
+}
+
+static void push_ends(void **state) {
+  fixture *f = *state;
+  tl_store *local = (tl_store *)1, *server = (tl_store *)1;
+  unsetenv("TL_PUSH_URL");
+  assert_int_equal(tl_store_open_push_ends(f->db, NULL, 0, &local, &server), TL_EXIT_USAGE);
+  assert_null(local);
+  assert_null(server);
+  setenv("TL_PUSH_URL", "", 1);
+  assert_int_equal(tl_store_open_push_ends(f->db, NULL, 0, &local, &server), TL_EXIT_USAGE);
+  const char *url = "postgresql://tl@127.0.0.1:1/none";
+  assert_int_equal(tl_store_open_push_ends(url, url, 0, &local, &server), TL_EXIT_USAGE);
+  /* the file must exist: push neither creates it nor, with remove_pushed, makes it */
+  assert_int_equal(tl_store_open_push_ends(f->db, url, 1, &local, &server), TL_EXIT_FAILURE);
+  assert_int_equal(access(f->db, F_OK), -1);
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_store_close(s);
+  /* a server that does not answer ($TL_PUSH_URL): the file is closed again */
+  setenv("TL_PUSH_URL", url, 1);
+  assert_int_equal(tl_store_open_push_ends(f->db, NULL, 0, &local, &server), TL_EXIT_FAILURE);
+  assert_null(local);
+  assert_null(server);
+  unsetenv("TL_PUSH_URL");
+}
+
+static void prune_options(void **state) {
+  (void)state;
+  tl_prune_args p = {0, 0, NULL};
+  char why[TL_WHY_MAX] = "";
+  int64_t ns;
+  assert_int_equal(tl_date_parse("2020-01-02", &ns, NULL, 0), TL_OK);
+  assert_int_equal(tl_prune_option(&p, "before", "2020-01-02", why, sizeof why), 1);
+  assert_true(p.have_before);
+  assert_true(p.before_ns == ns);
+  assert_int_equal(tl_prune_option(&p, "label", "web", why, sizeof why), 1);
+  assert_string_equal(p.label, "web");
+  assert_int_equal(tl_prune_option(&p, "before", "yesterday", why, sizeof why), TL_EINVAL);
+  assert_true(why[0] != '\0');
+  why[0] = '\0';
+  assert_int_equal(tl_prune_option(&p, "label", "", why, sizeof why), TL_EINVAL);
+  assert_true(why[0] != '\0');
+  assert_string_equal(p.label, "web");
+  assert_int_equal(tl_prune_option(&p, "format", "csv", why, sizeof why), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
@@ -1028,6 +1108,10 @@ int main(void) {
       cmocka_unit_test(crc32c),
       cmocka_unit_test(block_checksum),
       cmocka_unit_test(default_path),
+      cmocka_unit_test_setup_teardown(merge_sources, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(import_source, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(push_ends, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test(prune_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
