@@ -1,6 +1,8 @@
 /* listing.c: what tlstore info, labels, hosts and sessions print, as the
  * store library writes it: tables and blocks of plain text, with every
- * label, hostname and fact made safe for a terminal (tl_fput_safe). */
+ * label, hostname and fact made safe for a terminal (tl_fput_safe). Also
+ * what the other commands say, and the checks of their arguments that
+ * come before the database is opened (merge, import, push, prune). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -362,8 +362,9 @@ typedef struct {
   int have_before;   /* whether --before was given */
   const char *label; /* NULL: every label */
 } tl_prune_args;
-/* The prune option --name with value v: 1 when taken, 0 when name is no
- * prune option, TL_EINVAL with a one-line reason in why for a bad value. */
+/* The prune option --name with value v (listing.c): 1 when taken, 0 when
+ * name is no prune option, TL_EINVAL with a one-line reason in why for a
+ * bad value (the caller names the option). */
 int tl_prune_option(tl_prune_args *a, const char *name, const char *v, char *why, size_t whylen);
 
 /* Rebuilds the file to give the space of deleted data back to the system. */
