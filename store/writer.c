@@ -195,11 +195,26 @@ int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, c
   return TL_OK;
 }
 
+static int room_for(const tl_store *s, size_t bytes);
+
+/* Facts come at a session's end too, after its samples filled the disk: they
+ * are held to the same room as a batch, so that they never spend the frames
+ * kept free for ending the session. */
 int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n) {
   tl_store *s = w->store;
   if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
     return tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
   int err = insert_facts(s, w->session_id, facts, n);
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++)
+    bytes += strlen(facts[i].key ? facts[i].key : "") +
+             strlen(facts[i].value ? facts[i].value : "") +
+             strlen(facts[i].evidence ? facts[i].evidence : "");
+  if (err == TL_OK && !room_for(s, bytes))
+    err = tl__store_fail(s, TL_EFULL,
+                         "%s: recording host facts: the disk is full or a file-size limit is "
+                         "near (free some space, or use --db on another disk)",
+                         s->path);
   if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
   if (err)
