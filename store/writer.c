@@ -195,7 +195,28 @@ int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, c
   return TL_OK;
 }
 
-static int room_for(const tl_store *s, size_t bytes);
+/* What a batch leaves free on the file system: enough for the frames that
+ * end the sessions (their status and end time), which must still fit once
+ * samples no longer do, or the sessions would stay 'running'. */
+enum { FRAME = 65536 + 24, ROOM_RESERVE = 2 * FRAME };
+
+/* Whether about bytes of new sample data can be committed with ROOM_RESERVE
+ * still free on the database's file system. Every page a commit touches is
+ * one more 64 KiB WAL frame (the sample pages, the session's row, the b-tree
+ * pages above them), hence the margin. A file-size limit is per file: there
+ * the WAL is moved into the database to make room (see tl_writer_end). */
+static int room_for(const tl_store *s, size_t bytes) {
+  uint64_t need = (uint64_t)bytes + bytes / 4 + 4 * FRAME + ROOM_RESERVE;
+  struct statvfs v;
+  return statvfs(s->path, &v) != 0 || (uint64_t)v.f_bavail * v.f_frsize >= need;
+}
+
+static int no_room(tl_store *s, const char *doing) {
+  return tl__store_fail(s, TL_EFULL,
+                        "%s: %s: the disk is full or a file-size limit is near (free some space, "
+                        "or use --db on another disk)",
+                        s->path, doing);
+}
 
 /* Facts come at a session's end too, after its samples filled the disk: they
  * are held to the same room as a batch, so that they never spend the frames
@@ -211,10 +232,7 @@ int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n) {
              strlen(facts[i].value ? facts[i].value : "") +
              strlen(facts[i].evidence ? facts[i].evidence : "");
   if (err == TL_OK && !room_for(s, bytes))
-    err = tl__store_fail(s, TL_EFULL,
-                         "%s: recording host facts: the disk is full or a file-size limit is "
-                         "near (free some space, or use --db on another disk)",
-                         s->path);
+    err = no_room(s, "recording host facts");
   if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
   if (err)
@@ -266,22 +284,6 @@ static const int64_t *joined(tl_writer *w, size_t at, size_t n) {
   if (n > own)
     memcpy(w->scratch + own, w->pending, (n - own) * sizeof *w->scratch);
   return w->scratch;
-}
-
-/* What a batch leaves free on the file system: enough for the frames that
- * end the sessions (their status and end time), which must still fit once
- * samples no longer do, or the sessions would stay 'running'. */
-enum { FRAME = 65536 + 24, ROOM_RESERVE = 2 * FRAME };
-
-/* Whether about bytes of new sample data can be committed with ROOM_RESERVE
- * still free on the database's file system. Every page a commit touches is
- * one more 64 KiB WAL frame (the sample pages, the session's row, the b-tree
- * pages above them), hence the margin. A file-size limit is per file: there
- * the WAL is moved into the database to make room (see tl_writer_end). */
-static int room_for(const tl_store *s, size_t bytes) {
-  uint64_t need = (uint64_t)bytes + bytes / 4 + 4 * FRAME + ROOM_RESERVE;
-  struct statvfs v;
-  return statvfs(s->path, &v) != 0 || (uint64_t)v.f_bavail * v.f_frsize >= need;
 }
 
 static int write_blocks(tl_writer *w, size_t *bytes) {
@@ -342,10 +344,7 @@ int tl_writer_flush(tl_writer *w) {
   if (w->pending_n)
     err = write_blocks(w, &bytes);
   if (err == TL_OK && bytes && !room_for(s, bytes))
-    err = tl__store_fail(s, TL_EFULL,
-                         "%s: storing samples: the disk is full or a file-size limit is near "
-                         "(free some space, or use --db on another disk)",
-                         s->path);
+    err = no_room(s, "storing samples");
   int64_t stored = w->stored + (int64_t)w->pending_n;
   if (err == TL_OK) {
     sqlite3_stmt *st = NULL;

@@ -427,6 +427,64 @@ static void tmpfs_nearly_full(void **state) {
   free(mnt);
 }
 
+/* However little room the disk has left when a session starts, from none
+ * to enough for all its samples, the session ends with every sample it
+ * committed: the facts written at its end (the load, the probe's) must not
+ * spend the frames kept for its final status. Each step starts from the same
+ * database and leaves 16 KiB more free, so the few sizes where that went
+ * wrong (the samples just fit, then the facts took the rest) are among them. */
+static void tmpfs_any_room_left(void **state) {
+  fixture *f = *state;
+  char *mnt = tl_test_path(f->dir, "small");
+  assert_int_equal(mkdir(mnt, 0755), 0);
+  char *a[] = {"/bin/sh",
+               "-c",
+               "cd \"$3\" && \"$1\" --db base.db --label kept --delays 0 --count 3 -q || exit 9; "
+               "k=480; while [ $k -le 1264 ]; do "
+               "rm -f t.db t.db-wal t.db-shm; cp base.db t.db || exit 9; "
+               "{ dd if=/dev/zero of=fill bs=64k 2>/dev/null; truncate -s -${k}K fill; } || exit 9; "
+               "\"$1\" --db t.db --label f --probe uv --delays 0 --count 5000 -q 2>/dev/null; "
+               "echo \"free=${k}K exit=$? $(sqlite3 t.db \"SELECT group_concat(status || ':' || "
+               "sample_count) FROM sessions\") $(\"$2\" --db t.db check 2>&1)\"; "
+               "rm -f fill; k=$((k + 16)); done",
+               "sh",
+               TLCOLLECT,
+               TLSTORE,
+               mnt,
+               NULL};
+  char *out, *err;
+  int rc = tl_test_run_with(a, NULL, mount_tmpfs_large, mnt, &out, &err);
+  if (rc == 125) {
+    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN)\n");
+  } else {
+    /* 50 sizes, each with check ok and: exit 0 and all 5000 samples stored
+     * (room enough), or exit 1 and the session not started, ended
+     * 'interrupted' with no samples, or 'complete' with all of them (a fact
+     * at the end found no room). */
+    int lines = 0, bad = 0, complete = 0;
+    for (const char *l = out; (l = strstr(l, "free=")); l++) {
+      lines++;
+      const char *eol = strchr(l, '\n');
+      char line[256];
+      snprintf(line, sizeof line, "%.*s", (int)(eol ? (size_t)(eol - l) : strlen(l)), l);
+      int ok = strstr(line, " ok") && (strstr(line, "exit=0 complete:3,complete:5000 ") ||
+                                       strstr(line, "exit=1 complete:3 ") ||
+                                       strstr(line, "exit=1 complete:3,interrupted:0 ") ||
+                                       strstr(line, "exit=1 complete:3,complete:5000 "));
+      if (!ok)
+        printf("wrong: %s\n", line), bad++;
+      complete += strstr(line, "exit=0 ") != NULL;
+    }
+    /* The range runs from no room for a session to room for all of it. */
+    if (rc != 0 || lines != 50 || bad || !complete || !strstr(out, "exit=1 complete:3 "))
+      fail_msg("with little room left: exit %d, %d of %d sizes wrong, stderr '%s'", rc, bad,
+               lines, err);
+  }
+  free(out);
+  free(err);
+  free(mnt);
+}
+
 /* The statuses as the file holds them, read without tl. */
 static const char *raw_statuses(const char *path, char *buf, size_t len) {
   sqlite3 *db;
@@ -1105,6 +1163,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(tmpfs_any_room_left, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_session_while_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(readers_leave_no_sidecars, tl_test_setup, tl_test_teardown),
