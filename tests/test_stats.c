@@ -350,17 +350,27 @@ static void uniform(int64_t *v, size_t n, int64_t lo, int64_t width) {
     v[i] = lo + (int64_t)(rnd() % (uint64_t)width);
 }
 
-static void compare2(fixture *f, const char *a, const char *b, const double *p, size_t np,
-                     tl_comparison *cmp, tl_stats *st) {
+/* The comparison of label a (and b, unless NULL) at percentiles p (np of
+ * them; none: the defaults). */
+static void compare_labels(fixture *f, const char *a, const char *b, const double *p, size_t np,
+                           tl_comparison *cmp) {
   const char *labels[2] = {a, b};
   tl_compare_opts o;
   tl_compare_opts_init(&o);
   o.labels = labels;
   o.label_count = b ? 2 : 1;
-  memcpy(o.pcts, p, np * sizeof *p);
-  o.pct_count = np;
+  if (np) {
+    memcpy(o.pcts, p, np * sizeof *p);
+    o.pct_count = np;
+  }
   char err[512];
   assert_int_equal(tl_compare(f->s, &o, cmp, err, sizeof err), TL_OK);
+}
+
+static void compare2(fixture *f, const char *a, const char *b, const double *p, size_t np,
+                     tl_comparison *cmp, tl_stats *st) {
+  compare_labels(f, a, b, p, np, cmp);
+  char err[512];
   assert_int_equal(tl_stats_compute(f->s, cmp, st, err, sizeof err), TL_OK);
 }
 
@@ -1030,13 +1040,8 @@ static void kept_samples_sorted(void **state) {
       memcpy(all + total, v, count[s] * sizeof *v);
       total += count[s];
     }
-    tl_compare_opts o;
-    tl_compare_opts_init(&o);
-    o.labels = &labels[c];
-    o.label_count = 1;
     tl_comparison cmp;
-    char err[512];
-    assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+    compare_labels(f, labels[c], NULL, NULL, 0, &cmp);
     tl__sset x;
     const tl_group *g = &cmp.groups[0];
     assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids, g->session_count, 7, &x), TL_OK);
@@ -1078,14 +1083,8 @@ static void kept_part_as_read(void **state) {
     }
     add_session(f, "part", 0, v, 300 + 80 * (size_t)s, 0);
   }
-  tl_compare_opts o;
-  tl_compare_opts_init(&o);
-  const char *label = "part";
-  o.labels = &label;
-  o.label_count = 1;
   tl_comparison cmp;
-  char err[512];
-  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  compare_labels(f, "part", NULL, NULL, 0, &cmp);
   const tl_group *g = &cmp.groups[0];
   const tl__kept *k = tl__group_kept(&cmp, 0);
   assert_non_null(k);
@@ -1132,14 +1131,8 @@ static void remembered_counts_search_alike(void **state) {
     }
     add_session(f, "memo", 0, v, n, 0);
   }
-  tl_compare_opts o;
-  tl_compare_opts_init(&o);
-  const char *label = "memo";
-  o.labels = &label;
-  o.label_count = 1;
   tl_comparison cmp;
-  char err[512];
-  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  compare_labels(f, "memo", NULL, NULL, 0, &cmp);
   tl__sset x;
   const tl_group *g = &cmp.groups[0];
   assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids, g->session_count, 5, &x), TL_OK);
