@@ -152,7 +152,8 @@ void tl__pg_rollback(tl_store *s) {
 static void pg_close(tl_store *s) {
   tl_pg *p = s->server;
   if (p) {
-    PQfinish(p->conn);
+    if (p->conn) /* else libpq may not be loaded */
+      PQfinish(p->conn);
     free(p);
   }
   free(s->path);
@@ -287,6 +288,9 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
   s->server = p;
   if (!p || set_display(s, conninfo))
     return tl__store_fail(s, TL_ENOMEM, "out of memory");
+  char why[TL_WHY_MAX];
+  if (tl__pq_load(why, sizeof why))
+    return tl__store_fail(s, TL_EUNAVAIL, "%s", why);
   int err = check_conninfo(s, conninfo);
   if (err)
     return err;

@@ -3,8 +3,7 @@
 #ifndef TL_PG_INTERNAL_H
 #define TL_PG_INTERNAL_H
 
-#include <libpq-fe.h>
-
+#include "pq.h"
 #include "store_internal.h"
 
 /* The server backend's state, at tl_store.server. */

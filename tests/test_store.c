@@ -1066,6 +1066,74 @@ static void push_ends(void **state) {
   unsetenv("TL_PUSH_URL");
 }
 
+/* Whether a libpq is mapped into this process (Linux's /proc; -1 where
+ * there is none to read). */
+static int libpq_mapped(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f)
+    return -1;
+  char line[4096];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f))
+    found = strstr(line, "/libpq.") != NULL;
+  fclose(f);
+  return found;
+}
+
+/* What libpq_loaded_on_demand checks, in a new run of this program (the
+ * tests before it may have loaded libpq): 0 when all holds, 77 when there is no
+ * /proc or no PostgreSQL support, else the number of the failed step. */
+static int libpq_steps(const char *db) {
+  if (libpq_mapped() < 0)
+    return 77;
+  tl_store *s = NULL;
+  if (tl_store_open(&s, db, 0) != TL_OK)
+    return 1;
+  tl_store_close(s);
+  if (libpq_mapped() != 0)
+    return 2;
+  /* A library that is not there: one line naming it and how to install one. */
+  setenv("TL_LIBPQ", "/nonexistent/libpq.so.5", 1);
+  const char *url = "postgresql://tl@/none?host=/nonexistent";
+  int err = tl_store_open(&s, url, 0),
+      unsupported = strstr(tl_store_errmsg(s), "built without") != NULL;
+  const char *msg = tl_store_errmsg(s);
+  int named = strstr(msg, "/nonexistent/libpq.so.5 cannot be loaded") && !strchr(msg, '\n');
+  tl_store_close(s);
+  if (err == TL_EUNAVAIL && unsupported)
+    return 77;
+  if (err != TL_EUNAVAIL || !named)
+    return 3;
+  if (libpq_mapped() != 0)
+    return 4;
+  /* The real one: loaded by the open, whether or not a server answers. */
+  unsetenv("TL_LIBPQ");
+  err = tl_store_open(&s, url, 0);
+  tl_store_close(s);
+  if (err == TL_OK || err == TL_EUNAVAIL)
+    return 5;
+  return libpq_mapped() == 1 ? 0 : 6;
+}
+
+/* libpq is loaded when a server address is opened, never for a file: the
+ * programs start without it (and run where it is not installed). */
+static void libpq_loaded_on_demand(void **state) {
+  fixture *f = *state;
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    execl("/proc/self/exe", "test_store", "--libpq-steps", f->db, (char *)NULL);
+    _exit(77); /* no /proc */
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77)
+    skip();
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void prune_options(void **state) {
   (void)state;
   tl_prune_args p = {0, 0, NULL};
@@ -1086,7 +1154,9 @@ static void prune_options(void **state) {
   assert_int_equal(tl_prune_option(&p, "format", "csv", why, sizeof why), 0);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--libpq-steps") == 0)
+    return libpq_steps(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
@@ -1111,6 +1181,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(merge_sources, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(import_source, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(push_ends, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(libpq_loaded_on_demand, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(prune_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
