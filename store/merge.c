@@ -63,12 +63,9 @@ typedef struct {
   tl_store *dst, *src;
   const char *path; /* of src, for messages */
   sqlite3_stmt *find, *host_find, *host, *insert, *detail_src[3], *detail_dst[3], *detail_ins[3];
-  sqlite3_stmt *summary_src; /* a source session's stored summary */
   tl_merge_stats stats;
-  tl__summarizer *z;
-  int64_t *hist;      /* TL_SUMMARY_BUCKETS, for decoding a source's summary */
-  tl_summary tally;   /* what verify_session read of the session's samples */
-  int feed;           /* whether verify_session also makes the summary's first pass */
+  tl__summary_pick *pick; /* the summary of a session copied */
+  int summarise;          /* whether verify_session hands its samples to pick */
 } merger;
 
 static int prepare(tl_store *s, const char *sql, sqlite3_stmt **st) {
@@ -126,14 +123,12 @@ static int copy_details(merger *m, int k, int64_t src_id, int64_t dst_id) {
   return err;
 }
 
-/* The samples read to verify a source session are tallied, to hold its
- * stored summary against, or make the first pass of a new one. */
+/* The samples read to verify a source session that is copied also choose
+ * or make its summary. */
 static int note_samples(void *ctx, const int64_t *v, size_t n) {
   merger *m = ctx;
-  if (m->feed)
-    tl__summary_add(m->z, v, n);
-  else
-    tl__summary_tally(&m->tally, v, n);
+  if (m->summarise)
+    tl__summary_pick_add(m->pick, v, n);
   return 0;
 }
 
@@ -156,18 +151,14 @@ static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t 
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(m->src, rc, "reading the other database");
   sqlite3_reset(t);
-  memset(&m->tally, 0, sizeof m->tally);
-  if (m->feed)
-    tl__summary_begin(m->z);
   if (err == TL_OK && tl_store_scan(m->src, src_id, note_samples, m) != TL_OK)
     err = tl__store_fail(m->dst, TL_ECORRUPT, "%s; nothing was merged", m->src->errmsg);
   return err;
 }
 
 /* Copies a new, verified session: host, row, details, and its summary
- * (blob, or made from the samples when NULL) when summarise. */
-static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id, const uint8_t *blob,
-                        size_t blob_len, int summarise) {
+ * when m->summarise. */
+static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
   int rc, err = TL_OK;
   /* The host: known by fingerprint, its seen-range widened. */
   sqlite3_bind_value(m->host_find, 1, sqlite3_column_value(s, 2));
@@ -198,20 +189,15 @@ static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id, const uint8_
     return tl__store_sqlfail(m->dst, rc, "copying a session");
   for (int k = 0; k < 3 && err == TL_OK; k++)
     err = copy_details(m, k, src_id, dst_id);
-  if (err || !summarise)
+  if (err || !m->summarise)
     return err;
-  if (blob)
-    return tl__summary_write_blob(m->dst, dst_id, blob, blob_len);
-  /* Made from the samples: the first pass was the verification's (or, when
-   * the stored one disagreed with them, is read again), and finishing it
-   * reads in the source the blocks that hold the percentiles' ranks. */
-  const tl_summary *sum;
-  err = m->feed ? tl__summary_finish(m->src, m->z, src_id, &sum)
-                : tl__summary_compute(m->src, m->z, src_id, &sum);
+  const uint8_t *blob;
+  size_t len;
+  err = tl__summary_pick_finish(m->pick, m->src, src_id, &blob, &len);
   if (err && m->src->errmsg[0])
     tl__store_fail(m->dst, err, "%s; nothing was merged", m->src->errmsg);
   else if (err == TL_OK)
-    err = tl__summary_write(m->dst, dst_id, sum);
+    err = tl__summary_write_blob(m->dst, dst_id, blob, len);
   return err;
 }
 
@@ -222,7 +208,7 @@ static int merge_session(merger *m, sqlite3_stmt *s) {
   sqlite3_bind_value(m->find, 1, sqlite3_column_value(s, 0));
   int rc = sqlite3_step(m->find), err = TL_OK;
   if (rc == SQLITE_ROW) {
-    m->feed = 0;
+    m->summarise = 0;
     if ((err = verify_session(m, s, uuid ? uuid : "?", src_id))) {
       sqlite3_reset(m->find);
       return err;
@@ -251,35 +237,17 @@ static int merge_session(merger *m, sqlite3_stmt *s) {
   sqlite3_reset(m->find);
   if (rc != SQLITE_DONE)
     return tl__store_sqlfail(m->dst, rc, "looking up a session");
-  /* A finished session's summary is copied from the source when it decodes
-   * (checksum, layout) and agrees with the samples verified below: count,
-   * extremes and sum. Otherwise (none stored, or one that disagrees) it is
-   * made from the samples. A running session gets none. */
+  /* A finished session's summary is the source's when it agrees with the
+   * samples verified below, or made from them (tl__summary_pick). A running
+   * session gets none. */
   const char *status = (const char *)sqlite3_column_text(s, 11);
-  int summarise = status && strcmp(status, "running") != 0;
-  const uint8_t *blob = NULL;
-  size_t blob_len = 0;
-  tl_summary stored;
-  if (summarise) {
-    sqlite3_bind_int64(m->summary_src, 1, src_id);
-    rc = sqlite3_step(m->summary_src);
-    const char *why;
-    if (rc == SQLITE_ROW) {
-      blob = sqlite3_column_blob(m->summary_src, 0);
-      blob_len = (size_t)sqlite3_column_bytes(m->summary_src, 0);
-      if (!blob || tl__summary_decode(blob, blob_len, m->hist, &stored, &why) != TL_OK)
-        blob = NULL;
-    } else if (rc != SQLITE_DONE) {
-      err = tl__store_sqlfail(m->src, rc, "reading the other database");
-    }
-  }
-  m->feed = summarise && !blob;
+  m->summarise = status && strcmp(status, "running") != 0;
+  if (m->summarise)
+    err = tl__summary_pick_begin(m->pick, m->src, src_id);
   if (err == TL_OK)
     err = verify_session(m, s, uuid ? uuid : "?", src_id);
   if (err == TL_OK)
-    err = copy_session(m, s, src_id, blob && tl__summary_agrees(&stored, &m->tally) ? blob : NULL,
-                       blob_len, summarise);
-  sqlite3_reset(m->summary_src);
+    err = copy_session(m, s, src_id);
   if (err == TL_OK)
     m->stats.sessions_added++;
   return err;
@@ -327,8 +295,6 @@ static void merger_finalize(merger *m) {
   sqlite3_finalize(m->host);
   sqlite3_finalize(m->host_find);
   sqlite3_finalize(m->insert);
-  sqlite3_finalize(m->summary_src);
-  m->summary_src = NULL;
   for (int k = 0; k < 3; k++) {
     sqlite3_finalize(m->detail_src[k]);
     sqlite3_finalize(m->detail_dst[k]);
@@ -360,9 +326,6 @@ static int merge_one(merger *m) {
                   "missed_periods, tl_version, libuv_version, command_line) VALUES (?, ?, ?, ?, "
                   "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                   &m->insert);
-  if (!err)
-    err = prepare(m->src, "SELECT data FROM session_summaries WHERE session_id = ?",
-                  &m->summary_src);
   for (int k = 0; k < 3 && !err; k++) {
     err = prepare(m->src, detail_sql[k][0], &m->detail_src[k]);
     if (!err)
@@ -407,10 +370,8 @@ int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_sta
   int rc = sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(d, rc, "starting the merge");
-  m.z = tl__summarizer_new();
-  m.hist = malloc(TL_SUMMARY_BUCKETS * sizeof *m.hist);
-  int err = m.z && m.hist ? TL_OK
-                          : tl__store_fail(d, TL_ENOMEM, "out of memory starting the merge");
+  m.pick = tl__summary_pick_new();
+  int err = m.pick ? TL_OK : tl__store_fail(d, TL_ENOMEM, "out of memory starting the merge");
   for (size_t i = 0; i < n && err == TL_OK; i++) {
     tl_store *src = NULL;
     m.path = paths[i];
@@ -426,8 +387,7 @@ int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_sta
   }
   if (err == TL_OK && (rc = sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(d, rc, "committing the merge");
-  tl__summarizer_free(m.z);
-  free(m.hist);
+  tl__summary_pick_free(m.pick);
   if (err) {
     sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
     return err;

@@ -4,13 +4,14 @@
  * first and last seen widened as tlstore merge does), the session row, its
  * tags and facts, and its sample blocks by binary COPY, byte for byte as the
  * file holds them, each block decoded first so that nothing corrupt leaves
- * the file (and counted into the session's summary, sent with it). The
- * session row is inserted ON CONFLICT (uuid) DO NOTHING: when
- * another pusher sends the same session at the same time, PostgreSQL makes
- * the second wait for the first and then finds it there, so a session is
- * stored once and seen whole or not at all. Every transaction locks its
- * host row before the session, always in that order, so pushers cannot
- * deadlock. */
+ * the file. The session's summary goes with them: the file's, byte for
+ * byte, when it agrees with the samples sent, or else made from them, as
+ * tlstore merge does (tl__summary_pick). The session row is inserted ON
+ * CONFLICT (uuid) DO NOTHING: when another pusher sends the same session at
+ * the same time, PostgreSQL makes the second wait for the first and then
+ * finds it there, so a session is stored once and seen whole or not at
+ * all. Every transaction locks its host row before the session, always in
+ * that order, so pushers cannot deadlock. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ typedef struct {
   int64_t samples;
   uint8_t *buf;
   size_t len;
-  tl__summarizer *z; /* the session's summary, made from the blocks as they go */
+  tl__summary_pick *pick; /* the session's summary, held against the blocks as they go */
   int64_t values[TL_BLOCK_MAX];
 } copier;
 
@@ -51,7 +52,7 @@ static int copy_block(void *arg, const tl_block *b) {
   const char *why;
   if (tl_block_decode(b, c->values, &why))
     return tl__block_fail(c->local, b, why);
-  tl__summary_add(c->z, c->values, (size_t)b->count);
+  tl__summary_pick_add(c->pick, c->values, (size_t)b->count);
   if (c->len + b->len + 128 > COPY_CHUNK) {
     int err = flush_copy(c);
     if (err)
@@ -87,8 +88,9 @@ static int copy_samples(copier *c, int64_t local_id) {
   put_be(c, 0, 4);            /* flags */
   put_be(c, 0, 4);            /* header extension */
   c->local->errmsg[0] = '\0'; /* set below only by a failure of the file */
-  tl__summary_begin(c->z);
-  err = tl_store_scan_blocks(c->local, &local_id, 1, NULL, copy_block, c);
+  err = tl__summary_pick_begin(c->pick, c->local, local_id);
+  if (err == TL_OK)
+    err = tl_store_scan_blocks(c->local, &local_id, 1, NULL, copy_block, c);
   if (err && err != TL_EINTR && c->local->errmsg[0])
     tl__store_fail(c->server, err, "%s", c->local->errmsg);
   if (err == TL_OK) {
@@ -106,20 +108,18 @@ static int copy_samples(copier *c, int64_t local_id) {
   return err;
 }
 
-/* The session's summary, from the samples just sent (the ranks of its
- * percentiles read again in the file), as bytea in hex. */
+/* The session's summary, the file's or made from the samples just sent,
+ * as bytea in hex. */
 static int push_summary(copier *c, int64_t local_id) {
-  const tl_summary *m;
-  int err = tl__summary_finish(c->local, c->z, local_id, &m);
+  const uint8_t *blob;
+  size_t len;
+  int err = tl__summary_pick_finish(c->pick, c->local, local_id, &blob, &len);
   if (err)
     return tl__store_fail(c->server, err, "%s", c->local->errmsg);
-  size_t bound = tl__summary_bound(m);
-  uint8_t *blob = malloc(bound);
-  char *hex = malloc(2 * bound + 3);
-  if (!blob || !hex) {
+  char *hex = malloc(2 * len + 3);
+  if (!hex) {
     err = tl__store_fail(c->server, TL_ENOMEM, "out of memory sending a summary");
   } else {
-    size_t len = tl__summary_encode(m, blob);
     static const char digits[] = "0123456789abcdef";
     hex[0] = '\\';
     hex[1] = 'x';
@@ -141,7 +141,6 @@ static int push_summary(copier *c, int64_t local_id) {
     if (err == TL_EPERM)
       err = tl__pg_exec(c->server, "ROLLBACK TO SAVEPOINT summary", NULL, "sending a summary");
   }
-  free(blob);
   free(hex);
   return err;
 }
@@ -343,8 +342,9 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
   tl_host_row *hosts = NULL;
   size_t nhosts = 0;
   copier *c = calloc(1, sizeof *c);
-  int err = c && (c->buf = malloc(COPY_CHUNK + 64)) && (c->z = tl__summarizer_new()) ? TL_OK
-                                                                                    : TL_ENOMEM;
+  int err = c && (c->buf = malloc(COPY_CHUNK + 64)) && (c->pick = tl__summary_pick_new())
+                ? TL_OK
+                : TL_ENOMEM;
   if (err)
     tl__store_fail(server, err, "out of memory");
   if (err == TL_OK && (err = tl_store_sessions(local, &f, &list)) == TL_OK)
@@ -399,7 +399,7 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
     err = tl__store_fail(server, first_err, "%.500s", first_msg);
   if (c) {
     free(c->buf);
-    tl__summarizer_free(c->z);
+    tl__summary_pick_free(c->pick);
   }
   free(c);
   tl_host_rows_free(hosts, nhosts);

@@ -186,12 +186,6 @@ void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int
                            size_t n);
 int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
                        const tl_summary **out);
-/* What a pass that verifies samples learns of them without the cost of a
- * summary: count, min_ns, max_ns and sum added up in *t (zeroed first);
- * tl__summary_agrees holds a stored summary against it, so that one read
- * from a source (merge) is kept only where its samples bear it out. */
-void tl__summary_tally(tl_summary *t, const int64_t *v, size_t n);
-int tl__summary_agrees(const tl_summary *stored, const tl_summary *tally);
 /* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
  * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
  * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */
@@ -212,6 +206,21 @@ int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
 /* Stores an encoded summary as it is (one tl__summary_decode accepted). */
 int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len);
 int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
+/* A session's summary for a copy of it (tlstore merge, tlstore push): the
+ * source's stored one, byte for byte, when it decodes and agrees in count,
+ * extremes and sum with the samples the copy reads and verifies anyway
+ * (tlstore check holds the rest against them); otherwise, when there is
+ * none or it is damaged or disagrees, one made from those samples. begin
+ * reads the stored one of session_id in src; add is handed every sample of
+ * the session as the copy reads it; finish gives the blob to store, which
+ * lives in p until its next begin. Failures leave a message on src. */
+typedef struct tl__summary_pick tl__summary_pick;
+tl__summary_pick *tl__summary_pick_new(void);
+void tl__summary_pick_free(tl__summary_pick *p);
+int tl__summary_pick_begin(tl__summary_pick *p, tl_store *src, int64_t session_id);
+void tl__summary_pick_add(tl__summary_pick *p, const int64_t *v, size_t n);
+int tl__summary_pick_finish(tl__summary_pick *p, tl_store *src, int64_t session_id,
+                            const uint8_t **blob, size_t *len);
 /* tlstore check's part: every stored summary decodes, holds its session's
  * sample_count and equals the summary of its blocks; each one that does not
  * goes to report and adds to *problems. */

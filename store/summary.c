@@ -321,27 +321,6 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
 
 void tl__summary_begin(tl__summarizer *z) { clear(z); }
 
-void tl__summary_tally(tl_summary *t, const int64_t *v, size_t n) {
-  if (!n)
-    return;
-  int64_t lo = t->count ? t->min_ns : v[0], hi = t->count ? t->max_ns : v[0];
-  unsigned __int128 sum = 0;
-  for (size_t i = 0; i < n; i++) {
-    lo = v[i] < lo ? v[i] : lo;
-    hi = v[i] > hi ? v[i] : hi;
-    sum += (uint64_t)v[i];
-  }
-  t->min_ns = lo;
-  t->max_ns = hi;
-  t->count += (int64_t)n;
-  t->sum += sum;
-}
-
-int tl__summary_agrees(const tl_summary *stored, const tl_summary *tally) {
-  return stored->count == tally->count && stored->min_ns == tally->min_ns &&
-         stored->max_ns == tally->max_ns && stored->sum == tally->sum;
-}
-
 void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n) {
   if (n)
     first_pass(z, v, n);
@@ -742,4 +721,132 @@ int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *probl
   tl__summarizer_free(c.z);
   tl_session_list_free(&list);
   return err;
+}
+
+/* ======================================================================== */
+/* A copy's summary                                                          */
+
+/* What a copy reads of the samples to verify them gives count, extremes and
+ * sum without the cost of a summary; a stored one is held against them. */
+static void tally(tl_summary *t, const int64_t *v, size_t n) {
+  if (!n)
+    return;
+  int64_t lo = t->count ? t->min_ns : v[0], hi = t->count ? t->max_ns : v[0];
+  unsigned __int128 sum = 0;
+  for (size_t i = 0; i < n; i++) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+    sum += (uint64_t)v[i];
+  }
+  t->min_ns = lo;
+  t->max_ns = hi;
+  t->count += (int64_t)n;
+  t->sum += sum;
+}
+
+static int agrees(const tl_summary *stored, const tl_summary *tally) {
+  return stored->count == tally->count && stored->min_ns == tally->min_ns &&
+         stored->max_ns == tally->max_ns && stored->sum == tally->sum;
+}
+
+struct tl__summary_pick {
+  tl__summarizer *z; /* makes one, fed the samples when none is kept */
+  int64_t *hist;     /* TL_SUMMARY_BUCKETS, for decoding the stored one */
+  tl_summary stored; /* decoded, when kept */
+  tl_summary tally;  /* of the samples added, when kept */
+  int kept;          /* the stored one decodes: it goes if it agrees */
+  uint8_t *blob;     /* the stored one's bytes, then those finish gives */
+  size_t len, cap;
+};
+
+tl__summary_pick *tl__summary_pick_new(void) {
+  tl__summary_pick *p = calloc(1, sizeof *p);
+  if (p && (!(p->z = tl__summarizer_new()) ||
+            !(p->hist = malloc(TL_SUMMARY_BUCKETS * sizeof *p->hist)))) {
+    tl__summary_pick_free(p);
+    p = NULL;
+  }
+  return p;
+}
+
+void tl__summary_pick_free(tl__summary_pick *p) {
+  if (!p)
+    return;
+  tl__summarizer_free(p->z);
+  free(p->hist);
+  free(p->blob);
+  free(p);
+}
+
+/* Room for len bytes in p->blob; 0 when out of memory. */
+static int blob_room(tl__summary_pick *p, size_t len) {
+  if (len <= p->cap)
+    return 1;
+  uint8_t *b = realloc(p->blob, len);
+  if (!b)
+    return 0;
+  p->blob = b;
+  p->cap = len;
+  return 1;
+}
+
+/* The stored summary, copied (the source's row is gone once this returns)
+ * and decoded: kept when it decodes. */
+static int stored_blob(void *ctx, size_t index, const char *uuid, int64_t sample_count,
+                       const uint8_t *blob, size_t len) {
+  (void)index;
+  (void)uuid;
+  (void)sample_count;
+  tl__summary_pick *p = ctx;
+  const char *why;
+  if (!blob || tl__summary_decode(blob, len, p->hist, &p->stored, &why) != TL_OK)
+    return TL_OK;
+  if (!blob_room(p, len))
+    return TL_ENOMEM;
+  memcpy(p->blob, blob, len);
+  p->len = len;
+  p->kept = 1;
+  return TL_OK;
+}
+
+int tl__summary_pick_begin(tl__summary_pick *p, tl_store *src, int64_t session_id) {
+  p->kept = 0;
+  memset(&p->tally, 0, sizeof p->tally);
+  int err = src->ops->summary_blobs(src, &session_id, 1, stored_blob, p);
+  if (err == TL_ENOMEM)
+    return tl__store_fail(src, err, "out of memory reading a summary");
+  if (err == TL_OK && !p->kept)
+    tl__summary_begin(p->z);
+  return err;
+}
+
+void tl__summary_pick_add(tl__summary_pick *p, const int64_t *v, size_t n) {
+  if (p->kept)
+    tally(&p->tally, v, n);
+  else
+    tl__summary_add(p->z, v, n);
+}
+
+int tl__summary_pick_finish(tl__summary_pick *p, tl_store *src, int64_t session_id,
+                            const uint8_t **blob, size_t *len) {
+  if (p->kept && agrees(&p->stored, &p->tally)) {
+    *blob = p->blob;
+    *len = p->len;
+    return TL_OK;
+  }
+  /* Made from the samples: their first pass was the copy's, unless a stored
+   * one that disagrees with them had it tallied only, and then it is read
+   * again; finishing reads the blocks that hold the percentiles' ranks. */
+  const tl_summary *m;
+  int err = p->kept ? tl__summary_compute(src, p->z, session_id, &m)
+                    : tl__summary_finish(src, p->z, session_id, &m);
+  if (err)
+    return err;
+  if (!blob_room(p, tl__summary_bound(m)))
+    return tl__store_fail(src, TL_ENOMEM, "out of memory summarising a session");
+  p->len = tl__summary_encode(m, p->blob);
+  p->kept = 0;
+  *blob = p->blob;
+  *len = p->len;
+  return TL_OK;
 }

@@ -1,11 +1,13 @@
 /* test_pg.c: a PostgreSQL server as a store. tlstore push sends a file's
  * finished sessions, and the server then answers tlreport and tlstore with
- * the same bytes as the file; pushing is idempotent, a session is on the
- * server whole or not at all, 32 pushers at once lose and double nothing,
- * and every fault (unreachable, refused, wrong password, a database of
- * another program, a newer schema, a role without the right, a server
- * restarted or a Ctrl-C mid-push) is a one-line error without the password,
- * exit 1, the file untouched, and the next push completes the work.
+ * the same bytes as the file; a session's summary goes as the file holds
+ * it where its samples bear it out and is made again from them where not;
+ * pushing is idempotent, a session is on the server whole or not at all,
+ * 32 pushers at once lose and double nothing, and every fault
+ * (unreachable, refused, wrong password, a database of another program, a
+ * newer schema, a role without the right, a server restarted or a Ctrl-C
+ * mid-push) is a one-line error without the password, exit 1, the file
+ * untouched, and the next push completes the work.
  *
  * Needs a server: scripts/pg-test-server starts a throwaway one and sets
  * TL_TEST_PG_HOST (its socket folder) and TL_TEST_PG_USER (a role that may
@@ -26,6 +28,7 @@
 
 #include <cmocka.h>
 #include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "support.h"
 #include "tl_store.h"
@@ -277,6 +280,144 @@ static void same_bytes_from_file_and_server(void **state) {
   assert_string_equal(table, file_table);
   free(file_info);
   free(info);
+  free(db);
+}
+
+/* Runs sql (statements without results) on the file at path. */
+static void file_sql(const char *path, const char *q) {
+  sqlite3 *db;
+  char *msg = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  if (sqlite3_exec(db, q, NULL, NULL, &msg) != SQLITE_OK)
+    fail_msg("%s: %s", q, msg);
+  sqlite3_close(db);
+}
+
+enum { SUMMARIES = 6 };
+
+/* The UUID and summary (upper-case hex, "" when none) of each session of
+ * the file, in the order of their ids; free the strings. */
+static void file_summaries(const char *path, char *uuid[SUMMARIES], char *hex[SUMMARIES]) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT s.uuid, hex(m.data) FROM sessions s LEFT JOIN "
+                                      "session_summaries m ON m.session_id = s.id ORDER BY s.id",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  for (int i = 0; i < SUMMARIES; i++) {
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    uuid[i] = strdup((const char *)sqlite3_column_text(st, 0));
+    hex[i] = strdup((const char *)sqlite3_column_text(st, 1));
+  }
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+/* The server's summary of the session uuid in upper-case hex, "" when it
+ * has none; free it. */
+static char *server_summary(const fixture *f, const char *uuid) {
+  PGconn *c = PQconnectdb(f->url);
+  if (PQstatus(c) != CONNECTION_OK)
+    fail_msg("connecting to %s: %s", f->url, PQerrorMessage(c));
+  const char *params[] = {uuid};
+  PGresult *r = PQexecParams(c,
+                             "SELECT upper(encode(m.data, 'hex')) FROM sessions s JOIN "
+                             "session_summaries m ON m.session_id = s.id WHERE s.uuid = $1",
+                             1, NULL, params, NULL, NULL, 0);
+  if (PQresultStatus(r) != PGRES_TUPLES_OK)
+    fail_msg("reading a summary: %s", PQerrorMessage(c));
+  char *hex = strdup(PQntuples(r) ? PQgetvalue(r, 0, 0) : "");
+  PQclear(r);
+  PQfinish(c);
+  return hex;
+}
+
+/* Gives the summary of the file's session id another sum of squares,
+ * checksummed again: a summary whose count, extremes and sum still agree
+ * with its samples, but that differs from one made from them. */
+static void other_sumsq(const char *path, int64_t id) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT data FROM session_summaries WHERE session_id = ?",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_int64(st, 1, id);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  size_t len = (size_t)sqlite3_column_bytes(st, 0);
+  uint8_t *b = malloc(len);
+  memcpy(b, sqlite3_column_blob(st, 0), len);
+  sqlite3_finalize(st);
+  b[48] ^= 1; /* the low byte of the sum of squares (docs/schema.md) */
+  uint32_t crc = tl_crc32c(tl_crc32c(0, b, 4), b + 8, len - 8);
+  for (int i = 0; i < 4; i++)
+    b[4 + i] = (uint8_t)(crc >> (8 * i));
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "UPDATE session_summaries SET data = ? WHERE session_id = ?",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_blob(st, 1, b, (int)len, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 2, id);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  free(b);
+}
+
+/* A session's summary goes as the file holds it, byte for byte, when its
+ * count, extremes and sum agree with the samples sent; one that is damaged
+ * (a flipped bit), disagrees with them (another session's, of the same
+ * count or of another) or is missing is made again from them, and equals
+ * the one the writer made. Session 3's summary differs from its samples
+ * only where that check does not look (tlstore check does): the server
+ * holding it shows that it was copied, not made again. */
+static void summaries_sent_as_stored_or_made_again(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 5, 5000);
+  add_sessions(db, "macos", 1, 7000);
+  char *uuid[SUMMARIES], *made[SUMMARIES], *stored[SUMMARIES], *again[SUMMARIES];
+  file_summaries(db, uuid, made);
+  file_sql(db, "UPDATE session_summaries SET data = substr(data, 1, 70) || CASE WHEN "
+               "substr(data, 71, 1) = x'01' THEN x'03' ELSE x'01' END || substr(data, 72) "
+               "WHERE session_id = 1;"
+               "UPDATE session_summaries SET data = (SELECT data FROM session_summaries "
+               "WHERE session_id = 3) WHERE session_id = 2;"
+               "UPDATE session_summaries SET data = (SELECT data FROM session_summaries "
+               "WHERE session_id = 6) WHERE session_id = 4;"
+               "DELETE FROM session_summaries WHERE session_id = 6");
+  other_sumsq(db, 3);
+  file_summaries(db, again, stored);
+  /* Sessions 1 to 4 now hold another summary than the one made. */
+  for (int i = 0; i < SUMMARIES; i++) {
+    assert_string_equal(again[i], uuid[i]);
+    free(again[i]);
+    if (i < 4)
+      assert_string_not_equal(stored[i], made[i]);
+  }
+  assert_string_equal(stored[4], made[4]);
+  assert_string_equal(stored[5], "");
+
+  char *out, *err;
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 6 sessions"));
+  free(out);
+  free(err);
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM session_summaries"), SUMMARIES);
+  for (int i = 0; i < SUMMARIES; i++) {
+    char *got = server_summary(f, uuid[i]);
+    const char *want = i == 2 ? stored[i] : made[i];
+    if (strcmp(got, want) != 0)
+      fail_msg("session %d (%s): the server's summary is not the %s", i + 1, uuid[i],
+               i == 2 ? "file's" : "one made from its samples");
+    free(got);
+    free(uuid[i]);
+    free(made[i]);
+    free(stored[i]);
+  }
   free(db);
 }
 
@@ -642,6 +783,7 @@ int main(void) {
     cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(same_bytes_from_file_and_server, setup, teardown),
+      cmocka_unit_test_setup_teardown(summaries_sent_as_stored_or_made_again, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
