@@ -4,12 +4,14 @@
  *
  * A summary is computed from the session's stored blocks (one pass for the
  * count, extremes, sums and a log-linear histogram, then passes over only
- * the blocks that may hold the few buckets of the percentiles' ranks), and
+ * the blocks that may hold the few buckets of the percentiles' ranks, which
+ * the windows of "Watching the ranks" usually spare), and
  * stored as a blob with a version byte and a CRC32C (docs/schema.md) in
  * session_summaries when the session ends, is merged or imported, or by
  * migration 3. Every read verifies the checksum, the layout and the count
  * against the session's sample_count; a session without one (running, or
  * damaged) has its summary computed on the fly. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,9 @@ enum {
   COUNT_SPAN_MAX = 1 << 21,        /* values counted one by one for one rank */
   NARROW = 4096,                   /* linear buckets a wide range is cut into */
   MARKS = 1 << 16,                 /* slots of the map of the ranges a pass reads */
+  WATCH_AFTER = 8192,              /* samples held before the windows are placed */
+  WATCH_COUNT_SPAN = 1 << 17,      /* values a window counts one by one, at most */
+  WATCH_GATHER_MAX = 1 << 16,      /* values a window collects, at most */
 };
 
 void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
@@ -41,7 +46,7 @@ void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
 }
 
 /* ======================================================================== */
-/* Computing                                                                 */
+/* The summarizer's state                                                    */
 
 /* One percentile's rank being resolved: it lies in [lo, hi], the want-th
  * (1-based) of the inside samples there; and what the current pass gathers
@@ -60,6 +65,28 @@ typedef struct {
   uint64_t width;
 } rank_target;
 
+/* A window of whole buckets [lo, hi] whose samples are counted value by
+ * value (count: hi - lo + 1 cells) or collected (vals), and the samples it
+ * took. The last window may have hi = INT64_MAX: every sample from lo up. */
+typedef struct {
+  int64_t lo, hi;
+  uint32_t *count;
+  int64_t *vals;
+  size_t n;
+  int64_t taken;
+  int full; /* it gave up: more than it may hold */
+} watch_window;
+
+typedef struct {
+  enum { HOLDING, WATCHING, BLIND } state;
+  int64_t held[WATCH_AFTER]; /* the first samples, while HOLDING */
+  size_t nheld;
+  int held_sorted;
+  watch_window win[TL_SUMMARY_PCTS];
+  size_t nwin;
+  uint8_t marked[TL_SUMMARY_BUCKETS]; /* the windows' buckets */
+} watch;
+
 struct tl__summarizer {
   tl_summary sum;
   int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
@@ -72,7 +99,191 @@ struct tl__summarizer {
   size_t outside;
   uint8_t marks[MARKS + 1];
   int64_t decoded[TL_BLOCK_MAX];
+  watch w; /* the ranks' windows while the samples go by */
 };
+
+/* ======================================================================== */
+/* Watching the ranks                                                        */
+
+/* The writer, import, merge and push see each sample of a session once, as
+ * it is stored; a session's own percentiles would then need the blocks read
+ * again (resolve_all), which costs about as much as encoding them. So the
+ * first WATCH_AFTER samples are held, and they show about where each
+ * percentile lies: from then on the samples in a window of whole buckets
+ * around each place (wide enough for four standard errors of the held
+ * samples' quantile) are counted value by value, the held ones included, and
+ * above the highest the samples are collected. At the end a percentile whose
+ * bucket lies in a window is read off it, exactly; one whose data moved
+ * further, or whose window outgrew its bounded memory, reads the blocks as
+ * before. A session of at most WATCH_AFTER samples is read off the held
+ * ones. The answer is the same either way; only the reading differs. */
+
+/* The windows' buckets marked, or cleared (an open window's up to the
+ * last bucket). */
+static void watch_mark(watch *w, uint8_t on) {
+  for (size_t k = 0; k < w->nwin; k++) {
+    size_t from = tl_summary_bucket(w->win[k].lo), to = tl_summary_bucket(w->win[k].hi);
+    memset(w->marked + from, on, to - from + 1);
+  }
+}
+
+/* No window counts any more (a batch was taken back, or memory ran out):
+ * the blocks settle every rank. */
+static void watch_stop(watch *w) {
+  watch_mark(w, 0);
+  w->state = BLIND;
+}
+
+static void watch_clear(watch *w) {
+  watch_mark(w, 0);
+  for (size_t k = 0; k < w->nwin; k++) {
+    watch_window *x = &w->win[k];
+    if (x->count)
+      memset(x->count, 0, (size_t)((uint64_t)x->hi - (uint64_t)x->lo + 1) * sizeof *x->count);
+    x->n = 0;
+    x->taken = 0;
+    x->full = 0;
+  }
+  w->state = HOLDING;
+  w->nheld = 0;
+  w->held_sorted = 0;
+  w->nwin = 0;
+}
+
+/* A sample in a marked bucket: counted, collected, or its window gives up. */
+static void watch_take(watch *w, int64_t v) {
+  for (size_t k = 0; k < w->nwin; k++) {
+    watch_window *x = &w->win[k];
+    if (v < x->lo || v > x->hi || x->full)
+      continue;
+    if (x->count) {
+      /* No cell can overflow while the window's total stays under its range. */
+      if (++x->taken < (int64_t)UINT32_MAX)
+        x->count[v - x->lo]++;
+      else
+        x->full = 1;
+    } else if (x->n < WATCH_GATHER_MAX) {
+      x->vals[x->n++] = v;
+    } else {
+      x->full = 1;
+    }
+    return;
+  }
+}
+
+/* Places the windows from the held samples, then counts them in. Where the
+ * memory for a window cannot be had, nothing is watched. */
+static void watch_start(watch *w) {
+  int64_t *v = w->held;
+  size_t n = w->nheld;
+  if (tl_sort_i64(v, n) != TL_OK) {
+    watch_stop(w);
+    return;
+  }
+  /* Each percentile's window in quantiles, then in whole buckets; windows
+   * that meet are one, and one that reaches the top stays open upwards. */
+  int64_t lo[TL_SUMMARY_PCTS], hi[TL_SUMMARY_PCTS];
+  size_t nw = 0;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
+    double p = tl_summary_pcts[k] / 100, d = 4 * sqrt(p * (1 - p) / (double)n) + 2.0 / (double)n;
+    double qlo = (p - d) * (double)n, qhi = (p + d) * (double)n;
+    int64_t a = v[qlo > 0 ? (size_t)qlo : 0], b = qhi < (double)(n - 1) ? v[(size_t)qhi + 1] : INT64_MAX, x, y;
+    tl_summary_bucket_bounds(tl_summary_bucket(a), &a, &x);
+    if (b != INT64_MAX)
+      tl_summary_bucket_bounds(tl_summary_bucket(b), &y, &b);
+    if (nw && (hi[nw - 1] == INT64_MAX || a <= hi[nw - 1] + 1)) {
+      hi[nw - 1] = b > hi[nw - 1] ? b : hi[nw - 1];
+      continue;
+    }
+    lo[nw] = a;
+    hi[nw++] = b;
+  }
+  int ok = 1;
+  for (size_t k = 0; k < nw && ok; k++) {
+    watch_window *x = &w->win[k];
+    uint64_t span = hi[k] == INT64_MAX ? UINT64_MAX : (uint64_t)hi[k] - (uint64_t)lo[k] + 1;
+    x->lo = lo[k];
+    x->hi = hi[k];
+    /* Kept from an earlier session where they fit; counts are zero there. */
+    if (span <= WATCH_COUNT_SPAN) {
+      free(x->vals);
+      x->vals = NULL;
+      ok = x->count || (x->count = calloc(WATCH_COUNT_SPAN, sizeof *x->count));
+    } else {
+      free(x->count);
+      x->count = NULL;
+      ok = x->vals || (x->vals = malloc(WATCH_GATHER_MAX * sizeof *x->vals));
+    }
+    w->nwin = k + 1;
+  }
+  if (!ok) {
+    watch_stop(w);
+    return;
+  }
+  watch_mark(w, 1);
+  w->state = WATCHING;
+  for (size_t i = 0; i < n; i++)
+    if (w->marked[tl_summary_bucket(v[i])])
+      watch_take(w, v[i]);
+}
+
+/* The want-th (1-based) of the inside samples in [lo, hi] of the total a
+ * session holds, from the held samples or a window that holds that range
+ * whole: 1 and the value in *out, or 0 where none does (or its samples do
+ * not add up to inside, which the blocks then settle). */
+static int watch_value(watch *w, int64_t total, int64_t lo, int64_t hi, int64_t want,
+                       int64_t inside, int64_t *out) {
+  if (w->state == HOLDING && (int64_t)w->nheld == total) { /* every sample is held */
+    if (!w->held_sorted && tl_sort_i64(w->held, w->nheld) != TL_OK)
+      return 0;
+    w->held_sorted = 1;
+    size_t first = 0;
+    while (first < w->nheld && w->held[first] < lo)
+      first++;
+    size_t end = first;
+    while (end < w->nheld && w->held[end] <= hi)
+      end++;
+    if ((int64_t)(end - first) != inside)
+      return 0;
+    *out = w->held[first + (size_t)want - 1];
+    return 1;
+  }
+  if (w->state != WATCHING)
+    return 0;
+  for (size_t k = 0; k < w->nwin; k++) {
+    watch_window *x = &w->win[k];
+    if (x->full || lo < x->lo || hi > x->hi)
+      continue;
+    int64_t cum = 0, at = INT64_MIN;
+    if (x->count) {
+      for (int64_t v = lo; v <= hi; v++) {
+        cum += x->count[v - x->lo];
+        if (at == INT64_MIN && cum >= want)
+          at = v;
+      }
+    } else {
+      /* The window's values in [lo, hi] to its front, then sorted. */
+      size_t m = 0;
+      for (size_t i = 0; i < x->n; i++)
+        if (x->vals[i] >= lo && x->vals[i] <= hi) {
+          int64_t t = x->vals[m];
+          x->vals[m++] = x->vals[i];
+          x->vals[i] = t;
+        }
+      cum = (int64_t)m;
+      if (cum == inside && tl_sort_i64(x->vals, m) == TL_OK)
+        at = x->vals[want - 1];
+    }
+    if (cum != inside || at == INT64_MIN)
+      return 0;
+    *out = at;
+    return 1;
+  }
+  return 0;
+}
+
+/* ======================================================================== */
+/* Computing                                                                 */
 
 static void target_free(rank_target *x) {
   free(x->vals);
@@ -89,6 +300,8 @@ tl__summarizer *tl__summarizer_new(void) {
     free(z);
     z = NULL;
   }
+  if (z)
+    watch_clear(&z->w);
   return z;
 }
 
@@ -96,8 +309,11 @@ void tl__summarizer_free(tl__summarizer *z) {
   if (!z)
     return;
   free(z->hist);
-  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
     target_free(&z->t[k]);
+    free(z->w.win[k].count);
+    free(z->w.win[k].vals);
+  }
   free(z);
 }
 
@@ -109,26 +325,63 @@ static void clear(tl__summarizer *z) {
     memset(z->hist + from, 0, (to - from + 1) * sizeof *z->hist);
   }
   memset(&z->sum, 0, sizeof z->sum);
+  watch_clear(&z->w);
 }
 
-static int first_pass(void *arg, const int64_t *v, size_t n) {
-  tl__summarizer *z = arg;
+/* Adds n samples to the count, extremes, sums and histogram, and hands the
+ * few in a watched bucket to their window: noted in the histogram's loop
+ * without a branch (one look-up a sample), taken after it. */
+static void add_samples(tl__summarizer *z, const int64_t *v, size_t n) {
   tl_summary *m = &z->sum;
+  watch *w = &z->w;
+  const uint8_t *marked = w->marked;
+  int64_t *hist = z->hist;
   int64_t lo = m->count ? m->min_ns : v[0], hi = m->count ? m->max_ns : v[0];
   unsigned __int128 sum = 0, sumsq = 0;
-  for (size_t i = 0; i < n; i++) {
-    int64_t x = v[i];
-    lo = x < lo ? x : lo;
-    hi = x > hi ? x : hi;
-    sum += (uint64_t)x;
-    sumsq += (unsigned __int128)(uint64_t)x * (uint64_t)x;
-    z->hist[tl_summary_bucket(x)]++;
+  uint16_t hit[TL_BLOCK_MAX + 1];
+  for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
+    const int64_t *p = v + at;
+    size_t len = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX, hits = 0;
+    for (size_t i = 0; i < len; i++) {
+      int64_t x = p[i];
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+      sum += (uint64_t)x;
+      sumsq += (unsigned __int128)(uint64_t)x * (uint64_t)x;
+    }
+    /* Apart, so that neither loop runs out of registers. */
+    for (size_t i = 0; i < len; i++) {
+      int64_t x = p[i];
+      size_t b = tl_summary_bucket(x);
+      hist[b]++;
+      hit[hits] = (uint16_t)i;
+      hits += marked[b];
+    }
+    for (size_t k = 0; k < hits; k++)
+      watch_take(w, p[hit[k]]);
   }
   m->min_ns = lo;
   m->max_ns = hi;
   m->count += (int64_t)n;
   m->sum += sum;
   m->sumsq += sumsq;
+}
+
+static int first_pass(void *arg, const int64_t *v, size_t n) {
+  tl__summarizer *z = arg;
+  watch *w = &z->w;
+  if (w->state == HOLDING && n) {
+    size_t take = WATCH_AFTER - w->nheld < n ? WATCH_AFTER - w->nheld : n;
+    memcpy(w->held + w->nheld, v, take * sizeof *v);
+    w->nheld += take;
+    add_samples(z, v, take);
+    v += take;
+    n -= take;
+    if (w->nheld == WATCH_AFTER)
+      watch_start(w);
+  }
+  if (n)
+    add_samples(z, v, n);
   return 0;
 }
 
@@ -333,6 +586,8 @@ void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int
   for (size_t i = 0; i < n; i++)
     z->hist[tl_summary_bucket(v[i])]--;
   z->sum = *saved;
+  /* Those samples come again: the windows would count them twice. */
+  watch_stop(&z->w);
 }
 
 int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
@@ -368,6 +623,9 @@ int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
       }
       cum += m->hist[b];
     }
+    int64_t v;
+    if (!x->done && watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
+      x->lo = x->hi = v;
   }
   err = resolve_all(s, z, session_id);
   for (size_t k = 0; k < TL_SUMMARY_PCTS && m->count; k++)

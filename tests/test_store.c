@@ -604,6 +604,74 @@ static int64_t stored_summaries(const char *path) {
 /* Every session's stored summary (and a running one's, computed when read)
  * equals the brute-force one; a database of schema version 2 migrates to
  * the same summaries; a merge and an import carry them. */
+/* The summarizer fed sample by sample, as the writer feeds it, then
+ * finished against a session the store does not have: the percentiles come
+ * from the held samples or the watched windows, or the finish would read
+ * blocks that are not there (TL_ECORRUPT). The answer, when there is one,
+ * is the sort's. */
+static int fed_summary(tl_store *s, tl__summarizer *z, const int64_t *v, size_t n) {
+  tl__summary_begin(z);
+  for (size_t at = 0, batch = 1; at < n; at += batch, batch = batch * 3 + 1)
+    tl__summary_add(z, v + at, batch < n - at ? batch : n - at);
+  const tl_summary *got;
+  int err = tl__summary_finish(s, z, 999999, &got);
+  if (err == TL_OK) {
+    static int64_t want_hist[TL_SUMMARY_BUCKETS];
+    tl_summary want;
+    brute_summary(v, n, &want, want_hist);
+    assert_int_equal(got->count, want.count);
+    for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+      assert_int_equal(got->pct_ns[k], want.pct_ns[k]);
+  }
+  return err;
+}
+
+static void summary_watch_windows(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl__summarizer *z = tl__summarizer_new();
+  assert_non_null(z);
+  enum { N = 1500000 };
+  int64_t *v = malloc(N * sizeof *v);
+  uint64_t r = 1;
+  for (size_t i = 0; i < N; i++) {
+    r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t u = r >> 33;
+    /* Timer-like: a body of 50 us above 1 ms, a slow one in 500 up to 4 ms,
+     * one in 50,000 beyond. */
+    v[i] = 1000000 + (int64_t)(u % 50000) + (u % 500 == 0 ? (int64_t)(u % 3000000) : 0) +
+           (u % 50000 == 7 ? 40000000 : 0);
+  }
+  /* Held whole: up to the first windows, and just past them. */
+  size_t held[] = {1, 2, 100, 8191, 8192, 8193, 20000};
+  for (size_t k = 0; k < sizeof held / sizeof *held; k++)
+    assert_int_equal(fed_summary(s, z, v, held[k]), TL_OK);
+  /* Steady data, the summarizer used again: every rank from the windows. */
+  assert_int_equal(fed_summary(s, z, v, N), TL_OK);
+  assert_int_equal(fed_summary(s, z, v, 300000), TL_OK);
+  /* Data that moves after the windows are placed: the blocks must be read. */
+  for (size_t i = 10000; i < N; i++)
+    v[i] += 3000000;
+  assert_int_equal(fed_summary(s, z, v, N), TL_ECORRUPT);
+  int64_t moved = write_session(s, v, N, "complete");
+  assert_summary_of(s, moved, v, N);
+  /* One value: its window counts it, and no cell can overflow. */
+  for (size_t i = 0; i < N; i++)
+    v[i] = 5000;
+  assert_int_equal(fed_summary(s, z, v, N), TL_OK);
+  /* Buckets too wide to count, whose windows collect instead, until they
+   * are full (these hold every sample): up to that the ranks come from
+   * them, past it from the blocks. */
+  for (size_t i = 0; i < N; i++)
+    v[i] = (1LL << 40) + (int64_t)((uint64_t)i * 2654435761u % 1000003) * 500;
+  assert_int_equal(fed_summary(s, z, v, 60000), TL_OK);
+  assert_int_equal(fed_summary(s, z, v, N), TL_ECORRUPT);
+  tl__summarizer_free(z);
+  free(v);
+  tl_store_close(s);
+}
+
 static void summaries_are_exact(void **state) {
   fixture *f = *state;
   tl_store *s;
@@ -1167,6 +1235,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(check_finds_damage, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(migrates_v1_blocks, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(summaries_are_exact, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(summary_watch_windows, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(failed_batches_leave_the_summary_exact, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(summary_of_running_and_stale, tl_test_setup,
