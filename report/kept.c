@@ -95,8 +95,10 @@ static void reservoir_add(tl__sess *s, const int64_t *v, size_t n) {
   s->n = end;
 }
 
-static int reservoir_cb(void *ctx, const int64_t *v, size_t n) {
-  reservoir_add(ctx, v, n);
+/* Samples of the session-th session of the set ctx. */
+static int reservoir_cb(void *ctx, size_t session, const int64_t *v, size_t n) {
+  tl__sset *x = ctx;
+  reservoir_add(&x->s[session], v, n);
   return 0;
 }
 
@@ -351,8 +353,9 @@ static int sset_finish(tl__sset *x) {
 int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
                   uint64_t seed, tl__sset *x) {
   int rc = sset_prepare(cmp, ids, nids, seed, x);
-  for (size_t i = 0; i < nids && !rc; i++)
-    rc = tl_store_scan_threaded(store, &x->s[i].id, 1, reservoir_cb, &x->s[i]);
+  /* One scan for them all: a scan's thread and statement cost per call. */
+  if (!rc)
+    rc = tl_store_scan_threaded(store, ids, nids, reservoir_cb, x);
   if (!rc)
     rc = sset_finish(x);
   if (rc)
@@ -424,9 +427,7 @@ tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to) {
 }
 
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n) {
-  tl__kept *k = kept;
-  reservoir_add(&k->set.s[session], v, n);
-  return 0;
+  return reservoir_cb(&((tl__kept *)kept)->set, session, v, n);
 }
 
 int tl__kept_finish(tl__kept *k) { return sset_finish(&k->set); }

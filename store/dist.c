@@ -1237,23 +1237,12 @@ void tl_sweep_close(tl_sweep *w) {
   sweep_free(w);
 }
 
-typedef struct {
-  tl_samples_cb cb;
-  void *ctx;
-} plain_ctx;
-
-static int plain_segment(void *arg, size_t session, const int64_t *v, size_t n) {
-  (void)session;
-  const plain_ctx *p = arg;
-  return p->cb(p->ctx, v, n);
-}
-
-int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx) {
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
+                           tl_sweep_session_cb cb, void *ctx) {
   store_src *s = src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
-  plain_ctx p = {cb, ctx};
-  reading r = {NULL, plain_segment, &p, NULL, NULL};
+  reading r = {NULL, cb, ctx, NULL, NULL};
   int err = scan_store(s, &r);
   src_close(s);
   return err;

@@ -521,9 +521,11 @@ int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k);
 /* Sorts v[0..n) ascending (a radix sort: samples are often millions);
  * TL_ENOMEM when its buffer cannot be allocated. */
 int tl_sort_i64(int64_t *v, size_t n);
-/* Hands every sample of the sessions, in stored order, to cb like
- * tl_store_scan, but decoding on this thread while cb runs on another. */
-int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx);
+/* Hands every sample of the sessions, in stored order, to cb with the
+ * session's index in session_ids, like tl_store_scan, but decoding on this
+ * thread while cb runs on another (one thread for all the sessions). */
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
+                           tl_sweep_session_cb cb, void *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Listings: what tlstore info, labels, hosts and sessions print (listing.c) */
