@@ -164,6 +164,18 @@ static int keep_last(tl_session_list *list, int64_t last, char **orig) {
   return rc;
 }
 
+ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from) {
+  size_t n = c->sessions.count;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = (*from + k) % n;
+    if (c->sessions.items[i].id == id) {
+      *from = i + 1;
+      return (ptrdiff_t)i;
+    }
+  }
+  return -1;
+}
+
 /* d with the values vals at pcts[0..np). */
 static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np) {
   tl_dist out = *d;
@@ -230,10 +242,9 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
       ci_val[k] = tl_sweep_value(w, ci_at[k]);
     if (nci)
       tl__kept_values(*kept, ci_rank, ci_val, nci);
+    size_t from = 0;
     for (size_t i = 0; i < g->session_count; i++) {
-      size_t k = 0;
-      while (c->sessions.items[k].id != g->session_ids[i])
-        k++;
+      size_t k = (size_t)tl__session_index(c, g->session_ids[i], &from);
       int64_t v[3 + TL_MAX_PCTS];
       for (size_t j = 0; j < 3 + np; j++)
         v[j] = tl_sweep_session_value(w, i, j);

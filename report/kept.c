@@ -102,21 +102,6 @@ static int reservoir_cb(void *ctx, size_t session, const int64_t *v, size_t n) {
   return 0;
 }
 
-/* The index of session id in the comparison, or -1. The search starts at
- * *from and leaves it after the session found: a group lists its sessions
- * in the comparison's order, so each is found at the first look. */
-static ptrdiff_t find_session(const tl_comparison *cmp, int64_t id, size_t *from) {
-  size_t n = cmp->sessions.count;
-  for (size_t k = 0; k < n; k++) {
-    size_t i = (*from + k) % n;
-    if (cmp->sessions.items[i].id == id) {
-      *from = i + 1;
-      return (ptrdiff_t)i;
-    }
-  }
-  return -1;
-}
-
 /* Sorts v, made of the sorted runs v[run[i]..run[i+1]) (i < runs), carrying
  * each sample's tag along, by merging the runs a pair at a time (vt and tt
  * as large as v): the sessions' samples are sorted already, so the pool
@@ -286,7 +271,7 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
   int64_t total = 0;
   size_t from = 0;
   for (size_t i = 0; i < nids; i++) {
-    ptrdiff_t at = find_session(cmp, ids[i], &from);
+    ptrdiff_t at = tl__session_index(cmp, ids[i], &from);
     const tl_session *s = at < 0 ? NULL : &cmp->sessions.items[at];
     x->s[i].d = at < 0 || !cmp->details ? NULL : &cmp->details[at];
     x->s[i].id = ids[i];

@@ -93,6 +93,10 @@ int tl__same_block(const tl_group *a, const tl_group *b);
 /* The group of label, probe and delay in c, or NULL. */
 const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
                                int64_t delay_ns);
+/* The index of session id in c's sessions, or -1 (compare.c). The search
+ * starts at *from and leaves it after the session found: a group lists its
+ * sessions in the comparison's order, so each is found at the first look. */
+ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
 /* The labels, escaped, joined by ", ". */
 void tl__md_list_labels(FILE *f, const tl_comparison *c);
 /* Distinct hosts by fingerprint in order of first session into first;
