@@ -386,8 +386,8 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   return rc;
 }
 
-static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
-                   size_t errlen) {
+int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+                char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   int rc = o->by ? TL_OK : check_labels(store, o, err, errlen);
   if (rc)
@@ -412,7 +412,7 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
     rc = labels_of_sessions(store, o, out, err, errlen);
-  if (!rc && (rc = session_details(store, out, orig)))
+  if (!rc && groups && (rc = session_details(store, out, orig)))
     tl__store_failed(store, rc, err, errlen);
   if (orig) {
     /* Those not handed to the details (after a failure). */
@@ -421,10 +421,10 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
         free(orig[i]);
     free(orig);
   }
-  if (rc) {
+  if (rc)
     tl_comparison_free(out);
+  if (rc || !groups)
     return rc;
-  }
 
   /* Groups: one per distinct (label, probe, delay). */
   group_block *blk = calloc(1, sizeof *blk + out->sessions.count * sizeof *blk->groups);
@@ -497,7 +497,7 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
     memset(out, 0, sizeof *out);
     return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   }
-  rc = compare(store, o, out, err, errlen);
+  rc = tl__compare(store, o, 1, out, err, errlen);
   tl_store_read_end(store);
   return rc;
 }

@@ -179,6 +179,11 @@ tl__kept *tl__group_kept(const tl_comparison *c, size_t i);
 /* Frees what the statistics keep of every group, so that they read the
  * samples themselves (tests compare the two ways). */
 void tl__comparison_drop_kept(tl_comparison *c);
+/* tl_compare inside the caller's read snapshot (tl_store_read_begin); with
+ * groups 0, only the sessions and labels: the checks that fail before any
+ * sample is read. */
+int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+                char *err, size_t errlen);
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget);
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);
