@@ -333,19 +333,28 @@ static int sset_finish(tl__sset *x) {
   return pool_sort(x);
 }
 
-/* Loads the sessions ids[0..nids) into x by reading them. Errors leave a
+/* Loads the sessions ids[0..nids) into x by reading them, and with dist
+ * their distribution at pcts[0..np) from the same reading. Errors leave a
  * message on the store. */
-int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
-                  uint64_t seed, tl__sset *x) {
+int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
+                       size_t nids, uint64_t seed, const double *pcts, size_t np, tl_dist *dist,
+                       tl__sset *x) {
   int rc = sset_prepare(cmp, ids, nids, seed, x);
   /* One scan for them all: a scan's thread and statement cost per call. */
-  if (!rc)
+  if (!rc && dist)
+    rc = tl_dist_compute_tap(store, ids, nids, pcts, np, reservoir_cb, x, dist);
+  else if (!rc)
     rc = tl_store_scan_threaded(store, ids, nids, reservoir_cb, x);
   if (!rc)
     rc = sset_finish(x);
   if (rc)
     tl__sset_free(x);
   return rc;
+}
+
+int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                  uint64_t seed, tl__sset *x) {
+  return tl__sset_load_dist(store, cmp, ids, nids, seed, NULL, 0, NULL, x);
 }
 
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget) {

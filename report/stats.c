@@ -77,15 +77,18 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   if (kept) {
     g->set = kept->set;
     g->set.borrowed = 1;
-  } else if ((rc = tl__sset_load(store, cmp, ids, n, seed, &g->set))) {
-    return rc;
+  } else {
+    /* Reading the samples, the distribution comes from the same reading. */
+    rc = tl__sset_load_dist(store, cmp, ids, n, seed, pcts, np, dist ? NULL : &g->dist, &g->set);
+    if (rc)
+      return rc;
   }
   tl__sset *x = &g->set;
   if (dist) {
     g->dist = *dist;
-  } else if (x->exact) {
+  } else if (kept && x->exact) {
     rc = tl_dist_of_values(x->pool, x->m, pcts, np, &g->dist);
-  } else {
+  } else if (kept) {
     rc = tl_dist_compute(store, ids, n, pcts, np, &g->dist);
   }
   if (rc)

@@ -85,6 +85,11 @@ tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to);
  * leave a message on the store. */
 int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
                   uint64_t seed, tl__sset *x);
+/* The same, computing dist (the sessions' exact distribution at pcts[0..np))
+ * from the same reading of the samples. */
+int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
+                       size_t nids, uint64_t seed, const double *pcts, size_t np, tl_dist *dist,
+                       tl__sset *x);
 void tl__sset_free(tl__sset *x);
 /* The smallest kept value at which the weighted count of samples reaches
  * rank (session i counted w[i] times; w NULL: once). */

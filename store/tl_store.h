@@ -495,6 +495,11 @@ void tl_sweep_close(tl_sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
  * stored order, on the caller's thread while another does the rest. */
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
+/* tl_dist_compute, while tap (may be NULL) sees every sample of the
+ * sessions as tl_sweep_first's does: one reading of the samples for both. */
+int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n,
+                        const double *pcts, size_t pct_count, tl_sweep_session_cb tap,
+                        void *tap_ctx, tl_dist *out);
 /* After pass 1: count, min, max, mean and stddev (pct_count 0) of session
  * set, or of the group for set n; its sample count. */
 void tl_sweep_dist(const tl_sweep *w, size_t set, tl_dist *out);
