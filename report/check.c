@@ -135,11 +135,10 @@ static int group_calc(tl_store *store, const tl_comparison *cmp, size_t i, group
   return TL_OK;
 }
 
-int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
-  if (!(o->max_regression > 0) || o->min_regression_ns < 0)
-    return tl_fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%%");
-  if (o->baseline && !o->compare.by && tl_label_check(o->baseline, NULL, 0))
-    return tl_fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
+/* The check's comparison and every check, within the caller's read
+ * snapshot; an error leaves its message in err. */
+static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, char *err,
+                         size_t errlen) {
   tl_compare_opts co = o->compare;
   const char *labels[258];
   if (co.label_count && o->baseline) {
@@ -157,12 +156,13 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
     co.label_count = n;
   } else if (o->baseline) {
     labels[0] = o->baseline;
-    /* Check that the baseline exists by asking for it alone first. */
+    /* Check that the baseline exists by asking for its sessions alone
+     * first (their samples are read with the others'). */
     tl_compare_opts one = co;
     one.labels = labels;
     one.label_count = 1;
     tl_comparison probe;
-    int rc = tl_compare(store, &one, &probe, err, errlen);
+    int rc = tl__compare(store, &one, 0, &probe, err, errlen);
     tl_comparison_free(&probe);
     if (rc == TL_ENOTFOUND && strncmp(err, "no session", 10) == 0)
       snprintf(err, errlen, "the baseline '%s' has no session that matches the filters",
@@ -171,7 +171,7 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
       return rc;
   }
   tl_comparison cmp;
-  int rc = tl_compare(store, &co, &cmp, err, errlen);
+  int rc = tl__compare(store, &co, 1, &cmp, err, errlen);
   if (rc)
     return rc;
   check_tally tally = {0, 0, 0};
@@ -238,6 +238,21 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
     rc = tally.bad ? TL_CHECK_REGRESSED : TL_OK;
   }
   tl_comparison_free(&cmp);
+  return rc;
+}
+
+int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *err, size_t errlen) {
+  if (!(o->max_regression > 0) || o->min_regression_ns < 0)
+    return tl_fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%%");
+  if (o->baseline && !o->compare.by && tl_label_check(o->baseline, NULL, 0))
+    return tl_fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
+  /* One snapshot for the comparison and the reads of the checks, so that a
+   * collector committing meanwhile changes nothing in them. */
+  int rc = tl_store_read_begin(store);
+  if (rc)
+    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+  rc = check_in_read(store, o, out, err, errlen);
+  tl_store_read_end(store);
   if (!rc && ferror(out))
     return tl_fail(err, errlen, TL_EIO, "writing the check failed");
   return rc;

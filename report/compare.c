@@ -164,6 +164,18 @@ static int keep_last(tl_session_list *list, int64_t last, char **orig) {
   return rc;
 }
 
+ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from) {
+  size_t n = c->sessions.count;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = (*from + k) % n;
+    if (c->sessions.items[i].id == id) {
+      *from = i + 1;
+      return (ptrdiff_t)i;
+    }
+  }
+  return -1;
+}
+
 /* d with the values vals at pcts[0..np). */
 static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np) {
   tl_dist out = *d;
@@ -230,10 +242,9 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
       ci_val[k] = tl_sweep_value(w, ci_at[k]);
     if (nci)
       tl__kept_values(*kept, ci_rank, ci_val, nci);
+    size_t from = 0;
     for (size_t i = 0; i < g->session_count; i++) {
-      size_t k = 0;
-      while (c->sessions.items[k].id != g->session_ids[i])
-        k++;
+      size_t k = (size_t)tl__session_index(c, g->session_ids[i], &from);
       int64_t v[3 + TL_MAX_PCTS];
       for (size_t j = 0; j < 3 + np; j++)
         v[j] = tl_sweep_session_value(w, i, j);
@@ -375,8 +386,8 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   return rc;
 }
 
-static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
-                   size_t errlen) {
+int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+                char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   int rc = o->by ? TL_OK : check_labels(store, o, err, errlen);
   if (rc)
@@ -401,7 +412,7 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
     rc = labels_of_sessions(store, o, out, err, errlen);
-  if (!rc && (rc = session_details(store, out, orig)))
+  if (!rc && groups && (rc = session_details(store, out, orig)))
     tl__store_failed(store, rc, err, errlen);
   if (orig) {
     /* Those not handed to the details (after a failure). */
@@ -410,10 +421,10 @@ static int compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out
         free(orig[i]);
     free(orig);
   }
-  if (rc) {
+  if (rc)
     tl_comparison_free(out);
+  if (rc || !groups)
     return rc;
-  }
 
   /* Groups: one per distinct (label, probe, delay). */
   group_block *blk = calloc(1, sizeof *blk + out->sessions.count * sizeof *blk->groups);
@@ -486,7 +497,7 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
     memset(out, 0, sizeof *out);
     return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   }
-  rc = compare(store, o, out, err, errlen);
+  rc = tl__compare(store, o, 1, out, err, errlen);
   tl_store_read_end(store);
   return rc;
 }

@@ -95,24 +95,11 @@ static void reservoir_add(tl__sess *s, const int64_t *v, size_t n) {
   s->n = end;
 }
 
-static int reservoir_cb(void *ctx, const int64_t *v, size_t n) {
-  reservoir_add(ctx, v, n);
+/* Samples of the session-th session of the set ctx. */
+static int reservoir_cb(void *ctx, size_t session, const int64_t *v, size_t n) {
+  tl__sset *x = ctx;
+  reservoir_add(&x->s[session], v, n);
   return 0;
-}
-
-/* The index of session id in the comparison, or -1. The search starts at
- * *from and leaves it after the session found: a group lists its sessions
- * in the comparison's order, so each is found at the first look. */
-static ptrdiff_t find_session(const tl_comparison *cmp, int64_t id, size_t *from) {
-  size_t n = cmp->sessions.count;
-  for (size_t k = 0; k < n; k++) {
-    size_t i = (*from + k) % n;
-    if (cmp->sessions.items[i].id == id) {
-      *from = i + 1;
-      return (ptrdiff_t)i;
-    }
-  }
-  return -1;
 }
 
 /* Sorts v, made of the sorted runs v[run[i]..run[i+1]) (i < runs), carrying
@@ -284,7 +271,7 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
   int64_t total = 0;
   size_t from = 0;
   for (size_t i = 0; i < nids; i++) {
-    ptrdiff_t at = find_session(cmp, ids[i], &from);
+    ptrdiff_t at = tl__session_index(cmp, ids[i], &from);
     const tl_session *s = at < 0 ? NULL : &cmp->sessions.items[at];
     x->s[i].d = at < 0 || !cmp->details ? NULL : &cmp->details[at];
     x->s[i].id = ids[i];
@@ -346,18 +333,28 @@ static int sset_finish(tl__sset *x) {
   return pool_sort(x);
 }
 
-/* Loads the sessions ids[0..nids) into x by reading them. Errors leave a
+/* Loads the sessions ids[0..nids) into x by reading them, and with dist
+ * their distribution at pcts[0..np) from the same reading. Errors leave a
  * message on the store. */
-int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
-                  uint64_t seed, tl__sset *x) {
+int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
+                       size_t nids, uint64_t seed, const double *pcts, size_t np, tl_dist *dist,
+                       tl__sset *x) {
   int rc = sset_prepare(cmp, ids, nids, seed, x);
-  for (size_t i = 0; i < nids && !rc; i++)
-    rc = tl_store_scan_threaded(store, &x->s[i].id, 1, reservoir_cb, &x->s[i]);
+  /* One scan for them all: a scan's thread and statement cost per call. */
+  if (!rc && dist)
+    rc = tl_dist_compute_tap(store, ids, nids, pcts, np, reservoir_cb, x, dist);
+  else if (!rc)
+    rc = tl_store_scan_threaded(store, ids, nids, reservoir_cb, x);
   if (!rc)
     rc = sset_finish(x);
   if (rc)
     tl__sset_free(x);
   return rc;
+}
+
+int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                  uint64_t seed, tl__sset *x) {
+  return tl__sset_load_dist(store, cmp, ids, nids, seed, NULL, 0, NULL, x);
 }
 
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget) {
@@ -424,9 +421,7 @@ tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to) {
 }
 
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n) {
-  tl__kept *k = kept;
-  reservoir_add(&k->set.s[session], v, n);
-  return 0;
+  return reservoir_cb(&((tl__kept *)kept)->set, session, v, n);
 }
 
 int tl__kept_finish(tl__kept *k) { return sset_finish(&k->set); }

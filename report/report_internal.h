@@ -93,6 +93,10 @@ int tl__same_block(const tl_group *a, const tl_group *b);
 /* The group of label, probe and delay in c, or NULL. */
 const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
                                int64_t delay_ns);
+/* The index of session id in c's sessions, or -1 (compare.c). The search
+ * starts at *from and leaves it after the session found: a group lists its
+ * sessions in the comparison's order, so each is found at the first look. */
+ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
 /* The labels, escaped, joined by ", ". */
 void tl__md_list_labels(FILE *f, const tl_comparison *c);
 /* Distinct hosts by fingerprint in order of first session into first;
@@ -175,6 +179,11 @@ tl__kept *tl__group_kept(const tl_comparison *c, size_t i);
 /* Frees what the statistics keep of every group, so that they read the
  * samples themselves (tests compare the two ways). */
 void tl__comparison_drop_kept(tl_comparison *c);
+/* tl_compare inside the caller's read snapshot (tl_store_read_begin); with
+ * groups 0, only the sessions and labels: the checks that fail before any
+ * sample is read. */
+int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+                char *err, size_t errlen);
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget);
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);

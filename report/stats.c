@@ -77,15 +77,18 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   if (kept) {
     g->set = kept->set;
     g->set.borrowed = 1;
-  } else if ((rc = tl__sset_load(store, cmp, ids, n, seed, &g->set))) {
-    return rc;
+  } else {
+    /* Reading the samples, the distribution comes from the same reading. */
+    rc = tl__sset_load_dist(store, cmp, ids, n, seed, pcts, np, dist ? NULL : &g->dist, &g->set);
+    if (rc)
+      return rc;
   }
   tl__sset *x = &g->set;
   if (dist) {
     g->dist = *dist;
-  } else if (x->exact) {
+  } else if (kept && x->exact) {
     rc = tl_dist_of_values(x->pool, x->m, pcts, np, &g->dist);
-  } else {
+  } else if (kept) {
     rc = tl_dist_compute(store, ids, n, pcts, np, &g->dist);
   }
   if (rc)
@@ -153,13 +156,14 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   for (size_t j = 0; memo && j < x->m; j++)
     memo[j] = -1;
   tl__rng r = {seed};
+  tl__mod by_ns = tl__mod_of(x->ns ? x->ns : 1);
   for (size_t b = 0; b < B; b++) {
     if (g->method == TL_CI_SESSIONS) {
       int64_t total = 0;
       while (total == 0) { /* a resample of empty sessions only is drawn again */
         memset(w, 0, x->ns * sizeof *w);
         for (size_t i = 0; i < x->ns; i++) {
-          size_t pick = (size_t)tl__rng_below(&r, x->ns);
+          size_t pick = (size_t)tl__rng_below_mod(&r, &by_ns);
           w[pick] += 1;
           total += x->s[pick].n;
         }

@@ -31,6 +31,31 @@ static inline double tl__rng_unit(tl__rng *r) {
 
 static inline uint64_t tl__rng_below(tl__rng *r, uint64_t n) { return tl__rng_next(r) % n; }
 
+/* x % n for an n fixed over many draws, without a division (the session
+ * bootstrap draws 1000 x sessions of them a group): Lemire, Kaser and Kurz,
+ * "Faster remainder by direct computation" (2019), exact for every 64-bit x
+ * and n > 0 with a 128-bit multiplier. */
+typedef struct {
+  unsigned __int128 m;
+  uint64_t n;
+} tl__mod;
+
+static inline tl__mod tl__mod_of(uint64_t n) {
+  tl__mod d = {~(unsigned __int128)0 / n + 1, n};
+  return d;
+}
+
+static inline uint64_t tl__mod_apply(const tl__mod *d, uint64_t x) {
+  unsigned __int128 low = d->m * x;
+  unsigned __int128 bottom = ((low & UINT64_MAX) * d->n) >> 64, top = (low >> 64) * d->n;
+  return (uint64_t)((bottom + top) >> 64);
+}
+
+/* tl__rng_below(r, d->n), the same draw. */
+static inline uint64_t tl__rng_below_mod(tl__rng *r, const tl__mod *d) {
+  return tl__mod_apply(d, tl__rng_next(r));
+}
+
 /* A Beta(a, b) draw (a, b >= 1). */
 double tl__rng_beta(tl__rng *r, double a, double b);
 /* The seed of a group's draws: its label, probe and delay, and a purpose. */
@@ -85,6 +110,11 @@ tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to);
  * leave a message on the store. */
 int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
                   uint64_t seed, tl__sset *x);
+/* The same, computing dist (the sessions' exact distribution at pcts[0..np))
+ * from the same reading of the samples. */
+int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
+                       size_t nids, uint64_t seed, const double *pcts, size_t np, tl_dist *dist,
+                       tl__sset *x);
 void tl__sset_free(tl__sset *x);
 /* The smallest kept value at which the weighted count of samples reaches
  * rank (session i counted w[i] times; w NULL: once). */

@@ -1237,30 +1237,21 @@ void tl_sweep_close(tl_sweep *w) {
   sweep_free(w);
 }
 
-typedef struct {
-  tl_samples_cb cb;
-  void *ctx;
-} plain_ctx;
-
-static int plain_segment(void *arg, size_t session, const int64_t *v, size_t n) {
-  (void)session;
-  const plain_ctx *p = arg;
-  return p->cb(p->ctx, v, n);
-}
-
-int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx) {
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
+                           tl_sweep_session_cb cb, void *ctx) {
   store_src *s = src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
-  plain_ctx p = {cb, ctx};
-  reading r = {NULL, plain_segment, &p, NULL, NULL};
+  reading r = {NULL, cb, ctx, NULL, NULL};
   int err = scan_store(s, &r);
   src_close(s);
   return err;
 }
 
-/* The group's values at pcts of one sweep into out (at most TL_MAX_PCTS). */
-static int sweep_dist(tl_sweep *w, const double *pcts, size_t np, tl_dist *out) {
+/* The group's values at pcts of one sweep into out (at most TL_MAX_PCTS),
+ * tap seeing every sample. */
+static int sweep_dist(tl_sweep *w, const double *pcts, size_t np, tl_sweep_session_cb tap,
+                      void *tap_ctx, tl_dist *out) {
   memset(out, 0, sizeof *out);
   if (np > TL_MAX_PCTS)
     return TL_EINVAL;
@@ -1269,7 +1260,7 @@ static int sweep_dist(tl_sweep *w, const double *pcts, size_t np, tl_dist *out) 
       return TL_EINVAL;
   if (!w)
     return TL_ENOMEM;
-  int err = tl_sweep_first(w, NULL, NULL);
+  int err = tl_sweep_first(w, tap, tap_ctx);
   if (err)
     return err;
   size_t handle[TL_MAX_PCTS];
@@ -1287,12 +1278,18 @@ static int sweep_dist(tl_sweep *w, const double *pcts, size_t np, tl_dist *out) 
   return TL_OK;
 }
 
-int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
-                    size_t pct_count, tl_dist *out) {
+int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n,
+                        const double *pcts, size_t pct_count, tl_sweep_session_cb tap,
+                        void *tap_ctx, tl_dist *out) {
   tl_sweep *w = tl_sweep_store(store, session_ids, n, NULL, 0);
-  int err = sweep_dist(w, pcts, pct_count, out);
+  int err = sweep_dist(w, pcts, pct_count, tap, tap_ctx, out);
   tl_sweep_close(w);
   return err;
+}
+
+int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                    size_t pct_count, tl_dist *out) {
+  return tl_dist_compute_tap(store, session_ids, n, pcts, pct_count, NULL, NULL, out);
 }
 
 typedef struct {
@@ -1322,7 +1319,7 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
     }
   mem_src m = {values, n};
   tl_sweep *w = sweep_new(scan_mem, &m, 1, NULL, 0);
-  int err = sweep_dist(w, pcts, pct_count, out);
+  int err = sweep_dist(w, pcts, pct_count, NULL, NULL, out);
   sweep_free(w);
   return err;
 }

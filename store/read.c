@@ -331,14 +331,21 @@ void tl__sqlite_read_end(tl_store *s) {
     sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 }
 
-static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_row **rows,
-                     size_t *count) {
+void tl__sqlite_forget_statements(tl_store *s) {
+  sqlite3_finalize(s->facts_st);
+  sqlite3_finalize(s->tags_st);
+  s->facts_st = s->tags_st = NULL;
+}
+
+/* The rows of sql (prepared once into *cached) for the session. */
+static int read_rows(tl_store *s, sqlite3_stmt **cached, const char *sql, int64_t session_id,
+                     tl_fact_row **rows, size_t *count) {
   *rows = NULL;
   *count = 0;
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  int rc = *cached ? SQLITE_OK : sqlite3_prepare_v2(s->db, sql, -1, cached, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "reading session details");
+  sqlite3_stmt *st = *cached;
   sqlite3_bind_int64(st, 1, session_id);
   size_t cap = 0;
   int err = TL_OK;
@@ -365,7 +372,7 @@ static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_r
     err = tl__store_sqlfail(s, rc, "reading session details");
   else if (err)
     tl__store_fail(s, err, "out of memory reading session details");
-  sqlite3_finalize(st);
+  sqlite3_reset(st);
   if (err) {
     tl_fact_rows_free(*rows, *count);
     *rows = NULL;
@@ -375,13 +382,14 @@ static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_r
 }
 
 int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s,
+  return read_rows(s, &s->facts_st,
                    "SELECT key, value, evidence FROM host_facts WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
 }
 
 int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, "SELECT key, value, '' FROM session_tags WHERE session_id = ? ORDER BY key",
+  return read_rows(s, &s->tags_st,
+                   "SELECT key, value, '' FROM session_tags WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
 }
 

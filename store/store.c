@@ -359,6 +359,7 @@ static int reopen_immutable(tl_store *s, const char *path) {
     p += strchr("?#%", *c) || *c < 0x21 || *c >= 0x7f ? sprintf(p, "%%%02X", *c)
                                                       : sprintf(p, "%c", *c);
   sprintf(p, "?immutable=1");
+  tl__sqlite_forget_statements(s);
   sqlite3_close_v2(s->db);
   s->db = NULL;
   int rc = sqlite3_open_v2(uri, &s->db,
@@ -491,6 +492,7 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
 void tl__sqlite_close(tl_store *s) {
   if (!s)
     return;
+  tl__sqlite_forget_statements(s);
   sqlite3_close_v2(s->db);
   free(s->path);
   free(s);

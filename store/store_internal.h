@@ -24,6 +24,9 @@ struct tl_store {
   int64_t damaged_id;                /* the session of the last TL_ECORRUPT read, or 0 */
   int64_t left_out[TL_LEFT_OUT_MAX]; /* sessions tl_store_sessions no longer lists */
   size_t left_out_count;
+  /* A file's queries of a session's facts and tags, prepared at first use
+   * (a report asks them of every session) and finalized before db closes. */
+  sqlite3_stmt *facts_st, *tags_st;
 };
 
 /* What a backend does: one table per backend, filled in its own file(s)
@@ -88,6 +91,8 @@ int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count);
 int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx);
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                            tl_block_cb fn, void *ctx);
+/* Finalizes the statements the handle keeps prepared, before db closes. */
+void tl__sqlite_forget_statements(tl_store *s);
 int tl__sqlite_read_begin(tl_store *s);
 void tl__sqlite_read_end(tl_store *s);
 int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);

@@ -495,6 +495,11 @@ void tl_sweep_close(tl_sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
  * stored order, on the caller's thread while another does the rest. */
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
+/* tl_dist_compute, while tap (may be NULL) sees every sample of the
+ * sessions as tl_sweep_first's does: one reading of the samples for both. */
+int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n,
+                        const double *pcts, size_t pct_count, tl_sweep_session_cb tap,
+                        void *tap_ctx, tl_dist *out);
 /* After pass 1: count, min, max, mean and stddev (pct_count 0) of session
  * set, or of the group for set n; its sample count. */
 void tl_sweep_dist(const tl_sweep *w, size_t set, tl_dist *out);
@@ -521,9 +526,11 @@ int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k);
 /* Sorts v[0..n) ascending (a radix sort: samples are often millions);
  * TL_ENOMEM when its buffer cannot be allocated. */
 int tl_sort_i64(int64_t *v, size_t n);
-/* Hands every sample of the sessions, in stored order, to cb like
- * tl_store_scan, but decoding on this thread while cb runs on another. */
-int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n, tl_samples_cb cb, void *ctx);
+/* Hands every sample of the sessions, in stored order, to cb with the
+ * session's index in session_ids, like tl_store_scan, but decoding on this
+ * thread while cb runs on another (one thread for all the sessions). */
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
+                           tl_sweep_session_cb cb, void *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Listings: what tlstore info, labels, hosts and sessions print (listing.c) */

@@ -1117,6 +1117,75 @@ static void kept_part_as_read(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* The session bootstrap's draws take their remainder without a division
+ * (tl__mod): it must be x % n for every x and n, at the edges too. */
+static void remainder_as_divided(void **state) {
+  (void)state;
+  const uint64_t ns[] = {1, 2, 3, 5, 7, 719, 2919, 4096, 65537, UINT64_C(4294967311),
+                         UINT64_C(1) << 63, (UINT64_C(1) << 63) + 1, UINT64_MAX - 1, UINT64_MAX};
+  uint64_t r = 0x6a09e667f3bcc909ULL; /* its own draws: the other tests' stay as they are */
+  for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+    uint64_t n = ns[k];
+    tl__mod d = tl__mod_of(n);
+    const uint64_t edges[] = {0, 1, n - 1, n, n + 1, 2 * n - 1, UINT64_MAX, UINT64_MAX - 1,
+                              UINT64_MAX / n * n, UINT64_MAX / n * n - 1};
+    for (size_t e = 0; e < sizeof edges / sizeof *edges; e++)
+      assert_true(tl__mod_apply(&d, edges[e]) == edges[e] % n);
+    for (int t = 0; t < 20000; t++) {
+      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+      uint64_t x = r ^ (r >> 29) * (uint64_t)t;
+      assert_true(tl__mod_apply(&d, x) == x % n);
+    }
+    tl__rng a = {n}, b = {n};
+    for (int t = 0; t < 1000; t++)
+      assert_true(tl__rng_below_mod(&a, &d) == tl__rng_below(&b, n));
+  }
+}
+
+/* The statistics read a group's samples and its distribution in one
+ * reading (tl__sset_load_dist): the set must be the one reading the samples
+ * alone gives, and the distribution tl_dist_compute's, whether the group is
+ * kept whole or by reservoirs. */
+static void load_with_dist_as_apart(void **state) {
+  fixture *f = *state;
+  const size_t sizes[2] = {900, TL_STATS_KEEP / 3 + 7000}; /* whole; by reservoirs */
+  const char *labels[2] = {"whole", "reservoir"};
+  const double pcts[4] = {50, 90, 99, 99.9};
+  int64_t *v = malloc(sizes[1] * sizeof *v);
+  uint64_t r = 0xda942042e4dd58b5ULL; /* its own draws: the other tests' stay as they are */
+  for (int c = 0; c < 2; c++) {
+    for (int s = 0; s < 4; s++) {
+      for (size_t i = 0; i < sizes[c]; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        v[i] = 2000000 + s * 30000 + (int64_t)((r >> 22) % (uint64_t)(i % 5 ? 300000 : 60));
+      }
+      add_session(f, labels[c], 0, v, sizes[c] - (size_t)s * 100, 0);
+    }
+    tl_comparison cmp;
+    compare_labels(f, labels[c], NULL, NULL, 0, &cmp);
+    const tl_group *g = &cmp.groups[0];
+    tl__sset x, y;
+    tl_dist alone, together;
+    assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids, g->session_count, 11, &x), TL_OK);
+    assert_int_equal(tl_dist_compute(f->s, g->session_ids, g->session_count, pcts, 4, &alone),
+                     TL_OK);
+    assert_int_equal(tl__sset_load_dist(f->s, &cmp, g->session_ids, g->session_count, 11, pcts,
+                                        4, &together, &y),
+                     TL_OK);
+    assert_int_equal(x.exact, c == 0);
+    assert_int_equal(y.exact, x.exact);
+    assert_int_equal(y.m, x.m);
+    assert_int_equal(y.n, x.n);
+    assert_memory_equal(y.pool, x.pool, x.m * sizeof *x.pool);
+    assert_memory_equal(y.tag, x.tag, x.m * sizeof *x.tag);
+    assert_memory_equal(&together, &alone, sizeof alone);
+    tl__sset_free(&x);
+    tl__sset_free(&y);
+    tl_comparison_free(&cmp);
+  }
+  free(v);
+}
+
 /* The replicates by samples of a group too large to keep whole search the
  * pool with remembered counts: the values must be the plain search's. */
 static void remembered_counts_search_alike(void **state) {
@@ -1322,6 +1391,8 @@ int main(void) {
       cmocka_unit_test(order_ci_same_ranks_as_reference),
       cmocka_unit_test_setup_teardown(kept_samples_sorted, setup, teardown),
       cmocka_unit_test_setup_teardown(kept_part_as_read, setup, teardown),
+      cmocka_unit_test(remainder_as_divided),
+      cmocka_unit_test_setup_teardown(load_with_dist_as_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(remembered_counts_search_alike, setup, teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(mann_whitney_long_runs),
