@@ -216,6 +216,49 @@ static void mann_whitney_against_brute_force(void **state) {
       assert_true(mw.p_value == 1);
     }
   }
+  /* Large samples, cut into stretches that the merge walks side by side:
+   * U against all the pairs (draws of their own, so that the other tests'
+   * stay as they are). */
+  enum { LA = 3000, LB = 3500 };
+  int64_t *la = malloc(LA * sizeof *la), *lb = malloc(LB * sizeof *lb);
+  uint64_t r = 0x9e3779b97f4a7c15ULL;
+  for (int round = 0; round < 6; round++) {
+    size_t na = LA - (size_t)round * 300, nb = LB - (size_t)round * 200;
+    uint64_t range = round % 2 ? 40 : 1000000, shift = (uint64_t)round * range / 8;
+    for (size_t i = 0; i < na + nb; i++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      if (i < na)
+        la[i] = (int64_t)(r % range);
+      else
+        lb[i - na] = (int64_t)(r % range + shift);
+    }
+    qsort(la, na, sizeof *la, cmp_i64);
+    qsort(lb, nb, sizeof *lb, cmp_i64);
+    double u = 0;
+    for (size_t i = 0; i < na; i++)
+      for (size_t j = 0; j < nb; j++)
+        u += la[i] > lb[j] ? 1 : la[i] == lb[j] ? 0.5 : 0;
+    /* The ties of both together: t^3 - t for each value held t times. */
+    long double ties = 0;
+    for (size_t i = 0, j = 0; i < na || j < nb;) {
+      int64_t v = j == nb || (i < na && la[i] <= lb[j]) ? la[i] : lb[j];
+      long double t = 0;
+      for (; i < na && la[i] == v; i++)
+        t++;
+      for (; j < nb && lb[j] == v; j++)
+        t++;
+      ties += t * t * t - t;
+    }
+    long double n1 = (long double)na, n2 = (long double)nb, n = n1 + n2;
+    long double var = n1 * n2 / 12.0L * ((n + 1) - ties / (n * (n - 1)));
+    long double d = (long double)u - n1 * n2 / 2, ad = fabsl(d) - 0.5L;
+    tl_mw mw;
+    assert_int_equal(tl_mann_whitney(la, na, lb, nb, &mw), TL_OK);
+    assert_true(mw.u == u);
+    assert_true(mw.z == (double)((d < 0 ? -ad : ad) / sqrtl(var)));
+  }
+  free(la);
+  free(lb);
   /* Identical samples: U is half the pairs, p is 1. */
   for (size_t i = 0; i < 50; i++)
     a[i] = (int64_t)(i * 7 % 13);
