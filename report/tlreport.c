@@ -143,6 +143,7 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  tl_heap_huge_pages(); /* it reads a database and exits */
   tl_set_progname("tlreport");
   return tl_cli_finish(run(argc, argv));
 }

@@ -1,7 +1,8 @@
 /* exe_macos.c: the base layer's pieces that differ on macOS: the path of the
  * running executable, for tl_data_path() (_NSGetExecutablePath may return
  * a path through symlinks or with "..", so it is resolved with realpath()),
- * and how tl times here. */
+ * how tl times here, and the heap (macOS offers no huge pages on request
+ * for it). */
 #include <limits.h>
 #include <mach-o/dyld.h>
 #include <stdint.h>
@@ -29,3 +30,5 @@ const tl_os_timing *tl_os_timing_here(void) {
                                             "a relative nanosleep"};
   return &macos_timing;
 }
+
+int tl_heap_huge_pages(void) { return 0; }

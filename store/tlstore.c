@@ -293,6 +293,7 @@ static const tl_cli_program program = {
 };
 
 int main(int argc, char **argv) {
+  tl_heap_huge_pages(); /* it reads a database and exits */
   tl_set_progname("tlstore");
   return tl_cli_run_commands(&program, argc, argv);
 }

@@ -1202,6 +1202,65 @@ static void libpq_loaded_on_demand(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* What heap_in_huge_pages checks, in a new run of this program (the
+ * setting is for a whole process): 0 when a fresh block of the heap lies in
+ * huge pages, 77 where the system offers none on request (or a sanitizer
+ * replaces malloc), else the number of the failed step. */
+static int heap_steps(void) {
+  char mode[128] = "";
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (f) {
+    if (!fgets(mode, sizeof mode, f))
+      mode[0] = '\0';
+    fclose(f);
+  }
+#if defined(__SANITIZE_ADDRESS__)
+  mode[0] = '\0';
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  mode[0] = '\0';
+#endif
+#endif
+  if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
+    return 77;
+  if (!tl_heap_huge_pages())
+    return 1;
+  enum { SIZE = 16 << 20 };
+  char *volatile p = malloc(SIZE);
+  if (!p)
+    return 2;
+  memset(p, 1, SIZE);
+  long long huge_kb = -1;
+  char line[256];
+  if (!(f = fopen("/proc/self/smaps_rollup", "r")))
+    return 77;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "AnonHugePages: %lld kB", &huge_kb) == 1)
+      break;
+  fclose(f);
+  free(p);
+  return huge_kb >= 4096 ? 0 : 3; /* at least two of the block's 2 MiB pages */
+}
+
+/* The heap of a program that reads a database and exits faults in 2 MiB
+ * pages where the system offers them (exe_linux.c says why). */
+static void heap_in_huge_pages(void **state) {
+  (void)state;
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    execl("/proc/self/exe", "test_store", "--heap-steps", (char *)NULL);
+    _exit(77); /* no /proc */
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77)
+    skip();
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void prune_options(void **state) {
   (void)state;
   tl_prune_args p = {0, 0, NULL};
@@ -1225,6 +1284,8 @@ static void prune_options(void **state) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--libpq-steps") == 0)
     return libpq_steps(argv[2]);
+  if (argc == 2 && strcmp(argv[1], "--heap-steps") == 0)
+    return heap_steps();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
@@ -1251,6 +1312,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(import_source, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(push_ends, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(libpq_loaded_on_demand, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test(heap_in_huge_pages),
       cmocka_unit_test(prune_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
