@@ -180,8 +180,9 @@ static void watch_start(watch *w) {
     watch_stop(w);
     return;
   }
-  /* Each percentile's window in quantiles, then in whole buckets; windows
-   * that meet are one, and one that reaches the top stays open upwards. */
+  /* Each percentile's window in quantiles, then in whole buckets, from the
+   * end of the one before where they overlap (so that a bucket lies in one
+   * window at most); one that reaches the top stays open upwards. */
   int64_t lo[TL_SUMMARY_PCTS], hi[TL_SUMMARY_PCTS];
   size_t nw = 0;
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
@@ -191,9 +192,10 @@ static void watch_start(watch *w) {
     tl_summary_bucket_bounds(tl_summary_bucket(a), &a, &x);
     if (b != INT64_MAX)
       tl_summary_bucket_bounds(tl_summary_bucket(b), &y, &b);
-    if (nw && (hi[nw - 1] == INT64_MAX || a <= hi[nw - 1] + 1)) {
-      hi[nw - 1] = b > hi[nw - 1] ? b : hi[nw - 1];
-      continue;
+    if (nw && a <= hi[nw - 1]) {
+      if (hi[nw - 1] == INT64_MAX || b <= hi[nw - 1])
+        continue; /* inside the one before */
+      a = hi[nw - 1] + 1;
     }
     lo[nw] = a;
     hi[nw++] = b;

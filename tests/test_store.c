@@ -656,7 +656,7 @@ static void summary_watch_windows(void **state) {
   assert_int_equal(fed_summary(s, z, v, N), TL_ECORRUPT);
   int64_t moved = write_session(s, v, N, "complete");
   assert_summary_of(s, moved, v, N);
-  /* One value: its window counts it, and no cell can overflow. */
+  /* One value: each rank's bucket, cut to the extremes, is that value. */
   for (size_t i = 0; i < N; i++)
     v[i] = 5000;
   assert_int_equal(fed_summary(s, z, v, N), TL_OK);
