@@ -1183,15 +1183,14 @@ static int libpq_steps(const char *db) {
   return libpq_mapped() == 1 ? 0 : 6;
 }
 
-/* libpq is loaded when a server address is opened, never for a file: the
- * programs start without it (and run where it is not installed). */
-static void libpq_loaded_on_demand(void **state) {
-  fixture *f = *state;
+/* Runs this program again with steps (and arg) for a check that needs a
+ * process of its own: passes on its 0, skips on its 77. */
+static void in_new_process(const char *steps, const char *arg) {
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    execl("/proc/self/exe", "test_store", "--libpq-steps", f->db, (char *)NULL);
+    execl("/proc/self/exe", "test_store", steps, arg, (char *)NULL);
     _exit(77); /* no /proc */
   }
   int status;
@@ -1200,6 +1199,13 @@ static void libpq_loaded_on_demand(void **state) {
   if (WEXITSTATUS(status) == 77)
     skip();
   assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* libpq is loaded when a server address is opened, never for a file: the
+ * programs start without it (and run where it is not installed). */
+static void libpq_loaded_on_demand(void **state) {
+  fixture *f = *state;
+  in_new_process("--libpq-steps", f->db);
 }
 
 /* What heap_in_huge_pages checks, in a new run of this program (the
@@ -1246,19 +1252,7 @@ static int heap_steps(void) {
  * pages where the system offers them (exe_linux.c says why). */
 static void heap_in_huge_pages(void **state) {
   (void)state;
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    execl("/proc/self/exe", "test_store", "--heap-steps", (char *)NULL);
-    _exit(77); /* no /proc */
-  }
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77)
-    skip();
-  assert_int_equal(WEXITSTATUS(status), 0);
+  in_new_process("--heap-steps", NULL);
 }
 
 static void prune_options(void **state) {
