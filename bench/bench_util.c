@@ -2,7 +2,6 @@
 #include "bench_util.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,21 +39,18 @@ long long bench_file_size(const char *path) {
   return stat(path, &st) == 0 ? (long long)st.st_size : 0;
 }
 
-/* posix_spawn rather than fork: a fork copies this process's page tables
- * (a benchmark holds hundreds of MB), which the timed program would pay. */
 double bench_run(char *const argv[], int ok_status, double *cpu_s, double *rss_mib) {
-  extern char **environ;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   double t0 = bench_now_s();
-  pid_t pid;
-  int spawned = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execv(argv[0], argv);
+    _exit(127);
+  }
   int st;
   struct rusage ru;
-  if (spawned != 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) ||
-      WEXITSTATUS(st) > ok_status) {
+  if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) > ok_status) {
     fprintf(stderr, "%s: %s%s%s failed\n", tl_progname(), argv[0], argv[1] ? " " : "",
             argv[1] ? argv[1] : "");
     exit(1);
