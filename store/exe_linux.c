@@ -33,7 +33,7 @@ const tl_os_timing *tl_os_timing_here(void) {
 }
 
 /* A report over a million samples touches about 20 MiB of fresh heap once:
- * in 4 KiB pages that is 5,000 page faults, a third of the page's time, and
+ * in 4 KiB pages that is 5,000 page faults, a quarter of the page's time, and
  * as many TLB misses while the statistics sort and merge. So the heap is
  * grown once by PAD, kept (never trimmed back), and marked MADV_HUGEPAGE,
  * and blocks up to 32 MiB come from it rather than from mappings of their

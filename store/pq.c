@@ -3,9 +3,9 @@
  * this serves Linux and macOS alike; only the file name differs, and CMake
  * gives it (TL_LIBPQ_FILE) with the folder of the libpq tl was built
  * against (TL_LIBPQ_DIR), tried first: Homebrew's libpq is not on the
- * loader's search path. The two lists
- * in pq.h agree or tl does not build: a function missing from the table
- * does not compile, one not redirected does not link. */
+ * loader's search path. The two lists in pq.h agree or tl does not build: a
+ * function missing from the table does not compile, one not redirected does
+ * not link. */
 #define TL_PQ_LOADER 1
 #include <dlfcn.h>
 #include <pthread.h>
