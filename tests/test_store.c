@@ -1208,6 +1208,20 @@ static void libpq_loaded_on_demand(void **state) {
   in_new_process("--libpq-steps", f->db);
 }
 
+/* The number after key at the start of a line of file, or -1. */
+static long long proc_count(const char *file, const char *key) {
+  FILE *f = fopen(file, "r");
+  long long v = -1;
+  char line[256];
+  size_t k = strlen(key);
+  while (f && v < 0 && fgets(line, sizeof line, f))
+    if (strncmp(line, key, k) == 0)
+      v = strtoll(line + k, NULL, 10);
+  if (f)
+    fclose(f);
+  return v;
+}
+
 /* What heap_in_huge_pages checks, in a new run of this program (the
  * setting is for a whole process): 0 when a fresh block of the heap lies in
  * huge pages, 77 where the system offers none on request (or a sanitizer
@@ -1231,21 +1245,18 @@ static int heap_steps(void) {
     return 77;
   if (!tl_heap_huge_pages())
     return 1;
+  long long fell_back = proc_count("/proc/vmstat", "thp_fault_fallback ");
   enum { SIZE = 16 << 20 };
   char *volatile p = malloc(SIZE);
   if (!p)
     return 2;
   memset(p, 1, SIZE);
-  long long huge_kb = -1;
-  char line[256];
-  if (!(f = fopen("/proc/self/smaps_rollup", "r")))
-    return 77;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "AnonHugePages: %lld kB", &huge_kb) == 1)
-      break;
-  fclose(f);
+  long long huge_kb = proc_count("/proc/self/smaps_rollup", "AnonHugePages:");
   free(p);
-  return huge_kb >= 4096 ? 0 : 3; /* at least two of the block's 2 MiB pages */
+  if (huge_kb >= 4096) /* at least two of the block's 2 MiB pages */
+    return 0;
+  /* A kernel that wanted to but found no free 2 MiB page says so. */
+  return proc_count("/proc/vmstat", "thp_fault_fallback ") > fell_back ? 77 : 3;
 }
 
 /* The heap of a program that reads a database and exits faults in 2 MiB
