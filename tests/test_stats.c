@@ -172,6 +172,18 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Sorts a and b, and returns U from all the pairs: 1 for each a above a b,
+ * 1/2 for each tie. */
+static double sorted_pairs_u(int64_t *a, size_t na, int64_t *b, size_t nb) {
+  qsort(a, na, sizeof *a, cmp_i64);
+  qsort(b, nb, sizeof *b, cmp_i64);
+  double u = 0;
+  for (size_t i = 0; i < na; i++)
+    for (size_t j = 0; j < nb; j++)
+      u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+  return u;
+}
+
 static void mann_whitney_against_brute_force(void **state) {
   (void)state;
   int64_t a[60], b[70], all[130];
@@ -183,12 +195,7 @@ static void mann_whitney_against_brute_force(void **state) {
       a[i] = (int64_t)(rnd() % (uint64_t)range);
     for (size_t i = 0; i < nb; i++)
       b[i] = (int64_t)(rnd() % (uint64_t)range) + shift;
-    qsort(a, na, sizeof *a, cmp_i64);
-    qsort(b, nb, sizeof *b, cmp_i64);
-    double u = 0;
-    for (size_t i = 0; i < na; i++)
-      for (size_t j = 0; j < nb; j++)
-        u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+    double u = sorted_pairs_u(a, na, b, nb);
     /* Variance with ties from the midranks: n1 n2 / (N (N - 1)) sum (r - mean)^2. */
     size_t n = na + nb;
     memcpy(all, a, na * sizeof *a);
@@ -232,12 +239,7 @@ static void mann_whitney_against_brute_force(void **state) {
       else
         lb[i - na] = (int64_t)(r % range + shift);
     }
-    qsort(la, na, sizeof *la, cmp_i64);
-    qsort(lb, nb, sizeof *lb, cmp_i64);
-    double u = 0;
-    for (size_t i = 0; i < na; i++)
-      for (size_t j = 0; j < nb; j++)
-        u += la[i] > lb[j] ? 1 : la[i] == lb[j] ? 0.5 : 0;
+    double u = sorted_pairs_u(la, na, lb, nb);
     /* The ties of both together: t^3 - t for each value held t times. */
     long double ties = 0;
     for (size_t i = 0, j = 0; i < na || j < nb;) {
