@@ -2,13 +2,12 @@
  * count, extremes, sums, histogram and own percentiles without reading its
  * samples.
  *
- * A summary is computed from the session's stored blocks (one pass for the
+ * A summary is computed from the session's samples (one pass for the
  * count, extremes, sums and a log-linear histogram, then passes over only
  * the blocks that may hold the few buckets of the percentiles' ranks, which
- * the windows of "Watching the ranks" usually spare), and
- * stored as a blob with a version byte and a CRC32C (docs/schema.md) in
- * session_summaries when the session ends, is merged or imported, or by
- * migration 3. Every read verifies the checksum, the layout and the count
+ * the windows of "Watching the ranks" usually spare), and stored as a blob
+ * with a version byte and a CRC32C (docs/schema.md) in session_summaries
+ * when the session ends, is merged, imported or pushed, or by migration 3. Every read verifies the checksum, the layout and the count
  * against the session's sample_count; a session without one (running, or
  * damaged) has its summary computed on the fly. */
 #include <math.h>
@@ -1096,7 +1095,8 @@ int tl__summary_pick_finish(tl__summary_pick *p, tl_store *src, int64_t session_
   }
   /* Made from the samples: their first pass was the copy's, unless a stored
    * one that disagrees with them had it tallied only, and then it is read
-   * again; finishing reads the blocks that hold the percentiles' ranks. */
+   * again; the percentiles come from the watched windows, or else from the
+   * blocks that hold their ranks. */
   const tl_summary *m;
   int err = p->kept ? tl__summary_compute(src, p->z, session_id, &m)
                     : tl__summary_finish(src, p->z, session_id, &m);
