@@ -26,7 +26,7 @@
 
 #include <uv.h>
 
-#include "collect_internal.h"
+#include "causes_internal.h"
 
 static volatile sig_atomic_t stop_requested;
 static tl__run *volatile current_run;
@@ -43,6 +43,7 @@ typedef struct chunk {
   struct chunk *next;
   size_t n;
   int64_t v[CHUNK_SAMPLES];
+  tl__cause_cell cause[CHUNK_SAMPLES]; /* what the thread read around each sample */
 } chunk;
 
 typedef struct {
@@ -56,6 +57,7 @@ typedef struct {
   int stuck;      /* the store writer holds samples a flush could not commit */
   tl_writer *writer;
   int64_t session_id;
+  tl__cause_keep keep; /* causes of the slowest samples handed over, until committed */
 } delay_state;
 
 struct tl__run {
@@ -81,6 +83,9 @@ struct tl__run {
   void *volatile wake_arg;
   tl_host probe_facts; /* learnt by the probe while running; the measuring thread's own */
   void *probe_state;   /* from the probe's start to its run */
+  tl__causes causes;   /* the measuring thread's reads around each sample */
+  tl__counter_clock counters;   /* the host's counters, read by the writer thread */
+  tl__cause_cell *cause_tail;   /* the causes of the tail samples being flushed */
 };
 
 void tl_collect_opts_init(tl_collect_opts *o) {
@@ -175,6 +180,7 @@ int tl__run_next(tl__run *run) {
       run->rr = (i + 1) % n;
       run->d[i].issued++;
       run->issued++;
+      tl__causes_before(&run->causes); /* last: nothing after it before the timer is armed */
       return (int)i;
     }
   }
@@ -205,6 +211,7 @@ static chunk *add_chunk_locked(tl__run *run, delay_state *d) {
 }
 
 void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
+  tl__cause_cell cause = tl__causes_after(&run->causes); /* first: the clock was just read */
   delay_state *d = &run->d[index];
   run->measured++;
   if (d->measured++ < run->view.opts->warmup)
@@ -216,6 +223,7 @@ void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
   if (!c || c->n == CHUNK_SAMPLES)
     c = add_chunk_locked(run, d);
   if (c) {
+    c->cause[c->n] = cause;
     c->v[c->n++] = latency_ns;
     d->kept++;
   } else {
@@ -263,14 +271,19 @@ int tl_collect_wait_until(uint64_t until_hr) {
 /* Writer thread                                                             */
 
 /* Hands n samples to d's store writer, in one call per chunk. */
-static int hand_over(delay_state *d, chunk *list, size_t skip, const int64_t *tail, size_t tail_n) {
+static int hand_over(delay_state *d, chunk *list, size_t skip, const int64_t *tail,
+                     const tl__cause_cell *tail_causes, size_t tail_n) {
   int err = TL_OK;
   for (chunk *c = list; c && err == TL_OK; c = c->next, skip = 0) {
     err = tl_writer_add(d->writer, c->v + skip, c->n - skip);
+    if (err == TL_OK)
+      tl__cause_keep_piece(&d->keep, d->handed, c->v + skip, c->cause + skip, c->n - skip);
     d->handed += (int64_t)(c->n - skip);
   }
   if (err == TL_OK && tail_n) {
     err = tl_writer_add(d->writer, tail, tail_n);
+    if (err == TL_OK)
+      tl__cause_keep_piece(&d->keep, d->handed, tail, tail_causes, tail_n);
     d->handed += (int64_t)tail_n;
   }
   return err;
@@ -314,17 +327,24 @@ static int flush_locked(tl__run *run, int whole, int64_t *tail_buf) {
     if (whole && d->tail && d->tail->n > d->taken) {
       tail_n = d->tail->n - d->taken;
       memcpy(tail_buf, d->tail->v + d->taken, tail_n * sizeof *tail_buf);
+      memcpy(run->cause_tail, d->tail->cause + d->taken, tail_n * sizeof *run->cause_tail);
       d->taken = d->tail->n;
     }
     int64_t missed = d->missed - d->missed_flushed;
     d->missed_flushed = d->missed;
     pthread_mutex_unlock(&run->lock);
-    err = hand_over(d, list, list ? skip : 0, tail_buf, tail_n);
+    err = hand_over(d, list, list ? skip : 0, tail_buf, run->cause_tail, tail_n);
     if (err == TL_OK) {
       tl_writer_add_missed(d->writer, missed);
       err = tl_writer_flush(d->writer);
       d->stuck = err != TL_OK; /* the samples stay buffered in the store writer */
     }
+    /* The causes follow their samples into the file, now and then, in a
+     * transaction of their own; one that fails is left out (its samples are
+     * "not attributed"), never worth failing the run for. */
+    if (err == TL_OK && tl__cause_keep_due(&d->keep, tl__os_mono_ns() / 1000000) &&
+        tl__cause_keep_store(&d->keep, run->store, d->session_id) != TL_OK)
+      d->keep.failed = 1;
     pthread_mutex_lock(&run->lock);
     if (last) {
       last->next = run->pool;
@@ -381,8 +401,12 @@ static void *writer_main(void *arg) {
     if (run->writer_done)
       break;
     int whole = mono_ms() >= due;
-    if (whole)
+    if (whole) {
       due = mono_ms() + o->flush_ms;
+      pthread_mutex_unlock(&run->lock); /* a few small files: not under the lock */
+      tl__counter_clock_tick(&run->counters, tl__os_mono_ns());
+      pthread_mutex_lock(&run->lock);
+    }
     if (run->store && !run->write_failed) {
       int err = tail_buf ? flush_locked(run, whole, tail_buf) : TL_ENOMEM;
       run->locked_out = err == TL_EBUSY;
@@ -536,10 +560,12 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   const char **tag_keys = malloc((ntags + 1) * sizeof *tag_keys);
   const char **tag_values = malloc((ntags + 1) * sizeof *tag_values);
   tl__run *run = calloc(1, sizeof *run);
-  if (!tag_keys || !tag_values || !run) {
+  tl__cause_cell *cause_tail = malloc(CHUNK_SAMPLES * sizeof *cause_tail);
+  if (!tag_keys || !tag_values || !run || !cause_tail) {
     free(tag_keys);
     free(tag_values);
     free(run);
+    free(cause_tail);
     return tl_fail(errbuf, errlen, TL_ENOMEM, "%s", "out of memory");
   }
   for (size_t i = 0; i < spec->tag_count; i++) {
@@ -580,6 +606,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   }
   if (scratch)
     store = scratch;
+  run->cause_tail = cause_tail;
   tl__load *load = NULL;
   run->view.opts = opts;
   run->view.delays_ns = opts->delays_ns;
@@ -623,6 +650,9 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     goto fail_sessions;
   }
 
+  /* The host's counters from now to the end, read by the writer thread. */
+  tl__counter_clock_open(&run->counters, tl__os_mono_ns());
+
   /* The writer thread must not take the signals meant for the measuring
    * thread, so it starts with them blocked. */
   sigset_t all, old;
@@ -652,10 +682,18 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   current_run = run;
   char perr[512] = "";
   int probe_err = TL_OK;
+  tl__causes_open(&run->causes, probe->flags, opts->concurrency, opts->no_causes);
+  tl__run_fact(run, "causes",
+               run->causes.self ? tl__self_measures()
+               : opts->no_causes ? "not attributed: --no-causes"
+               : (probe->flags & TL__PROBE_CAUSES) ? "not attributed: more than one timer in flight"
+                                                   : "not attributed: the probe times in another process",
+               "what the measuring thread read about itself around each sample");
   if (stop_requested && started_probe)
     probe->abandon(run);
   else if (!stop_requested)
     probe_err = probe->run(run, perr, sizeof perr);
+  tl__causes_close(&run->causes);
   started_probe = 0;
   current_run = NULL;
   tl__load_stop(load);
@@ -685,11 +723,21 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
           !write_err)
         write_err = TL_EIO; /* a fact the probe learnt is data too: never dropped silently */
   }
+  int ended = 1;
   for (size_t i = 0; i < opts->delay_count; i++) {
     int e = tl_writer_end(run->d[i].writer, status); /* retries a failed flush */
     run->d[i].writer = NULL;
+    ended &= e == TL_OK;
     if (e && !write_err)
       write_err = e;
+  }
+  /* The causes not yet stored and the counters, the same host-wide rows on
+   * every session of the run, once the sessions have their final status:
+   * like the load, not worth failing the run for. */
+  tl__counter_clock_tick(&run->counters, tl__os_mono_ns());
+  for (size_t i = 0; i < opts->delay_count && ended && !write_err; i++) {
+    (void)tl__cause_keep_store(&run->d[i].keep, store, run->d[i].session_id);
+    (void)tl__counter_clock_store(&run->counters, store, run->d[i].session_id);
   }
   /* The closing sentence's numbers come from the samples as stored, which
    * also tells how many could not be stored. */
@@ -745,9 +793,13 @@ done:
   tl__tune_restore(&tune);
   free(tag_keys);
   free(tag_values);
-  for (size_t i = 0; i < opts->delay_count; i++)
+  for (size_t i = 0; i < opts->delay_count; i++) {
     free_chunks(run->d[i].head);
+    tl__cause_keep_free(&run->d[i].keep);
+  }
   free_chunks(run->pool);
+  tl__counter_clock_close(&run->counters);
+  free(run->cause_tail);
   tl__host_clear(&run->probe_facts);
   if (scratch) {
     tl_store_close(scratch);

@@ -63,6 +63,7 @@ enum {
   TL__PROBE_CONCURRENT = 1 << 0, /* takes --concurrency */
   TL__PROBE_PERIODIC = 1 << 1,   /* measures --interval, not --delays */
   TL__PROBE_PREFIX = 1 << 2,     /* the name is a prefix: "exec:" + command */
+  TL__PROBE_CAUSES = 1 << 3,     /* times on the runner's thread: its causes can be read */
 };
 
 /* How to run a probe; what it times is its entry in the catalogue
@@ -139,7 +140,7 @@ void tl__run_pause(tl__run *run, int64_t ns);
  * interval_ns, concurrency, load, priority, cpu, mlock, each only when set,
  * arm_from for every probe that takes --arm-from, and exec_shipped when an
  * exec: command runs one of tl's shipped probe scripts. */
-enum { TL__OPT_TAGS_MAX = 12 };
+enum { TL__OPT_TAGS_MAX = 14 };
 typedef struct {
   const char *keys[TL__OPT_TAGS_MAX];
   const char *values[TL__OPT_TAGS_MAX];

@@ -13,7 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "collect_internal.h"
+#include "causes_internal.h"
 
 /* The fact from a one-line file, or "unknown" with the reason. */
 static int set_line(const tl__host_env *env, tl_host *h, const char *key, const char *path) {
@@ -476,6 +476,8 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
     err = tl__host_detect_cloud(env, h);
   if (!err)
     err = tl__host_detect_container(env, h);
+  if (!err)
+    err = tl__host_detect_limits(env, h);
   if (!err)
     err = tl__host_detect_load(env, h, "start");
   if (!err) {

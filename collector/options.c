@@ -212,6 +212,8 @@ int tl__opts_tags(const tl_collect_opts *o, tl__opt_tags *t) {
     TAG("cpu", "%d", (int)o->cpu);
   if (o->mlock)
     TAG("mlock", "1");
+  if (o->no_causes)
+    TAG("causes", "off");
   const char *arm = tl__arm_from(o);
   if (arm)
     TAG("arm_from", "%s", arm);

@@ -121,6 +121,8 @@ int tl_collect_plan_set(tl_collect_plan *p, const char *option, const char *valu
     o->qos = value; /* checked with the other options, against this OS */
   } else if (strcmp(option, "mlock") == 0) {
     o->mlock = 1;
+  } else if (strcmp(option, "no-causes") == 0) {
+    o->no_causes = 1;
   } else if (strcmp(option, "load") == 0) {
     err = set_load(p, value, why, whylen);
   } else if (strcmp(option, "repeat") == 0) {

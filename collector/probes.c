@@ -262,11 +262,12 @@ static int run_uvtimer(tl__run *run, char *err, size_t errlen) {
 /* Registry                                                                  */
 
 static const tl__probe probes[] = {
-    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT, "timer,immediate", NULL, NULL},
-    {"uv", run_uvtimer, TL__PROBE_CONCURRENT, "timer,immediate", NULL, NULL},
-    {"nanosleep", tl__probe_nanosleep, 0, NULL, NULL, NULL},
-    {"periodic", tl__probe_periodic, TL__PROBE_PERIODIC, NULL, NULL, NULL},
-    {"timerfd", tl__probe_timerfd, 0, NULL, NULL, NULL},
+    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT | TL__PROBE_CAUSES, "timer,immediate",
+     NULL, NULL},
+    {"uv", run_uvtimer, TL__PROBE_CONCURRENT | TL__PROBE_CAUSES, "timer,immediate", NULL, NULL},
+    {"nanosleep", tl__probe_nanosleep, TL__PROBE_CAUSES, NULL, NULL, NULL},
+    {"periodic", tl__probe_periodic, TL__PROBE_PERIODIC | TL__PROBE_CAUSES, NULL, NULL, NULL},
+    {"timerfd", tl__probe_timerfd, TL__PROBE_CAUSES, NULL, NULL, NULL},
     {"node", tl__probe_child_run, 0, "timer,immediate,io", tl__probe_node_start,
      tl__probe_child_abandon},
     {"browser", tl__probe_child_run, 0, NULL, tl__probe_browser_start, tl__probe_child_abandon},

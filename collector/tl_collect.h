@@ -85,6 +85,7 @@ typedef struct {
   const char *qos;     /* macOS QoS class of the measuring thread: "user-interactive",
                           "user-initiated", "default", "utility", "background" (NULL: as is) */
   int mlock;           /* lock the process's memory (mlockall) */
+  int no_causes;       /* read no per-sample causes (the benchmark's baseline) */
   int32_t load_cpu;    /* background threads spinning on the CPU */
   int32_t load_mem;    /* background threads streaming through memory */
   /* Where each next timer is armed (node, uv, settimeout): "timer" (from the

@@ -38,6 +38,7 @@ static const char usage[] =
     "                         user-interactive, user-initiated, default, utility,\n"
     "                         background\n"
     "      --mlock            lock tlcollect's memory (no page faults while timing)\n"
+    "      --no-causes        read no per-sample causes (run-queue wait ...)\n"
     "      --load cpu:N|mem:N run N background CPU or memory load threads\n"
     "      --repeat N         collect N times (each a separate run of sessions)\n"
     "      --every TIME       with --repeat: start a run every TIME (e.g. 1h)\n"
@@ -170,6 +171,7 @@ static int run(int argc, char **argv) {
     OPT_EVERY,
     OPT_ARM_FROM,
     OPT_BROWSER_MODE,
+    OPT_NO_CAUSES,
   };
   enum { OPT_HOST_INFO = 512, OPT_JSON };
   static const struct option longopts[] = {
@@ -191,6 +193,7 @@ static int run(int argc, char **argv) {
       {"priority", required_argument, NULL, OPT_PRIORITY},
       {"qos", required_argument, NULL, OPT_QOS},
       {"mlock", no_argument, NULL, OPT_MLOCK},
+      {"no-causes", no_argument, NULL, OPT_NO_CAUSES},
       {"load", required_argument, NULL, OPT_LOAD},
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"every", required_argument, NULL, OPT_EVERY},

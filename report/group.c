@@ -223,6 +223,7 @@ static void rows_free(session_rows *r) {
 
 /* The value of session s under by. */
 static void value_of(const tl__by *by, const tl_session *s, const session_rows *r, value *out) {
+  char lim[32];
   for (size_t i = 0; i < by->n; i++) {
     const tl_host_key *k = by->k[i].key;
     const char *v;
@@ -231,7 +232,7 @@ static void value_of(const tl__by *by, const tl_session *s, const session_rows *
     else if (strcmp(k->name, "hostname") == 0)
       v = s->hostname;
     else
-      v = tl_fact_rows_get(r->facts, r->nf, k->fact);
+      v = tl_host_key_value(k, r->facts, r->nf, lim, sizeof lim);
     part_of(k, v, &out->p[i]);
   }
   value_name(by, out);
@@ -749,13 +750,17 @@ static const char *probe_of(const tl_comparison *c, size_t i, const void *arg) {
 /* A fact as recorded, and as --by names it (its size class ...); the name
  * lives until the next call. */
 static const char *fact_of(const tl_comparison *c, size_t i, const void *arg) {
-  const char *v = tl__fact(&c->details[i], ((const tl_host_key *)arg)->fact);
+  static char lim[32];
+  const tl_session_detail *d = &c->details[i];
+  const char *v = tl_host_key_value(arg, d->facts, d->fact_count, lim, sizeof lim);
   return v && *v ? v : "unknown";
 }
 
 static const char *fact_named(const tl_comparison *c, size_t i, const void *arg) {
   static part named;
-  part_of(arg, tl__fact(&c->details[i], ((const tl_host_key *)arg)->fact), &named);
+  char lim[32];
+  const tl_session_detail *d = &c->details[i];
+  part_of(arg, tl_host_key_value(arg, d->facts, d->fact_count, lim, sizeof lim), &named);
   return named.unknown ? "unknown" : named.text;
 }
 
@@ -820,11 +825,19 @@ static void host_facts(tl__page *p) {
       const char *v = strcmp(keys[k].name, "hostname") == 0
                           ? s->hostname
                           : tl__fact(&c->details[i], keys[k].fact);
+      char lim[32], shown[TL_TAG_VALUE_MAX + 64];
+      const char *eff = strcmp(keys[k].name, "hostname") == 0
+                            ? v
+                            : tl_host_key_value(&keys[k], c->details[i].facts,
+                                                c->details[i].fact_count, lim, sizeof lim);
       part named;
-      part_of(&keys[k], v, &named);
+      part_of(&keys[k], eff, &named);
       tl__table_add(t, s->hostname);
       tl__table_add(t, keys[k].name);
-      tl__table_add(t, v && *v ? v : "-");
+      /* The host's value and, when a cgroup lowers it, the limit too. */
+      snprintf(shown, sizeof shown, "%s%s%s", v && *v ? v : "-", eff != v ? "; limit " : "",
+               eff != v && eff ? eff : "");
+      tl__table_add(t, shown);
       tl__table_add(t, named.unknown ? "unknown" : named.text);
     }
   }

@@ -4,26 +4,32 @@
  * serves tlstore import --fact, tlstore hosts and tlreport --by, so a word
  * means the same thing everywhere. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store_internal.h"
 
 static const tl_host_key keys[] = {
-    {"os", "os.name", TL_KEY_TEXT, "operating system"},
-    {"kernel", "kernel.release", TL_KEY_TEXT, "kernel release"},
-    {"arch", "arch", TL_KEY_TEXT, "machine architecture"},
-    {"cpu", "cpu.model", TL_KEY_TEXT, "processor model"},
-    {"cpus", "cpu.logical", TL_KEY_COUNT, "logical CPUs, by count"},
-    {"memory", "mem.total_bytes", TL_KEY_BYTES, "total memory, by size class"},
-    {"vm", "vm", TL_KEY_TEXT, "hypervisor, or none"},
-    {"cloud", "cloud", TL_KEY_TEXT, "cloud provider, or none"},
-    {"container", "container", TL_KEY_TEXT, "container runtime, or none"},
-    {"clocksource", "clocksource.current", TL_KEY_TEXT, "kernel clock source"},
-    {"preempt", "kernel.preempt", TL_KEY_TEXT, "kernel preemption model"},
-    {"governor", "cpu.governor", TL_KEY_TEXT, "CPU frequency governor"},
-    {"hz", "kernel.hz", TL_KEY_COUNT, "kernel timer frequency"},
-    {"hostname", "hostname", TL_KEY_TEXT, "host name"},
+    {"os", "os.name", TL_KEY_TEXT, "operating system", NULL},
+    {"kernel", "kernel.release", TL_KEY_TEXT, "kernel release", NULL},
+    {"arch", "arch", TL_KEY_TEXT, "machine architecture", NULL},
+    {"cpu", "cpu.model", TL_KEY_TEXT, "processor model", NULL},
+    {"cpus", "cpu.logical", TL_KEY_COUNT,
+     "logical CPUs, by count, or fewer when a cgroup's cpuset or CPU quota leaves fewer",
+     "cgroup.cpus"},
+    {"memory", "mem.total_bytes", TL_KEY_BYTES,
+     "total memory, by size class, or a cgroup's memory limit when smaller",
+     "cgroup.memory_limit_bytes"},
+    {"vm", "vm", TL_KEY_TEXT, "hypervisor, or none", NULL},
+    {"cloud", "cloud", TL_KEY_TEXT, "cloud provider, or none", NULL},
+    {"container", "container", TL_KEY_TEXT, "container runtime, or none", NULL},
+    {"clocksource", "clocksource.current", TL_KEY_TEXT, "kernel clock source", NULL},
+    {"preempt", "kernel.preempt", TL_KEY_TEXT, "kernel preemption model", NULL},
+    {"governor", "cpu.governor", TL_KEY_TEXT, "CPU frequency governor", NULL},
+    {"hz", "kernel.hz", TL_KEY_COUNT, "kernel timer frequency", NULL},
+    {"quota", "cgroup.cpu_quota", TL_KEY_TEXT, "a cgroup's CPU quota in CPUs, or none", NULL},
+    {"hostname", "hostname", TL_KEY_TEXT, "host name", NULL},
 };
 
 const tl_host_key *tl_host_keys(size_t *count) {
@@ -36,6 +42,22 @@ const tl_host_key *tl_host_key_find(const char *name) {
     if (strcmp(keys[i].name, name) == 0)
       return &keys[i];
   return NULL;
+}
+
+/* The effective value: the smaller of the host's and its limit. Both are
+ * whole numbers as stored (a CPU count, bytes); a limit that is "none",
+ * "unknown" or not a number leaves the host's value. */
+const char *tl_host_key_value(const tl_host_key *k, const tl_fact_row *facts, size_t n, char *buf,
+                              size_t len) {
+  const char *v = tl_fact_rows_get(facts, n, k->fact);
+  const char *lim = k->limit ? tl_fact_rows_get(facts, n, k->limit) : NULL;
+  int64_t host, limit;
+  if (!lim || tl_int_parse(lim, 1, INT64_MAX, &limit, NULL, 0) != TL_OK)
+    return v;
+  if (v && tl_int_parse(v, 1, INT64_MAX, &host, NULL, 0) == TL_OK && host <= limit)
+    return v;
+  snprintf(buf, len, "%lld", (long long)limit);
+  return buf;
 }
 
 /* ======================================================================== */

@@ -114,6 +114,12 @@ int tl_store_write_hosts(tl_store *s, FILE *out) {
         continue; /* on the first line */
       fprintf(out, "  %-12s ", keys[k].name);
       put_host_value(out, &keys[k], tl_fact_rows_get(r->facts, r->fact_count, keys[k].fact));
+      char lim[32];
+      const char *eff = tl_host_key_value(&keys[k], r->facts, r->fact_count, lim, sizeof lim);
+      if (eff == lim) { /* a cgroup leaves less than the host has */
+        fprintf(out, "  %-12s ", "  limit");
+        put_host_value(out, &keys[k], eff);
+      }
     }
   }
   if (!n)

@@ -138,6 +138,11 @@ size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t mi
 size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count,
                             int64_t min, int64_t max, int64_t *scratch, uint8_t *out);
 
+/* Whether bytes of new data can be committed and still leave the room kept
+ * for ending the sessions (writer.c): what is written beside the samples
+ * (their causes, counters) must never take it. */
+int tl__store_room_for(const tl_store *s, size_t bytes);
+
 /* Records a message on the store and returns err. */
 int tl__store_fail(tl_store *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -29,6 +29,7 @@ typedef struct {
   const char *fact; /* the stored fact: "mem.total_bytes" ... */
   tl_key_kind kind;
   const char *about; /* a few words for listings */
+  const char *limit; /* a fact that may lower it (a cgroup's limit), or NULL */
 } tl_host_key;
 
 /* Every host key, in the order listings show them. */
@@ -328,6 +329,12 @@ int tl_store_hosts(tl_store *store, tl_host_row **rows, size_t *count);
 void tl_host_rows_free(tl_host_row *rows, size_t count);
 /* The value of key among rows, or NULL. */
 const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *key);
+/* The value a session has under key k, from its facts: the recorded fact,
+ * or, for a key with a limit (cpus, memory), the limit when it is smaller
+ * (a 2-CPU host whose cgroup leaves 1 CPU has 1). Points into facts or
+ * into buf; NULL when the fact was not recorded. */
+const char *tl_host_key_value(const tl_host_key *k, const tl_fact_row *facts, size_t n, char *buf,
+                              size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Maintenance                                                               */
@@ -664,5 +671,58 @@ int tl_block_verify(const tl_block *b, const char **why);
 /* tl_block_verify, then decodes the block's count samples into out (room
  * for TL_BLOCK_MAX). TL_ECORRUPT with *why when either fails. */
 int tl_block_decode(const tl_block *b, int64_t *out, const char **why);
+
+/* ------------------------------------------------------------------------ */
+/* Why samples were late (causes.c; docs/schema.md, "Causes")               */
+
+/* What the measuring thread read about itself around one sample, outside
+ * its timed interval. A field that was not measured is -1. */
+typedef struct {
+  int64_t index;        /* the sample's place in its session, from 0 */
+  int64_t latency_ns;   /* as stored with the samples (to the microsecond here) */
+  int64_t runq_wait_ns; /* runnable but waiting for a CPU during the sample */
+  int32_t nivcsw;       /* involuntary context switches during the sample */
+  int32_t migrated;     /* 1: woke on another CPU than it armed on */
+} tl_cause;
+
+/* A session's totals over every sample whose causes were read. */
+typedef struct {
+  int64_t samples; /* samples measured with causes (0: none were) */
+  int64_t runq_wait_ns, nivcsw, migrations;
+} tl_cause_sums;
+
+/* One interval of a session's counters: the differences over [t_ms - span_ms,
+ * t_ms) from the session's start, -1 where not readable. */
+typedef struct {
+  int64_t t_ms, span_ms;
+  int64_t steal_ns, irq_ns, softirq_ns; /* summed over the CPUs */
+  int64_t ctxt;                         /* context switches, host-wide */
+  int64_t procs_running;                /* the most runnable threads seen */
+  int64_t psi_some_us;                  /* CPU pressure: time some task waited */
+  int64_t nr_periods, nr_throttled;     /* the cgroup's quota periods, and throttled ones */
+  int64_t throttled_ns;
+  int64_t freq_khz; /* CPU 0's frequency at the end, 0 when unreadable */
+} tl_counter_row;
+
+/* Adds the causes of n of a session's samples (the slowest of those just
+ * stored, tl keeps a few per hundred) and adds sums to the session's
+ * totals, in one transaction. A server refuses (TL_EUNAVAIL). */
+int tl_store_add_causes(tl_store *store, int64_t session_id, const tl_cause *causes, size_t n,
+                        const tl_cause_sums *sums);
+/* Replaces the session's counters with rows[0..n), in one transaction. */
+int tl_store_set_counters(tl_store *store, int64_t session_id, const tl_counter_row *rows,
+                          size_t n);
+/* The stored causes of a session, by index, and its totals (zero when
+ * none). *out is malloc'd (NULL when none); the caller frees it. A server,
+ * or a file older than the causes, has none: TL_OK with nothing. */
+int tl_store_causes(tl_store *store, int64_t session_id, tl_cause **out, size_t *n,
+                    tl_cause_sums *sums);
+/* The stored counters of a session, oldest first; as tl_store_causes. */
+int tl_store_counters(tl_store *store, int64_t session_id, tl_counter_row **out, size_t *n);
+/* The compact form causes are stored in (exposed for tests): at most
+ * tl_causes_bound(n) bytes; decode returns the count, or -1 when bad. */
+size_t tl_causes_bound(size_t n);
+size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out);
+int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t max);
 
 #endif /* TL_STORE_H */

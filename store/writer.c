@@ -459,3 +459,5 @@ int tl_writer_end(tl_writer *w, const char *status) {
   free(w);
   return err;
 }
+
+int tl__store_room_for(const tl_store *s, size_t bytes) { return room_for(s, bytes); }

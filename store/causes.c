@@ -1,0 +1,346 @@
+/* causes.c: why samples were late, as stored beside them (the migration
+ * NNNN_causes.sql): one table, session_causes, with rows of three kinds.
+ *
+ * Kind 0 holds what the measuring thread read about itself around a
+ * session's slowest samples (run-queue wait, involuntary switches, a
+ * migration). The collector keeps the slowest 3 per hundred of each piece
+ * it stores, because a report explains the tail (the samples above p99)
+ * and most samples' causes are zero or tiny. Every sample's causes would
+ * cost 3 bytes or more a sample; the kept ones, as unsigned varints (index
+ * delta, latency and wait in microseconds, the switches and the migration
+ * in one number), cost about 6 bytes each: 0.2 bytes a sample. Kind 1 holds
+ * the totals over every sample, kind 2 the per-second counters (counters.c
+ * in the collector makes them). Each blob ends with a CRC32C. One table,
+ * not three: a SQLite page is 64 KiB here, and every table costs a page in
+ * every file. A server has none of these: tlstore push does not carry them
+ * yet, so the causes stay in the file (docs/schema.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* ======================================================================== */
+/* The compact form                                                          */
+
+enum { CAUSES_VERSION = 1, VARINT_MAX = 10 };
+
+static size_t put_varint(uint8_t *out, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = (uint8_t)v;
+  return n;
+}
+
+/* The varint at *p (before end), advancing *p; 0 when malformed. */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t x = 0;
+  for (int shift = 0; *p < end && shift < 64; shift += 7) {
+    uint8_t b = *(*p)++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = x;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ns to whole microseconds, rounded; -1 (not measured) stays apart as 0. */
+static uint64_t us_or_none(int64_t ns) { return ns < 0 ? 0 : (uint64_t)((ns + 500) / 1000) + 1; }
+
+size_t tl_causes_bound(size_t n) { return 1 + VARINT_MAX + n * 4 * VARINT_MAX + 4; }
+
+size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out) {
+  size_t at = 0;
+  out[at++] = CAUSES_VERSION;
+  at += put_varint(out + at, n);
+  int64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    at += put_varint(out + at, (uint64_t)(c[i].index - prev));
+    prev = c[i].index;
+    at += put_varint(out + at, (uint64_t)((c[i].latency_ns + 500) / 1000));
+    at += put_varint(out + at, us_or_none(c[i].runq_wait_ns));
+    uint64_t sw = c[i].nivcsw < 0 ? 0 : (uint64_t)c[i].nivcsw + 1;
+    at += put_varint(out + at, sw << 2 | (uint64_t)(c[i].migrated < 0 ? 0 : c[i].migrated ? 2 : 1));
+  }
+  uint32_t crc = tl_crc32c(0, out, at);
+  memcpy(out + at, &crc, 4);
+  return at + 4;
+}
+
+int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t max) {
+  if (len < 6 || data[0] != CAUSES_VERSION)
+    return -1;
+  uint32_t crc;
+  memcpy(&crc, data + len - 4, 4);
+  if (tl_crc32c(0, data, len - 4) != crc)
+    return -1;
+  const uint8_t *p = data + 1, *end = data + len - 4;
+  uint64_t n, idx, lat, runq, sw;
+  if (!get_varint(&p, end, &n) || n > max)
+    return -1;
+  int64_t prev = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    if (!get_varint(&p, end, &idx) || !get_varint(&p, end, &lat) ||
+        !get_varint(&p, end, &runq) || !get_varint(&p, end, &sw) || idx > INT64_MAX / 2 ||
+        lat > INT64_MAX / 2000 || runq > INT64_MAX / 2000 || (sw >> 2) > INT32_MAX ||
+        (sw & 3) == 3)
+      return -1;
+    prev += (int64_t)idx;
+    out[i] = (tl_cause){prev, (int64_t)lat * 1000, runq ? (int64_t)(runq - 1) * 1000 : -1,
+                        (sw >> 2) ? (int32_t)((sw >> 2) - 1) : -1,
+                        (sw & 3) ? (int32_t)((sw & 3) - 1) : -1};
+  }
+  return p == end ? (int64_t)n : -1;
+}
+
+/* ======================================================================== */
+/* Sums and counters: rows of varints (value + 1, so that -1 is 0)         */
+
+enum { KIND_CAUSES = 0, KIND_SUMS = 1, KIND_COUNTERS = 2, COUNTER_FIELDS = 12 };
+
+static size_t encode_values(const int64_t *v, size_t n, uint8_t *out) {
+  size_t at = 0;
+  out[at++] = CAUSES_VERSION;
+  for (size_t i = 0; i < n; i++)
+    at += put_varint(out + at, v[i] < 0 ? 0 : (uint64_t)v[i] + 1);
+  uint32_t crc = tl_crc32c(0, out, at);
+  memcpy(out + at, &crc, 4);
+  return at + 4;
+}
+
+/* Exactly n values, or -1. */
+static int decode_values(const uint8_t *data, size_t len, int64_t *v, size_t n) {
+  if (len < 5 || data[0] != CAUSES_VERSION)
+    return -1;
+  uint32_t crc;
+  memcpy(&crc, data + len - 4, 4);
+  if (tl_crc32c(0, data, len - 4) != crc)
+    return -1;
+  const uint8_t *p = data + 1, *end = data + len - 4;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x;
+    if (!get_varint(&p, end, &x) || x > INT64_MAX)
+      return -1;
+    v[i] = (int64_t)x - 1;
+  }
+  return p == end ? 0 : -1;
+}
+
+static void counter_values(const tl_counter_row *r, int64_t *v) {
+  const int64_t f[COUNTER_FIELDS] = {r->t_ms,        r->span_ms,     r->steal_ns,   r->irq_ns,
+                                     r->softirq_ns,  r->ctxt,        r->procs_running,
+                                     r->psi_some_us, r->nr_periods,  r->nr_throttled,
+                                     r->throttled_ns, r->freq_khz};
+  memcpy(v, f, sizeof f);
+}
+
+/* ======================================================================== */
+/* Writing                                                                   */
+
+static int begin(tl_store *s, size_t bytes, const char *doing) {
+  if (!s->db)
+    return tl__store_need_file(s, doing);
+  if (s->readonly)
+    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+  if (!tl__store_room_for(s, bytes))
+    return tl__store_fail(s, TL_EFULL, "no room left for %s", doing);
+  int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, sqlite3_errcode(s->db), doing);
+}
+
+static int end(tl_store *s, int err, const char *doing) {
+  if (!s->db || sqlite3_get_autocommit(s->db))
+    return err; /* no transaction was begun */
+  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), doing);
+  if (err)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  return err;
+}
+
+/* Replaces the row (session, kind, first) with a blob. */
+static int put_row(tl_store *s, int64_t session_id, int kind, int64_t first, int64_t count,
+                   const uint8_t *data, size_t len, const char *doing) {
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(s->db,
+                              "INSERT OR REPLACE INTO session_causes (session_id, kind, "
+                              "first_index, count, data) VALUES (?, ?, ?, ?, ?)",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return tl__store_sqlfail(s, rc, doing);
+  sqlite3_bind_int64(st, 1, session_id);
+  sqlite3_bind_int(st, 2, kind);
+  sqlite3_bind_int64(st, 3, first);
+  sqlite3_bind_int64(st, 4, count);
+  sqlite3_bind_blob(st, 5, data, (int)len, SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? TL_OK : tl__store_sqlfail(s, rc, doing);
+}
+
+/* Calls fn with each row of a session's kind, by first_index. A file older
+ * than the table, or a server, has none. */
+typedef int (*row_cb)(void *ctx, int64_t count, const uint8_t *data, size_t len);
+static int each_row(tl_store *s, int64_t session_id, int kind, row_cb fn, void *ctx) {
+  sqlite3_stmt *st = NULL;
+  if (!s->db || sqlite3_prepare_v2(s->db,
+                                   "SELECT count, data FROM session_causes WHERE session_id = ? "
+                                   "AND kind = ? ORDER BY first_index",
+                                   -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_finalize(st);
+    return TL_OK;
+  }
+  sqlite3_bind_int64(st, 1, session_id);
+  sqlite3_bind_int(st, 2, kind);
+  int err = TL_OK;
+  while (err == TL_OK && sqlite3_step(st) == SQLITE_ROW)
+    err = fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
+             (size_t)sqlite3_column_bytes(st, 1));
+  sqlite3_finalize(st);
+  if (err == TL_ECORRUPT)
+    tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT, s->path,
+                   (long long)session_id);
+  return err;
+}
+
+static int read_sums(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+  (void)count;
+  int64_t v[4];
+  if (decode_values(data, len, v, 4))
+    return TL_ECORRUPT;
+  *(tl_cause_sums *)ctx = (tl_cause_sums){v[0], v[1], v[2], v[3]};
+  return TL_OK;
+}
+
+int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size_t n,
+                        const tl_cause_sums *sums) {
+  const char *doing = "storing the causes of late samples";
+  uint8_t *blob = malloc(tl_causes_bound(n ? n : 1));
+  if (!blob)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
+  int err = begin(s, n * 8 + 64, doing);
+  if (err == TL_OK && n) {
+    size_t len = tl_causes_encode(c, n, blob);
+    err = put_row(s, session_id, KIND_CAUSES, c[0].index, (int64_t)n, blob, len, doing);
+  }
+  if (err == TL_OK && sums && sums->samples) {
+    tl_cause_sums had = {0, 0, 0, 0};
+    err = each_row(s, session_id, KIND_SUMS, read_sums, &had);
+    int64_t v[4] = {had.samples + sums->samples, had.runq_wait_ns + sums->runq_wait_ns,
+                    had.nivcsw + sums->nivcsw, had.migrations + sums->migrations};
+    if (err == TL_OK)
+      err = put_row(s, session_id, KIND_SUMS, 0, 1, blob, encode_values(v, 4, blob), doing);
+  }
+  free(blob);
+  return end(s, err, doing);
+}
+
+int tl_store_set_counters(tl_store *s, int64_t session_id, const tl_counter_row *rows, size_t n) {
+  const char *doing = "storing the session's counters";
+  uint8_t *blob = malloc(1 + n * COUNTER_FIELDS * VARINT_MAX + 4);
+  int64_t *v = malloc((n ? n : 1) * COUNTER_FIELDS * sizeof *v);
+  int err = blob && v ? begin(s, n * 32 + 64, doing)
+                      : tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
+  if (err == TL_OK) {
+    for (size_t i = 0; i < n; i++)
+      counter_values(&rows[i], v + i * COUNTER_FIELDS);
+    size_t len = encode_values(v, n * COUNTER_FIELDS, blob);
+    err = put_row(s, session_id, KIND_COUNTERS, 0, (int64_t)n, blob, len, doing);
+  }
+  free(blob);
+  free(v);
+  return end(s, err, doing);
+}
+
+/* ======================================================================== */
+/* Reading                                                                   */
+
+typedef struct {
+  tl_cause *items;
+  size_t n, cap;
+} cause_list;
+
+static int read_causes(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+  cause_list *l = ctx;
+  if (count <= 0 || (size_t)count > len)
+    return TL_ECORRUPT;
+  if (l->n + (size_t)count > l->cap) {
+    size_t cap = (l->n + (size_t)count) * 2;
+    tl_cause *more = realloc(l->items, cap * sizeof *more);
+    if (!more)
+      return TL_ENOMEM;
+    l->items = more;
+    l->cap = cap;
+  }
+  if (tl_causes_decode(data, len, l->items + l->n, (size_t)count) != count)
+    return TL_ECORRUPT;
+  l->n += (size_t)count;
+  return TL_OK;
+}
+
+int tl_store_causes(tl_store *s, int64_t session_id, tl_cause **out, size_t *n,
+                    tl_cause_sums *sums) {
+  memset(sums, 0, sizeof *sums);
+  cause_list l = {NULL, 0, 0};
+  int err = each_row(s, session_id, KIND_SUMS, read_sums, sums);
+  if (err == TL_OK)
+    err = each_row(s, session_id, KIND_CAUSES, read_causes, &l);
+  if (err == TL_ENOMEM)
+    tl__store_fail(s, err, "out of memory reading causes");
+  if (err) {
+    free(l.items);
+    l.items = NULL;
+    l.n = 0;
+  }
+  *out = l.items;
+  *n = l.n;
+  return err;
+}
+
+typedef struct {
+  tl_counter_row *rows;
+  size_t n;
+} counter_list;
+
+static int read_counters(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+  counter_list *l = ctx;
+  if (count <= 0 || (size_t)count > len || l->rows)
+    return TL_ECORRUPT;
+  int64_t *v = malloc((size_t)count * COUNTER_FIELDS * sizeof *v);
+  l->rows = malloc((size_t)count * sizeof *l->rows);
+  if (!v || !l->rows) {
+    free(v);
+    return TL_ENOMEM;
+  }
+  if (decode_values(data, len, v, (size_t)count * COUNTER_FIELDS)) {
+    free(v);
+    return TL_ECORRUPT;
+  }
+  for (int64_t i = 0; i < count; i++) {
+    const int64_t *f = v + i * COUNTER_FIELDS;
+    l->rows[i] = (tl_counter_row){f[0], f[1], f[2], f[3], f[4],  f[5],
+                                  f[6], f[7], f[8], f[9], f[10], f[11]};
+  }
+  l->n = (size_t)count;
+  free(v);
+  return TL_OK;
+}
+
+int tl_store_counters(tl_store *s, int64_t session_id, tl_counter_row **out, size_t *n) {
+  counter_list l = {NULL, 0};
+  int err = each_row(s, session_id, KIND_COUNTERS, read_counters, &l);
+  if (err == TL_ENOMEM)
+    tl__store_fail(s, err, "out of memory reading counters");
+  if (err) {
+    free(l.rows);
+    l.rows = NULL;
+    l.n = 0;
+  }
+  *out = l.rows;
+  *n = l.n;
+  return err;
+}

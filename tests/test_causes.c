@@ -1,0 +1,472 @@
+/* test_causes.c: what tl records about why samples were late. The cgroup
+ * limits on fixture trees of cgroup v1 and v2 hosts (tests/fixtures/cgroups),
+ * every counter parser (/proc/stat, PSI, cpu.stat v1 and v2, schedstat) on
+ * fixture files and on broken text, the bounded counter series, the
+ * thread's own reads on this machine, the compact form causes are stored
+ * in, and --by cpus / memory using the smaller of the host's value and the
+ * limit. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "causes_internal.h"
+#include "support.h"
+
+/* ======================================================================== */
+/* Fixture trees                                                             */
+
+static tl__host_env fixture(const char *name) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/cgroups/%s/root", TL_FIXTURES, name);
+  tl__host_env env;
+  memset(&env, 0, sizeof env);
+  env.root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(env.root_fd >= 0);
+  return env;
+}
+
+static char *fixture_text(const char *name, const char *path) {
+  tl__host_env env = fixture(name);
+  char *text = NULL;
+  assert_int_equal(tl__host_read(&env, path, &text, NULL), 0);
+  close(env.root_fd);
+  return text;
+}
+
+static const char *fact(const tl_host *h, const char *key) {
+  const char *v = tl_host_get(h, key);
+  return v ? v : "(missing)";
+}
+
+static tl_host *limits_of(const char *name) {
+  tl__host_env env = fixture(name);
+  tl_host *h = calloc(1, sizeof *h);
+  assert_non_null(h);
+  assert_int_equal(tl__host_detect_limits(&env, h), TL_OK);
+  close(env.root_fd);
+  return h;
+}
+
+/* ======================================================================== */
+/* Limits                                                                    */
+
+static void v1_quota_cpuset_and_memory(void **state) {
+  (void)state;
+  tl__host_env env = fixture("v1-quota");
+  tl__cgroup cg;
+  assert_int_equal(tl__cgroup_find(&env, &cg), TL_OK);
+  close(env.root_fd);
+  assert_int_equal(cg.version, 1);
+  assert_string_equal(cg.cpu_dir, "sys/fs/cgroup/cpu/tl-test");
+  assert_string_equal(cg.cpuset_dir, "sys/fs/cgroup/cpuset");
+  assert_string_equal(cg.memory_dir, "sys/fs/cgroup/memory/tl-test");
+  tl_host *h = limits_of("v1-quota");
+  assert_string_equal(fact(h, "cgroup.version"), "1");
+  assert_string_equal(fact(h, "cgroup.cpu_quota"), "0.2");
+  assert_string_equal(fact(h, "cgroup.cpuset"), "0-1");
+  assert_string_equal(fact(h, "cgroup.cpus"), "1"); /* 0.2 CPU rounds up to 1 */
+  /* the parent's "no limit" (2^63 - 4096) is none; the child's 512 MiB is the limit */
+  assert_string_equal(fact(h, "cgroup.memory_limit_bytes"), "536870912");
+  assert_string_equal(fact(h, "cpu.steal_seen"), "yes");
+  tl_host_free(h);
+}
+
+static void v2_container_namespace(void **state) {
+  (void)state;
+  tl_host *h = limits_of("v2-container");
+  assert_string_equal(fact(h, "cgroup.version"), "2");
+  assert_string_equal(fact(h, "cgroup.cpu_quota"), "1.5");
+  assert_string_equal(fact(h, "cgroup.cpuset"), "0-3");
+  assert_string_equal(fact(h, "cgroup.cpus"), "2");
+  assert_string_equal(fact(h, "cgroup.memory_limit_bytes"), "none");
+  assert_string_equal(fact(h, "cpu.steal_seen"), "no");
+  tl_host_free(h);
+}
+
+static void v2_limit_on_a_parent(void **state) {
+  (void)state;
+  tl__host_env env = fixture("v2-slice");
+  tl__cgroup cg;
+  assert_int_equal(tl__cgroup_find(&env, &cg), TL_OK);
+  close(env.root_fd);
+  assert_string_equal(cg.cpu_dir, "sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope");
+  tl_host *h = limits_of("v2-slice");
+  assert_string_equal(fact(h, "cgroup.cpu_quota"), "0.5"); /* from user.slice */
+  assert_string_equal(fact(h, "cgroup.cpus"), "1");
+  assert_string_equal(fact(h, "cgroup.memory_limit_bytes"), "1073741824");
+  assert_string_equal(fact(h, "cpu.steal_seen"), "unknown"); /* no /proc/stat there */
+  tl_host_free(h);
+}
+
+static void no_cgroup_is_unknown(void **state) {
+  (void)state;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/hosts/empty", TL_FIXTURES);
+  tl__host_env env;
+  memset(&env, 0, sizeof env);
+  env.root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(env.root_fd >= 0);
+  tl_host *h = calloc(1, sizeof *h);
+  assert_int_equal(tl__host_detect_limits(&env, h), TL_OK);
+  close(env.root_fd);
+  assert_string_equal(fact(h, "cgroup.version"), "unknown");
+  assert_string_equal(fact(h, "cgroup.cpu_quota"), "unknown");
+  assert_string_equal(fact(h, "cgroup.memory_limit_bytes"), "unknown");
+  tl_host_free(h);
+}
+
+static void cpu_max_and_lists(void **state) {
+  (void)state;
+  int64_t q, p;
+  assert_int_equal(tl__parse_cpu_max("max 100000\n", &q, &p), TL_OK);
+  assert_int_equal(q, -1);
+  assert_int_equal(p, 100000);
+  assert_int_equal(tl__parse_cpu_max("20000 100000", &q, &p), TL_OK);
+  assert_int_equal(q, 20000);
+  assert_int_equal(tl__parse_cpu_max("", &q, &p), TL_EINVAL);
+  assert_int_equal(tl__parse_cpu_max("20000", &q, &p), TL_EINVAL);
+  assert_int_equal(tl__parse_cpu_max("20000 0", &q, &p), TL_EINVAL);
+  assert_int_equal(tl__parse_cpu_max("-5 100000", &q, &p), TL_EINVAL);
+  assert_int_equal(tl__cpu_list_count("0-3,8,10-11\n"), 7);
+  assert_int_equal(tl__cpu_list_count("3-1"), -1);
+  assert_int_equal(tl__cpu_list_count("a"), -1);
+}
+
+/* ======================================================================== */
+/* Counter parsers                                                           */
+
+static void proc_stat_sums_the_cpus(void **state) {
+  (void)state;
+  char *text = fixture_text("v1-quota", "proc/stat");
+  tl__counters c;
+  assert_int_equal(tl__parse_proc_stat(text, 100, &c), TL_OK);
+  assert_int_equal(c.steal_ns, (640 + 621) * INT64_C(10000000)); /* the 1,261 ticks */
+  assert_int_equal(c.irq_ns, 0);
+  assert_int_equal(c.softirq_ns, (4211 + 2102) * INT64_C(10000000));
+  assert_int_equal(c.ctxt, 372010244);
+  assert_int_equal(c.procs_running, 3);
+  free(text);
+  /* A kernel without the steal column (before 2.6.11) has none; junk is refused. */
+  assert_int_equal(tl__parse_proc_stat("cpu0 1 2 3 4 5 6 7\nctxt 9\n", 100, &c), TL_OK);
+  assert_int_equal(c.steal_ns, 0);
+  assert_int_equal(c.irq_ns, 60000000);
+  assert_int_equal(tl__parse_proc_stat("cpu0 x\nnothing\n", 100, &c), TL_EINVAL);
+  assert_int_equal(c.procs_running, -1);
+}
+
+static void psi_some_total(void **state) {
+  (void)state;
+  char *text = fixture_text("v2-container", "proc/pressure/cpu");
+  int64_t us = 0;
+  assert_int_equal(tl__parse_psi_cpu(text, &us), TL_OK);
+  assert_int_equal(us, 98234112);
+  free(text);
+  assert_int_equal(tl__parse_psi_cpu("full avg10=0.00 total=5\n", &us), TL_EINVAL);
+  assert_int_equal(tl__parse_psi_cpu("some avg10=1.0\n", &us), TL_EINVAL);
+}
+
+static void cpu_stat_v1_and_v2(void **state) {
+  (void)state;
+  tl__counters c;
+  char *v1 = fixture_text("v1-quota", "sys/fs/cgroup/cpu/tl-test/cpu.stat");
+  assert_int_equal(tl__parse_cpu_stat(v1, &c), TL_OK);
+  assert_int_equal(c.nr_periods, 83);
+  assert_int_equal(c.nr_throttled, 81);
+  assert_int_equal(c.throttled_ns, INT64_C(6474521230));
+  free(v1);
+  char *v2 = fixture_text("v2-container", "sys/fs/cgroup/cpu.stat");
+  assert_int_equal(tl__parse_cpu_stat(v2, &c), TL_OK);
+  assert_int_equal(c.nr_periods, 412);
+  assert_int_equal(c.nr_throttled, 37);
+  assert_int_equal(c.throttled_ns, INT64_C(1822150000)); /* usec to ns */
+  free(v2);
+  assert_int_equal(tl__parse_cpu_stat("usage_usec 5\n", &c), TL_EINVAL);
+}
+
+static void schedstat_fields(void **state) {
+  (void)state;
+  int64_t run, wait;
+  assert_int_equal(tl__parse_schedstat("1823432 912345 77\n", &run, &wait), TL_OK);
+  assert_int_equal(run, 1823432);
+  assert_int_equal(wait, 912345);
+  assert_int_equal(tl__parse_schedstat("12\n", &run, &wait), TL_EINVAL);
+  assert_int_equal(tl__parse_schedstat("", &run, &wait), TL_EINVAL);
+  assert_int_equal(tl__parse_schedstat("-1 2 3", &run, &wait), TL_EINVAL);
+}
+
+static void counters_read_on_a_fixture(void **state) {
+  (void)state;
+  tl__host_env env = fixture("v2-container");
+  tl__cgroup cg;
+  assert_int_equal(tl__cgroup_find(&env, &cg), TL_OK);
+  tl__counters c;
+  tl__counters_read(&env, &cg, &c);
+  close(env.root_fd);
+  assert_int_equal(c.ctxt, 5012);
+  assert_int_equal(c.psi_some_us, 98234112);
+  assert_int_equal(c.nr_throttled, 37);
+  assert_int_equal(c.freq_khz, -1); /* no cpufreq there */
+}
+
+/* ======================================================================== */
+/* The bounded series                                                        */
+
+static void series_differences_and_bound(void **state) {
+  (void)state;
+  tl__counter_series *s = malloc(sizeof *s);
+  assert_non_null(s);
+  tl__counter_series_init(s, 0, 1000);
+  tl__counters c;
+  memset(&c, 0xff, sizeof c);
+  /* A week of seconds: the rows stay bounded and still add up. */
+  const int64_t seconds = 7 * 24 * 3600;
+  for (int64_t t = 0; t <= seconds; t++) {
+    c.ctxt = 100 * t;
+    c.nr_periods = 10 * t;
+    c.nr_throttled = t % 2 ? c.nr_throttled : t / 2; /* grows every other second */
+    c.procs_running = t == 5000 ? 40 : 2;
+    tl__counter_series_add(s, t * INT64_C(1000000000), &c);
+  }
+  tl__counter_series_finish(s);
+  assert_true(s->n <= TL_COUNTER_ROWS_MAX);
+  assert_true(s->n >= TL_COUNTER_ROWS_MAX / 2);
+  int64_t ctxt = 0, periods = 0, span = 0, most = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    ctxt += s->rows[i].ctxt;
+    periods += s->rows[i].nr_periods;
+    span += s->rows[i].span_ms;
+    if (s->rows[i].procs_running > most)
+      most = s->rows[i].procs_running;
+    assert_int_equal(s->rows[i].steal_ns, -1); /* never readable: stays unknown */
+    if (i)
+      assert_true(s->rows[i].t_ms > s->rows[i - 1].t_ms);
+  }
+  assert_int_equal(ctxt, 100 * seconds);
+  assert_int_equal(periods, 10 * seconds);
+  assert_int_equal(span, seconds * 1000);
+  assert_int_equal(most, 40); /* a level keeps its peak through merges */
+  free(s);
+}
+
+/* ======================================================================== */
+/* The thread's own reads, on this machine                                   */
+
+static void self_reads_move_with_a_busy_cpu(void **state) {
+  (void)state;
+  tl__self *s = tl__self_open();
+  assert_non_null(s);
+  tl__self_mark a, b;
+  tl__self_read(s, &a);
+  tl__self_read(s, &b);
+#ifdef __linux__
+  if (a.runq_wait_ns < 0) {
+    tl__self_close(s);
+    print_message("skipped: this kernel has no /proc/thread-self/schedstat (CONFIG_SCHED_INFO "
+                  "off)\n");
+    skip();
+  }
+  assert_true(b.runq_wait_ns >= a.runq_wait_ns);
+  assert_true(a.nivcsw >= 0 && b.nivcsw >= a.nivcsw);
+  assert_true(a.cpu >= 0);
+#else
+  assert_int_equal(a.runq_wait_ns, -1);
+#endif
+  tl__self_close(s);
+}
+
+/* ======================================================================== */
+/* The compact form of causes                                                */
+
+static void causes_round_trip(void **state) {
+  (void)state;
+  enum { N = 500 };
+  tl_cause in[N], out[N];
+  uint32_t seed = 27;
+  int64_t index = 1000;
+  for (size_t i = 0; i < N; i++) {
+    seed = seed * 1103515245u + 12345u;
+    index += 1 + seed % 60;
+    in[i] = (tl_cause){index, (int64_t)(seed % 90000) * 1000, (int64_t)(seed % 7000) * 1000,
+                       (int32_t)(seed % 5), (int32_t)(seed >> 7 & 1)};
+    if (i % 50 == 0)
+      in[i].runq_wait_ns = in[i].nivcsw = in[i].migrated = -1; /* not measured */
+  }
+  uint8_t *buf = malloc(tl_causes_bound(N));
+  size_t len = tl_causes_encode(in, N, buf);
+  assert_true(len <= tl_causes_bound(N));
+  assert_true(len < N * 8); /* compact: a few bytes each */
+  assert_int_equal(tl_causes_decode(buf, len, out, N), N);
+  for (size_t i = 0; i < N; i++) {
+    assert_int_equal(out[i].index, in[i].index);
+    assert_int_equal(out[i].latency_ns, in[i].latency_ns);
+    assert_int_equal(out[i].runq_wait_ns, in[i].runq_wait_ns);
+    assert_int_equal(out[i].nivcsw, in[i].nivcsw);
+    assert_int_equal(out[i].migrated, in[i].migrated);
+  }
+  /* Every cut or flipped byte is refused or decodes to what fits; never a crash. */
+  for (size_t cut = 0; cut < len; cut++)
+    assert_true(tl_causes_decode(buf, cut, out, N) < N);
+  assert_int_equal(tl_causes_decode(buf, len, out, N - 1), -1);
+  free(buf);
+}
+
+/* ======================================================================== */
+/* --by cpus and memory: the smaller of the host's and the limit             */
+
+static void effective_value_takes_the_limit(void **state) {
+  (void)state;
+  const tl_host_key *cpus = tl_host_key_find("cpus"), *mem = tl_host_key_find("memory");
+  assert_non_null(cpus);
+  assert_non_null(mem);
+  char buf[32];
+  tl_fact_row limited[] = {{"cgroup.cpus", "1", ""},
+                           {"cgroup.memory_limit_bytes", "536870912", ""},
+                           {"cpu.logical", "2", ""},
+                           {"mem.total_bytes", "25769803776", ""}};
+  assert_string_equal(tl_host_key_value(cpus, limited, 4, buf, sizeof buf), "1");
+  assert_string_equal(tl_host_key_value(mem, limited, 4, buf, sizeof buf), "536870912");
+  tl_fact_row loose[] = {{"cgroup.cpus", "8", ""},
+                         {"cgroup.memory_limit_bytes", "none", ""},
+                         {"cpu.logical", "2", ""},
+                         {"mem.total_bytes", "25769803776", ""}};
+  assert_string_equal(tl_host_key_value(cpus, loose, 4, buf, sizeof buf), "2");
+  assert_string_equal(tl_host_key_value(mem, loose, 4, buf, sizeof buf), "25769803776");
+  tl_fact_row old[] = {{"cpu.logical", "4", ""}}; /* recorded before tl knew limits */
+  assert_string_equal(tl_host_key_value(cpus, old, 1, buf, sizeof buf), "4");
+  assert_null(tl_host_key_value(mem, old, 1, buf, sizeof buf));
+  assert_string_equal(tl_host_key_find("quota")->fact, "cgroup.cpu_quota");
+}
+
+
+/* ======================================================================== */
+/* Stored and read back                                                      */
+
+static void store_round_trip(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000027", .label = "x",
+                          .probe = "nanosleep", .delay_ns = 1000000, .command_line = "t",
+                          .host_fingerprint = "ab", .hostname = "h"};
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  int64_t id = tl_writer_session_id(w);
+  tl_cause a[] = {{5, 2000000, 1500000, 2, 0}, {9, 3000000, -1, -1, -1}};
+  tl_cause b[] = {{40, 7000000, 6000000, 1, 1}};
+  tl_cause_sums s1 = {100, 9000000, 4, 1}, s2 = {50, 1000000, 1, 0};
+  assert_int_equal(tl_store_add_causes(s, id, a, 2, &s1), TL_OK);
+  assert_int_equal(tl_store_add_causes(s, id, b, 1, &s2), TL_OK);
+  tl_counter_row rows[3];
+  for (int i = 0; i < 3; i++)
+    rows[i] = (tl_counter_row){(i + 1) * 1000, 1000, 10 * i, -1, 5, 100 + i, 3,  -1,
+                               10,             9,    i * 7, 2400000};
+  assert_int_equal(tl_store_set_counters(s, id, rows, 3), TL_OK);
+  assert_int_equal(tl_store_set_counters(s, id, rows, 2), TL_OK); /* replaces */
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_cause *c;
+  size_t n;
+  tl_cause_sums sums;
+  assert_int_equal(tl_store_causes(s, id, &c, &n, &sums), TL_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(c[0].index, 5);
+  assert_int_equal(c[0].runq_wait_ns, 1500000);
+  assert_int_equal(c[1].runq_wait_ns, -1);
+  assert_int_equal(c[2].index, 40);
+  assert_int_equal(c[2].migrated, 1);
+  assert_int_equal(sums.samples, 150);
+  assert_int_equal(sums.runq_wait_ns, 10000000);
+  assert_int_equal(sums.nivcsw, 5);
+  free(c);
+  tl_counter_row *r;
+  assert_int_equal(tl_store_counters(s, id, &r, &n), TL_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(r[1].t_ms, 2000);
+  assert_int_equal(r[1].steal_ns, 10);
+  assert_int_equal(r[1].irq_ns, -1);
+  assert_int_equal(r[1].ctxt, 101);
+  assert_int_equal(r[1].freq_khz, 2400000);
+  free(r);
+  /* A session without any: nothing, and no error. */
+  assert_int_equal(tl_store_causes(s, id + 1, &c, &n, &sums), TL_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(sums.samples, 0);
+  tl_store_close(s);
+}
+
+/* A real collection keeps causes for every sample's sums and for the
+ * slowest few per cent; --no-causes and a child probe keep none. */
+static void collection_keeps_the_slowest(void **state) {
+  tl_test_fixture *f = *state;
+  char *a[] = {TLCOLLECT, "--db", f->db, "-l", "c", "-p", "nanosleep", "-d", "0.2",
+               "-n", "2000", "-q", NULL};
+  assert_int_equal(tl_test_run(a, NULL, NULL, NULL), 0);
+  char *b[] = {TLCOLLECT, "--db", f->db, "-l", "off", "-p", "nanosleep", "-d", "0.2",
+               "-n", "500", "--no-causes", "-q", NULL};
+  assert_int_equal(tl_test_run(b, NULL, NULL, NULL), 0);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_session_list l;
+  tl_filter flt;
+  tl_filter_init(&flt);
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  assert_int_equal(l.count, 2);
+  tl_cause *c;
+  size_t n;
+  tl_cause_sums sums;
+  assert_int_equal(tl_store_causes(s, l.items[0].id, &c, &n, &sums), TL_OK);
+  if (sums.samples == 0) {
+    print_message("skipped: no per-sample causes can be read here\n");
+  } else {
+    assert_int_equal(sums.samples, 2000);
+    assert_true(n >= 60 && n <= 2000 * 3 / 100 + 10); /* 3 % of each piece, rounded up */
+    for (size_t i = 0; i < n; i++) {
+      assert_true(c[i].index >= 0 && c[i].index < 2000);
+      assert_true(c[i].runq_wait_ns >= 0);
+      assert_true(c[i].runq_wait_ns <= c[i].latency_ns + 1000); /* inside its own sample */
+      if (i)
+        assert_true(c[i].index > c[i - 1].index);
+    }
+  }
+  free(c);
+  tl_counter_row *r;
+  assert_int_equal(tl_store_counters(s, l.items[0].id, &r, &n), TL_OK);
+  assert_true(n >= 1); /* a second or more */
+  free(r);
+  assert_int_equal(tl_store_causes(s, l.items[1].id, &c, &n, &sums), TL_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(sums.samples, 0);
+  tl_session_list_free(&l);
+  tl_store_close(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(v1_quota_cpuset_and_memory),
+      cmocka_unit_test(v2_container_namespace),
+      cmocka_unit_test(v2_limit_on_a_parent),
+      cmocka_unit_test(no_cgroup_is_unknown),
+      cmocka_unit_test(cpu_max_and_lists),
+      cmocka_unit_test(proc_stat_sums_the_cpus),
+      cmocka_unit_test(psi_some_total),
+      cmocka_unit_test(cpu_stat_v1_and_v2),
+      cmocka_unit_test(schedstat_fields),
+      cmocka_unit_test(counters_read_on_a_fixture),
+      cmocka_unit_test(series_differences_and_bound),
+      cmocka_unit_test(self_reads_move_with_a_busy_cpu),
+      cmocka_unit_test(causes_round_trip),
+      cmocka_unit_test(effective_value_takes_the_limit),
+      cmocka_unit_test_setup_teardown(store_round_trip, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(collection_keeps_the_slowest, tl_test_setup,
+                                      tl_test_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
