@@ -63,6 +63,7 @@ void tl_comparison_free(tl_comparison *c) {
     tl_fact_rows_free(c->details[i].tags, c->details[i].tag_count);
   }
   free(c->details);
+  free(c->causes);
   tl_strings_free(c->labels, c->label_count);
   free(c->by);
   free(c->label_x);
@@ -477,6 +478,8 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
   size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
     rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i]);
+  if (!rc)
+    rc = tl__causes_compute(store, out);
   if (rc) {
     tl__store_failed(store, rc, err, errlen);
     tl_comparison_free(out);

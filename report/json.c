@@ -258,6 +258,7 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     for (int k = 0; k < TL_HIST_BINS; k++)
       fprintf(o, "%s%lld", k ? ", " : "", (long long)g->hist[k]);
     fprintf(o, "], \"above\": %lld}", (long long)g->hist_over);
+    tl__causes_json(o, c, i);
     if (st)
       group_stats(o, g, &st->groups[i]);
     fputc('}', o);

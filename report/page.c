@@ -748,6 +748,7 @@ static void section_answer(tl__page *p) {
   }
   fputs("## Summary\n\n", tl__prose(p));
   summary_prose(p);
+  tl__causes_answer(p);
   if (html) {
     size_t n, *idx = page_blocks(p, &n);
     if (!idx)
@@ -1494,7 +1495,7 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
       tl__section_title, section_contents, section_answer, tl__by_section, section_tables,
-      section_stats,     section_charts,   section_hosts,  section_method,
+      tl__causes_section, section_stats,   section_charts, section_hosts,  section_method,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (c->group_count || sections[i] == tl__section_title)

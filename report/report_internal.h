@@ -287,4 +287,19 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns);
 /* JSON (json.c). */
 int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);
 
+/* ------------------------------------------------------------------------ */
+/* Why the tail is long (causes.c)                                           */
+
+/* Fills c->causes from the store: each session's kept causes, counters and
+ * summary. Only running out of memory fails; what cannot be read (an older
+ * file, a server, a damaged blob) is "not attributed". */
+int tl__causes_compute(tl_store *store, tl_comparison *c);
+/* One sentence per group whose tail is explained, in the answer box. */
+void tl__causes_answer(tl__page *p);
+/* The section "Why the tail is long": a table, and in HTML a stacked bar
+ * per label. Nothing when no group has causes. */
+void tl__causes_section(tl__page *p);
+/* groups[i].causes in JSON (after the group's other fields), or nothing. */
+void tl__causes_json(FILE *o, const tl_comparison *c, size_t i);
+
 #endif

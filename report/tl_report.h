@@ -70,8 +70,28 @@ typedef struct {
   tl_dist at_pcts; /* its own values at the groups' percentiles, for the statistics */
 } tl_session_detail;
 
+/* Why a group's tail was late (causes.c): its samples above p99, each
+ * counted past the group's p50 (the floor every sample pays), split by
+ * cause. What was not measured is not attributed, never guessed. */
+typedef struct {
+  int known;                 /* 0: nothing recorded, no sentence, no bar */
+  int64_t tail_samples;      /* samples above p99 (from the sessions' histograms) */
+  int64_t tail_ns;           /* their time past the p50, summed */
+  int64_t measured_samples;  /* of those, with their run-queue wait read */
+  int64_t cpu_wait_ns;       /* waiting for a CPU: each one's run-queue wait, at most its time past p50 */
+  int64_t throttled_ns;      /* of cpu_wait_ns, in sessions whose cgroup's quota throttled */
+  int64_t not_attributed_ns; /* tail_ns - cpu_wait_ns */
+  int64_t nivcsw, migrations; /* in the tail samples measured */
+  int64_t floor_ns;          /* the p50 lateness */
+  int64_t timer_slack_ns;    /* the recorded timer slack (-1 unknown) */
+  char quota[32];            /* the cgroup's CPU quota ("0.2", "none", "" unknown) */
+  int64_t periods, throttled_periods; /* the quota's periods over the sessions (-1 unknown) */
+  double steal_pct, irq_pct; /* of CPU time during the sessions: stolen, in IRQ and softirq (NAN unknown) */
+} tl_group_causes;
+
 typedef struct {
   tl_group *groups; /* ordered by label (as asked), probe, delay */
+  tl_group_causes *causes; /* group_count entries (causes.c), NULL when none could be read */
   size_t group_count;
   char **labels; /* labels compared, in the order asked */
   size_t label_count;
