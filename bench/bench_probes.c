@@ -14,20 +14,33 @@
  *             interleaved rounds, p50 and p90 lateness (sample - delay);
  *             target: within 5 % or 10 us, whichever is larger. settimeout
  *             (libuv's floor under Node) is printed beside them
+ *   causes    the per-sample cause reads (run-queue wait, switches, CPU)
+ *             against none (--no-causes), interleaved rounds: p50 and p90
+ *             lateness of nanosleep 1 ms and uv 0 ms, the uv sample rate,
+ *             and the bytes a sample of the causes beside the samples' own;
+ *             target: within 2 % or 2 us
  *
- * Usage: bench_probes DIR [cost|storage|periodic|node]...  (default: all)
+ * Usage: bench_probes DIR [cost|storage|periodic|node|causes]...  (default: all)
  * Figures are medians over a few alternating rounds; machines are noisy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
 #include <uv.h>
 
 #include "tl_collect.h"
 
 static const char *dir;
+static int no_causes; /* collect() with --no-causes */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -77,6 +90,7 @@ static void collect(const char *probe, const int64_t *delays, size_t nd, int64_t
   o.count = count;
   o.interval_ns = interval_ns;
   o.dry_run = store_path == NULL;
+  o.no_causes = no_causes;
   if (flush_ms)
     o.flush_ms = flush_ms;
   char err[600];
@@ -335,13 +349,111 @@ static void bench_node(void) {
   }
 }
 
+/* ======================================================================== */
+/* causes: the per-sample reads against none                                 */
+
+enum { CAUSE_ROUNDS = 10, CAUSE_N = 3000, CAUSE_RATE_N = 50000 };
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One number from a query of the database at path (0 when none). */
+static double query_number(const char *path, const char *sql) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  double v = 0;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_step(st) == SQLITE_ROW)
+      v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return v;
+}
+
+static int within(int64_t a, int64_t base) {
+  int64_t diff = a > base ? a - base : base - a;
+  int64_t mag = base < 0 ? -base : base;
+  return diff <= 2000 || (double)diff <= 0.02 * (double)mag;
+}
+
+static void bench_causes(void) {
+  static const char *const probes[] = {"nanosleep", "uv"};
+  static const int64_t delays[] = {1000000, 0};
+  char path[2][4200];
+  snprintf(path[0], sizeof path[0], "%s/causes-off.db", dir);
+  snprintf(path[1], sizeof path[1], "%s/causes-on.db", dir);
+  printf("lateness (sample - delay), median of %d interleaved rounds of %d samples, stored; "
+         "target: with causes within 2 %% or 2 us of without\n",
+         CAUSE_ROUNDS, CAUSE_N);
+  printf("probe          without p50 / p90          with p50 / p90\n");
+  for (int k = 0; k < 2; k++) {
+    int64_t l50[2][CAUSE_ROUNDS], l90[2][CAUSE_ROUNDS];
+    for (int r = 0; r < CAUSE_ROUNDS; r++)
+      for (int step = 0; step < 2; step++) {
+        int on = r % 2 ? 1 - step : step; /* the order reversed every other round */
+        tl_collect_result res;
+        no_causes = !on;
+        collect(probes[k], &delays[k], 1, CAUSE_N, 0, path[on], 0, &res);
+        int64_t armed = tl_probe_armed_ns(probes[k], delays[k]);
+        l50[on][r] = res.p50_ns - armed;
+        l90[on][r] = res.p90_ns - armed;
+      }
+    int64_t a = median3(l50[0], CAUSE_ROUNDS), b = median3(l90[0], CAUSE_ROUNDS);
+    int64_t c = median3(l50[1], CAUSE_ROUNDS), d = median3(l90[1], CAUSE_ROUNDS);
+    printf("%-10s %2d ms %7.1f / %7.1f us     %7.1f / %7.1f us   %s\n", probes[k],
+           (int)(delays[k] / 1000000), (double)a / 1e3, (double)b / 1e3, (double)c / 1e3,
+           (double)d / 1e3, within(c, a) && within(d, b) ? "agree" : "DIFFER");
+  }
+  /* The rate: uv 0 ms as fast as it goes, with and without, interleaved. */
+  double rate[2][CAUSE_ROUNDS / 2];
+  int64_t zero = 0;
+  for (int r = 0; r < CAUSE_ROUNDS / 2; r++)
+    for (int step = 0; step < 2; step++) {
+      int on = r % 2 ? 1 - step : step;
+      tl_collect_result res;
+      no_causes = !on;
+      double t0 = now_s();
+      collect("uv", &zero, 1, CAUSE_RATE_N, 0, path[on], 0, &res);
+      rate[on][r] = (double)CAUSE_RATE_N / (now_s() - t0);
+    }
+  no_causes = 0;
+  double r0[CAUSE_ROUNDS / 2], r1[CAUSE_ROUNDS / 2];
+  for (int r = 0; r < CAUSE_ROUNDS / 2; r++)
+    r0[r] = rate[0][r], r1[r] = rate[1][r];
+  qsort(r0, CAUSE_ROUNDS / 2, sizeof *r0, cmp_double);
+  qsort(r1, CAUSE_ROUNDS / 2, sizeof *r1, cmp_double);
+  double m0 = r0[CAUSE_ROUNDS / 4], m1 = r1[CAUSE_ROUNDS / 4];
+  printf("uv 0 ms sample rate, %d samples a session (wall time, setup included), median of %d: "
+         "without %.0f/s, with %.0f/s (ratio %.3f)\n",
+         CAUSE_RATE_N, CAUSE_ROUNDS / 2, m0, m1, m1 / m0);
+  /* Bytes a sample, from the last uv session of each file. */
+  const char *samples_sql = "SELECT CAST(sum(length(data)) AS REAL) / (SELECT sample_count FROM "
+                            "sessions ORDER BY id DESC LIMIT 1) FROM sample_blocks WHERE "
+                            "session_id = (SELECT max(id) FROM sessions)";
+  const char *causes_sql = "SELECT CAST(sum(length(data)) AS REAL) / (SELECT sample_count FROM "
+                           "sessions ORDER BY id DESC LIMIT 1) FROM session_causes WHERE "
+                           "session_id = (SELECT max(id) FROM sessions)";
+  printf("bytes a sample (uv 0 ms, %d samples, blobs without page overhead): samples %.3f "
+         "(without causes %.3f), causes %.3f (target: at most 0.3)\n",
+         CAUSE_RATE_N, query_number(path[1], samples_sql), query_number(path[0], samples_sql),
+         query_number(path[1], causes_sql));
+  for (int i = 0; i < 2; i++)
+    unlink(path[i]);
+}
+
 int main(int argc, char **argv) {
   dir = argc > 1 ? argv[1] : "/tmp";
   tl_set_progname("bench_probes");
   int all = argc <= 2;
-  for (int pass = 0; pass < 4; pass++) {
-    static const char *names[] = {"cost", "storage", "periodic", "node"};
-    static void (*fns[])(void) = {bench_cost, bench_storage, bench_periodic, bench_node};
+  for (int pass = 0; pass < 5; pass++) {
+    static const char *names[] = {"cost", "storage", "periodic", "node", "causes"};
+    static void (*fns[])(void) = {bench_cost, bench_storage, bench_periodic, bench_node,
+                                  bench_causes};
     int want = all;
     for (int i = 2; i < argc; i++)
       want |= strcmp(argv[i], names[pass]) == 0;

@@ -31,7 +31,10 @@ void tl__causes_close(tl__causes *c) {
 void tl__causes_before(tl__causes *c) {
   if (!c->self)
     return;
-  tl__self_read(c->self, &c->before);
+  if (c->after_ns && tl__os_mono_ns() - c->after_ns < TL__CAUSE_REUSE_NS)
+    c->before = c->after;
+  else
+    tl__self_read(c->self, &c->before);
   c->armed = 1;
 }
 
@@ -42,6 +45,8 @@ tl__cause_cell tl__causes_after(tl__causes *c) {
   tl__self_mark after;
   tl__self_read(c->self, &after);
   c->armed = 0;
+  c->after = after;
+  c->after_ns = tl__os_mono_ns();
   const tl__self_mark *b = &c->before;
   if (b->runq_wait_ns >= 0 && after.runq_wait_ns >= b->runq_wait_ns) {
     int64_t us = (after.runq_wait_ns - b->runq_wait_ns + 500) / 1000;

@@ -147,8 +147,15 @@ typedef struct {
 typedef struct {
   tl__self *self; /* NULL: causes are not read in this run */
   tl__self_mark before;
-  int armed; /* before holds the read of the sample in flight */
+  int armed;            /* before holds the read of the sample in flight */
+  tl__self_mark after;  /* the last sample's read after its wake-up ... */
+  int64_t after_ns;     /* ... and when (0: none) */
 } tl__causes;
+/* A read after a wake-up still serves as the next sample's read before
+ * arming when the next timer is armed within this long: the thread did not
+ * wait for a CPU in between (that would have taken longer), and each sample
+ * then costs one read instead of two. */
+enum { TL__CAUSE_REUSE_NS = 20000 };
 
 /* Opens the reads on the calling (measuring) thread when the probe times on
  * it, one timer at a time, and off is not set; leaves c->self NULL

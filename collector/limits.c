@@ -103,7 +103,8 @@ static void cgroup_dir(const char *point, const char *mount_root, const char *pa
     point++;
   while (*rest == '/')
     rest++;
-  snprintf(out, len, "%s%s%s", point, *rest ? "/" : "", rest);
+  if ((size_t)snprintf(out, len, "%s%s%s", point, *rest ? "/" : "", rest) >= len)
+    out[0] = '\0'; /* too long to be a real cgroup's folder: none */
   size_t n = strlen(out);
   while (n && out[n - 1] == '/') /* "/" itself under a root mount */
     out[--n] = '\0';

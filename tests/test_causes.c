@@ -5,19 +5,24 @@
  * thread's own reads on this machine, the compact form causes are stored
  * in, and --by cpus / memory using the smaller of the host's value and the
  * limit. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "causes_internal.h"
+#include "tl_report.h"
 #include "support.h"
 
 /* ======================================================================== */
@@ -448,6 +453,136 @@ static void collection_keeps_the_slowest(void **state) {
   tl_store_close(s);
 }
 
+/* ======================================================================== */
+/* A CPU quota, for real                                                     */
+
+/* A cgroup of our own with a 0.2-CPU quota: v1's cpu hierarchy or v2's
+ * unified one. */
+typedef struct {
+  char dir[256];
+  char procs[300];
+} quota_cgroup;
+
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = write(fd, text, strlen(text));
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Makes the cgroup, or says why it cannot be made here. */
+static const char *quota_cgroup_make(quota_cgroup *q) {
+  if (geteuid() != 0)
+    return "not root: making a cgroup needs root";
+  char quota[300];
+  if (access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK) == 0) {
+    snprintf(q->dir, sizeof q->dir, "/sys/fs/cgroup/cpu/tl-test-%d", (int)getpid());
+    snprintf(quota, sizeof quota, "%s/cpu.cfs_quota_us", q->dir);
+    if (mkdir(q->dir, 0755) || write_file(quota, "20000"))
+      return "the v1 cpu controller refused a cgroup with a quota";
+  } else if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+    write_file("/sys/fs/cgroup/cgroup.subtree_control", "+cpu");
+    snprintf(q->dir, sizeof q->dir, "/sys/fs/cgroup/tl-test-%d", (int)getpid());
+    snprintf(quota, sizeof quota, "%s/cpu.max", q->dir);
+    if (mkdir(q->dir, 0755) || write_file(quota, "20000 100000"))
+      return "no cpu controller in cgroup v2 here (cpu.max cannot be written)";
+  } else {
+    return "no cpu controller mounted";
+  }
+  snprintf(q->procs, sizeof q->procs, "%s/cgroup.procs", q->dir);
+  return NULL;
+}
+
+static void quota_cgroup_join(void *arg) {
+  const quota_cgroup *q = arg;
+  char pid[32];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  if (write_file(q->procs, pid))
+    _exit(125);
+}
+
+/* The cgroup goes whatever happened: its processes are gone first. */
+static void quota_cgroup_remove(const quota_cgroup *q) {
+  for (int tries = 0; tries < 50 && rmdir(q->dir) != 0 && errno == EBUSY; tries++)
+    usleep(20000);
+}
+
+static const tl_group_causes *causes_of_label(const tl_comparison *c, const char *label) {
+  for (size_t i = 0; c->causes && i < c->group_count; i++)
+    if (strcmp(c->groups[i].label, label) == 0)
+      return &c->causes[i];
+  return NULL;
+}
+
+/* The issue's test: a busy co-tenant beside tlcollect in a cgroup limited to
+ * 0.2 CPU. The quota is a fact, at least 80 % of the time past p99 is
+ * waiting for a CPU (throttled), and an idle session beside it is not blamed
+ * on throttling. */
+static void quota_tail_is_cpu_wait(void **state) {
+  tl_test_fixture *f = *state;
+  quota_cgroup q;
+  const char *why = quota_cgroup_make(&q);
+  if (why) {
+    if (q.dir[0])
+      rmdir(q.dir);
+    print_message("skipped: %s\n", why);
+    skip();
+  }
+  pid_t busy = fork();
+  if (busy < 0) {
+    quota_cgroup_remove(&q);
+    fail_msg("fork: %s", strerror(errno));
+  }
+  if (busy == 0) {
+    quota_cgroup_join(&q);
+    for (volatile unsigned long spin = 0;; spin++)
+      ;
+  }
+  char *a[] = {TLCOLLECT, "--db", f->db, "-l", "quota", "-p", "nanosleep", "-d", "1",
+               "--duration", "6s", "-q", NULL};
+  int rc_quota = tl_test_run_with(a, NULL, quota_cgroup_join, &q, NULL, NULL);
+  kill(busy, SIGKILL);
+  waitpid(busy, NULL, 0);
+  quota_cgroup_remove(&q);
+  assert_int_equal(rc_quota, 0);
+  char *b[] = {TLCOLLECT, "--db", f->db, "-l", "idle", "-p", "nanosleep", "-d", "1",
+               "--duration", "3s", "-q", NULL};
+  assert_int_equal(tl_test_run(b, NULL, NULL, NULL), 0);
+
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  tl_comparison c;
+  char err[256];
+  assert_int_equal(tl_compare(s, &o, &c, err, sizeof err), TL_OK);
+  const tl_group_causes *quota = causes_of_label(&c, "quota");
+  const tl_group_causes *idle = causes_of_label(&c, "idle");
+  assert_non_null(quota);
+  assert_non_null(idle);
+  print_message("quota: %lld tail samples, %.1f %% CPU wait, %.1f %% throttled, %lld of %lld "
+                "periods throttled; idle: %.1f %% CPU wait, %.1f %% throttled\n",
+                (long long)quota->tail_samples,
+                100.0 * (double)quota->cpu_wait_ns / (double)quota->tail_ns,
+                100.0 * (double)quota->throttled_ns / (double)quota->tail_ns,
+                (long long)quota->throttled_periods, (long long)quota->periods,
+                idle->tail_ns ? 100.0 * (double)idle->cpu_wait_ns / (double)idle->tail_ns : 0.0,
+                idle->tail_ns ? 100.0 * (double)idle->throttled_ns / (double)idle->tail_ns : 0.0);
+  assert_string_equal(quota->quota, "0.2");
+  assert_true(quota->known && quota->tail_samples > 0);
+  assert_true(quota->cpu_wait_ns >= quota->tail_ns / 10 * 8);
+  assert_true(quota->throttled_periods > 0);
+  assert_true(quota->throttled_ns > 0);
+  assert_int_equal(idle->throttled_ns, 0);
+  assert_true(strcmp(idle->quota, "0.2") != 0);
+  tl_comparison_free(&c);
+  tl_store_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(v1_quota_cpuset_and_memory),
@@ -467,6 +602,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(store_round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(collection_keeps_the_slowest, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(quota_tail_is_cpu_wait, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
