@@ -210,8 +210,8 @@ static chunk *add_chunk_locked(tl__run *run, delay_state *d) {
   return c;
 }
 
-void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
-  tl__cause_cell cause = tl__causes_after(&run->causes); /* first: the clock was just read */
+/* Queues one sample with its causes. */
+static void record(tl__run *run, int index, int64_t latency_ns, tl__cause_cell cause) {
   delay_state *d = &run->d[index];
   run->measured++;
   if (d->measured++ < run->view.opts->warmup)
@@ -230,6 +230,25 @@ void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
     run->oom = 1;
   }
   pthread_mutex_unlock(&run->lock);
+}
+
+void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
+  tl__cause_cell cause = tl__causes_after(&run->causes); /* first: the clock was just read */
+  record(run, index, latency_ns, cause);
+}
+
+void tl__run_record_causes(tl__run *run, int index, int64_t latency_ns, int64_t runq_ns,
+                           int64_t nivcsw, int64_t migrated) {
+  tl__cause_cell cause = {TL__CAUSE_NONE, 0, -1};
+  if (runq_ns >= 0) {
+    int64_t us = (runq_ns + 500) / 1000;
+    cause.runq_us = us < (int64_t)TL__CAUSE_NONE ? (uint32_t)us : TL__CAUSE_NONE - 1;
+  }
+  if (nivcsw >= 0)
+    cause.nivcsw = (uint16_t)(nivcsw < 0xffff ? nivcsw : 0xffff);
+  if (migrated >= 0)
+    cause.migrated = (int8_t)(migrated > 0);
+  record(run, index, latency_ns, cause);
 }
 
 int tl__run_fact(tl__run *run, const char *key, const char *value, const char *evidence) {
@@ -686,8 +705,10 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   tl__run_fact(run, "causes",
                run->causes.self ? tl__self_measures()
                : opts->no_causes ? "not attributed: --no-causes"
-               : (probe->flags & TL__PROBE_CAUSES) ? "not attributed: more than one timer in flight"
-                                                   : "not attributed: the probe times in another process",
+               : (probe->flags & TL__PROBE_CAUSES)
+                   ? "not attributed: more than one timer in flight"
+                   : "what the child sends with its samples (runq=, nivcsw=, migrated=); "
+                     "not attributed where it sends none",
                "what the measuring thread read about itself around each sample");
   if (stop_requested && started_probe)
     probe->abandon(run);

@@ -47,6 +47,10 @@ int64_t tl__run_pauses(const tl__run *run);
  * blocks in its write or waits for its pipe to drain, between its samples
  * (README, "Writing a probe"). */
 void tl__run_record(tl__run *run, int index, int64_t latency_ns);
+/* The same for a sample whose causes the child measured itself (protocol
+ * 2's optional fields; -1 for one not sent). */
+void tl__run_record_causes(tl__run *run, int index, int64_t latency_ns, int64_t runq_ns,
+                           int64_t nivcsw, int64_t migrated);
 /* A fact the probe learnt about what it measured (its runtime's version, its
  * clock's resolution ...), stored on every session of the run as the host
  * fact "probe.KEY" when the run ends. Measuring thread only. */
@@ -167,7 +171,8 @@ int tl__summarize(tl__replay_fn replay, void *src, tl_collect_result *r, char *e
 typedef enum {
   TL__MSG_SKIP,   /* a blank line or a "# comment" */
   TL__MSG_HELLO,  /* "hello VERSION": the first line; value = version */
-  TL__MSG_SAMPLE, /* "sample NS": value = nanoseconds from arming to the callback */
+  TL__MSG_SAMPLE, /* "sample NS [runq=NS] [nivcsw=N] [migrated=0|1]": value = nanoseconds
+                     from arming to the callback; the optional causes in runq_ns ... */
   TL__MSG_ERROR,  /* "error TEXT": the child gives up; text/text_len point into line */
   TL__MSG_FACT,   /* "fact KEY VALUE": what the child learnt (its runtime's version ...);
                      key/key_len and text/text_len (the value) point into line */
@@ -180,6 +185,7 @@ typedef struct {
   size_t text_len;
   const char *key;
   size_t key_len;
+  int64_t runq_ns, nivcsw, migrated; /* a sample's optional causes; -1 when not sent */
 } tl__msg;
 
 /* A fact's key: 1..32 of [a-z0-9._-]; its value: at most 256 bytes. */

@@ -345,7 +345,7 @@ static int measure_one_by_one(child *c, tl__run *run, char *err, size_t errlen) 
     }
     if (rc == TL_OK) {
       c->samples++;
-      tl__run_record(run, i, msg.value);
+      tl__run_record_causes(run, i, msg.value, msg.runq_ns, msg.nivcsw, msg.migrated);
       if (v->opts->gap_ns > 0)
         tl__run_pause(run, v->opts->gap_ns);
     }
@@ -425,7 +425,7 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
     if (i < 0)
       return TL_OK; /* stopping, or the duration is up: later samples are not kept */
     c->samples++;
-    tl__run_record(run, i, msg.value);
+    tl__run_record_causes(run, i, msg.value, msg.runq_ns, msg.nivcsw, msg.migrated);
     heard = tl__os_mono_ns();
   }
   return TL_OK;

@@ -7,7 +7,10 @@
  *   tl -> child   plan D,.. N GAP version 2: measure the delays D in turn, N
  *                                 times each (0: until stdin closes), arming
  *                                 each timer from the previous callback
- *   child -> tl   sample NS       nanoseconds from arming to the callback
+ *   child -> tl   sample NS       nanoseconds from arming to the callback,
+ *                                 optionally followed by the sample's causes
+ *                                 as the child read them outside its timed
+ *                                 interval: runq=NS nivcsw=N migrated=0|1
  *   child -> tl   fact KEY VALUE  something the child learnt (its runtime's
  *                                 version ...), stored as a session fact
  *   child -> tl   error TEXT      the child cannot go on; TEXT is shown
@@ -40,6 +43,37 @@ static int parse_u63(const char *s, size_t n, int64_t *out) {
     v = v * 10 + d;
   }
   *out = v;
+  return 0;
+}
+
+/* "runq=NS nivcsw=N migrated=0|1", any of them in any order, separated by
+ * single spaces; 0, or -1 when one is malformed or unknown. */
+static int parse_causes(const char *s, size_t n, tl__msg *msg) {
+  static const char *const names[] = {"runq=", "nivcsw=", "migrated="};
+  int64_t *fields[] = {&msg->runq_ns, &msg->nivcsw, &msg->migrated};
+  if (!n)
+    return -1; /* "sample 12 ": a space and nothing */
+  while (n) {
+    const char *sp = memchr(s, ' ', n);
+    size_t len = sp ? (size_t)(sp - s) : n;
+    int known = 0;
+    for (int k = 0; k < 3 && !known; k++) {
+      size_t kl = strlen(names[k]);
+      if (len > kl && memcmp(s, names[k], kl) == 0) {
+        if (parse_u63(s + kl, len - kl, fields[k]))
+          return -1;
+        known = 1;
+      }
+    }
+    if (!known || (msg->migrated > 1))
+      return -1;
+    if (!sp)
+      break;
+    n -= len + 1;
+    s = sp + 1;
+    if (!n)
+      return -1; /* a trailing space */
+  }
   return 0;
 }
 
@@ -95,8 +129,14 @@ int tl__protocol_parse_line(const char *line, size_t len, tl__msg *msg, char *wh
     return TL_OK;
   }
   if (word == 6 && memcmp(line, "sample", 6) == 0) {
-    if (parse_u63(arg, arglen, &msg->value))
+    const char *fsp = memchr(arg, ' ', arglen);
+    size_t nlen = fsp ? (size_t)(fsp - arg) : arglen;
+    if (parse_u63(arg, nlen, &msg->value))
       return fail(why, whylen, "expected 'sample NS' with NS a whole number of nanoseconds");
+    msg->runq_ns = msg->nivcsw = msg->migrated = -1;
+    if (fsp && parse_causes(fsp + 1, arglen - nlen - 1, msg))
+      return fail(why, whylen,
+                  "a sample's causes are runq=NS nivcsw=N migrated=0|1, each a whole number");
     msg->kind = TL__MSG_SAMPLE;
     return TL_OK;
   }

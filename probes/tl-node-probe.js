@@ -10,6 +10,10 @@
 //   next timer from there (after GAP, when there is one);
 //   it writes "sample NS" lines in batches (every 256 samples or 100 ms, and
 //   at the end), so that writing costs one call per batch, not per sample;
+//   on Linux each line also carries "runq=NS": the time the main thread
+//   spent runnable but waiting for a CPU during the sample (the second field
+//   of /proc/thread-self/schedstat), read just before t0 and just after t1,
+//   outside the timed interval;
 //   when tl reads no more for a while (its writer cannot store: a database
 //   locked by another process), the pipe fills and the next timer is armed
 //   only once stdout has drained, between two samples, so that neither tl
@@ -35,6 +39,26 @@ const armArg = process.argv.slice(2).find((a) => a.startsWith('--arm-from='));
 const armFrom = armArg ? armArg.slice('--arm-from='.length) : 'timer';
 if (!CONTEXTS.includes(armFrom)) fail(`unknown --arm-from ${armFrom}`);
 
+// The main thread's schedstat, opened by the main thread (thread-self is
+// resolved at open) and read again from offset 0; null where there is none.
+let schedstat = null;
+try {
+  schedstat = fs.openSync('/proc/thread-self/schedstat', 'r');
+} catch (e) {
+  schedstat = null;
+}
+const statBuf = Buffer.alloc(96);
+function runqWait() {
+  if (schedstat === null) return -1n;
+  try {
+    const n = fs.readSync(schedstat, statBuf, 0, statBuf.length, 0);
+    const f = statBuf.toString('latin1', 0, n).split(' ');
+    return f.length >= 2 ? BigInt(f[1]) : -1n;
+  } catch (e) {
+    return -1n;
+  }
+}
+
 const BATCH_MAX = 256;
 const BATCH_NS = 100000000n;
 let batch = '';
@@ -54,10 +78,13 @@ function measure(delaysMs, count, gapMs) {
   const total = count * n; // 0: no end but stdin's
   let k = 0;
   let t0 = 0n;
+  let wait0 = -1n;
   let armNext;
   function fire() {
     const t1 = process.hrtime.bigint();
-    batch += `sample ${t1 - t0}\n`;
+    const wait1 = runqWait();
+    const causes = wait0 >= 0n && wait1 >= wait0 ? ` runq=${wait1 - wait0}` : '';
+    batch += `sample ${t1 - t0}${causes}\n`;
     if (inBatch++ === 0) batchStart = t1;
     k++;
     const done = total > 0 && k === total;
@@ -70,6 +97,7 @@ function measure(delaysMs, count, gapMs) {
   }
   function arm() {
     const ms = delaysMs[k % n];
+    wait0 = runqWait();
     t0 = process.hrtime.bigint();
     setTimeout(fire, ms);
   }

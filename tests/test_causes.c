@@ -583,6 +583,33 @@ static void quota_tail_is_cpu_wait(void **state) {
   tl_store_close(s);
 }
 
+/* The node probe sends its own run-queue wait with each sample (protocol
+ * 2's optional runq=), so its tail is attributed too. */
+static void node_sends_its_run_queue_wait(void **state) {
+  tl_test_fixture *f = *state;
+  if (access("/usr/bin/node", X_OK) || access("/proc/thread-self/schedstat", R_OK)) {
+    print_message("skipped: no /usr/bin/node, or no /proc/thread-self/schedstat\n");
+    skip();
+  }
+  char *a[] = {TLCOLLECT, "--db", f->db, "-l", "n", "-p", "node", "-d", "1",
+               "-n", "300", "-q", NULL};
+  assert_int_equal(tl_test_run(a, NULL, NULL, NULL), 0);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_cause *c;
+  size_t n;
+  tl_cause_sums sums;
+  assert_int_equal(tl_store_causes(s, 1, &c, &n, &sums), TL_OK);
+  assert_int_equal(sums.samples, 300);
+  assert_true(n >= 9);
+  for (size_t i = 0; i < n; i++) {
+    assert_true(c[i].runq_wait_ns >= 0);
+    assert_int_equal(c[i].migrated, -1); /* not sent: not measured */
+  }
+  free(c);
+  tl_store_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(v1_quota_cpuset_and_memory),
@@ -603,6 +630,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(collection_keeps_the_slowest, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(quota_tail_is_cpu_wait, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(node_sends_its_run_queue_wait, tl_test_setup,
+                                      tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

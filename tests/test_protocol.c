@@ -33,6 +33,17 @@ static void good_lines(void **state) {
   assert_int_equal(m.value, INT64_MAX);
   assert_int_equal(parse("sample 17\r", &m, why), TL_OK); /* CRLF from Windows-style writers */
   assert_int_equal(m.value, 17);
+  assert_int_equal(m.runq_ns, -1); /* no causes sent: not attributed */
+  assert_int_equal(m.migrated, -1);
+  /* Version 2's optional causes, any of them, in any order. */
+  assert_int_equal(parse("sample 1050000 runq=42000", &m, why), TL_OK);
+  assert_int_equal(m.value, 1050000);
+  assert_int_equal(m.runq_ns, 42000);
+  assert_int_equal(m.nivcsw, -1);
+  assert_int_equal(parse("sample 9 migrated=1 nivcsw=3 runq=0", &m, why), TL_OK);
+  assert_int_equal(m.runq_ns, 0);
+  assert_int_equal(m.nivcsw, 3);
+  assert_int_equal(m.migrated, 1);
   assert_int_equal(parse("", &m, why), TL_OK);
   assert_int_equal(m.kind, TL__MSG_SKIP);
   assert_int_equal(parse("# sample 12 is a comment", &m, why), TL_OK);
@@ -101,6 +112,12 @@ static void malformed_lines(void **state) {
       "sample 12ms",                /* unit */
       "sample  12",                 /* two spaces */
       "sample 12 ",                 /* trailing space */
+      "sample 12 runq=",            /* a cause without a value */
+      "sample 12 runq=-5",          /* negative */
+      "sample 12 runq=5 ",          /* trailing space after a cause */
+      "sample 12 runq=5  nivcsw=1", /* two spaces */
+      "sample 12 steal=5",          /* a cause tl does not know */
+      "sample 12 migrated=2",       /* migrated is 0 or 1 */
       "sample 0x10",                /* hex */
       "sample 9223372036854775808", /* INT64_MAX + 1 */
       "sample 99999999999999999999",
