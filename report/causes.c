@@ -258,7 +258,7 @@ static void bars(tl__page *p, const tl_comparison *c) {
   size_t n = 0;
   for (size_t i = 0; i < c->group_count; i++)
     n += causes_of(c, i) != NULL;
-  const double w = 640, left = 200, barw = 400, rowh = 26, top = 28;
+  const double w = 720, left = 200, barw = 400, rowh = 26, top = 28;
   double h = top + rowh * (double)n + 10;
   p->chart_id++;
   fprintf(o,

@@ -404,6 +404,12 @@ static void store_round_trip(void **state) {
   assert_int_equal(tl_store_causes(s, id + 1, &c, &n, &sums), TL_OK);
   assert_int_equal(n, 0);
   assert_int_equal(sums.samples, 0);
+  /* Deleting the session takes its causes and counters with it. */
+  assert_int_equal(tl_store_delete(s, uuid), TL_OK);
+  assert_int_equal(tl_store_causes(s, id, &c, &n, &sums), TL_OK);
+  assert_int_equal(n + (size_t)sums.samples, 0);
+  assert_int_equal(tl_store_counters(s, id, &r, &n), TL_OK);
+  assert_int_equal(n, 0);
   tl_store_close(s);
 }
 
@@ -580,6 +586,15 @@ static void quota_tail_is_cpu_wait(void **state) {
   assert_int_equal(idle->throttled_ns, 0);
   assert_true(strcmp(idle->quota, "0.2") != 0);
   tl_comparison_free(&c);
+  /* --by cpus: the 0.2-CPU session counts as 1 CPU (the quota rounded up),
+   * apart from the idle one on the host's CPUs (unless the host has one). */
+  o.by = "cpus";
+  assert_int_equal(tl_compare(s, &o, &c, err, sizeof err), TL_OK);
+  int one = 0;
+  for (size_t i = 0; i < c.group_count; i++)
+    one += strcmp(c.groups[i].label, "1 CPU") == 0;
+  assert_int_equal(one, 1);
+  assert_true(c.group_count == 2 || sysconf(_SC_NPROCESSORS_CONF) == 1);
   tl_store_close(s);
 }
 
