@@ -611,6 +611,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     free(tag_keys);
     free(tag_values);
     free(run);
+    free(cause_tail);
     return err;
   }
   char scratch_dir[4096] = "";
@@ -621,6 +622,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     free(tag_keys);
     free(tag_values);
     free(run);
+    free(cause_tail);
     return err;
   }
   if (scratch)

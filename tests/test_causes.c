@@ -595,6 +595,7 @@ static void quota_tail_is_cpu_wait(void **state) {
     one += strcmp(c.groups[i].label, "1 CPU") == 0;
   assert_int_equal(one, 1);
   assert_true(c.group_count == 2 || sysconf(_SC_NPROCESSORS_CONF) == 1);
+  tl_comparison_free(&c);
   tl_store_close(s);
 }
 
