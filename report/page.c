@@ -747,6 +747,8 @@ static void section_answer(tl__page *p) {
     fputs("<section class=\"answer\" id=\"summary\"><div class=\"verdicts\">\n", p->out);
   }
   fputs("## Summary\n\n", tl__prose(p));
+  if (c->by)
+    tl__by_answer(p); /* how the tail changes with the key, before the ranking */
   summary_prose(p);
   if (html) {
     size_t n, *idx = page_blocks(p, &n);
