@@ -521,6 +521,10 @@ static void by_keys_crossed_and_bad(void **state) {
   assert_non_null(strstr(o, "- Inside **1 CPU** differ: labels d512, d1g; memory 512M, 1G.\n"));
   assert_non_null(
       strstr(o, "- Inside **2 CPUs** differ: labels d2g, nomem; memory 2G, unknown.\n"));
+  /* ... and the answer, first, that memory goes with the CPU count. */
+  assert_non_null(strstr(o, "- **Memory differs between the groups (1 CPU: 512M, 1G; 2 CPUs: 2G; 4 "
+                            "CPUs: 4G): part of what changes with the number of CPUs may come "
+                            "from memory.**\n"));
   free(o);
   free(e);
   /* Two keys crossed, the values asked in an order of one's own. */
@@ -872,6 +876,49 @@ static void by_hostile_values(void **state) {
   free(e);
 }
 
+/* What changes with the key is database text too: escaped in the answer. */
+static void by_answer_escapes(void **state) {
+  fixture *f = *state;
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  static const char *keys[] = {"load"}, *busy[] = {"busy"}, *idle[] = {"idle"};
+  for (int i = 0; i < 2; i++) {
+    const tl_fact facts[] = {{"kernel.release", i ? "6.1" : "<img src=x onerror=alert(1)>*k*", ""}};
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = i ? "calm" : "evil",
+                            .probe = "settimeout",
+                            .delay_ns = 1000000,
+                            .command_line = "tlcollect",
+                            .host_fingerprint = i ? "0123456789abcdef" : "fedcba9876543210",
+                            .hostname = "h",
+                            .libuv_version = "1",
+                            .tag_keys = keys,
+                            .tag_values = i ? idle : busy,
+                            .tag_count = 1,
+                            .facts = facts,
+                            .fact_count = 1};
+    tl_writer *w;
+    char uuid[37];
+    const int64_t v[] = {1100000, 1200000, 1300000, 1400000};
+    assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, 4), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  tl_store_close(st);
+  char *o, *e;
+  assert_int_equal(
+      run(&o, &e, TLREPORT, "--db", f->db, "--by", "tag:load", "--format", "html", NULL), 0);
+  assert_non_null(strstr(o, "The kernel changes with tag load on these hosts (&lt;img"));
+  assert_null(strstr(o, "<img"));
+  free(o);
+  free(e);
+  assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "tag:load", NULL), 0);
+  assert_non_null(strstr(o, "The kernel changes with tag load on these hosts (\\<img src=x "
+                            "onerror=alert(1)\\>\\*k\\*, 6.1)"));
+  free(o);
+  free(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_and_classes),
@@ -884,6 +931,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(by_memory_cpus_rise, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_memory_cpus_apart, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_hostile_values, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(by_answer_escapes, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
