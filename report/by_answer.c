@@ -214,36 +214,13 @@ int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
 /* ======================================================================== */
 /* What else changes with the key                                            */
 
-/* The facts that could change with the key, in the order the answer names
- * them, and how a sentence says each: as its subject, as its object, and as
- * a key the tail changes with ("as the number of CPUs grows"). */
-typedef struct {
-  const char *key; /* a host key, or "label" or "probe" */
-  const char *subject;
-  int plural;
-  const char *object;
-  const char *as_key;
-} trait;
-
-static const trait traits[] = {
-    {"cpus", "CPUs", 1, "CPUs", "the number of CPUs"},
-    {"memory", "Memory", 0, "memory", "memory"},
-    {"vm", "The hypervisor", 0, "the hypervisor", "the hypervisor"},
-    {"cloud", "The cloud", 0, "the cloud", "the cloud"},
-    {"kernel", "The kernel", 0, "the kernel", "the kernel release"},
-    {"clocksource", "The clocksource", 0, "the clocksource", "the clocksource"},
-    {"label", "The label", 0, "the label", "the label"},
-    {"probe", "The probe", 0, "the probe", "the probe"},
-    {"container", "The container runtime", 0, "the container runtime", "the container runtime"},
-    {"os", "The operating system", 0, "the operating system", "the operating system"},
-    {"arch", "The architecture", 0, "the architecture", "the architecture"},
-    {"cpu", "The processor model", 0, "the processor model", "the processor model"},
-    {"preempt", "The preemption model", 0, "the preemption model", "the preemption model"},
-    {"governor", "The CPU governor", 0, "the CPU governor", "the CPU governor"},
-    {"hz", "The kernel's timer frequency", 0, "the kernel's timer frequency",
-     "the kernel's timer frequency"},
-};
-enum { TRAITS = sizeof traits / sizeof traits[0] };
+/* How a sentence says a trait: "the kernel" as its object, "The kernel"
+ * as its subject. */
+static void trait_object(const tl__trait *t, int subject, char *buf, size_t len) {
+  snprintf(buf, len, "%s%s", t->the ? "the " : "", t->name);
+  if (subject && buf[0] >= 'a' && buf[0] <= 'z')
+    buf[0] = (char)(buf[0] - 'a' + 'A');
+}
 
 /* Something a session has one value of: a trait, or a key of --by. */
 typedef struct {
@@ -252,7 +229,7 @@ typedef struct {
   const char *tag; /* a tag's key when k is NULL; both NULL: label or probe */
 } aspect;
 
-static aspect aspect_of_trait(const trait *t) {
+static aspect aspect_of_trait(const tl__trait *t) {
   aspect s = {"", tl_host_key_find(t->key), NULL};
   snprintf(s.name, sizeof s.name, "%s", t->key);
   return s;
@@ -264,11 +241,12 @@ static int value_of(const tl_comparison *c, const aspect *s, size_t i, char *buf
                     double *num) {
   *num = NAN;
   if (!s->k && !s->tag) {
-    const char *v = strcmp(s->name, "probe") == 0 ? c->sessions.items[i].probe
-                    : c->details[i].label          ? c->details[i].label
-                                                   : c->sessions.items[i].label;
-    snprintf(buf, len, "%s", v);
-    return 1;
+    const char *v = strcmp(s->name, "probe") == 0   ? c->sessions.items[i].probe
+                    : strcmp(s->name, "libuv") == 0 ? c->sessions.items[i].libuv_version
+                    : c->details[i].label           ? c->details[i].label
+                                                    : c->sessions.items[i].label;
+    snprintf(buf, len, "%s", v ? v : "");
+    return v && *v;
   }
   if (!tl__by_part(c, i, s->k, s->tag, buf, len, num))
     return 0;
@@ -341,9 +319,9 @@ static void vset_list(const vset *s, char *buf, size_t len, size_t *at) {
  * of CPUs", "memory and cpus". */
 static void key_phrase(const tl__by *by, size_t i, char *buf, size_t len) {
   if (by->k[i].key)
-    for (size_t t = 0; t < TRAITS; t++)
-      if (strcmp(traits[t].key, by->k[i].key->name) == 0) {
-        snprintf(buf, len, "%s", traits[t].as_key);
+    for (size_t t = 0; t < tl__trait_count; t++)
+      if (strcmp(tl__traits[t].key, by->k[i].key->name) == 0) {
+        snprintf(buf, len, "%s", tl__traits[t].as_key);
         return;
       }
   if (by->k[i].key)
@@ -405,27 +383,29 @@ static int goes_with(const answer *a, const aspect *s, vset *per, int *trend) {
 }
 
 /* The sentence naming what goes with the key (plain text). */
-static void confound_sentence(const answer *a, const trait *t, const vset *per, int how,
+static void confound_sentence(const answer *a, const tl__trait *t, const vset *per, int how,
                               int trend, char *buf, size_t len) {
   const tl_comparison *c = a->c;
-  char key[200];
+  char key[200], subject[96], object[96];
   keys_phrase(&a->by, key, sizeof key);
-  int fact = strcmp(t->key, "label") != 0 && strcmp(t->key, "probe") != 0;
+  trait_object(t, 1, subject, sizeof subject);
+  trait_object(t, 0, object, sizeof object);
+  int fact = tl_host_key_find(t->key) != NULL;
   size_t at = 0;
   buf[0] = '\0';
   if (how == 1) {
     const char *verb = trend > 0 ? "rise" : trend < 0 ? "fall" : "change";
-    add(buf, len, &at, "%s %s%s with %s %s (", t->subject, verb, t->plural ? "" : "s", key,
+    add(buf, len, &at, "%s %s%s with %s %s (", subject, verb, t->plural ? "" : "s", key,
         fact ? "on these hosts" : "across the groups");
     size_t said = 0;
     for (size_t l = 0; l < c->label_count; l++)
       if (per[l].n)
         add(buf, len, &at, "%s%s", said++ ? ", " : "", per[l].v[0]);
     add(buf, len, &at, "): %s and %s cannot be told apart here.", a->by.n == 1 ? key : "the groups",
-        t->object);
+        object);
     return;
   }
-  add(buf, len, &at, "%s %s between the groups (", t->subject, t->plural ? "differ" : "differs");
+  add(buf, len, &at, "%s %s between the groups (", subject, t->plural ? "differ" : "differs");
   size_t said = 0;
   for (size_t l = 0; l < c->label_count; l++) {
     if (!per[l].n)
@@ -433,7 +413,7 @@ static void confound_sentence(const answer *a, const trait *t, const vset *per, 
     add(buf, len, &at, "%s%s: ", said++ ? "; " : "", c->labels[l]);
     vset_list(&per[l], buf, len, &at);
   }
-  add(buf, len, &at, "): part of what changes with %s may come from %s.", key, t->object);
+  add(buf, len, &at, "): part of what changes with %s may come from %s.", key, object);
 }
 
 /* ======================================================================== */
@@ -626,8 +606,8 @@ static size_t confound_bullets(tl__page *p, const answer *a, aspect *out, size_t
     p->failed = TL_ENOMEM;
     return 0;
   }
-  for (size_t t = 0; t < TRAITS; t++) {
-    aspect s = aspect_of_trait(&traits[t]);
+  for (size_t t = 0; t < tl__trait_count; t++) {
+    aspect s = aspect_of_trait(&tl__traits[t]);
     int used = 0, trend;
     for (size_t k = 0; k < a->by.n; k++)
       used |= s.k && a->by.k[k].key == s.k;
@@ -635,7 +615,7 @@ static size_t confound_bullets(tl__page *p, const answer *a, aspect *out, size_t
     if (!how)
       continue;
     char text[2048];
-    confound_sentence(a, &traits[t], per, how, trend, text, sizeof text);
+    confound_sentence(a, &tl__traits[t], per, how, trend, text, sizeof text);
     FILE *f = tl__prose(p);
     fputs("- **", f);
     tl_md_escape(f, text);
@@ -778,8 +758,8 @@ void tl__by_json(FILE *o, const tl_comparison *c) {
   }
   fputs(",\n \"by_confounds\": [", o);
   size_t said = 0;
-  for (size_t t = 0; t < TRAITS; t++) {
-    aspect s = aspect_of_trait(&traits[t]);
+  for (size_t t = 0; t < tl__trait_count; t++) {
+    aspect s = aspect_of_trait(&tl__traits[t]);
     int used = 0, trend;
     for (size_t k = 0; k < a.by.n; k++)
       used |= s.k && a.by.k[k].key == s.k;
@@ -787,10 +767,10 @@ void tl__by_json(FILE *o, const tl_comparison *c) {
     if (!how)
       continue;
     char text[2048];
-    confound_sentence(&a, &traits[t], per, how, trend, text, sizeof text);
+    confound_sentence(&a, &tl__traits[t], per, how, trend, text, sizeof text);
     fputs(said++ ? ",\n  {" : "\n  {", o);
     fputs("\"fact\": ", o);
-    tl_fput_json(o, traits[t].key);
+    tl_fput_json(o, tl__traits[t].key);
     fputs(", \"sentence\": ", o);
     tl_fput_json(o, text);
     fputc('}', o);

@@ -97,6 +97,26 @@ const tl_group *tl__find_group(const tl_comparison *c, const char *label, const 
  * starts at *from and leaves it after the session found: a group lists its
  * sessions in the comparison's order, so each is found at the first look. */
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
+/* The distinct (probe, delay) pairs, in group order of first appearance
+ * sorted by probe then delay. Returns how many; *out has room for
+ * group_count entries (indices of a representative group). */
+size_t tl__delays_of(const tl_comparison *c, size_t *out);
+/* "Read with care" (care.c): what could make the comparison unfair, as
+ * Markdown bullets, or "Nothing found" with what was looked at. */
+void tl__read_with_care(tl__page *p);
+/* The facts a comparison can differ in, and how sentences name each
+ * (care.c): compared within and between labels for "Read with care" (those
+ * with care set), and along the groups of --by (by_answer.c). */
+typedef struct {
+  const char *key;    /* a host key (tl_host_keys), or "label", "probe", "libuv" */
+  const char *name;   /* "kernel", "CPUs" */
+  int the;            /* a sentence says "the kernel" */
+  int plural;         /* "CPUs rise", "the kernel rises" */
+  const char *as_key; /* what the tail changes with: "the number of CPUs" */
+  const char *care;   /* its name in "Nothing found", or NULL: not compared there */
+} tl__trait;
+extern const tl__trait tl__traits[];
+extern const size_t tl__trait_count;
 /* The labels, escaped, joined by ", ". */
 void tl__md_list_labels(FILE *f, const tl_comparison *c);
 /* Distinct hosts by fingerprint in order of first session into first;
