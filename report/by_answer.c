@@ -89,6 +89,73 @@ static int answer_init(const tl_comparison *c, answer *a) {
 /* ======================================================================== */
 /* How the tail changes with a numeric key                                   */
 
+/* Average ranks (1-based; ties share their mean rank) of v[0..n) into r,
+ * by one sort: a fleet's month is tens of thousands of sessions. */
+typedef struct {
+  double v;
+  size_t i;
+} ranked;
+
+static int ranked_cmp(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  return (x->v > y->v) - (x->v < y->v);
+}
+
+static int ranks(const double *v, size_t n, double *r) {
+  ranked *idx = malloc((n + 1) * sizeof *idx);
+  if (!idx)
+    return TL_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    idx[i] = (ranked){v[i], i};
+  qsort(idx, n, sizeof *idx, ranked_cmp);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && idx[j + 1].v == idx[i].v)
+      j++;
+    for (size_t k = i; k <= j; k++)
+      r[idx[k].i] = (double)(i + j) / 2 + 1;
+    i = j + 1;
+  }
+  free(idx);
+  return TL_OK;
+}
+
+int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out) {
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  out->rho = out->lo = out->hi = NAN;
+  if (n < 4)
+    return TL_OK;
+  double *rx = malloc(2 * n * sizeof *rx);
+  if (!rx)
+    return TL_ENOMEM;
+  double *ry = rx + n;
+  if (ranks(x, n, rx) || ranks(y, n, ry)) {
+    free(rx);
+    return TL_ENOMEM;
+  }
+  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; i++)
+    mx += rx[i], my += ry[i];
+  mx /= (double)n, my /= (double)n;
+  for (size_t i = 0; i < n; i++) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  free(rx);
+  if (!(sxx > 0 && syy > 0))
+    return TL_OK; /* one of them does not vary: no correlation to speak of */
+  out->rho = sxy / sqrt(sxx * syy);
+  /* Fisher's z with the variance 1.06 / (n - 3) that Fieller, Hartley and
+   * Pearson (1957) found for Spearman's rho. */
+  double r = fmax(-0.999999, fmin(0.999999, out->rho));
+  double z = atanh(r), se = sqrt(1.06 / (double)(n - 3));
+  out->lo = tanh(z - 1.959964 * se);
+  out->hi = tanh(z + 1.959964 * se);
+  return TL_OK;
+}
+
 /* One session's place in a trend: its value and its own p90 and p99
  * lateness. */
 typedef struct {

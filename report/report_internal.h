@@ -275,14 +275,6 @@ void tl__by_groups_free(tl__by_groups *g);
 int tl__by_value(const tl__by *by, const tl__by_groups *g, const char *asked, char *buf, size_t len,
                  char *err, size_t errlen);
 
-/* A rank correlation: Spearman's rho (average ranks for ties) over n
- * pairs with its 95% interval by Fisher's z; NAN when n < 4 or either side
- * does not vary. values: distinct x values. */
-typedef struct {
-  double rho, lo, hi;
-  size_t n, values;
-} tl__rank_corr;
-int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out);
 /* Session i's value under host key k (NULL: the tag named tag) as --by
  * names it ("1G", "2 CPUs", the text recorded) into name, and as a number
  * into *num (NAN for text); 0 when the session did not record it. */
@@ -302,6 +294,14 @@ int tl__by_confounds(const tl_comparison *c, FILE *f);
  * numeric key at p90 and p99 (over sessions, each with its interval), each
  * group's p90 and p99 lateness in key order and, in HTML, their chart. */
 void tl__by_answer(tl__page *p);
+/* A rank correlation: Spearman's rho (average ranks for ties) over n
+ * pairs with its 95% interval by Fisher's z; NAN when n < 4 or either side
+ * does not vary. values: distinct x values. */
+typedef struct {
+  double rho, lo, hi;
+  size_t n, values;
+} tl__rank_corr;
+int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out);
 /* How the tail of one probe and delay changes with the numeric key: the
  * rank correlation at p90 and p99 between the key and each unit's own
  * lateness. A unit is a session or, where several hosts share a value, a
