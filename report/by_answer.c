@@ -55,7 +55,7 @@ static int numeric_axis(const tl__by *by) {
   return -1;
 }
 
-/* 0 when c is not --by; TL_ENOMEM. */
+/* 1 when ready (answer_free frees it), 0 when c is not --by, or TL_ENOMEM. */
 static int answer_init(const tl_comparison *c, answer *a) {
   memset(a, 0, sizeof *a);
   char err[TL_WHY_MAX];
