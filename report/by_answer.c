@@ -449,7 +449,9 @@ static int goes_with(const answer *a, const aspect *s, vset *per, int *trend) {
   return single ? 1 : 2;
 }
 
-/* The sentence naming what goes with the key (plain text). */
+/* The sentence naming what goes with the key (plain text), with the values
+ * of the first LIST_MAX groups. */
+enum { LIST_MAX = 12 };
 static void confound_sentence(const answer *a, const tl__trait *t, const vset *per, int how,
                               int trend, char *buf, size_t len) {
   const tl_comparison *c = a->c;
@@ -466,8 +468,10 @@ static void confound_sentence(const answer *a, const tl__trait *t, const vset *p
         fact ? "on these hosts" : "across the groups");
     size_t said = 0;
     for (size_t l = 0; l < c->label_count; l++)
-      if (per[l].n)
-        add(buf, len, &at, "%s%s", said++ ? ", " : "", per[l].v[0]);
+      if (per[l].n && said++ < LIST_MAX)
+        add(buf, len, &at, "%s%s", said > 1 ? ", " : "", per[l].v[0]);
+    if (said > LIST_MAX)
+      add(buf, len, &at, " and %zu more", said - LIST_MAX);
     add(buf, len, &at, "): %s and %s cannot be told apart here.", a->by.n == 1 ? key : "the groups",
         object);
     return;
@@ -475,11 +479,13 @@ static void confound_sentence(const answer *a, const tl__trait *t, const vset *p
   add(buf, len, &at, "%s %s between the groups (", subject, t->plural ? "differ" : "differs");
   size_t said = 0;
   for (size_t l = 0; l < c->label_count; l++) {
-    if (!per[l].n)
+    if (!per[l].n || said++ >= LIST_MAX)
       continue;
-    add(buf, len, &at, "%s%s: ", said++ ? "; " : "", c->labels[l]);
+    add(buf, len, &at, "%s%s: ", said > 1 ? "; " : "", c->labels[l]);
     vset_list(&per[l], buf, len, &at);
   }
+  if (said > LIST_MAX)
+    add(buf, len, &at, "; and %zu more groups", said - LIST_MAX);
   add(buf, len, &at, "): part of what changes with %s may come from %s.", key, object);
 }
 
