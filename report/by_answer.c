@@ -669,6 +669,28 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
   tl__put_table(p, t);
 }
 
+/* " At p90, 4.71 ms late at 512M and 572.5 µs at 4G." for g0's probe and
+ * delay: the first and the last value on the axis (the values of the
+ * table), or "" when there are not two. */
+static void ends_of_axis(const tl_comparison *c, const tl_group *g0, char *buf, size_t len) {
+  const tl_group *end[2] = {NULL, NULL};
+  buf[0] = '\0';
+  for (size_t l = 0; c->label_x && l < c->label_count; l++) {
+    const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+    if (g && g->dist.count && !isnan(c->label_x[l]) && pct_at(&g->dist, 90) >= 0)
+      end[end[0] != NULL] = g;
+  }
+  if (!end[1])
+    return;
+  char v[2][48];
+  int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
+  for (size_t e = 0; e < 2; e++)
+    tl__say_time((double)(end[e]->dist.pct_ns[pct_at(&end[e]->dist, 90)] - armed), v[e],
+                 sizeof v[e]);
+  snprintf(buf, len, " At p90, %s late at %s and %s at %s.", v[0], end[0]->label, v[1],
+           end[1]->label);
+}
+
 /* What goes with the key, as bold bullets; the aspects whose hosts the
  * trend can be shown within go to out (up to max). */
 static size_t confound_bullets(tl__page *p, const answer *a, aspect *out, size_t max) {
@@ -754,7 +776,10 @@ void tl__by_answer(tl__page *p) {
         trend_phrase(&t, key, text, sizeof text);
         fputs(": ", f);
         tl_md_escape(f, text);
-        fputs(".\n", f);
+        fputs(".", f);
+        ends_of_axis(c, g0, text, sizeof text);
+        tl_md_escape(f, text);
+        fputc('\n', f);
       } else {
         fputs(":\n", f);
       }

@@ -488,7 +488,7 @@ static void by_memory_page_json_check(void **state) {
     assert_true(cell && cell < row_end);
   }
   assert_non_null(strstr(o, "- setTimeout(50): the tail gets shorter as memory grows: Spearman -0."));
-  assert_non_null(strstr(o, "over 12 sessions on 4 values, one host each.\n"));
+  assert_non_null(strstr(o, "over 12 sessions on 4 values, one host each. At p90, "));
   free(o);
   free(e);
 
@@ -726,6 +726,14 @@ static double fleet_p90_ms(const fleet *fl, int m) {
   return r;
 }
 
+/* A lateness as a sentence says it: "4.71 ms", "572.5 µs", "57.25 µs". */
+static void say_ms(double ms, char *buf, size_t len) {
+  if (ms >= 1)
+    snprintf(buf, len, "%.*f ms", ms >= 100 ? 1 : 2, ms);
+  else
+    snprintf(buf, len, "%.*f \xC2\xB5s", ms >= 0.1 ? 1 : ms >= 0.001 ? 2 : 3, ms * 1000);
+}
+
 /* The answer's bullets: the text from the answer's lead to the first
  * table. */
 static char *answer_of(const char *page) {
@@ -763,7 +771,13 @@ static void fleet_checks(const fixture *f, const fleet *fl, int cpus_rise) {
   const char *trend = strstr(answer, want);
   assert_non_null(trend);
   assert_non_null(strstr(trend, "over 8 hosts on 4 values (each host counted once, by the median "
-                                "of its sessions; 24 sessions in all).\n"));
+                                "of its sessions; 24 sessions in all). At p90, "));
+  /* ... from the smallest size's p90 lateness to the largest's. */
+  char small[32], big[32];
+  say_ms(fleet_p90_ms(fl, 0), small, sizeof small);
+  say_ms(fleet_p90_ms(fl, FLEET_MEM - 1), big, sizeof big);
+  snprintf(want, sizeof want, "At p90, %s late at 512M and %s at 4G.\n", small, big);
+  assert_non_null(strstr(trend, want));
   if (cpus_rise) {
     /* The confound first, then the trend, then memory within 1 CPU. */
     assert_ptr_equal(first, strstr(answer, confound));
