@@ -202,7 +202,7 @@ static size_t trend_rows(const tl_comparison *c, const tl__by *by, int axis, con
     const tl_dist *d = &c->details[i].dist;
     if ((in && !in[i]) || strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns || !d->count)
       continue;
-    int k90 = pct_at(d, 90), k99 = pct_at(d, 99);
+    int k90 = pct_at(d, trend_pcts[0]), k99 = pct_at(d, trend_pcts[1]);
     char name[96];
     double x;
     if (k90 < 0 || k99 < 0 ||
@@ -558,20 +558,6 @@ static void trend_phrase(const tl__by_trend *t, const char *key, char *buf, size
 /* ======================================================================== */
 /* On the page                                                               */
 
-/* The (probe, delay) blocks of c: the index of each one's first group;
- * returns how many (out has room for group_count). */
-static size_t blocks_of(const tl_comparison *c, size_t *out) {
-  size_t n = 0;
-  for (size_t i = 0; i < c->group_count; i++) {
-    size_t k = 0;
-    while (k < n && !tl__same_block(&c->groups[out[k]], &c->groups[i]))
-      k++;
-    if (k == n)
-      out[n++] = i;
-  }
-  return n;
-}
-
 /* The trend of the axis within each value of s (hosts that share it), as
  * sub-bullets; only values held by at least two of the key's values. */
 static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect *s,
@@ -758,7 +744,7 @@ void tl__by_answer(tl__page *p) {
       snprintf(s->name, sizeof s->name, "tag:%s", s->tag);
     ns = 1;
   }
-  size_t nb = blocks_of(c, blk);
+  size_t nb = tl__delays_of(c, blk);
   for (size_t b = 0; b < nb && !p->failed; b++) {
     const tl_group *g0 = &c->groups[blk[b]];
     char call[96], text[2048];
@@ -829,7 +815,7 @@ void tl__by_json(FILE *o, const tl_comparison *c) {
     char key[200];
     keys_phrase(&a.by, key, sizeof key);
     fputs(",\n \"by_trend\": [", o);
-    size_t nb = blocks_of(c, blk);
+    size_t nb = tl__delays_of(c, blk);
     for (size_t b = 0; b < nb; b++) {
       const tl_group *g = &c->groups[blk[b]];
       tl__by_trend t;
