@@ -793,6 +793,11 @@ static void fleet_checks(const fixture *f, const fleet *fl, int cpus_rise) {
     assert_null(strstr(answer, "Within"));
   }
   free(answer);
+  /* The ranking of the sizes as labels comes after the answer. */
+  const char *ranking = strstr(o, "Each group against the others, as labels are compared:");
+  assert_non_null(ranking);
+  assert_true(strstr(o, "- setTimeout(50): the tail gets") < ranking);
+  assert_true(strstr(o, "## Summary") < strstr(o, "How the tail changes with memory"));
   /* Each size's p90 lateness, as the test ranks its samples. */
   for (int m = 0; m < FLEET_MEM; m++) {
     snprintf(want, sizeof want, "\n| %s | 6 | 2 | %.3f (", fleet_class[m], fleet_p90_ms(fl, m));
