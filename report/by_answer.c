@@ -504,8 +504,7 @@ static void say_corr(const tl__rank_corr *r, int first, char *buf, size_t len, s
   if (isnan(r->rho))
     add(buf, len, at, "not worked out");
   else
-    add(buf, len, at, "%.2f (%s%.2f to %.2f)", r->rho, first ? "95% interval " : "", r->lo,
-        r->hi);
+    add(buf, len, at, "%.2f (%s%.2f to %.2f)", r->rho, first ? "95% interval " : "", r->lo, r->hi);
 }
 
 /* How the tail changes with key over the units of t (plain text, no final
@@ -596,8 +595,7 @@ static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect
       char v[VALUE_MAX];
       double num;
       if (in[i] && strcmp(c->sessions.items[i].probe, g0->probe) == 0 &&
-          c->sessions.items[i].delay_ns == g0->delay_ns &&
-          value_of(c, &axis, i, v, sizeof v, &num))
+          c->sessions.items[i].delay_ns == g0->delay_ns && value_of(c, &axis, i, v, sizeof v, &num))
         vset_add(&axis_values, v, num);
     }
     groups[0] = '\0';

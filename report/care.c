@@ -32,8 +32,7 @@ const tl__trait tl__traits[] = {
     {"arch", "architecture", 1, 0, "the architecture", NULL},
     {"cpu", "processor model", 1, 0, "the processor model", NULL},
     {"governor", "CPU frequency governor", 1, 0, "the CPU frequency governor", "governor"},
-    {"preempt", "kernel preemption model", 1, 0, "the kernel preemption model",
-     "preemption model"},
+    {"preempt", "kernel preemption model", 1, 0, "the kernel preemption model", "preemption model"},
     {"hz", "kernel's timer frequency", 1, 0, "the kernel's timer frequency", NULL},
     {"libuv", "libuv version", 1, 0, "the libuv version", "libuv version"},
 };
@@ -75,9 +74,8 @@ static size_t fact_values(const tl_comparison *c, const char *label, const fact 
       continue;
     size_t k = 0;
     while (k < i) {
-      const char *w = !label || strcmp(c->sessions.items[k].label, label) == 0
-                          ? fact_value(c, k, f)
-                          : NULL;
+      const char *w =
+          !label || strcmp(c->sessions.items[k].label, label) == 0 ? fact_value(c, k, f) : NULL;
       if (w && strcmp(w, v) == 0)
         break;
       k++;
