@@ -675,12 +675,14 @@ static void ends_of_axis(const tl_comparison *c, const tl_group *g0, char *buf, 
            end[1]->label);
 }
 
-/* What goes with the key, as bold bullets; the aspects whose hosts the
- * trend can be shown within go to out (up to max). */
-static size_t confound_bullets(tl__page *p, const answer *a, aspect *out, size_t max) {
+/* What goes with the key, as bold bullets (*said of them); the aspects
+ * whose hosts the trend can be shown within go to out (up to max). */
+static size_t confound_bullets(tl__page *p, const answer *a, aspect *out, size_t max,
+                               size_t *said) {
   const tl_comparison *c = p->c;
   vset *per = calloc(c->label_count + 1, sizeof *per);
   size_t n = 0;
+  *said = 0;
   if (!per) {
     p->failed = TL_ENOMEM;
     return 0;
@@ -699,6 +701,7 @@ static size_t confound_bullets(tl__page *p, const answer *a, aspect *out, size_t
     fputs("- **", f);
     tl_md_escape(f, text);
     fputs("**\n", f);
+    ++*said;
     if (s.k && n < max)
       out[n++] = s;
   }
@@ -727,9 +730,11 @@ void tl__by_answer(tl__page *p) {
   FILE *f = tl__prose(p);
   fputs("How the tail changes with ", f);
   tl_md_escape(f, key);
-  fputs(", each session (or host) counted once:\n\n", f);
+  fputs(a.axis >= 0 ? ", each session (or host) counted once:\n\n" : ":\n\n", f);
   aspect strata[2 + TL_BY_MAX];
-  size_t ns = confound_bullets(p, &a, strata, 2);
+  size_t said, ns = confound_bullets(p, &a, strata, 2, &said);
+  if (said && a.axis < 0)
+    fputc('\n', tl__prose(p)); /* the list ends here: no trend follows */
   /* Crossed keys: the numeric one within each value of the other. */
   if (a.axis >= 0 && a.by.n == 2) {
     size_t other = 1 - (size_t)a.axis;

@@ -935,6 +935,10 @@ static void by_answer_escapes(void **state) {
   assert_int_equal(run(&o, &e, TLREPORT, "--db", f->db, "--by", "tag:load", NULL), 0);
   assert_non_null(strstr(o, "The kernel changes with tag load on these hosts (\\<img src=x "
                             "onerror=alert(1)\\>\\*k\\*, 6.1)"));
+  /* A text key has no trend: the list of what changes with it ends, and
+   * the table of each value follows. */
+  assert_non_null(strstr(o, "How the tail changes with tag load:\n\n- **"));
+  assert_non_null(strstr(o, "cannot be told apart here.**\n\nLateness by tag:load, "));
   free(o);
   free(e);
 }
