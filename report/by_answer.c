@@ -654,17 +654,22 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
 }
 
 /* " At p90, 4.71 ms late at 512M and 572.5 µs at 4G." for g0's probe and
- * delay: the first and the last value on the axis (the values of the
- * table), or "" when there are not two. */
+ * delay: the smallest and the largest value (the values of the table), or
+ * "" when there are not two. */
 static void ends_of_axis(const tl_comparison *c, const tl_group *g0, char *buf, size_t len) {
   const tl_group *end[2] = {NULL, NULL};
+  double x[2] = {0, 0};
   buf[0] = '\0';
   for (size_t l = 0; c->label_x && l < c->label_count; l++) {
     const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
-    if (g && g->dist.count && !isnan(c->label_x[l]) && pct_at(&g->dist, 90) >= 0)
-      end[end[0] != NULL] = g;
+    double v = c->label_x[l];
+    if (!g || !g->dist.count || isnan(v) || pct_at(&g->dist, 90) < 0)
+      continue;
+    for (size_t e = 0; e < 2; e++) /* --compare may list the values in any order */
+      if (!end[e] || (e ? v > x[e] : v < x[e]))
+        end[e] = g, x[e] = v;
   }
-  if (!end[1])
+  if (!end[1] || end[0] == end[1])
     return;
   char v[2][48];
   int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
