@@ -71,7 +71,9 @@ typedef struct {
 
 static int slower_first(const void *a, const void *b) {
   const ranked *x = a, *y = b;
-  return x->latency < y->latency ? 1 : x->latency > y->latency ? -1 : (x->at > y->at) - (x->at < y->at);
+  return x->latency < y->latency   ? 1
+         : x->latency > y->latency ? -1
+                                   : (x->at > y->at) - (x->at < y->at);
 }
 
 static int by_index(const void *a, const void *b) {
@@ -116,10 +118,9 @@ void tl__cause_keep_piece(tl__cause_keep *k, int64_t first_index, const int64_t 
   for (size_t j = 0; j < keep; j++) {
     const tl__cause_cell *c = &cells[r[j].at];
     int measured_one = c->runq_us != TL__CAUSE_NONE || c->migrated >= 0;
-    k->pending[k->n++] = (tl_cause){
-        first_index + (int64_t)r[j].at, r[j].latency,
-        c->runq_us != TL__CAUSE_NONE ? (int64_t)c->runq_us * 1000 : -1,
-        measured_one ? (int32_t)c->nivcsw : -1, c->migrated};
+    k->pending[k->n++] = (tl_cause){first_index + (int64_t)r[j].at, r[j].latency,
+                                    c->runq_us != TL__CAUSE_NONE ? (int64_t)c->runq_us * 1000 : -1,
+                                    measured_one ? (int32_t)c->nivcsw : -1, c->migrated};
   }
   qsort(k->pending + first, k->n - first, sizeof *k->pending, by_index);
   free(r);

@@ -147,9 +147,9 @@ typedef struct {
 typedef struct {
   tl__self *self; /* NULL: causes are not read in this run */
   tl__self_mark before;
-  int armed;            /* before holds the read of the sample in flight */
-  tl__self_mark after;  /* the last sample's read after its wake-up ... */
-  int64_t after_ns;     /* ... and when (0: none) */
+  int armed;           /* before holds the read of the sample in flight */
+  tl__self_mark after; /* the last sample's read after its wake-up ... */
+  int64_t after_ns;    /* ... and when (0: none) */
 } tl__causes;
 /* A read after a wake-up still serves as the next sample's read before
  * arming when the next timer is armed within this long: the thread did not

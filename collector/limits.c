@@ -75,9 +75,9 @@ static int cgroup_mount(const char *text, const char *controller, char *root, ch
       const char *dash = strstr(buf, " - ");
       if (dash && sscanf(buf, "%*s %*s %*s %1023s %1023s", r, m) == 2 &&
           sscanf(dash + 3, "%63s %*s %1023s", fstype, super) == 2) {
-        int match = controller ? strcmp(fstype, "cgroup") == 0 &&
-                                     list_has(super, strlen(super), controller)
-                               : strcmp(fstype, "cgroup2") == 0;
+        int match =
+            controller ? strcmp(fstype, "cgroup") == 0 && list_has(super, strlen(super), controller)
+                       : strcmp(fstype, "cgroup2") == 0;
         if (match && strlen(r) < len && strlen(m) < len) {
           snprintf(root, len, "%s", r);
           snprintf(point, len, "%s", m);
@@ -288,8 +288,10 @@ static int64_t smallest_up(const tl__host_env *env, const tl__cgroup *cg, const 
 
 static int detect_cpu_limits(const tl__host_env *env, const tl__cgroup *cg, tl_host *h) {
   char where[TL_CGROUP_PATH_MAX + 1] = "", ev[TL_CGROUP_PATH_MAX + 64];
-  int64_t milli = smallest_up(env, cg, cg->cpu_dir, cg->cpu_mount, quota_milli, where, sizeof where);
-  snprintf(ev, sizeof ev, "%s/%s", milli > 0 ? where : "", cg->version == 2 ? "cpu.max" : "cpu.cfs_quota_us");
+  int64_t milli =
+      smallest_up(env, cg, cg->cpu_dir, cg->cpu_mount, quota_milli, where, sizeof where);
+  snprintf(ev, sizeof ev, "%s/%s", milli > 0 ? where : "",
+           cg->version == 2 ? "cpu.max" : "cpu.cfs_quota_us");
   if (milli <= 0)
     snprintf(ev, sizeof ev, "/%s: no quota up to the mount", cg->cpu_dir);
   int err = milli > 0 ? TL_OK : tl__host_set(h, "cgroup.cpu_quota", "none", ev);
@@ -330,8 +332,8 @@ static int detect_memory_limit(const tl__host_env *env, const tl__cgroup *cg, tl
   if (!cg->memory_dir[0])
     return tl__host_set(h, "cgroup.memory_limit_bytes", "none", "no memory controller");
   char where[TL_CGROUP_PATH_MAX + 1] = "", ev[TL_CGROUP_PATH_MAX + 64];
-  int64_t bytes = smallest_up(env, cg, cg->memory_dir, cg->memory_mount, memory_limit, where,
-                              sizeof where);
+  int64_t bytes =
+      smallest_up(env, cg, cg->memory_dir, cg->memory_mount, memory_limit, where, sizeof where);
   const char *file = cg->version == 2 ? "memory.max" : "memory.limit_in_bytes";
   if (bytes > 0) {
     snprintf(ev, sizeof ev, "%s/%s", where, file);

@@ -89,7 +89,7 @@ static void sum_counters(tl_store *store, int64_t id, counter_sums *cs) {
 /* Adds one session's kept causes of tail samples to gc; throttled says the
  * session's cgroup throttled. Whether the session recorded causes at all. */
 static int add_causes(tl_store *store, int64_t id, int64_t p50, int64_t p99, int throttled,
-                       tl_group_causes *gc) {
+                      tl_group_causes *gc) {
   tl_cause *c;
   size_t n;
   tl_cause_sums sums;
@@ -134,8 +134,8 @@ static int group_causes(tl_store *store, const tl_comparison *c, const tl_group 
   for (size_t s = 0; s < g->session_count; s++) {
     counter_sums cs = {0};
     sum_counters(store, g->session_ids[s], &cs);
-    recorded |= add_causes(store, g->session_ids[s], p50, p99,
-                           cs.have_periods && cs.throttled > 0, gc);
+    recorded |=
+        add_causes(store, g->session_ids[s], p50, p99, cs.have_periods && cs.throttled > 0, gc);
     recorded |= cs.any;
     all.periods += cs.periods;
     all.throttled += cs.throttled;
@@ -294,8 +294,8 @@ static void bars(tl__page *p, const tl_comparison *c) {
     for (int k = 0; k < 3; k++) {
       double bw = barw * share(parts[k], gc->tail_ns) / 100.0;
       if (bw > 0)
-        fprintf(o, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>", x,
-                y, bw, fills[k]);
+        fprintf(o, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>", x, y,
+                bw, fills[k]);
       x += bw;
     }
     fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">%.0f %% CPU wait</text>\n",
@@ -327,10 +327,11 @@ void tl__causes_section(tl__page *p) {
     tl__prose_flush(p);
     bars(p, c);
   }
-  static const char *const head[] = {"label",       "call",       "tail samples", "past p50",
-                                     "CPU wait %",  "throttled %", "not attributed %",
-                                     "floor (p50)", "timer slack", "quota",
-                                     "throttled periods", "steal %", "IRQ %"};
+  static const char *const head[] = {
+      "label",       "call",        "tail samples",      "past p50",
+      "CPU wait %",  "throttled %", "not attributed %",  "floor (p50)",
+      "timer slack", "quota",       "throttled periods", "steal %",
+      "IRQ %"};
   tl__table *t = tl__table_new(13, head, "llrrrrrrrlrrr");
   for (size_t i = 0; t && i < c->group_count; i++) {
     const tl_group_causes *gc = causes_of(c, i);
@@ -378,9 +379,8 @@ void tl__causes_json(FILE *o, const tl_comparison *c, size_t i) {
           "\"not_attributed_ns\": %lld, \"nivcsw\": %lld, \"migrations\": %lld,\n"
           "    \"floor_ns\": %lld, \"timer_slack_ns\": ",
           (long long)gc->tail_samples, (long long)gc->measured_samples, (long long)gc->tail_ns,
-          (long long)gc->cpu_wait_ns, (long long)gc->throttled_ns,
-          (long long)gc->not_attributed_ns, (long long)gc->nivcsw, (long long)gc->migrations,
-          (long long)gc->floor_ns);
+          (long long)gc->cpu_wait_ns, (long long)gc->throttled_ns, (long long)gc->not_attributed_ns,
+          (long long)gc->nivcsw, (long long)gc->migrations, (long long)gc->floor_ns);
   if (gc->timer_slack_ns >= 0)
     fprintf(o, "%lld", (long long)gc->timer_slack_ns);
   else

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 
 #include "causes_internal.h"
-#include "tl_report.h"
 #include "support.h"
+#include "tl_report.h"
 
 /* ======================================================================== */
 /* Fixture trees                                                             */
@@ -350,7 +350,6 @@ static void effective_value_takes_the_limit(void **state) {
   assert_string_equal(tl_host_key_find("quota")->fact, "cgroup.cpu_quota");
 }
 
-
 /* ======================================================================== */
 /* Stored and read back                                                      */
 
@@ -358,9 +357,13 @@ static void store_round_trip(void **state) {
   tl_test_fixture *f = *state;
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
-  tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000027", .label = "x",
-                          .probe = "nanosleep", .delay_ns = 1000000, .command_line = "t",
-                          .host_fingerprint = "ab", .hostname = "h"};
+  tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000027",
+                          .label = "x",
+                          .probe = "nanosleep",
+                          .delay_ns = 1000000,
+                          .command_line = "t",
+                          .host_fingerprint = "ab",
+                          .hostname = "h"};
   tl_writer *w;
   char uuid[37];
   assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
@@ -372,8 +375,8 @@ static void store_round_trip(void **state) {
   assert_int_equal(tl_store_add_causes(s, id, b, 1, &s2), TL_OK);
   tl_counter_row rows[3];
   for (int i = 0; i < 3; i++)
-    rows[i] = (tl_counter_row){(i + 1) * 1000, 1000, 10 * i, -1, 5, 100 + i, 3,  -1,
-                               10,             9,    i * 7, 2400000};
+    rows[i] = (tl_counter_row){(i + 1) * 1000, 1000,   10 * i, -1, 5, 100 + i, 3, -1, 10, 9,
+                               i * 7,          2400000};
   assert_int_equal(tl_store_set_counters(s, id, rows, 3), TL_OK);
   assert_int_equal(tl_store_set_counters(s, id, rows, 2), TL_OK); /* replaces */
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
@@ -417,11 +420,11 @@ static void store_round_trip(void **state) {
  * slowest few per cent; --no-causes and a child probe keep none. */
 static void collection_keeps_the_slowest(void **state) {
   tl_test_fixture *f = *state;
-  char *a[] = {TLCOLLECT, "--db", f->db, "-l", "c", "-p", "nanosleep", "-d", "0.2",
-               "-n", "2000", "-q", NULL};
+  char *a[] = {TLCOLLECT, "--db", f->db, "-l",   "c",  "-p", "nanosleep",
+               "-d",      "0.2",  "-n",  "2000", "-q", NULL};
   assert_int_equal(tl_test_run(a, NULL, NULL, NULL), 0);
-  char *b[] = {TLCOLLECT, "--db", f->db, "-l", "off", "-p", "nanosleep", "-d", "0.2",
-               "-n", "500", "--no-causes", "-q", NULL};
+  char *b[] = {TLCOLLECT, "--db", f->db, "-l",  "off",         "-p", "nanosleep",
+               "-d",      "0.2",  "-n",  "500", "--no-causes", "-q", NULL};
   assert_int_equal(tl_test_run(b, NULL, NULL, NULL), 0);
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
@@ -548,15 +551,15 @@ static void quota_tail_is_cpu_wait(void **state) {
     for (volatile unsigned long spin = 0;; spin++)
       ;
   }
-  char *a[] = {TLCOLLECT, "--db", f->db, "-l", "quota", "-p", "nanosleep", "-d", "1",
-               "--duration", "6s", "-q", NULL};
+  char *a[] = {TLCOLLECT, "--db", f->db,        "-l", "quota", "-p", "nanosleep",
+               "-d",      "1",    "--duration", "6s", "-q",    NULL};
   int rc_quota = tl_test_run_with(a, NULL, quota_cgroup_join, &q, NULL, NULL);
   kill(busy, SIGKILL);
   waitpid(busy, NULL, 0);
   quota_cgroup_remove(&q);
   assert_int_equal(rc_quota, 0);
-  char *b[] = {TLCOLLECT, "--db", f->db, "-l", "idle", "-p", "nanosleep", "-d", "1",
-               "--duration", "3s", "-q", NULL};
+  char *b[] = {TLCOLLECT, "--db", f->db,        "-l", "idle", "-p", "nanosleep",
+               "-d",      "1",    "--duration", "3s", "-q",   NULL};
   assert_int_equal(tl_test_run(b, NULL, NULL, NULL), 0);
 
   tl_store *s;
@@ -607,8 +610,8 @@ static void node_sends_its_run_queue_wait(void **state) {
     print_message("skipped: no /usr/bin/node, or no /proc/thread-self/schedstat\n");
     skip();
   }
-  char *a[] = {TLCOLLECT, "--db", f->db, "-l", "n", "-p", "node", "-d", "1",
-               "-n", "300", "-q", NULL};
+  char *a[] = {TLCOLLECT, "--db", f->db, "-l",  "n",  "-p", "node",
+               "-d",      "1",    "-n",  "300", "-q", NULL};
   assert_int_equal(tl_test_run(a, NULL, NULL, NULL), 0);
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
