@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base_internal.h"
 #include "store_internal.h"
 
 /* 'tldb' in the database header, so that tl can tell its files apart. */
@@ -484,7 +485,7 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   }
   /* Recovery is housekeeping: when it cannot run now (another writer holds
    * the lock, the disk is full) the next writable open tries again. */
-  if (!s->readonly && tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL) != TL_OK)
+  if (!s->readonly && tl_store_recover_stale(s, tl__stale_ns(), NULL) != TL_OK)
     s->errmsg[0] = '\0';
   return TL_OK;
 }
@@ -509,20 +510,39 @@ int tl__sqlite_schema_version(tl_store *s) {
 /* Stale sessions                                                            */
 
 /* A 'running' session is stale when its collector cannot still be writing
- * it: on this host (same hostname) a pid that no longer exists settles it at
- * once; anywhere, a heartbeat (last commit) older than stale_ns does. A live
- * collector commits every second or so, so stale_ns is generous. A pid
- * reused by an unrelated process only delays the verdict until the heartbeat
- * is old enough. The sessions found are updated in one transaction, and only
- * while they are still 'running', so two processes recovering at once agree. */
-int tl__session_gone(const char *hostname, int64_t pid, int64_t heartbeat_ns, int64_t stale_ns) {
-  if (tl__now_ns() - heartbeat_ns > stale_ns)
-    return 1;
+ * it. On this host (same hostname) that is known for sure: the pid no
+ * longer exists, or it now names a process that started after the session
+ * did (the pid was reused). While the collector lives, its session is never
+ * stale, however long since its last commit: another program may hold the
+ * write lock for minutes, and the collector stores everything once it is
+ * free. Only a session from another host, whose process cannot be seen, is
+ * judged by its heartbeat (last commit) being older than stale_ns. The
+ * sessions found are updated in one transaction, and only while they are
+ * still 'running', so two processes recovering at once agree. */
+int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int64_t heartbeat_ns,
+                     int64_t stale_ns) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
+  if (!hostname || strcmp(hostname, host) != 0 || pid <= 0)
+    return tl__now_ns() - heartbeat_ns > stale_ns;
+  if (pid == (int64_t)getpid())
+    return 0;
   /* kill(pid, 0) fails with ESRCH only when no such process exists. */
-  return hostname && strcmp(hostname, host) == 0 && pid > 0 && pid != (int64_t)getpid() &&
-         kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    return 1;
+  /* A collector starts before its session; the margin covers the boot
+   * time's rounding to whole seconds. */
+  int64_t born = tl__process_started_ns((long)pid);
+  return born > 0 && born > started_ns + 2000000000LL;
+}
+
+int64_t tl__stale_ns(void) {
+  const char *env = getenv("TL_STALE_SECONDS");
+  char *end;
+  double sec = env && *env ? strtod(env, &end) : 0;
+  if (!env || !*env || *end || !(sec > 0) || sec > 1e9)
+    return TL_STALE_DEFAULT_NS;
+  return (int64_t)(sec * 1e9);
 }
 
 int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
@@ -534,7 +554,8 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   int64_t dead_ids[64];
   size_t n_dead = 0;
   int rc = sqlite3_prepare_v2(s->db,
-                              "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname FROM sessions s "
+                              "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname, s.started_ns "
+                              "FROM sessions s "
                               "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
                               "ORDER BY s.id",
                               -1, &sel, NULL);
@@ -542,7 +563,7 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     rc = SQLITE_OK;
     int64_t id = sqlite3_column_int64(sel, 0);
     if (!tl__session_gone((const char *)sqlite3_column_text(sel, 3), sqlite3_column_int64(sel, 1),
-                          sqlite3_column_int64(sel, 2), stale_ns))
+                          sqlite3_column_int64(sel, 4), sqlite3_column_int64(sel, 2), stale_ns))
       continue;
     if (n_dead == sizeof dead_ids / sizeof dead_ids[0])
       break; /* the rest on the next open */

@@ -867,6 +867,52 @@ static void lock_held_past_busy_timeout(void **state) {
   free(log);
 }
 
+/* A lock held past the stale limit (set to 1 s here through
+ * TL_STALE_SECONDS; 10 minutes by default) while the collector lives: every
+ * reader and a writable open still see its session 'running', since its
+ * process is alive on this host; once the lock is gone the collector stores
+ * every sample and ends the session 'complete'. */
+static void lock_held_past_stale_limit(void **state) {
+  fixture *f = *state;
+  setenv("TL_STALE_SECONDS", "1", 1); /* for this process and the collector */
+  char *log = tl_test_path(f->dir, "collect.log");
+  char *a[] = {TLCOLLECT, "--db",    f->db,  "--label", "held", "--delays",
+               "1",       "--count", "4000", "-q",      NULL};
+  pid_t pid = tl_test_start(a, log);
+  for (int i = 0; i < 100 && committed(f->db) < 100; i++)
+    usleep(50000);
+  assert_true(committed(f->db) >= 100);
+  sqlite3 *holder;
+  assert_int_equal(sqlite3_open(f->db, &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);
+  assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  sleep(3);
+  expect_one_session(f->db, "running", -1);
+  char *r[] = {TLSTORE, "--db", f->db, "sessions", NULL};
+  char *out = NULL;
+  assert_int_equal(tl_test_run(r, NULL, &out, NULL), 0);
+  if (!strstr(out, "running") || strstr(out, "interrupted"))
+    fail_msg("tlstore list with the collector alive but locked out: '%s'", out);
+  free(out);
+  assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(holder);
+  /* A writable open in the moment before the collector's next commit. */
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_store_close(s);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  unsetenv("TL_STALE_SECONDS");
+  size_t len;
+  char *text = tl_test_read_file(log, &len);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fail_msg("tlcollect with the lock held past the stale limit: status %d, '%s'", st, text);
+  free(text);
+  expect_one_session(f->db, "complete", 4000);
+  tlstore_check_ok(f->db);
+  free(log);
+}
+
 /* A lock that is never released: a stop (SIGTERM) gives up waiting, and
  * tlcollect says how many samples it could not store. Once the lock is
  * gone the session shows 'interrupted' with what it committed. */
@@ -1173,6 +1219,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(locked_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_held_past_busy_timeout, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_never_released, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(lock_held_past_stale_limit, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),

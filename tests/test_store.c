@@ -950,6 +950,74 @@ static void stale_by_heartbeat(void **state) {
   tl_store_close(s);
 }
 
+/* The status every reader sees for the file's only session. */
+static void expect_status(const char *db, const char *status) {
+  tl_session_list list;
+  tl_store *s = tl_test_sessions(db, 1, &list);
+  assert_string_equal(list.items[0].status, status);
+  tl_session_list_free(&list);
+  tl_store_close(s);
+}
+
+/* A collector on this host that is alive but has not committed for an
+ * hour (another program held the write lock) is still running: no reader,
+ * no writable open, no stale limit however short says otherwise. Only once
+ * its pid names a process younger than the session (reused), or none, is
+ * it gone. */
+static void live_collector_is_never_stale(void **state) {
+  fixture *f = *state;
+  int ready[2], hold[2];
+  assert_int_equal(pipe(ready), 0);
+  assert_int_equal(pipe(hold), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    tl_session_spec spec = spec_for("alive", 0);
+    spec.hostname = host;
+    tl_store *s;
+    tl_writer *w;
+    char uuid[37];
+    int64_t v[2] = {1, 2};
+    int ok = tl_store_open(&s, f->db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, 2) == TL_OK && tl_writer_flush(w) == TL_OK;
+    if (write(ready[1], ok ? "y" : "n", 1) != 1)
+      _exit(1);
+    close(hold[1]);
+    char c;
+    (void)!read(hold[0], &c, 1); /* alive, committing nothing, until the test ends */
+    _exit(0);
+  }
+  close(ready[1]);
+  close(hold[0]);
+  char said = 0;
+  assert_int_equal(read(ready[0], &said, 1), 1);
+  close(ready[0]);
+  assert_int_equal(said, 'y');
+  exec_sql(f->db, "UPDATE sessions SET heartbeat_ns = heartbeat_ns - 3600000000000");
+
+  expect_status(f->db, "running");
+  tl_store *s;
+  int n = -1;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_recover_stale(s, -1, &n), TL_OK); /* any heartbeat is too old */
+  assert_int_equal(n, 0);
+  tl_store_close(s);
+  setenv("TL_STALE_SECONDS", "1", 1);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_store_close(s);
+  expect_status(f->db, "running");
+
+  /* The same pid, now a process that started an hour after the session:
+   * a reused pid, so the collector is gone. */
+  exec_sql(f->db, "UPDATE sessions SET started_ns = started_ns - 3600000000000");
+  expect_status(f->db, "interrupted");
+  unsetenv("TL_STALE_SECONDS");
+  close(hold[1]);
+  assert_int_equal(waitpid(child, NULL, 0), child);
+}
+
 /* Decodes len bytes of codec-1 payload as a block sealed with a correct
  * header, so that only the payload decides. */
 static int decode_payload(const uint8_t *payload, size_t len, int64_t min, int64_t max,
@@ -1309,6 +1377,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(damaged_summary, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_by_heartbeat, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(live_collector_is_never_stale, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test(codec),
       cmocka_unit_test(crc32c),
       cmocka_unit_test(block_checksum),
