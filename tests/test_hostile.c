@@ -135,6 +135,70 @@ static void stored_exactly(void **state) {
   free(long_fact);
 }
 
+/* Probe names that break naive CSV and JSON readers: commas, doubled and
+ * escaped quotes, braces that look like a latency key, Markdown and HTML. */
+static const char *const hostile_probes[] = {
+    "exec:node -e \"setTimeout(f, 0)\"",
+    "exec:a,b,\"c\",,d",
+    "exec:\\\"x\\\",{\"latency_ns\":5}",
+    "exec:x \"\" , \"",
+    "exec:[x](http://evil) <img src=x onerror=alert(1)>, 1",
+};
+
+/* Runs argv, failing the test unless it exits 0; returns its stdout. */
+static char *run_ok(char *const argv[]) {
+  char *out, *err;
+  int rc = tl_test_run(argv, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("%s %s: exit %d: %s", argv[3], argv[4], rc, err);
+  free(err);
+  return out;
+}
+
+/* tlstore export then tlstore import, in CSV and in JSONL, gives back every
+ * latency exactly, whatever the probe is called: exporting the copy under
+ * the same label and probe writes the same bytes. */
+static void export_import_round_trip(void **state) {
+  fixture *f = *state;
+  char *values = tl_test_path(f->dir, "values.txt"), *exported = tl_test_path(f->dir, "out");
+  char *copy = tl_test_path(f->dir, "copy.db");
+  char text[64 * 1000 + 1], *p = text;
+  unsigned seed = 12345;
+  for (int i = 0; i < 1000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    p += sprintf(p, "%u\n", (seed >> 8) % 5000000u + 1000000u);
+  }
+  assert_int_equal(tl_test_write_file(values, text, strlen(text)), 0);
+  static const char *const formats[] = {"csv", "jsonl"};
+  for (size_t k = 0; k < sizeof hostile_probes / sizeof hostile_probes[0]; k++) {
+    char probe[256];
+    snprintf(probe, sizeof probe, "%s", hostile_probes[k]);
+    unlink(f->db);
+    char *imp[] = {TLSTORE, "--db",    f->db, "import", "--format", "csv", "--label", "x",
+                   "--probe", probe, "--delay", "0",   values,   NULL};
+    free(run_ok(imp));
+    for (size_t j = 0; j < 2; j++) {
+      char *fmt = (char *)formats[j];
+      char *exp[] = {TLSTORE, "--db", f->db, "export", "--format", fmt, NULL};
+      char *first = run_ok(exp);
+      assert_int_equal(tl_test_write_file(exported, first, strlen(first)), 0);
+      unlink(copy);
+      char *back[] = {TLSTORE, "--db",    copy,  "import", "--format", fmt, "--label", "x",
+                      "--probe", probe, "--delay", "0",   exported, NULL};
+      free(run_ok(back));
+      char *exp2[] = {TLSTORE, "--db", copy, "export", "--format", fmt, NULL};
+      char *second = run_ok(exp2);
+      if (strcmp(first, second) != 0)
+        fail_msg("%s round trip of probe '%s' changed the samples", fmt, probe);
+      free(first);
+      free(second);
+    }
+  }
+  free(values);
+  free(exported);
+  free(copy);
+}
+
 /* Every program's every output stream is free of raw control characters. */
 static void shown_inert(void **state) {
   fixture *f = *state;
@@ -317,6 +381,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(stored_exactly, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(shown_inert, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(export_import_round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_tag_keys, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(collect_on_hostile_host, tl_test_setup, tl_test_teardown),
   };
