@@ -897,7 +897,11 @@ void tl__by_section(tl__page *p) {
     char call[96];
     tl__call_name(g->probe, g->delay_ns, call, sizeof call);
     f = tl__prose(p);
-    fprintf(f, "### Lateness by %s, %s\n\n", title, call);
+    fputs("### Lateness by ", f);
+    tl_md_escape(f, title);
+    fputs(", ", f);
+    tl_md_escape(f, call); /* the probe's name is the user's */
+    fputs("\n\n", f);
     fputs("Lateness is a sample minus the delay the timer was armed for (1 ms for a "
           "setTimeout below 1 ms); milliseconds, with 95% confidence intervals.\n\n",
           f);

@@ -184,7 +184,10 @@ void tl_fput_json(FILE *f, const char *s);
  * and values past U+10FFFF included). */
 size_t tl_utf8_len(const unsigned char *s, size_t len);
 /* The length of the control character at s: 1 for C0 and DEL, 2 for C1
- * (U+0080 to U+009F, on which a terminal may act), 0 for anything else. */
+ * (U+0080 to U+009F, on which a terminal may act), 2 or 3 for a
+ * bidirectional formatting character (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069, which reorder the text after them), 0
+ * for anything else. */
 size_t tl_control_len(const unsigned char *s, size_t len);
 
 /* Writes s to f with control characters (C0, DEL and the C1 range
