@@ -947,6 +947,95 @@ static void lock_never_released(void **state) {
 }
 
 /* ======================================================================== */
+/* Sessions whose summary or sample count is damaged                         */
+
+/* Three imported sessions (a, b of the same values, c of others); returns
+ * the uuid of c, the one the damages below hit. */
+static void three_imported(const fixture *f, char uuid[37]) {
+  char *v = tl_test_path(f->dir, "v.txt"), *w = tl_test_path(f->dir, "w.txt");
+  assert_int_equal(tl_test_write_file(v, "1200345\n1100777\n1999999\n", 24), 0);
+  assert_int_equal(tl_test_write_file(w, "5000000\n6000000\n7000000\n", 24), 0);
+  static const char *const labels[] = {"a", "b", "c"};
+  for (int i = 0; i < 3; i++) {
+    char *a[] = {TLSTORE,   "--db",    f->db, "import", "--format", "csv",
+                 "--label", (char *)labels[i], "--probe", "settimeout", "--delay", "1ms",
+                 i == 2 ? w : v, NULL};
+    char *out;
+    assert_int_equal(tl_test_run(a, NULL, &out, NULL), 0);
+    free(out);
+  }
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE label = 'c'", -1, &st,
+                                      NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  snprintf(uuid, 37, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  free(v);
+  free(w);
+}
+
+/* Each damage of session c: every program that reads it fails with one
+ * line naming the file and the session (never an empty "error: "), and
+ * tlreport --skip-damaged leaves it out and reports on the rest. */
+static void damaged_summaries_and_counts(void **state) {
+  fixture *f = *state;
+  char *clean = tl_test_path(f->dir, "clean.db");
+  char uuid[37];
+  {
+    fixture g = {f->dir, clean};
+    three_imported(&g, uuid);
+  }
+  static const char *const damages[] = {
+      /* A summary whose checksum holds but whose samples are another's. */
+      "UPDATE session_summaries SET data = (SELECT data FROM session_summaries m JOIN sessions s "
+      "ON s.id = m.session_id WHERE s.label = 'a') WHERE session_id = (SELECT id FROM sessions "
+      "WHERE label = 'c')",
+      /* A summary that is no summary. */
+      "UPDATE session_summaries SET data = zeroblob(length(data)) WHERE session_id = (SELECT id "
+      "FROM sessions WHERE label = 'c')",
+      /* A sample count that its summary and blocks do not hold. */
+      "UPDATE sessions SET sample_count = 4 WHERE label = 'c'",
+      /* The same without a summary: only the blocks tell. */
+      "DELETE FROM session_summaries WHERE session_id = (SELECT id FROM sessions WHERE label = "
+      "'c'); UPDATE sessions SET sample_count = 4 WHERE label = 'c'",
+  };
+  for (size_t k = 0; k < sizeof damages / sizeof damages[0]; k++) {
+    unlink(f->db);
+    assert_int_equal(tl_test_copy_file(clean, f->db), 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, damages[k], NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    char *site = tl_test_path(f->dir, "site");
+    char *report[] = {TLREPORT, "--db", f->db, NULL};
+    char *check[] = {TLREPORT, "--db", f->db, "--check", NULL};
+    char *site_a[] = {TLREPORT, "--db", f->db, "--site", site, NULL};
+    char *hgrm[] = {TLSTORE, "--db", f->db, "export", "--format", "hgrm", NULL};
+    char *const *failing[] = {report, check, site_a, hgrm};
+    for (size_t i = 0; i < 4; i++) {
+      char *err = expect_failure(failing[i], NULL, NULL, NULL, 1, uuid);
+      if (!strstr(err, f->db))
+        fail_msg("damage %zu, %s %s: '%s' names no file", k, failing[i][0], failing[i][3], err);
+      free(err);
+    }
+    char *skip[] = {TLREPORT, "--db", f->db, "--skip-damaged", NULL};
+    char *out, *err;
+    int rc = tl_test_run(skip, NULL, &out, &err);
+    if (rc != 0 || !strstr(out, "Left out") || !strstr(out, uuid))
+      fail_msg("damage %zu: --skip-damaged: exit %d, '%s'", k, rc, err);
+    free(out);
+    free(err);
+    tl_test_rmdir(site);
+    free(site);
+  }
+  free(clean);
+}
+
+/* ======================================================================== */
 /* Files that are not (whole) tl databases                                   */
 
 /* Each program on a bad file: a failure (exit 1) with one line, or for
@@ -1220,6 +1309,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(lock_held_past_busy_timeout, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_never_released, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_held_past_stale_limit, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(damaged_summaries_and_counts, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),
