@@ -172,7 +172,10 @@ typedef int (*tl_cli_take_cb)(void *ctx, const char *name, const char *value, ch
 int tl_cli_take_options(const tl_cli_args *a, tl_cli_take_cb take, void *ctx);
 
 /* The arguments as one command line, each shell-quoted when it needs it
- * (so that a person can paste it back). Malloc'd; NULL when out of memory. */
+ * (so that a person can paste it back): an argument that is not valid
+ * UTF-8 or holds a control character in bash's $'...' form with \xNN
+ * escapes, so that the line is always printable UTF-8 (a server that
+ * stores text in UTF-8 accepts it). Malloc'd; NULL when out of memory. */
 char *tl_command_line(int argc, const char *const *argv);
 
 /* Writes s (NULL: "") to f as a JSON string: quotes, backslashes and control

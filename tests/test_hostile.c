@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -308,6 +309,59 @@ static void by_injection_corpus(void **state) {
   free(site);
 }
 
+/* Bytes that are not UTF-8 never reach what is stored as text (a server
+ * that keeps text in UTF-8 would refuse it for ever): a --db path's are
+ * escaped in the stored command line, in a form a shell turns back into
+ * the same bytes; a probe name's are refused with one line saying why. */
+static void non_utf8_never_stored(void **state) {
+  fixture *f = *state;
+  char *dir = tl_test_path(f->dir, "d\xff\xfe");
+  assert_int_equal(mkdir(dir, 0700), 0);
+  char *db = tl_test_path(dir, "x\x1b.db");
+  char *collect[] = {TLCOLLECT, "--db", db,  "--label", "u", "--count", "20",
+                     "--delays", "0",   "-q", NULL};
+  free(run_ok(collect));
+  tl_session_list list;
+  tl_store *s = tl_test_sessions(db, 1, &list);
+  const char *cmd = list.items[0].command_line;
+  if (tl_test_unsafe_at(cmd) >= 0 || !strstr(cmd, "--db $'") ||
+      !strstr(cmd, "/d\\xff\\xfe/x\\x1b.db'"))
+    fail_msg("the stored command line is '%s'", cmd);
+  /* bash reads the argument back byte for byte. */
+  if (access("/bin/bash", X_OK) == 0) {
+    const char *q = strstr(cmd, "$'");
+    char script[4096];
+    snprintf(script, sizeof script, "printf %%s %.*s", (int)(strchr(q + 2, '\'') - q + 1), q);
+    char *sh[] = {"/bin/bash", "-c", script, NULL}, *out;
+    assert_int_equal(tl_test_run(sh, NULL, &out, NULL), 0);
+    assert_string_equal(out, db);
+    free(out);
+  }
+  tl_session_list_free(&list);
+  tl_store_close(s);
+
+  char *values = tl_test_path(f->dir, "v.txt");
+  assert_int_equal(tl_test_write_file(values, "1\n2\n", 4), 0);
+  char *imp[] = {TLSTORE,   "--db", f->db, "import", "--format", "csv", "--label", "x",
+                 "--probe", "exec:/opt/a\xff/b", "--delay", "0", values, NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(imp, NULL, &out, &err), 2);
+  if (!tl_test_one_line(err) || !strstr(err, "not valid UTF-8"))
+    fail_msg("import --probe with a byte that is not UTF-8: '%s'", err);
+  free(out);
+  free(err);
+  char *exec_probe[] = {TLCOLLECT, "--db",  f->db, "--label", "u", "--probe", "exec:/bin/tr\xff",
+                        "--count", "5",     "-q",  NULL};
+  assert_int_equal(tl_test_run(exec_probe, NULL, &out, &err), 2);
+  assert_true(tl_test_one_line(err));
+  free(out);
+  free(err);
+  assert_int_equal(access(f->db, F_OK), -1); /* nothing stored */
+  free(values);
+  free(db);
+  free(dir);
+}
+
 /* Every program's every output stream is free of raw control characters. */
 static void shown_inert(void **state) {
   fixture *f = *state;
@@ -492,6 +546,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(shown_inert, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(export_import_round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_injection_corpus, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(non_utf8_never_stored, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_tag_keys, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(collect_on_hostile_host, tl_test_setup, tl_test_teardown),
   };
