@@ -1036,6 +1036,73 @@ static void damaged_summaries_and_counts(void **state) {
 }
 
 /* ======================================================================== */
+/* Output paths another user controls                                        */
+
+/* In a shared folder, a symbolic link of another user's for --site's folder
+ * or -o's folder is not followed (on systems without
+ * fs.protected_symlinks that is tl's own rule), and -o over another user's
+ * file does not pass that file's mode on to the page that replaces it.
+ * Needs root, to own files as another user. */
+static void output_paths_of_other_users(void **state) {
+  fixture *f = *state;
+  const tl_test_creds *other = tl_test_unprivileged();
+  if (!other) {
+    print_message("skipped: needs root, to make files another user owns\n");
+    skip();
+  }
+  collect(f->db, "kept", "50");
+  char *target = tl_test_path(f->dir, "target"), *link = tl_test_path(f->dir, "link");
+  assert_int_equal(mkdir(target, 0777), 0);
+  assert_int_equal(symlink(target, link), 0);
+  assert_int_equal(lchown(link, other->uid, other->gid), 0);
+  char page[4200];
+  snprintf(page, sizeof page, "%s/page.md", link);
+  char *site_a[] = {TLREPORT, "--db", f->db, "--site", link, NULL};
+  char *out_a[] = {TLREPORT, "--db", f->db, "-o", page, NULL};
+  free(expect_failure(site_a, NULL, NULL, NULL, 1, "symbolic link of another user's"));
+  free(expect_failure(out_a, NULL, NULL, NULL, 1, "symbolic link of another user's"));
+  assert_int_equal(tl_test_entries(target), 0);
+  /* The user's own link is theirs to follow. */
+  assert_int_equal(lchown(link, getuid(), getgid()), 0);
+  char *out;
+  assert_int_equal(tl_test_run(out_a, NULL, &out, NULL), 0);
+  free(out);
+  assert_int_equal(tl_test_entries(target), 1);
+
+  /* -o over another user's page (0666) and over the user's own private one
+   * (000): the first becomes the user's new file, 0644 less the umask; the
+   * second keeps its mode. */
+  char *theirs = tl_test_path(f->dir, "theirs.md"), *mine = tl_test_path(f->dir, "mine.md");
+  static const char *const marker = "<!-- tl-report -->\n"; /* what tlreport writes first */
+  assert_int_equal(tl_test_write_file(theirs, marker, strlen(marker)), 0);
+  assert_int_equal(tl_test_write_file(mine, marker, strlen(marker)), 0);
+  assert_int_equal(chown(theirs, other->uid, other->gid), 0);
+  assert_int_equal(chmod(theirs, 0666), 0);
+  assert_int_equal(chmod(mine, 0), 0);
+  mode_t mask = umask(022);
+  for (int k = 0; k < 2; k++) {
+    char *a[] = {TLREPORT, "--db", f->db, "-o", k ? mine : theirs, NULL};
+    char *err;
+    int rc = tl_test_run(a, NULL, &out, &err);
+    if (rc != 0)
+      fail_msg("-o %s: exit %d: %s", a[4], rc, err);
+    free(out);
+    free(err);
+  }
+  umask(mask);
+  struct stat st;
+  assert_int_equal(stat(theirs, &st), 0);
+  assert_int_equal(st.st_uid, getuid());
+  assert_int_equal(st.st_mode & 0777, 0644);
+  assert_int_equal(stat(mine, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0);
+  free(theirs);
+  free(mine);
+  free(target);
+  free(link);
+}
+
+/* ======================================================================== */
 /* Files that are not (whole) tl databases                                   */
 
 /* Each program on a bad file: a failure (exit 1) with one line, or for
@@ -1310,6 +1377,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(lock_never_released, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_held_past_stale_limit, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(damaged_summaries_and_counts, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(output_paths_of_other_users, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
