@@ -326,6 +326,21 @@ static int session_only(int err) {
   return err == TL_EINVAL || err == TL_ECONFLICT || err == TL_ECORRUPT;
 }
 
+/* Whether the session is no longer in the file: two pushes with
+ * --remove-pushed at once, where the other sent it and removed it after
+ * this one listed the file. */
+static int removed_meanwhile(tl_store *local, const char *uuid) {
+  sqlite3_stmt *st = NULL;
+  int gone = 0;
+  if (sqlite3_prepare_v2(local->db, "SELECT 1 FROM sessions WHERE uuid = ?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    gone = sqlite3_step(st) == SQLITE_DONE;
+  }
+  sqlite3_finalize(st);
+  return gone;
+}
+
 static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
   tl_push_stats st = {0};
   if (out)
@@ -367,6 +382,8 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
     c->server = server;
     c->opts = opts;
     int rc = push_session(c, x, find_host(hosts, nhosts, x->host_fingerprint));
+    if (rc < 0 && session_only(rc) && removed_meanwhile(local, x->uuid))
+      rc = 0; /* another push --remove-pushed sent it and took it out of the file */
     if (rc < 0 && session_only(rc)) {
       if (!first_err) {
         first_err = rc;
@@ -380,11 +397,15 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
       st.sessions_present += !rc;
       st.samples_pushed += rc ? x->sample_count : 0;
       if (opts->remove_pushed) {
-        if ((err = tl_store_delete(local, x->uuid)) != TL_OK) {
+        err = tl_store_delete(local, x->uuid);
+        if (err == TL_ENOTFOUND && removed_meanwhile(local, x->uuid)) {
+          err = TL_OK; /* another push --remove-pushed took it out first */
+        } else if (err != TL_OK) {
           tl__store_fail(server, err, "%s", local->errmsg);
           break;
+        } else {
+          st.sessions_removed++;
         }
-        st.sessions_removed++;
       }
     }
     st.sessions_done++;

@@ -512,6 +512,88 @@ static void running_sessions_wait(void **state) {
   free(db);
 }
 
+/* A session of this host whose collector lives is not pushed, however old
+ * its last commit (another program held the file's write lock): push
+ * agrees with every reader, and a later push sends it whole. */
+static void live_session_waits_however_old_its_heartbeat(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 1, 1000);
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "here",
+                          .probe = "settimeout",
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "here",
+                          .hostname = host,
+                          .libuv_version = "1.44.2"};
+  tl_writer *w;
+  char uuid[37];
+  int64_t v[3] = {5, 6, 7};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_flush(w), TL_OK);
+  sqlite3 *raw;
+  assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(raw,
+                                "UPDATE sessions SET heartbeat_ns = heartbeat_ns - 3600000000000 "
+                                "WHERE status = 'running'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(raw);
+  char *out, *err;
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 1 session (1000 samples)"));
+  free(out);
+  free(err);
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM sessions WHERE uuid = '%s'", uuid), 0);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 1 session (6 samples)"));
+  free(out);
+  free(err);
+  tl_store_close(s);
+  free(db);
+}
+
+static int wait_exit(pid_t pid);
+
+/* Two push --remove-pushed of one file at once, several times over: both
+ * succeed, the server holds every session once and the file none. */
+static void concurrent_remove_pushed(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "c.db"), *e1 = file_in(f, "1.err"), *e2 = file_in(f, "2.err");
+  for (int round = 0; round < 5; round++) {
+    add_sessions(db, "vbox", 12, 2000);
+    pid_t pid[2];
+    for (int k = 0; k < 2; k++) {
+      pid[k] = fork();
+      if (pid[k] == 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen(k ? e2 : e1, "w", stderr))
+          _exit(126);
+        execl(TLSTORE, TLSTORE, "--db", db, "push", "--remove-pushed", f->url, (char *)NULL);
+        _exit(127);
+      }
+    }
+    for (int k = 0; k < 2; k++) {
+      int rc = wait_exit(pid[k]);
+      if (rc != 0) {
+        char *text = tl_test_read_file(k ? e2 : e1, NULL);
+        fail_msg("round %d, push %d: exit %d: %s", round, k, rc, text);
+      }
+    }
+    assert_int_equal(file_sessions(db), 0);
+    assert_int_equal(server_sessions(f), 12 * (round + 1));
+  }
+  free(db);
+  free(e1);
+  free(e2);
+}
+
 /* A failing command: exit 1, one line on stderr without secret, nothing on
  * the file changed (same bytes). */
 static void fails_cleanly(char *const argv[], char *const env[], const char *db, const char *want,
@@ -786,6 +868,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(summaries_sent_as_stored_or_made_again, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(live_session_waits_however_old_its_heartbeat, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(concurrent_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
