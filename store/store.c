@@ -97,6 +97,23 @@ static int readonly_sidecar(const char *path, char *buf, size_t len) {
   return 0;
 }
 
+/* Whether path-wal or path-shm exists and is not a regular file; then
+ * names it and says what it is in buf. */
+static const char *special_kind(mode_t mode);
+static int sidecar_not_a_file(const char *path, char *buf, size_t len) {
+  static const char *const ext[] = {"-wal", "-shm"};
+  for (size_t i = 0; i < 2; i++) {
+    char side[PATH_MAX + 8];
+    struct stat st;
+    snprintf(side, sizeof side, "%s%s", path, ext[i]);
+    if (lstat(side, &st) == 0 && !S_ISREG(st.st_mode)) {
+      snprintf(buf, len, "%s is %s", side, S_ISDIR(st.st_mode) ? "a folder" : special_kind(st.st_mode));
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   char sidecar[PATH_MAX + 32];
   int err;
@@ -406,6 +423,15 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
     return tl__store_fail(s, TL_ENOTDB, "%s is empty, not a tl database", path);
   }
 
+  /* SQLite's -wal and -shm beside it must be files: a folder (or a FIFO)
+   * there would fail later as "read-only" or "unable to open". */
+  char bad_side[PATH_MAX + 32];
+  if (exists && sidecar_not_a_file(path, bad_side, sizeof bad_side))
+    return tl__store_fail(s, TL_EINVAL,
+                          "%s: SQLite keeps the database's write-ahead log and its index there, "
+                          "so it must be a file or absent (remove it when no tl program is using "
+                          "the database)",
+                          bad_side);
   /* Before SQLite opens it (and makes -wal and -shm files at its mode). */
   if (!s->readonly && exists && access(path, W_OK) != 0 && errno == EACCES)
     return fail_write_protected(s);

@@ -638,6 +638,30 @@ static void stop_hanging(void *arg) {
   alarm(20); /* a hang shows as SIGALRM, not a stuck suite */
 }
 
+/* A folder where SQLite keeps its -wal or -shm: every program says so,
+ * naming it, rather than "read-only" or "unable to open database file". */
+static void sidecar_folders_named(void **state) {
+  fixture *f = *state;
+  collect(f->db, "kept", "10");
+  static const char *const ext[] = {"-wal", "-shm"};
+  for (size_t i = 0; i < 2; i++) {
+    char side[4200];
+    snprintf(side, sizeof side, "%s%s", f->db, ext[i]);
+    unlink(side);
+    assert_int_equal(mkdir(side, 0755), 0);
+    char want[4300];
+    snprintf(want, sizeof want, "%s is a folder", side);
+    char *s1[] = {TLSTORE, "--db", f->db, "info", NULL};
+    char *r1[] = {TLREPORT, "--db", f->db, NULL};
+    char *c1[] = {TLCOLLECT, "--db", f->db, "--label", "x", "--count", "5", "-q", NULL};
+    free(expect_failure(s1, NULL, NULL, NULL, 1, want));
+    free(expect_failure(r1, NULL, NULL, NULL, 1, want));
+    free(expect_failure(c1, NULL, NULL, NULL, 1, want));
+    assert_int_equal(rmdir(side), 0);
+  }
+  tlstore_check_ok(f->db);
+}
+
 static void special_files_refused(void **state) {
   fixture *f = *state;
   char *fifo = tl_test_path(f->dir, "fifo");
@@ -1380,6 +1404,7 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(output_paths_of_other_users, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sidecar_folders_named, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),
