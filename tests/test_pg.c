@@ -560,6 +560,27 @@ static void live_session_waits_however_old_its_heartbeat(void **state) {
   free(db);
 }
 
+/* tlstore check on a server that lost one of tl's tables says which, exit 1,
+ * where it said "ok" while every report failed. */
+static void check_finds_a_dropped_table(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 2, 1000);
+  push_ok(db, f->url);
+  char *c[] = {TLSTORE, "--db", f->url, "check", NULL};
+  char *out, *err;
+  assert_int_equal(run(c, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+  sql(f->name, "DROP TABLE session_tags");
+  int rc = run(c, NULL, &out, &err);
+  if (rc != 1 || !strstr(out, "session_tags") || !tl_test_one_line(err))
+    fail_msg("check with session_tags dropped: exit %d, out '%s', err '%s'", rc, out, err);
+  free(out);
+  free(err);
+  free(db);
+}
+
 static int wait_exit(pid_t pid);
 
 /* Two push --remove-pushed of one file at once, several times over: both
@@ -871,6 +892,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(live_session_waits_however_old_its_heartbeat, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(concurrent_remove_pushed, setup, teardown),
+      cmocka_unit_test_setup_teardown(check_finds_a_dropped_table, setup, teardown),
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
