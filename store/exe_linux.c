@@ -4,8 +4,8 @@
  * pages, and when a process started (from /proc). */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -40,8 +40,9 @@ int64_t tl__process_started_ns(long pid) {
   buf[n] = '\0';
   const char *p = strrchr(buf, ')');
   unsigned long long ticks = 0;
-  if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-                          "%*d %*d %llu",
+  if (!p || sscanf(p + 1,
+                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                   "%*d %*d %llu",
                    &ticks) != 1)
     return 0;
   f = fopen("/proc/stat", "r");

@@ -264,8 +264,7 @@ static int blocks_prefix(merger *m, int64_t src_id, int64_t dst_id, int *prefix)
   *prefix = 1;
   int64_t *va = NULL, *vb = NULL;
   while (*prefix && (rb = sqlite3_step(b)) == SQLITE_ROW) {
-    if (sqlite3_step(a) != SQLITE_ROW ||
-        sqlite3_column_int64(a, 0) != sqlite3_column_int64(b, 0)) {
+    if (sqlite3_step(a) != SQLITE_ROW || sqlite3_column_int64(a, 0) != sqlite3_column_int64(b, 0)) {
       *prefix = 0;
       break;
     }
@@ -299,8 +298,8 @@ static int blocks_prefix(merger *m, int64_t src_id, int64_t dst_id, int *prefix)
 /* Whether the database's copy (row d) of the source's session s was taken
  * before it ended: what differs is only what grows while a session runs,
  * the copy has fewer samples, and its blocks are the source's first ones. */
-static int taken_early(merger *m, sqlite3_stmt *s, sqlite3_stmt *d, int64_t src_id,
-                       int64_t dst_id, int *early) {
+static int taken_early(merger *m, sqlite3_stmt *s, sqlite3_stmt *d, int64_t src_id, int64_t dst_id,
+                       int *early) {
   *early = 0;
   const char *st = (const char *)sqlite3_column_text(d, COL_STATUS);
   if (!st || (strcmp(st, "running") != 0 && strcmp(st, "interrupted") != 0) ||

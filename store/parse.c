@@ -361,8 +361,9 @@ void tl_fput_json(FILE *o, const char *s) {
       fputs("\\ufffd", o);
       n = 1;
     } else if (n > 1 && tl_control_len(p, n)) { /* C1 and bidi controls, inert */
-      fprintf(o, "\\u%04x", n == 2 ? (p[0] & 0x1f) << 6 | (p[1] & 0x3f)
-                                    : (p[0] & 0x0f) << 12 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f));
+      fprintf(o, "\\u%04x",
+              n == 2 ? (p[0] & 0x1f) << 6 | (p[1] & 0x3f)
+                     : (p[0] & 0x0f) << 12 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f));
     } else if (n > 1) {
       fwrite(p, 1, n, o);
     } else if (c == '"' || c == '\\') {

@@ -107,7 +107,8 @@ static int sidecar_not_a_file(const char *path, char *buf, size_t len) {
     struct stat st;
     snprintf(side, sizeof side, "%s%s", path, ext[i]);
     if (lstat(side, &st) == 0 && !S_ISREG(st.st_mode)) {
-      snprintf(buf, len, "%s is %s", side, S_ISDIR(st.st_mode) ? "a folder" : special_kind(st.st_mode));
+      snprintf(buf, len, "%s is %s", side,
+               S_ISDIR(st.st_mode) ? "a folder" : special_kind(st.st_mode));
       return 1;
     }
   }

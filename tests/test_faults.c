@@ -981,8 +981,9 @@ static void three_imported(const fixture *f, char uuid[37]) {
   assert_int_equal(tl_test_write_file(w, "5000000\n6000000\n7000000\n", 24), 0);
   static const char *const labels[] = {"a", "b", "c"};
   for (int i = 0; i < 3; i++) {
-    char *a[] = {TLSTORE,   "--db",    f->db, "import", "--format", "csv",
-                 "--label", (char *)labels[i], "--probe", "settimeout", "--delay", "1ms",
+    char *a[] = {TLSTORE,        "--db",       f->db,     "import",
+                 "--format",     "csv",        "--label", (char *)labels[i],
+                 "--probe",      "settimeout", "--delay", "1ms",
                  i == 2 ? w : v, NULL};
     char *out;
     assert_int_equal(tl_test_run(a, NULL, &out, NULL), 0);
@@ -991,9 +992,9 @@ static void three_imported(const fixture *f, char uuid[37]) {
   sqlite3 *db;
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE label = 'c'", -1, &st,
-                                      NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE label = 'c'", -1, &st, NULL),
+      SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   snprintf(uuid, 37, "%s", (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
@@ -1402,8 +1403,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(lock_held_past_stale_limit, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(damaged_summaries_and_counts, tl_test_setup,
                                       tl_test_teardown),
-      cmocka_unit_test_setup_teardown(output_paths_of_other_users, tl_test_setup,
-                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(output_paths_of_other_users, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(sidecar_folders_named, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),

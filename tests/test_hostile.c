@@ -175,8 +175,8 @@ static void export_import_round_trip(void **state) {
     char probe[256];
     snprintf(probe, sizeof probe, "%s", hostile_probes[k]);
     unlink(f->db);
-    char *imp[] = {TLSTORE, "--db",    f->db, "import", "--format", "csv", "--label", "x",
-                   "--probe", probe, "--delay", "0",   values,   NULL};
+    char *imp[] = {TLSTORE, "--db",    f->db, "import",  "--format", "csv",  "--label",
+                   "x",     "--probe", probe, "--delay", "0",        values, NULL};
     free(run_ok(imp));
     for (size_t j = 0; j < 2; j++) {
       char *fmt = (char *)formats[j];
@@ -184,8 +184,8 @@ static void export_import_round_trip(void **state) {
       char *first = run_ok(exp);
       assert_int_equal(tl_test_write_file(exported, first, strlen(first)), 0);
       unlink(copy);
-      char *back[] = {TLSTORE, "--db",    copy,  "import", "--format", fmt, "--label", "x",
-                      "--probe", probe, "--delay", "0",   exported, NULL};
+      char *back[] = {TLSTORE, "--db",    copy,  "import",  "--format", fmt,      "--label",
+                      "x",     "--probe", probe, "--delay", "0",        exported, NULL};
       free(run_ok(back));
       char *exp2[] = {TLSTORE, "--db", copy, "export", "--format", fmt, NULL};
       char *second = run_ok(exp2);
@@ -216,7 +216,7 @@ static void expect_inert(const char *text, int html, const char *what) {
   const char *live[] = {"<img", "[x](http", "href=\"http://evil", "<b>busy"};
   for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
     for (const char *at = text; (at = strstr(at, live[i])); at++)
-      if (html ? i != 1 /* text in HTML, no link */
+      if (html ? i != 1                        /* text in HTML, no link */
                : at == text || at[-1] != '\\') /* Markdown escapes with a backslash */
         fail_msg("%s holds '%s' unescaped: ...%.80s", what, live[i], at);
   if (!html && !strstr(text, "\\[x\\](http://evil)"))
@@ -295,8 +295,9 @@ static void by_injection_corpus(void **state) {
   static const char *const by[] = {"memory", "vm", "tag:load", "memory,vm"};
   for (size_t k = 0; k < sizeof by / sizeof by[0]; k++)
     for (int html = 0; html < 2; html++) {
-      char *a[] = {TLREPORT, "--db", f->db, "--by", (char *)by[k], "--format",
-                   html ? "html" : "markdown", NULL};
+      char *a[] = {
+          TLREPORT, "--db", f->db, "--by", (char *)by[k], "--format", html ? "html" : "markdown",
+          NULL};
       char *out = run_ok(a), what[64];
       snprintf(what, sizeof what, "--by %s (%s)", by[k], html ? "HTML" : "Markdown");
       expect_inert(html ? out : outside_code(out), html, what);
@@ -318,8 +319,8 @@ static void non_utf8_never_stored(void **state) {
   char *dir = tl_test_path(f->dir, "d\xff\xfe");
   assert_int_equal(mkdir(dir, 0700), 0);
   char *db = tl_test_path(dir, "x\x1b.db");
-  char *collect[] = {TLCOLLECT, "--db", db,  "--label", "u", "--count", "20",
-                     "--delays", "0",   "-q", NULL};
+  char *collect[] = {TLCOLLECT, "--db",     db,  "--label", "u", "--count",
+                     "20",      "--delays", "0", "-q",      NULL};
   free(run_ok(collect));
   tl_session_list list;
   tl_store *s = tl_test_sessions(db, 1, &list);
@@ -342,16 +343,17 @@ static void non_utf8_never_stored(void **state) {
 
   char *values = tl_test_path(f->dir, "v.txt");
   assert_int_equal(tl_test_write_file(values, "1\n2\n", 4), 0);
-  char *imp[] = {TLSTORE,   "--db", f->db, "import", "--format", "csv", "--label", "x",
-                 "--probe", "exec:/opt/a\xff/b", "--delay", "0", values, NULL};
+  char *imp[] = {TLSTORE,   "--db",    f->db,  "import",  "--format",
+                 "csv",     "--label", "x",    "--probe", "exec:/opt/a\xff/b",
+                 "--delay", "0",       values, NULL};
   char *out, *err;
   assert_int_equal(tl_test_run(imp, NULL, &out, &err), 2);
   if (!tl_test_one_line(err) || !strstr(err, "not valid UTF-8"))
     fail_msg("import --probe with a byte that is not UTF-8: '%s'", err);
   free(out);
   free(err);
-  char *exec_probe[] = {TLCOLLECT, "--db",  f->db, "--label", "u", "--probe", "exec:/bin/tr\xff",
-                        "--count", "5",     "-q",  NULL};
+  char *exec_probe[] = {TLCOLLECT,          "--db",    f->db, "--label", "u", "--probe",
+                        "exec:/bin/tr\xff", "--count", "5",   "-q",      NULL};
   assert_int_equal(tl_test_run(exec_probe, NULL, &out, &err), 2);
   assert_true(tl_test_one_line(err));
   free(out);

@@ -310,9 +310,9 @@ static void import_quoted_csv(void **state) {
   assert_int_equal(tl_store_scan(s, 1, same_samples, &e), TL_OK);
   assert_int_equal(e.at, 3);
   /* An unterminated quote and text after a closing quote are bad rows. */
-  assert_int_equal(import_text(s, "a,latency_ns\n\"x,5\n\"y\"z,6\n7,8\n", TL_SAMPLES_CSV, 0,
-                               &bl, &got),
-                   TL_EINVAL);
+  assert_int_equal(
+      import_text(s, "a,latency_ns\n\"x,5\n\"y\"z,6\n7,8\n", TL_SAMPLES_CSV, 0, &bl, &got),
+      TL_EINVAL);
   assert_int_equal(bl.n, 2);
   assert_int_equal(bl.lines[0], 2);
   assert_int_equal(bl.lines[1], 3);
