@@ -224,6 +224,12 @@ static int server_has(tl_store *server, const tl_session *x) {
   int has = PQntuples(r) > 0;
   int64_t count = has ? tl__pg_i64(r, 0, 0) : 0;
   PQclear(r);
+  if (has && count < x->sample_count) /* sent from a copy taken before it ended */
+    return tl__store_fail(server, TL_ECONFLICT,
+                          "session %s: the server has it with %lld samples, the file with %lld "
+                          "(the server's copy is older: delete it there with tlstore --db URL "
+                          "delete %s, then push again)",
+                          x->uuid, (long long)count, (long long)x->sample_count, x->uuid);
   if (has && count != x->sample_count)
     return tl__store_fail(server, TL_ECONFLICT,
                           "session %s: the server has it with %lld samples, the file with %lld",

@@ -581,6 +581,58 @@ static void check_finds_a_dropped_table(void **state) {
   free(db);
 }
 
+/* A copy of a file taken while a session of another host ran there, pushed
+ * once that session is stale: the server then holds fewer samples than the
+ * final file. The next push says so and how to mend it, and after that
+ * delete on the server the push completes it. */
+static void push_of_an_early_copy_says_how_to_mend_it(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db"), *copy = file_in(f, "copy.db");
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "vbox",
+                          .probe = "settimeout",
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "vbox",
+                          .hostname = "some-other-host",
+                          .libuv_version = "1.44.2"};
+  tl_writer *w;
+  char uuid[37];
+  int64_t v[3] = {5, 6, 7};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_flush(w), TL_OK);
+  sqlite3 *raw;
+  char q[4300];
+  snprintf(q, sizeof q,
+           "VACUUM INTO '%s'; ATTACH '%s' AS c; UPDATE c.sessions SET heartbeat_ns = "
+           "heartbeat_ns - 3600000000000",
+           copy, copy);
+  assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(raw, q, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(raw);
+  push_ok(copy, f->url); /* the copy's session is stale: sent, 3 samples */
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_close(s);
+  char *out, *err;
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 1);
+  if (!tl_test_one_line(err) || !strstr(err, "with 3 samples, the file with 6") ||
+      !strstr(err, "delete"))
+    fail_msg("push over an early copy: '%s'", err);
+  free(out);
+  free(err);
+  char *del[] = {TLSTORE, "--db", f->url, "delete", uuid, NULL};
+  assert_int_equal(run(del, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+  push_ok(db, f->url);
+  assert_int_equal(sql(f->name, "SELECT sample_count FROM sessions WHERE uuid = '%s'", uuid), 6);
+  free(db);
+  free(copy);
+}
+
 static int wait_exit(pid_t pid);
 
 /* Two push --remove-pushed of one file at once, several times over: both
@@ -893,6 +945,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(concurrent_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(check_finds_a_dropped_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(push_of_an_early_copy_says_how_to_mend_it, setup, teardown),
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
