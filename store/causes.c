@@ -12,8 +12,8 @@
  * the totals over every sample, kind 2 the per-second counters (counters.c
  * in the collector makes them). Each blob ends with a CRC32C. One table,
  * not three: a SQLite page is 64 KiB here, and every table costs a page in
- * every file. A server has none of these: tlstore push does not carry them
- * yet, so the causes stay in the file (docs/schema.md). */
+ * every file. tlstore push sends the rows as they are (pg_push.c), so a
+ * report from a server splits the tail as the file's does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,11 +181,20 @@ static int put_row(tl_store *s, int64_t session_id, int kind, int64_t first, int
   return rc == SQLITE_DONE ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
-/* Calls fn with each row of a session's kind, by first_index. A file older
- * than the table, or a server, has none. */
-typedef int (*row_cb)(void *ctx, int64_t count, const uint8_t *data, size_t len);
+/* Calls fn with each row of a session's kind, by first_index. A file or a
+ * server older than the table has none. */
+typedef tl__cause_row_cb row_cb;
 static int each_row(tl_store *s, int64_t session_id, int kind, row_cb fn, void *ctx) {
   sqlite3_stmt *st = NULL;
+#ifdef TL_WITH_POSTGRESQL
+  if (!s->db) {
+    int err = tl__pg_cause_rows(s, session_id, kind, fn, ctx);
+    if (err == TL_ECORRUPT)
+      tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT,
+                     s->path, (long long)session_id);
+    return err;
+  }
+#endif
   if (!s->db || sqlite3_prepare_v2(s->db,
                                    "SELECT count, data FROM session_causes WHERE session_id = ? "
                                    "AND kind = ? ORDER BY first_index",

@@ -714,6 +714,34 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   return problems ? TL_ECORRUPT : TL_OK;
 }
 
+int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx) {
+  /* A server older than the causes has no table; asking it would abort the
+   * read snapshot's transaction, so its existence is asked first. */
+  int err;
+  PGresult *r = tl__pg_query(s, "SELECT to_regclass('session_causes') IS NOT NULL", NULL, 0,
+                             "reading causes", &err);
+  if (!r)
+    return err;
+  int have = PQgetvalue(r, 0, 0)[0] == 't';
+  PQclear(r);
+  if (!have)
+    return TL_OK;
+  tl_pg_params p = {0};
+  tl__pg_param_i64(&p, session_id);
+  tl__pg_param_i64(&p, kind);
+  r = tl__pg_query(s,
+                   "SELECT count, data FROM session_causes WHERE session_id = $1 AND kind = $2 "
+                   "ORDER BY first_index",
+                   &p, 1, "reading causes", &err);
+  if (!r)
+    return err;
+  for (int i = 0; i < PQntuples(r) && err == TL_OK; i++)
+    err = fn(ctx, tl__pg_i64(r, i, 0), (const uint8_t *)PQgetvalue(r, i, 1),
+             (size_t)PQgetlength(r, i, 1));
+  PQclear(r);
+  return err;
+}
+
 /* One query per session, in binary form: the summary's bytes as stored. */
 static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                             void *ctx) {

@@ -145,6 +145,55 @@ static int push_summary(copier *c, int64_t local_id) {
   return err;
 }
 
+/* The session's causes (docs/schema.md, "Causes"), each row of the file as
+ * it is. A role that may not insert them leaves the session without, as
+ * for summaries: its samples are then "not attributed" on the server. */
+static int push_causes(copier *c, int64_t local_id) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(c->local->db,
+                         "SELECT kind, first_index, count, data FROM session_causes "
+                         "WHERE session_id = ?",
+                         -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_finalize(st);
+    return TL_OK; /* a file older than the causes */
+  }
+  sqlite3_bind_int64(st, 1, local_id);
+  const char *doing = "sending the causes of late samples";
+  int err = tl__pg_exec(c->server, "SAVEPOINT causes", NULL, doing);
+  while (err == TL_OK && sqlite3_step(st) == SQLITE_ROW) {
+    const uint8_t *blob = sqlite3_column_blob(st, 3);
+    size_t len = (size_t)sqlite3_column_bytes(st, 3);
+    char *hex = malloc(2 * len + 3);
+    if (!hex) {
+      err = tl__store_fail(c->server, TL_ENOMEM, "out of memory %s", doing);
+      break;
+    }
+    static const char digits[] = "0123456789abcdef";
+    hex[0] = '\\';
+    hex[1] = 'x';
+    for (size_t i = 0; i < len; i++) {
+      hex[2 + 2 * i] = digits[blob[i] >> 4];
+      hex[3 + 2 * i] = digits[blob[i] & 15];
+    }
+    hex[2 + 2 * len] = '\0';
+    tl_pg_params p = {0};
+    tl__pg_param_i64(&p, c->session_id);
+    tl__pg_param_i64(&p, sqlite3_column_int64(st, 0));
+    tl__pg_param_i64(&p, sqlite3_column_int64(st, 1));
+    tl__pg_param_i64(&p, sqlite3_column_int64(st, 2));
+    tl__pg_param_text(&p, hex);
+    err = tl__pg_exec(c->server,
+                      "INSERT INTO session_causes (session_id, kind, first_index, count, data) "
+                      "VALUES ($1, $2, $3, $4, $5::bytea)",
+                      &p, doing);
+    free(hex);
+  }
+  sqlite3_finalize(st);
+  if (err == TL_EPERM)
+    err = tl__pg_exec(c->server, "ROLLBACK TO SAVEPOINT causes", NULL, doing);
+  return err;
+}
+
 /* A PostgreSQL array literal of n strings, {"a","b"}, with quotes and
  * backslashes escaped; free it. NULL when out of memory. */
 static char *text_array(const char *const *v, size_t n, size_t stride) {
@@ -308,6 +357,8 @@ static int push_session(copier *c, const tl_session *x, const tl_host_row *host)
                          (long long)c->samples, (long long)x->sample_count);
   if (err == TL_OK && sent)
     err = push_summary(c, x->id);
+  if (err == TL_OK && sent)
+    err = push_causes(c, x->id);
   if (err == TL_OK && sent)
     err = tl__pg_exec(server, "COMMIT", NULL, "committing a session");
   if (err || !sent) {

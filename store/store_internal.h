@@ -138,6 +138,11 @@ size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t mi
 size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count,
                             int64_t min, int64_t max, int64_t *scratch, uint8_t *out);
 
+/* Calls fn with each row of kind of a session's causes on a server (pg.c),
+ * by first_index; nothing on a server older than the causes. */
+typedef int (*tl__cause_row_cb)(void *ctx, int64_t count, const uint8_t *data, size_t len);
+int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx);
+
 /* Whether bytes of new data can be committed and still leave the room kept
  * for ending the sessions (writer.c): what is written beside the samples
  * (their causes, counters) must never take it. */

@@ -727,12 +727,13 @@ static void faults_are_one_line_errors(void **state) {
 
   /* A newer tl's schema is refused, for reading and for pushing. */
   push_ok(db, f->url);
+  int64_t version = sql(f->name, "SELECT version FROM tl_schema");
   sql(f->name, "UPDATE tl_schema SET version = 99");
   char *p3[] = {TLSTORE, "--db", db, "push", f->url, NULL};
   fails_cleanly(p3, NULL, db, "newer than this tl", NULL);
   char *r2[] = {TLSTORE, "--db", f->url, "sessions", NULL};
   fails_cleanly(r2, NULL, db, "newer than this tl", NULL);
-  sql(f->name, "UPDATE tl_schema SET version = 2");
+  sql(f->name, "UPDATE tl_schema SET version = %lld", (long long)version);
 
   /* Roles: a reader may not push or delete, a pusher may not read or
    * delete, and neither may create tl's tables. */
@@ -742,7 +743,7 @@ static void faults_are_one_line_errors(void **state) {
                "GRANT SELECT ON tl_schema, hosts TO tl_pusher; "
                "GRANT SELECT (id, uuid, sample_count) ON sessions TO tl_pusher; "
                "GRANT INSERT ON hosts, sessions, session_tags, host_facts, sample_blocks, "
-               "session_summaries TO tl_pusher; GRANT UPDATE (hostname, first_seen, last_seen) ON hosts TO tl_pusher");
+               "session_summaries, session_causes TO tl_pusher; GRANT UPDATE (hostname, first_seen, last_seen) ON hosts TO tl_pusher");
   char reader[1024], pusher[1024];
   make_url(reader, sizeof reader, "tl_reader", f->name);
   make_url(pusher, sizeof pusher, "tl_pusher", f->name);
@@ -823,7 +824,7 @@ static void cut_off_pushes_are_completed_by_the_next(void **state) {
   for (int round = 0; round < 2; round++) {
     if (round)
       sql(f->name, "TRUNCATE sessions, hosts, session_tags, host_facts, sample_blocks, "
-                  "session_summaries");
+                  "session_summaries, session_causes");
     pid_t pid = push_in_background(db, f->url, errpath);
     wait_first_session(f);
     if (round == 0) {
