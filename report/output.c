@@ -195,6 +195,8 @@ typedef struct {
   size_t count;
   char *err;
   size_t errlen;
+  const tl_comparison *all;     /* every label, by label: the site's colour order */
+  const tl_comparison *grouped; /* compare.html grouped by --by, or NULL */
 } site;
 
 static int add_page(site *s, page_kind kind, size_t at, const char *name) {
@@ -208,6 +210,14 @@ static int add_page(site *s, page_kind kind, size_t at, const char *name) {
   p->at = at;
   snprintf(p->name, sizeof p->name, "%s", name);
   return TL_OK;
+}
+
+/* Every page of the site by label gives a label the colour and marker it
+ * has on the comparison of every label; a page grouped by --by keeps its
+ * own order (its groups are no labels). */
+static void site_styles(const site *s, tl_page_opts *o) {
+  o->style_order = (const char *const *)s->all->labels;
+  o->style_count = s->all->label_count;
 }
 
 /* Renders a comparison (or the index, when index is set) into page p's
@@ -224,6 +234,8 @@ static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page
   o.site_links = 1;
   o.title = title;
   o.host_facts = p->kind == PAGE_HOST;
+  if (c != s->grouped)
+    site_styles(s, &o);
   tl_stats st;
   memset(&st, 0, sizeof st);
   int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */
@@ -331,7 +343,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
     *pages = 0;
-  site s = {store, -1, dir, NULL, 0, err, errlen};
+  site s = {store, -1, dir, NULL, 0, err, errlen, NULL, NULL};
   /* With --by, compare.html is grouped by it; the label and host pages and
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
@@ -349,8 +361,11 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     rc = tl_compare(store, &by_label, &all, err, errlen);
     have_all = rc == TL_OK;
   }
-  if (!rc)
+  if (!rc) {
+    s.all = &all;
+    s.grouped = have_grouped ? &grouped : NULL;
     rc = plan_pages(&s, &all);
+  }
   if (!rc) {
     made_dir = mkdir(dir, 0755) == 0;
     if (!made_dir && errno != EEXIST) {

@@ -145,6 +145,9 @@ const char *tl__probe_definition(const char *probe);
 /* ------------------------------------------------------------------------ */
 /* Charts (svg.c): inline SVG, no script, no external font or file           */
 
+/* The style number (colour, dash, marker) of a label on page p (see
+ * tl_page_opts.style_order). */
+size_t tl__style_of(const tl__page *p, const char *label);
 /* Latency by percentile, one line per label, for one probe and delay. */
 void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns);
 /* The histogram of one group. */

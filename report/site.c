@@ -39,9 +39,7 @@ static void sparkline(tl__page *p, const tl_group *g) {
   char a[48], b[48];
   tl__say_time(lo, a, sizeof a);
   tl__say_time(hi, b, sizeof b);
-  size_t style = 0;
-  while (style < c->label_count && strcmp(c->labels[style], g->label) != 0)
-    style++;
+  size_t style = tl__style_of(p, g->label);
   fprintf(p->out,
           "<svg class=\"spark\" viewBox=\"0 0 120 24\" width=\"120\" height=\"24\" role=\"img\" "
           "aria-label=\"p90 lateness of the last %zu sessions, %s to %s\"><title>p90 lateness "

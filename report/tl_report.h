@@ -51,9 +51,11 @@ typedef struct {
   tl_dist spectrum; /* at tl_spectrum_pcts, for the chart */
   /* Histogram of the samples: TL_HIST_BINS bins of hist_width_ns from
    * hist_lo_ns (the minimum) up to the 99.9th percentile, rounded up by at
-   * most 1/2048 so that the bins fill in the pass that finds the percentiles;
-   * the samples above that (0.1% at most) are counted in hist_over, so one
-   * outlier cannot flatten the chart. */
+   * most 1/2048 so that the bins fill in the pass that finds the percentiles,
+   * or, when p99.9 lies more than four times as far out as p90, up to four
+   * times p90's distance from the minimum; the samples above that (10% at
+   * most) are counted in hist_over, so a few spikes cannot flatten the
+   * chart. */
   int64_t hist_lo_ns, hist_width_ns;
   int64_t hist[TL_HIST_BINS];
   int64_t hist_over;
@@ -161,6 +163,11 @@ typedef struct {
   int64_t generated_ns;         /* >0: say when the page was made; 0 keeps pages byte-identical */
   const struct tl_stats *stats; /* tl_stats_compute() of the same comparison, or NULL */
   const tl_left_out_list *left_out; /* sessions left out as damaged ("Read with care"), or NULL */
+  /* The labels in the order that gives each its colour and marker (a site
+   * passes every label of the site, so a label looks the same on each
+   * page), or NULL: the page's own labels in order. */
+  const char *const *style_order;
+  size_t style_count;
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
