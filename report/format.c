@@ -275,8 +275,16 @@ static void write_md(const tl__table *t, FILE *out) {
   fputc('\n', out);
 }
 
+/* Tables of TL__FOLD_COLS columns or more fold on a phone: each row a
+ * block, its first cell a line of its own and the others "header: value"
+ * side by side (data-h and the stylesheet, template.c), so that the label
+ * and its percentiles read without scrolling sideways. */
+enum { TL__FOLD_COLS = 4 };
+
 static void write_html(const tl__table *t, FILE *out) {
-  fputs("<div class=\"scroll\"><table>\n<thead><tr>", out);
+  fputs(t->cols >= TL__FOLD_COLS ? "<div class=\"scroll fold\"><table>\n<thead><tr>"
+                                 : "<div class=\"scroll\"><table>\n<thead><tr>",
+        out);
   for (size_t c = 0; c < t->cols; c++) {
     fputs(t->align[c] == 'r' ? "<th class=\"n\">" : "<th>", out);
     tl_html_escape(out, t->head[c]);
@@ -288,9 +296,15 @@ static void write_html(const tl__table *t, FILE *out) {
     if (c == 0)
       fputs("<tr>", out);
     int best = t->flags[i] & TL__BEST;
-    fprintf(out, "<td%s>",
+    fprintf(out, "<td%s",
             t->align[c] == 'r' ? (best ? " class=\"n best\"" : " class=\"n\"")
                                : (best ? " class=\"best\"" : ""));
+    if (t->cols >= TL__FOLD_COLS && c > 0) {
+      fputs(" data-h=\"", out);
+      tl_html_escape(out, t->head[c]);
+      fputc('"', out);
+    }
+    fputc('>', out);
     if (best)
       fputs("<strong>", out);
     if (t->href[i]) {

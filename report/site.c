@@ -64,7 +64,7 @@ static void index_latest(tl__page *p) {
         tl__prose(p));
   tl__prose_flush(p);
   FILE *o = p->out;
-  fputs("<div class=\"scroll\"><table>\n<thead><tr><th>label</th><th>delay</th>"
+  fputs("<div class=\"scroll fold\"><table>\n<thead><tr><th>label</th><th>delay</th>"
         "<th class=\"n\">latest p90 late</th><th>last sessions</th><th>changes</th></tr></thead>\n"
         "<tbody>\n",
         o);
@@ -86,11 +86,11 @@ static void index_latest(tl__page *p) {
     if (link)
       fprintf(o, "<a href=\"%s\">", link);
     tl_html_escape(o, g->label);
-    fputs(link ? "</a></td><td>" : "</td><td>", o);
+    fputs(link ? "</a></td><td data-h=\"delay\">" : "</td><td data-h=\"delay\">", o);
     tl_html_escape(o, call);
-    fprintf(o, "</td><td class=\"n\">%s</td><td>", v);
+    fprintf(o, "</td><td class=\"n\" data-h=\"latest p90 late\">%s</td><td data-h=\"last sessions\">", v);
     sparkline(p, g);
-    fputs("</td><td>", o);
+    fputs("</td><td data-h=\"changes\">", o);
     size_t said = 0;
     for (size_t k = 0; st && k < st->groups[i].change_count; k++) {
       const tl_change *ch = &st->groups[i].changes[k];

@@ -39,6 +39,14 @@ static const char css[] =
     "svg{display:block;width:100%;height:auto}\n"
     "svg text{fill:currentColor;font-family:inherit}\n"
     "@media (max-width:40rem){svg text{font-size:22px}.small svg text{font-size:13px}}\n"
+    /* A phone folds wide tables (format.c): a row is a block, its first
+     * cell on a line of its own, then "header value" pairs side by side. */
+    "@media (max-width:40rem){.fold thead{display:none}.fold table,.fold tbody{display:block}"
+    ".fold tr{display:flex;flex-wrap:wrap;gap:0 1rem;padding:.35rem 0;"
+    "border-bottom:1px solid var(--line)}"
+    ".fold td{border:0;padding:0;text-align:left;min-width:0;overflow-wrap:anywhere}"
+    ".fold td:first-child{flex-basis:100%;font-weight:600}.fold td:empty{display:none}"
+    ".fold td[data-h]::before{content:attr(data-h) \" \";color:var(--muted);font-size:.8rem}}\n"
     "svg .grid{stroke:var(--line)}\n"
     "svg .axis{stroke:var(--muted)}\n"
     ".s0{stroke:var(--c0);fill:var(--c0)}.s1{stroke:var(--c1);fill:var(--c1)}"
