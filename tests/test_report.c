@@ -696,7 +696,7 @@ static void best_only_where_clear(void **state) {
   char *index = tl_test_path(dir, "index.html");
   html = tl_test_read_file(index, NULL);
   assert_non_null(html);
-  assert_non_null(strstr(html, "<td>\xE2\x9A\x91 worse 2026-11-01: p90 +"));
+  assert_non_null(strstr(html, "<td data-h=\"changes\">\xE2\x9A\x91 worse 2026-11-01: p90 +"));
   free(html);
   free(index);
   free(dir);
@@ -908,8 +908,10 @@ static int have(const char *path) { return access(path, X_OK) == 0; }
 
 /* tidy -errors -q prints nothing and exits 0 for a clean page. */
 static void assert_tidy(const char *file) {
-  if (!have("/usr/bin/tidy"))
-    return; /* .ci/run installs tidy; locally it may be missing */
+  if (!have("/usr/bin/tidy")) {
+    tl_test_skip_part("no /usr/bin/tidy (.ci/run installs it): the page is not checked by tidy");
+    return;
+  }
   char *out, *err;
   char *a[] = {"/usr/bin/tidy", "-errors", "-q", (char *)file, NULL};
   int rc = tl_test_run(a, NULL, &out, &err);
@@ -1114,9 +1116,11 @@ static void site(void **state) {
    * 50 ms session {50.3, 50.4, 60.0} has p90 60.0 ms, 10.00 ms late; its two
    * 50 ms sessions make a sparkline; no lasting change with so few. */
   assert_non_null(strstr(first[0], "<th class=\"n\">latest p90 late</th>"));
-  assert_non_null(strstr(first[0], "<td><a href=\"label-vbox.html\">vbox</a></td><td>setTimeout(50)"
-                                   "</td><td class=\"n\">10.00 ms</td><td><svg class=\"spark\""));
-  assert_non_null(strstr(first[0], "</svg></td><td>none</td></tr>"));
+  assert_non_null(strstr(first[0], "<td><a href=\"label-vbox.html\">vbox</a></td><td "
+                                   "data-h=\"delay\">setTimeout(50)</td><td class=\"n\" "
+                                   "data-h=\"latest p90 late\">10.00 ms</td><td data-h=\"last "
+                                   "sessions\"><svg class=\"spark\""));
+  assert_non_null(strstr(first[0], "</svg></td><td data-h=\"changes\">none</td></tr>"));
   /* A second run gives the same bytes. */
   free(run_report(a, 0, NULL));
   for (size_t i = 0; i < 6; i++) {
@@ -1491,7 +1495,7 @@ static void site_in_chromium(void **state) {
   fixture *f = *state;
   const char *chromium = "/usr/bin/chromium";
   if (!have(chromium))
-    skip(); /* .ci/run installs chromium */
+    tl_test_skip("no /usr/bin/chromium (.ci/run installs it)");
   build_golden_db(f->db);
   char *dir = tl_test_path(f->dir, "site");
   char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
@@ -1554,9 +1558,11 @@ static void site_in_chromium(void **state) {
 }
 
 /* The pages as a reader sees them, in headless Chromium driven by
- * puppeteer-core (tests/browser/check.js): no table wider than its
- * container at 1280 px, the p90 column on screen at 390 px, no two chart
- * texts overlapping, the answer box within the first 800 px. Skipped when
+ * puppeteer-core (tests/browser/check.js), at 1280 and 390 px: no table
+ * wider than its container (1280) or the screen (390), the p90 of every
+ * lateness table on screen, no two chart texts overlapping and none cut by
+ * its chart's edge, the answer box within the first 800 px; on the
+ * comparison, a label's, a host's, a --by and the index page. Skipped when
  * node, chromium or the npm package is missing, unless TL_BROWSER_REQUIRED
  * is set (.ci/run installs them and sets it, so CI always runs this). */
 static void page_in_browser(void **state) {
@@ -1566,32 +1572,35 @@ static void page_in_browser(void **state) {
   if (!have(chromium) || !have(node) || access(module, R_OK) != 0) {
     if (getenv("TL_BROWSER_REQUIRED"))
       fail_msg("the browser test needs %s, %s and `npm ci --prefix tests/browser`", chromium, node);
-    fprintf(stderr, "page_in_browser: skipped: no chromium, node or puppeteer-core "
-                    "(npm ci --prefix tests/browser)\n");
-    skip();
+    tl_test_skip("no chromium, node or puppeteer-core (npm ci --prefix tests/browser)");
   }
   build_golden_db(f->db);
-  /* A third label with a long name, so that names meet the charts' edges. */
+  /* A third label with a long name, so that names meet the charts' edges,
+   * and a few spikes of 20 ms, so that the charts' tails span decades and
+   * its histogram has an overflow bar. */
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
   int64_t v[400];
   for (int i = 0; i < 400; i++)
-    v[i] = 50000000 + 300000 + (int64_t)(i * 7919 % 400) * 5000;
+    v[i] = 50000000 + 300000 + (int64_t)(i * 7919 % 400) * 5000 + (i % 97 == 5 ? 20000000 : 0);
   add_session(s, "run9", "a-rather-long-label-name", &vbox_host, 50000000, v, 400);
   tl_store_close(s);
   char *dir = tl_test_path(f->dir, "site");
   char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
   free(run_report(a, 0, NULL));
-  char *pages[3];
+  char *by = tl_test_path(f->dir, "by.html");
+  char *c[] = {TLREPORT, "--db", f->db, "--by", "clocksource", "--format", "html", "-o", by, NULL};
+  free(run_report(c, 0, NULL));
+  char *pages[5];
   pages[0] = tl_test_path(dir, "compare.html");
   pages[1] = tl_test_path(dir, "label-vbox.html");
   pages[2] = tl_test_path(dir, "host-aaaa000000000001.html");
-  char *b[] = {(char *)node,
-               TL_SOURCE_DIR "/tests/browser/check.js",
-               (char *)chromium,
-               pages[0],
-               pages[1],
-               pages[2],
+  pages[3] = tl_test_path(dir, "index.html");
+  pages[4] = by;
+  char *b[] = {(char *)node, TL_SOURCE_DIR "/tests/browser/check.js",
+               (char *)chromium, pages[0],
+               pages[1], pages[2],
+               pages[3], pages[4],
                NULL};
   char *out, *err;
   int rc = tl_test_run(b, NULL, &out, &err);
@@ -1599,10 +1608,12 @@ static void page_in_browser(void **state) {
     fprintf(stderr, "%s%s", out, err);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(out, "compare.html at 390 px"));
+  assert_non_null(strstr(out, "index.html at 390 px"));
+  assert_non_null(strstr(out, "by.html at 390 px"));
   assert_non_null(strstr(out, "\nok\n"));
   free(out);
   free(err);
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 5; i++)
     free(pages[i]);
   free(dir);
 }
