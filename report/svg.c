@@ -251,7 +251,7 @@ static void log_axis(FILE *o, const frame *f) {
     }
   double mid = (f->top + f->bottom) / 2;
   fprintf(o,
-          "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">"
+          "<text x=\"26\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 26 %.1f)\">"
           "Lateness (log scale)</text>\n",
           mid, mid);
   fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f->left,
@@ -298,7 +298,7 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   if (!n)
     return;
-  double w = 640, left = 112, rows = (double)legend_rows(names, n, w - left - 16);
+  double w = 640, left = 122, rows = (double)legend_rows(names, n, w - left - 16);
   double h = 342 + rows * 30;
   frame f = {left, w - 16, 16, 258, 0, 4, 0, 1};
   log_span(lo, hi, &f.y0, &f.y1);
@@ -376,7 +376,7 @@ static void count_axis(FILE *o, const frame *f, double step, const char *name) {
     count_label(fabs(v) < step / 1e6 ? 0.0 : v, buf, sizeof buf);
     text(o, f->left - 6, y + 4, "end", buf);
   }
-  fprintf(o, "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">",
+  fprintf(o, "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">",
           (f->top + f->bottom) / 2, (f->top + f->bottom) / 2);
   tl_html_escape(o, name);
   fputs("</text>\n", o);
@@ -613,7 +613,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
     p->failed = TL_ENOMEM;
     return;
   }
-  double w = 640, left = 112, rows = (double)legend_rows(names, nl, w - left - 16);
+  double w = 640, left = 122, rows = (double)legend_rows(names, nl, w - left - 16);
   double h = 344 + rows * 30;
   /* The axis spans the data (a minute around a single session); the plot
    * keeps 8 units inside the frame so that edge markers show whole. */
@@ -741,7 +741,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
   /* Room for text at 22 px, the size phones get (see the page's CSS). */
   double w = 560, row_h = 34, top = 12, left = 150;
   double h = top + row_h * (double)n + 96;
-  frame f = {left, w - 20, top, top + row_h * (double)n, lo / u.div, hi / u.div, 0, 1};
+  frame f = {left, w - 32, top, top + row_h * (double)n, lo / u.div, hi / u.div, 0, 1};
   double step = nice_step(&f.x0, &f.x1, 5);
   char call[96], title[256], desc[2048];
   tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
@@ -864,7 +864,7 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   if (n == 0)
     return;
   double w = 640, h = 344;
-  frame f = {112, w - 16, 16, 258, -0.5, (double)n - 0.5, 0, 1};
+  frame f = {122, w - 16, 16, 258, -0.5, (double)n - 0.5, 0, 1};
   log_span(lo, hi, &f.y0, &f.y1);
   char call[96], title[256], desc[512];
   tl__call_name(probe, delay_ns, call, sizeof call);
