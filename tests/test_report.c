@@ -1078,6 +1078,74 @@ static const char *const site_pages[] = {
     "host-bbbb000000000002.html",
 };
 
+/* The style class (0..6) of label's series on a page: of its histograms,
+ * its legend entries and its index sparkline; -1 when the page has none,
+ * -2 when two of them differ. */
+static int label_style(const char *html, const char *label) {
+  int style = -1;
+  char title[128], legend[128], spark[128];
+  snprintf(title, sizeof title, "<title>Histogram, %s, ", label);
+  snprintf(legend, sizeof legend, "text-anchor=\"start\">%s</text>", label);
+  snprintf(spark, sizeof spark, "\">%s</a>", label);
+  for (const char *p = html; (p = strstr(p, title)); p++) {
+    const char *g = strstr(p, "<g class=\"s");
+    int k = g ? g[11] - '0' : -2;
+    style = style == -1 || style == k ? k : -2;
+  }
+  /* A legend entry: the <g class="sN"> just before the label's text. */
+  for (const char *p = html; (p = strstr(p, legend)); p++) {
+    const char *g = p;
+    while (g > html && strncmp(g, "<g class=\"s", 11) != 0)
+      g--;
+    int k = g > html ? g[11] - '0' : -2;
+    style = style == -1 || style == k ? k : -2;
+  }
+  for (const char *p = html; (p = strstr(p, spark)); p++) {
+    const char *l = strstr(p, "class=\"line s");
+    const char *row = strstr(p, "</tr>");
+    if (!l || (row && l > row))
+      continue;
+    int k = l[13] - '0';
+    style = style == -1 || style == k ? k : -2;
+  }
+  return style;
+}
+
+/* One colour and marker per label across every page of a site: vbox's on
+ * the comparison, its label page, its host's page and the index is one,
+ * macos's another, though macos is the only label of its own pages. */
+static void one_colour_per_label(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  static const char *const labels[] = {"vbox", "macos"};
+  int style[2] = {-1, -1}, seen[2] = {0, 0};
+  for (size_t i = 0; i < sizeof site_pages / sizeof *site_pages; i++) {
+    char *path = tl_test_path(dir, site_pages[i]);
+    char *html = tl_test_read_file(path, NULL);
+    assert_non_null(html);
+    for (int l = 0; l < 2; l++) {
+      int k = label_style(html, labels[l]);
+      if (k == -2)
+        fail_msg("%s: %s has two colours on one page", site_pages[i], labels[l]);
+      if (k < 0)
+        continue;
+      if (style[l] >= 0 && style[l] != k)
+        fail_msg("%s: %s is s%d here, s%d elsewhere", site_pages[i], labels[l], k, style[l]);
+      style[l] = k;
+      seen[l]++;
+    }
+    free(html);
+    free(path);
+  }
+  /* compare, label and host pages, and vbox's sparkline on the index */
+  assert_true(seen[0] >= 4 && seen[1] >= 3);
+  assert_int_not_equal(style[0], style[1]);
+  free(dir);
+}
+
 /* The names in dir, one a line, without SQLite's -wal and -shm files. */
 static char *list_dir(const char *dir) {
   char *out;
@@ -1632,6 +1700,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(html_page, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(charts_at_the_data_scale, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(one_colour_per_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_keeps_the_mode, tl_test_setup, tl_test_teardown),
