@@ -168,6 +168,83 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
   return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A Markdown page with its charts                                           */
+
+/* The page and its chart files go in as the site does: every name is
+ * checked first (a refusal writes nothing), each file is written to a
+ * temporary beside its place, and only then are they renamed into place,
+ * the page last, so that it never links a chart that is not there. */
+typedef struct {
+  const char *name, *data;
+  size_t len;
+  mode_t mode;
+  char tmp[64];
+  int written;
+} md_file;
+
+static int place_md_files(int dirfd, const char *folder, md_file *files, size_t n, int force,
+                          char *err, size_t errlen) {
+  int rc = TL_OK;
+  char shown[4200];
+  for (size_t i = 0; i < n && !rc; i++) {
+    snprintf(shown, sizeof shown, "%s/%s", folder, files[i].name);
+    rc = check_target(dirfd, files[i].name, shown, force, &files[i].mode, err, errlen);
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    snprintf(shown, sizeof shown, "%s/%s", folder, files[i].name);
+    rc = write_temp(dirfd, shown, files[i].data, files[i].len, files[i].mode, files[i].tmp, err,
+                    errlen);
+    files[i].written = rc == TL_OK;
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    snprintf(shown, sizeof shown, "%s/%s", folder, files[i].name);
+    rc = put_in_place(dirfd, files[i].tmp, files[i].name, shown, err, errlen);
+    files[i].written = 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (files[i].written)
+      unlinkat(dirfd, files[i].tmp, 0);
+  return rc;
+}
+
+int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
+                                    const tl_chart_files *charts, int force, char *err,
+                                    size_t errlen) {
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    return errf(err, errlen, TL_EINVAL, "is not a file name", path);
+  char dir[4096];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else if ((size_t)(slash - path) < sizeof dir)
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  else
+    return errf(err, errlen, TL_EINVAL, "is too long", "path");
+  size_t n = charts ? charts->count : 0;
+  md_file *files = calloc(n + 1, sizeof *files);
+  if (!files)
+    return errf(err, errlen, TL_ENOMEM, "could not be written (out of memory)", path);
+  for (size_t i = 0; i <= n; i++) {
+    files[i].name = i < n ? charts->items[i].name : name;
+    files[i].data = i < n ? charts->items[i].data : data;
+    files[i].len = i < n ? charts->items[i].len : len;
+  }
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+  if (dirfd < 0) {
+    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
+    rc = TL_EIO;
+  } else {
+    rc = place_md_files(dirfd, dir, files, n + 1, force, err, errlen);
+    close(dirfd);
+  }
+  free(files);
+  return rc;
+}
+
 /* ======================================================================== */
 /* The static site                                                           */
 

@@ -203,6 +203,8 @@ static void section_contents(tl__page *p) {
   for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
     if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
       continue;
+    if (strcmp(toc[i][0], "charts") == 0 && p->o->format != TL_FORMAT_HTML && !p->o->charts)
+      continue; /* one line says where the charts are, under no heading */
     fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
     char id[256], text[256];
     if (i == 0 && tl__by_heading(p->c, id, sizeof id, text, sizeof text))
@@ -1017,16 +1019,137 @@ static void section_stats(tl__page *p) {
 /* ======================================================================== */
 /* 5. Charts                                                                */
 
-static void section_charts(tl__page *p) {
-  const tl_comparison *c = p->c;
-  tl__heading(p, "charts", "Charts");
+/* A chart's file name in a Markdown link: unreserved characters as they
+ * are, every other byte percent-encoded (the name comes from -o). */
+static void md_url(FILE *f, const char *name) {
+  for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+    if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+        strchr("-._~", *s))
+      fputc(*s, f);
+    else
+      fprintf(f, "%%%02X", *s);
+}
+
+void tl_chart_files_free(tl_chart_files *charts) {
+  for (size_t i = 0; charts && i < charts->count; i++) {
+    free(charts->items[i].name);
+    free(charts->items[i].data);
+  }
+  if (charts) {
+    free(charts->items);
+    charts->items = NULL;
+    charts->count = 0;
+  }
+}
+
+typedef enum { CHART_SPECTRUM, CHART_TREND, CHART_HISTOGRAM, CHART_BY } chart_kind;
+
+/* Draws one chart of a Markdown page into a file of its own (added to
+ * p->o->charts) and links it as an image; with `inline_image`, no line
+ * break after it, so that small charts sit side by side. Nothing when the
+ * chart has nothing to draw. */
+static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline_image) {
+  tl_chart_files *files = p->o->charts;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *saved = p->out, *mem = open_memstream(&buf, &len);
+  if (!mem) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  p->out = mem;
+  p->svg_file = 1;
+  if (kind == CHART_SPECTRUM)
+    tl__svg_spectrum(p, g->probe, g->delay_ns);
+  else if (kind == CHART_TREND)
+    tl__svg_trend(p, g->probe, g->delay_ns);
+  else if (kind == CHART_BY)
+    tl__svg_by_trend(p, g->probe, g->delay_ns);
+  else
+    tl__svg_histogram(p, g);
+  p->svg_file = 0;
+  p->out = saved;
+  int bad = fclose(mem) != 0;
+  tl_chart_file *items = len && !bad ? realloc(files->items, (files->count + 1) * sizeof *items)
+                                     : NULL;
+  char name[512];
+  snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
+  if (len && (bad || !items || !(items[files->count].name = strdup(name)))) {
+    free(buf);
+    if (items)
+      files->items = items;
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  if (!len) {
+    free(buf);
+    return;
+  }
+  files->items = items;
+  items[files->count].data = buf;
+  items[files->count++].len = len;
   FILE *f = tl__prose(p);
-  if (p->o->format != TL_FORMAT_HTML) {
-    fputs("The charts (latency by percentile, histograms, trends over time) are in the HTML "
-          "version of this page: `tlreport --format html`.\n\n",
+  fputs(inline_image && files->count > 1 && p->chart_inline ? " ![" : "![", f);
+  tl_md_escape(f, p->chart_title);
+  fputs("](", f);
+  md_url(f, name);
+  fputs(inline_image ? ")" : ")\n\n", f);
+  p->chart_inline = inline_image;
+  if (!inline_image) {
+    tl_md_escape(f, p->chart_caption);
+    fputs("\n\n", f);
+  }
+}
+
+/* The Markdown page's charts, as SVG files beside it (-o), or one line
+ * saying how to get them when the page goes to standard output. */
+static void markdown_charts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  if (!p->o->charts) {
+    fputs("Charts: written beside the page as SVG files with `-o FILE.md`, or inline with "
+          "`--format html`.\n\n",
           f);
     return;
   }
+  tl__heading(p, "charts", "Charts");
+  size_t n, *idx = page_blocks(p, &n);
+  if (!idx)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const tl_group *g0 = &c->groups[idx[i]];
+    char call[96];
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    f = tl__prose(p);
+    fputs("### ", f);
+    tl_md_escape(f, call);
+    fputs("\n\n", f);
+    md_chart(p, CHART_SPECTRUM, g0, 0);
+    md_chart(p, CHART_TREND, g0, 0);
+    if (c->by && c->label_x)
+      md_chart(p, CHART_BY, g0, 0);
+    for (size_t l = 0; l < c->label_count; l++) {
+      const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      if (g && g->dist.count)
+        md_chart(p, CHART_HISTOGRAM, g, 1);
+    }
+    if (p->chart_inline)
+      fputs("\n\nHistograms: the bulk of each label's samples; the bar set apart on the right "
+            "counts those beyond.\n\n",
+            tl__prose(p));
+    p->chart_inline = 0;
+  }
+  free(idx);
+}
+
+static void section_charts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  if (p->o->format != TL_FORMAT_HTML) {
+    markdown_charts(p);
+    return;
+  }
+  tl__heading(p, "charts", "Charts");
+  FILE *f;
   size_t n, *idx = page_blocks(p, &n);
   if (!idx)
     return;

@@ -53,6 +53,9 @@ typedef struct {
   size_t md_len;
   int chart_id; /* numbers the charts of one page */
   int failed;
+  int svg_file;     /* the chart being drawn is a file of its own (Markdown) */
+  int chart_inline; /* the last Markdown chart link ended a line of small images */
+  char chart_title[256], chart_caption[512]; /* of the last chart drawn */
 } tl__page;
 
 /* Writes a table where the page is (flushing the prose first) and frees
@@ -148,6 +151,10 @@ const char *tl__probe_definition(const char *probe);
 /* The style number (colour, dash, marker) of a label on page p (see
  * tl_page_opts.style_order). */
 size_t tl__style_of(const tl__page *p, const char *label);
+/* The stylesheet of a chart written as a file of its own (template.c): the
+ * page's chart styles, on a background of its own so that it reads on
+ * light and dark pages alike. */
+extern const char tl__svg_file_css[];
 /* Latency by percentile, one line per label, for one probe and delay. */
 void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns);
 /* The histogram of one group. */

@@ -89,23 +89,37 @@ static void marker(FILE *o, size_t style, double x, double y, int hollow) {
   }
 }
 
-/* Opens a figure with an accessible SVG of w x h user units. */
+/* Opens a figure with an accessible SVG of w x h user units; for a file of
+ * its own (p->svg_file), a standalone SVG document with its stylesheet, its
+ * first line tl's marker (so that -o may replace it). */
 static void open_svg(tl__page *p, double w, double h, const char *title, const char *desc) {
   FILE *o = p->out;
   p->chart_id++;
+  snprintf(p->chart_title, sizeof p->chart_title, "%s", title);
+  if (p->svg_file)
+    fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n",
+          o);
   fprintf(o,
-          "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+          "%s<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
           "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"",
-          w, h, w, h);
+          p->svg_file ? "" : "<figure>", w, h, w, h);
   tl_html_escape(o, title);
   fputs("\"><title>", o);
   tl_html_escape(o, title);
   fputs("</title><desc>", o);
   tl_html_escape(o, desc);
   fputs("</desc>\n", o);
+  if (p->svg_file)
+    fprintf(o, "<style>%s</style><rect class=\"bg\" width=\"%.0f\" height=\"%.0f\"/>\n",
+            tl__svg_file_css, w, h);
 }
 
 static void close_svg(tl__page *p, const char *caption) {
+  snprintf(p->chart_caption, sizeof p->chart_caption, "%s", caption);
+  if (p->svg_file) {
+    fputs("</svg>\n", p->out);
+    return;
+  }
   fputs("</svg><figcaption>", p->out);
   tl_html_escape(p->out, caption);
   fputs("</figcaption></figure>\n", p->out);

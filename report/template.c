@@ -65,6 +65,19 @@ static const char css[] =
     "svg.spark{display:inline-block;width:120px;height:24px;vertical-align:middle}\n"
     "@media print{body{background:#fff;color:#000}nav{display:none}a{color:#000}}\n";
 
+const char tl__svg_file_css[] =
+    "svg{--fg:#1c1c21;--bg:#fdfdfc;--line:#d5d5dc;--muted:#5c5c66;"
+    "--c0:#0072B2;--c1:#D55E00;--c2:#009E73;--c3:#CC79A7;--c4:#E69F00;--c5:#56B4E9;--c6:#000000;"
+    "color:var(--fg)}"
+    "text{fill:currentColor;font:16px system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,"
+    "sans-serif}"
+    ".bg{fill:var(--bg);stroke:none}.grid{stroke:var(--line)}.axis{stroke:var(--muted)}"
+    ".s0{stroke:var(--c0);fill:var(--c0)}.s1{stroke:var(--c1);fill:var(--c1)}"
+    ".s2{stroke:var(--c2);fill:var(--c2)}.s3{stroke:var(--c3);fill:var(--c3)}"
+    ".s4{stroke:var(--c4);fill:var(--c4)}.s5{stroke:var(--c5);fill:var(--c5)}"
+    ".s6{stroke:var(--c6);fill:var(--c6)}.line{fill:none}.hollow{fill:var(--bg)}"
+    ".key{fill:currentColor;stroke:currentColor}";
+
 void tl__html_head(tl__page *p, const char *title) {
   FILE *o = p->out;
   fputs("<!DOCTYPE html><!-- " TL_REPORT_MARKER

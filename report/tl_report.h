@@ -155,6 +155,24 @@ void tl_left_out_free(tl_left_out_list *list);
 int tl_report_skipping_damaged(tl_store *store, int (*make)(void *ctx), void *ctx,
                                tl_left_out_list *left, char *err, size_t errlen);
 
+/* The charts of a Markdown page, each an SVG file to be written beside it
+ * (tl_report_write_charts) and linked from it as an image: "STEM-1.svg",
+ * "STEM-2.svg" ... in the page's order. */
+typedef struct {
+  char *name; /* file name, without folders */
+  char *data; /* the standalone SVG */
+  size_t len;
+} tl_chart_file;
+
+typedef struct {
+  const char *stem; /* the page's file name without folders and ".md" */
+  tl_chart_file *items;
+  size_t count;
+} tl_chart_files;
+
+/* Frees the files (not stem) and empties the list; NULL is fine. */
+void tl_chart_files_free(tl_chart_files *charts);
+
 typedef struct {
   tl_format format;
   const char *title;            /* NULL: "Timer latency: LABEL, LABEL ..." */
@@ -168,6 +186,10 @@ typedef struct {
    * page), or NULL: the page's own labels in order. */
   const char *const *style_order;
   size_t style_count;
+  /* Markdown: where the charts go, as SVG files to write beside the page
+   * (-o), or NULL: no file can be written (standard output) and one line
+   * says how to get them. */
+  tl_chart_files *charts;
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
@@ -202,6 +224,13 @@ void tl_html_escape(FILE *out, const char *s);
  * less the umask. */
 int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
                          size_t errlen);
+
+/* Writes a Markdown page to path and its chart files (may be NULL) beside
+ * it, by tl_report_write_file's rules, as --site does: every name checked
+ * before any file is written, the page put in place last. */
+int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
+                                    const tl_chart_files *charts, int force, char *err,
+                                    size_t errlen);
 
 /* Writes a static site into dir (created when missing): index.html, one
  * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html)

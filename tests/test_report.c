@@ -154,17 +154,81 @@ static void markdown_matches_golden(void **state) {
   free(out);
   free(err);
 
-  /* -o writes the same bytes, and may replace its own output. */
+  /* -o writes the same bytes but for the charts (files beside it, linked
+   * under a heading of their own, instead of one line saying how to get
+   * them), and may replace its own output. */
   char *file = tl_test_path(f->dir, "page.md");
   char *argv2[] = {TLREPORT, "--db", f->db, "--compare", "vbox,macos", "-o", file, NULL};
   for (int i = 0; i < 2; i++) {
     free(run_report(argv2, 0, NULL));
     char *written = tl_test_read_file(file, NULL);
+    assert_non_null(written);
+    static const char link[] = " \xC2\xB7 [Charts](#charts)";
+    char *toc = strstr(written, link);
+    assert_non_null(toc);
+    memmove(toc, toc + strlen(link), strlen(toc + strlen(link)) + 1);
+    char *charts = strstr(written, "## Charts\n"), *next = charts ? strstr(charts, "\n## ") : NULL;
+    assert_non_null(next);
+    static const char line[] = "Charts: written beside the page as SVG files with `-o FILE.md`, "
+                               "or inline with `--format html`.\n";
+    memmove(charts + strlen(line), next, strlen(next) + 1);
+    memcpy(charts, line, strlen(line));
     assert_string_equal(written, golden);
     free(written);
   }
   free(golden);
   free(file);
+}
+
+/* Markdown carries its charts: -o page.md writes page-1.svg ... beside it,
+ * each a standalone SVG (well-formed XML, tl's marker first, so that the
+ * next run may replace it) linked as an image from the page; the page's
+ * links name exactly the files written. */
+static void markdown_charts_beside_the_page(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "out");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  char *file = tl_test_path(dir, "my page.md");
+  char *a[] = {TLREPORT, "--db", f->db, "-o", file, NULL};
+  for (int run = 0; run < 2; run++) {
+    free(run_report(a, 0, NULL));
+    char *md = tl_test_read_file(file, NULL);
+    assert_non_null(md);
+    size_t links = 0;
+    for (const char *p = md; (p = strstr(p, "](my%20page-")); p++) {
+      char name[64];
+      int n = 0;
+      assert_int_equal(sscanf(p, "](my%%20page-%d.svg)", &n), 1);
+      assert_true(p[-1] != '\n'); /* an image: ![title](...) */
+      snprintf(name, sizeof name, "my page-%d.svg", n);
+      char *svg = tl_test_path(dir, name);
+      char *data = tl_test_read_file(svg, NULL);
+      if (!data)
+        fail_msg("%s is linked but was not written", name);
+      assert_true(strncmp(data, "<!-- tl-report", 14) == 0);
+      assert_non_null(strstr(data, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+      assert_non_null(strstr(data, "<style>"));
+      if (access("/usr/bin/xmllint", X_OK) == 0) {
+        char *x[] = {"/usr/bin/xmllint", "--noout", svg, NULL};
+        char *err;
+        if (tl_test_run(x, NULL, NULL, &err) != 0)
+          fail_msg("%s is not well-formed: %s", name, err);
+        free(err);
+      }
+      free(data);
+      free(svg);
+      links++;
+    }
+    /* Per delay a percentile chart and a trend, and a histogram per label. */
+    assert_int_equal(links, 2 * 2 + 3);
+    assert_int_equal(tl_test_entries(dir), (int)links + 1);
+    assert_non_null(strstr(md, "\n## Charts\n"));
+    assert_null(strstr(md, "--format html`"));
+    free(md);
+  }
+  free(file);
+  free(dir);
 }
 
 static void filters_and_errors(void **state) {
@@ -1265,6 +1329,9 @@ static void replacing_files(void **state) {
   char *kept = tl_test_read_file(mine, NULL);
   assert_string_equal(kept, "my notes\n");
   free(kept);
+  char *listed = list_dir(f->dir); /* and none of its charts written */
+  assert_string_equal(listed, "notes.md\ntl.db\n");
+  free(listed);
   char *b[] = {TLREPORT, "--db", f->db, "-o", mine, "--force", NULL};
   free(run_report(b, 0, NULL));
   kept = tl_test_read_file(mine, NULL);
@@ -1293,7 +1360,8 @@ static void replacing_files(void **state) {
   assert_true(S_ISREG(st.st_mode));
   /* No temporary file is left behind. */
   char *out = list_dir(f->dir);
-  assert_string_equal(out, "notes.md\noutside.txt\nsite\ntl.db\n");
+  assert_string_equal(out, "notes-1.svg\nnotes-2.svg\nnotes-3.svg\nnotes-4.svg\nnotes-5.svg\n"
+                           "notes-6.svg\nnotes-7.svg\nnotes.md\noutside.txt\nsite\ntl.db\n");
   free(out);
   free(link);
   free(outside);
@@ -1689,6 +1757,8 @@ static void page_in_browser(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(markdown_matches_golden, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(markdown_charts_beside_the_page, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
