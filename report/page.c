@@ -921,6 +921,8 @@ static void section_tables(tl__page *p) {
 /* ======================================================================== */
 /* 4. How sure is this?                                                     */
 
+#define NBSP "\xC2\xA0"
+
 /* One matrix per probe and delay instead of a sentence per pair: the cell
  * of row A and column B is A's p90 lateness minus B's with its 95%
  * interval, and whether that is clear. Its size depends on the labels, not
@@ -951,7 +953,8 @@ static void difference_matrices(tl__page *p) {
     FILE *f = tl__prose(p);
     if (!titled++)
       fprintf(f,
-              "### Differences\n\nEach cell is the row's p%s lateness minus the column's, with "
+              "### Differences\n\nEach cell is the row's p%s lateness minus the column's (each pair "
+              "once), with "
               "its 95%% interval; \"clearly\" where the interval excludes 0 and both rest on "
               "enough samples.\n\n",
               TL_PCT(pct));
@@ -960,22 +963,25 @@ static void difference_matrices(tl__page *p) {
     fputs("**", f);
     tl_md_escape(f, call);
     fputs("**\n\n", f);
+    /* The lower triangle only: the upper one holds the same differences
+     * with the sign turned, so rows from the second label, columns up to
+     * the one before the last. */
     tl__heads h;
     h.name[0] = "minus";
     h.align[0] = 'l';
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j + 1 < n; j++) {
       snprintf(h.text[j], sizeof h.text[j], "%s", c->groups[idx[j]].label);
       h.name[j + 1] = h.text[j];
       h.align[j + 1] = 'r';
     }
-    h.align[n + 1] = '\0';
-    tl__table *t = tl__table_new(n + 1, h.name, h.align);
-    for (size_t r = 0; t && r < n; r++) {
+    h.align[n] = '\0';
+    tl__table *t = tl__table_new(n, h.name, h.align);
+    for (size_t r = 1; t && r < n; r++) {
       tl__table_add(t, c->groups[idx[r]].label);
-      for (size_t j = 0; j < n; j++) {
-        const tl_pair_stats *pr = tl__pair_of(st, idx[r], idx[j]);
-        if (r == j || !pr) {
-          tl__table_add(t, r == j ? "" : "-");
+      for (size_t j = 0; j + 1 < n; j++) {
+        const tl_pair_stats *pr = j < r ? tl__pair_of(st, idx[r], idx[j]) : NULL;
+        if (j >= r || !pr) {
+          tl__table_add(t, j >= r ? "" : "-");
           continue;
         }
         /* pr holds b minus a; the cell is row minus column. */
@@ -990,7 +996,10 @@ static void difference_matrices(tl__page *p) {
         tl__num(hi, u, hv, sizeof hv);
         int clear = tl__clearly_below(st, idx[r], idx[j], (size_t)k) ||
                     tl__clearly_below(st, idx[j], idx[r], (size_t)k);
-        tl__table_addf(t, "%s%s %s (%s to %s)%s", d > 0 ? "+" : "", dv, u.name, lv, hv,
+        /* No-break spaces inside the number and its interval, so that a
+         * narrow column breaks only before "clearly". */
+        tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s)%s", d > 0 ? "+" : "",
+                       dv, u.name, lv, hv,
                        clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
       }
     }
@@ -1390,6 +1399,47 @@ static void session_list(tl__page *p) {
     fputs("</details>\n", p->out);
 }
 
+/* Whether nothing is known of a host but its name (imported data, say):
+ * its row would be a row of "unknown". */
+static int host_unknown(const tl_session_detail *d) {
+  void (*const cells[])(const tl_session_detail *, char *, size_t) = {
+      tl__host_cpu, host_cores, host_ram, tl__host_os, host_virt};
+  char buf[512];
+  for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) {
+    cells[i](d, buf, sizeof buf);
+    if (strcmp(buf, "unknown") != 0)
+      return 0;
+  }
+  static const char *const keys[] = {"kernel.release", "clocksource.current", "cpu.governor"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+    if (strcmp(tl__or_unknown(tl__fact(d, keys[i])), "unknown") != 0)
+      return 0;
+  return 1;
+}
+
+/* The hosts of which only the name is known, folded into one line. */
+static void bare_hosts(tl__page *p, const size_t *first, const size_t *newest, size_t nh,
+                       size_t bare) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs(bare == nh ? "Of the hosts only their names are known: "
+                   : "Of the other hosts only their names are known: ",
+        f);
+  size_t said = 0;
+  for (size_t h = 0; h < nh; h++) {
+    const tl_session_detail *d = &c->details[newest[h]];
+    if (!host_unknown(d))
+      continue;
+    const tl_session *s = &c->sessions.items[first[h]];
+    fputs(said++ ? ", " : "", f);
+    tl_md_escape(f, c->sessions.items[newest[h]].hostname);
+    fputs(" (", f);
+    tl_md_escape(f, s->label);
+    fputs(")", f);
+  }
+  fputs(".\n\n", f);
+}
+
 static void section_hosts(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count;
@@ -1400,18 +1450,27 @@ static void section_hosts(tl__page *p) {
     p->failed = TL_ENOMEM;
     return;
   }
-  size_t nh = tl__hosts_of(c, first, newest);
+  size_t nh = tl__hosts_of(c, first, newest), known = 0;
+  for (size_t h = 0; h < nh; h++)
+    known += !host_unknown(&c->details[newest[h]]);
   tl__heading(p, "hosts-and-sessions", "Hosts and sessions");
   FILE *f = tl__prose(p);
-  fputs("Each host as its newest session saw it.\n\n", f);
+  if (known)
+    fputs("Each host as its newest session saw it.\n\n", f);
   static const char *const hhead[] = {"host",        "labels",  "CPU",    "cores",
                                       "RAM",         "OS",      "kernel", "virtualization",
                                       "clocksource", "governor"};
   tl__table *t = tl__table_new(10, hhead, "llllrlllll");
+  size_t bare = 0, rows = 0;
   for (size_t h = 0; t && h < nh; h++) {
     const tl_session *s = &c->sessions.items[newest[h]];
     const tl_session_detail *d = &c->details[newest[h]];
     char buf[512], href[128];
+    if (host_unknown(d)) {
+      bare++;
+      continue;
+    }
+    rows++;
     size_t cell = tl__table_add(t, s->hostname);
     if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
       tl__table_link(t, cell, href);
@@ -1439,7 +1498,12 @@ static void section_hosts(tl__page *p) {
     tl__table_add(t, tl__or_unknown(tl__fact(d, "clocksource.current")));
     tl__table_add(t, tl__or_unknown(tl__fact(d, "cpu.governor")));
   }
-  tl__put_table(p, t);
+  if (rows || !t)
+    tl__put_table(p, t);
+  else
+    tl__table_free(t);
+  if (bare)
+    bare_hosts(p, first, newest, nh, bare);
 
   session_summary(p);
   session_list(p);
@@ -1484,10 +1548,27 @@ static void section_method(tl__page *p) {
       k++;
     if (k < i)
       continue;
+    size_t sessions = 0, imported = 0;
+    for (size_t j = i; j < n; j++)
+      if (strcmp(c->sessions.items[j].probe, probe) == 0) {
+        sessions++;
+        imported += strncmp(c->sessions.items[j].host_fingerprint, "imported:", 9) == 0;
+      }
     fputs("- **", f);
     tl_md_escape(f, probe);
     fputs("**: ", f);
-    tl_md_escape(f, tl__probe_definition(probe));
+    /* tl cannot know how another tool measured what it imported, whatever
+     * its --probe says. */
+    if (imported == sessions) {
+      fputs("imported with `tlstore import --probe ", f);
+      tl__md_literal(f, probe);
+      fputs("`: measured by another tool, not by tl, which cannot say how.", f);
+    } else {
+      tl_md_escape(f, tl__probe_definition(probe));
+      if (imported)
+        fprintf(f, " %zu of its %zu sessions were imported (`tlstore import`): measured by "
+                   "another tool, not by tl.", imported, sessions);
+    }
     fputc('\n', f);
   }
   fputs("\nPercentiles are exact and nearest-rank over every raw sample: pN is the smallest "
@@ -1496,6 +1577,26 @@ static void section_method(tl__page *p) {
         "mean and the standard deviation (population) are over the same samples.\n\n",
         f);
   command_lines(p);
+}
+
+/* When session i's label ran more than one command line and this one's
+ * sessions all have one probe and delay, that call ("libuv 10 ms") into
+ * buf, so that the headings of its command lines differ; else 0. */
+static int command_call(const tl_comparison *c, size_t i, char *buf, size_t len) {
+  const tl_session *s = &c->sessions.items[i];
+  int others = 0;
+  for (size_t k = 0; k < c->sessions.count; k++) {
+    const tl_session *o = &c->sessions.items[k];
+    if (strcmp(o->label, s->label) != 0)
+      continue;
+    if (strcmp(o->command_line, s->command_line) != 0)
+      others = 1;
+    else if (o->delay_ns != s->delay_ns || strcmp(o->probe, s->probe) != 0)
+      return 0;
+  }
+  if (others)
+    tl__call_name(s->probe, s->delay_ns, buf, len);
+  return others;
 }
 
 /* The command lines, once each: the runs of a label that share one command
@@ -1537,11 +1638,16 @@ static void command_lines(tl__page *p) {
         last = o->started_ns > last ? o->started_ns : last;
       }
     }
-    char date[32], end[32];
+    char date[32], end[32], call[96];
     minute(s->started_ns, date, sizeof date);
     fputs("**", f);
     tl_md_escape(f, c->details[i].label ? c->details[i].label : s->label);
-    fputs("** on ", f);
+    fputs("**", f);
+    if (command_call(c, i, call, sizeof call)) {
+      fputs(", ", f);
+      tl_md_escape(f, call);
+    }
+    fputs(" on ", f);
     tl_md_escape(f, s->hostname);
     if (runs > 1) {
       tl__date_only(s->started_ns, date, sizeof date);

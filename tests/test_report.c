@@ -231,6 +231,49 @@ static void markdown_charts_beside_the_page(void **state) {
   free(dir);
 }
 
+/* Imported data is described as imported, with its --probe as given, never
+ * with the definition of a probe tl runs; hosts of which only the name is
+ * known are one line, not rows of "unknown"; the matrix of differences
+ * holds each pair once. */
+static void imported_data_said_so(void **state) {
+  fixture *f = *state;
+  char *csv = tl_test_path(f->dir, "x.csv");
+  char data[8000];
+  size_t at = 0;
+  for (int i = 0; i < 600; i++)
+    at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", 1000 + (i * 37) % 300);
+  assert_int_equal(tl_test_write_file(csv, data, at), 0);
+  static const char *const labels[] = {"one", "two", "three"};
+  for (int l = 0; l < 3; l++) {
+    char *a[] = {TLSTORE,   "--db",    f->db,  "import",  "--format",        "csv", csv,
+                 "--label", (char *)labels[l], "--probe", "uv",     "--delay", "1ms", "--unit",
+                 "us",      NULL};
+    char *out, *err;
+    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
+    free(out);
+    free(err);
+  }
+  char *r[] = {TLREPORT, "--db", f->db, NULL};
+  char *md = run_report(r, 0, NULL);
+  assert_non_null(strstr(md, "- **uv**: imported with `tlstore import --probe uv`: measured by "
+                             "another tool, not by tl"));
+  const tl_probe_about *uv = tl_probe_about_find("uv");
+  assert_non_null(uv);
+  assert_null(strstr(md, uv->definition));
+  assert_null(strstr(md, "| host | labels |"));
+  assert_non_null(strstr(md, "Of the hosts only their names are known: imported (one)."));
+  /* Three labels (in name order): two rows and two columns, each pair once. */
+  const char *m = strstr(md, "| minus | one | three |\n|---|--:|--:|\n| three | ");
+  assert_non_null(m);
+  const char *end = strstr(m, "\n\n");
+  const char *two = strstr(m, "\n| two | ");
+  assert_true(end && two && two < end);
+  const char *one = strstr(m, "\n| one | ");
+  assert_true(!one || one > end);
+  free(md);
+  free(csv);
+}
+
 static void filters_and_errors(void **state) {
   fixture *f = *state;
   build_golden_db(f->db);
@@ -1759,6 +1802,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(markdown_matches_golden, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(markdown_charts_beside_the_page, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(imported_data_said_so, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
