@@ -313,6 +313,7 @@ static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page
   o.host_facts = p->kind == PAGE_HOST;
   if (c != s->grouped)
     site_styles(s, &o);
+  o.compare_by = s->grouped ? s->grouped->by : NULL;
   tl_stats st;
   memset(&st, 0, sizeof st);
   int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */

@@ -90,9 +90,16 @@ void tl__html_head(tl__page *p, const char *title) {
   fputs("</title>\n<style>\n", o);
   fputs(css, o);
   fputs("</style>\n</head>\n<body>\n", o);
-  if (p->o->site_links)
-    fputs("<nav><a href=\"index.html\">All labels and hosts</a>"
-          "<a href=\"compare.html\">Comparison of every label</a></nav>\n",
-          o);
+  if (p->o->site_links) {
+    /* Each link says what it opens: compare.html may be grouped by --by. */
+    fputs("<nav><a href=\"index.html\">All labels and hosts</a><a href=\"compare.html\">", o);
+    if (p->o->compare_by) {
+      fputs("Timer latency by ", o);
+      tl_html_escape(o, p->o->compare_by);
+    } else {
+      fputs("Comparison of every label", o);
+    }
+    fputs("</a></nav>\n", o);
+  }
   fputs("<main>\n", o);
 }

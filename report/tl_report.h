@@ -190,6 +190,7 @@ typedef struct {
    * (-o), or NULL: no file can be written (standard output) and one line
    * says how to get them. */
   tl_chart_files *charts;
+  const char *compare_by; /* a site's page: the --by key compare.html is grouped by, or NULL */
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
