@@ -274,6 +274,8 @@ typedef struct {
   size_t errlen;
   const tl_comparison *all;     /* every label, by label: the site's colour order */
   const tl_comparison *grouped; /* compare.html grouped by --by, or NULL */
+  const char **host_fps;        /* the hosts given a page, by fingerprint */
+  size_t host_fp_count;
 } site;
 
 static int add_page(site *s, page_kind kind, size_t at, const char *name) {
@@ -314,6 +316,8 @@ static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page
   if (c != s->grouped)
     site_styles(s, &o);
   o.compare_by = s->grouped ? s->grouped->by : NULL;
+  o.host_pages = s->host_fps;
+  o.host_page_count = s->host_fp_count;
   tl_stats st;
   memset(&st, 0, sizeof st);
   int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */
@@ -352,8 +356,24 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
   return tl_compare(store, &o, out, s->err, s->errlen);
 }
 
+/* Whether a host page of fp would take in another host's sessions too: the
+ * store selects a host by fingerprint prefix, and one imported host's
+ * fingerprint may begin another's ("imported:db" and "imported:db2"). */
+static int host_ambiguous(const tl_comparison *all, const char *fp) {
+  size_t n = strlen(fp);
+  for (size_t i = 0; i < all->sessions.count; i++) {
+    const char *o = all->sessions.items[i].host_fingerprint;
+    if (strncmp(o, fp, n) == 0 && o[n])
+      return 1;
+  }
+  return 0;
+}
+
 /* The pages of the site, named from the comparison of every label. */
 static int plan_pages(site *s, const tl_comparison *all) {
+  s->host_fps = calloc(all->sessions.count + 1, sizeof *s->host_fps);
+  if (!s->host_fps)
+    return errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
   int rc = add_page(s, PAGE_COMPARE, 0, "compare.html");
   for (size_t i = 0; i < all->label_count && !rc; i++) {
     char name[128];
@@ -368,8 +388,11 @@ static int plan_pages(site *s, const tl_comparison *all) {
     while (k < i && strcmp(all->sessions.items[k].host_fingerprint, x->host_fingerprint) != 0)
       k++;
     char name[128];
-    if (k == i && tl__host_page(x->host_fingerprint, name, sizeof name) == 0)
+    if (k == i && tl__host_page(x->host_fingerprint, name, sizeof name) == 0 &&
+        !host_ambiguous(all, x->host_fingerprint)) {
       rc = add_page(s, PAGE_HOST, i, name);
+      s->host_fps[s->host_fp_count++] = x->host_fingerprint;
+    }
   }
   if (!rc)
     rc = add_page(s, PAGE_INDEX, 0, "index.html");
@@ -421,7 +444,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
     *pages = 0;
-  site s = {store, -1, dir, NULL, 0, err, errlen, NULL, NULL};
+  site s = {store, -1, dir, NULL, 0, err, errlen, NULL, NULL, NULL, 0};
   /* With --by, compare.html is grouped by it; the label and host pages and
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
@@ -484,6 +507,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
   if (have_all)
     tl_comparison_free(&all);
   free(s.pages);
+  free(s.host_fps);
   if (pages)
     *pages = placed;
   return rc;

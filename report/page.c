@@ -80,6 +80,15 @@ void tl__heading(tl__page *p, const char *id, const char *text) {
 
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
+const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf, size_t len) {
+  if (!p->o->site_links)
+    return NULL;
+  for (size_t i = 0; i < p->o->host_page_count; i++)
+    if (strcmp(p->o->host_pages[i], fingerprint) == 0)
+      return tl__host_page(fingerprint, buf, len) == 0 ? buf : NULL;
+  return NULL;
+}
+
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len) {
   if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
     return NULL;
@@ -1368,8 +1377,7 @@ static void session_list(tl__page *p) {
     const char *own = d->label ? d->label : s->label; /* with --by, s->label is the group */
     tl__table_link(t, tl__table_add(t, own), tl__label_href(p, own, href, sizeof href));
     size_t cell = tl__table_add(t, s->hostname);
-    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
+    tl__table_link(t, cell, tl__host_href(p, s->host_fingerprint, href, sizeof href));
     tl__table_add(t, s->probe);
     tl__table_addf(t, "%g ms", (double)s->delay_ns / 1e6);
     tl__table_add(t, s->status);
@@ -1472,8 +1480,7 @@ static void section_hosts(tl__page *p) {
     }
     rows++;
     size_t cell = tl__table_add(t, s->hostname);
-    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
+    tl__table_link(t, cell, tl__host_href(p, s->host_fingerprint, href, sizeof href));
     size_t at = 0;
     buf[0] = '\0';
     for (size_t l = 0; l < c->label_count && at < sizeof buf; l++)

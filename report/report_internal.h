@@ -88,6 +88,9 @@ int tl__page_end(tl__page *p);
  * (one entry per group), or NULL; tl__page_stats for the page being written. */
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);
 const tl_stats *tl__page_stats(const tl__page *p);
+/* The link to a host's page of the site, or NULL when the page is not part
+ * of a site or the site made no page for that host (tl_page_opts.host_pages). */
+const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf, size_t len);
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len);
@@ -139,8 +142,9 @@ void tl__num(double ns, tl__unit u, char *buf, size_t len);
 void tl__say_time(double ns, char *buf, size_t len);
 /* "setTimeout(50)" for settimeout, "uv 50 ms" for other probes. */
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len);
-/* The site page of a host: "host-FINGERPRINT.html"; 0 when fp is hex (the
- * only fingerprints that become file names), -1 otherwise. */
+/* The site page of a host: "host-FINGERPRINT.html" when fp is hex,
+ * "host-imported-NAME.html" for an imported host whose name is a valid label
+ * (the only fingerprints that become file names): 0, else -1. */
 int tl__host_page(const char *fingerprint, char *buf, size_t len);
 /* A one-paragraph definition of a probe by its stored name (never NULL). */
 const char *tl__probe_definition(const char *probe);

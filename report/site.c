@@ -259,8 +259,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     const tl_session_detail *d = &c->details[last[h]];
     char buf[512], href[128];
     size_t cell = tl__table_add(t, s->hostname);
-    if (tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
+    tl__table_link(t, cell, tl__host_href(&p, s->host_fingerprint, href, sizeof href));
     tl__host_cpu(d, buf, sizeof buf);
     tl__table_add(t, buf);
     tl__host_os(d, buf, sizeof buf);

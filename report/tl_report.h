@@ -191,6 +191,8 @@ typedef struct {
    * says how to get them. */
   tl_chart_files *charts;
   const char *compare_by; /* a site's page: the --by key compare.html is grouped by, or NULL */
+  const char *const *host_pages; /* a site's page: the fingerprints of the hosts with a page */
+  size_t host_page_count;
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
@@ -234,9 +236,10 @@ int tl_report_write_page_and_charts(const char *path, const char *data, size_t l
                                     size_t errlen);
 
 /* Writes a static site into dir (created when missing): index.html, one
- * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html)
- * and the comparison (compare.html), linked relatively. Only names made of
- * validated labels and hex fingerprints are written, each inside dir
+ * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html,
+ * or host-imported-NAME.html for imported data) and the comparison
+ * (compare.html), linked relatively. Only names made of validated labels,
+ * imported host names that are valid labels and hex fingerprints are written, each inside dir
  * through tl_report_write_file rules. All or nothing: every page is checked
  * and made before any takes its place, so a refused or failed run leaves
  * the folder as it was (and creates none). Same database and options give

@@ -253,7 +253,44 @@ static void imported_data_said_so(void **state) {
     free(out);
     free(err);
   }
-  char *r[] = {TLREPORT, "--db", f->db, NULL};
+  /* Imported hosts get site pages too, linked from their rows; one whose
+   * name begins another's ("db", "db2") gets none, as the store would select
+   * both for it. */
+  static const char *const hosts[] = {"db", "db2", "web"};
+  for (int l = 0; l < 3; l++) {
+    char label[16];
+    snprintf(label, sizeof label, "on-%s", hosts[l]);
+    char *a[] = {TLSTORE, "--db",    f->db,    "import", "--format", "csv",        csv,
+                 "--label", label,  "--probe", "uv",     "--delay",  "1ms",        "--unit",
+                 "us",      "--host", (char *)hosts[l], NULL};
+    char *out, *err;
+    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
+    free(out);
+    free(err);
+  }
+  char *dir = tl_test_path(f->dir, "site");
+  char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(b, 0, NULL));
+  char *index = tl_test_path(dir, "index.html");
+  char *html = tl_test_read_file(index, NULL);
+  assert_non_null(html);
+  assert_non_null(strstr(html, "<a href=\"host-imported-web.html\">web</a>"));
+  assert_non_null(strstr(html, "<a href=\"host-imported-db2.html\">db2</a>"));
+  assert_null(strstr(html, "host-imported-db.html"));
+  char *web = tl_test_path(dir, "host-imported-web.html");
+  char *page = tl_test_read_file(web, NULL);
+  assert_non_null(page);
+  assert_non_null(strstr(page, "<h1>Timer latency on host web</h1>"));
+  assert_null(strstr(page, "on-db")); /* only web's label */
+  char *db = tl_test_path(dir, "host-imported-db.html");
+  assert_int_equal(access(db, F_OK), -1);
+  free(db);
+  free(page);
+  free(web);
+  free(html);
+  free(index);
+  free(dir);
+  char *r[] = {TLREPORT, "--db", f->db, "--compare", "one,two,three", NULL};
   char *md = run_report(r, 0, NULL);
   assert_non_null(strstr(md, "- **uv**: imported with `tlstore import --probe uv`: measured by "
                              "another tool, not by tl"));
@@ -262,12 +299,12 @@ static void imported_data_said_so(void **state) {
   assert_null(strstr(md, uv->definition));
   assert_null(strstr(md, "| host | labels |"));
   assert_non_null(strstr(md, "Of the hosts only their names are known: imported (one)."));
-  /* Three labels (in name order): two rows and two columns, each pair once. */
-  const char *m = strstr(md, "| minus | one | three |\n|---|--:|--:|\n| three | ");
+  /* Three labels (in the order asked): two rows and two columns, each pair once. */
+  const char *m = strstr(md, "| minus | one | two |\n|---|--:|--:|\n| two | ");
   assert_non_null(m);
   const char *end = strstr(m, "\n\n");
-  const char *two = strstr(m, "\n| two | ");
-  assert_true(end && two && two < end);
+  const char *three = strstr(m, "\n| three | ");
+  assert_true(end && three && three < end);
   const char *one = strstr(m, "\n| one | ");
   assert_true(!one || one > end);
   free(md);
