@@ -286,7 +286,7 @@ static void write_md(const tl__table *t, FILE *out) {
  * block, its first cell a line of its own and the others "header: value"
  * side by side (data-h and the stylesheet, template.c), so that the label
  * and its percentiles read without scrolling sideways. */
-enum { TL__FOLD_COLS = 4 };
+enum { TL__FOLD_COLS = 3 };
 
 static void write_html(const tl__table *t, FILE *out) {
   fputs(t->cols >= TL__FOLD_COLS ? "<div class=\"scroll fold\"><table>\n<thead><tr>"

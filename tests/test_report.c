@@ -1804,6 +1804,10 @@ static void page_in_browser(void **state) {
   for (int i = 0; i < 400; i++)
     v[i] = 50000000 + 300000 + (int64_t)(i * 7919 % 400) * 5000 + (i % 97 == 5 ? 20000000 : 0);
   add_session(s, "run9", "a-rather-long-label-name", &vbox_host, 50000000, v, 400);
+  /* and a fourth, so that a matrix of differences has three labels */
+  for (int i = 0; i < 400; i++)
+    v[i] += 100000;
+  add_session(s, "run10", "another-label", &vbox_host, 50000000, v, 400);
   tl_store_close(s);
   char *dir = tl_test_path(f->dir, "site");
   char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
