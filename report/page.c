@@ -452,37 +452,44 @@ static const char *trait_value(const tl_comparison *c, size_t i, const trait *t)
   return v && strcmp(v, "unknown") != 0 ? v : NULL;
 }
 
+typedef struct {
+  const tl_comparison *c;
+  const char *label;
+  const trait *t;
+} trait_ctx;
+
+/* The trait's value as a key: NULL for a session of another label or one
+ * that does not know it. */
+static const char *trait_key(const void *ctx, size_t i, int part) {
+  const trait_ctx *x = ctx;
+  (void)part;
+  if (x->label && strcmp(x->c->sessions.items[i].label, x->label) != 0)
+    return NULL;
+  const char *v = trait_value(x->c, i, x->t);
+  return !v && x->t->tag ? "(none)" : v;
+}
+
 /* Writes "a, b" of the distinct values of trait t among the sessions of
- * label (all labels when NULL) to buf; returns how many there are. */
+ * label (all labels when NULL) to buf, folded past a few; returns how many
+ * there are (0 when out of memory). */
 static size_t trait_values(const tl_comparison *c, const char *label, const trait *t, char *buf,
                            size_t len) {
-  size_t count = 0, at = 0;
+  size_t n = c->sessions.count, *first = malloc((n ? n : 1) * sizeof *first);
+  trait_ctx x = {c, label, t};
+  tl__fold values;
+  tl__fold_init(&values, MD_LIST_MAX);
   buf[0] = '\0';
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (label && strcmp(c->sessions.items[i].label, label) != 0)
-      continue;
-    const char *v = trait_value(c, i, t);
-    if (!v && t->tag)
-      v = "(none)";
-    if (!v)
-      continue;
-    size_t k = 0;
-    while (k < i) {
-      if ((!label || strcmp(c->sessions.items[k].label, label) == 0)) {
-        const char *w = trait_value(c, k, t);
-        if (!w && t->tag)
-          w = "(none)";
-        if (w && strcmp(w, v) == 0)
-          break;
-      }
-      k++;
-    }
-    if (k < i)
-      continue;
-    count++;
-    if (at < len)
-      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
+  if (!first || tl__first_same(n, 1, trait_key, &x, first) != TL_OK) {
+    free(first);
+    return 0;
   }
+  for (size_t i = 0; i < n; i++)
+    if (first[i] == i)
+      tl__fold_add(&values, trait_key(&x, i, 0));
+  snprintf(buf, len, "%s", tl__fold_text(&values, "values"));
+  size_t count = values.count;
+  tl__fold_free(&values);
+  free(first);
   return count;
 }
 
@@ -564,34 +571,71 @@ int tl__left_out_bullets(FILE *f, const tl_page_opts *o) {
   return lo && lo->count;
 }
 
+static const char *tag_key(const void *ctx, size_t i, int part) {
+  (void)part;
+  return ((const char *const *)ctx)[i];
+}
+
+/* A bullet for each tag key whose value differs (confound_trait), the keys
+ * in order of first appearance. */
+static int tag_bullets(FILE *f, const tl_comparison *c, int *any) {
+  size_t ntags = 0, n = 0;
+  for (size_t i = 0; i < c->sessions.count; i++)
+    ntags += c->details[i].tag_count;
+  const char **keys = malloc((ntags ? ntags : 1) * sizeof *keys);
+  size_t *first = malloc((ntags ? ntags : 1) * sizeof *first);
+  int rc = keys && first ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; !rc && i < c->sessions.count; i++)
+    for (size_t k = 0; k < c->details[i].tag_count; k++)
+      keys[n++] = c->details[i].tags[k].key;
+  if (!rc)
+    rc = tl__first_same(n, 1, tag_key, keys, first);
+  for (size_t j = 0; !rc && j < n; j++) {
+    if (first[j] != j)
+      continue;
+    char name[96];
+    snprintf(name, sizeof name, "tag %s", keys[j]);
+    trait t = {keys[j], name, 1};
+    confound_trait(f, c, &t, any);
+  }
+  free(keys);
+  free(first);
+  return rc;
+}
+
 /* "Read with care": what could make the comparison unfair, as bullets. */
 static void confound_bullets(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
   int any = tl__left_out_bullets(f, p->o);
   /* A label measured on more than one host. */
+  size_t *first_host = tl__sessions_first(c, TL__SAME_HOST);
+  if (!first_host) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
   for (size_t l = 0; l < c->label_count; l++) {
-    char hosts[1024];
-    size_t at = 0, count = 0;
-    hosts[0] = '\0';
+    tl__fold hosts;
+    tl__fold_init(&hosts, MD_LIST_MAX);
     for (size_t i = 0; i < c->sessions.count; i++) {
       const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
+      char host[320];
+      if (first_host[i] != i || strcmp(s->label, c->labels[l]) != 0)
         continue;
-      count++;
-      if (at < sizeof hosts)
-        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
-                               s->hostname, s->host_fingerprint);
+      snprintf(host, sizeof host, "%s (%.8s)", s->hostname, s->host_fingerprint);
+      tl__fold_add(&hosts, host);
     }
-    if (count > 1) {
+    if (hosts.count > 1) {
       fputs("- **", f);
       tl_md_escape(f, c->labels[l]);
-      fprintf(f, "** mixes %zu different hosts: ", count);
-      tl_md_escape(f, hosts);
+      fprintf(f, "** mixes %zu different hosts: ", hosts.count);
+      tl_md_escape(f, tl__fold_text(&hosts, "hosts"));
       fputs(".\n", f);
       any = 1;
     }
+    tl__fold_free(&hosts);
   }
+  free(first_host);
   static const trait facts[] = {
       {"kernel.release", "kernel", 0},
       {"clocksource.current", "clocksource", 0},
@@ -603,20 +647,8 @@ static void confound_bullets(tl__page *p) {
     confound_trait(f, c, &facts[i], &any);
   /* Probe options and conditions recorded as tags (interval, concurrency,
    * load ...): every tag key seen, in sorted order of first appearance. */
-  for (size_t i = 0; i < c->sessions.count; i++)
-    for (size_t k = 0; k < c->details[i].tag_count; k++) {
-      const char *key = c->details[i].tags[k].key;
-      int seen = 0;
-      for (size_t j = 0; j <= i && !seen; j++)
-        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
-          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
-      if (seen)
-        continue;
-      char name[96];
-      snprintf(name, sizeof name, "tag %s", key);
-      trait t = {key, name, 1};
-      confound_trait(f, c, &t, &any);
-    }
+  if (tag_bullets(f, c, &any) != TL_OK)
+    p->failed = TL_ENOMEM;
   /* A busy host: a load of at least half a task per CPU. */
   for (size_t l = 0; l < c->label_count; l++) {
     double worst = -1, load = 0, cpus = 0;
@@ -1059,16 +1091,18 @@ static void section_charts(tl__page *p) {
 /* Distinct hosts by fingerprint in order of first session; newest[i] is the
  * index of the host's newest session (whose facts describe it). */
 size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
-  size_t n = 0;
+  size_t n = 0, *same = tl__sessions_first(c, TL__SAME_MACHINE);
+  if (!same)
+    return 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
-    const char *fp = c->sessions.items[i].host_fingerprint;
-    size_t k = 0;
-    while (k < n && strcmp(c->sessions.items[first[k]].host_fingerprint, fp) != 0)
-      k++;
-    if (k == n)
-      first[n++] = i;
-    newest[k] = i;
+    if (same[i] == i) {
+      first[n] = newest[n] = i;
+      same[i] = n++; /* from here on the host's number, for its later sessions */
+    } else {
+      newest[same[same[i]]] = i;
+    }
   }
+  free(same);
   return n;
 }
 
@@ -1137,24 +1171,6 @@ static void host_virt(const tl_session_detail *d, char *buf, size_t len) {
     snprintf(buf, len, "%s", unknown ? "unknown" : "none");
 }
 
-/* Whether session i is the first of its label on its host (fingerprint). */
-int tl__first_on_host(const tl_comparison *c, size_t i) {
-  const tl_session *s = &c->sessions.items[i];
-  for (size_t k = 0; k < i; k++)
-    if (strcmp(c->sessions.items[k].label, s->label) == 0 &&
-        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0)
-      return 0;
-  return 1;
-}
-
-/* Whether session i is the first of its run (run uuid) among the sessions. */
-static int first_of_run(const tl_comparison *c, size_t i) {
-  for (size_t k = 0; k < i; k++)
-    if (strcmp(c->sessions.items[k].run_uuid, c->sessions.items[i].run_uuid) == 0)
-      return 0;
-  return 1;
-}
-
 /* Per label: how many sessions and runs, over which dates, their statuses
  * and hosts. One row per label whatever the number of sessions. */
 static void session_summary(tl__page *p) {
@@ -1163,6 +1179,15 @@ static void session_summary(tl__page *p) {
   const char *head[] = {c->by ? c->by : "label", "sessions", "runs", "first (UTC)",
                         "newest (UTC)",          "statuses", "hosts"};
   tl__table *t = tl__table_new(7, head, "lrrllll");
+  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *host = tl__sessions_first(c, TL__SAME_HOST);
+  size_t *status = tl__sessions_first(c, TL__SAME_STATUS), *same = calloc(n + 1, sizeof *same);
+  if (!run || !host || !status || !same) {
+    tl__table_free(t);
+    t = NULL;
+    p->failed = TL_ENOMEM;
+  }
+  for (size_t i = 0; t && i < n; i++)
+    same[status[i]]++; /* the sessions of each label and status, at the first one */
   for (size_t l = 0; t && l < c->label_count; l++) {
     size_t count = 0, runs = 0, hosts = 0;
     int64_t t0 = 0, t1 = 0;
@@ -1175,22 +1200,14 @@ static void session_summary(tl__page *p) {
       if (!count++)
         t0 = s->started_ns;
       t1 = s->started_ns > t1 ? s->started_ns : t1;
-      runs += (size_t)first_of_run(c, i);
-      hosts += (size_t)tl__first_on_host(c, i);
+      runs += run[i] == i;
+      hosts += host[i] == i;
       /* Each status once, with its count, in order of first appearance. */
-      int seen = 0;
-      for (size_t k = 0; k < i && !seen; k++)
-        seen = strcmp(c->sessions.items[k].label, s->label) == 0 &&
-               strcmp(c->sessions.items[k].status, s->status) == 0;
-      if (seen)
+      if (status[i] != i)
         continue;
-      size_t same = 0;
-      for (size_t k = i; k < n; k++)
-        same += strcmp(c->sessions.items[k].label, s->label) == 0 &&
-                strcmp(c->sessions.items[k].status, s->status) == 0;
       if (at < sizeof statuses)
         at += (size_t)snprintf(statuses + at, sizeof statuses - at, "%s%zu %s", at ? ", " : "",
-                               same, s->status);
+                               same[i], s->status);
     }
     if (!count)
       continue;
@@ -1206,6 +1223,10 @@ static void session_summary(tl__page *p) {
     tl__table_add(t, statuses);
     tl__table_addf(t, "%zu", hosts);
   }
+  free(run);
+  free(host);
+  free(status);
+  free(same);
   FILE *f = tl__prose(p);
   fputs("### Sessions\n\n", f);
   tl__put_table(p, t);
@@ -1278,6 +1299,9 @@ static void section_hosts(tl__page *p) {
     return;
   }
   size_t nh = tl__hosts_of(c, first, newest);
+  size_t *used = tl__host_label_counts(c, first, nh);
+  if (!used)
+    p->failed = TL_ENOMEM;
   tl__heading(p, "hosts-and-sessions", "Hosts and sessions");
   FILE *f = tl__prose(p);
   fputs("Each host as its newest session saw it.\n\n", f);
@@ -1294,13 +1318,9 @@ static void section_hosts(tl__page *p) {
       tl__table_link(t, cell, href);
     size_t at = 0;
     buf[0] = '\0';
-    for (size_t l = 0; l < c->label_count && at < sizeof buf; l++)
-      for (size_t i = 0; i < n; i++)
-        if (strcmp(c->sessions.items[i].label, c->labels[l]) == 0 &&
-            strcmp(c->sessions.items[i].host_fingerprint, s->host_fingerprint) == 0) {
-          at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
-          break;
-        }
+    for (size_t l = 0; used && l < c->label_count && at < sizeof buf; l++)
+      if (used[h * c->label_count + l])
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
     tl__table_add(t, buf);
     tl__host_cpu(d, buf, sizeof buf);
     tl__table_add(t, buf);
@@ -1322,6 +1342,7 @@ static void section_hosts(tl__page *p) {
   session_list(p);
   free(first);
   free(newest);
+  free(used);
 }
 
 /* ======================================================================== */
@@ -1353,13 +1374,12 @@ static void section_method(tl__page *p) {
   const tl_comparison *c = p->c;
   tl__heading(p, "how-it-was-measured", "How it was measured");
   FILE *f = tl__prose(p);
-  size_t n = c->sessions.count;
-  for (size_t i = 0; i < n; i++) {
+  size_t n = c->sessions.count, *same = tl__sessions_first(c, TL__SAME_PROBE);
+  if (!same)
+    p->failed = TL_ENOMEM;
+  for (size_t i = 0; same && i < n; i++) {
     const char *probe = c->sessions.items[i].probe;
-    size_t k = 0;
-    while (k < i && strcmp(c->sessions.items[k].probe, probe) != 0)
-      k++;
-    if (k < i)
+    if (same[i] != i)
       continue;
     fputs("- **", f);
     tl_md_escape(f, probe);
@@ -1367,6 +1387,7 @@ static void section_method(tl__page *p) {
     tl_md_escape(f, tl__probe_definition(probe));
     fputc('\n', f);
   }
+  free(same);
   fputs("\nPercentiles are exact and nearest-rank over every raw sample: pN is the smallest "
         "measured latency that at least N percent of the samples do not exceed (the "
         "ceil(N/100 \xC3\x97 n)-th smallest of n), never an interpolation or an estimate. The "
@@ -1389,31 +1410,32 @@ static void command_lines(tl__page *p) {
     fputs("<details><summary>The command line of every run</summary>\n", p->out);
     f = tl__prose(p);
   }
+  /* The runs of each label and command line (counted at their first
+   * sessions) and the newest of them, kept at the key's first session. */
+  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = tl__sessions_first(c, TL__SAME_COMMAND);
+  size_t *runs_of = calloc(n + 1, sizeof *runs_of);
+  int64_t *last_of = calloc(n + 1, sizeof *last_of);
+  if (!run || !cmd || !runs_of || !last_of) {
+    p->failed = TL_ENOMEM;
+    n = 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (run[i] == i) {
+      int64_t t = c->sessions.items[i].started_ns;
+      if (!runs_of[cmd[i]]++ || t > last_of[cmd[i]])
+        last_of[cmd[i]] = t;
+    }
+  /* The first run of this label with this command line speaks for all. */
   for (size_t i = 0; i < n; i++) {
     const tl_session *s = &c->sessions.items[i];
-    if (!first_of_run(c, i))
-      continue;
-    /* The first run of this label with this command line speaks for all. */
-    int seen = 0;
-    for (size_t k = 0; k < i && !seen; k++)
-      seen = strcmp(c->sessions.items[k].label, s->label) == 0 &&
-             strcmp(c->sessions.items[k].command_line, s->command_line) == 0;
-    if (seen)
+    if (run[i] != i || cmd[i] != i)
       continue;
     total++;
     if (!html && shown >= MD_LIST_MAX)
       continue;
     shown++;
-    size_t runs = 0;
-    int64_t last = s->started_ns;
-    for (size_t k = i; k < n; k++) {
-      const tl_session *o = &c->sessions.items[k];
-      if (strcmp(o->label, s->label) == 0 && strcmp(o->command_line, s->command_line) == 0 &&
-          first_of_run(c, k)) {
-        runs++;
-        last = o->started_ns > last ? o->started_ns : last;
-      }
-    }
+    size_t runs = runs_of[i];
+    int64_t last = last_of[i];
     char date[32], end[32];
     minute(s->started_ns, date, sizeof date);
     fputs("**", f);
@@ -1429,6 +1451,10 @@ static void command_lines(tl__page *p) {
     }
     code_block(f, *s->command_line ? s->command_line : "(not recorded)");
   }
+  free(run);
+  free(cmd);
+  free(runs_of);
+  free(last_of);
   if (total > shown)
     fprintf(f,
             "And %zu more command lines: in the HTML page (`--format html`) and in JSON "
