@@ -587,25 +587,31 @@ int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char
 /* ======================================================================== */
 /* On the page: what the groups hold, and how the tail moves with a number  */
 
-/* Average ranks (1-based; ties share their mean rank) of v[0..n) into r. */
+typedef struct {
+  double v;
+  size_t i;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  return x->v < y->v ? -1 : x->v > y->v ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Average ranks (1-based; ties share their mean rank) of v[0..n) into r.
+ * Sorted in O(n log n): a fleet has hundreds of thousands of sessions. */
 static int ranks(const double *v, size_t n, double *r) {
-  size_t *idx = malloc((n + 1) * sizeof *idx);
+  ranked *idx = malloc((n + 1) * sizeof *idx);
   if (!idx)
     return TL_ENOMEM;
   for (size_t i = 0; i < n; i++)
-    idx[i] = i;
-  for (size_t i = 1; i < n; i++) /* insertion sort: a few hundred sessions */
-    for (size_t k = i; k > 0 && v[idx[k - 1]] > v[idx[k]]; k--) {
-      size_t t = idx[k];
-      idx[k] = idx[k - 1];
-      idx[k - 1] = t;
-    }
+    idx[i] = (ranked){v[i], i};
+  qsort(idx, n, sizeof *idx, cmp_ranked);
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
+    while (j + 1 < n && idx[j + 1].v == idx[i].v)
       j++;
     for (size_t k = i; k <= j; k++)
-      r[idx[k]] = (double)(i + j) / 2 + 1;
+      r[idx[k].i] = (double)(i + j) / 2 + 1;
     i = j + 1;
   }
   free(idx);
