@@ -1288,6 +1288,95 @@ static void session_list(tl__page *p) {
     fputs("</details>\n", p->out);
 }
 
+static const char *row_key(const void *ctx, size_t i, int part) {
+  (void)part;
+  return ((char *const *)ctx)[i];
+}
+
+/* The RAM cell of a folded row: the size class ("1G"), so that machines
+ * sold as the same size fold together. */
+static void host_ram_class(const tl_session_detail *d, char *buf, size_t len) {
+  const char *m = tl__fact(d, "mem.total_bytes");
+  char *end;
+  long long b = m ? strtoll(m, &end, 10) : 0;
+  if (m && *m && !*end && b > 0)
+    tl_memory_class(b, buf, len);
+  else
+    snprintf(buf, len, "unknown");
+}
+
+/* Many hosts: one row for the hosts alike in every column but their name
+ * (memory by size class), with their count and first names; in HTML the
+ * table of every host follows, folded. t holds a row per host. */
+static void put_hosts_folded(tl__page *p, tl__table *t, const size_t *newest, size_t nh) {
+  enum { COLS = 10, NAMES = 3 };
+  static const char *const head[] = {"hosts",       "labels",  "CPU",    "cores",
+                                     "RAM",         "OS",      "kernel", "virtualization",
+                                     "clocksource", "governor"};
+  char **key = calloc(nh + 1, sizeof *key);
+  size_t *same = malloc((nh + 1) * sizeof *same), *count = calloc(nh + 1, sizeof *count);
+  tl__table *folded = tl__table_new(COLS, head, "llllllllll");
+  int rc = key && same && count && folded ? TL_OK : TL_ENOMEM;
+  for (size_t h = 0; !rc && h < nh; h++) {
+    char ram[32], *text = NULL;
+    size_t len = 0;
+    FILE *k = open_memstream(&text, &len);
+    host_ram_class(&p->c->details[newest[h]], ram, sizeof ram);
+    for (size_t col = 1; k && col < COLS; col++)
+      fprintf(k, "%s\x1f", col == 4 ? ram : tl__table_cell(t, h, col));
+    if (!k || fclose(k) || !text)
+      rc = TL_ENOMEM;
+    key[h] = text;
+  }
+  if (!rc)
+    rc = tl__first_same(nh, 1, row_key, key, same);
+  for (size_t h = 0; !rc && h < nh; h++)
+    count[same[h]]++;
+  for (size_t h = 0; !rc && h < nh; h++) {
+    if (same[h] != h)
+      continue;
+    tl__fold names;
+    tl__fold_init(&names, NAMES);
+    for (size_t k = h; k < nh && names.count < count[h]; k++)
+      if (same[k] == h)
+        tl__fold_add(&names, tl__table_cell(t, k, 0));
+    if (count[h] > 1)
+      tl__table_addf(folded, "%zu hosts: %s", count[h], tl__fold_text(&names, "hosts"));
+    else
+      tl__table_add(folded, tl__fold_text(&names, "hosts"));
+    tl__fold_free(&names);
+    for (size_t col = 1; col < COLS; col++) {
+      char ram[32];
+      host_ram_class(&p->c->details[newest[h]], ram, sizeof ram);
+      tl__table_add(folded, col == 4 && count[h] > 1 ? ram : tl__table_cell(t, h, col));
+    }
+  }
+  for (size_t h = 0; key && h < nh; h++)
+    free(key[h]);
+  free(key);
+  free(same);
+  free(count);
+  if (rc) {
+    p->failed = rc;
+    tl__table_free(folded);
+    tl__table_free(t);
+    return;
+  }
+  fprintf(tl__prose(p),
+          "%zu hosts, one row for the hosts alike in every column (memory by size class), with "
+          "their count.\n\n",
+          nh);
+  tl__put_table(p, folded);
+  if (p->o->format == TL_FORMAT_HTML) {
+    tl__prose_flush(p);
+    fprintf(p->out, "<details><summary>All %zu hosts</summary>\n", nh);
+    tl__put_table(p, t);
+    fputs("</details>\n", p->out);
+  } else {
+    tl__table_free(t);
+  }
+}
+
 static void section_hosts(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count;
@@ -1336,7 +1425,10 @@ static void section_hosts(tl__page *p) {
     tl__table_add(t, tl__or_unknown(tl__fact(d, "clocksource.current")));
     tl__table_add(t, tl__or_unknown(tl__fact(d, "cpu.governor")));
   }
-  tl__put_table(p, t);
+  if (t && nh > MD_LIST_MAX)
+    put_hosts_folded(p, t, newest, nh);
+  else
+    tl__put_table(p, t);
 
   session_summary(p);
   session_list(p);

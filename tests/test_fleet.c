@@ -2,7 +2,8 @@
  * (tl__first_same, which replaced scans of the sessions before each one)
  * against a brute-force scan; lists that fold with a count; and the page of
  * a label measured on 60 hosts with long names, whose host list used to be
- * cut at a 1 KiB buffer without a word; the step test on a series longer
+ * cut at a 1 KiB buffer without a word, and whose host table folds by size
+ * class; the step test on a series longer
  * than it tests point by point (a fleet's sessions), by its error rates. */
 #include <math.h>
 #include <setjmp.h>
@@ -93,6 +94,10 @@ static void build_hosts(const fixture *f) {
     char csv[64], host[64];
     snprintf(csv, sizeof csv, "%d\n%d\n%d\n", 1000 + h, 2000 + h, 3000 + h);
     snprintf(host, sizeof host, "a-droplet-with-a-long-name-%03d", h);
+    /* Two sizes, each a little under what it was sold as, as machines report. */
+    char memory[64];
+    snprintf(memory, sizeof memory, "memory=%lld", h % 2 ? 2000000000LL - h : 1000000000LL - h);
+    const char *facts[] = {memory, h % 2 ? "cpus=2" : "cpus=1"};
     FILE *in = fmemopen(csv, strlen(csv), "r");
     tl_import_opts o;
     tl_import_opts_init(&o);
@@ -102,6 +107,8 @@ static void build_hosts(const fixture *f) {
     o.delay_ns = 50000000;
     o.hostname = host;
     o.started_ns = 1790812800LL * 1000000000LL + (int64_t)h * 3600LL * 1000000000LL;
+    o.facts = facts;
+    o.fact_count = 2;
     assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
     fclose(in);
   }
@@ -180,12 +187,44 @@ static void long_series_steps(void **state) {
   free(x);
 }
 
+/* The host table of many hosts: a row for each kind of host, with its
+ * count, in Markdown; every host still listed in HTML, folded. */
+static void host_table_folds_by_size_class(void **state) {
+  fixture *f = *state;
+  build_hosts(f);
+  char *argv[] = {TLREPORT, "--db", f->db, NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "60 hosts, one row for the hosts alike"));
+  assert_non_null(strstr(out, "| 30 hosts: a-droplet-with-a-long-name-000, "
+                              "a-droplet-with-a-long-name-002, a-droplet-with-a-long-name-004 "
+                              "and 27 more hosts | fleet | unknown | 1 | 1G |"));
+  assert_non_null(strstr(out, "| 30 hosts: a-droplet-with-a-long-name-001, "
+                              "a-droplet-with-a-long-name-003, a-droplet-with-a-long-name-005 "
+                              "and 27 more hosts | fleet | unknown | 2 | 2G |"));
+  assert_null(strstr(out, "| a-droplet-with-a-long-name-007 |"));
+  free(out);
+  free(err);
+  char *html[] = {TLREPORT, "--db", f->db, "--format", "html", NULL};
+  assert_int_equal(tl_test_run(html, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "<details><summary>All 60 hosts</summary>"));
+  for (int h = 0; h < HOSTS; h++) {
+    char cell[64];
+    snprintf(cell, sizeof cell, "<td>a-droplet-with-a-long-name-%03d</td>", h);
+    assert_non_null(strstr(out, cell));
+  }
+  free(out);
+  free(err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(first_same_against_a_scan),
       cmocka_unit_test(lists_fold_with_a_count),
       cmocka_unit_test(long_series_steps),
       cmocka_unit_test_setup_teardown(host_list_folds_with_a_count, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(host_table_folds_by_size_class, tl_test_setup,
                                       tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
