@@ -485,43 +485,61 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-/* The blocks of one session, streamed a row at a time, with the checks
- * every backend makes (tl__block_run_next and _end); the session's count
- * comes in the same statement, so in the same snapshot. */
-static int scan_session(tl_store *s, int64_t id, tl_block_filter_cb filter, tl_block_cb fn,
-                        void *ctx) {
+/* The blocks of the sessions ids[0..n) in that order, streamed a row at a
+ * time in one statement (a round trip per session cost a fleet's report a
+ * second per thousand sessions), with the checks every backend makes
+ * (tl__block_run_next and _end) session by session; each session's count
+ * comes in the same statement, so in the same snapshot. An id that names no
+ * session is passed over. */
+static int scan_sessions(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                         tl_block_cb fn, void *ctx) {
   PGconn *c = tl__pg_conn(s);
-  tl_pg_params p = {0};
-  tl__pg_param_i64(&p, id);
-  if (!PQsendQueryParams(c,
-                         "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
-                         "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
-                         "ON b.session_id = s.id WHERE s.id = $1 ORDER BY b.seq",
-                         1, NULL, p.v, NULL, NULL, 1) ||
-      !PQsetSingleRowMode(c))
+  char *list = malloc(n * 21 + 3);
+  if (!list)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
+  size_t at = 0;
+  list[at++] = '{';
+  for (size_t i = 0; i < n; i++)
+    at += (size_t)sprintf(list + at, "%s%lld", i ? "," : "", (long long)ids[i]);
+  list[at++] = '}';
+  list[at] = '\0';
+  const char *v[1] = {list};
+  int sent = PQsendQueryParams(c,
+                               "SELECT u.ord, s.id, s.uuid, s.sample_count, b.seq, b.count, "
+                               "b.min_ns, b.max_ns, b.codec, b.data FROM unnest($1::bigint[]) WITH "
+                               "ORDINALITY AS u(id, ord) JOIN sessions s ON s.id = u.id LEFT JOIN "
+                               "sample_blocks b ON b.session_id = s.id ORDER BY u.ord, b.seq",
+                               1, NULL, v, NULL, NULL, 1);
+  free(list);
+  if (!sent || !PQsetSingleRowMode(c))
     return tl__pg_fail(s, NULL, "reading samples");
   int err = TL_OK;
   char uuid[40] = "";
-  tl__block_run run = {.id = id, .uuid = uuid, .recorded = -1};
+  tl__block_run run = {.uuid = uuid, .recorded = -1};
+  int64_t ord = -1; /* of the session being read: an id may be asked twice */
   PGresult *r;
   while ((r = PQgetResult(c))) {
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_SINGLE_TUPLE && err == TL_OK) {
-      if (run.recorded < 0) {
-        snprintf(uuid, sizeof uuid, "%.36s", PQgetvalue(r, 0, 0));
-        run.recorded = tl__pg_i64(r, 0, 1);
+      int64_t id = tl__pg_i64(r, 0, 1);
+      if (tl__pg_i64(r, 0, 0) != ord) { /* the next session */
+        if (run.recorded >= 0)
+          err = tl__block_run_end(s, &run);
+        ord = tl__pg_i64(r, 0, 0);
+        run = (tl__block_run){.id = id, .uuid = uuid, .recorded = tl__pg_i64(r, 0, 3)};
+        snprintf(uuid, sizeof uuid, "%.36s", PQgetvalue(r, 0, 2));
       }
-      if (!PQgetisnull(r, 0, 2)) { /* else a session without blocks */
+      if (err == TL_OK && !PQgetisnull(r, 0, 4)) { /* else a session without blocks */
         tl_block b = {.session_id = id,
-                      .seq = tl__pg_i64(r, 0, 2),
-                      .count = tl__pg_i64(r, 0, 3),
-                      .min_ns = tl__pg_i64(r, 0, 4),
-                      .max_ns = tl__pg_i64(r, 0, 5),
-                      .codec = (int)tl__pg_i64(r, 0, 6)};
+                      .seq = tl__pg_i64(r, 0, 4),
+                      .count = tl__pg_i64(r, 0, 5),
+                      .min_ns = tl__pg_i64(r, 0, 6),
+                      .max_ns = tl__pg_i64(r, 0, 7),
+                      .codec = (int)tl__pg_i64(r, 0, 8)};
         err = tl__block_run_next(s, &run, &b);
         if (err == TL_OK && (!filter || filter(ctx, &b))) {
-          b.data = (const uint8_t *)PQgetvalue(r, 0, 7);
-          b.len = (size_t)PQgetlength(r, 0, 7);
+          b.data = (const uint8_t *)PQgetvalue(r, 0, 9);
+          b.len = (size_t)PQgetlength(r, 0, 9);
           err = fn(ctx, &b);
         }
       }
@@ -537,9 +555,10 @@ static int scan_session(tl_store *s, int64_t id, tl_block_filter_cb filter, tl_b
 
 static int pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                           tl_block_cb fn, void *ctx) {
+  enum { BATCH = 1000 }; /* sessions a statement */
   int err = TL_OK;
-  for (size_t i = 0; i < n && err == TL_OK; i++)
-    err = scan_session(s, ids[i], filter, fn, ctx);
+  for (size_t i = 0; i < n && err == TL_OK; i += BATCH)
+    err = scan_sessions(s, ids + i, n - i < BATCH ? n - i : BATCH, filter, fn, ctx);
   return err;
 }
 
