@@ -485,6 +485,20 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
+/* ids[0..n) as a PostgreSQL array literal, "{1,2,3}"; malloc'ed, or NULL. */
+static char *id_array(const int64_t *ids, size_t n) {
+  char *list = malloc(n * 21 + 3);
+  size_t at = 0;
+  if (!list)
+    return NULL;
+  list[at++] = '{';
+  for (size_t i = 0; i < n; i++)
+    at += (size_t)sprintf(list + at, "%s%lld", i ? "," : "", (long long)ids[i]);
+  list[at++] = '}';
+  list[at] = '\0';
+  return list;
+}
+
 /* The blocks of the sessions ids[0..n) in that order, streamed a row at a
  * time in one statement (a round trip per session cost a fleet's report a
  * second per thousand sessions), with the checks every backend makes
@@ -494,15 +508,9 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
 static int scan_sessions(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                          tl_block_cb fn, void *ctx) {
   PGconn *c = tl__pg_conn(s);
-  char *list = malloc(n * 21 + 3);
+  char *list = id_array(ids, n);
   if (!list)
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
-  size_t at = 0;
-  list[at++] = '{';
-  for (size_t i = 0; i < n; i++)
-    at += (size_t)sprintf(list + at, "%s%lld", i ? "," : "", (long long)ids[i]);
-  list[at++] = '}';
-  list[at] = '\0';
   const char *v[1] = {list};
   int sent = PQsendQueryParams(c,
                                "SELECT u.ord, s.id, s.uuid, s.sample_count, b.seq, b.count, "
@@ -708,24 +716,36 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
 }
 
 /* One query per session, in binary form: the summary's bytes as stored. */
+/* The summaries of ids[0..n), up to 1,000 sessions a statement, in order. */
 static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                             void *ctx) {
+  enum { BATCH = 1000 };
   int err = TL_OK;
-  for (size_t i = 0; i < n && err == TL_OK; i++) {
+  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
+    size_t m = n - from < BATCH ? n - from : BATCH;
+    char *list = id_array(ids + from, m);
+    if (!list)
+      return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
     tl_pg_params p = {0};
-    tl__pg_param_i64(&p, ids[i]);
+    tl__pg_param_text(&p, list);
     PGresult *r = tl__pg_query(s,
-                               "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
-                               "session_summaries m ON m.session_id = s.id WHERE s.id = $1",
+                               "SELECT s.id IS NOT NULL, s.uuid, s.sample_count, m.data FROM "
+                               "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) LEFT JOIN "
+                               "sessions s ON s.id = u.id LEFT JOIN session_summaries m ON "
+                               "m.session_id = s.id ORDER BY u.ord",
                                &p, 1, "reading summaries", &err);
+    free(list);
     if (!r)
       break;
-    if (PQntuples(r) == 0)
-      err = fn(ctx, i, "?", -1, NULL, 0);
-    else
-      err = fn(ctx, i, PQgetvalue(r, 0, 0), tl__pg_i64(r, 0, 1),
-               PQgetisnull(r, 0, 2) ? NULL : (const uint8_t *)PQgetvalue(r, 0, 2),
-               (size_t)PQgetlength(r, 0, 2));
+    for (size_t k = 0; k < m && k < (size_t)PQntuples(r) && err == TL_OK; k++) {
+      int row = (int)k;
+      if (!*PQgetvalue(r, row, 0)) /* a binary bool: 0, no such session */
+        err = fn(ctx, from + k, "?", -1, NULL, 0);
+      else
+        err = fn(ctx, from + k, PQgetvalue(r, row, 1), tl__pg_i64(r, row, 2),
+                 PQgetisnull(r, row, 3) ? NULL : (const uint8_t *)PQgetvalue(r, row, 3),
+                 (size_t)PQgetlength(r, row, 3));
+    }
     PQclear(r);
   }
   return err;
