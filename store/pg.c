@@ -98,11 +98,15 @@ void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
   }
 }
 
+static void forget_windows(tl_store *s);
+
 PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
                        const char *doing, int *err) {
   PGresult *r =
       PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
   ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (st != PGRES_TUPLES_OK) /* a write, a transaction's start or end, or a failure */
+    forget_windows(s);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
     *err = TL_OK;
     return r;
@@ -149,9 +153,25 @@ void tl__pg_rollback(tl_store *s) {
  * create its tables once. */
 #define TL_PG_SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7813304157050299746)"
 
+static void rows_window_clear(tl_pg_rows *w) {
+  tl_fact_rows_free(w->rows, w->n);
+  free(w->session);
+  memset(w, 0, sizeof *w);
+}
+
+/* Forgets the facts and tags read ahead: after a write they may be stale. */
+static void forget_windows(tl_store *s) {
+  tl_pg *p = s->server;
+  if (p) {
+    rows_window_clear(&p->facts);
+    rows_window_clear(&p->tags);
+  }
+}
+
 static void pg_close(tl_store *s) {
   tl_pg *p = s->server;
   if (p) {
+    forget_windows(s);
     if (p->conn) /* else libpq may not be loaded */
       PQfinish(p->conn);
     free(p);
@@ -577,34 +597,83 @@ static int pg_read_begin(tl_store *s) {
 
 static void pg_read_end(tl_store *s) {
   PGconn *c = tl__pg_conn(s);
+  forget_windows(s);
   if (c && PQtransactionStatus(c) == PQTRANS_INTRANS)
     PQclear(PQexec(c, "COMMIT"));
   else
     tl__pg_rollback(s);
 }
 
-static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_row **rows,
-                     size_t *count) {
-  *rows = NULL;
-  *count = 0;
+enum { WINDOW = 1024 }; /* session ids a window of facts or tags spans */
+
+/* Reads the rows of sessions [lo, lo + WINDOW) into w with sql (session
+ * id, key, value, evidence; $1 and $2 the ends). */
+static int rows_window_fill(tl_store *s, tl_pg_rows *w, const char *sql, int64_t lo) {
+  rows_window_clear(w);
   tl_pg_params p = {0};
-  tl__pg_param_i64(&p, session_id);
+  tl__pg_param_i64(&p, lo);
+  tl__pg_param_i64(&p, lo + WINDOW);
   int err;
   PGresult *r = tl__pg_query(s, sql, &p, 0, "reading session details", &err);
   if (!r)
     return err;
   size_t n = (size_t)PQntuples(r);
-  *rows = calloc(n ? n : 1, sizeof **rows);
-  for (size_t i = 0; *rows && i < n; i++) {
-    tl_fact_row *x = &(*rows)[(*count)++];
-    x->key = dup_val(r, (int)i, 0);
-    x->value = dup_val(r, (int)i, 1);
-    x->evidence = dup_val(r, (int)i, 2);
+  w->session = malloc((n ? n : 1) * sizeof *w->session);
+  w->rows = calloc(n ? n : 1, sizeof *w->rows);
+  err = w->session && w->rows ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; !err && i < n; i++) {
+    tl_fact_row *x = &w->rows[w->n];
+    w->session[w->n++] = tl__pg_i64(r, (int)i, 0);
+    x->key = dup_val(r, (int)i, 1);
+    x->value = dup_val(r, (int)i, 2);
+    x->evidence = dup_val(r, (int)i, 3);
     if (!x->key || !x->value || !x->evidence)
       err = TL_ENOMEM;
   }
   PQclear(r);
-  if (!*rows || err) {
+  if (err) {
+    rows_window_clear(w);
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading session details");
+  }
+  w->lo = lo;
+  w->hi = lo + WINDOW;
+  return TL_OK;
+}
+
+/* The rows of one session, from the window that holds it (read when none
+ * does): a copy the caller frees with tl_fact_rows_free. */
+static int read_rows(tl_store *s, tl_pg_rows *w, const char *sql, int64_t session_id,
+                     tl_fact_row **rows, size_t *count) {
+  *rows = NULL;
+  *count = 0;
+  if (session_id < w->lo || session_id >= w->hi || w->lo == w->hi) {
+    int err = rows_window_fill(s, w, sql, session_id);
+    if (err)
+      return err;
+  }
+  size_t from = 0, to = w->n;
+  while (from < to) { /* the first row of the session */
+    size_t mid = from + (to - from) / 2;
+    if (w->session[mid] < session_id)
+      from = mid + 1;
+    else
+      to = mid;
+  }
+  size_t n = 0;
+  while (from + n < w->n && w->session[from + n] == session_id)
+    n++;
+  *rows = calloc(n ? n : 1, sizeof **rows);
+  int err = *rows ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; !err && i < n; i++) {
+    const tl_fact_row *x = &w->rows[from + i];
+    tl_fact_row *y = &(*rows)[(*count)++];
+    y->key = strdup(x->key);
+    y->value = strdup(x->value);
+    y->evidence = strdup(x->evidence);
+    if (!y->key || !y->value || !y->evidence)
+      err = TL_ENOMEM;
+  }
+  if (err) {
     tl_fact_rows_free(*rows, *count);
     *rows = NULL;
     *count = 0;
@@ -614,16 +683,16 @@ static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_r
 }
 
 static int pg_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s,
-                   "SELECT key COLLATE \"C\" AS k, value, evidence FROM host_facts "
-                   "WHERE session_id = $1 ORDER BY k",
+  return read_rows(s, &((tl_pg *)s->server)->facts,
+                   "SELECT session_id, key COLLATE \"C\" AS k, value, evidence FROM host_facts "
+                   "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
 }
 
 static int pg_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s,
-                   "SELECT key COLLATE \"C\" AS k, value, '' FROM session_tags "
-                   "WHERE session_id = $1 ORDER BY k",
+  return read_rows(s, &((tl_pg *)s->server)->tags,
+                   "SELECT session_id, key COLLATE \"C\" AS k, value, '' FROM session_tags "
+                   "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
 }
 
@@ -752,6 +821,7 @@ static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summa
 }
 
 static int pg_delete(tl_store *s, const char *uuid) {
+  forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};
@@ -771,6 +841,7 @@ static int pg_delete(tl_store *s, const char *uuid) {
 
 static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                     int64_t *samples) {
+  forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};
