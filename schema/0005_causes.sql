@@ -1,6 +1,5 @@
--- tl schema, version 4 (5 once the running-sessions index lands): why
--- samples were late (docs/schema.md, "Causes"). One table, so that a new
--- file grows by one page: per session, rows of three kinds, each a compact
+-- tl schema, version 5: why samples were late (docs/schema.md, "Causes").
+-- One table, so that a new file grows by one page: per session, rows of three kinds, each a compact
 -- blob of unsigned varints closed by a CRC32C (store/causes.c):
 --   kind 0: what the measuring thread read about itself around the slowest
 --           few samples (tl keeps the slowest 3 per hundred), first_index
