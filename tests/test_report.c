@@ -168,11 +168,14 @@ static void markdown_matches_golden(void **state) {
     assert_non_null(toc);
     memmove(toc, toc + strlen(link), strlen(toc + strlen(link)) + 1);
     char *charts = strstr(written, "## Charts\n"), *next = charts ? strstr(charts, "\n## ") : NULL;
-    assert_non_null(next);
     static const char line[] = "Charts: written beside the page as SVG files with `-o FILE.md`, "
                                "or inline with `--format html`.\n";
-    memmove(charts + strlen(line), next, strlen(next) + 1);
-    memcpy(charts, line, strlen(line));
+    if (!charts || !next) {
+      fail_msg("no Charts section followed by another in %s", file);
+    } else {
+      memmove(charts + strlen(line), next, strlen(next) + 1);
+      memcpy(charts, line, strlen(line));
+    }
     assert_string_equal(written, golden);
     free(written);
   }
