@@ -52,15 +52,26 @@ static void reservoir_start(tl__sess *s) {
   replace_next(s);
 }
 
-/* Readies s (cap slots, expected samples) before its first sample. */
+enum {
+  /* Slots from which a session keeps each sample with a fixed chance: four
+   * standard deviations under cap costs at most 10% of the slots there. */
+  KEEP_BY_CHANCE = 1600,
+};
+
+/* Readies s (cap slots, expected samples) before its first sample. A
+ * session of many slots keeps each sample with the same chance, four
+ * standard deviations under cap / expected so that its slots almost never
+ * fill: one draw per kept sample. A session of fewer slots would keep far
+ * fewer than its share that way (at 19 slots, 1.6 samples, and one session
+ * in five none, so that the session bootstrap lost whole sessions), so it
+ * fills its slots and goes on as a reservoir: exactly min(cap, n) samples,
+ * a uniform sample of the session, every session in proportion. */
 static void keep_start(tl__sess *s, int64_t expected) {
   s->n = 0;
   s->m = 0;
   s->log_q = 0; /* every sample while there is room */
   double p = (double)s->cap / (double)expected * (1 - 4 / sqrt((double)s->cap));
-  if ((int64_t)s->cap < expected && s->cap > 16 && p > 0) {
-    /* Four standard deviations under cap on average, so that the slots
-     * almost never fill. */
+  if ((int64_t)s->cap < expected && s->cap >= KEEP_BY_CHANCE && p > 0) {
     s->log_q = log1p(-p);
     keep_next(s);
   }

@@ -71,11 +71,17 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
   const tl__sset *x = &g->set;
   g->rep = malloc(np * B * sizeof *g->rep);
   double *w = malloc(x->ns * sizeof *w);
+  /* The sessions' sizes side by side: a draw reads one, not a session's
+   * whole record (a cache miss each, with many sessions). */
+  int64_t *size = malloc(x->ns * sizeof *size);
   tl__boot bt = {0};
-  if (!g->rep || !w || tl__boot_init(x, &bt)) {
+  if (!g->rep || !w || !size || tl__boot_init(x, &bt)) {
     free(w);
+    free(size);
     return TL_ENOMEM;
   }
+  for (size_t i = 0; i < x->ns; i++)
+    size[i] = x->s[i].n;
   tl__rng r = {g->seed};
   tl__mod by_ns = tl__mod_of(x->ns ? x->ns : 1);
   for (size_t b = 0; b < B; b++) {
@@ -85,7 +91,7 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
       for (size_t i = 0; i < x->ns; i++) {
         size_t pick = (size_t)tl__rng_below_mod(&r, &by_ns);
         w[pick] += 1;
-        total += x->s[pick].n;
+        total += size[pick];
       }
     }
     tl__boot_weigh(&bt, w);
@@ -93,6 +99,7 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
       g->rep[k * B + b] = tl__boot_at(&bt, w, (double)tl_rank(pcts[k], total), k);
   }
   free(w);
+  free(size);
   tl__boot_free(&bt);
   for (size_t k = 0; k < np; k++)
     sort_row(g->rep + k * B, B);
