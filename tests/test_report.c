@@ -1541,6 +1541,17 @@ static void page_in_browser(void **state) {
   for (int i = 0; i < 400; i++)
     v[i] = 50000000 + 300000 + (int64_t)(i * 7919 % 400) * 5000;
   add_session(s, "run9", "a-rather-long-label-name", &vbox_host, 50000000, v, 400);
+  /* Sessions enough for a verdict at 50 ms, which the first screen must
+   * show with its interval and sessions. */
+  const char *runs[2][2] = {{"run10", "run11"}, {"run12", "run13"}};
+  for (int r = 0; r < 2; r++) {
+    for (int i = 0; i < 400; i++)
+      v[i] = 50000000 + 350000 + r * 20000 + (int64_t)(i * 7919 % 400) * 5000;
+    add_session(s, runs[r][0], "a-rather-long-label-name", &vbox_host, 50000000, v, 400);
+    for (int i = 0; i < 400; i++)
+      v[i] = 50000000 + 3000000 + r * 200000 + (int64_t)(i * 7919 % 400) * 20000;
+    add_session(s, runs[r][1], "vbox", &vbox_host, 50000000, v, 400);
+  }
   tl_store_close(s);
   char *dir = tl_test_path(f->dir, "site");
   char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};

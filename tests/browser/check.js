@@ -1,8 +1,10 @@
 // Opens tl's HTML pages in headless Chromium and checks what a reader sees:
 // at 1280 px no table of the page is wider than its container, at 390 px
 // (a phone) the label and p90 columns of the lateness tables are on screen,
-// no two text boxes of a chart overlap, and the answer box starts within the
-// first 800 px. Usage: node check.js CHROMIUM PAGE.html...
+// no two text boxes of a chart overlap, the answer box starts within the
+// first 800 px, and on a comparison page the first screen (1280x800, 390x844)
+// holds a verdict with its interval and sessions. Usage: node check.js
+// CHROMIUM PAGE.html...
 // Prints one line per finding; exits 1 when something fails.
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -48,6 +50,27 @@ async function measure(page) {
   });
 }
 
+// The first screen (the top `height` px) of a comparison page holds a verdict
+// with its 95% interval and the sessions it rests on: the text from
+// "95% interval" to "session(s)" ends above the fold.
+async function verdictOnFirstScreen(page, height) {
+  return page.evaluate((height) => {
+    const box = document.querySelector('section.answer');
+    if (!box) return null;
+    const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const m = /95% interval [^,]+, \d+ (and \d+ )?sessions?( each)?/.exec(n.textContent);
+      if (!m) continue;
+      const r = document.createRange();
+      r.setStart(n, m.index);
+      r.setEnd(n, m.index + m[0].length);
+      const b = r.getBoundingClientRect();
+      if (b.height > 0 && b.bottom + window.scrollY <= height) return m[0];
+    }
+    return null;
+  }, height);
+}
+
 (async () => {
   const [chromium, ...pages] = process.argv.slice(2);
   const browser = await puppeteer.launch({
@@ -74,6 +97,12 @@ async function measure(page) {
           for (const x of m.p90) fail(`${name}: ${x}, off screen`);
         }
         for (const x of m.overlaps) fail(`${name}: text overlaps: ${x}`);
+        if (file.endsWith('compare.html')) {
+          const fold = w === 1280 ? 800 : h;
+          const v = await verdictOnFirstScreen(page, fold);
+          if (v) console.log(`${name}: on the first ${fold} px: "${v}"`);
+          else fail(`${name}: no verdict with its interval and sessions in the first ${fold} px`);
+        }
       }
       await page.close();
     }
