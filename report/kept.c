@@ -479,7 +479,7 @@ static double sset_count(const tl__sset *x, const double *w, size_t mid) {
 
 /* The smallest kept value at which the weighted count of samples reaches
  * rank. */
-int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double *memo) {
+int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
   if (x->exact && !w) {
     size_t r = rank < 1 ? 1 : (size_t)ceil(rank - 1e-9);
     return x->pool[(r > x->m ? x->m : r) - 1];
@@ -487,19 +487,12 @@ int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double
   size_t lo = 0, hi = x->m - 1;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    double c = memo && memo[mid] >= 0 ? memo[mid] : sset_count(x, w, mid);
-    if (memo)
-      memo[mid] = c;
-    if (c >= rank - 1e-6)
+    if (sset_count(x, w, mid) >= rank - 1e-6)
       hi = mid;
     else
       lo = mid + 1;
   }
   return x->pool[lo];
-}
-
-int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
-  return tl__sset_at_memo(x, w, rank, NULL);
 }
 
 /* ======================================================================== */

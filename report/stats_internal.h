@@ -122,10 +122,6 @@ void tl__sset_free(tl__sset *x);
 /* The smallest kept value at which the weighted count of samples reaches
  * rank (session i counted w[i] times; w NULL: once). */
 int64_t tl__sset_at(const tl__sset *x, const double *w, double rank);
-/* The same, remembering in memo (x->m counts, each negative until known)
- * the counts it works out for these weights: the searches of many ranks
- * share most of their steps. */
-int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double *memo);
 /* Exact values at 1-based ranks of the whole group. */
 int tl__sset_values_at_ranks(tl_store *store, const tl__sset *x, const int64_t *ranks, size_t k,
                              int64_t *out);

@@ -1251,42 +1251,6 @@ static void load_with_dist_as_apart(void **state) {
   free(v);
 }
 
-/* The replicates by samples of a group too large to keep whole search the
- * pool with remembered counts: the values must be the plain search's. */
-static void remembered_counts_search_alike(void **state) {
-  fixture *f = *state;
-  size_t n = TL_STATS_KEEP / 2 + 5000;
-  int64_t *v = malloc(n * sizeof *v);
-  uint64_t r = 0x853c49e6748fea9bULL; /* its own draws: the other tests' stay as they are */
-  for (int s = 0; s < 2; s++) {
-    for (size_t i = 0; i < n; i++) {
-      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-      v[i] = 1000000 + s * 50000 + (int64_t)((r >> 24) % 400000);
-    }
-    add_session(f, "memo", 0, v, n, 0);
-  }
-  tl_comparison cmp;
-  compare_labels(f, "memo", NULL, NULL, 0, &cmp);
-  tl__sset x;
-  const tl_group *g = &cmp.groups[0];
-  assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids, g->session_count, 5, &x), TL_OK);
-  assert_false(x.exact);
-  double *memo = malloc(x.m * sizeof *memo);
-  for (size_t j = 0; j < x.m; j++)
-    memo[j] = -1;
-  for (int t = 0; t < 3000; t++) {
-    r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-    /* Ranks bunched near p99 and spread over the whole group, in turn. */
-    double u = (double)(r >> 11) * 0x1.0p-53;
-    double rank = ceil((t % 2 ? u : 0.985 + 0.01 * u) * (double)x.n);
-    assert_int_equal(tl__sset_at_memo(&x, NULL, rank, memo), tl__sset_at(&x, NULL, rank));
-  }
-  free(memo);
-  tl__sset_free(&x);
-  tl_comparison_free(&cmp);
-  free(v);
-}
-
 /* The samples kept of a large group are spread over the whole session: the
  * same values stored rising in one label and falling in the other must look
  * alike to the rank test. A way of keeping that favoured early or late
@@ -1767,7 +1731,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(kept_part_as_read, setup, teardown),
       cmocka_unit_test(remainder_as_divided),
       cmocka_unit_test_setup_teardown(load_with_dist_as_apart, setup, teardown),
-      cmocka_unit_test_setup_teardown(remembered_counts_search_alike, setup, teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(mann_whitney_long_runs),
       cmocka_unit_test(planted_steps),
