@@ -54,8 +54,8 @@ static void reservoir_start(tl__sess *s) {
 
 enum {
   /* Slots from which a session keeps each sample with a fixed chance: four
-   * standard deviations under cap costs at most 10% of the slots there. */
-  KEEP_BY_CHANCE = 1600,
+   * standard deviations under cap costs at most half of them there. */
+  KEEP_BY_CHANCE = 64,
 };
 
 /* Readies s (cap slots, expected samples) before its first sample. A
@@ -65,7 +65,8 @@ enum {
  * fewer than its share that way (at 19 slots, 1.6 samples, and one session
  * in five none, so that the session bootstrap lost whole sessions), so it
  * fills its slots and goes on as a reservoir: exactly min(cap, n) samples,
- * a uniform sample of the session, every session in proportion. */
+ * a uniform sample of the session, at a few draws per replaced sample
+ * (which is why sessions of many slots keep by chance). */
 static void keep_start(tl__sess *s, int64_t expected) {
   s->n = 0;
   s->m = 0;

@@ -1540,7 +1540,7 @@ static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np
   cmp.sessions.items = calloc(ns, sizeof *cmp.sessions.items);
   cmp.details = calloc(ns, sizeof *cmp.details);
   int64_t *ids = malloc(ns * sizeof *ids), *v = malloc(per * sizeof *v);
-  char (*uuid)[24] = malloc(ns * sizeof *uuid);
+  char(*uuid)[24] = malloc(ns * sizeof *uuid);
   for (size_t i = 0; i < ns; i++) {
     snprintf(uuid[i], sizeof uuid[i], "s-%zu", i);
     cmp.sessions.items[i] = (tl_session){.id = (int64_t)i + 1,
@@ -1579,10 +1579,14 @@ static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np
     }
   }
   assert_int_equal(tl__kept_finish(k), TL_OK);
-  /* Every session keeps its share, none keeps nothing. */
-  for (size_t i = 0; i < ns; i++)
-    assert_true(k->set.s[i].m >= 1 &&
-                k->set.s[i].m == (k->set.s[i].cap < per ? k->set.s[i].cap : per));
+  /* Every session keeps its share (below 64 slots exactly, above by chance,
+   * at least half), none keeps nothing. */
+  for (size_t i = 0; i < ns; i++) {
+    const tl__sess *x = &k->set.s[i];
+    size_t share = x->cap < per ? x->cap : per;
+    assert_true(x->m >= 1 && x->m <= share && (x->cap >= 64 || x->m == share));
+    assert_true(x->m * 2 >= share * 4 / 5); /* half of it, with room for chance */
+  }
   tl_dist dist;
   memset(&dist, 0, sizeof dist);
   dist.count = (int64_t)(ns * per);
@@ -1616,8 +1620,8 @@ static void group_intervals_at_every_size(void **state) {
   (void)state;
   const struct {
     size_t sessions, per, draws;
-  } sizes[] = {{1, 2000, 40},  {3, 500, 40},    {10, 200, 40},  {100, 50, 40},
-               {2000, 40, 20}, {14000, 20, 10}, {100000, 20, 2}};
+  } sizes[] = {{1, 2000, 40},  {3, 500, 40},    {10, 200, 40},   {100, 50, 40},
+               {2000, 40, 20}, {2000, 400, 10}, {14000, 20, 10}, {100000, 20, 2}};
   const double pcts[] = {50, 90};
   for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
     size_t covered = 0, asked = 0;
@@ -1630,8 +1634,7 @@ static void group_intervals_at_every_size(void **state) {
         int64_t est = g.dist.pct_ns[q], truth = (int64_t)(pcts[q] * 10000); /* of [0, 1 ms) */
         if (!(p->lo_ns <= est && est <= p->hi_ns && p->lo_ns < p->hi_ns))
           fail_msg("%zu sessions of %zu: p%g %lld not in (%lld to %lld)", sizes[c].sessions,
-                   sizes[c].per, pcts[q], (long long)est, (long long)p->lo_ns,
-                   (long long)p->hi_ns);
+                   sizes[c].per, pcts[q], (long long)est, (long long)p->lo_ns, (long long)p->hi_ns);
         covered += p->lo_ns <= truth && truth <= p->hi_ns;
         asked++;
       }
