@@ -23,8 +23,9 @@ void tl_html_escape(FILE *out, const char *s) {
       left--;
       continue;
     }
-    if (n > 1) {
-      fwrite(p, 1, n, out);
+    if (n > 1) { /* C1 and bidi controls are dropped, as md_put drops them */
+      if (!tl_control_len(p, n))
+        fwrite(p, 1, n, out);
       p += n;
       left -= n;
       continue;

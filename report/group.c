@@ -4,8 +4,9 @@
  * names exactly as it treats labels, so every part of the page works on
  * groups. This file owns which session falls in which group, how a value is
  * named and ordered, what a value a person types means, the listing of
- * --by help, and the one numeric summary only --by has: how the tail moves
- * with a numeric key (a rank correlation over sessions, with its interval).
+ * --by help and the page's section on what each group holds. What a --by
+ * page answers first (how the tail changes with the key, and what else
+ * changes with it) is by_answer.c's.
  *
  * Names: memory by size class ("512M", "1G", see tl_memory_class), CPUs by
  * count ("2 CPUs"), text as recorded; a session without the fact (or with
@@ -585,126 +586,7 @@ int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char
 }
 
 /* ======================================================================== */
-/* On the page: what the groups hold, and how the tail moves with a number  */
-
-/* Average ranks (1-based; ties share their mean rank) of v[0..n) into r. */
-static int ranks(const double *v, size_t n, double *r) {
-  size_t *idx = malloc((n + 1) * sizeof *idx);
-  if (!idx)
-    return TL_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    idx[i] = i;
-  for (size_t i = 1; i < n; i++) /* insertion sort: a few hundred sessions */
-    for (size_t k = i; k > 0 && v[idx[k - 1]] > v[idx[k]]; k--) {
-      size_t t = idx[k];
-      idx[k] = idx[k - 1];
-      idx[k - 1] = t;
-    }
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
-      j++;
-    for (size_t k = i; k <= j; k++)
-      r[idx[k]] = (double)(i + j) / 2 + 1;
-    i = j + 1;
-  }
-  free(idx);
-  return TL_OK;
-}
-
-int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out) {
-  memset(out, 0, sizeof *out);
-  out->n = n;
-  out->rho = out->lo = out->hi = NAN;
-  if (n < 4)
-    return TL_OK;
-  double *rx = malloc(2 * n * sizeof *rx);
-  if (!rx)
-    return TL_ENOMEM;
-  double *ry = rx + n;
-  if (ranks(x, n, rx) || ranks(y, n, ry)) {
-    free(rx);
-    return TL_ENOMEM;
-  }
-  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < n; i++)
-    mx += rx[i], my += ry[i];
-  mx /= (double)n, my /= (double)n;
-  for (size_t i = 0; i < n; i++) {
-    sxy += (rx[i] - mx) * (ry[i] - my);
-    sxx += (rx[i] - mx) * (rx[i] - mx);
-    syy += (ry[i] - my) * (ry[i] - my);
-  }
-  free(rx);
-  if (!(sxx > 0 && syy > 0))
-    return TL_OK; /* one of them does not vary: no correlation to speak of */
-  out->rho = sxy / sqrt(sxx * syy);
-  /* Fisher's z with the variance 1.06 / (n - 3) that Fieller, Hartley and
-   * Pearson (1957) found for Spearman's rho. */
-  double r = fmax(-0.999999, fmin(0.999999, out->rho));
-  double z = atanh(r), se = sqrt(1.06 / (double)(n - 3));
-  out->lo = tanh(z - 1.959964 * se);
-  out->hi = tanh(z + 1.959964 * se);
-  return TL_OK;
-}
-
-/* Each session's own p99 lateness against its group's value, for one probe
- * and delay. The sessions with an unknown value or no samples are left out. */
-int tl__by_trend(const tl_comparison *c, const char *probe, int64_t delay_ns, tl__rank_corr *out) {
-  memset(out, 0, sizeof *out);
-  out->rho = out->lo = out->hi = NAN;
-  if (!c->label_x)
-    return TL_OK;
-  double *x = malloc((2 * c->sessions.count + 2) * sizeof *x);
-  if (!x)
-    return TL_ENOMEM;
-  double *y = x + c->sessions.count + 1;
-  size_t n = 0, values = 0;
-  double last = NAN;
-  for (size_t l = 0; l < c->label_count; l++)
-    for (size_t i = 0; i < c->sessions.count; i++) {
-      const tl_session *s = &c->sessions.items[i];
-      const tl_dist *d = &c->details[i].dist;
-      if (strcmp(s->label, c->labels[l]) != 0 || strcmp(s->probe, probe) != 0 ||
-          s->delay_ns != delay_ns || !d->count || d->pct_count < 3 || isnan(c->label_x[l]))
-        continue;
-      if (!(c->label_x[l] == last))
-        values++;
-      last = c->label_x[l];
-      x[n] = c->label_x[l];
-      y[n++] = (double)(d->pct_ns[2] - tl_probe_armed_ns(probe, delay_ns));
-    }
-  int rc = tl__spearman(x, y, n, out);
-  out->values = values;
-  free(x);
-  return rc;
-}
-
-void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t delay_ns,
-                           const tl__rank_corr *r, char *buf, size_t len) {
-  /* The key as a sentence says it. */
-  const char *what = strcmp(c->by, "cpus") == 0 ? "the number of CPUs"
-                     : strcmp(c->by, "hz") == 0 ? "the kernel's timer frequency"
-                                                : c->by;
-  char call[96];
-  tl__call_name(probe, delay_ns, call, sizeof call);
-  if (isnan(r->rho)) {
-    snprintf(buf, len,
-             "For %s, too few sessions (%zu, on %zu %s value%s) or too little variation to tell "
-             "whether the tail changes with %s.",
-             call, r->n, r->values, c->by, r->values == 1 ? "" : "s", what);
-    return;
-  }
-  int clear = r->hi < 0 || r->lo > 0;
-  snprintf(buf, len,
-           "For %s, the tail %s%s%s: the rank correlation (Spearman) between %s and each "
-           "session's p99 lateness is %.2f (95%% CI %.2f to %.2f; %zu sessions on %zu values).",
-           call,
-           r->hi < 0   ? "gets shorter as "
-           : r->lo > 0 ? "gets longer as "
-                       : "shows no clear change with ",
-           what, clear ? " grows" : "", what, r->rho, r->lo, r->hi, r->n, r->values);
-}
+/* On the page: what the groups hold                                        */
 
 /* The distinct values, "a, b, c", of what(c, session) over the sessions of
  * label into buf; returns how many (values past the buffer still count). */
@@ -757,6 +639,18 @@ static const char *fact_named(const tl_comparison *c, size_t i, const void *arg)
   static part named;
   part_of(arg, tl__fact(&c->details[i], ((const tl_host_key *)arg)->fact), &named);
   return named.unknown ? "unknown" : named.text;
+}
+
+int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag,
+                char *name, size_t len, double *num) {
+  const char *v = !k                                  ? tl__tag(&c->details[i], tag)
+                  : strcmp(k->name, "hostname") == 0 ? c->sessions.items[i].hostname
+                                                      : tl__fact(&c->details[i], k->fact);
+  part named;
+  part_of(k, v, &named);
+  snprintf(name, len, "%s", named.unknown ? "" : named.text);
+  *num = named.unknown || !k || k->kind == TL_KEY_TEXT ? NAN : (double)named.num;
+  return !named.unknown;
 }
 
 /* How the values of a key are made, in one sentence. */
@@ -880,73 +774,6 @@ void tl__by_section(tl__page *p) {
       }
   }
   tl__put_table(p, t);
-  if (!c->label_x)
-    return;
-
-  /* A numeric key: lateness against the value, per probe and delay. */
-  const tl_stats *st = tl__page_stats(p);
-  for (size_t g0 = 0; g0 < c->group_count; g0++) {
-    const tl_group *g = &c->groups[g0];
-    if (tl__find_group(c, g->label, g->probe, g->delay_ns) != g)
-      continue;
-    int first = 1;
-    for (size_t k = 0; k < g0 && first; k++)
-      first = !tl__same_block(&c->groups[k], g);
-    if (!first)
-      continue;
-    char call[96];
-    tl__call_name(g->probe, g->delay_ns, call, sizeof call);
-    f = tl__prose(p);
-    fprintf(f, "### Lateness by %s, %s\n\n", title, call);
-    fputs("Lateness is a sample minus the delay the timer was armed for (1 ms for a "
-          "setTimeout below 1 ms); milliseconds, with 95% confidence intervals.\n\n",
-          f);
-    static const double want[3] = {50, 90, 99};
-    const char *lhead[5] = {title, "sessions", "p50", "p90", "p99"};
-    tl__table *lt = tl__table_new(5, lhead, "lrrrr");
-    for (size_t l = 0; lt && l < c->label_count; l++) {
-      const tl_group *h = tl__find_group(c, c->labels[l], g->probe, g->delay_ns);
-      if (!h)
-        continue;
-      size_t gi = (size_t)(h - c->groups);
-      int64_t armed = tl_probe_armed_ns(h->probe, h->delay_ns);
-      tl__table_add(lt, h->label);
-      tl__table_addf(lt, "%zu", h->session_count);
-      for (size_t w = 0; w < 3; w++) {
-        size_t k = 0;
-        while (k < h->dist.pct_count && h->dist.pcts[k] != want[w])
-          k++;
-        if (k == h->dist.pct_count || !h->dist.count) {
-          tl__table_add(lt, "-");
-          continue;
-        }
-        char v[32], lo[32], hi[32];
-        snprintf(v, sizeof v, "%.3f", (double)(h->dist.pct_ns[k] - armed) / 1e6);
-        const tl_pct_stats *ps = st ? &st->groups[gi].pct[k] : NULL;
-        if (ps && ps->lo_ns >= 0 && ps->hi_ns >= 0) {
-          snprintf(lo, sizeof lo, "%.3f", (double)(ps->lo_ns - armed) / 1e6);
-          snprintf(hi, sizeof hi, "%.3f", (double)(ps->hi_ns - armed) / 1e6);
-          tl__table_addf(lt, "%s (%s to %s)", v, lo, hi);
-        } else {
-          tl__table_add(lt, v);
-        }
-      }
-    }
-    tl__put_table(p, lt);
-    if (p->o->format == TL_FORMAT_HTML) {
-      tl__prose_flush(p);
-      tl__svg_by_trend(p, g->probe, g->delay_ns);
-    }
-    tl__rank_corr r;
-    if (tl__by_trend(c, g->probe, g->delay_ns, &r)) {
-      p->failed = TL_ENOMEM;
-      return;
-    }
-    tl__by_trend_sentence(c, g->probe, g->delay_ns, &r, buf, sizeof buf);
-    f = tl__prose(p);
-    tl_md_escape(f, buf);
-    fputs("\n\n", f);
-  }
 }
 
 int tl__by_confounds(const tl_comparison *c, FILE *f) {
@@ -985,40 +812,4 @@ int tl__by_confounds(const tl_comparison *c, FILE *f) {
       fputs(".\n", f);
   }
   return any;
-}
-
-/* ",\n "by_trend": [...]" for a numeric --by key: per probe and delay, the
- * rank correlation of each session's p99 lateness with the value, and the
- * sentence the page says about it. */
-void tl__by_json(FILE *o, const tl_comparison *c) {
-  if (!c->label_x)
-    return;
-  fputs(",\n \"by_trend\": [", o);
-  size_t shown = 0;
-  for (size_t g0 = 0; g0 < c->group_count; g0++) {
-    const tl_group *g = &c->groups[g0];
-    int first = 1;
-    for (size_t k = 0; k < g0 && first; k++)
-      first = !tl__same_block(&c->groups[k], g);
-    if (!first)
-      continue;
-    tl__rank_corr r;
-    if (tl__by_trend(c, g->probe, g->delay_ns, &r))
-      continue;
-    char sentence[1024];
-    tl__by_trend_sentence(c, g->probe, g->delay_ns, &r, sentence, sizeof sentence);
-    fputs(shown++ ? ",\n  {" : "\n  {", o);
-    fputs("\"probe\": ", o);
-    tl_fput_json(o, g->probe);
-    fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu, \"values\": %zu, \"spearman\": ",
-            (long long)g->delay_ns, r.n, r.values);
-    if (isnan(r.rho))
-      fputs("null, \"ci95\": null", o);
-    else
-      fprintf(o, "%.4f, \"ci95\": [%.4f, %.4f]", r.rho, r.lo, r.hi);
-    fputs(",\n   \"sentence\": ", o);
-    tl_fput_json(o, sentence);
-    fputc('}', o);
-  }
-  fputc(']', o);
 }

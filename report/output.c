@@ -33,13 +33,19 @@ static int errf(char *err, size_t errlen, int code, const char *what, const char
   return code;
 }
 
+/* The mode of a file that replaces none (or another user's): 0644 less
+ * the umask. */
+#define NEW_FILE ((mode_t)-1)
+
 /* Whether name inside dirfd may be replaced (see tl_report_write_file);
  * *mode receives the permissions the new file gets: those of the file it
- * replaces, so that a private page stays private, or 0 for a new file. */
+ * replaces when that file is the user's own, so that a private page stays
+ * private, or NEW_FILE (another user's mode, a world-writable 0666 say, is
+ * not theirs to pass on). */
 static int check_target(int dirfd, const char *name, const char *shown, int force, mode_t *mode,
                         char *err, size_t errlen) {
   struct stat st;
-  *mode = 0;
+  *mode = NEW_FILE;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISDIR(st.st_mode))
       return errf(err, errlen, TL_ECONFLICT, "is a folder (name a file)", shown);
@@ -61,7 +67,7 @@ static int check_target(int dirfd, const char *name, const char *shown, int forc
                     "replace it)",
                     shown);
     }
-    if (S_ISREG(st.st_mode))
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid())
       *mode = st.st_mode & 0777;
   } else if (errno != ENOENT) {
     snprintf(err, errlen, "cannot inspect %s: %s", shown, strerror(errno));
@@ -71,15 +77,15 @@ static int check_target(int dirfd, const char *name, const char *shown, int forc
 }
 
 /* Writes data to a new temporary file in dirfd, named in tmp, synced and
- * closed, with the given mode (0: 0644 less the umask). On failure nothing
- * is left behind and err says why. */
+ * closed, with the given mode (NEW_FILE: 0644 less the umask). On failure
+ * nothing is left behind and err says why. */
 static int write_temp(int dirfd, const char *shown, const char *data, size_t len, mode_t mode,
                       char tmp[64], char *err, size_t errlen) {
   int fd = -1;
   for (unsigned i = 0; i < 1000 && fd < 0; i++) {
     snprintf(tmp, 64, ".tl-report-%ld-%u.tmp", (long)getpid(), i);
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                mode ? mode : 0644);
+                mode == NEW_FILE ? 0644 : mode);
     if (fd < 0 && errno != EEXIST)
       break;
   }
@@ -89,7 +95,7 @@ static int write_temp(int dirfd, const char *shown, const char *data, size_t len
   }
   size_t done = 0;
   int rc = TL_OK, saved = 0;
-  if (mode && fchmod(fd, mode) != 0) { /* exactly the old mode, whatever the umask */
+  if (mode != NEW_FILE && fchmod(fd, mode) != 0) { /* exactly the old mode, whatever the umask */
     rc = TL_EIO;
     saved = errno;
   }
@@ -130,6 +136,41 @@ static int put_in_place(int dirfd, const char *tmp, const char *name, const char
   return TL_EIO;
 }
 
+/* Opens the folder dir to write in. A symbolic link there is followed only
+ * when it is the user's own (or root's): one of another user's, in a
+ * shared folder such as /tmp, would send the pages wherever that user
+ * chose, and not every system refuses that (fs.protected_symlinks). -1
+ * with err set when it cannot be opened or is refused. */
+static int open_folder(const char *dir, char *err, size_t errlen) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat link, target;
+  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && lstat(dir, &link) == 0 &&
+      S_ISLNK(link.st_mode)) {
+    if (link.st_uid != geteuid() && link.st_uid != 0) {
+      snprintf(err, errlen,
+               "the folder %s is a symbolic link of another user's; tl does not follow it "
+               "(name the folder it points to)",
+               dir);
+      errno = 0;
+      return -1;
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* The link may have been swapped since lstat: the folder opened must
+     * be the one it names now, through a link that is still the user's. */
+    struct stat again;
+    if (fd >= 0 && (fstat(fd, &target) != 0 || lstat(dir, &again) != 0 ||
+                    again.st_ino != link.st_ino || again.st_dev != link.st_dev)) {
+      close(fd);
+      snprintf(err, errlen, "the folder %s changed while it was opened; try again", dir);
+      errno = 0;
+      return -1;
+    }
+  }
+  if (fd < 0 && errno)
+    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
+  return fd;
+}
+
 /* Writes data to name inside the open folder dirfd (see tl_report_write_file). */
 static int write_at(int dirfd, const char *name, const char *shown, const char *data, size_t len,
                     int force, char *err, size_t errlen) {
@@ -158,11 +199,9 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
     snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
   else
     return errf(err, errlen, TL_EINVAL, "is too long", "path");
-  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) {
-    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
+  int dirfd = open_folder(dir, err, errlen);
+  if (dirfd < 0)
     return TL_EIO;
-  }
   int rc = write_at(dirfd, name, path, data, len, force, err, errlen);
   close(dirfd);
   return rc;
@@ -358,10 +397,8 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
       rc = TL_EIO;
     }
   }
-  if (!rc && (s.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
+  if (!rc && (s.dirfd = open_folder(dir, err, errlen)) < 0)
     rc = TL_EIO;
-  }
   /* Every page may be replaced before any is made. */
   for (size_t i = 0; i < s.count && !rc; i++) {
     char shown[4200];

@@ -115,10 +115,7 @@ static double headline_pct(const tl_comparison *c) {
   return pct_index(d, 90) >= 0 ? 90 : d->pcts[0];
 }
 
-/* The distinct (probe, delay) pairs, in group order of first appearance
- * sorted by probe then delay. Returns how many; *out has room for
- * group_count entries (indices of a representative group). */
-static size_t delays_of(const tl_comparison *c, size_t *out) {
+size_t tl__delays_of(const tl_comparison *c, size_t *out) {
   size_t n = 0;
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *g = &c->groups[i];
@@ -145,7 +142,7 @@ static size_t delays_of(const tl_comparison *c, size_t *out) {
  * caller frees); NULL with the page marked failed when out of memory. */
 static size_t *page_blocks(tl__page *p, size_t *n) {
   size_t *idx = calloc(p->c->group_count + 1, sizeof *idx);
-  *n = idx ? delays_of(p->c, idx) : 0;
+  *n = idx ? tl__delays_of(p->c, idx) : 0;
   if (!idx)
     p->failed = TL_ENOMEM;
   return idx;
@@ -469,310 +466,6 @@ static void change_bullets(tl__page *p) {
   fputc('\n', f);
 }
 
-/* What could make the comparison unfair ("Read with care") when it
- * differs between sessions: a host fact or a tag. */
-typedef struct {
-  const char *key; /* fact key, or a tag key when tag is set */
-  const char *name;
-  int tag;
-} trait;
-
-/* The value of a trait for session i, or NULL when unknown. */
-static const char *trait_value(const tl_comparison *c, size_t i, const trait *t) {
-  const tl_session_detail *d = &c->details[i];
-  if (t->tag)
-    return tl__tag(d, t->key);
-  if (strcmp(t->key, "libuv") == 0)
-    return c->sessions.items[i].libuv_version;
-  const char *v = tl__fact(d, t->key);
-  return v && strcmp(v, "unknown") != 0 ? v : NULL;
-}
-
-/* Writes "a, b" of the distinct values of trait t among the sessions of
- * label (all labels when NULL) to buf; returns how many there are. */
-static size_t trait_values(const tl_comparison *c, const char *label, const trait *t, char *buf,
-                           size_t len) {
-  size_t count = 0, at = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (label && strcmp(c->sessions.items[i].label, label) != 0)
-      continue;
-    const char *v = trait_value(c, i, t);
-    if (!v && t->tag)
-      v = "(none)";
-    if (!v)
-      continue;
-    size_t k = 0;
-    while (k < i) {
-      if ((!label || strcmp(c->sessions.items[k].label, label) == 0)) {
-        const char *w = trait_value(c, k, t);
-        if (!w && t->tag)
-          w = "(none)";
-        if (w && strcmp(w, v) == 0)
-          break;
-      }
-      k++;
-    }
-    if (k < i)
-      continue;
-    count++;
-    if (at < len)
-      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
-  }
-  return count;
-}
-
-static void confound_trait(FILE *f, const tl_comparison *c, const trait *t, int *any) {
-  char buf[1024];
-  /* Within one label. */
-  int mixed = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
-    if (trait_values(c, c->labels[l], t, buf, sizeof buf) > 1) {
-      fputs("- Within **", f);
-      tl_md_escape(f, c->labels[l]);
-      fputs("**, the ", f);
-      tl_md_escape(f, t->name); /* a tag key comes from the database */
-      fputs(" differs between sessions: ", f);
-      tl_md_escape(f, buf);
-      fputs(".\n", f);
-      *any = mixed = 1;
-    }
-  }
-  if (mixed || c->label_count < 2)
-    return;
-  /* Between labels, each with one value. */
-  size_t known = 0;
-  for (size_t l = 0; l < c->label_count; l++)
-    known += trait_values(c, c->labels[l], t, buf, sizeof buf) == 1;
-  if (known < 2 || trait_values(c, NULL, t, buf, sizeof buf) < 2)
-    return;
-  fputs("- The ", f);
-  tl_md_escape(f, t->name);
-  fputs(" differs between labels: ", f);
-  int first = 1;
-  for (size_t l = 0; l < c->label_count; l++) {
-    if (trait_values(c, c->labels[l], t, buf, sizeof buf) != 1)
-      continue;
-    fputs(first ? "" : "; ", f);
-    tl_md_escape(f, c->labels[l]);
-    fputc(' ', f);
-    tl_md_escape(f, buf);
-    first = 0;
-  }
-  fputs(".\n", f);
-  *any = 1;
-}
-
-/* The highest 1-minute load average recorded at the start or the end of
- * session i ("1.52" or "1.52 0.80 0.44"), per logical CPU; -1 when none. */
-static double load_per_cpu(const tl_comparison *c, size_t i, double *load, double *cpus) {
-  static const char *const keys[] = {"load.start", "load.end"};
-  const char *n = tl__fact(&c->details[i], "cpu.logical");
-  char *end;
-  *load = -1;
-  for (size_t k = 0; k < 2; k++) {
-    const char *l = tl__fact(&c->details[i], keys[k]);
-    double v = l ? strtod(l, &end) : -1;
-    if (l && end != l && v > *load)
-      *load = v;
-  }
-  if (*load < 0)
-    return -1;
-  *cpus = n ? strtod(n, &end) : 0;
-  if (!n || end == n || *cpus < 1)
-    *cpus = 1;
-  return *load / *cpus;
-}
-
-int tl__left_out_bullets(FILE *f, const tl_page_opts *o) {
-  const tl_left_out_list *lo = o->left_out;
-  for (size_t i = 0; lo && i < lo->count; i++) {
-    char date[32];
-    tl_date_format(lo->items[i].started_ns, date, sizeof date);
-    fputs("- **Left out**: session ", f);
-    tl_md_escape(f, lo->items[i].uuid);
-    fputs(" of **", f);
-    tl_md_escape(f, lo->items[i].label);
-    fprintf(f, "** (started %s): its samples failed verification: ", date);
-    tl_md_escape(f, lo->items[i].why);
-    fputs(". Every number here is from the other sessions.\n", f);
-  }
-  return lo && lo->count;
-}
-
-/* "Read with care": what could make the comparison unfair, as bullets. */
-static void confound_bullets(tl__page *p) {
-  const tl_comparison *c = p->c;
-  FILE *f = tl__prose(p);
-  int any = tl__left_out_bullets(f, p->o);
-  /* A label measured on more than one host. */
-  for (size_t l = 0; l < c->label_count; l++) {
-    char hosts[1024];
-    size_t at = 0, count = 0;
-    hosts[0] = '\0';
-    for (size_t i = 0; i < c->sessions.count; i++) {
-      const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
-        continue;
-      count++;
-      if (at < sizeof hosts)
-        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
-                               s->hostname, s->host_fingerprint);
-    }
-    if (count > 1) {
-      fputs("- **", f);
-      tl_md_escape(f, c->labels[l]);
-      fprintf(f, "** mixes %zu different hosts: ", count);
-      tl_md_escape(f, hosts);
-      fputs(".\n", f);
-      any = 1;
-    }
-  }
-  static const trait facts[] = {
-      {"kernel.release", "kernel", 0},
-      {"clocksource.current", "clocksource", 0},
-      {"cpu.governor", "CPU frequency governor", 0},
-      {"kernel.preempt", "kernel preemption model", 0},
-      {"libuv", "libuv version", 0},
-  };
-  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
-    confound_trait(f, c, &facts[i], &any);
-  /* Probe options and conditions recorded as tags (interval, concurrency,
-   * load ...): every tag key seen, in sorted order of first appearance. */
-  for (size_t i = 0; i < c->sessions.count; i++)
-    for (size_t k = 0; k < c->details[i].tag_count; k++) {
-      const char *key = c->details[i].tags[k].key;
-      int seen = 0;
-      for (size_t j = 0; j <= i && !seen; j++)
-        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
-          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
-      if (seen)
-        continue;
-      char name[96];
-      snprintf(name, sizeof name, "tag %s", key);
-      trait t = {key, name, 1};
-      confound_trait(f, c, &t, &any);
-    }
-  /* A busy host: a load of at least half a task per CPU. */
-  for (size_t l = 0; l < c->label_count; l++) {
-    double worst = -1, load = 0, cpus = 0;
-    for (size_t i = 0; i < c->sessions.count; i++) {
-      double ld = 0, n = 0;
-      if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
-        continue;
-      double per = load_per_cpu(c, i, &ld, &n);
-      if (per > worst) {
-        worst = per;
-        load = ld;
-        cpus = n;
-      }
-    }
-    if (worst >= 0.5) {
-      fputs("- **", f);
-      tl_md_escape(f, c->labels[l]);
-      fprintf(f,
-              "** was measured on a busy host: load average %.2f on %g CPUs during a "
-              "session.\n",
-              load, cpus);
-      any = 1;
-    }
-  }
-  /* Facts nobody recorded for a label (imported data has none): said, not
-   * taken for agreement. */
-  for (size_t l = 0; l < c->label_count; l++) {
-    char unknown[512];
-    size_t at = 0, count = 0;
-    unknown[0] = '\0';
-    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
-      char buf[256];
-      if (facts[k].tag || strcmp(facts[k].key, "libuv") == 0 ||
-          trait_values(c, c->labels[l], &facts[k], buf, sizeof buf) > 0)
-        continue;
-      if (at < sizeof unknown)
-        at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
-                               facts[k].name);
-      count++;
-    }
-    if (count && label_has_sessions(c, c->labels[l])) {
-      fputs("- Unknown for **", f);
-      tl_md_escape(f, c->labels[l]);
-      fputs("** (not recorded, so not compared): ", f);
-      tl_md_escape(f, unknown);
-      fputs(".\n", f);
-      any = 1;
-    }
-  }
-  /* Labels measured with different probes. */
-  if (c->label_count > 1) {
-    char sets[2048], first[512] = "";
-    size_t at = 0;
-    int differ = 0;
-    for (size_t l = 0; l < c->label_count; l++) {
-      char mine[512];
-      size_t m = 0;
-      mine[0] = '\0';
-      for (size_t i = 0; i < c->group_count; i++) {
-        const tl_group *g = &c->groups[i];
-        if (strcmp(g->label, c->labels[l]) != 0 ||
-            (i && strcmp(c->groups[i - 1].label, g->label) == 0 &&
-             strcmp(c->groups[i - 1].probe, g->probe) == 0))
-          continue;
-        if (m < sizeof mine)
-          m += (size_t)snprintf(mine + m, sizeof mine - m, "%s%s", m ? " and " : "", g->probe);
-      }
-      if (l == 0)
-        snprintf(first, sizeof first, "%s", mine);
-      else if (strcmp(first, mine) != 0)
-        differ = 1;
-      if (at < sizeof sets)
-        at += (size_t)snprintf(sets + at, sizeof sets - at, "%s%s %s", l ? "; " : "", c->labels[l],
-                               mine);
-    }
-    if (differ) {
-      fputs("- The labels were measured with different probes: ", f);
-      tl_md_escape(f, sets);
-      fputs(". A verdict only compares labels of the same probe and delay.\n", f);
-      any = 1;
-    }
-  }
-  /* A label left out of a verdict: no samples at that probe and delay. */
-  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
-  size_t nb = blk && c->label_count > 1 ? delays_of(c, blk) : 0;
-  for (size_t l = 0; l < c->label_count && nb; l++) {
-    size_t missing = 0;
-    if (!label_has_sessions(c, c->labels[l]))
-      continue;
-    for (size_t b = 0; b < nb; b++) {
-      const tl_group *g0 = &c->groups[blk[b]];
-      const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
-      if (g && g->dist.count)
-        continue;
-      char call[96];
-      tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-      if (!missing++) {
-        fputs("- **", f);
-        tl_md_escape(f, c->labels[l]);
-        fputs("** has no samples at ", f);
-      } else {
-        fputs(", ", f);
-      }
-      tl_md_escape(f, call);
-    }
-    if (missing) {
-      fprintf(f, ", so it is not in %s.\n", missing > 1 ? "those verdicts" : "that verdict");
-      any = 1;
-    }
-  }
-  free(blk);
-  any |= tl__by_confounds(c, f);
-  if (!any)
-    fputs("Nothing found: the sessions compared agree on kernel, clocksource, governor, "
-          "preemption model, libuv version and tags as far as they were recorded, each label "
-          "ran on one host, and no host was busy during its sessions.\n",
-          f);
-  fputc('\n', f);
-}
-
 /* The answer box: the verdicts and their chart, with what changed over time
  * and what to read with care beside them. */
 static void section_answer(tl__page *p) {
@@ -783,6 +476,8 @@ static void section_answer(tl__page *p) {
     fputs("<section class=\"answer\" id=\"summary\"><div class=\"verdicts\">\n", p->out);
   }
   fputs("## Summary\n\n", tl__prose(p));
+  if (c->by)
+    tl__by_answer(p); /* how the tail changes with the key, before the ranking */
   summary_prose(p);
   if (html) {
     size_t n, *idx = page_blocks(p, &n);
@@ -797,7 +492,7 @@ static void section_answer(tl__page *p) {
   fputs("### What changed over time\n\n", tl__prose(p));
   change_bullets(p);
   fputs("### Read with care\n\n", tl__prose(p));
-  confound_bullets(p);
+  tl__read_with_care(p);
   if (html) {
     tl__prose_flush(p);
     fputs("</aside></section>\n", p->out);
@@ -972,7 +667,7 @@ static void difference_matrices(tl__page *p) {
     return;
   }
   double pct = headline_pct(c);
-  size_t nb = delays_of(c, blk);
+  size_t nb = tl__delays_of(c, blk);
   int titled = 0;
   for (size_t b = 0; b < nb; b++) {
     const tl_group *g0 = &c->groups[blk[b]];

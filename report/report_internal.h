@@ -97,6 +97,26 @@ const tl_group *tl__find_group(const tl_comparison *c, const char *label, const 
  * starts at *from and leaves it after the session found: a group lists its
  * sessions in the comparison's order, so each is found at the first look. */
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
+/* The distinct (probe, delay) pairs, in group order of first appearance
+ * sorted by probe then delay. Returns how many; *out has room for
+ * group_count entries (indices of a representative group). */
+size_t tl__delays_of(const tl_comparison *c, size_t *out);
+/* "Read with care" (care.c): what could make the comparison unfair, as
+ * Markdown bullets, or "Nothing found" with what was looked at. */
+void tl__read_with_care(tl__page *p);
+/* The facts a comparison can differ in, and how sentences name each
+ * (care.c): compared within and between labels for "Read with care" (those
+ * with care set), and along the groups of --by (by_answer.c). */
+typedef struct {
+  const char *key;    /* a host key (tl_host_keys), or "label", "probe", "libuv" */
+  const char *name;   /* "kernel", "CPUs" */
+  int the;            /* a sentence says "the kernel" */
+  int plural;         /* "CPUs rise", "the kernel rises" */
+  const char *as_key; /* what the tail changes with: "the number of CPUs" */
+  const char *care;   /* its name in "Nothing found", or NULL: not compared there */
+} tl__trait;
+extern const tl__trait tl__traits[];
+extern const size_t tl__trait_count;
 /* The labels, escaped, joined by ", ". */
 void tl__md_list_labels(FILE *f, const tl_comparison *c);
 /* Distinct hosts by fingerprint in order of first session into first;
@@ -260,6 +280,25 @@ void tl__by_groups_free(tl__by_groups *g);
 int tl__by_value(const tl__by *by, const tl__by_groups *g, const char *asked, char *buf, size_t len,
                  char *err, size_t errlen);
 
+/* Session i's value under host key k (NULL: the tag named tag) as --by
+ * names it ("1G", "2 CPUs", the text recorded) into name, and as a number
+ * into *num (NAN for text); 0 when the session did not record it. */
+int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag,
+                char *name, size_t len, double *num);
+/* The page's section on the groups of --by (what each holds, the exact
+ * values recorded), and the "Read with care" notes on what differs inside a
+ * group (returns 1 if any). */
+void tl__by_section(tl__page *p);
+/* The heading of that section ("By memory") and its anchor ("by-memory");
+ * 0 when the comparison is not --by. */
+int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen);
+int tl__by_confounds(const tl_comparison *c, FILE *f);
+
+/* The answer of a --by page, first in its answer box (by_answer.c): what
+ * else changes with the key across the groups, how the tail changes with a
+ * numeric key at p90 and p99 (over sessions, each with its interval), each
+ * group's p90 and p99 lateness in key order and, in HTML, their chart. */
+void tl__by_answer(tl__page *p);
 /* A rank correlation: Spearman's rho (average ranks for ties) over n
  * pairs with its 95% interval by Fisher's z; NAN when n < 4 or either side
  * does not vary. values: distinct x values. */
@@ -268,22 +307,20 @@ typedef struct {
   size_t n, values;
 } tl__rank_corr;
 int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out);
-/* For one numeric --by key (c->label_x): each session's p99 lateness
- * against its group's value, for one probe and delay. */
-int tl__by_trend(const tl_comparison *c, const char *probe, int64_t delay_ns, tl__rank_corr *out);
-/* The plain sentence about it ("For setTimeout(50), the tail gets shorter
- * as memory grows: ..."). */
-void tl__by_trend_sentence(const tl_comparison *c, const char *probe, int64_t delay_ns,
-                           const tl__rank_corr *r, char *buf, size_t len);
-/* The page's section on the groups of --by (what each holds, exact values,
- * lateness by a numeric key with its chart and sentence), and the "Read
- * with care" notes on what differs inside a group (returns 1 if any). */
-void tl__by_section(tl__page *p);
-/* The heading of that section ("By memory") and its anchor ("by-memory");
- * 0 when the comparison is not --by. */
-int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen);
-int tl__by_confounds(const tl_comparison *c, FILE *f);
-/* The JSON of a --by comparison's trends (",\n \"by_trend\": [...]"). */
+/* How the tail of one probe and delay changes with the numeric key: the
+ * rank correlation at p90 and p99 between the key and each unit's own
+ * lateness. A unit is a session or, where several hosts share a value, a
+ * host (the median of its sessions). in: the sessions to count (NULL: all). */
+typedef struct {
+  tl__rank_corr r[2]; /* at p90 and at p99 */
+  size_t sessions, units, values;
+  int by_host;       /* units are hosts */
+  int one_host_each; /* every value is one host */
+} tl__by_trend;
+int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
+                    const unsigned char *in, tl__by_trend *out);
+/* The JSON of a --by comparison's answer (",\n \"by_trend\": [...]" and
+ * ",\n \"by_confounds\": [...]"). */
 void tl__by_json(FILE *o, const tl_comparison *c);
 /* p50, p90 and p99 lateness of each value of a numeric --by key, with
  * their intervals, for one probe and delay (svg.c). */

@@ -4,6 +4,7 @@
 #define TL_BASE_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tl_base.h"
 
@@ -14,5 +15,10 @@ int tl__text_check(const char *what, const char *s, size_t max, char *why, size_
 
 /* The absolute path of the running executable (exe_linux.c, exe_macos.c). */
 int tl__exe_path(char *buf, size_t len);
+
+/* When process pid started, Unix time in nanoseconds (whole to a second or
+ * better); 0 when it cannot be told (no such process, or the system does not
+ * say). Tells a collector from an unrelated process that reused its pid. */
+int64_t tl__process_started_ns(long pid);
 
 #endif

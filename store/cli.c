@@ -93,10 +93,52 @@ int tl_cli_once(const struct option *longopts, int c, unsigned char given[TL_CLI
   return TL_EXIT_OK;
 }
 
+/* Whether a is text a terminal and a database can hold as it is: valid
+ * UTF-8 without control characters. */
+static int printable_text(const char *a) {
+  const unsigned char *p = (const unsigned char *)a;
+  size_t left = strlen(a);
+  while (left) {
+    size_t n = tl_utf8_len(p, left);
+    if (!n || tl_control_len(p, n))
+      return 0;
+    p += n;
+    left -= n;
+  }
+  return 1;
+}
+
+/* a in bash's $'...' quoting: its bytes that are not printable text as
+ * \xNN, so that the line is valid UTF-8 and still gives back the same
+ * bytes when pasted into a shell. */
+static char *put_ansi_c(char *p, const char *a) {
+  const unsigned char *c = (const unsigned char *)a;
+  size_t left = strlen(a);
+  p += sprintf(p, "$'");
+  while (left) {
+    size_t n = tl_utf8_len(c, left);
+    if (n && !tl_control_len(c, n) && *c != '\\' && *c != '\'') {
+      memcpy(p, c, n);
+      p += n;
+    } else if (n == 1 && (*c == '\\' || *c == '\'')) {
+      *p++ = '\\';
+      *p++ = (char)*c;
+    } else {
+      n = n ? n : 1;
+      for (size_t k = 0; k < n; k++)
+        p += sprintf(p, "\\x%02x", c[k]);
+    }
+    c += n;
+    left -= n;
+  }
+  *p++ = '\'';
+  return p;
+}
+
 char *tl_command_line(int argc, const char *const *argv) {
   size_t len = 1;
   for (int i = 0; i < argc; i++)
-    len += strlen(argv[i]) * 4 + 3;
+    len += strlen(argv[i]) * 4 + 4;
   char *s = malloc(len), *p = s;
   if (!s)
     return NULL;
@@ -110,6 +152,10 @@ char *tl_command_line(int argc, const char *const *argv) {
       *p++ = ' ';
     if (plain) {
       p += sprintf(p, "%s", a);
+      continue;
+    }
+    if (!printable_text(a)) {
+      p = put_ansi_c(p, a);
       continue;
     }
     *p++ = '\'';

@@ -933,7 +933,7 @@ static int range_resolve(target *x, const target *r) {
   return TL_OK;
 }
 
-int tl_sweep_finish(tl_sweep *w) {
+static int sweep_passes(tl_sweep *w) {
   int err = w->oom ? TL_ENOMEM : TL_OK;
   if (!err && !w->bits) {
     w->bits = calloc(BITMAP_WORDS, sizeof *w->bits);
@@ -1014,6 +1014,59 @@ int tl_sweep_finish(tl_sweep *w) {
   for (size_t k = 0; k < w->nt; k++)
     range_free(&w->t[k]);
   fast_free(w);
+  return err;
+}
+
+/* A pass that counted other samples than the stored summaries promised:
+ * a summary that disagrees with its samples (its checksum is right, so
+ * only the samples tell) or samples that changed while they were read.
+ * tlstore check's comparison finds the session, whose id is then left on
+ * the store for tlreport --skip-damaged, and the message says which. */
+typedef struct {
+  char msg[256];
+} first_problem;
+
+static void keep_first(void *ctx, const char *problem) {
+  first_problem *p = ctx;
+  if (!p->msg[0])
+    snprintf(p->msg, sizeof p->msg, "%s", problem);
+}
+
+static int64_t session_of_problem(tl_store *s, const char *problem) {
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  int64_t id = 0;
+  if (strncmp(problem, "session ", 8) != 0 || tl_store_sessions(s, &f, &list) != TL_OK)
+    return 0;
+  for (size_t i = 0; i < list.count && !id; i++)
+    if (strncmp(problem + 8, list.items[i].uuid, strlen(list.items[i].uuid)) == 0)
+      id = list.items[i].id;
+  tl_session_list_free(&list);
+  return id;
+}
+
+static int explain_disagreement(tl_store *s, size_t sessions) {
+  first_problem p = {""};
+  int problems = 0;
+  if (tl__check_summaries(s, keep_first, &p, &problems) == TL_OK && p.msg[0]) {
+    int64_t id = session_of_problem(s, p.msg);
+    int err = tl__store_fail(s, TL_ECORRUPT, "%s: %s" TL__CHECK_HINT, s->path, p.msg);
+    s->damaged_id = id;
+    return err;
+  }
+  return tl__store_fail(s, TL_ECORRUPT,
+                        "%s: the samples of %zu session%s changed while they were read, or "
+                        "disagree with their summaries" TL__CHECK_HINT,
+                        s->path, sessions, sessions == 1 ? "" : "s");
+}
+
+int tl_sweep_finish(tl_sweep *w) {
+  if (w->store) /* a failure of the samples' reading leaves its own message */
+    w->store->errmsg[0] = '\0';
+  int err = sweep_passes(w);
+  if (err == TL_ECORRUPT && w->store && !w->store->errmsg[0])
+    err = explain_disagreement(w->store, w->ns);
   return err;
 }
 

@@ -51,6 +51,11 @@ static void vmessage(const char *kind, const char *fmt, va_list ap) {
   int n = vsnprintf(text, sizeof text, fmt, ap);
   if (n >= (int)sizeof text)
     memcpy(text + sizeof text - 4, "...", 4);
+  /* A message that came out empty is a fault of tl's own: saying so beats
+   * a bare "error: ". */
+  if (n == 0)
+    snprintf(text, sizeof text, "%s failed without saying why (a fault of tl: please report it)",
+             progname);
   fprintf(stderr, "%s: %s: ", progname, kind);
   tl_fput_safe(stderr, n < 0 ? fmt : text);
   fputc('\n', stderr);

@@ -1,9 +1,11 @@
 /* exe_linux.c: the base layer's pieces that differ on Linux (and other
  * systems with /proc/self/exe and clock_nanosleep): the path of the running
- * executable, for tl_data_path(), how tl times here, and the heap in huge
- * pages. */
+ * executable, for tl_data_path(), how tl times here, the heap in huge
+ * pages, and when a process started (from /proc). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -22,6 +24,38 @@ int tl__exe_path(char *buf, size_t len) {
     return TL_EINVAL; /* possibly truncated */
   buf[n] = '\0';
   return TL_OK;
+}
+
+/* Field 22 of /proc/PID/stat counts clock ticks from boot to the process's
+ * start; /proc/stat's btime is the boot in Unix seconds. The command name
+ * (field 2) may hold spaces and parentheses, so fields are counted from the
+ * last ')'. */
+int64_t tl__process_started_ns(long pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f)
+    fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')');
+  unsigned long long ticks = 0;
+  if (!p || sscanf(p + 1,
+                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                   "%*d %*d %llu",
+                   &ticks) != 1)
+    return 0;
+  f = fopen("/proc/stat", "r");
+  long long btime = 0;
+  char line[256];
+  while (f && fgets(line, sizeof line, f) && sscanf(line, "btime %lld", &btime) != 1)
+    ;
+  if (f)
+    fclose(f);
+  long hz = sysconf(_SC_CLK_TCK);
+  if (btime <= 0 || hz <= 0)
+    return 0;
+  return btime * 1000000000LL + (int64_t)(ticks * (1000000000ULL / (unsigned long long)hz));
 }
 
 /* collector/os_linux.c reads and sleeps on CLOCK_MONOTONIC, as libuv's

@@ -186,22 +186,47 @@ static int unit_of_name(const char *p, size_t n, int64_t *unit) {
   return 0;
 }
 
+/* One RFC 4180 field of [p, end): its text in [*a, *b) (inside the quotes
+ * for a quoted field, where a doubled quote stands for one; blanks around
+ * it trimmed), and *next after the comma that ends it, or NULL when it is
+ * the last. A comma or newline inside quotes belongs to the field. -1 (why
+ * set) for an unterminated quote or text after a closing one. */
+static int csv_field(const char *p, const char *end, const char **a, const char **b,
+                     const char **next, char *why, size_t whylen) {
+  p = trim_left(p, end);
+  const char *fe;
+  if (p < end && *p == '"') {
+    const char *q = p + 1;
+    while (q < end && !(*q == '"' && (q + 1 == end || q[1] != '"')))
+      q += *q == '"' ? 2 : 1;
+    if (q >= end)
+      return bad(why, whylen, "a quoted field has no closing quote");
+    *a = p + 1;
+    *b = q;
+    fe = trim_left(q + 1, end);
+    if (fe < end && *fe != ',')
+      return bad(why, whylen, "text after a quoted field's closing quote");
+  } else {
+    fe = memchr(p, ',', (size_t)(end - p));
+    fe = fe ? fe : end;
+    *a = p;
+    *b = trim_right(p, fe);
+  }
+  *next = fe < end && *fe == ',' ? fe + 1 : NULL;
+  return TL_OK;
+}
+
 int tl__import_parse_header(const char *line, size_t len, size_t *column, int64_t *unit_ns,
                             char *why, size_t whylen) {
-  const char *p = line, *end = line + len;
-  for (size_t col = 0;; col++) {
-    const char *comma = memchr(p, ',', (size_t)(end - p));
-    const char *fe = comma ? comma : end;
-    const char *a = trim_left(p, fe), *b = trim_right(a, fe);
-    if (b - a >= 2 && *a == '"' && b[-1] == '"')
-      a++, b--;
+  const char *p = line, *end = trim_right(line, line + len);
+  for (size_t col = 0; p; col++) {
+    const char *a, *b;
+    if (csv_field(p, end, &a, &b, &p, why, whylen))
+      return TL_EINVAL;
     if (unit_of_name(a, (size_t)(b - a), unit_ns)) {
       *column = col;
       return TL_OK;
     }
-    if (!comma)
-      break;
-    p = comma + 1;
   }
   return bad(why, whylen, "the header names no latency_ns, latency_us or latency_ms column");
 }
@@ -211,20 +236,17 @@ static int parse_csv(const char *line, size_t len, size_t column, int64_t unit_n
   const char *p = line, *end = trim_right(line, line + len);
   if (trim_left(p, end) == end || *trim_left(p, end) == '#')
     return 0;
-  for (size_t col = 0; col < column; col++) {
-    const char *comma = memchr(p, ',', (size_t)(end - p));
-    if (!comma) {
+  const char *a = NULL, *b = NULL;
+  for (size_t col = 0; col <= column; col++) {
+    if (!p) {
       if (why && whylen)
-        snprintf(why, whylen, "%zu fields, the latency is in field %zu", col + 1, column + 1);
+        snprintf(why, whylen, "%zu fields, the latency is in field %zu", col, column + 1);
       return TL_EINVAL;
     }
-    p = comma + 1;
+    if (csv_field(p, end, &a, &b, &p, why, whylen))
+      return TL_EINVAL;
   }
-  const char *comma = memchr(p, ',', (size_t)(end - p));
-  const char *a = trim_left(p, comma ? comma : end), *b = trim_right(a, comma ? comma : end);
-  if (b - a >= 2 && *a == '"' && b[-1] == '"')
-    a++, b--;
-  int rc = parse_value(a, b, unit_ns, out, why, whylen);
+  int rc = parse_value(trim_left(a, b), trim_right(a, b), unit_ns, out, why, whylen);
   return rc == TL_OK ? 1 : rc;
 }
 
@@ -687,6 +709,13 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     }
     have = (size_t)(end - p);
     memmove(buf, p, have);
+  }
+  /* A last line longer than a chunk ends with the input, no newline and
+   * nothing left in the buffer: still a bad row, as a shorter one is. */
+  if (!err && too_long) {
+    nbad++;
+    if (on_bad)
+      on_bad(ctx, ++line_no, "line is too long");
   }
   if (!err)
     err = flush_block(b);

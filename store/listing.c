@@ -254,10 +254,16 @@ void tl_store_write_imported(FILE *out, const char *uuid, int64_t samples, int64
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 
 void tl_store_write_merged(FILE *out, const tl_merge_stats *st) {
-  fprintf(out, "merged %lld session%s (%lld sample%s, %lld new host%s); %lld already present\n",
+  fprintf(out, "merged %lld session%s (%lld sample%s, %lld new host%s); %lld already present",
           (long long)st->sessions_added, plural(st->sessions_added), (long long)st->samples_added,
           plural(st->samples_added), (long long)st->hosts_added, plural(st->hosts_added),
           (long long)st->sessions_present);
+  if (st->sessions_completed)
+    fprintf(out, "; %lld copied before they ended, now completed",
+            (long long)st->sessions_completed);
+  if (st->sessions_running)
+    fprintf(out, "; %lld still running, left for a later merge", (long long)st->sessions_running);
+  fputc('\n', out);
 }
 
 void tl_store_say_push_progress(void *ctx, const tl_push_stats *st) {

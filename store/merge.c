@@ -9,7 +9,11 @@
  * merge idempotent: a session already present with the same content is
  * skipped, one present with different content is a conflict. A session's
  * summary is copied too, once it agrees with the samples read (tlstore
- * check compares every summary with its samples in full). */
+ * check compares every summary with its samples in full). A session still
+ * running in the source is left for a later merge; one whose collector is
+ * gone is copied as readers show it, 'interrupted'; and a copy taken
+ * before its session ended (by an older tl) is replaced by the whole
+ * session. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +70,25 @@ typedef struct {
   tl_merge_stats stats;
   tl__summary_pick *pick; /* the summary of a session copied */
   int summarise;          /* whether verify_session hands its samples to pick */
+  int ended_by_death;     /* the source says 'running' of a session whose collector is gone */
 } merger;
+
+enum {
+  COL_STARTED = 7,
+  COL_ENDED = 8,
+  COL_HEARTBEAT = 9,
+  COL_PID = 10,
+  COL_STATUS = 11,
+  COL_COUNT = 12,
+  COL_MISSED = 13
+};
+
+/* Columns that grow while a session runs: a copy taken before it ended
+ * differs from the ended session in these alone. */
+static int grows(int col) {
+  return col == COL_ENDED || col == COL_HEARTBEAT || col == COL_STATUS || col == COL_COUNT ||
+         col == COL_MISSED;
+}
 
 static int prepare(tl_store *s, const char *sql, sqlite3_stmt **st) {
   int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
@@ -182,6 +204,10 @@ static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
   for (int c = 0; c < COMPARED_COLS; c++)
     sqlite3_bind_value(m->insert, c + 1, sqlite3_column_value(s, c));
   sqlite3_bind_int64(m->insert, 3, host_id);
+  if (m->ended_by_death) { /* as every reader of the source shows it */
+    sqlite3_bind_text(m->insert, COL_STATUS + 1, "interrupted", -1, SQLITE_STATIC);
+    sqlite3_bind_value(m->insert, COL_ENDED + 1, sqlite3_column_value(s, COL_HEARTBEAT));
+  }
   rc = sqlite3_step(m->insert);
   int64_t dst_id = rc == SQLITE_ROW ? sqlite3_column_int64(m->insert, 0) : 0;
   sqlite3_reset(m->insert);
@@ -201,53 +227,188 @@ static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
   return err;
 }
 
-/* One session of the source: skipped, conflicting, or copied. */
+/* Whether column c of the source's session s equals the database's (row
+ * d), taking a dead collector's 'running' session as ended at its last
+ * commit, as readers show it. */
+static int same_column(merger *m, sqlite3_stmt *s, sqlite3_stmt *d, int c) {
+  if (m->ended_by_death && c == COL_STATUS) {
+    const char *st = (const char *)sqlite3_column_text(d, c);
+    return st && strcmp(st, "interrupted") == 0;
+  }
+  if (m->ended_by_death && c == COL_ENDED)
+    return same_value(s, COL_HEARTBEAT, d, c);
+  return same_value(s, c, d, c);
+}
+
+/* The block of a detail_src[2] or detail_dst[2] row, decoded into v. */
+static int decode_row(sqlite3_stmt *r, int64_t *v) {
+  tl_block b = {.seq = sqlite3_column_int64(r, 0),
+                .count = sqlite3_column_int64(r, 1),
+                .min_ns = sqlite3_column_int64(r, 2),
+                .max_ns = sqlite3_column_int64(r, 3),
+                .codec = sqlite3_column_int(r, 4),
+                .data = sqlite3_column_blob(r, 5),
+                .len = (size_t)sqlite3_column_bytes(r, 5)};
+  const char *why;
+  return b.count > 0 && b.count <= TL_BLOCK_MAX && tl_block_decode(&b, v, &why) == TL_OK;
+}
+
+/* Whether the database's blocks of a session hold the first samples of the
+ * source's: equal blocks, but for the last, which a running collector
+ * rewrites as it fills (its samples the first of the source's block). */
+static int blocks_prefix(merger *m, int64_t src_id, int64_t dst_id, int *prefix) {
+  sqlite3_stmt *a = m->detail_src[2], *b = m->detail_dst[2];
+  sqlite3_bind_int64(a, 1, src_id);
+  sqlite3_bind_int64(b, 1, dst_id);
+  int rb = SQLITE_ROW, err = TL_OK;
+  *prefix = 1;
+  int64_t *va = NULL, *vb = NULL;
+  while (*prefix && (rb = sqlite3_step(b)) == SQLITE_ROW) {
+    if (sqlite3_step(a) != SQLITE_ROW || sqlite3_column_int64(a, 0) != sqlite3_column_int64(b, 0)) {
+      *prefix = 0;
+      break;
+    }
+    int same = 1;
+    for (int c = 1; c < 6 && same; c++)
+      same = same_value(a, c, b, c);
+    if (same)
+      continue;
+    int64_t n = sqlite3_column_int64(b, 1);
+    va = va ? va : malloc(TL_BLOCK_MAX * sizeof *va);
+    vb = vb ? vb : malloc(TL_BLOCK_MAX * sizeof *vb);
+    if (!va || !vb) {
+      err = tl__store_fail(m->dst, TL_ENOMEM, "out of memory comparing sessions");
+      break;
+    }
+    *prefix = n < sqlite3_column_int64(a, 1) && decode_row(a, va) && decode_row(b, vb) &&
+              memcmp(va, vb, (size_t)n * sizeof *va) == 0 &&
+              sqlite3_step(b) == SQLITE_DONE; /* only the last may differ */
+    rb = SQLITE_DONE;
+    break;
+  }
+  if (err == TL_OK && rb != SQLITE_DONE && *prefix)
+    err = tl__store_sqlfail(m->dst, rb, "comparing sessions");
+  free(va);
+  free(vb);
+  sqlite3_reset(a);
+  sqlite3_reset(b);
+  return err;
+}
+
+/* Whether the database's copy (row d) of the source's session s was taken
+ * before it ended: what differs is only what grows while a session runs,
+ * the copy has fewer samples, and its blocks are the source's first ones. */
+static int taken_early(merger *m, sqlite3_stmt *s, sqlite3_stmt *d, int64_t src_id, int64_t dst_id,
+                       int *early) {
+  *early = 0;
+  const char *st = (const char *)sqlite3_column_text(d, COL_STATUS);
+  if (!st || (strcmp(st, "running") != 0 && strcmp(st, "interrupted") != 0) ||
+      sqlite3_column_int64(d, COL_COUNT) >= sqlite3_column_int64(s, COL_COUNT))
+    return TL_OK;
+  for (int c = 0; c < COMPARED_COLS; c++)
+    if (!grows(c) && !same_column(m, s, d, c))
+      return TL_OK;
+  int same = 0, prefix = 0, err = TL_OK;
+  for (int k = 0; k < 2 && err == TL_OK; k++)
+    if ((err = same_details(m, k, src_id, dst_id, &same)) == TL_OK && !same)
+      return TL_OK;
+  if (err == TL_OK)
+    err = blocks_prefix(m, src_id, dst_id, &prefix);
+  *early = err == TL_OK && prefix;
+  return err;
+}
+
+/* Deletes the database's early copy of a session (its details go with it). */
+static int drop_early_copy(merger *m, int64_t dst_id) {
+  sqlite3_stmt *st = NULL;
+  int err = prepare(m->dst, "DELETE FROM sessions WHERE id = ?", &st);
+  if (err == TL_OK) {
+    sqlite3_bind_int64(st, 1, dst_id);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE)
+      err = tl__store_sqlfail(m->dst, rc, "replacing a session copied before it ended");
+  }
+  sqlite3_finalize(st);
+  return err;
+}
+
+/* Whether the source's session s is still being written: 'running', and
+ * its collector not gone (tl__session_gone, as every reader decides). */
+static int still_running(sqlite3_stmt *s, int *dead) {
+  const char *status = (const char *)sqlite3_column_text(s, COL_STATUS);
+  *dead = 0;
+  if (!status || strcmp(status, "running") != 0)
+    return 0;
+  *dead = tl__session_gone((const char *)sqlite3_column_text(s, COL_HOSTNAME),
+                           sqlite3_column_int64(s, COL_PID), sqlite3_column_int64(s, COL_STARTED),
+                           sqlite3_column_int64(s, COL_HEARTBEAT), tl__stale_ns());
+  return !*dead;
+}
+
+/* Copies a session the database lacks. A finished session's summary is
+ * the source's when it agrees with the samples verified, or made from them
+ * (tl__summary_pick). */
+static int add_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t src_id) {
+  m->summarise = 1;
+  int err = tl__summary_pick_begin(m->pick, m->src, src_id);
+  if (err == TL_OK)
+    err = verify_session(m, s, uuid, src_id);
+  if (err == TL_OK)
+    err = copy_session(m, s, src_id);
+  return err;
+}
+
+/* One session of the source: left for a later merge while it runs,
+ * skipped when present, completed when the database took it before it
+ * ended, conflicting, or copied. */
 static int merge_session(merger *m, sqlite3_stmt *s) {
   const char *uuid = (const char *)sqlite3_column_text(s, 0);
+  uuid = uuid ? uuid : "?";
   int64_t src_id = sqlite3_column_int64(s, COL_ID);
+  if (still_running(s, &m->ended_by_death)) {
+    m->stats.sessions_running++;
+    return TL_OK;
+  }
   sqlite3_bind_value(m->find, 1, sqlite3_column_value(s, 0));
   int rc = sqlite3_step(m->find), err = TL_OK;
   if (rc == SQLITE_ROW) {
     m->summarise = 0;
-    if ((err = verify_session(m, s, uuid ? uuid : "?", src_id))) {
+    if ((err = verify_session(m, s, uuid, src_id))) {
       sqlite3_reset(m->find);
       return err;
     }
     int64_t dst_id = sqlite3_column_int64(m->find, COL_ID);
+    int early = 0;
+    err = taken_early(m, s, m->find, src_id, dst_id, &early);
     const char *differs = NULL;
-    for (int c = 0; c < COMPARED_COLS && !differs; c++)
-      if (!same_value(s, c, m->find, c))
+    for (int c = 0; c < COMPARED_COLS && !differs && !early; c++)
+      if (!same_column(m, s, m->find, c))
         differs = col_names[c];
-    for (int k = 0; k < 3 && !differs && err == TL_OK; k++) {
+    for (int k = 0; k < 3 && !differs && !early && err == TL_OK; k++) {
       int same = 0;
       err = same_details(m, k, src_id, dst_id, &same);
       if (!same)
         differs = detail_names[k];
     }
-    if (err == TL_OK && differs)
+    sqlite3_reset(m->find);
+    if (err == TL_OK && early) {
+      if ((err = drop_early_copy(m, dst_id)) == TL_OK &&
+          (err = add_session(m, s, uuid, src_id)) == TL_OK)
+        m->stats.sessions_completed++;
+    } else if (err == TL_OK && differs) {
       err = tl__store_fail(m->dst, TL_ECONFLICT,
                            "session %.36s of %s differs from the one in the database (%s); "
                            "nothing was merged",
                            uuid, m->path, differs);
-    else if (err == TL_OK)
+    } else if (err == TL_OK) {
       m->stats.sessions_present++;
-    sqlite3_reset(m->find);
+    }
     return err;
   }
   sqlite3_reset(m->find);
   if (rc != SQLITE_DONE)
     return tl__store_sqlfail(m->dst, rc, "looking up a session");
-  /* A finished session's summary is the source's when it agrees with the
-   * samples verified below, or made from them (tl__summary_pick). A running
-   * session gets none. */
-  const char *status = (const char *)sqlite3_column_text(s, 11);
-  m->summarise = status && strcmp(status, "running") != 0;
-  if (m->summarise)
-    err = tl__summary_pick_begin(m->pick, m->src, src_id);
-  if (err == TL_OK)
-    err = verify_session(m, s, uuid ? uuid : "?", src_id);
-  if (err == TL_OK)
-    err = copy_session(m, s, src_id);
+  err = add_session(m, s, uuid, src_id);
   if (err == TL_OK)
     m->stats.sessions_added++;
   return err;

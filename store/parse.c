@@ -220,8 +220,10 @@ int tl_probe_name_check(const char *name, char *why, size_t whylen) {
   size_t n = strlen(name + 5);
   if (n == 0 || n > 1024)
     return tl_fail(why, whylen, TL_EINVAL, "exec:COMMAND needs a command of 1 to 1024 bytes");
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    if (*p < 0x20 || *p == 0x7f)
+  if (tl__utf8_valid_prefix((const unsigned char *)name, n + 5) != n + 5)
+    return tl_fail(why, whylen, TL_EINVAL, "the command is not valid UTF-8");
+  for (size_t i = 0; i < n + 5; i++)
+    if (tl_control_len((const unsigned char *)name + i, n + 5 - i))
       return tl_fail(why, whylen, TL_EINVAL, "the command holds a control character");
   return TL_OK;
 }
@@ -315,6 +317,16 @@ size_t tl_control_len(const unsigned char *s, size_t len) {
     return 1; /* C0 and DEL */
   if (len >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
     return 2; /* C1 (U+0080..U+009F): a terminal may act on CSI U+009B */
+  /* The bidirectional formatting characters (U+061C, U+200E, U+200F,
+   * U+202A..U+202E, U+2066..U+2069) reorder the text after them, on a page
+   * or a terminal: a name could show as something it is not. */
+  if (len >= 2 && s[0] == 0xd8 && s[1] == 0x9c)
+    return 2;
+  if (len >= 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+      (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
+    return 3;
+  if (len >= 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
+    return 3;
   return 0;
 }
 
@@ -348,6 +360,10 @@ void tl_fput_json(FILE *o, const char *s) {
     if (n == 0) {
       fputs("\\ufffd", o);
       n = 1;
+    } else if (n > 1 && tl_control_len(p, n)) { /* C1 and bidi controls, inert */
+      fprintf(o, "\\u%04x",
+              n == 2 ? (p[0] & 0x1f) << 6 | (p[1] & 0x3f)
+                     : (p[0] & 0x0f) << 12 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f));
     } else if (n > 1) {
       fwrite(p, 1, n, o);
     } else if (c == '"' || c == '\\') {

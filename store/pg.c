@@ -678,6 +678,32 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
       report(ctx, msg);
     problems++;
   }
+  /* A table dropped by hand would fail every report; the queries below
+   * would not all notice it. */
+  static const char *const tables[] = {"hosts",      "sessions",      "session_tags",
+                                       "host_facts", "sample_blocks", "session_summaries"};
+  int missing = 0;
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    if (i == 5 && version < 2)
+      break;
+    tl_pg_params p = {0};
+    tl__pg_param_text(&p, tables[i]);
+    int qerr;
+    PGresult *r =
+        tl__pg_query(s, "SELECT to_regclass($1) IS NOT NULL", &p, 0, "checking tables", &qerr);
+    if (!r)
+      return qerr;
+    if (PQgetvalue(r, 0, 0)[0] != 't') {
+      char msg[128];
+      snprintf(msg, sizeof msg, "table %s is missing (restore it from a backup)", tables[i]);
+      if (report)
+        report(ctx, msg);
+      missing++;
+    }
+    PQclear(r);
+  }
+  if (missing)
+    return TL_ECORRUPT; /* the checks below read those tables */
   /* Foreign keys and unique keys are the server's to keep; the samples are
    * checked as in a file. */
   int err = tl__check_samples(s, report, ctx, &problems);

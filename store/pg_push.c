@@ -224,6 +224,12 @@ static int server_has(tl_store *server, const tl_session *x) {
   int has = PQntuples(r) > 0;
   int64_t count = has ? tl__pg_i64(r, 0, 0) : 0;
   PQclear(r);
+  if (has && count < x->sample_count) /* sent from a copy taken before it ended */
+    return tl__store_fail(server, TL_ECONFLICT,
+                          "session %s: the server has it with %lld samples, the file with %lld "
+                          "(the server's copy is older: delete it there with tlstore --db URL "
+                          "delete %s, then push again)",
+                          x->uuid, (long long)count, (long long)x->sample_count, x->uuid);
   if (has && count != x->sample_count)
     return tl__store_fail(server, TL_ECONFLICT,
                           "session %s: the server has it with %lld samples, the file with %lld",
@@ -326,6 +332,21 @@ static int session_only(int err) {
   return err == TL_EINVAL || err == TL_ECONFLICT || err == TL_ECORRUPT;
 }
 
+/* Whether the session is no longer in the file: two pushes with
+ * --remove-pushed at once, where the other sent it and removed it after
+ * this one listed the file. */
+static int removed_meanwhile(tl_store *local, const char *uuid) {
+  sqlite3_stmt *st = NULL;
+  int gone = 0;
+  if (sqlite3_prepare_v2(local->db, "SELECT 1 FROM sessions WHERE uuid = ?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    gone = sqlite3_step(st) == SQLITE_DONE;
+  }
+  sqlite3_finalize(st);
+  return gone;
+}
+
 static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
   tl_push_stats st = {0};
   if (out)
@@ -367,6 +388,8 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
     c->server = server;
     c->opts = opts;
     int rc = push_session(c, x, find_host(hosts, nhosts, x->host_fingerprint));
+    if (rc < 0 && session_only(rc) && removed_meanwhile(local, x->uuid))
+      rc = 0; /* another push --remove-pushed sent it and took it out of the file */
     if (rc < 0 && session_only(rc)) {
       if (!first_err) {
         first_err = rc;
@@ -380,11 +403,15 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
       st.sessions_present += !rc;
       st.samples_pushed += rc ? x->sample_count : 0;
       if (opts->remove_pushed) {
-        if ((err = tl_store_delete(local, x->uuid)) != TL_OK) {
+        err = tl_store_delete(local, x->uuid);
+        if (err == TL_ENOTFOUND && removed_meanwhile(local, x->uuid)) {
+          err = TL_OK; /* another push --remove-pushed took it out first */
+        } else if (err != TL_OK) {
           tl__store_fail(server, err, "%s", local->errmsg);
           break;
+        } else {
+          st.sessions_removed++;
         }
-        st.sessions_removed++;
       }
     }
     st.sessions_done++;

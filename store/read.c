@@ -151,8 +151,8 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     }
     /* The truth, even where no write could record it yet. */
     if (strcmp(x->status, "running") == 0 &&
-        tl__session_gone(x->hostname, sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18),
-                         TL_STALE_DEFAULT_NS)) {
+        tl__session_gone(x->hostname, sqlite3_column_int64(st, 17), x->started_ns,
+                         sqlite3_column_int64(st, 18), tl__stale_ns())) {
       free(x->status);
       x->status = strdup("interrupted");
       x->ended_ns = sqlite3_column_int64(st, 18);
@@ -576,17 +576,19 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
 
   /* Sessions whose collector is gone are marked 'interrupted' here; where
    * that cannot be written (a full disk), each is a problem saying why. */
-  if (!s->readonly && tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL) != TL_OK) {
+  if (!s->readonly && tl_store_recover_stale(s, tl__stale_ns(), NULL) != TL_OK) {
     char why[sizeof s->errmsg];
     snprintf(why, sizeof why, "%s", s->errmsg);
     rc = sqlite3_prepare_v2(s->db,
-                            "SELECT s.uuid, s.pid, s.heartbeat_ns, h.hostname FROM sessions s "
+                            "SELECT s.uuid, s.pid, s.heartbeat_ns, h.hostname, s.started_ns "
+                            "FROM sessions s "
                             "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
                             "ORDER BY s.id",
                             -1, &st, NULL);
     while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
       if (tl__session_gone((const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 1),
-                           sqlite3_column_int64(st, 2), TL_STALE_DEFAULT_NS))
+                           sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 2),
+                           tl__stale_ns()))
         PROBLEM("session %s: its collector is gone, but it could not be marked 'interrupted': %s",
                 sqlite3_column_text(st, 0), why);
     sqlite3_finalize(st);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base_internal.h"
 #include "store_internal.h"
 
 /* 'tldb' in the database header, so that tl can tell its files apart. */
@@ -90,6 +91,24 @@ static int readonly_sidecar(const char *path, char *buf, size_t len) {
     snprintf(side, sizeof side, "%s%s", path, ext[i]);
     if (access(side, F_OK) == 0 && access(side, W_OK) != 0) {
       snprintf(buf, len, "%s is read-only", side);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether path-wal or path-shm exists and is not a regular file; then
+ * names it and says what it is in buf. */
+static const char *special_kind(mode_t mode);
+static int sidecar_not_a_file(const char *path, char *buf, size_t len) {
+  static const char *const ext[] = {"-wal", "-shm"};
+  for (size_t i = 0; i < 2; i++) {
+    char side[PATH_MAX + 8];
+    struct stat st;
+    snprintf(side, sizeof side, "%s%s", path, ext[i]);
+    if (lstat(side, &st) == 0 && !S_ISREG(st.st_mode)) {
+      snprintf(buf, len, "%s is %s", side,
+               S_ISDIR(st.st_mode) ? "a folder" : special_kind(st.st_mode));
       return 1;
     }
   }
@@ -405,6 +424,15 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
     return tl__store_fail(s, TL_ENOTDB, "%s is empty, not a tl database", path);
   }
 
+  /* SQLite's -wal and -shm beside it must be files: a folder (or a FIFO)
+   * there would fail later as "read-only" or "unable to open". */
+  char bad_side[PATH_MAX + 32];
+  if (exists && sidecar_not_a_file(path, bad_side, sizeof bad_side))
+    return tl__store_fail(s, TL_EINVAL,
+                          "%s: SQLite keeps the database's write-ahead log and its index there, "
+                          "so it must be a file or absent (remove it when no tl program is using "
+                          "the database)",
+                          bad_side);
   /* Before SQLite opens it (and makes -wal and -shm files at its mode). */
   if (!s->readonly && exists && access(path, W_OK) != 0 && errno == EACCES)
     return fail_write_protected(s);
@@ -484,7 +512,7 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   }
   /* Recovery is housekeeping: when it cannot run now (another writer holds
    * the lock, the disk is full) the next writable open tries again. */
-  if (!s->readonly && tl_store_recover_stale(s, TL_STALE_DEFAULT_NS, NULL) != TL_OK)
+  if (!s->readonly && tl_store_recover_stale(s, tl__stale_ns(), NULL) != TL_OK)
     s->errmsg[0] = '\0';
   return TL_OK;
 }
@@ -509,20 +537,39 @@ int tl__sqlite_schema_version(tl_store *s) {
 /* Stale sessions                                                            */
 
 /* A 'running' session is stale when its collector cannot still be writing
- * it: on this host (same hostname) a pid that no longer exists settles it at
- * once; anywhere, a heartbeat (last commit) older than stale_ns does. A live
- * collector commits every second or so, so stale_ns is generous. A pid
- * reused by an unrelated process only delays the verdict until the heartbeat
- * is old enough. The sessions found are updated in one transaction, and only
- * while they are still 'running', so two processes recovering at once agree. */
-int tl__session_gone(const char *hostname, int64_t pid, int64_t heartbeat_ns, int64_t stale_ns) {
-  if (tl__now_ns() - heartbeat_ns > stale_ns)
-    return 1;
+ * it. On this host (same hostname) that is known for sure: the pid no
+ * longer exists, or it now names a process that started after the session
+ * did (the pid was reused). While the collector lives, its session is never
+ * stale, however long since its last commit: another program may hold the
+ * write lock for minutes, and the collector stores everything once it is
+ * free. Only a session from another host, whose process cannot be seen, is
+ * judged by its heartbeat (last commit) being older than stale_ns. The
+ * sessions found are updated in one transaction, and only while they are
+ * still 'running', so two processes recovering at once agree. */
+int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int64_t heartbeat_ns,
+                     int64_t stale_ns) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
+  if (!hostname || strcmp(hostname, host) != 0 || pid <= 0)
+    return tl__now_ns() - heartbeat_ns > stale_ns;
+  if (pid == (int64_t)getpid())
+    return 0;
   /* kill(pid, 0) fails with ESRCH only when no such process exists. */
-  return hostname && strcmp(hostname, host) == 0 && pid > 0 && pid != (int64_t)getpid() &&
-         kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    return 1;
+  /* A collector starts before its session; the margin covers the boot
+   * time's rounding to whole seconds. */
+  int64_t born = tl__process_started_ns((long)pid);
+  return born > 0 && born > started_ns + 2000000000LL;
+}
+
+int64_t tl__stale_ns(void) {
+  const char *env = getenv("TL_STALE_SECONDS");
+  char *end;
+  double sec = env && *env ? strtod(env, &end) : 0;
+  if (!env || !*env || *end || !(sec > 0) || sec > 1e9)
+    return TL_STALE_DEFAULT_NS;
+  return (int64_t)(sec * 1e9);
 }
 
 int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
@@ -534,7 +581,8 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   int64_t dead_ids[64];
   size_t n_dead = 0;
   int rc = sqlite3_prepare_v2(s->db,
-                              "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname FROM sessions s "
+                              "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname, s.started_ns "
+                              "FROM sessions s "
                               "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
                               "ORDER BY s.id",
                               -1, &sel, NULL);
@@ -542,7 +590,7 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     rc = SQLITE_OK;
     int64_t id = sqlite3_column_int64(sel, 0);
     if (!tl__session_gone((const char *)sqlite3_column_text(sel, 3), sqlite3_column_int64(sel, 1),
-                          sqlite3_column_int64(sel, 2), stale_ns))
+                          sqlite3_column_int64(sel, 4), sqlite3_column_int64(sel, 2), stale_ns))
       continue;
     if (n_dead == sizeof dead_ids / sizeof dead_ids[0])
       break; /* the rest on the next open */

@@ -231,13 +231,19 @@ int tl__summary_pick_finish(tl__summary_pick *p, tl_store *src, int64_t session_
  * goes to report and adds to *problems. */
 int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
 
-/* A heartbeat older than this marks a 'running' session stale anywhere. */
+/* A heartbeat older than this marks a 'running' session from another host
+ * stale (one from this host is judged by its process alone). */
 #define TL_STALE_DEFAULT_NS (10LL * 60 * 1000000000LL)
+/* The stale limit: TL_STALE_SECONDS from the environment when it is a
+ * positive number (tests set a short one), else TL_STALE_DEFAULT_NS. */
+int64_t tl__stale_ns(void);
 
-/* Whether a 'running' session's collector is gone (tl_store_recover_stale
- * says when): every reader shows such a session 'interrupted', even where
- * no write can mark it so (a full disk, a read-only file). */
-int tl__session_gone(const char *hostname, int64_t pid, int64_t heartbeat_ns, int64_t stale_ns);
+/* Whether a 'running' session's collector is gone (tl__session_gone's
+ * comment in store.c says when): every reader, and tlstore push and merge,
+ * show such a session 'interrupted', even where no write can mark it so (a
+ * full disk, a read-only file), and every one of them agrees. */
+int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int64_t heartbeat_ns,
+                     int64_t stale_ns);
 
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);

@@ -905,6 +905,8 @@ static int one_summary(void *arg, size_t i, const char *uuid, int64_t sample_cou
   int err = bad ? tl__store_fail(c->s, TL_ECORRUPT, "%s: session %.36s: summary: %s" TL__CHECK_HINT,
                                  c->s->path, uuid, why)
                 : c->fn(c->ctx, i, &stored);
+  if (bad) /* for tlreport --skip-damaged */
+    c->s->damaged_id = c->ids[i];
   memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
   return err;
 }

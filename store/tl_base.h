@@ -172,7 +172,10 @@ typedef int (*tl_cli_take_cb)(void *ctx, const char *name, const char *value, ch
 int tl_cli_take_options(const tl_cli_args *a, tl_cli_take_cb take, void *ctx);
 
 /* The arguments as one command line, each shell-quoted when it needs it
- * (so that a person can paste it back). Malloc'd; NULL when out of memory. */
+ * (so that a person can paste it back): an argument that is not valid
+ * UTF-8 or holds a control character in bash's $'...' form with \xNN
+ * escapes, so that the line is always printable UTF-8 (a server that
+ * stores text in UTF-8 accepts it). Malloc'd; NULL when out of memory. */
 char *tl_command_line(int argc, const char *const *argv);
 
 /* Writes s (NULL: "") to f as a JSON string: quotes, backslashes and control
@@ -184,7 +187,10 @@ void tl_fput_json(FILE *f, const char *s);
  * and values past U+10FFFF included). */
 size_t tl_utf8_len(const unsigned char *s, size_t len);
 /* The length of the control character at s: 1 for C0 and DEL, 2 for C1
- * (U+0080 to U+009F, on which a terminal may act), 0 for anything else. */
+ * (U+0080 to U+009F, on which a terminal may act), 2 or 3 for a
+ * bidirectional formatting character (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069, which reorder the text after them), 0
+ * for anything else. */
 size_t tl_control_len(const unsigned char *s, size_t len);
 
 /* Writes s to f with control characters (C0, DEL and the C1 range

@@ -377,13 +377,18 @@ typedef struct {
   int64_t sessions_added, sessions_present; /* present: same UUID, same content */
   int64_t samples_added;
   int64_t hosts_added;
+  int64_t sessions_running;   /* still being collected: left for a later merge */
+  int64_t sessions_completed; /* copied before they ended, now replaced whole */
 } tl_merge_stats;
 
 /* Copies the hosts, sessions, tags, facts and samples of the tl databases at
  * paths (opened read-only) into store, in one transaction: all of it or,
  * on any error, nothing. A session whose UUID is already in store is
  * skipped when its content is the same, and is TL_ECONFLICT naming the
- * session and the file otherwise. stats may be NULL. */
+ * session and the file otherwise. A session still running (its collector
+ * alive) is not copied, so that no part of it is taken; a copy taken
+ * before its session ended is replaced by the ended one. stats may be
+ * NULL. */
 int tl_store_merge(tl_store *store, const char *const *paths, size_t n, tl_merge_stats *stats);
 
 typedef enum { TL_SAMPLES_CSV = 1, TL_SAMPLES_JSONL, TL_SAMPLES_HGRM } tl_samples_format;

@@ -638,6 +638,30 @@ static void stop_hanging(void *arg) {
   alarm(20); /* a hang shows as SIGALRM, not a stuck suite */
 }
 
+/* A folder where SQLite keeps its -wal or -shm: every program says so,
+ * naming it, rather than "read-only" or "unable to open database file". */
+static void sidecar_folders_named(void **state) {
+  fixture *f = *state;
+  collect(f->db, "kept", "10");
+  static const char *const ext[] = {"-wal", "-shm"};
+  for (size_t i = 0; i < 2; i++) {
+    char side[4200];
+    snprintf(side, sizeof side, "%s%s", f->db, ext[i]);
+    unlink(side);
+    assert_int_equal(mkdir(side, 0755), 0);
+    char want[4300];
+    snprintf(want, sizeof want, "%s is a folder", side);
+    char *s1[] = {TLSTORE, "--db", f->db, "info", NULL};
+    char *r1[] = {TLREPORT, "--db", f->db, NULL};
+    char *c1[] = {TLCOLLECT, "--db", f->db, "--label", "x", "--count", "5", "-q", NULL};
+    free(expect_failure(s1, NULL, NULL, NULL, 1, want));
+    free(expect_failure(r1, NULL, NULL, NULL, 1, want));
+    free(expect_failure(c1, NULL, NULL, NULL, 1, want));
+    assert_int_equal(rmdir(side), 0);
+  }
+  tlstore_check_ok(f->db);
+}
+
 static void special_files_refused(void **state) {
   fixture *f = *state;
   char *fifo = tl_test_path(f->dir, "fifo");
@@ -867,6 +891,52 @@ static void lock_held_past_busy_timeout(void **state) {
   free(log);
 }
 
+/* A lock held past the stale limit (set to 1 s here through
+ * TL_STALE_SECONDS; 10 minutes by default) while the collector lives: every
+ * reader and a writable open still see its session 'running', since its
+ * process is alive on this host; once the lock is gone the collector stores
+ * every sample and ends the session 'complete'. */
+static void lock_held_past_stale_limit(void **state) {
+  fixture *f = *state;
+  setenv("TL_STALE_SECONDS", "1", 1); /* for this process and the collector */
+  char *log = tl_test_path(f->dir, "collect.log");
+  char *a[] = {TLCOLLECT, "--db",    f->db,  "--label", "held", "--delays",
+               "1",       "--count", "4000", "-q",      NULL};
+  pid_t pid = tl_test_start(a, log);
+  for (int i = 0; i < 100 && committed(f->db) < 100; i++)
+    usleep(50000);
+  assert_true(committed(f->db) >= 100);
+  sqlite3 *holder;
+  assert_int_equal(sqlite3_open(f->db, &holder), SQLITE_OK);
+  sqlite3_busy_timeout(holder, 5000);
+  assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  sleep(3);
+  expect_one_session(f->db, "running", -1);
+  char *r[] = {TLSTORE, "--db", f->db, "sessions", NULL};
+  char *out = NULL;
+  assert_int_equal(tl_test_run(r, NULL, &out, NULL), 0);
+  if (!strstr(out, "running") || strstr(out, "interrupted"))
+    fail_msg("tlstore list with the collector alive but locked out: '%s'", out);
+  free(out);
+  assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(holder);
+  /* A writable open in the moment before the collector's next commit. */
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_store_close(s);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  unsetenv("TL_STALE_SECONDS");
+  size_t len;
+  char *text = tl_test_read_file(log, &len);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fail_msg("tlcollect with the lock held past the stale limit: status %d, '%s'", st, text);
+  free(text);
+  expect_one_session(f->db, "complete", 4000);
+  tlstore_check_ok(f->db);
+  free(log);
+}
+
 /* A lock that is never released: a stop (SIGTERM) gives up waiting, and
  * tlcollect says how many samples it could not store. Once the lock is
  * gone the session shows 'interrupted' with what it committed. */
@@ -898,6 +968,163 @@ static void lock_never_released(void **state) {
   tlstore_check_ok(f->db); /* a writable open: the session's collector is gone */
   expect_one_session(f->db, "interrupted", -1);
   free(log);
+}
+
+/* ======================================================================== */
+/* Sessions whose summary or sample count is damaged                         */
+
+/* Three imported sessions (a, b of the same values, c of others); returns
+ * the uuid of c, the one the damages below hit. */
+static void three_imported(const fixture *f, char uuid[37]) {
+  char *v = tl_test_path(f->dir, "v.txt"), *w = tl_test_path(f->dir, "w.txt");
+  assert_int_equal(tl_test_write_file(v, "1200345\n1100777\n1999999\n", 24), 0);
+  assert_int_equal(tl_test_write_file(w, "5000000\n6000000\n7000000\n", 24), 0);
+  static const char *const labels[] = {"a", "b", "c"};
+  for (int i = 0; i < 3; i++) {
+    char *a[] = {TLSTORE,        "--db",       f->db,     "import",
+                 "--format",     "csv",        "--label", (char *)labels[i],
+                 "--probe",      "settimeout", "--delay", "1ms",
+                 i == 2 ? w : v, NULL};
+    char *out;
+    assert_int_equal(tl_test_run(a, NULL, &out, NULL), 0);
+    free(out);
+  }
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE label = 'c'", -1, &st, NULL),
+      SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  snprintf(uuid, 37, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  free(v);
+  free(w);
+}
+
+/* Each damage of session c: every program that reads it fails with one
+ * line naming the file and the session (never an empty "error: "), and
+ * tlreport --skip-damaged leaves it out and reports on the rest. */
+static void damaged_summaries_and_counts(void **state) {
+  fixture *f = *state;
+  char *clean = tl_test_path(f->dir, "clean.db");
+  char uuid[37];
+  {
+    fixture g = {f->dir, clean};
+    three_imported(&g, uuid);
+  }
+  static const char *const damages[] = {
+      /* A summary whose checksum holds but whose samples are another's. */
+      "UPDATE session_summaries SET data = (SELECT data FROM session_summaries m JOIN sessions s "
+      "ON s.id = m.session_id WHERE s.label = 'a') WHERE session_id = (SELECT id FROM sessions "
+      "WHERE label = 'c')",
+      /* A summary that is no summary. */
+      "UPDATE session_summaries SET data = zeroblob(length(data)) WHERE session_id = (SELECT id "
+      "FROM sessions WHERE label = 'c')",
+      /* A sample count that its summary and blocks do not hold. */
+      "UPDATE sessions SET sample_count = 4 WHERE label = 'c'",
+      /* The same without a summary: only the blocks tell. */
+      "DELETE FROM session_summaries WHERE session_id = (SELECT id FROM sessions WHERE label = "
+      "'c'); UPDATE sessions SET sample_count = 4 WHERE label = 'c'",
+  };
+  for (size_t k = 0; k < sizeof damages / sizeof damages[0]; k++) {
+    unlink(f->db);
+    assert_int_equal(tl_test_copy_file(clean, f->db), 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, damages[k], NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    char *site = tl_test_path(f->dir, "site");
+    char *report[] = {TLREPORT, "--db", f->db, NULL};
+    char *check[] = {TLREPORT, "--db", f->db, "--check", NULL};
+    char *site_a[] = {TLREPORT, "--db", f->db, "--site", site, NULL};
+    char *hgrm[] = {TLSTORE, "--db", f->db, "export", "--format", "hgrm", NULL};
+    char *const *failing[] = {report, check, site_a, hgrm};
+    for (size_t i = 0; i < 4; i++) {
+      char *err = expect_failure(failing[i], NULL, NULL, NULL, 1, uuid);
+      if (!strstr(err, f->db))
+        fail_msg("damage %zu, %s %s: '%s' names no file", k, failing[i][0], failing[i][3], err);
+      free(err);
+    }
+    char *skip[] = {TLREPORT, "--db", f->db, "--skip-damaged", NULL};
+    char *out, *err;
+    int rc = tl_test_run(skip, NULL, &out, &err);
+    if (rc != 0 || !strstr(out, "Left out") || !strstr(out, uuid))
+      fail_msg("damage %zu: --skip-damaged: exit %d, '%s'", k, rc, err);
+    free(out);
+    free(err);
+    tl_test_rmdir(site);
+    free(site);
+  }
+  free(clean);
+}
+
+/* ======================================================================== */
+/* Output paths another user controls                                        */
+
+/* In a shared folder, a symbolic link of another user's for --site's folder
+ * or -o's folder is not followed (on systems without
+ * fs.protected_symlinks that is tl's own rule), and -o over another user's
+ * file does not pass that file's mode on to the page that replaces it.
+ * Needs root, to own files as another user. */
+static void output_paths_of_other_users(void **state) {
+  fixture *f = *state;
+  const tl_test_creds *other = tl_test_unprivileged();
+  if (!other) {
+    print_message("skipped: needs root, to make files another user owns\n");
+    skip();
+  }
+  collect(f->db, "kept", "50");
+  char *target = tl_test_path(f->dir, "target"), *link = tl_test_path(f->dir, "link");
+  assert_int_equal(mkdir(target, 0777), 0);
+  assert_int_equal(symlink(target, link), 0);
+  assert_int_equal(lchown(link, other->uid, other->gid), 0);
+  char page[4200];
+  snprintf(page, sizeof page, "%s/page.md", link);
+  char *site_a[] = {TLREPORT, "--db", f->db, "--site", link, NULL};
+  char *out_a[] = {TLREPORT, "--db", f->db, "-o", page, NULL};
+  free(expect_failure(site_a, NULL, NULL, NULL, 1, "symbolic link of another user's"));
+  free(expect_failure(out_a, NULL, NULL, NULL, 1, "symbolic link of another user's"));
+  assert_int_equal(tl_test_entries(target), 0);
+  /* The user's own link is theirs to follow. */
+  assert_int_equal(lchown(link, getuid(), getgid()), 0);
+  char *out;
+  assert_int_equal(tl_test_run(out_a, NULL, &out, NULL), 0);
+  free(out);
+  assert_int_equal(tl_test_entries(target), 1);
+
+  /* -o over another user's page (0666) and over the user's own private one
+   * (000): the first becomes the user's new file, 0644 less the umask; the
+   * second keeps its mode. */
+  char *theirs = tl_test_path(f->dir, "theirs.md"), *mine = tl_test_path(f->dir, "mine.md");
+  static const char *const marker = "<!-- tl-report -->\n"; /* what tlreport writes first */
+  assert_int_equal(tl_test_write_file(theirs, marker, strlen(marker)), 0);
+  assert_int_equal(tl_test_write_file(mine, marker, strlen(marker)), 0);
+  assert_int_equal(chown(theirs, other->uid, other->gid), 0);
+  assert_int_equal(chmod(theirs, 0666), 0);
+  assert_int_equal(chmod(mine, 0), 0);
+  mode_t mask = umask(022);
+  for (int k = 0; k < 2; k++) {
+    char *a[] = {TLREPORT, "--db", f->db, "-o", k ? mine : theirs, NULL};
+    char *err;
+    int rc = tl_test_run(a, NULL, &out, &err);
+    if (rc != 0)
+      fail_msg("-o %s: exit %d: %s", a[4], rc, err);
+    free(out);
+    free(err);
+  }
+  umask(mask);
+  struct stat st;
+  assert_int_equal(stat(theirs, &st), 0);
+  assert_int_equal(st.st_uid, getuid());
+  assert_int_equal(st.st_mode & 0777, 0644);
+  assert_int_equal(stat(mine, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0);
+  free(theirs);
+  free(mine);
+  free(target);
+  free(link);
 }
 
 /* ======================================================================== */
@@ -1173,6 +1400,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(locked_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_held_past_busy_timeout, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(lock_never_released, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(lock_held_past_stale_limit, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(damaged_summaries_and_counts, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(output_paths_of_other_users, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sidecar_folders_named, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(not_a_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(newer_database, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(truncated_database, tl_test_setup, tl_test_teardown),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -133,6 +134,234 @@ static void stored_exactly(void **state) {
   tl_store_close(s);
   free(long_value);
   free(long_fact);
+}
+
+/* Probe names that break naive CSV and JSON readers: commas, doubled and
+ * escaped quotes, braces that look like a latency key, Markdown and HTML. */
+static const char *const hostile_probes[] = {
+    "exec:node -e \"setTimeout(f, 0)\"",
+    "exec:a,b,\"c\",,d",
+    "exec:\\\"x\\\",{\"latency_ns\":5}",
+    "exec:x \"\" , \"",
+    "exec:[x](http://evil) <img src=x onerror=alert(1)>, 1",
+};
+
+/* Runs argv, failing the test unless it exits 0; returns its stdout. */
+static char *run_ok(char *const argv[]) {
+  char *out, *err;
+  int rc = tl_test_run(argv, NULL, &out, &err);
+  if (rc != 0)
+    fail_msg("%s %s: exit %d: %s", argv[3], argv[4], rc, err);
+  free(err);
+  return out;
+}
+
+/* tlstore export then tlstore import, in CSV and in JSONL, gives back every
+ * latency exactly, whatever the probe is called: exporting the copy under
+ * the same label and probe writes the same bytes. */
+static void export_import_round_trip(void **state) {
+  fixture *f = *state;
+  char *values = tl_test_path(f->dir, "values.txt"), *exported = tl_test_path(f->dir, "out");
+  char *copy = tl_test_path(f->dir, "copy.db");
+  char text[64 * 1000 + 1], *p = text;
+  unsigned seed = 12345;
+  for (int i = 0; i < 1000; i++) {
+    seed = seed * 1103515245u + 12345u;
+    p += sprintf(p, "%u\n", (seed >> 8) % 5000000u + 1000000u);
+  }
+  assert_int_equal(tl_test_write_file(values, text, strlen(text)), 0);
+  static const char *const formats[] = {"csv", "jsonl"};
+  for (size_t k = 0; k < sizeof hostile_probes / sizeof hostile_probes[0]; k++) {
+    char probe[256];
+    snprintf(probe, sizeof probe, "%s", hostile_probes[k]);
+    unlink(f->db);
+    char *imp[] = {TLSTORE, "--db",    f->db, "import",  "--format", "csv",  "--label",
+                   "x",     "--probe", probe, "--delay", "0",        values, NULL};
+    free(run_ok(imp));
+    for (size_t j = 0; j < 2; j++) {
+      char *fmt = (char *)formats[j];
+      char *exp[] = {TLSTORE, "--db", f->db, "export", "--format", fmt, NULL};
+      char *first = run_ok(exp);
+      assert_int_equal(tl_test_write_file(exported, first, strlen(first)), 0);
+      unlink(copy);
+      char *back[] = {TLSTORE, "--db",    copy,  "import",  "--format", fmt,      "--label",
+                      "x",     "--probe", probe, "--delay", "0",        exported, NULL};
+      free(run_ok(back));
+      char *exp2[] = {TLSTORE, "--db", copy, "export", "--format", fmt, NULL};
+      char *second = run_ok(exp2);
+      if (strcmp(first, second) != 0)
+        fail_msg("%s round trip of probe '%s' changed the samples", fmt, probe);
+      free(first);
+      free(second);
+    }
+  }
+  free(values);
+  free(exported);
+  free(copy);
+}
+
+/* The bidirectional formatting characters, as UTF-8: each reorders the text
+ * after it on a page or a terminal. */
+static const char *const bidi[] = {"\xd8\x9c",     "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xaa",
+                                   "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x80\xae",
+                                   "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9"};
+
+/* Fails the test when the page text (what) holds markup that came from the
+ * user live, or a bidirectional control. */
+static void expect_inert(const char *text, int html, const char *what) {
+  for (size_t i = 0; i < sizeof bidi / sizeof bidi[0]; i++)
+    if (strstr(text, bidi[i]))
+      fail_msg("%s holds a raw bidirectional control (UTF-8 %02x %02x ...)", what,
+               (unsigned char)bidi[i][0], (unsigned char)bidi[i][1]);
+  const char *live[] = {"<img", "[x](http", "href=\"http://evil", "<b>busy"};
+  for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+    for (const char *at = text; (at = strstr(at, live[i])); at++)
+      if (html ? i != 1                        /* text in HTML, no link */
+               : at == text || at[-1] != '\\') /* Markdown escapes with a backslash */
+        fail_msg("%s holds '%s' unescaped: ...%.80s", what, live[i], at);
+  if (!html && !strstr(text, "\\[x\\](http://evil)"))
+    fail_msg("%s does not show the probe's name escaped", what);
+}
+
+/* Every page of the site in dir is inert. */
+static void expect_site_inert(const char *dir) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cat '%s'/*.html", dir);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t cap = 1 << 20, n = 0;
+  char *all = malloc(cap);
+  size_t r;
+  while ((r = fread(all + n, 1, cap - n - 1, p)) > 0) {
+    n += r;
+    if (n + 1 == cap)
+      all = realloc(all, cap *= 2);
+  }
+  all[n] = '\0';
+  pclose(p);
+  assert_true(n > 1000);
+  expect_inert(all, 1, "the --site pages");
+  free(all);
+}
+
+/* The injection corpus over --by: a probe name that is a Markdown link and
+ * an HTML tag, facts and tags with bidi overrides and markup (as an older
+ * tl or a hostile host stored them). Every page format, every key kind (a
+ * number, a text fact, a tag), and --site: all of it reaches the page
+ * through the escaper of its format. */
+static void by_injection_corpus(void **state) {
+  fixture *f = *state;
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  static const char *const memory[] = {"1073741824", "2147483648", "4294967296"};
+  static const char *keys[] = {"load"}, *values[] = {"busy"};
+  for (int i = 0; i < 3; i++) {
+    const tl_fact facts[] = {{"mem.total_bytes", memory[i], ""},
+                             {"vm", i ? "kvm" : "kvm\xe2\x80\xae<img src=x onerror=alert(2)>", ""},
+                             {"cpu.model", "\xe2\x81\xa6[x](http://evil)", ""}};
+    char label[8];
+    snprintf(label, sizeof label, "l%d", i);
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = label,
+                            .probe = "exec:[x](http://evil) <img src=x onerror=alert(1)>",
+                            .delay_ns = 1000000,
+                            .command_line = "tlcollect",
+                            .host_fingerprint = "0123456789abcdef",
+                            .hostname = "h",
+                            .libuv_version = "1",
+                            .tag_keys = keys,
+                            .tag_values = values,
+                            .tag_count = 1,
+                            .facts = facts,
+                            .fact_count = 3};
+    tl_writer *w;
+    char uuid[37];
+    const int64_t v[] = {1100000, 1200000, 1300000, 1400000, 1500000};
+    assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, 5), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  tl_store_close(st);
+  /* What tl no longer accepts, as an older one stored it. */
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE session_tags SET value = '<b>busy</b>' || char(0x202e) "
+                                "|| 'x' WHERE session_id = 1;"
+                                "UPDATE sessions SET probe = probe || char(0x202e) || 'abc'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  static const char *const by[] = {"memory", "vm", "tag:load", "memory,vm"};
+  for (size_t k = 0; k < sizeof by / sizeof by[0]; k++)
+    for (int html = 0; html < 2; html++) {
+      char *a[] = {
+          TLREPORT, "--db", f->db, "--by", (char *)by[k], "--format", html ? "html" : "markdown",
+          NULL};
+      char *out = run_ok(a), what[64];
+      snprintf(what, sizeof what, "--by %s (%s)", by[k], html ? "HTML" : "Markdown");
+      expect_inert(html ? out : outside_code(out), html, what);
+      free(out);
+    }
+  char *site = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--by", "memory", "--site", site, NULL};
+  free(run_ok(a));
+  expect_site_inert(site);
+  free(site);
+}
+
+/* Bytes that are not UTF-8 never reach what is stored as text (a server
+ * that keeps text in UTF-8 would refuse it for ever): a --db path's are
+ * escaped in the stored command line, in a form a shell turns back into
+ * the same bytes; a probe name's are refused with one line saying why. */
+static void non_utf8_never_stored(void **state) {
+  fixture *f = *state;
+  char *dir = tl_test_path(f->dir, "d\xff\xfe");
+  assert_int_equal(mkdir(dir, 0700), 0);
+  char *db = tl_test_path(dir, "x\x1b.db");
+  char *collect[] = {TLCOLLECT, "--db",     db,  "--label", "u", "--count",
+                     "20",      "--delays", "0", "-q",      NULL};
+  free(run_ok(collect));
+  tl_session_list list;
+  tl_store *s = tl_test_sessions(db, 1, &list);
+  const char *cmd = list.items[0].command_line;
+  if (tl_test_unsafe_at(cmd) >= 0 || !strstr(cmd, "--db $'") ||
+      !strstr(cmd, "/d\\xff\\xfe/x\\x1b.db'"))
+    fail_msg("the stored command line is '%s'", cmd);
+  /* bash reads the argument back byte for byte. */
+  if (access("/bin/bash", X_OK) == 0) {
+    const char *q = strstr(cmd, "$'");
+    char script[4096];
+    snprintf(script, sizeof script, "printf %%s %.*s", (int)(strchr(q + 2, '\'') - q + 1), q);
+    char *sh[] = {"/bin/bash", "-c", script, NULL}, *out;
+    assert_int_equal(tl_test_run(sh, NULL, &out, NULL), 0);
+    assert_string_equal(out, db);
+    free(out);
+  }
+  tl_session_list_free(&list);
+  tl_store_close(s);
+
+  char *values = tl_test_path(f->dir, "v.txt");
+  assert_int_equal(tl_test_write_file(values, "1\n2\n", 4), 0);
+  char *imp[] = {TLSTORE,   "--db",    f->db,  "import",  "--format",
+                 "csv",     "--label", "x",    "--probe", "exec:/opt/a\xff/b",
+                 "--delay", "0",       values, NULL};
+  char *out, *err;
+  assert_int_equal(tl_test_run(imp, NULL, &out, &err), 2);
+  if (!tl_test_one_line(err) || !strstr(err, "not valid UTF-8"))
+    fail_msg("import --probe with a byte that is not UTF-8: '%s'", err);
+  free(out);
+  free(err);
+  char *exec_probe[] = {TLCOLLECT,          "--db",    f->db, "--label", "u", "--probe",
+                        "exec:/bin/tr\xff", "--count", "5",   "-q",      NULL};
+  assert_int_equal(tl_test_run(exec_probe, NULL, &out, &err), 2);
+  assert_true(tl_test_one_line(err));
+  free(out);
+  free(err);
+  assert_int_equal(access(f->db, F_OK), -1); /* nothing stored */
+  free(values);
+  free(db);
+  free(dir);
 }
 
 /* Every program's every output stream is free of raw control characters. */
@@ -317,6 +546,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(stored_exactly, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(shown_inert, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(export_import_round_trip, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(by_injection_corpus, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(non_utf8_never_stored, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_tag_keys, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(collect_on_hostile_host, tl_test_setup, tl_test_teardown),
   };

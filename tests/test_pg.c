@@ -512,6 +512,161 @@ static void running_sessions_wait(void **state) {
   free(db);
 }
 
+/* A session of this host whose collector lives is not pushed, however old
+ * its last commit (another program held the file's write lock): push
+ * agrees with every reader, and a later push sends it whole. */
+static void live_session_waits_however_old_its_heartbeat(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 1, 1000);
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "here",
+                          .probe = "settimeout",
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "here",
+                          .hostname = host,
+                          .libuv_version = "1.44.2"};
+  tl_writer *w;
+  char uuid[37];
+  int64_t v[3] = {5, 6, 7};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_flush(w), TL_OK);
+  sqlite3 *raw;
+  assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(raw,
+                                "UPDATE sessions SET heartbeat_ns = heartbeat_ns - 3600000000000 "
+                                "WHERE status = 'running'",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(raw);
+  char *out, *err;
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 1 session (1000 samples)"));
+  free(out);
+  free(err);
+  assert_int_equal(sql(f->name, "SELECT count(*) FROM sessions WHERE uuid = '%s'", uuid), 0);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 0);
+  assert_non_null(strstr(out, "pushed 1 session (6 samples)"));
+  free(out);
+  free(err);
+  tl_store_close(s);
+  free(db);
+}
+
+/* tlstore check on a server that lost one of tl's tables says which, exit 1,
+ * where it said "ok" while every report failed. */
+static void check_finds_a_dropped_table(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "vbox", 2, 1000);
+  push_ok(db, f->url);
+  char *c[] = {TLSTORE, "--db", f->url, "check", NULL};
+  char *out, *err;
+  assert_int_equal(run(c, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+  sql(f->name, "DROP TABLE session_tags");
+  int rc = run(c, NULL, &out, &err);
+  if (rc != 1 || !strstr(out, "session_tags") || !tl_test_one_line(err))
+    fail_msg("check with session_tags dropped: exit %d, out '%s', err '%s'", rc, out, err);
+  free(out);
+  free(err);
+  free(db);
+}
+
+/* A copy of a file taken while a session of another host ran there, pushed
+ * once that session is stale: the server then holds fewer samples than the
+ * final file. The next push says so and how to mend it, and after that
+ * delete on the server the push completes it. */
+static void push_of_an_early_copy_says_how_to_mend_it(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db"), *copy = file_in(f, "copy.db");
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "vbox",
+                          .probe = "settimeout",
+                          .command_line = "tlcollect",
+                          .host_fingerprint = "vbox",
+                          .hostname = "some-other-host",
+                          .libuv_version = "1.44.2"};
+  tl_writer *w;
+  char uuid[37];
+  int64_t v[3] = {5, 6, 7};
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_flush(w), TL_OK);
+  sqlite3 *raw;
+  char q[4300];
+  snprintf(q, sizeof q,
+           "VACUUM INTO '%s'; ATTACH '%s' AS c; UPDATE c.sessions SET heartbeat_ns = "
+           "heartbeat_ns - 3600000000000",
+           copy, copy);
+  assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(raw, q, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(raw);
+  push_ok(copy, f->url); /* the copy's session is stale: sent, 3 samples */
+  assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_store_close(s);
+  char *out, *err;
+  assert_int_equal(push(db, f->url, NULL, &out, &err), 1);
+  if (!tl_test_one_line(err) || !strstr(err, "with 3 samples, the file with 6") ||
+      !strstr(err, "delete"))
+    fail_msg("push over an early copy: '%s'", err);
+  free(out);
+  free(err);
+  char *del[] = {TLSTORE, "--db", f->url, "delete", uuid, NULL};
+  assert_int_equal(run(del, NULL, &out, &err), 0);
+  free(out);
+  free(err);
+  push_ok(db, f->url);
+  assert_int_equal(sql(f->name, "SELECT sample_count FROM sessions WHERE uuid = '%s'", uuid), 6);
+  free(db);
+  free(copy);
+}
+
+static int wait_exit(pid_t pid);
+
+/* Two push --remove-pushed of one file at once, several times over: both
+ * succeed, the server holds every session once and the file none. */
+static void concurrent_remove_pushed(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "c.db"), *e1 = file_in(f, "1.err"), *e2 = file_in(f, "2.err");
+  for (int round = 0; round < 5; round++) {
+    add_sessions(db, "vbox", 12, 2000);
+    pid_t pid[2];
+    for (int k = 0; k < 2; k++) {
+      pid[k] = fork();
+      if (pid[k] == 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen(k ? e2 : e1, "w", stderr))
+          _exit(126);
+        execl(TLSTORE, TLSTORE, "--db", db, "push", "--remove-pushed", f->url, (char *)NULL);
+        _exit(127);
+      }
+    }
+    for (int k = 0; k < 2; k++) {
+      int rc = wait_exit(pid[k]);
+      if (rc != 0) {
+        char *text = tl_test_read_file(k ? e2 : e1, NULL);
+        fail_msg("round %d, push %d: exit %d: %s", round, k, rc, text);
+      }
+    }
+    assert_int_equal(file_sessions(db), 0);
+    assert_int_equal(server_sessions(f), 12 * (round + 1));
+  }
+  free(db);
+  free(e1);
+  free(e2);
+}
+
 /* A failing command: exit 1, one line on stderr without secret, nothing on
  * the file changed (same bytes). */
 static void fails_cleanly(char *const argv[], char *const env[], const char *db, const char *want,
@@ -786,6 +941,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(summaries_sent_as_stored_or_made_again, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(live_session_waits_however_old_its_heartbeat, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(concurrent_remove_pushed, setup, teardown),
+      cmocka_unit_test_setup_teardown(check_finds_a_dropped_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(push_of_an_early_copy_says_how_to_mend_it, setup, teardown),
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),

@@ -288,6 +288,59 @@ static int same_samples(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
+/* RFC 4180 quoting: a quoted field may hold commas, doubled quotes and
+ * blanks; the latency column is found by field, not by comma. What tlstore
+ * export writes for a probe named exec:node -e "setTimeout(f, 0)". */
+static void import_quoted_csv(void **state) {
+  fixture *f = *state;
+  tl_store *s = open_db(f->dir, "q.db");
+  bad_lines bl = {0};
+  int64_t got = 0;
+  assert_int_equal(import_text(s,
+                               "label,probe,delay_ns,latency_ns\n"
+                               "x,\"exec:node -e \"\"setTimeout(f, 0)\"\"\",0,1200345\n"
+                               "x,\"a,b,\"\"c\"\",,d\" ,0,1100777\n"
+                               "\"x,y\",\",\",\"0\",\"1999999\"\n",
+                               TL_SAMPLES_CSV, 0, &bl, &got),
+                   TL_OK);
+  assert_int_equal(got, 3);
+  assert_int_equal(bl.n, 0);
+  int64_t want[] = {1200345, 1100777, 1999999};
+  expect_samples e = {want, 3, 0};
+  assert_int_equal(tl_store_scan(s, 1, same_samples, &e), TL_OK);
+  assert_int_equal(e.at, 3);
+  /* An unterminated quote and text after a closing quote are bad rows. */
+  assert_int_equal(
+      import_text(s, "a,latency_ns\n\"x,5\n\"y\"z,6\n7,8\n", TL_SAMPLES_CSV, 0, &bl, &got),
+      TL_EINVAL);
+  assert_int_equal(bl.n, 2);
+  assert_int_equal(bl.lines[0], 2);
+  assert_int_equal(bl.lines[1], 3);
+  tl_store_close(s);
+}
+
+/* A last line with no newline is a bad row however long it is: 5 KB, and
+ * longer than the 1 MiB read chunk, and exactly two chunks. */
+static void import_long_last_line(void **state) {
+  fixture *f = *state;
+  tl_store *s = open_db(f->dir, "l.db");
+  const size_t lengths[] = {5000, (1 << 20) + 5000, 2 << 20};
+  for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+    char *text = malloc(lengths[k] + 16);
+    strcpy(text, "1\n2\n");
+    memset(text + 4, '7', lengths[k]);
+    text[4 + lengths[k]] = '\0';
+    bad_lines bl = {0};
+    int64_t got = -1;
+    int rc = import_text(s, text, TL_SAMPLES_CSV, 0, &bl, &got);
+    if (rc != TL_EINVAL || bl.n != 1 || bl.lines[0] != 3)
+      fail_msg("a last line of %zu bytes: rc %d, %zu bad rows", lengths[k], rc, bl.n);
+    assert_int_equal(got, 0);
+    free(text);
+  }
+  tl_store_close(s);
+}
+
 /* Bare integers of every length from 1 to 16 digits, leading zeros, the
  * largest latency accepted and the smallest refused, in a unit, over more
  * than one read chunk: each read as the general parser reads it (the
@@ -1006,6 +1059,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(merge_idempotent_and_conflict, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(import_quoted_csv, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(import_long_last_line, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(import_good_and_bad, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(import_parser_hostile),
       cmocka_unit_test_setup_teardown(import_every_digit_line, tl_test_setup, tl_test_teardown),

@@ -950,6 +950,161 @@ static void stale_by_heartbeat(void **state) {
   tl_store_close(s);
 }
 
+/* The status every reader sees for the file's only session. */
+static void expect_status(const char *db, const char *status) {
+  tl_session_list list;
+  tl_store *s = tl_test_sessions(db, 1, &list);
+  assert_string_equal(list.items[0].status, status);
+  tl_session_list_free(&list);
+  tl_store_close(s);
+}
+
+/* A collector on this host, in a child process: it commits 2 samples to db
+ * and waits. Told to go on (live_writer_finish) it commits 3 more and ends
+ * its session 'complete'; when the test closes its end of the pipe instead,
+ * it exits without ending it. */
+typedef struct {
+  pid_t pid;
+  int go; /* write a byte to finish */
+} live_writer;
+
+static live_writer live_writer_start(const char *db) {
+  int ready[2], hold[2];
+  assert_int_equal(pipe(ready), 0);
+  assert_int_equal(pipe(hold), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    close(hold[1]);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    tl_session_spec spec = spec_for("alive", 0);
+    spec.hostname = host;
+    tl_store *s;
+    tl_writer *w;
+    char uuid[37], c;
+    int64_t v[5] = {1, 2, 3, 4, 5};
+    int ok = tl_store_open(&s, db, 0) == TL_OK && tl_writer_begin(s, &spec, &w, uuid) == TL_OK &&
+             tl_writer_add(w, v, 2) == TL_OK && tl_writer_flush(w) == TL_OK;
+    if (write(ready[1], ok ? "y" : "n", 1) != 1 || read(hold[0], &c, 1) != 1)
+      _exit(1); /* alive, committing nothing, until then */
+    ok = tl_writer_add(w, v + 2, 3) == TL_OK && tl_writer_end(w, "complete") == TL_OK;
+    tl_store_close(s);
+    _exit(ok ? 0 : 1);
+  }
+  close(ready[1]);
+  close(hold[0]);
+  char said = 0;
+  assert_int_equal(read(ready[0], &said, 1), 1);
+  close(ready[0]);
+  assert_int_equal(said, 'y');
+  return (live_writer){child, hold[1]};
+}
+
+/* Lets the writer end its session; returns its exit status. */
+static int live_writer_finish(live_writer *l) {
+  int st = -1;
+  assert_int_equal(write(l->go, "g", 1), 1);
+  close(l->go);
+  assert_int_equal(waitpid(l->pid, &st, 0), l->pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A collector on this host that is alive but has not committed for an
+ * hour (another program held the write lock) is still running: no reader,
+ * no writable open, no stale limit however short says otherwise. Only once
+ * its pid names a process younger than the session (reused), or none, is
+ * it gone. */
+static void live_collector_is_never_stale(void **state) {
+  fixture *f = *state;
+  live_writer l = live_writer_start(f->db);
+  exec_sql(f->db, "UPDATE sessions SET heartbeat_ns = heartbeat_ns - 3600000000000");
+
+  expect_status(f->db, "running");
+  tl_store *s;
+  int n = -1;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_recover_stale(s, -1, &n), TL_OK); /* any heartbeat is too old */
+  assert_int_equal(n, 0);
+  tl_store_close(s);
+  setenv("TL_STALE_SECONDS", "1", 1);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_store_close(s);
+  expect_status(f->db, "running");
+
+  /* The same pid, now a process that started an hour after the session:
+   * a reused pid, so the collector is gone. */
+  exec_sql(f->db, "UPDATE sessions SET started_ns = started_ns - 3600000000000");
+  expect_status(f->db, "interrupted");
+  unsetenv("TL_STALE_SECONDS");
+  close(l.go);
+  assert_int_equal(waitpid(l.pid, NULL, 0), l.pid);
+}
+
+/* Merges the file at from into the file at to; returns the stats. */
+static tl_merge_stats merge_into(const char *to, const char *from) {
+  tl_store *s;
+  tl_merge_stats st;
+  assert_int_equal(tl_store_open(&s, to, 0), TL_OK);
+  const char *paths[] = {from};
+  if (tl_store_merge(s, paths, 1, &st) != TL_OK)
+    fail_msg("merging %s: %s", from, tl_store_errmsg(s));
+  tl_store_close(s);
+  return st;
+}
+
+/* The samples of the file's only session, which must be 'complete'. */
+static void expect_complete(const char *db, const int64_t *want, size_t n) {
+  tl_session_list list;
+  tl_store *s = tl_test_sessions(db, 1, &list);
+  assert_string_equal(list.items[0].status, "complete");
+  assert_int_equal(list.items[0].sample_count, (int64_t)n);
+  collected got = {malloc(16 * sizeof(int64_t)), 0};
+  assert_int_equal(tl_store_scan(s, list.items[0].id, collect, &got), TL_OK);
+  assert_int_equal(got.n, n);
+  assert_memory_equal(got.v, want, n * sizeof *want);
+  free(got.v);
+  tl_session_list_free(&list);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+}
+
+/* A merge leaves a session whose collector still runs for a later merge;
+ * a copy taken early (by a tl that copied running sessions, or a copy of
+ * the file) is completed by the next merge once the session has ended,
+ * rather than wedging every later merge with a conflict. */
+static void merge_waits_for_running_sessions(void **state) {
+  fixture *f = *state;
+  char *early = tl_test_path(f->dir, "early.db"), *later = tl_test_path(f->dir, "later.db");
+  live_writer l = live_writer_start(f->db);
+  char sql[512];
+  snprintf(sql, sizeof sql, "VACUUM INTO '%s'", early); /* the file as it is now */
+  exec_sql(f->db, sql);
+  tl_merge_stats st = merge_into(later, f->db);
+  assert_int_equal(st.sessions_added, 0);
+  assert_int_equal(st.sessions_running, 1);
+  assert_int_equal(tl_test_stats(later).sessions, 0);
+
+  assert_int_equal(live_writer_finish(&l), 0);
+  const int64_t all[5] = {1, 2, 3, 4, 5};
+  st = merge_into(later, f->db);
+  assert_int_equal(st.sessions_added, 1);
+  assert_int_equal(st.sessions_running, 0);
+  expect_complete(later, all, 5);
+
+  /* The early copy: 'interrupted' with 2 samples once its writable open
+   * finds the collector gone; the merge completes it. */
+  st = merge_into(early, f->db);
+  assert_int_equal(st.sessions_completed, 1);
+  assert_int_equal(st.sessions_present, 0);
+  expect_complete(early, all, 5);
+  st = merge_into(early, f->db);
+  assert_int_equal(st.sessions_present, 1);
+  assert_int_equal(st.sessions_completed, 0);
+  free(early);
+  free(later);
+}
+
 /* Decodes len bytes of codec-1 payload as a block sealed with a correct
  * header, so that only the payload decides. */
 static int decode_payload(const uint8_t *payload, size_t len, int64_t min, int64_t max,
@@ -1309,6 +1464,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(damaged_summary, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_by_heartbeat, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(live_collector_is_never_stale, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(merge_waits_for_running_sessions, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test(codec),
       cmocka_unit_test(crc32c),
       cmocka_unit_test(block_checksum),

@@ -1,0 +1,433 @@
+/* care.c: "Read with care", everything that could make a comparison
+ * unfair, as one table of checks (checks[], at the end of the file). Each
+ * check writes its bullets and says whether it found anything; the quiet
+ * ones say what they looked at, and the "Nothing found" sentence is made of
+ * those, so the list and the sentence cannot drift apart.
+ *
+ * The facts a comparison can differ in are one table too (tl__traits),
+ * shared with the --by answer (by_answer.c): here each is compared within
+ * and between labels; there, along the groups of the key. On a --by page,
+ * the answer names what changes between groups and tl__by_confounds what
+ * differs inside one, so the checks here leave those to them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* ======================================================================== */
+/* The facts                                                                 */
+
+const tl__trait tl__traits[] = {
+    /* key, name, the, plural, as a key, in "Nothing found" */
+    {"cpus", "CPUs", 0, 1, "the number of CPUs", NULL},
+    {"memory", "memory", 0, 0, "memory", NULL},
+    {"vm", "hypervisor", 1, 0, "the hypervisor", NULL},
+    {"cloud", "cloud", 1, 0, "the cloud", NULL},
+    {"kernel", "kernel", 1, 0, "the kernel release", "kernel"},
+    {"clocksource", "clocksource", 1, 0, "the clocksource", "clocksource"},
+    {"label", "label", 1, 0, "the label", NULL},
+    {"probe", "probe", 1, 0, "the probe", NULL},
+    {"container", "container runtime", 1, 0, "the container runtime", NULL},
+    {"os", "operating system", 1, 0, "the operating system", NULL},
+    {"arch", "architecture", 1, 0, "the architecture", NULL},
+    {"cpu", "processor model", 1, 0, "the processor model", NULL},
+    {"governor", "CPU frequency governor", 1, 0, "the CPU frequency governor", "governor"},
+    {"preempt", "kernel preemption model", 1, 0, "the kernel preemption model", "preemption model"},
+    {"hz", "kernel's timer frequency", 1, 0, "the kernel's timer frequency", NULL},
+    {"libuv", "libuv version", 1, 0, "the libuv version", "libuv version"},
+};
+const size_t tl__trait_count = sizeof tl__traits / sizeof tl__traits[0];
+
+/* What is compared within and between labels: a trait, or a tag. */
+typedef struct {
+  const tl__trait *t; /* NULL for a tag */
+  const char *tag;
+  char name[96]; /* "kernel", "tag load" */
+} fact;
+
+/* The value of f for session i, or NULL when unknown (a missing tag is
+ * "(none)": not tagging is a difference too). */
+static const char *fact_value(const tl_comparison *c, size_t i, const fact *f) {
+  const tl_session_detail *d = &c->details[i];
+  if (!f->t) {
+    const char *v = tl__tag(d, f->tag);
+    return v ? v : "(none)";
+  }
+  if (strcmp(f->t->key, "libuv") == 0)
+    return c->sessions.items[i].libuv_version;
+  const tl_host_key *k = tl_host_key_find(f->t->key);
+  const char *v = k ? tl__fact(d, k->fact) : NULL;
+  return v && strcmp(v, "unknown") != 0 ? v : NULL;
+}
+
+/* Writes "a, b" of the distinct values of f among the sessions of label
+ * (all labels when NULL) to buf; returns how many there are. */
+static size_t fact_values(const tl_comparison *c, const char *label, const fact *f, char *buf,
+                          size_t len) {
+  size_t count = 0, at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    if (label && strcmp(c->sessions.items[i].label, label) != 0)
+      continue;
+    const char *v = fact_value(c, i, f);
+    if (!v)
+      continue;
+    size_t k = 0;
+    while (k < i) {
+      const char *w =
+          !label || strcmp(c->sessions.items[k].label, label) == 0 ? fact_value(c, k, f) : NULL;
+      if (w && strcmp(w, v) == 0)
+        break;
+      k++;
+    }
+    if (k < i)
+      continue;
+    count++;
+    if (at < len)
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
+  }
+  return count;
+}
+
+/* f within each label and, when no label mixes it, between labels. On a
+ * --by page only what the answer and tl__by_confounds leave: a host fact
+ * is theirs both ways, libuv and tags are compared inside groups here. */
+static int fact_bullets(FILE *out, const tl_comparison *c, const fact *f) {
+  char buf[1024];
+  int host_fact = f->t && strcmp(f->t->key, "libuv") != 0;
+  if (c->by && host_fact)
+    return 0;
+  int mixed = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    if (fact_values(c, c->labels[l], f, buf, sizeof buf) > 1) {
+      fputs("- Within **", out);
+      tl_md_escape(out, c->labels[l]);
+      fputs("**, the ", out);
+      tl_md_escape(out, f->name); /* a tag key comes from the database */
+      fputs(" differs between sessions: ", out);
+      tl_md_escape(out, buf);
+      fputs(".\n", out);
+      mixed = 1;
+    }
+  }
+  if (mixed || c->label_count < 2 || (c->by && f->t))
+    return mixed;
+  /* Between labels, each with one value. */
+  size_t known = 0;
+  for (size_t l = 0; l < c->label_count; l++)
+    known += fact_values(c, c->labels[l], f, buf, sizeof buf) == 1;
+  if (known < 2 || fact_values(c, NULL, f, buf, sizeof buf) < 2)
+    return 0;
+  fputs("- The ", out);
+  tl_md_escape(out, f->name);
+  fputs(" differs between labels: ", out);
+  int first = 1;
+  for (size_t l = 0; l < c->label_count; l++) {
+    if (fact_values(c, c->labels[l], f, buf, sizeof buf) != 1)
+      continue;
+    fputs(first ? "" : "; ", out);
+    tl_md_escape(out, c->labels[l]);
+    fputc(' ', out);
+    tl_md_escape(out, buf);
+    first = 0;
+  }
+  fputs(".\n", out);
+  return 1;
+}
+
+/* ======================================================================== */
+/* The checks                                                                */
+
+static int has_sessions(const tl_comparison *c, const char *label) {
+  for (size_t i = 0; i < c->sessions.count; i++)
+    if (strcmp(c->sessions.items[i].label, label) == 0)
+      return 1;
+  return 0;
+}
+
+int tl__left_out_bullets(FILE *f, const tl_page_opts *o) {
+  const tl_left_out_list *lo = o->left_out;
+  for (size_t i = 0; lo && i < lo->count; i++) {
+    char date[32];
+    tl_date_format(lo->items[i].started_ns, date, sizeof date);
+    fputs("- **Left out**: session ", f);
+    tl_md_escape(f, lo->items[i].uuid);
+    fputs(" of **", f);
+    tl_md_escape(f, lo->items[i].label);
+    fprintf(f, "** (started %s): its samples failed verification: ", date);
+    tl_md_escape(f, lo->items[i].why);
+    fputs(". Every number here is from the other sessions.\n", f);
+  }
+  return lo && lo->count;
+}
+
+static int left_out(const tl__page *p, FILE *f) { return tl__left_out_bullets(f, p->o); }
+
+/* A label measured on more than one host. */
+static int several_hosts(const tl__page *p, FILE *f) {
+  const tl_comparison *c = p->c;
+  int any = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    char hosts[1024];
+    size_t at = 0, count = 0;
+    hosts[0] = '\0';
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      const tl_session *s = &c->sessions.items[i];
+      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
+        continue;
+      count++;
+      if (at < sizeof hosts)
+        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
+                               s->hostname, s->host_fingerprint);
+    }
+    if (count > 1) {
+      fputs("- **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f, "** mixes %zu different hosts: ", count);
+      tl_md_escape(f, hosts);
+      fputs(".\n", f);
+      any = 1;
+    }
+  }
+  return any;
+}
+
+/* The traits that "Nothing found" names, then every tag key seen (probe
+ * options and conditions: interval, concurrency, load ...) in order of
+ * first appearance. */
+static int facts_and_tags(const tl__page *p, FILE *out) {
+  const tl_comparison *c = p->c;
+  int any = 0;
+  for (size_t i = 0; i < tl__trait_count; i++) {
+    if (!tl__traits[i].care)
+      continue;
+    fact f = {&tl__traits[i], NULL, ""};
+    snprintf(f.name, sizeof f.name, "%s", tl__traits[i].name);
+    any |= fact_bullets(out, c, &f);
+  }
+  for (size_t i = 0; i < c->sessions.count; i++)
+    for (size_t k = 0; k < c->details[i].tag_count; k++) {
+      const char *key = c->details[i].tags[k].key;
+      int seen = 0;
+      for (size_t j = 0; j <= i && !seen; j++)
+        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
+          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
+      if (seen)
+        continue;
+      fact f = {NULL, key, ""};
+      snprintf(f.name, sizeof f.name, "tag %s", key);
+      any |= fact_bullets(out, c, &f);
+    }
+  return any;
+}
+
+/* The highest 1-minute load average recorded at the start or the end of
+ * session i ("1.52" or "1.52 0.80 0.44"), per logical CPU; -1 when none. */
+static double load_per_cpu(const tl_comparison *c, size_t i, double *load, double *cpus) {
+  static const char *const keys[] = {"load.start", "load.end"};
+  const char *n = tl__fact(&c->details[i], "cpu.logical");
+  char *end;
+  *load = -1;
+  for (size_t k = 0; k < 2; k++) {
+    const char *l = tl__fact(&c->details[i], keys[k]);
+    double v = l ? strtod(l, &end) : -1;
+    if (l && end != l && v > *load)
+      *load = v;
+  }
+  if (*load < 0)
+    return -1;
+  *cpus = n ? strtod(n, &end) : 0;
+  if (!n || end == n || *cpus < 1)
+    *cpus = 1;
+  return *load / *cpus;
+}
+
+/* A busy host: a load of at least half a task per CPU. */
+static int busy_hosts(const tl__page *p, FILE *f) {
+  const tl_comparison *c = p->c;
+  int any = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    double worst = -1, load = 0, cpus = 0;
+    for (size_t i = 0; i < c->sessions.count; i++) {
+      double ld = 0, n = 0;
+      if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
+        continue;
+      double per = load_per_cpu(c, i, &ld, &n);
+      if (per > worst) {
+        worst = per;
+        load = ld;
+        cpus = n;
+      }
+    }
+    if (worst >= 0.5) {
+      fputs("- **", f);
+      tl_md_escape(f, c->labels[l]);
+      fprintf(f,
+              "** was measured on a busy host: load average %.2f on %g CPUs during a "
+              "session.\n",
+              load, cpus);
+      any = 1;
+    }
+  }
+  return any;
+}
+
+/* Facts nobody recorded for a label (imported data has none): said, not
+ * taken for agreement. */
+static int unrecorded(const tl__page *p, FILE *f) {
+  const tl_comparison *c = p->c;
+  int any = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    char unknown[512];
+    size_t at = 0, count = 0;
+    unknown[0] = '\0';
+    for (size_t k = 0; k < tl__trait_count; k++) {
+      char buf[256];
+      fact x = {&tl__traits[k], NULL, ""};
+      if (!tl__traits[k].care || strcmp(tl__traits[k].key, "libuv") == 0 ||
+          fact_values(c, c->labels[l], &x, buf, sizeof buf) > 0)
+        continue;
+      if (at < sizeof unknown)
+        at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
+                               tl__traits[k].name);
+      count++;
+    }
+    if (count && has_sessions(c, c->labels[l])) {
+      fputs("- Unknown for **", f);
+      tl_md_escape(f, c->labels[l]);
+      fputs("** (not recorded, so not compared): ", f);
+      tl_md_escape(f, unknown);
+      fputs(".\n", f);
+      any = 1;
+    }
+  }
+  return any;
+}
+
+/* Labels measured with different probes. */
+static int other_probes(const tl__page *p, FILE *f) {
+  const tl_comparison *c = p->c;
+  if (c->label_count < 2)
+    return 0;
+  char sets[2048], first[512] = "";
+  size_t at = 0;
+  int differ = 0;
+  for (size_t l = 0; l < c->label_count; l++) {
+    char mine[512];
+    size_t m = 0;
+    mine[0] = '\0';
+    for (size_t i = 0; i < c->group_count; i++) {
+      const tl_group *g = &c->groups[i];
+      if (strcmp(g->label, c->labels[l]) != 0 ||
+          (i && strcmp(c->groups[i - 1].label, g->label) == 0 &&
+           strcmp(c->groups[i - 1].probe, g->probe) == 0))
+        continue;
+      if (m < sizeof mine)
+        m += (size_t)snprintf(mine + m, sizeof mine - m, "%s%s", m ? " and " : "", g->probe);
+    }
+    if (l == 0)
+      snprintf(first, sizeof first, "%s", mine);
+    else if (strcmp(first, mine) != 0)
+      differ = 1;
+    if (at < sizeof sets)
+      at += (size_t)snprintf(sets + at, sizeof sets - at, "%s%s %s", l ? "; " : "", c->labels[l],
+                             mine);
+  }
+  if (!differ)
+    return 0;
+  fputs("- The labels were measured with different probes: ", f);
+  tl_md_escape(f, sets);
+  fputs(". A verdict only compares labels of the same probe and delay.\n", f);
+  return 1;
+}
+
+/* A label left out of a verdict: no samples at that probe and delay. */
+static int missing_blocks(const tl__page *p, FILE *f) {
+  const tl_comparison *c = p->c;
+  size_t *blk = calloc(c->group_count + 1, sizeof *blk);
+  size_t nb = blk && c->label_count > 1 ? tl__delays_of(c, blk) : 0;
+  int any = 0;
+  for (size_t l = 0; l < c->label_count && nb; l++) {
+    size_t missing = 0;
+    if (!has_sessions(c, c->labels[l]))
+      continue;
+    for (size_t b = 0; b < nb; b++) {
+      const tl_group *g0 = &c->groups[blk[b]];
+      const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      if (g && g->dist.count)
+        continue;
+      char call[96];
+      tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+      if (!missing++) {
+        fputs("- **", f);
+        tl_md_escape(f, c->labels[l]);
+        fputs("** has no samples at ", f);
+      } else {
+        fputs(", ", f);
+      }
+      tl_md_escape(f, call);
+    }
+    if (missing) {
+      fprintf(f, ", so it is not in %s.\n", missing > 1 ? "those verdicts" : "that verdict");
+      any = 1;
+    }
+  }
+  free(blk);
+  return any;
+}
+
+static int inside_groups(const tl__page *p, FILE *f) { return tl__by_confounds(p->c, f); }
+
+/* Every check, in the order of the bullets; quiet: what "Nothing found"
+ * says it looked at, or NULL. */
+static const struct {
+  int (*run)(const tl__page *p, FILE *f);
+  const char *quiet;
+} checks[] = {
+    {left_out, NULL},
+    {several_hosts, "each label ran on one host"},
+    {facts_and_tags, "the sessions compared agree on * and tags as far as they were recorded"},
+    {busy_hosts, "no host was busy during its sessions"},
+    {unrecorded, NULL},
+    {other_probes, NULL},
+    {missing_blocks, NULL},
+    {inside_groups, NULL},
+};
+enum { CHECKS = sizeof checks / sizeof checks[0] };
+
+/* What a quiet check looked at, "*" standing for the traits compared. */
+static void say_quiet(FILE *f, const char *quiet) {
+  const char *star = strchr(quiet, '*');
+  if (!star) {
+    fputs(quiet, f);
+    return;
+  }
+  fwrite(quiet, 1, (size_t)(star - quiet), f);
+  size_t said = 0;
+  for (size_t i = 0; i < tl__trait_count; i++)
+    if (tl__traits[i].care)
+      fprintf(f, "%s%s", said++ ? ", " : "", tl__traits[i].care);
+  fputs(star + 1, f);
+}
+
+void tl__read_with_care(tl__page *p) {
+  FILE *f = tl__prose(p);
+  int any = 0;
+  for (size_t i = 0; i < CHECKS; i++)
+    any |= checks[i].run(p, f);
+  if (!any) {
+    fputs("Nothing found: ", f);
+    size_t quiet = 0, said = 0;
+    for (size_t i = 0; i < CHECKS; i++)
+      quiet += checks[i].quiet != NULL;
+    for (size_t i = 0; i < CHECKS; i++) {
+      if (!checks[i].quiet)
+        continue;
+      fputs(said == 0 ? "" : said + 1 == quiet ? ", and " : ", ", f);
+      say_quiet(f, checks[i].quiet);
+      said++;
+    }
+    fputs(".\n", f);
+  }
+  fputc('\n', f);
+}
