@@ -99,11 +99,11 @@ static int side_calc(tl_store *store, const tl_comparison *cmp, const tl_group *
 
 /* Checks cand (of group g) against ref at every percentile. */
 static void check_calcs(FILE *out, const tl_group *g, const tl__gcalc *ref, const tl__gcalc *cand,
-                        const tl_check_opts *o, int predict, const char *which,
-                        const char *against, check_tally *t) {
+                        const tl_check_opts *o, int predict, const char *which, const char *against,
+                        check_tally *t) {
   for (size_t k = 0; k < g->dist.pct_count; k++) {
-    int r = check_one(out, g, ref, cand, k, o->max_regression, o->min_regression_ns, predict,
-                      which, against);
+    int r = check_one(out, g, ref, cand, k, o->max_regression, o->min_regression_ns, predict, which,
+                      against);
     t->skipped += r == SKIP_SAMPLES;
     t->few_sessions += r == SKIP_SESSIONS;
     t->checks += r >= 0;
@@ -247,8 +247,8 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
       snprintf(skipped, sizeof skipped, " (%zu skipped: too few samples)", tally.skipped);
     else if (tally.few_sessions)
       snprintf(skipped, sizeof skipped,
-               " (%zu skipped: too few sessions, collect at least %d a label)",
-               tally.few_sessions, TL_STATS_MIN_SESSIONS + 1);
+               " (%zu skipped: too few sessions, collect at least %d a label)", tally.few_sessions,
+               TL_STATS_MIN_SESSIONS + 1);
     if (tally.bad)
       fprintf(out, "%zu regression%s above %g%% in %zu checks%s\n", tally.bad,
               tally.bad == 1 ? "" : "s", o->max_regression * 100, tally.checks, skipped);
