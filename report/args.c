@@ -160,6 +160,8 @@ typedef struct {
   size_t len;
   char *err;
   size_t errlen;
+  tl_chart_files charts; /* a Markdown page's charts, written beside it (-o) */
+  char stem[256];
 } making;
 
 static int make_site(void *arg) {
@@ -179,6 +181,7 @@ static int make_page(void *arg) {
   free(m->buf);
   m->buf = NULL;
   m->len = 0;
+  tl_chart_files_free(&m->charts);
   int rc = tl_compare(m->store, &m->a->compare, &cmp, m->err, m->errlen);
   if (rc)
     return rc;
@@ -186,6 +189,8 @@ static int make_page(void *arg) {
   rc = tl_stats_compute(m->store, &cmp, &stats, m->err, m->errlen);
   tl_page_opts page = m->page;
   page.stats = &stats;
+  if (page.format == TL_FORMAT_MD && m->a->output)
+    page.charts = &m->charts;
   FILE *mem = rc ? NULL : open_memstream(&m->buf, &m->len);
   if (!rc && !mem)
     rc = tl_fail(m->err, m->errlen, TL_ENOMEM, "out of memory");
@@ -205,16 +210,29 @@ static int make_page(void *arg) {
 static int write_report(tl_store *store, const tl_report_args *a, FILE *out, char *err,
                         size_t errlen) {
   tl_left_out_list left = {NULL, 0};
-  making m = {store, a, a->page, NULL, 0, err, errlen};
+  making m = {store, a, a->page, NULL, 0, err, errlen, {NULL, NULL, 0}, ""};
   m.page.left_out = &left;
+  if (a->output) {
+    /* page.md's charts are page-1.svg ... beside it. */
+    const char *slash = strrchr(a->output, '/'), *name = slash ? slash + 1 : a->output;
+    size_t n = strlen(name);
+    if (n > 3 && strcmp(name + n - 3, ".md") == 0)
+      n -= 3;
+    snprintf(m.stem, sizeof m.stem, "%.*s", (int)n, name);
+    m.charts.stem = m.stem;
+  }
   int (*make)(void *) = a->site ? make_site : make_page;
   int rc = a->skip_damaged ? tl_report_skipping_damaged(store, make, &m, &left, err, errlen)
                            : make(&m);
-  if (!rc && a->output)
+  if (!rc && a->output && m.charts.count)
+    rc = tl_report_write_page_and_charts(a->output, m.buf, m.len, &m.charts, a->force, err,
+                                         errlen);
+  else if (!rc && a->output)
     rc = tl_report_write_file(a->output, m.buf, m.len, a->force, err, errlen);
   else if (!rc && !a->site && fwrite(m.buf, 1, m.len, out) != m.len)
     rc = tl_fail(err, errlen, tl_write_failed(out, errno), "writing the report failed");
   free(m.buf);
+  tl_chart_files_free(&m.charts);
   tl_left_out_free(&left);
   return rc;
 }

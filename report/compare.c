@@ -218,12 +218,18 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     if ((ci_at[k] = tl_sweep_want(w, ci_rank[k])) == SIZE_MAX)
       rc = TL_ENOMEM;
   if (n && !rc) {
-    /* Bins from the minimum up to the 99.9th percentile, or a hair above it:
-     * the top of its bucket after pass 1, so that the bins fill in the same
-     * pass that finds the percentiles. */
+    /* Bins from the minimum over the bulk of the samples: up to the 99.9th
+     * percentile, or a hair above it (the top of its bucket after pass 1, so
+     * that the bins fill in the same pass that finds the percentiles); but
+     * where spikes put p99.9 far out (more than four times as far from the
+     * minimum as p90), up to four times p90's distance, so that the bulk is
+     * not squeezed into a bar or two. */
     int64_t hi = tl_sweep_bucket_top(w, tl_rank(99.9, n));
     tl_dist d;
     tl_sweep_dist(w, g->session_count, &d);
+    int64_t bulk = tl_sweep_bucket_top(w, tl_rank(90, n)) - d.min_ns;
+    if (bulk > 0 && hi - d.min_ns > 4 * bulk)
+      hi = d.min_ns + 4 * bulk;
     g->hist_lo_ns = d.min_ns;
     g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
     tl_sweep_chart(w, g->hist_lo_ns, g->hist_width_ns, hi, g->hist, TL_HIST_BINS, &g->hist_over);

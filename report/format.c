@@ -150,6 +150,13 @@ void tl__say_time(double ns, char *buf, size_t len) {
 
 int tl__host_page(const char *fp, char *buf, size_t len) {
   size_t n = strlen(fp);
+  /* An imported host ("imported:NAME", tlstore import --host) is named by
+   * its name, when that is one a label could be (a safe file name). */
+  if (strncmp(fp, "imported:", 9) == 0 && n < 9 + 64 &&
+      tl_label_check(fp + 9, NULL, 0) == TL_OK) {
+    snprintf(buf, len, "host-imported-%s.html", fp + 9);
+    return 0;
+  }
   if (n == 0 || n > 64)
     return -1;
   for (size_t i = 0; i < n; i++)
@@ -276,8 +283,16 @@ static void write_md(const tl__table *t, FILE *out) {
   fputc('\n', out);
 }
 
+/* Tables of TL__FOLD_COLS columns or more fold on a phone: each row a
+ * block, its first cell a line of its own and the others "header: value"
+ * side by side (data-h and the stylesheet, template.c), so that the label
+ * and its percentiles read without scrolling sideways. */
+enum { TL__FOLD_COLS = 3 };
+
 static void write_html(const tl__table *t, FILE *out) {
-  fputs("<div class=\"scroll\"><table>\n<thead><tr>", out);
+  fputs(t->cols >= TL__FOLD_COLS ? "<div class=\"scroll fold\"><table>\n<thead><tr>"
+                                 : "<div class=\"scroll\"><table>\n<thead><tr>",
+        out);
   for (size_t c = 0; c < t->cols; c++) {
     fputs(t->align[c] == 'r' ? "<th class=\"n\">" : "<th>", out);
     tl_html_escape(out, t->head[c]);
@@ -289,9 +304,15 @@ static void write_html(const tl__table *t, FILE *out) {
     if (c == 0)
       fputs("<tr>", out);
     int best = t->flags[i] & TL__BEST;
-    fprintf(out, "<td%s>",
+    fprintf(out, "<td%s",
             t->align[c] == 'r' ? (best ? " class=\"n best\"" : " class=\"n\"")
                                : (best ? " class=\"best\"" : ""));
+    if (t->cols >= TL__FOLD_COLS && c > 0) {
+      fputs(" data-h=\"", out);
+      tl_html_escape(out, t->head[c]);
+      fputc('"', out);
+    }
+    fputc('>', out);
     if (best)
       fputs("<strong>", out);
     if (t->href[i]) {

@@ -207,6 +207,83 @@ int tl_report_write_file(const char *path, const char *data, size_t len, int for
   return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A Markdown page with its charts                                           */
+
+/* The page and its chart files go in as the site does: every name is
+ * checked first (a refusal writes nothing), each file is written to a
+ * temporary beside its place, and only then are they renamed into place,
+ * the page last, so that it never links a chart that is not there. */
+typedef struct {
+  const char *name, *data;
+  size_t len;
+  mode_t mode;
+  char tmp[64];
+  int written;
+} md_file;
+
+static int place_md_files(int dirfd, const char *folder, md_file *files, size_t n, int force,
+                          char *err, size_t errlen) {
+  int rc = TL_OK;
+  char shown[4200];
+  for (size_t i = 0; i < n && !rc; i++) {
+    snprintf(shown, sizeof shown, "%s/%s", folder, files[i].name);
+    rc = check_target(dirfd, files[i].name, shown, force, &files[i].mode, err, errlen);
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    snprintf(shown, sizeof shown, "%s/%s", folder, files[i].name);
+    rc = write_temp(dirfd, shown, files[i].data, files[i].len, files[i].mode, files[i].tmp, err,
+                    errlen);
+    files[i].written = rc == TL_OK;
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    snprintf(shown, sizeof shown, "%s/%s", folder, files[i].name);
+    rc = put_in_place(dirfd, files[i].tmp, files[i].name, shown, err, errlen);
+    files[i].written = 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (files[i].written)
+      unlinkat(dirfd, files[i].tmp, 0);
+  return rc;
+}
+
+int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
+                                    const tl_chart_files *charts, int force, char *err,
+                                    size_t errlen) {
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    return errf(err, errlen, TL_EINVAL, "is not a file name", path);
+  char dir[4096];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else if ((size_t)(slash - path) < sizeof dir)
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  else
+    return errf(err, errlen, TL_EINVAL, "is too long", "path");
+  size_t n = charts ? charts->count : 0;
+  md_file *files = calloc(n + 1, sizeof *files);
+  if (!files)
+    return errf(err, errlen, TL_ENOMEM, "could not be written (out of memory)", path);
+  for (size_t i = 0; i <= n; i++) {
+    files[i].name = i < n ? charts->items[i].name : name;
+    files[i].data = i < n ? charts->items[i].data : data;
+    files[i].len = i < n ? charts->items[i].len : len;
+  }
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+  if (dirfd < 0) {
+    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
+    rc = TL_EIO;
+  } else {
+    rc = place_md_files(dirfd, dir, files, n + 1, force, err, errlen);
+    close(dirfd);
+  }
+  free(files);
+  return rc;
+}
+
 /* ======================================================================== */
 /* The static site                                                           */
 
@@ -234,6 +311,10 @@ typedef struct {
   size_t count;
   char *err;
   size_t errlen;
+  const tl_comparison *all;     /* every label, by label: the site's colour order */
+  const tl_comparison *grouped; /* compare.html grouped by --by, or NULL */
+  const char **host_fps;        /* the hosts given a page, by fingerprint */
+  size_t host_fp_count;
 } site;
 
 static int add_page(site *s, page_kind kind, size_t at, const char *name) {
@@ -247,6 +328,14 @@ static int add_page(site *s, page_kind kind, size_t at, const char *name) {
   p->at = at;
   snprintf(p->name, sizeof p->name, "%s", name);
   return TL_OK;
+}
+
+/* Every page of the site by label gives a label the colour and marker it
+ * has on the comparison of every label; a page grouped by --by keeps its
+ * own order (its groups are no labels). */
+static void site_styles(const site *s, tl_page_opts *o) {
+  o->style_order = (const char *const *)s->all->labels;
+  o->style_count = s->all->label_count;
 }
 
 /* Renders a comparison (or the index, when index is set) into page p's
@@ -263,6 +352,11 @@ static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page
   o.site_links = 1;
   o.title = title;
   o.host_facts = p->kind == PAGE_HOST;
+  if (c != s->grouped)
+    site_styles(s, &o);
+  o.compare_by = s->grouped ? s->grouped->by : NULL;
+  o.host_pages = s->host_fps;
+  o.host_page_count = s->host_fp_count;
   tl_stats st;
   memset(&st, 0, sizeof st);
   int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */
@@ -301,8 +395,24 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
   return tl_compare(store, &o, out, s->err, s->errlen);
 }
 
+/* Whether a host page of fp would take in another host's sessions too: the
+ * store selects a host by fingerprint prefix, and one imported host's
+ * fingerprint may begin another's ("imported:db" and "imported:db2"). */
+static int host_ambiguous(const tl_comparison *all, const char *fp) {
+  size_t n = strlen(fp);
+  for (size_t i = 0; i < all->sessions.count; i++) {
+    const char *o = all->sessions.items[i].host_fingerprint;
+    if (strncmp(o, fp, n) == 0 && o[n])
+      return 1;
+  }
+  return 0;
+}
+
 /* The pages of the site, named from the comparison of every label. */
 static int plan_pages(site *s, const tl_comparison *all) {
+  s->host_fps = calloc(all->sessions.count + 1, sizeof *s->host_fps);
+  if (!s->host_fps)
+    return errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
   int rc = add_page(s, PAGE_COMPARE, 0, "compare.html");
   for (size_t i = 0; i < all->label_count && !rc; i++) {
     char name[128];
@@ -317,8 +427,11 @@ static int plan_pages(site *s, const tl_comparison *all) {
     while (k < i && strcmp(all->sessions.items[k].host_fingerprint, x->host_fingerprint) != 0)
       k++;
     char name[128];
-    if (k == i && tl__host_page(x->host_fingerprint, name, sizeof name) == 0)
+    if (k == i && tl__host_page(x->host_fingerprint, name, sizeof name) == 0 &&
+        !host_ambiguous(all, x->host_fingerprint)) {
       rc = add_page(s, PAGE_HOST, i, name);
+      s->host_fps[s->host_fp_count++] = x->host_fingerprint;
+    }
   }
   if (!rc)
     rc = add_page(s, PAGE_INDEX, 0, "index.html");
@@ -370,7 +483,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
     *pages = 0;
-  site s = {store, -1, dir, NULL, 0, err, errlen};
+  site s = {store, -1, dir, NULL, 0, err, errlen, NULL, NULL, NULL, 0};
   /* With --by, compare.html is grouped by it; the label and host pages and
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
@@ -388,8 +501,11 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     rc = tl_compare(store, &by_label, &all, err, errlen);
     have_all = rc == TL_OK;
   }
-  if (!rc)
+  if (!rc) {
+    s.all = &all;
+    s.grouped = have_grouped ? &grouped : NULL;
     rc = plan_pages(&s, &all);
+  }
   if (!rc) {
     made_dir = mkdir(dir, 0755) == 0;
     if (!made_dir && errno != EEXIST) {
@@ -428,6 +544,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
   if (have_all)
     tl_comparison_free(&all);
   free(s.pages);
+  free(s.host_fps);
   if (pages)
     *pages = placed;
   return rc;

@@ -80,6 +80,15 @@ void tl__heading(tl__page *p, const char *id, const char *text) {
 
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
+const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf, size_t len) {
+  if (!p->o->site_links)
+    return NULL;
+  for (size_t i = 0; i < p->o->host_page_count; i++)
+    if (strcmp(p->o->host_pages[i], fingerprint) == 0)
+      return tl__host_page(fingerprint, buf, len) == 0 ? buf : NULL;
+  return NULL;
+}
+
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len) {
   if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
     return NULL;
@@ -200,6 +209,8 @@ static void section_contents(tl__page *p) {
   for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
     if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
       continue;
+    if (strcmp(toc[i][0], "charts") == 0 && p->o->format != TL_FORMAT_HTML && !p->o->charts)
+      continue; /* one line says where the charts are, under no heading */
     fprintf(f, "%s[%s](#%s)", i ? " \xC2\xB7 " : "", toc[i][1], toc[i][0]);
     char id[256], text[256];
     if (i == 0 && tl__by_heading(p->c, id, sizeof id, text, sizeof text))
@@ -650,6 +661,8 @@ static void section_tables(tl__page *p) {
 /* ======================================================================== */
 /* 4. How sure is this?                                                     */
 
+#define NBSP "\xC2\xA0"
+
 /* One matrix per probe and delay instead of a sentence per pair: the cell
  * of row A and column B is A's p90 lateness minus B's with its 95%
  * interval, and whether that is clear. Its size depends on the labels, not
@@ -680,32 +693,35 @@ static void difference_matrices(tl__page *p) {
     FILE *f = tl__prose(p);
     if (!titled++)
       fprintf(f,
-              "### Differences\n\nEach cell is the row's p%s lateness minus the column's, with "
-              "its 95%% interval from the sessions' own values and the sessions it rests on; "
-              "\"clearly\" where the interval excludes 0 and both rest on enough samples and at "
-              "least %d sessions.\n\n",
+              "### Differences\n\nEach cell is the row's p%s lateness minus the column's (each pair "
+              "once), with its 95%% interval from the sessions' own values and the sessions it "
+              "rests on; \"clearly\" where the interval excludes 0 and both rest on enough samples "
+              "and at least %d sessions.\n\n",
               TL_PCT(pct), TL_STATS_MIN_SESSIONS);
     char call[96];
     tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
     fputs("**", f);
     tl_md_escape(f, call);
     fputs("**\n\n", f);
+    /* The lower triangle only: the upper one holds the same differences
+     * with the sign turned, so rows from the second label, columns up to
+     * the one before the last. */
     tl__heads h;
     h.name[0] = "minus";
     h.align[0] = 'l';
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j + 1 < n; j++) {
       snprintf(h.text[j], sizeof h.text[j], "%s", c->groups[idx[j]].label);
       h.name[j + 1] = h.text[j];
       h.align[j + 1] = 'r';
     }
-    h.align[n + 1] = '\0';
-    tl__table *t = tl__table_new(n + 1, h.name, h.align);
-    for (size_t r = 0; t && r < n; r++) {
+    h.align[n] = '\0';
+    tl__table *t = tl__table_new(n, h.name, h.align);
+    for (size_t r = 1; t && r < n; r++) {
       tl__table_add(t, c->groups[idx[r]].label);
-      for (size_t j = 0; j < n; j++) {
-        const tl_pair_stats *pr = tl__pair_of(st, idx[r], idx[j]);
-        if (r == j || !pr) {
-          tl__table_add(t, r == j ? "" : "-");
+      for (size_t j = 0; j + 1 < n; j++) {
+        const tl_pair_stats *pr = j < r ? tl__pair_of(st, idx[r], idx[j]) : NULL;
+        if (j >= r || !pr) {
+          tl__table_add(t, j >= r ? "" : "-");
           continue;
         }
         /* pr holds b minus a; the cell is row minus column. */
@@ -725,11 +741,14 @@ static void difference_matrices(tl__page *p) {
                             sign > 0 ? pr->sessions_a : pr->sessions_b, on, sizeof on);
         if (!pr->decided) {
           tl__num(d, tl__unit_for(fabs(d)), dv, sizeof dv);
-          tl__table_addf(t, "%s%s %s (%s: too few to tell)", d > 0 ? "+" : "", dv,
+          tl__table_addf(t, "%s%s" NBSP "%s (%s: too few to tell)", d > 0 ? "+" : "", dv,
                          tl__unit_for(fabs(d)).name, on);
           continue;
         }
-        tl__table_addf(t, "%s%s %s (%s to %s; %s)%s", d > 0 ? "+" : "", dv, u.name, lv, hv, on,
+        /* No-break spaces inside the number and its interval, so that a
+         * narrow column breaks only between the parts. */
+        tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s; %s)%s", d > 0 ? "+" : "",
+                       dv, u.name, lv, hv, on,
                        clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
       }
     }
@@ -758,16 +777,137 @@ static void section_stats(tl__page *p) {
 /* ======================================================================== */
 /* 5. Charts                                                                */
 
-static void section_charts(tl__page *p) {
-  const tl_comparison *c = p->c;
-  tl__heading(p, "charts", "Charts");
+/* A chart's file name in a Markdown link: unreserved characters as they
+ * are, every other byte percent-encoded (the name comes from -o). */
+static void md_url(FILE *f, const char *name) {
+  for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+    if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+        strchr("-._~", *s))
+      fputc(*s, f);
+    else
+      fprintf(f, "%%%02X", *s);
+}
+
+void tl_chart_files_free(tl_chart_files *charts) {
+  for (size_t i = 0; charts && i < charts->count; i++) {
+    free(charts->items[i].name);
+    free(charts->items[i].data);
+  }
+  if (charts) {
+    free(charts->items);
+    charts->items = NULL;
+    charts->count = 0;
+  }
+}
+
+typedef enum { CHART_SPECTRUM, CHART_TREND, CHART_HISTOGRAM, CHART_BY } chart_kind;
+
+/* Draws one chart of a Markdown page into a file of its own (added to
+ * p->o->charts) and links it as an image; with `inline_image`, no line
+ * break after it, so that small charts sit side by side. Nothing when the
+ * chart has nothing to draw. */
+static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline_image) {
+  tl_chart_files *files = p->o->charts;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *saved = p->out, *mem = open_memstream(&buf, &len);
+  if (!mem) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  p->out = mem;
+  p->svg_file = 1;
+  if (kind == CHART_SPECTRUM)
+    tl__svg_spectrum(p, g->probe, g->delay_ns);
+  else if (kind == CHART_TREND)
+    tl__svg_trend(p, g->probe, g->delay_ns);
+  else if (kind == CHART_BY)
+    tl__svg_by_trend(p, g->probe, g->delay_ns);
+  else
+    tl__svg_histogram(p, g);
+  p->svg_file = 0;
+  p->out = saved;
+  int bad = fclose(mem) != 0;
+  tl_chart_file *items = len && !bad ? realloc(files->items, (files->count + 1) * sizeof *items)
+                                     : NULL;
+  char name[512];
+  snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
+  if (len && (bad || !items || !(items[files->count].name = strdup(name)))) {
+    free(buf);
+    if (items)
+      files->items = items;
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  if (!len) {
+    free(buf);
+    return;
+  }
+  files->items = items;
+  items[files->count].data = buf;
+  items[files->count++].len = len;
   FILE *f = tl__prose(p);
-  if (p->o->format != TL_FORMAT_HTML) {
-    fputs("The charts (latency by percentile, histograms, trends over time) are in the HTML "
-          "version of this page: `tlreport --format html`.\n\n",
+  fputs(inline_image && files->count > 1 && p->chart_inline ? " ![" : "![", f);
+  tl_md_escape(f, p->chart_title);
+  fputs("](", f);
+  md_url(f, name);
+  fputs(inline_image ? ")" : ")\n\n", f);
+  p->chart_inline = inline_image;
+  if (!inline_image) {
+    tl_md_escape(f, p->chart_caption);
+    fputs("\n\n", f);
+  }
+}
+
+/* The Markdown page's charts, as SVG files beside it (-o), or one line
+ * saying how to get them when the page goes to standard output. */
+static void markdown_charts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  if (!p->o->charts) {
+    fputs("Charts: written beside the page as SVG files with `-o FILE.md`, or inline with "
+          "`--format html`.\n\n",
           f);
     return;
   }
+  tl__heading(p, "charts", "Charts");
+  size_t n, *idx = page_blocks(p, &n);
+  if (!idx)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const tl_group *g0 = &c->groups[idx[i]];
+    char call[96];
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    f = tl__prose(p);
+    fputs("### ", f);
+    tl_md_escape(f, call);
+    fputs("\n\n", f);
+    md_chart(p, CHART_SPECTRUM, g0, 0);
+    md_chart(p, CHART_TREND, g0, 0);
+    if (c->by && c->label_x)
+      md_chart(p, CHART_BY, g0, 0);
+    for (size_t l = 0; l < c->label_count; l++) {
+      const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
+      if (g && g->dist.count)
+        md_chart(p, CHART_HISTOGRAM, g, 1);
+    }
+    if (p->chart_inline)
+      fputs("\n\nHistograms: the bulk of each label's samples; the bar set apart on the right "
+            "counts those beyond.\n\n",
+            tl__prose(p));
+    p->chart_inline = 0;
+  }
+  free(idx);
+}
+
+static void section_charts(tl__page *p) {
+  const tl_comparison *c = p->c;
+  if (p->o->format != TL_FORMAT_HTML) {
+    markdown_charts(p);
+    return;
+  }
+  tl__heading(p, "charts", "Charts");
+  FILE *f;
   size_t n, *idx = page_blocks(p, &n);
   if (!idx)
     return;
@@ -977,8 +1117,7 @@ static void session_list(tl__page *p) {
     const char *own = d->label ? d->label : s->label; /* with --by, s->label is the group */
     tl__table_link(t, tl__table_add(t, own), tl__label_href(p, own, href, sizeof href));
     size_t cell = tl__table_add(t, s->hostname);
-    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
+    tl__table_link(t, cell, tl__host_href(p, s->host_fingerprint, href, sizeof href));
     tl__table_add(t, s->probe);
     tl__table_addf(t, "%g ms", (double)s->delay_ns / 1e6);
     tl__table_add(t, s->status);
@@ -1008,6 +1147,47 @@ static void session_list(tl__page *p) {
     fputs("</details>\n", p->out);
 }
 
+/* Whether nothing is known of a host but its name (imported data, say):
+ * its row would be a row of "unknown". */
+static int host_unknown(const tl_session_detail *d) {
+  void (*const cells[])(const tl_session_detail *, char *, size_t) = {
+      tl__host_cpu, host_cores, host_ram, tl__host_os, host_virt};
+  char buf[512];
+  for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) {
+    cells[i](d, buf, sizeof buf);
+    if (strcmp(buf, "unknown") != 0)
+      return 0;
+  }
+  static const char *const keys[] = {"kernel.release", "clocksource.current", "cpu.governor"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+    if (strcmp(tl__or_unknown(tl__fact(d, keys[i])), "unknown") != 0)
+      return 0;
+  return 1;
+}
+
+/* The hosts of which only the name is known, folded into one line. */
+static void bare_hosts(tl__page *p, const size_t *first, const size_t *newest, size_t nh,
+                       size_t bare) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fputs(bare == nh ? "Of the hosts only their names are known: "
+                   : "Of the other hosts only their names are known: ",
+        f);
+  size_t said = 0;
+  for (size_t h = 0; h < nh; h++) {
+    const tl_session_detail *d = &c->details[newest[h]];
+    if (!host_unknown(d))
+      continue;
+    const tl_session *s = &c->sessions.items[first[h]];
+    fputs(said++ ? ", " : "", f);
+    tl_md_escape(f, c->sessions.items[newest[h]].hostname);
+    fputs(" (", f);
+    tl_md_escape(f, s->label);
+    fputs(")", f);
+  }
+  fputs(".\n\n", f);
+}
+
 static void section_hosts(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count;
@@ -1018,21 +1198,29 @@ static void section_hosts(tl__page *p) {
     p->failed = TL_ENOMEM;
     return;
   }
-  size_t nh = tl__hosts_of(c, first, newest);
+  size_t nh = tl__hosts_of(c, first, newest), known = 0;
+  for (size_t h = 0; h < nh; h++)
+    known += !host_unknown(&c->details[newest[h]]);
   tl__heading(p, "hosts-and-sessions", "Hosts and sessions");
   FILE *f = tl__prose(p);
-  fputs("Each host as its newest session saw it.\n\n", f);
+  if (known)
+    fputs("Each host as its newest session saw it.\n\n", f);
   static const char *const hhead[] = {"host",        "labels",  "CPU",    "cores",
                                       "RAM",         "OS",      "kernel", "virtualization",
                                       "clocksource", "governor"};
   tl__table *t = tl__table_new(10, hhead, "llllrlllll");
+  size_t bare = 0, rows = 0;
   for (size_t h = 0; t && h < nh; h++) {
     const tl_session *s = &c->sessions.items[newest[h]];
     const tl_session_detail *d = &c->details[newest[h]];
     char buf[512], href[128];
+    if (host_unknown(d)) {
+      bare++;
+      continue;
+    }
+    rows++;
     size_t cell = tl__table_add(t, s->hostname);
-    if (p->o->site_links && tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
+    tl__table_link(t, cell, tl__host_href(p, s->host_fingerprint, href, sizeof href));
     size_t at = 0;
     buf[0] = '\0';
     for (size_t l = 0; l < c->label_count && at < sizeof buf; l++)
@@ -1057,7 +1245,12 @@ static void section_hosts(tl__page *p) {
     tl__table_add(t, tl__or_unknown(tl__fact(d, "clocksource.current")));
     tl__table_add(t, tl__or_unknown(tl__fact(d, "cpu.governor")));
   }
-  tl__put_table(p, t);
+  if (rows || !t)
+    tl__put_table(p, t);
+  else
+    tl__table_free(t);
+  if (bare)
+    bare_hosts(p, first, newest, nh, bare);
 
   session_summary(p);
   session_list(p);
@@ -1102,10 +1295,27 @@ static void section_method(tl__page *p) {
       k++;
     if (k < i)
       continue;
+    size_t sessions = 0, imported = 0;
+    for (size_t j = i; j < n; j++)
+      if (strcmp(c->sessions.items[j].probe, probe) == 0) {
+        sessions++;
+        imported += strncmp(c->sessions.items[j].host_fingerprint, "imported:", 9) == 0;
+      }
     fputs("- **", f);
     tl_md_escape(f, probe);
     fputs("**: ", f);
-    tl_md_escape(f, tl__probe_definition(probe));
+    /* tl cannot know how another tool measured what it imported, whatever
+     * its --probe says. */
+    if (imported == sessions) {
+      fputs("imported with `tlstore import --probe ", f);
+      tl__md_literal(f, probe);
+      fputs("`: measured by another tool, not by tl, which cannot say how.", f);
+    } else {
+      tl_md_escape(f, tl__probe_definition(probe));
+      if (imported)
+        fprintf(f, " %zu of its %zu sessions were imported (`tlstore import`): measured by "
+                   "another tool, not by tl.", imported, sessions);
+    }
     fputc('\n', f);
   }
   fputs("\nPercentiles are exact and nearest-rank over every raw sample: pN is the smallest "
@@ -1114,6 +1324,26 @@ static void section_method(tl__page *p) {
         "mean and the standard deviation (population) are over the same samples.\n\n",
         f);
   command_lines(p);
+}
+
+/* When session i's label ran more than one command line and this one's
+ * sessions all have one probe and delay, that call ("libuv 10 ms") into
+ * buf, so that the headings of its command lines differ; else 0. */
+static int command_call(const tl_comparison *c, size_t i, char *buf, size_t len) {
+  const tl_session *s = &c->sessions.items[i];
+  int others = 0;
+  for (size_t k = 0; k < c->sessions.count; k++) {
+    const tl_session *o = &c->sessions.items[k];
+    if (strcmp(o->label, s->label) != 0)
+      continue;
+    if (strcmp(o->command_line, s->command_line) != 0)
+      others = 1;
+    else if (o->delay_ns != s->delay_ns || strcmp(o->probe, s->probe) != 0)
+      return 0;
+  }
+  if (others)
+    tl__call_name(s->probe, s->delay_ns, buf, len);
+  return others;
 }
 
 /* The command lines, once each: the runs of a label that share one command
@@ -1155,11 +1385,16 @@ static void command_lines(tl__page *p) {
         last = o->started_ns > last ? o->started_ns : last;
       }
     }
-    char date[32], end[32];
+    char date[32], end[32], call[96];
     minute(s->started_ns, date, sizeof date);
     fputs("**", f);
     tl_md_escape(f, c->details[i].label ? c->details[i].label : s->label);
-    fputs("** on ", f);
+    fputs("**", f);
+    if (command_call(c, i, call, sizeof call)) {
+      fputs(", ", f);
+      tl_md_escape(f, call);
+    }
+    fputs(" on ", f);
     tl_md_escape(f, s->hostname);
     if (runs > 1) {
       tl__date_only(s->started_ns, date, sizeof date);

@@ -53,6 +53,9 @@ typedef struct {
   size_t md_len;
   int chart_id; /* numbers the charts of one page */
   int failed;
+  int svg_file;     /* the chart being drawn is a file of its own (Markdown) */
+  int chart_inline; /* the last Markdown chart link ended a line of small images */
+  char chart_title[256], chart_caption[512]; /* of the last chart drawn */
 } tl__page;
 
 /* Writes a table where the page is (flushing the prose first) and frees
@@ -85,6 +88,9 @@ int tl__page_end(tl__page *p);
  * (one entry per group), or NULL; tl__page_stats for the page being written. */
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);
 const tl_stats *tl__page_stats(const tl__page *p);
+/* The link to a host's page of the site, or NULL when the page is not part
+ * of a site or the site made no page for that host (tl_page_opts.host_pages). */
+const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf, size_t len);
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len);
@@ -156,8 +162,9 @@ void tl__num(double ns, tl__unit u, char *buf, size_t len);
 void tl__say_time(double ns, char *buf, size_t len);
 /* "setTimeout(50)" for settimeout, "uv 50 ms" for other probes. */
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len);
-/* The site page of a host: "host-FINGERPRINT.html"; 0 when fp is hex (the
- * only fingerprints that become file names), -1 otherwise. */
+/* The site page of a host: "host-FINGERPRINT.html" when fp is hex,
+ * "host-imported-NAME.html" for an imported host whose name is a valid label
+ * (the only fingerprints that become file names): 0, else -1. */
 int tl__host_page(const char *fingerprint, char *buf, size_t len);
 /* A one-paragraph definition of a probe by its stored name (never NULL). */
 const char *tl__probe_definition(const char *probe);
@@ -165,6 +172,13 @@ const char *tl__probe_definition(const char *probe);
 /* ------------------------------------------------------------------------ */
 /* Charts (svg.c): inline SVG, no script, no external font or file           */
 
+/* The style number (colour, dash, marker) of a label on page p (see
+ * tl_page_opts.style_order). */
+size_t tl__style_of(const tl__page *p, const char *label);
+/* The stylesheet of a chart written as a file of its own (template.c): the
+ * page's chart styles, on a background of its own so that it reads on
+ * light and dark pages alike. */
+extern const char tl__svg_file_css[];
 /* Latency by percentile, one line per label, for one probe and delay. */
 void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns);
 /* The histogram of one group. */

@@ -1,5 +1,5 @@
 /* site.c: the index page of a site (tlreport --site): what the site holds
- * (labels, hosts, newest data), each label's latest p90 lateness with a
+ * (labels, hosts, newest data), each label's recent p90 lateness with a
  * sparkline of its recent sessions and the lasting changes found, written
  * with the comparison page's pieces (page.c) in the same HTML frame. */
 #include <math.h>
@@ -39,9 +39,7 @@ static void sparkline(tl__page *p, const tl_group *g) {
   char a[48], b[48];
   tl__say_time(lo, a, sizeof a);
   tl__say_time(hi, b, sizeof b);
-  size_t style = 0;
-  while (style < c->label_count && strcmp(c->labels[style], g->label) != 0)
-    style++;
+  size_t style = tl__style_of(p, g->label);
   fprintf(p->out,
           "<svg class=\"spark\" viewBox=\"0 0 120 24\" width=\"120\" height=\"24\" role=\"img\" "
           "aria-label=\"p90 lateness of the last %zu sessions, %s to %s\"><title>p90 lateness "
@@ -56,43 +54,117 @@ static void sparkline(tl__page *p, const tl_group *g) {
   fputs("\"/></svg>", p->out);
 }
 
-/* The index's answer: each label's latest p90 lateness at each probe and
- * delay, the shape of its recent sessions and the lasting changes found. */
+/* The index's figure for a label at a probe and delay is its recent
+ * window, not one session: the median of the p90 lateness of its last
+ * RECENT sessions (fewer when it has fewer), in ns; NAN without any. */
+enum { RECENT = 10 };
+
+static int by_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double recent_p90(const tl_comparison *c, const tl_group *g, size_t *used) {
+  double v[RECENT];
+  size_t n = 0;
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
+  for (size_t i = c->sessions.count; i-- > 0 && n < RECENT;)
+    if (sampled_in(c, i, g))
+      v[n++] = (double)(c->details[i].dist.pct_ns[1] - armed);
+  *used = n;
+  if (!n)
+    return NAN;
+  qsort(v, n, sizeof *v, by_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The answer, first: a sentence per probe and delay with each label's
+ * recent p90 lateness, least late first. */
+static void index_answer(tl__page *p) {
+  const tl_comparison *c = p->c;
+  FILE *f = tl__prose(p);
+  fprintf(f, "## Recent lateness\n\nThe p90 lateness of each label's last %d sessions (the median "
+             "of their p90s), least late first:\n\n",
+          RECENT);
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *g0 = &c->groups[i];
+    size_t k = 0;
+    while (k < i && !tl__same_block(&c->groups[k], g0))
+      k++;
+    if (k < i)
+      continue; /* one sentence per probe and delay */
+    const tl_group *row[256];
+    double val[256];
+    size_t n = 0, used;
+    for (size_t j = i; j < c->group_count && n < 256; j++) {
+      if (!tl__same_block(&c->groups[j], g0))
+        continue;
+      double v = recent_p90(c, &c->groups[j], &used);
+      if (isnan(v))
+        continue;
+      size_t at = n++;
+      while (at > 0 && val[at - 1] > v) { /* insertion: least late first */
+        row[at] = row[at - 1];
+        val[at] = val[at - 1];
+        at--;
+      }
+      row[at] = &c->groups[j];
+      val[at] = v;
+    }
+    if (!n)
+      continue;
+    char call[96];
+    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+    fputs("- ", f);
+    tl_md_escape(f, call);
+    fputs(": ", f);
+    for (size_t r = 0; r < n; r++) {
+      char v[48];
+      tl__say_time(val[r], v, sizeof v);
+      fputs(r ? ", " : "", f);
+      tl_md_escape(f, row[r]->label);
+      fprintf(f, " %s", v);
+    }
+    fputs(".\n", f);
+  }
+  fputs("\nWhether a difference is clear: the comparison page.\n\n", f);
+}
+
+/* Each label's recent p90 lateness at each probe and delay, the shape of
+ * its recent sessions and the lasting changes found. */
 static void index_latest(tl__page *p) {
   const tl_comparison *c = p->c;
   const tl_stats *st = tl__page_stats(p);
-  fputs("## Latest\n\nEach label's newest session at each delay: its p90 lateness, the p90 of its "
-        "last sessions (oldest left) and the lasting changes the statistics found.\n\n",
-        tl__prose(p));
+  fprintf(tl__prose(p),
+          "## Labels at each delay\n\nEach label at each delay: the median p90 lateness of its "
+          "last %d sessions, the p90 of its last sessions (oldest left) and the lasting changes "
+          "the statistics found.\n\n",
+          RECENT);
   tl__prose_flush(p);
   FILE *o = p->out;
-  fputs("<div class=\"scroll\"><table>\n<thead><tr><th>label</th><th>delay</th>"
-        "<th class=\"n\">latest p90 late</th><th>last sessions</th><th>changes</th></tr></thead>\n"
+  fputs("<div class=\"scroll fold\"><table>\n<thead><tr><th>label</th><th>delay</th>"
+        "<th class=\"n\">recent p90 late</th><th>last sessions</th><th>changes</th></tr></thead>\n"
         "<tbody>\n",
         o);
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *g = &c->groups[i];
-    size_t newest = c->sessions.count;
-    for (size_t k = 0; k < c->sessions.count; k++)
-      if (sampled_in(c, k, g))
-        newest = k;
-    if (newest == c->sessions.count)
+    size_t used;
+    double recent = recent_p90(c, g, &used);
+    if (isnan(recent))
       continue;
     char call[96], v[48], href[128];
     tl__call_name(g->probe, g->delay_ns, call, sizeof call);
-    tl__say_time(
-        (double)(c->details[newest].dist.pct_ns[1] - tl_probe_armed_ns(g->probe, g->delay_ns)), v,
-        sizeof v);
+    tl__say_time(recent, v, sizeof v);
     const char *link = tl__label_href(p, g->label, href, sizeof href);
     fputs("<tr><td>", o);
     if (link)
       fprintf(o, "<a href=\"%s\">", link);
     tl_html_escape(o, g->label);
-    fputs(link ? "</a></td><td>" : "</td><td>", o);
+    fputs(link ? "</a></td><td data-h=\"delay\">" : "</td><td data-h=\"delay\">", o);
     tl_html_escape(o, call);
-    fprintf(o, "</td><td class=\"n\">%s</td><td>", v);
+    fprintf(o, "</td><td class=\"n\" data-h=\"recent p90 late\">%s</td><td data-h=\"last sessions\">", v);
     sparkline(p, g);
-    fputs("</td><td>", o);
+    fputs("</td><td data-h=\"changes\">", o);
     size_t said = 0;
     for (size_t k = 0; st && k < st->groups[i].change_count; k++) {
       const tl_change *ch = &st->groups[i].changes[k];
@@ -139,8 +211,16 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     tl__left_out_bullets(f, o);
     fputc('\n', f);
   }
-  fputs("## Comparisons\n\n- [Every label: ", f);
-  tl__md_list_labels(f, c);
+  index_answer(&p);
+  f = tl__prose(&p);
+  /* The link says what compare.html is: grouped by --by, or by label. */
+  if (o->compare_by) {
+    fputs("## Comparisons\n\n- [Timer latency by ", f);
+    tl_md_escape(f, o->compare_by);
+  } else {
+    fputs("## Comparisons\n\n- [Every label side by side: ", f);
+    tl__md_list_labels(f, c);
+  }
   fputs("](compare.html)\n\n## Labels\n\n", f);
   static const char *const lhead[] = {"label", "sessions", "samples", "hosts", "first", "newest"};
   tl__table *t = tl__table_new(6, lhead, "lrrrll");
@@ -179,8 +259,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     const tl_session_detail *d = &c->details[last[h]];
     char buf[512], href[128];
     size_t cell = tl__table_add(t, s->hostname);
-    if (tl__host_page(s->host_fingerprint, href, sizeof href) == 0)
-      tl__table_link(t, cell, href);
+    tl__table_link(t, cell, tl__host_href(&p, s->host_fingerprint, href, sizeof href));
     tl__host_cpu(d, buf, sizeof buf);
     tl__table_add(t, buf);
     tl__host_os(d, buf, sizeof buf);

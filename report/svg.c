@@ -50,10 +50,16 @@ static double nice_step(double *lo, double *hi, int want) {
   return step;
 }
 
-/* The label index of a label, for its style. */
-static size_t style_of(const tl_comparison *c, const char *label) {
-  for (size_t i = 0; i < c->label_count; i++)
-    if (strcmp(c->labels[i], label) == 0)
+/* The style (colour, dash and marker) of a label: its place in the
+ * site-wide order when the page is one of a site, so that a label looks the
+ * same on every page, else its place among the page's labels. */
+size_t tl__style_of(const tl__page *p, const char *label) {
+  const tl_page_opts *o = p->o;
+  for (size_t i = 0; o && i < o->style_count; i++)
+    if (strcmp(o->style_order[i], label) == 0)
+      return i;
+  for (size_t i = 0; i < p->c->label_count; i++)
+    if (strcmp(p->c->labels[i], label) == 0)
       return i;
   return 0;
 }
@@ -83,23 +89,37 @@ static void marker(FILE *o, size_t style, double x, double y, int hollow) {
   }
 }
 
-/* Opens a figure with an accessible SVG of w x h user units. */
+/* Opens a figure with an accessible SVG of w x h user units; for a file of
+ * its own (p->svg_file), a standalone SVG document with its stylesheet, its
+ * first line tl's marker (so that -o may replace it). */
 static void open_svg(tl__page *p, double w, double h, const char *title, const char *desc) {
   FILE *o = p->out;
   p->chart_id++;
+  snprintf(p->chart_title, sizeof p->chart_title, "%s", title);
+  if (p->svg_file)
+    fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n",
+          o);
   fprintf(o,
-          "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+          "%s<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
           "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"",
-          w, h, w, h);
+          p->svg_file ? "" : "<figure>", w, h, w, h);
   tl_html_escape(o, title);
   fputs("\"><title>", o);
   tl_html_escape(o, title);
   fputs("</title><desc>", o);
   tl_html_escape(o, desc);
   fputs("</desc>\n", o);
+  if (p->svg_file)
+    fprintf(o, "<style>%s</style><rect class=\"bg\" width=\"%.0f\" height=\"%.0f\"/>\n",
+            tl__svg_file_css, w, h);
 }
 
 static void close_svg(tl__page *p, const char *caption) {
+  snprintf(p->chart_caption, sizeof p->chart_caption, "%s", caption);
+  if (p->svg_file) {
+    fputs("</svg>\n", p->out);
+    return;
+  }
   fputs("</svg><figcaption>", p->out);
   tl_html_escape(p->out, caption);
   fputs("</figcaption></figure>\n", p->out);
@@ -109,24 +129,6 @@ static void text(FILE *o, double x, double y, const char *anchor, const char *s)
   fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
   tl_html_escape(o, s);
   fputs("</text>", o);
-}
-
-/* Horizontal grid lines and tick labels of the y axis, in ms, with its name. */
-static void y_axis(FILE *o, const frame *f, double step, const char *name) {
-  for (double v = f->y0; v <= f->y1 + step / 2; v += step) {
-    char buf[32];
-    double y = py(f, v);
-    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", f->left, y,
-            f->right, y);
-    snprintf(buf, sizeof buf, "%g", fabs(v) < step / 1e6 ? 0.0 : v);
-    text(o, f->left - 6, y + 4, "end", buf);
-  }
-  fprintf(o, "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">",
-          (f->top + f->bottom) / 2, (f->top + f->bottom) / 2);
-  tl_html_escape(o, name);
-  fputs("</text>\n", o);
-  fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f->left,
-          f->bottom, f->right, f->bottom);
 }
 
 /* Legend entries: the line sample takes 34 units, then the name; a
@@ -163,11 +165,17 @@ static double legend(tl__page *p, const frame *f, const char *const *names, cons
       x = f->left;
       y += 30; /* a 22 px line of text is about 27 tall */
     }
-    size_t s = styles[i];
+    /* Without styles: the series are told apart by dash and marker only,
+     * in the colour of the text (percentiles, never a label's colour). */
+    size_t s = styles ? styles[i] : i;
+    if (styles)
+      fprintf(o, "<g class=\"s%zu\">", s % STYLES);
+    else
+      fputs("<g class=\"key\">", o);
     fprintf(o,
-            "<g class=\"s%zu\"><line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+            "<line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
             "y2=\"%.1f\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>",
-            s % STYLES, x, y - 4, x + 28, y - 4, dashes[s % DASHES]);
+            x, y - 4, x + 28, y - 4, dashes[s % DASHES]);
     marker(o, s, x + 14, y - 4, 0);
     fputs("</g>", o);
     char name[4 * LEGEND_CHARS + 8];
@@ -209,6 +217,61 @@ static double unit_for(double hi_ms, const char **axis) {
   return 1;
 }
 
+/* A log lateness axis: the y frame holds log10 of nanoseconds, from the
+ * decade below the least positive value to the decade above the largest,
+ * so that a p90 of 0.16 ms and one of 0.97 ms lie apart even when a spike
+ * reaches 40 ms. Values at or below the bottom (a lateness of 0 or less)
+ * sit on it. */
+static void log_span(double lo_ns, double hi_ns, double *y0, double *y1) {
+  lo_ns = lo_ns > 0 ? lo_ns : hi_ns > 0 ? hi_ns / 10 : 1000;
+  hi_ns = hi_ns > lo_ns ? hi_ns : lo_ns;
+  *y0 = floor(log10(lo_ns) + 1e-9);
+  *y1 = ceil(log10(hi_ns) - 1e-9);
+  if (*y1 <= *y0)
+    *y1 = *y0 + 1;
+}
+
+static double log_y(const frame *f, double ns) {
+  return py(f, ns > 0 ? fmax(log10(ns), f->y0) : f->y0);
+}
+
+/* "50 µs", "1 ms", "200 ns": a tick label of the log axis. */
+static void tick_time(double ns, char *buf, size_t len) {
+  if (ns < 1e3 - 1e-6)
+    snprintf(buf, len, "%g ns", ns);
+  else if (ns < 1e6 - 1e-3)
+    snprintf(buf, len, "%g \xC2\xB5s", ns / 1e3);
+  else if (ns < 1e9 - 1)
+    snprintf(buf, len, "%g ms", ns / 1e6);
+  else
+    snprintf(buf, len, "%g s", ns / 1e9);
+}
+
+/* Grid and tick labels of the log axis: every decade, and 2 and 5 times it
+ * when the axis spans few decades (so that there are enough to read by). */
+static void log_axis(FILE *o, const frame *f) {
+  int decades = (int)(f->y1 - f->y0);
+  for (int e = (int)f->y0; e <= (int)f->y1; e++)
+    for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+      if (m > 1 && (decades > 2 || e == (int)f->y1))
+        continue;
+      double ns = m * pow(10, e);
+      char buf[32];
+      double y = py(f, log10(ns));
+      fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+              f->left, y, f->right, y);
+      tick_time(ns, buf, sizeof buf);
+      text(o, f->left - 6, y + 5, "end", buf);
+    }
+  double mid = (f->top + f->bottom) / 2;
+  fprintf(o,
+          "<text x=\"26\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 26 %.1f)\">"
+          "Lateness (log scale)</text>\n",
+          mid, mid);
+  fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f->left,
+          f->bottom, f->right, f->bottom);
+}
+
 /* x position of percentile p on the log scale: 0 at p0, 1 at p90, 2 at p99 ... */
 static double pct_x(double pct) { return pct >= 100 ? 4.5 : -log10(1 - pct / 100); }
 
@@ -228,8 +291,8 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_group *g[256];
   const char *names[256];
   size_t styles[256], n = 0;
-  /* Lateness, in ms, like the tables. */
-  double armed = (double)tl_probe_armed_ns(probe, delay_ns) / 1e6, lo = 0, hi = 0;
+  /* Lateness, in ns, on a log axis: the tail spans decades. */
+  double armed = (double)tl_probe_armed_ns(probe, delay_ns), lo = 0, hi = 0;
   int pts[256];
   for (size_t i = 0; i < c->group_count && n < 256; i++) {
     const tl_group *x = &c->groups[i];
@@ -237,31 +300,29 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
       continue;
     g[n] = x;
     names[n] = x->label;
-    styles[n] = style_of(c, x->label);
+    styles[n] = tl__style_of(p, x->label);
     pts[n] = spectrum_points(x);
-    double a = (double)x->spectrum.pct_ns[0] / 1e6 - armed,
-           b = (double)x->spectrum.pct_ns[pts[n] - 1] / 1e6 - armed;
-    if (!n || a < lo)
-      lo = a;
-    if (!n || b > hi)
-      hi = b;
+    for (int k = 0; k < pts[n]; k++) {
+      double v = (double)x->spectrum.pct_ns[k] - armed;
+      if (v > 0 && (lo <= 0 || v < lo))
+        lo = v;
+      hi = fmax(hi, v);
+    }
     n++;
   }
   if (!n)
     return;
-  double w = 640, rows = (double)legend_rows(names, n, 640 - 78 - 16);
+  double w = 640, left = 122, rows = (double)legend_rows(names, n, w - left - 16);
   double h = 342 + rows * 30;
-  const char *axis;
-  double u = unit_for(fmax(hi, -lo), &axis);
-  frame f = {78, w - 16, 16, 258, 0, 4, lo * u, hi * u};
-  double step = nice_step(&f.y0, &f.y1, 5);
+  frame f = {left, w - 16, 16, 258, 0, 4, 0, 1};
+  log_span(lo, hi, &f.y0, &f.y1);
   char call[96], title[256], desc[1024];
   tl__call_name(probe, delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "Lateness by percentile, %s", call);
   size_t at = (size_t)snprintf(desc, sizeof desc,
-                               "Lateness (y) at each percentile from 0 to 99.99 on a log scale "
-                               "(x), one line per label, each stopping at the highest percentile "
-                               "with at least %d samples above it.",
+                               "Lateness (y, log scale) at each percentile from 0 to 99.99 on a "
+                               "log scale (x), one line per label, each stopping at the highest "
+                               "percentile with at least %d samples above it.",
                                TL_STATS_MIN_ABOVE);
   for (size_t i = 0; i < n && at < sizeof desc; i++) {
     char a[32], b[32];
@@ -275,15 +336,15 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
-  y_axis(o, &f, step, axis);
+  log_axis(o, &f);
   static const char *const ticks[] = {"0%", "90%", "99%", "99.9%", "99.99%"};
   for (int t = 0; t <= 4; t++) {
     double x = px(&f, t);
     fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, f.top,
             x, f.bottom);
-    text(o, x, f.bottom + 22, t == 0 ? "start" : t == 4 ? "end" : "middle", ticks[t]);
+    text(o, x, f.bottom + 24, t == 0 ? "start" : t == 4 ? "end" : "middle", ticks[t]);
   }
-  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", "Percentile (log scale)");
+  text(o, (f.left + f.right) / 2, f.bottom + 52, "middle", "Percentile (log scale)");
   fputc('\n', o);
   for (size_t i = 0; i < n; i++) {
     size_t s = styles[i];
@@ -293,43 +354,78 @@ void tl__svg_spectrum(tl__page *p, const char *probe, int64_t delay_ns) {
             s % STYLES, dashes[s % DASHES]);
     for (int k = 0; k < pts[i]; k++)
       fprintf(o, "%s%.1f,%.1f", k ? " " : "", px(&f, pct_x(tl_spectrum_pcts[k])),
-              py(&f, ((double)g[i]->spectrum.pct_ns[k] / 1e6 - armed) * u));
+              log_y(&f, (double)g[i]->spectrum.pct_ns[k] - armed));
     fputs("\"/>", o);
     /* Markers at the ticks only, so the lines stay readable. */
     for (int k = 0; k < pts[i]; k++) {
       double q = tl_spectrum_pcts[k];
       if (q == 0 || q == 90 || q == 99 || q == 99.9 || q == 99.99)
-        marker(o, s, px(&f, pct_x(q)), py(&f, ((double)g[i]->spectrum.pct_ns[k] / 1e6 - armed) * u),
-               0);
+        marker(o, s, px(&f, pct_x(q)), log_y(&f, (double)g[i]->spectrum.pct_ns[k] - armed), 0);
     }
     fputs("</g>\n", o);
   }
-  legend(p, &f, names, styles, n, 334);
-  close_svg(p, "Lateness by percentile: the further right, the rarer the call; a line stops "
-               "where too few samples lie above. Lower is better.");
+  legend(p, &f, names, styles, n, 336);
+  close_svg(p, "Lateness by percentile, both on log scales: the further right, the rarer the "
+               "call; a line stops where too few samples lie above. Lower is better.");
 }
 
+/* A count for a tick label, short enough for a narrow chart's margin:
+ * "950", "2.5k", "150k", "1.2M". */
+static void count_label(double v, char *buf, size_t len) {
+  if (fabs(v) < 1000)
+    snprintf(buf, len, "%g", v);
+  else if (fabs(v) < 1e6)
+    snprintf(buf, len, "%gk", round(v / 100) / 10);
+  else
+    snprintf(buf, len, "%gM", round(v / 1e5) / 10);
+}
+
+/* Grid lines and tick labels of a chart's y axis of counts, with its name. */
+static void count_axis(FILE *o, const frame *f, double step, const char *name) {
+  for (double v = f->y0; v <= f->y1 + step / 2; v += step) {
+    char buf[32];
+    double y = py(f, v);
+    fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", f->left, y,
+            f->right, y);
+    count_label(fabs(v) < step / 1e6 ? 0.0 : v, buf, sizeof buf);
+    text(o, f->left - 6, y + 4, "end", buf);
+  }
+  fprintf(o, "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">",
+          (f->top + f->bottom) / 2, (f->top + f->bottom) / 2);
+  tl_html_escape(o, name);
+  fputs("</text>\n", o);
+  fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f->left,
+          f->bottom, f->right, f->bottom);
+}
+
+/* Whether any histogram of g's probe and delay left samples out: then
+ * each has the overflow column, so that their plot areas line up. */
+static int any_overflow(const tl_comparison *c, const tl_group *g) {
+  for (size_t i = 0; i < c->group_count; i++)
+    if (tl__same_block(&c->groups[i], g) && c->groups[i].dist.count && c->groups[i].hist_over)
+      return 1;
+  return 0;
+}
+
+/* The histogram of one group over the bulk of its samples (see tl_group):
+ * bins on a linear lateness axis of its own (a shared one squeezed the
+ * least late label into a bar or two; the percentile chart compares them);
+ * the samples beyond, if any, as one bar set apart at the right, its count
+ * written above it. */
 void tl__svg_histogram(tl__page *p, const tl_group *g) {
   const tl_comparison *c = p->c;
-  size_t s = style_of(c, g->label);
-  int64_t top = 0;
+  size_t s = tl__style_of(p, g->label);
+  int64_t top = g->hist_over;
   for (int i = 0; i < TL_HIST_BINS; i++)
     if (g->hist[i] > top)
       top = g->hist[i];
-  /* One x axis for every histogram of this probe and delay, so that equal
-   * shapes at different places do not look alike; lateness, like the tables. */
-  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
-  int64_t lo_ns = g->hist_lo_ns, hi_ns = g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS;
-  for (size_t i = 0; i < c->group_count; i++) {
-    const tl_group *x = &c->groups[i];
-    if (strcmp(x->probe, g->probe) != 0 || x->delay_ns != g->delay_ns || !x->dist.count)
-      continue;
-    lo_ns = x->hist_lo_ns < lo_ns ? x->hist_lo_ns : lo_ns;
-    int64_t end = x->hist_lo_ns + x->hist_width_ns * TL_HIST_BINS;
-    hi_ns = end > hi_ns ? end : hi_ns;
-  }
-  double w = 360, h = 240;
-  frame f = {60, w - 12, 14, 190, 0, 0, 0, (double)top};
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns), lo_ns = g->hist_lo_ns;
+  int64_t hi_ns = g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS;
+  int any_over = any_overflow(c, g);
+  /* Room on the left for "150k" and the axis name beside it; on the right
+   * for the overflow bar (44 units). */
+  double w = 360, h = 240, over_w = any_over ? 44 : 0;
+  frame f = {72, w - 12 - over_w, 26, 190, 0, 0, 0, (double)top};
   const char *axis;
   double u =
       unit_for(fmax(fabs((double)(hi_ns - armed)), fabs((double)(lo_ns - armed))) / 1e6, &axis);
@@ -338,20 +434,21 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   double ystep = nice_step(&f.y0, &f.y1, 4);
   double x0 = f.x0, x1 = f.x1;
   double xstep = nice_step(&x0, &x1, 4);
-  char call[96], title[256], desc[512], lo[32], hi[32], mx[32];
+  char call[96], title[256], desc[768], lo[32], hi[32], mx[32];
   tl__call_name(g->probe, g->delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "Histogram, %s, %s", g->label, call);
+  int64_t end_ns = g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS;
   tl__say_time((double)(g->hist_lo_ns - armed), lo, sizeof lo);
-  tl__say_time((double)(g->hist_lo_ns + g->hist_width_ns * TL_HIST_BINS - armed), hi, sizeof hi);
+  tl__say_time((double)(end_ns - armed), hi, sizeof hi);
   tl__say_time((double)(g->dist.max_ns - armed), mx, sizeof mx);
   snprintf(desc, sizeof desc,
            "Number of samples (y) per lateness bin (x) for %s, %lld samples from %s to %s late; "
-           "%lld samples beyond the 99.9th percentile, up to %s late, are not drawn. Every "
-           "histogram of %s has the same x axis.",
-           g->label, (long long)g->dist.count, lo, hi, (long long)g->hist_over, mx, call);
+           "%lld samples beyond that, up to %s late, are counted in the bar on the right.",
+           g->label, (long long)(g->dist.count - g->hist_over), lo, hi, (long long)g->hist_over,
+           mx);
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
-  y_axis(o, &f, ystep, "Samples");
+  count_axis(o, &f, ystep, "Samples");
   for (double v = x0; v <= x1 + xstep / 2; v += xstep) {
     if (v < f.x0 - xstep / 1e6 || v > f.x1 + xstep / 1e6)
       continue;
@@ -360,9 +457,11 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
     double x = px(&f, v);
     fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
             f.bottom, x, f.bottom + 4);
-    text(o, x, f.bottom + 17, "middle", buf);
+    /* The last tick's label ends at the axis, clear of the overflow bar's. */
+    int last = v + xstep > f.x1 + xstep / 1e6;
+    text(o, x, f.bottom + 17, last && any_over ? "end" : "middle", buf);
   }
-  text(o, (f.left + f.right) / 2, f.bottom + 36, "middle", axis);
+  text(o, (f.left + f.right) / 2, f.bottom + 38, "middle", axis);
   fprintf(o, "\n<g class=\"s%zu\">", s % STYLES);
   for (int i = 0; i < TL_HIST_BINS; i++) {
     if (!g->hist[i])
@@ -373,10 +472,32 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
     fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", a + 0.25, y,
             b - a - 0.5 > 0.5 ? b - a - 0.5 : 0.5, f.bottom - y);
   }
+  if (any_over) {
+    double a = f.right + 14, b = w - 6, y = py(&f, (double)g->hist_over);
+    if (g->hist_over)
+      fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", a, y, b - a,
+              f.bottom - y);
+  }
   fputs("</g>\n", o);
+  if (any_over) {
+    char n[32];
+    count_label((double)g->hist_over, n, sizeof n);
+    fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+            f.right + 14, f.bottom, w - 6, f.bottom);
+    double y = fmin(py(&f, (double)g->hist_over), f.bottom) - 6;
+    text(o, w - 4, y, "end", n);
+    text(o, (f.right + 14 + w - 6) / 2, f.bottom + 17, "middle", "\xE2\x80\xBA");
+    fputc('\n', o);
+  }
   char cap[512];
-  snprintf(cap, sizeof cap, "%s, %s: %lld samples%s", g->label, call, (long long)g->dist.count,
-           g->hist_over ? "; the slowest 0.1% at most are left out (see max in the table)" : "");
+  if (g->hist_over) {
+    char n[32];
+    count_label((double)g->hist_over, n, sizeof n);
+    snprintf(cap, sizeof cap, "%s, %s: %lld samples; the bar on the right counts the %s samples "
+             "beyond %s late (the slowest %s)", g->label, call, (long long)g->dist.count, n, hi, mx);
+  } else {
+    snprintf(cap, sizeof cap, "%s, %s: %lld samples", g->label, call, (long long)g->dist.count);
+  }
   close_svg(p, cap);
 }
 
@@ -392,64 +513,55 @@ static const tl_dist *trend_point(const tl_comparison *c, size_t i, const char *
   return d;
 }
 
-void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
-  const tl_comparison *c = p->c;
+/* A series of the trend chart: one label's p90 or p99 per session, or,
+ * when there are more sessions than the chart can show apart
+ * (TREND_DENSE), the median of each day's (or week's) sessions with the
+ * lowest and highest as a whisker. */
+enum { TREND_DENSE = 60 };
+
+typedef struct {
+  double t, v, lo, hi; /* time (s), value, spread (ns of lateness) */
+} trend_pt;
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The points of label's series `which` (1: p90, 2: p99) into pts (room for
+ * every session); bucket_s > 0 folds them per bucket. Returns how many. */
+static size_t trend_series(const tl_comparison *c, const char *label, const char *probe,
+                           int64_t delay_ns, int which, double bucket_s, trend_pt *pts,
+                           double *scratch) {
+  double armed = (double)tl_probe_armed_ns(probe, delay_ns);
   size_t n = 0;
-  /* Lateness, in ms, like the tables. */
-  double armed = (double)tl_probe_armed_ns(probe, delay_ns) / 1e6, t0 = 0, t1 = 0, hi = 0, lo = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
-    const tl_session *s = &c->sessions.items[i];
-    const tl_dist *d = trend_point(c, i, NULL, probe, delay_ns);
+    const tl_dist *d = trend_point(c, i, label, probe, delay_ns);
     if (!d)
       continue;
-    double t = (double)s->started_ns / 1e9;
-    if (!n || t < t0)
-      t0 = t;
-    if (!n || t > t1)
-      t1 = t;
-    if (!n || (double)d->pct_ns[2] / 1e6 - armed > hi)
-      hi = (double)d->pct_ns[2] / 1e6 - armed;
-    if (!n || (double)d->pct_ns[1] / 1e6 - armed < lo)
-      lo = (double)d->pct_ns[1] / 1e6 - armed;
-    n++;
+    double v = (double)d->pct_ns[which] - armed;
+    pts[n++] = (trend_pt){(double)c->sessions.items[i].started_ns / 1e9, v, v, v};
   }
-  if (!n)
-    return;
-  const char *names[256];
-  size_t styles[256], nl = 0;
-  for (size_t l = 0; l < c->label_count && nl < 256; l++)
-    for (size_t i = 0; i < c->sessions.count; i++)
-      if (strcmp(c->sessions.items[i].label, c->labels[l]) == 0 &&
-          strcmp(c->sessions.items[i].probe, probe) == 0 &&
-          c->sessions.items[i].delay_ns == delay_ns) {
-        names[nl] = c->labels[l];
-        styles[nl++] = l;
-        break;
-      }
-  double w = 640, rows = (double)legend_rows(names, nl, 640 - 78 - 16);
-  double h = 342 + rows * 30;
-  /* The axis spans the data, with a little room either side (a minute
-   * around a single session). */
-  double pad = t1 - t0 < 60 ? 30 : (t1 - t0) * 0.03;
-  t0 -= pad;
-  t1 += pad;
-  const char *axis;
-  double u = unit_for(fmax(hi, -lo), &axis);
-  frame f = {78, w - 16, 16, 258, t0, t1, lo * u, hi * u};
-  double step = nice_step(&f.y0, &f.y1, 5);
-  char call[96], title[256], desc[512];
-  tl__call_name(probe, delay_ns, call, sizeof call);
-  snprintf(title, sizeof title, "p90 and p99 of each session over time, %s", call);
-  snprintf(desc, sizeof desc,
-           "Lateness (y) of each of %zu sessions by its start time (x, UTC): filled markers "
-           "and thick lines p90, hollow markers and thin lines p99, one line per label; "
-           "dashed vertical lines mark lasting changes found in them.",
-           n);
-  open_svg(p, w, h, title, desc);
-  FILE *o = p->out;
-  y_axis(o, &f, step, axis);
-  /* Three dates along the x axis (room for them on a phone); with less than
-   * two days, times of day too. */
+  if (bucket_s <= 0 || n == 0)
+    return n;
+  /* Sessions come in time order: fold each run of one bucket. */
+  size_t out = 0;
+  for (size_t i = 0; i < n;) {
+    double b = floor(pts[i].t / bucket_s);
+    size_t j = i, k = 0;
+    while (j < n && floor(pts[j].t / bucket_s) == b)
+      scratch[k++] = pts[j++].v;
+    qsort(scratch, k, sizeof *scratch, by_value);
+    double mid = k % 2 ? scratch[k / 2] : (scratch[k / 2 - 1] + scratch[k / 2]) / 2;
+    pts[out++] = (trend_pt){(b + 0.5) * bucket_s, mid, scratch[0], scratch[k - 1]};
+    i = j;
+  }
+  return out;
+}
+
+/* Date labels of the trend's x axis: three (room for them on a phone),
+ * with times of day when the data spans less than two days. */
+static void trend_dates(FILE *o, const frame *f, double t0, double t1) {
   for (int k = 0; k <= 2; k++) {
     double t = t0 + (t1 - t0) * k / 2;
     char date[32], buf[32];
@@ -460,42 +572,120 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       snprintf(buf, sizeof buf, "%.5s %.5s", date + 5, date + 11);
     else
       snprintf(buf, sizeof buf, "%.10s", date);
-    double x = px(&f, t);
+    double x = px(f, t);
     fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
-            f.bottom, x, f.bottom + 4);
-    text(o, x, f.bottom + 22, k == 0 ? "start" : k == 2 ? "end" : "middle", buf);
+            f->bottom, x, f->bottom + 4);
+    text(o, x, f->bottom + 24, k == 0 ? "start" : k == 2 ? "end" : "middle", buf);
   }
-  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", "Session start (UTC)");
+}
+
+void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
+  const tl_comparison *c = p->c;
+  size_t n = 0;
+  double armed = (double)tl_probe_armed_ns(probe, delay_ns), t0 = 0, t1 = 0, hi = 0, lo = 0;
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    const tl_dist *d = trend_point(c, i, NULL, probe, delay_ns);
+    if (!d)
+      continue;
+    double t = (double)s->started_ns / 1e9;
+    if (!n || t < t0)
+      t0 = t;
+    if (!n || t > t1)
+      t1 = t;
+    for (int k = 1; k <= 2; k++) {
+      double v = (double)d->pct_ns[k] - armed;
+      hi = fmax(hi, v);
+      if (v > 0 && (lo <= 0 || v < lo))
+        lo = v;
+    }
+    n++;
+  }
+  if (!n)
+    return;
+  const char *names[256];
+  size_t styles[256], nl = 0, most = 0;
+  for (size_t l = 0; l < c->label_count && nl < 256; l++) {
+    size_t k = 0;
+    for (size_t i = 0; i < c->sessions.count; i++)
+      k += trend_point(c, i, c->labels[l], probe, delay_ns) != NULL;
+    if (!k)
+      continue;
+    names[nl] = c->labels[l];
+    styles[nl++] = tl__style_of(p, c->labels[l]);
+    most = k > most ? k : most;
+  }
+  /* Dense series fold per day, or per week when even days are too many. */
+  double bucket = 0;
+  if (most > TREND_DENSE)
+    bucket = (t1 - t0) / 86400 > TREND_DENSE ? 7 * 86400 : 86400;
+  trend_pt *pts = malloc(most * sizeof *pts);
+  double *scratch = malloc(most * sizeof *scratch);
+  if (!pts || !scratch) {
+    free(pts);
+    free(scratch);
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  double w = 640, left = 122, rows = (double)legend_rows(names, nl, w - left - 16);
+  double h = 344 + rows * 30;
+  /* The axis spans the data (a minute around a single session); the plot
+   * keeps 8 units inside the frame so that edge markers show whole. */
+  if (t1 - t0 < 60) {
+    t0 -= 30;
+    t1 += 30;
+  }
+  frame f = {left + 8, w - 24, 16, 258, t0, t1, 0, 1};
+  frame axis = f;
+  axis.left -= 8;
+  axis.right += 8;
+  log_span(lo, hi, &f.y0, &f.y1);
+  axis.y0 = f.y0;
+  axis.y1 = f.y1;
+  char call[96], title[256], desc[640];
+  tl__call_name(probe, delay_ns, call, sizeof call);
+  snprintf(title, sizeof title, "p90 and p99 of each session over time, %s", call);
+  snprintf(desc, sizeof desc,
+           "Lateness (y, log scale) of each of %zu sessions by its start time (x, UTC)%s: filled "
+           "markers and thick lines p90, hollow markers and thin lines p99, one line per label; "
+           "dashed vertical lines mark lasting changes found in them.",
+           n,
+           bucket == 0         ? ""
+           : bucket == 86400.0 ? ", the median of each day's sessions with whiskers from the "
+                                 "lowest to the highest"
+                               : ", the median of each week's sessions with whiskers from the "
+                                 "lowest to the highest");
+  open_svg(p, w, h, title, desc);
+  FILE *o = p->out;
+  log_axis(o, &axis);
+  trend_dates(o, &f, t0, t1);
+  text(o, (f.left + f.right) / 2, f.bottom + 52, "middle",
+       bucket == 0         ? "Session start (UTC)"
+       : bucket == 86400.0 ? "Day (UTC): median of its sessions"
+                           : "Week (UTC): median of its sessions");
   fputc('\n', o);
   for (size_t l = 0; l < nl; l++) {
     size_t s = styles[l];
     for (int which = 1; which <= 2; which++) {
+      size_t np = trend_series(c, names[l], probe, delay_ns, which, bucket, pts, scratch);
       fprintf(o,
               "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"%s\" "
               "stroke-dasharray=\"%s\" points=\"",
               s % STYLES, which == 1 ? "2.5" : "1", dashes[s % DASHES]);
-      int first = 1;
-      for (size_t i = 0; i < c->sessions.count; i++) {
-        const tl_session *x = &c->sessions.items[i];
-        const tl_dist *d = trend_point(c, i, names[l], probe, delay_ns);
-        if (!d)
-          continue;
-        fprintf(o, "%s%.1f,%.1f", first ? "" : " ", px(&f, (double)x->started_ns / 1e9),
-                py(&f, ((double)d->pct_ns[which] / 1e6 - armed) * u));
-        first = 0;
-      }
+      for (size_t i = 0; i < np; i++)
+        fprintf(o, "%s%.1f,%.1f", i ? " " : "", px(&f, pts[i].t), log_y(&f, pts[i].v));
       fputs("\"/>", o);
-      for (size_t i = 0; i < c->sessions.count; i++) {
-        const tl_session *x = &c->sessions.items[i];
-        const tl_dist *d = trend_point(c, i, names[l], probe, delay_ns);
-        if (!d)
-          continue;
-        marker(o, s, px(&f, (double)x->started_ns / 1e9),
-               py(&f, ((double)d->pct_ns[which] / 1e6 - armed) * u), which == 2);
+      for (size_t i = 0; i < np; i++) {
+        if (pts[i].hi > pts[i].lo)
+          fprintf(o, "<line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+                  px(&f, pts[i].t), log_y(&f, pts[i].lo), px(&f, pts[i].t), log_y(&f, pts[i].hi));
+        marker(o, s, px(&f, pts[i].t), log_y(&f, pts[i].v), which == 2);
       }
       fputs("</g>\n", o);
     }
   }
+  free(pts);
+  free(scratch);
   /* The lasting changes the statistics found, where they start. */
   const tl_stats *st = tl__page_stats(p);
   for (size_t i = 0; st && i < c->group_count; i++) {
@@ -510,14 +700,18 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       fprintf(o,
               "<g class=\"s%zu\"><line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
               "y2=\"%.1f\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>",
-              style_of(c, g->label) % STYLES, x, f.top, x, f.bottom);
+              tl__style_of(p, g->label) % STYLES, x, f.top, x, f.bottom);
       tl_html_escape(o, line);
       fputs("</title></line></g>\n", o);
     }
   }
-  legend(p, &f, names, styles, nl, 334);
-  close_svg(p, "p90 (filled, thick) and p99 (hollow, thin) of each session over time. Lower is "
-               "better; a step is worth a look in the sessions table.");
+  legend(p, &axis, names, styles, nl, 338);
+  close_svg(p, bucket == 0 ? "p90 (filled, thick) and p99 (hollow, thin) of each session over "
+                             "time, on a log scale. Lower is better; a step is worth a look in "
+                             "the sessions table."
+                           : "p90 (filled, thick) and p99 (hollow, thin) over time, on a log "
+                             "scale: the median of each period's sessions, whiskers from its "
+                             "lowest to its highest. Lower is better.");
 }
 
 /* The answer box's chart for one probe and delay: one row per label, its
@@ -561,7 +755,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
   /* Room for text at 22 px, the size phones get (see the page's CSS). */
   double w = 560, row_h = 34, top = 12, left = 150;
   double h = top + row_h * (double)n + 96;
-  frame f = {left, w - 20, top, top + row_h * (double)n, lo / u.div, hi / u.div, 0, 1};
+  frame f = {left, w - 32, top, top + row_h * (double)n, lo / u.div, hi / u.div, 0, 1};
   double step = nice_step(&f.x0, &f.x1, 5);
   char call[96], title[256], desc[2048];
   tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
@@ -598,7 +792,7 @@ void tl__svg_dots(tl__page *p, const tl_group *g0) {
   fputc('\n', o);
   static const size_t shapes[3] = {0, 1, 2}; /* circle, square, triangle (marker styles) */
   for (size_t r = 0; r < n; r++) {
-    size_t gi = (size_t)(rows[r] - c->groups), s = style_of(c, rows[r]->label);
+    size_t gi = (size_t)(rows[r] - c->groups), s = tl__style_of(p, rows[r]->label);
     double y = f.top + row_h * ((double)r + 0.5);
     char name[64];
     /* Long labels are cut so they never run into the plot. */
@@ -653,7 +847,8 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   static const double want[3] = {50, 90, 99};
   static const char *const names[3] = {"p50", "p90", "p99"};
   size_t gi[256], n = 0, at[256][3];
-  double hi = 0;
+  int64_t armed = tl_probe_armed_ns(probe, delay_ns);
+  double hi = 0, lo = 0;
   for (size_t l = 0; l < c->label_count && n < 256; l++) {
     if (!c->label_x || isnan(c->label_x[l]))
       continue;
@@ -670,7 +865,11 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
         if (k < g->dist.pct_count) {
           int64_t top = st && st->groups[i].pct[k].hi_ns >= 0 ? st->groups[i].pct[k].hi_ns
                                                               : g->dist.pct_ns[k];
-          hi = fmax(hi, (double)top / 1e6);
+          int64_t bottom = st && st->groups[i].pct[k].lo_ns >= 0 ? st->groups[i].pct[k].lo_ns
+                                                                 : g->dist.pct_ns[k];
+          hi = fmax(hi, (double)(top - armed));
+          if (bottom - armed > 0 && (lo <= 0 || (double)(bottom - armed) < lo))
+            lo = (double)(bottom - armed);
         }
       }
       gi[n++] = i;
@@ -678,40 +877,45 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   if (n == 0)
     return;
-  int64_t armed = tl_probe_armed_ns(probe, delay_ns);
-  hi -= (double)armed / 1e6;
-  const char *axis;
-  double u = unit_for(hi, &axis);
-  axis = u == 1 ? "Lateness (ms)" : "Lateness (\xC2\xB5s)";
-  double w = 640, h = 342;
-  frame f = {78, w - 16, 16, 258, -0.5, (double)n - 0.5, 0, fmax(hi, 0) * u};
-  double step = nice_step(&f.y0, &f.y1, 5);
+  double w = 640, h = 344;
+  frame f = {122, w - 16, 16, 258, -0.5, (double)n - 0.5, 0, 1};
+  log_span(lo, hi, &f.y0, &f.y1);
   char call[96], title[256], desc[512];
   tl__call_name(probe, delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "p50, p90 and p99 lateness by %s, %s", c->by, call);
   snprintf(desc, sizeof desc,
-           "Lateness (y) of each of %zu values of %s (x, in order): dots at p50, p90 and p99, "
+           "Lateness (y, log scale) of each of %zu values of %s (x, in order): dots at p50, p90 and p99, "
            "whiskers their 95%% confidence intervals.",
            n, c->by);
   open_svg(p, w, h, title, desc);
   FILE *o = p->out;
-  y_axis(o, &f, step, axis);
+  log_axis(o, &f);
+  /* Every value's name when they fit side by side at the 22 px phones
+   * get (13 units a character), else every second, third ... */
+  size_t longest = 1;
   for (size_t i = 0; i < n; i++)
-    text(o, px(&f, (double)i), f.bottom + 22, "middle", c->groups[gi[i]].label);
-  text(o, (f.left + f.right) / 2, f.bottom + 50, "middle", c->by);
+    if (name_chars(c->groups[gi[i]].label) > longest)
+      longest = name_chars(c->groups[gi[i]].label);
+  double room = n > 1 ? px(&f, 1) - px(&f, 0) : f.right - f.left;
+  size_t every = (size_t)ceil((13.0 * (double)longest + 12) / room);
+  for (size_t i = 0; i < n; i += every ? every : 1)
+    text(o, px(&f, (double)i), f.bottom + 24, "middle", c->groups[gi[i]].label);
+  text(o, (f.left + f.right) / 2, f.bottom + 52, "middle", c->by);
   fputc('\n', o);
   for (size_t s = 0; s < 3; s++) {
+    /* The percentiles in the colour of the text, told apart by dash and
+     * marker: colours belong to labels and --by values. */
     fprintf(o,
-            "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"1.5\" "
+            "<g class=\"key\"><polyline class=\"line\" stroke-width=\"1.5\" "
             "stroke-dasharray=\"%s\" points=\"",
-            s % STYLES, dashes[s % DASHES]);
+            dashes[s % DASHES]);
     int first = 1;
     for (size_t i = 0; i < n; i++) {
       const tl_group *g = &c->groups[gi[i]];
       if (at[i][s] >= g->dist.pct_count)
         continue;
       fprintf(o, "%s%.1f,%.1f", first ? "" : " ", px(&f, (double)i),
-              py(&f, (double)(g->dist.pct_ns[at[i][s]] - armed) / 1e6 * u));
+              log_y(&f, (double)(g->dist.pct_ns[at[i][s]] - armed)));
       first = 0;
     }
     fputs("\"/>", o);
@@ -724,13 +928,12 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
       const tl_pct_stats *ps = st ? &st->groups[gi[i]].pct[k] : NULL;
       if (ps && ps->lo_ns >= 0 && ps->hi_ns >= 0)
         fprintf(o, "<line class=\"line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x,
-                py(&f, (double)(ps->lo_ns - armed) / 1e6 * u), x,
-                py(&f, (double)(ps->hi_ns - armed) / 1e6 * u));
-      marker(o, s, x, py(&f, (double)(g->dist.pct_ns[k] - armed) / 1e6 * u), 0);
+                log_y(&f, (double)(ps->lo_ns - armed)), x, log_y(&f, (double)(ps->hi_ns - armed)));
+      marker(o, s, x, log_y(&f, (double)(g->dist.pct_ns[k] - armed)), 0);
     }
     fputs("</g>\n", o);
   }
-  size_t styles[3] = {0, 1, 2};
-  legend(p, &f, names, styles, 3, 334);
-  close_svg(p, "p50, p90 and p99 lateness of each value, with 95% intervals. Lower is better.");
+  legend(p, &f, names, NULL, 3, 338);
+  close_svg(p, "p50, p90 and p99 lateness of each value on a log scale, with 95% intervals. "
+               "Lower is better.");
 }

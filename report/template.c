@@ -39,6 +39,14 @@ static const char css[] =
     "svg{display:block;width:100%;height:auto}\n"
     "svg text{fill:currentColor;font-family:inherit}\n"
     "@media (max-width:40rem){svg text{font-size:22px}.small svg text{font-size:13px}}\n"
+    /* A phone folds wide tables (format.c): a row is a block, its first
+     * cell on a line of its own, then "header value" pairs side by side. */
+    "@media (max-width:40rem){.fold thead{display:none}.fold table,.fold tbody{display:block}"
+    ".fold tr{display:flex;flex-wrap:wrap;gap:0 1rem;padding:.35rem 0;"
+    "border-bottom:1px solid var(--line)}"
+    ".fold td{border:0;padding:0;text-align:left;min-width:0;overflow-wrap:anywhere}"
+    ".fold td:first-child{flex-basis:100%;font-weight:600}.fold td:empty{display:none}"
+    ".fold td[data-h]::before{content:attr(data-h) \" \";color:var(--muted);font-size:.8rem}}\n"
     "svg .grid{stroke:var(--line)}\n"
     "svg .axis{stroke:var(--muted)}\n"
     ".s0{stroke:var(--c0);fill:var(--c0)}.s1{stroke:var(--c1);fill:var(--c1)}"
@@ -57,6 +65,19 @@ static const char css[] =
     "svg.spark{display:inline-block;width:120px;height:24px;vertical-align:middle}\n"
     "@media print{body{background:#fff;color:#000}nav{display:none}a{color:#000}}\n";
 
+const char tl__svg_file_css[] =
+    "svg{--fg:#1c1c21;--bg:#fdfdfc;--line:#d5d5dc;--muted:#5c5c66;"
+    "--c0:#0072B2;--c1:#D55E00;--c2:#009E73;--c3:#CC79A7;--c4:#E69F00;--c5:#56B4E9;--c6:#000000;"
+    "color:var(--fg)}"
+    "text{fill:currentColor;font:16px system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,"
+    "sans-serif}"
+    ".bg{fill:var(--bg);stroke:none}.grid{stroke:var(--line)}.axis{stroke:var(--muted)}"
+    ".s0{stroke:var(--c0);fill:var(--c0)}.s1{stroke:var(--c1);fill:var(--c1)}"
+    ".s2{stroke:var(--c2);fill:var(--c2)}.s3{stroke:var(--c3);fill:var(--c3)}"
+    ".s4{stroke:var(--c4);fill:var(--c4)}.s5{stroke:var(--c5);fill:var(--c5)}"
+    ".s6{stroke:var(--c6);fill:var(--c6)}.line{fill:none}.hollow{fill:var(--bg)}"
+    ".key{fill:currentColor;stroke:currentColor}";
+
 void tl__html_head(tl__page *p, const char *title) {
   FILE *o = p->out;
   fputs("<!DOCTYPE html><!-- " TL_REPORT_MARKER
@@ -69,9 +90,16 @@ void tl__html_head(tl__page *p, const char *title) {
   fputs("</title>\n<style>\n", o);
   fputs(css, o);
   fputs("</style>\n</head>\n<body>\n", o);
-  if (p->o->site_links)
-    fputs("<nav><a href=\"index.html\">All labels and hosts</a>"
-          "<a href=\"compare.html\">Comparison of every label</a></nav>\n",
-          o);
+  if (p->o->site_links) {
+    /* Each link says what it opens: compare.html may be grouped by --by. */
+    fputs("<nav><a href=\"index.html\">All labels and hosts</a><a href=\"compare.html\">", o);
+    if (p->o->compare_by) {
+      fputs("Timer latency by ", o);
+      tl_html_escape(o, p->o->compare_by);
+    } else {
+      fputs("Comparison of every label", o);
+    }
+    fputs("</a></nav>\n", o);
+  }
   fputs("<main>\n", o);
 }

@@ -51,9 +51,11 @@ typedef struct {
   tl_dist spectrum; /* at tl_spectrum_pcts, for the chart */
   /* Histogram of the samples: TL_HIST_BINS bins of hist_width_ns from
    * hist_lo_ns (the minimum) up to the 99.9th percentile, rounded up by at
-   * most 1/2048 so that the bins fill in the pass that finds the percentiles;
-   * the samples above that (0.1% at most) are counted in hist_over, so one
-   * outlier cannot flatten the chart. */
+   * most 1/2048 so that the bins fill in the pass that finds the percentiles,
+   * or, when p99.9 lies more than four times as far out as p90, up to four
+   * times p90's distance from the minimum; the samples above that (10% at
+   * most) are counted in hist_over, so a few spikes cannot flatten the
+   * chart. */
   int64_t hist_lo_ns, hist_width_ns;
   int64_t hist[TL_HIST_BINS];
   int64_t hist_over;
@@ -153,6 +155,24 @@ void tl_left_out_free(tl_left_out_list *list);
 int tl_report_skipping_damaged(tl_store *store, int (*make)(void *ctx), void *ctx,
                                tl_left_out_list *left, char *err, size_t errlen);
 
+/* The charts of a Markdown page, each an SVG file to be written beside it
+ * (tl_report_write_charts) and linked from it as an image: "STEM-1.svg",
+ * "STEM-2.svg" ... in the page's order. */
+typedef struct {
+  char *name; /* file name, without folders */
+  char *data; /* the standalone SVG */
+  size_t len;
+} tl_chart_file;
+
+typedef struct {
+  const char *stem; /* the page's file name without folders and ".md" */
+  tl_chart_file *items;
+  size_t count;
+} tl_chart_files;
+
+/* Frees the files (not stem) and empties the list; NULL is fine. */
+void tl_chart_files_free(tl_chart_files *charts);
+
 typedef struct {
   tl_format format;
   const char *title;            /* NULL: "Timer latency: LABEL, LABEL ..." */
@@ -161,6 +181,18 @@ typedef struct {
   int64_t generated_ns;         /* >0: say when the page was made; 0 keeps pages byte-identical */
   const struct tl_stats *stats; /* tl_stats_compute() of the same comparison, or NULL */
   const tl_left_out_list *left_out; /* sessions left out as damaged ("Read with care"), or NULL */
+  /* The labels in the order that gives each its colour and marker (a site
+   * passes every label of the site, so a label looks the same on each
+   * page), or NULL: the page's own labels in order. */
+  const char *const *style_order;
+  size_t style_count;
+  /* Markdown: where the charts go, as SVG files to write beside the page
+   * (-o), or NULL: no file can be written (standard output) and one line
+   * says how to get them. */
+  tl_chart_files *charts;
+  const char *compare_by; /* a site's page: the --by key compare.html is grouped by, or NULL */
+  const char *const *host_pages; /* a site's page: the fingerprints of the hosts with a page */
+  size_t host_page_count;
 } tl_page_opts;
 
 void tl_page_opts_init(tl_page_opts *opts);
@@ -196,10 +228,18 @@ void tl_html_escape(FILE *out, const char *s);
 int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
                          size_t errlen);
 
+/* Writes a Markdown page to path and its chart files (may be NULL) beside
+ * it, by tl_report_write_file's rules, as --site does: every name checked
+ * before any file is written, the page put in place last. */
+int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
+                                    const tl_chart_files *charts, int force, char *err,
+                                    size_t errlen);
+
 /* Writes a static site into dir (created when missing): index.html, one
- * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html)
- * and the comparison (compare.html), linked relatively. Only names made of
- * validated labels and hex fingerprints are written, each inside dir
+ * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html,
+ * or host-imported-NAME.html for imported data) and the comparison
+ * (compare.html), linked relatively. Only names made of validated labels,
+ * imported host names that are valid labels and hex fingerprints are written, each inside dir
  * through tl_report_write_file rules. All or nothing: every page is checked
  * and made before any takes its place, so a refused or failed run leaves
  * the folder as it was (and creates none). Same database and options give

@@ -1,4 +1,11 @@
 /* support.c: helpers shared by the tests (see support.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
 #include "support.h"
 
 #include <dirent.h>
@@ -251,4 +258,65 @@ int tl_test_has_row(const char *page, const char *label, const char *tail) {
       return 1;
   }
   return 0;
+}
+
+/* ======================================================================== */
+/* Skipped cases                                                             */
+
+/* cmocka counts a skipped case as passed and ctest sees only the program's
+ * exit status, so the cases skipped here are collected, printed as one
+ * summary line when the program ends, and appended to the file that
+ * $TL_TEST_SKIP_LOG names (ctest sets it; the skipped_cases test reads
+ * them all). */
+static char skipped[4096];
+static size_t skipped_len;
+static int skipped_count;
+
+static const char *program_name(void) {
+  static char name[256];
+  FILE *f = fopen("/proc/self/comm", "r");
+  if (!f || !fgets(name, sizeof name, f))
+    snprintf(name, sizeof name, "this test program");
+  if (f)
+    fclose(f);
+  name[strcspn(name, "\n")] = '\0';
+  return name;
+}
+
+static void say_skipped(void) {
+  char line[4400];
+  snprintf(line, sizeof line, "%s: %d case%s skipped: %s\n", program_name(), skipped_count,
+           skipped_count == 1 ? "" : "s", skipped);
+  fputs(line, stdout);
+  fflush(stdout);
+  const char *log = getenv("TL_TEST_SKIP_LOG");
+  FILE *f = log && *log ? fopen(log, "a") : NULL;
+  if (f) {
+    fputs(line, f);
+    fclose(f);
+  }
+}
+
+/* A run starts with an empty log: skips of an earlier run are not this one's. */
+__attribute__((constructor)) static void clear_skip_log(void) {
+  const char *log = getenv("TL_TEST_SKIP_LOG");
+  FILE *f = log && *log ? fopen(log, "w") : NULL;
+  if (f)
+    fclose(f);
+}
+
+void tl_test_note_skip(const char *test, const char *why) {
+  printf("%s: skipped: %s\n", test, why);
+  if (skipped_count++ == 0)
+    atexit(say_skipped);
+  int n = snprintf(skipped + skipped_len, sizeof skipped - skipped_len, "%s%s (%s)",
+                   skipped_len ? "; " : "", test, why);
+  if (n > 0 && skipped_len + (size_t)n < sizeof skipped)
+    skipped_len += (size_t)n;
+}
+
+void tl_test_skip_case(const char *test, const char *why) {
+  tl_test_note_skip(test, why);
+  skip();
+  abort(); /* not reached: skip() jumps back into cmocka */
 }

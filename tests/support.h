@@ -74,4 +74,15 @@ char *tl_test_reachable_program(const char *dir, const char *program, const char
  * tail ("1 | 2": sessions and samples in the lateness tables). */
 int tl_test_has_row(const char *page, const char *label, const char *tail);
 
+/* Skips the running cmocka case, saying why: one line now, and the case
+ * with its reason in the summary line the program prints when it ends (and
+ * in $TL_TEST_SKIP_LOG, which ctest's skipped_cases test lists). Does not
+ * return. */
+#define tl_test_skip(why) tl_test_skip_case(__func__, why)
+void tl_test_skip_case(const char *test, const char *why) __attribute__((noreturn));
+/* The same for a part of a case that cannot run here: said and counted
+ * alike, and the case goes on. */
+#define tl_test_skip_part(why) tl_test_note_skip(__func__, why)
+void tl_test_note_skip(const char *test, const char *why);
+
 #endif

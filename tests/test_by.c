@@ -607,10 +607,14 @@ static void by_keys_crossed_and_bad(void **state) {
   page = tl_test_path(site, "host-0123456789abcdef.html");
   html = tl_test_read_file(page, NULL);
   assert_non_null(html);
-  assert_non_null(
-      strstr(html, "<tr><td>hexhost</td><td>memory</td><td>1029128192</td><td>1G</td>"));
-  assert_non_null(strstr(html, "<tr><td>hexhost</td><td>cpus</td><td>2</td><td>2 CPUs</td>"));
-  assert_non_null(strstr(html, "<tr><td>hexhost</td><td>vm</td><td>-</td><td>unknown</td>"));
+  /* (data-h: each cell's header, for a phone's folded table) */
+  assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">memory</td><td "
+                               "data-h=\"recorded\">1029128192</td><td data-h=\"group "
+                               "(--by)\">1G</td>"));
+  assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">cpus</td><td "
+                               "data-h=\"recorded\">2</td><td data-h=\"group (--by)\">2 CPUs</td>"));
+  assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">vm</td><td "
+                               "data-h=\"recorded\">-</td><td data-h=\"group (--by)\">unknown</td>"));
   free(html);
   free(page);
   free(site);

@@ -147,10 +147,9 @@ static void browser_missing_is_clear(void **state) {
   char *node_link = tl_test_path(node_dir, "node");
   assert_int_equal(mkdir(node_dir, 0755), 0);
   if (symlink("/usr/bin/node", node_link) || access("/usr/bin/node", X_OK)) {
-    printf("skipped: no /usr/bin/node\n");
     free(node_dir);
     free(node_link);
-    skip();
+    tl_test_skip("no /usr/bin/node (Node.js)");
   }
   char path[4200];
   snprintf(path, sizeof path, "PATH=%s", node_dir);
@@ -302,8 +301,7 @@ static void sigint_stops_v2_child(void **state) {
 static void sigint_keeps_node_samples(void **state) {
   fixture *f = *state;
   if (access("/usr/bin/node", X_OK) && access("/usr/local/bin/node", X_OK)) {
-    printf("skipped: node is not installed\n");
-    skip();
+    tl_test_skip("node is not installed (Node.js)");
   }
   char *args[] = {"--db",       f->db, "--probe",  "node", "--delays", "1",
                   "--duration", "1m",  "--warmup", "0",    NULL};
@@ -561,7 +559,7 @@ static void exec_finds_shipped_probe(void **state) {
     interpreter = "node";
     script = "tl-node-probe.js";
     if (system("command -v node >/dev/null 2>&1") != 0)
-      skip();
+      tl_test_skip("neither python3 nor node is installed");
   }
   char probe[128], source[4096], shipped[4096], here[4096];
   snprintf(probe, sizeof probe, "exec:%s %s", interpreter, script);

@@ -224,7 +224,7 @@ static void progress_on_terminal(void **state) {
   char *slave_name =
       master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0 ? ptsname(master) : NULL;
   if (!slave_name)
-    skip(); /* no pseudo-terminals in this container */
+    tl_test_skip("no pseudo-terminals here");
   char *db = tl_test_path(f->dir, "t.db");
   pid_t pid = fork();
   if (pid == 0) {
@@ -254,7 +254,7 @@ static void progress_on_terminal(void **state) {
   assert_int_equal(waitpid(pid, &st, 0), pid);
   close(master);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 126)
-    skip(); /* the terminal could not be opened */
+    tl_test_skip("the pseudo-terminal could not be opened");
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   if (!strstr(buf, "\rtlcollect: ") || !strstr(buf, "samples, "))
     fail_msg("no progress on the terminal: '%s'", buf);

@@ -232,7 +232,7 @@ static void limit_data(void *arg) {
 static void memory_bounded(void **state) {
 #ifdef TL_TEST_ASAN
   (void)state;
-  printf("skipped: AddressSanitizer's shadow memory does not fit a data limit\n");
+  tl_test_skip_part("AddressSanitizer's shadow memory does not fit a data limit");
 #else
   fixture *f = *state;
   rlim_t limit = 64 << 20;
@@ -375,8 +375,8 @@ static void tmpfs_full(void **state) {
   char *out, *err;
   int rc = tl_test_run_with(a, NULL, mount_tmpfs, mnt, &out, &err);
   if (rc == 125) {
-    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN); disk_full_ends_sessions_cleanly "
-           "covers a full disk with a file-size limit\n");
+    tl_test_skip_part("no tmpfs (mounting needs CAP_SYS_ADMIN); disk_full_ends_sessions_cleanly "
+                      "covers a full disk with a file-size limit");
   } else {
     if (rc != 0 || !strstr(out, "exit=1\n") || !strstr(out, "ok\ncheck=0\n") ||
         !strstr(out, "status=interrupted\n") || !tl_test_one_line(err) ||
@@ -414,7 +414,7 @@ static void tmpfs_nearly_full(void **state) {
   char *out, *err;
   int rc = tl_test_run_with(a, NULL, mount_tmpfs_large, mnt, &out, &err);
   if (rc == 125) {
-    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN)\n");
+    tl_test_skip_part("no tmpfs (mounting needs CAP_SYS_ADMIN)");
   } else {
     if (rc != 0 || !strstr(out, "exit=1\n") ||
         !strstr(out, "status=complete,interrupted,interrupted\n") ||
@@ -455,7 +455,7 @@ static void tmpfs_any_room_left(void **state) {
   char *out, *err;
   int rc = tl_test_run_with(a, NULL, mount_tmpfs_large, mnt, &out, &err);
   if (rc == 125) {
-    printf("skipped: no tmpfs (mounting needs CAP_SYS_ADMIN)\n");
+    tl_test_skip_part("no tmpfs (mounting needs CAP_SYS_ADMIN)");
   } else {
     /* 50 sizes, each with check ok and: exit 0 and all 5000 samples stored
      * (room enough), or exit 1 and the session not started, ended
@@ -803,8 +803,8 @@ static void read_only_file_system(void **state) {
   char *out, *err;
   int rc = tl_test_run_with(c1, NULL, mount_read_only, dirs, &out, &err);
   if (rc == 125) {
-    printf("skipped: no read-only mount (needs CAP_SYS_ADMIN); read_only_file_and_folder covers "
-           "permissions\n");
+    tl_test_skip_part("no read-only mount (needs CAP_SYS_ADMIN); read_only_file_and_folder "
+                      "covers permissions");
   } else {
     if (rc != 1 || !tl_test_one_line(err) || !strstr(err, "read-only"))
       fail_msg("tlcollect on a read-only file system: exit %d, '%s'", rc, err);

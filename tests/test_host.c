@@ -973,7 +973,7 @@ static void matches_systemd_detect_virt_and_virt_what(void **state) {
   }
   tl_host_free(h);
   if (!compared)
-    skip(); /* neither tool is installed or could run here */
+    tl_test_skip("neither systemd-detect-virt nor virt-what is installed or could run here");
 }
 
 /* ======================================================================== */

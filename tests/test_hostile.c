@@ -507,8 +507,8 @@ static void collect_on_hostile_host(void **state) {
   char *out, *err;
   int rc = tl_test_run_with(a, NULL, hostile_hostname, (void *)name, &out, &err);
   if (rc == 125) {
-    printf("skipped: no private hostname (unshare(CLONE_NEWUTS) needs CAP_SYS_ADMIN); "
-           "shown_inert covers stored hostile host facts\n");
+    tl_test_skip_part("no private hostname (unshare(CLONE_NEWUTS) needs CAP_SYS_ADMIN); "
+                      "shown_inert covers stored hostile host facts");
     free(out);
     free(err);
     return;

@@ -105,7 +105,7 @@ static void installed_programs_run(void **state) {
 static void installed_node_probe(void **state) {
   (void)state;
   if (system("command -v node >/dev/null 2>&1") != 0) {
-    skip(); /* no Node.js here: nothing to run the probe with */
+    tl_test_skip("node is not installed (Node.js)");
   }
   char *db = in_prefix("node.db");
   char *out, *err;
@@ -143,7 +143,7 @@ static void installed_exec_finds_shipped_probe(void **state) {
     probe = "exec:node tl-node-probe.js";
     script = "tl-node-probe.js";
     if (system("command -v node >/dev/null 2>&1") != 0)
-      skip();
+      tl_test_skip("neither python3 nor node is installed");
   }
   char *db = in_prefix("exec.db");
   char *out, *err;
@@ -221,7 +221,7 @@ static void shipped_probes_installed(void **state) {
   (void)state;
   DIR *d = opendir(TL_SOURCE_DIR "/probes");
   if (!d)
-    skip(); /* no shipped probe scripts in this tree */
+    tl_test_skip("no shipped probe scripts in this tree");
   int files = 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     char src[4096], rel[1024];

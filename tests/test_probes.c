@@ -192,13 +192,12 @@ static void periodic_collects(void **state) {
   tl_session_list_free(&l);
 }
 
-static int have(const char *probe) {
+/* Skips the calling case (test) unless probe's program is here. */
+static void need(const char *test, const char *probe) {
   tl__child_paths p;
   char err[512];
-  if (tl__child_locate(probe, &p, err, sizeof err) == TL_OK)
-    return 1;
-  printf("skipped: %s\n", err);
-  return 0;
+  if (tl__child_locate(probe, &p, err, sizeof err) != TL_OK)
+    tl_test_skip_case(test, err);
 }
 
 /* The node probe speaks version 2: told the plan once, it arms each timer
@@ -206,8 +205,7 @@ static int have(const char *probe) {
  * them is a tag, node's version a fact. */
 static void node_collects(void **state) {
   fixture *f = *state;
-  if (!have("node"))
-    skip();
+  need(__func__, "node");
   tl_collect_opts o = opts_of("node", 15);
   o.delays_ns[0] = 0;
   o.delays_ns[1] = 5000000;
@@ -236,8 +234,7 @@ static void node_collects(void **state) {
  * the time is up, with the child stopped by closing its stdin. */
 static void node_contexts_and_duration(void **state) {
   fixture *f = *state;
-  if (!have("node"))
-    skip();
+  need(__func__, "node");
   static const char *contexts[] = {"immediate", "io"};
   tl_session_spec spec = spec_of(f);
   char err[512], buf[64];
@@ -541,8 +538,7 @@ static void go_collects(void **state) {
   fixture *f = *state;
   char go[4096];
   if (!in_path("go", go, sizeof go)) {
-    printf("skipped: go is not installed (apt-get install golang-go)\n");
-    skip();
+    tl_test_skip("go is not installed (apt-get install golang-go)");
   }
   char cmd[8192];
   snprintf(cmd, sizeof cmd,
@@ -626,8 +622,7 @@ static int64_t browser_session(fixture *f, const char *mode, int64_t count, in_o
  * without node or Chromium. */
 static void browser_clamps_nested_timers(void **state) {
   fixture *f = *state;
-  if (!have("browser"))
-    skip();
+  need(__func__, "browser");
   in_order s;
   browser_session(f, "nested", 20, &s);
   for (size_t i = 8; i < s.n; i++) /* levels 1-5, and a margin for how they are counted */
@@ -805,8 +800,7 @@ static void priority_applied_and_restored(void **state) {
   char err[512];
   int rc = tl_collect_run(f->store, &spec, &o, NULL, err, sizeof err);
   if (rc == TL_EPERM) {
-    printf("skipped: %s\n", err);
-    skip();
+    tl_test_skip(err);
   }
   assert_int_equal(rc, TL_OK);
   int policy;

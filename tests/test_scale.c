@@ -1017,7 +1017,7 @@ static void comparison_exact_everywhere(void **state) {
 static void sqlite_shell_extension(void **state) {
   fixture *f = *state;
   if (access(SQLITE3_SHELL, X_OK) != 0)
-    skip();
+    tl_test_skip("no sqlite3 shell (apt-get install sqlite3)");
   tl_store *s = open_db(f->dir, "q.db");
   int64_t v[5000];
   uint64_t x = 5;
