@@ -623,6 +623,11 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
   const char *head[5] = {title, "sessions", "hosts", "p90 lateness (ms)", "p99 lateness (ms)"};
   tl__table *t = tl__table_new(5, head, "lrrrr");
   int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
+  size_t *first_host = tl__sessions_first(c, TL__SAME_HOST);
+  if (!first_host) {
+    tl__table_free(t);
+    t = NULL;
+  }
   for (size_t l = 0; t && l < c->label_count; l++) {
     const tl_group *h = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
     if (!h || !h->dist.count)
@@ -630,7 +635,7 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
     size_t hosts = 0, from = 0;
     for (size_t s = 0; s < h->session_count; s++) {
       ptrdiff_t i = tl__session_index(c, h->session_ids[s], &from);
-      hosts += i >= 0 && tl__first_on_host(c, (size_t)i);
+      hosts += i >= 0 && first_host[i] == (size_t)i;
     }
     tl__table_add(t, h->label);
     tl__table_addf(t, "%zu", h->session_count);
@@ -650,6 +655,7 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
         tl__table_addf(t, "%.3f", v);
     }
   }
+  free(first_host);
   tl__put_table(p, t);
 }
 

@@ -60,32 +60,44 @@ static const char *fact_value(const tl_comparison *c, size_t i, const fact *f) {
   return v && strcmp(v, "unknown") != 0 ? v : NULL;
 }
 
+typedef struct {
+  const tl_comparison *c;
+  const char *label;
+  const fact *f;
+} fact_ctx;
+
+/* f's value as a key: NULL for a session of another label or one that does
+ * not know it. */
+static const char *fact_key(const void *ctx, size_t i, int part) {
+  const fact_ctx *x = ctx;
+  (void)part;
+  if (x->label && strcmp(x->c->sessions.items[i].label, x->label) != 0)
+    return NULL;
+  return fact_value(x->c, i, x->f);
+}
+
 /* Writes "a, b" of the distinct values of f among the sessions of label
- * (all labels when NULL) to buf; returns how many there are. */
+ * (all labels when NULL) to buf, folded past a few ("and 12 more
+ * values"); returns how many there are (0 when out of memory). One pass
+ * through a hash table: a fleet has hundreds of thousands of sessions. */
 static size_t fact_values(const tl_comparison *c, const char *label, const fact *f, char *buf,
                           size_t len) {
-  size_t count = 0, at = 0;
+  size_t n = c->sessions.count, *first = malloc((n ? n : 1) * sizeof *first);
+  fact_ctx x = {c, label, f};
   buf[0] = '\0';
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (label && strcmp(c->sessions.items[i].label, label) != 0)
-      continue;
-    const char *v = fact_value(c, i, f);
-    if (!v)
-      continue;
-    size_t k = 0;
-    while (k < i) {
-      const char *w =
-          !label || strcmp(c->sessions.items[k].label, label) == 0 ? fact_value(c, k, f) : NULL;
-      if (w && strcmp(w, v) == 0)
-        break;
-      k++;
-    }
-    if (k < i)
-      continue;
-    count++;
-    if (at < len)
-      at += (size_t)snprintf(buf + at, len - at, "%s%s", count > 1 ? ", " : "", v);
+  if (!first || tl__first_same(n, 1, fact_key, &x, first) != TL_OK) {
+    free(first);
+    return 0;
   }
+  tl__fold values;
+  tl__fold_init(&values, TL__LIST_SHOWN);
+  for (size_t i = 0; i < n; i++)
+    if (first[i] == i)
+      tl__fold_add(&values, fact_key(&x, i, 0));
+  snprintf(buf, len, "%s", tl__fold_text(&values, "values"));
+  size_t count = values.count;
+  tl__fold_free(&values);
+  free(first);
   return count;
 }
 
@@ -167,29 +179,35 @@ static int left_out(const tl__page *p, FILE *f) { return tl__left_out_bullets(f,
 static int several_hosts(const tl__page *p, FILE *f) {
   const tl_comparison *c = p->c;
   int any = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
-    char hosts[1024];
-    size_t at = 0, count = 0;
-    hosts[0] = '\0';
+  size_t *first_host = tl__sessions_first(c, TL__SAME_HOST);
+  for (size_t l = 0; first_host && l < c->label_count; l++) {
+    tl__fold hosts;
+    tl__fold_init(&hosts, TL__LIST_SHOWN);
     for (size_t i = 0; i < c->sessions.count; i++) {
       const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0 || !tl__first_on_host(c, i))
+      char host[320];
+      if (first_host[i] != i || strcmp(s->label, c->labels[l]) != 0)
         continue;
-      count++;
-      if (at < sizeof hosts)
-        at += (size_t)snprintf(hosts + at, sizeof hosts - at, "%s%s (%.8s)", count > 1 ? ", " : "",
-                               s->hostname, s->host_fingerprint);
+      snprintf(host, sizeof host, "%s (%.8s)", s->hostname, s->host_fingerprint);
+      tl__fold_add(&hosts, host);
     }
-    if (count > 1) {
+    if (hosts.count > 1) {
       fputs("- **", f);
       tl_md_escape(f, c->labels[l]);
-      fprintf(f, "** mixes %zu different hosts: ", count);
-      tl_md_escape(f, hosts);
+      fprintf(f, "** mixes %zu different hosts: ", hosts.count);
+      tl_md_escape(f, tl__fold_text(&hosts, "hosts"));
       fputs(".\n", f);
       any = 1;
     }
+    tl__fold_free(&hosts);
   }
+  free(first_host);
   return any;
+}
+
+static const char *tag_key(const void *ctx, size_t i, int part) {
+  (void)part;
+  return ((const char *const *)ctx)[i];
 }
 
 /* The traits that "Nothing found" names, then every tag key seen (probe
@@ -205,19 +223,26 @@ static int facts_and_tags(const tl__page *p, FILE *out) {
     snprintf(f.name, sizeof f.name, "%s", tl__traits[i].name);
     any |= fact_bullets(out, c, &f);
   }
+  /* Each tag key once, through a hash table over every session's keys. */
+  size_t ntags = 0, n = 0;
   for (size_t i = 0; i < c->sessions.count; i++)
-    for (size_t k = 0; k < c->details[i].tag_count; k++) {
-      const char *key = c->details[i].tags[k].key;
-      int seen = 0;
-      for (size_t j = 0; j <= i && !seen; j++)
-        for (size_t m = 0; m < c->details[j].tag_count && !seen; m++)
-          seen = (j < i || m < k) && strcmp(c->details[j].tags[m].key, key) == 0;
-      if (seen)
-        continue;
-      fact f = {NULL, key, ""};
-      snprintf(f.name, sizeof f.name, "tag %s", key);
-      any |= fact_bullets(out, c, &f);
-    }
+    ntags += c->details[i].tag_count;
+  const char **keys = malloc((ntags ? ntags : 1) * sizeof *keys);
+  size_t *first = malloc((ntags ? ntags : 1) * sizeof *first);
+  for (size_t i = 0; keys && first && i < c->sessions.count; i++)
+    for (size_t k = 0; k < c->details[i].tag_count; k++)
+      keys[n++] = c->details[i].tags[k].key;
+  if (!keys || !first || tl__first_same(n, 1, tag_key, keys, first) != TL_OK)
+    n = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (first[j] != j)
+      continue;
+    fact f = {NULL, keys[j], ""};
+    snprintf(f.name, sizeof f.name, "tag %s", keys[j]);
+    any |= fact_bullets(out, c, &f);
+  }
+  free(keys);
+  free(first);
   return any;
 }
 

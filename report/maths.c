@@ -11,7 +11,8 @@
 #include "stats_internal.h"
 
 enum {
-  PERMUTATIONS = 999, /* of the step test */
+  PERMUTATIONS = 999,  /* of the step test */
+  STEP_POINTS = 5000, /* a longer series is tested in this many bins */
 };
 
 /* ======================================================================== */
@@ -347,9 +348,8 @@ int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl
 
 /* The best single split of x[0..n) into two means, both sides at least L
  * long: returns the share of the sum of squares it explains (0 when none),
- * the split in *at. w, when not NULL, holds each split's weight
- * t (n - t) / n, worked out once for the many shuffles of one segment. */
-static double best_split(const double *x, size_t n, size_t L, const double *w, size_t *at) {
+ * the split in *at. */
+static double best_split(const double *x, size_t n, size_t L, size_t *at) {
   double total = 0, sq = 0;
   for (size_t i = 0; i < n; i++)
     total += x[i];
@@ -365,7 +365,7 @@ static double best_split(const double *x, size_t n, size_t L, const double *w, s
     if (t < L || n - t < L)
       continue;
     double m1 = left / (double)t, m2 = (total - left) / (double)(n - t);
-    double r = (w ? w[t] : (double)t * (double)(n - t) / (double)n) * (m1 - m2) * (m1 - m2);
+    double r = (double)t * (double)(n - t) / (double)n * (m1 - m2) * (m1 - m2);
     if (r > best) {
       best = r;
       *at = t;
@@ -390,31 +390,54 @@ typedef struct {
   double *pv;
   size_t ncut, max;
   uint64_t *inv; /* inv[d] = UINT64_MAX / d, for the shuffles */
-  double *w;     /* the weights of a segment's splits (best_split) */
+  double *w;     /* the weights of a segment's splits (shuffled_split) */
 } seg_ctx;
+
+/* Shuffles perm[0..n) once (Fisher-Yates from the end) and returns its best
+ * split's share of sq, in the same pass: after step i, perm[i..n) is final,
+ * so the sum right of split i is known. With w[t] = n / (t (n - t)) the
+ * split's sum of squares is w[t] (left - t mean)^2, which is
+ * t (n - t) / n (m1 - m2)^2 without a division. */
+static double shuffled_split(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
+  double mean = total / (double)n, best = 0, right = 0;
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t j = (size_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
+    double v = c->perm[j];
+    c->perm[j] = c->perm[i];
+    c->perm[i] = v;
+    right += v;
+    if (i >= c->L && n - i >= c->L) {
+      double d = (total - right) - (double)i * mean, q = c->w[i] * d * d;
+      best = q > best ? q : best;
+    }
+  }
+  return best / sq;
+}
 
 static void binseg(seg_ctx *c, size_t lo, size_t hi) {
   size_t n = hi - lo, at;
   if (c->ncut >= c->max)
     return;
-  double stat = best_split(c->x + lo, n, c->L, NULL, &at);
+  double stat = best_split(c->x + lo, n, c->L, &at);
   if (stat <= 0)
     return;
   /* Permutation test: how often does a shuffled segment split as well? */
+  double total = 0, sq = 0;
+  for (size_t i = 0; i < n; i++)
+    total += c->x[lo + i];
+  for (size_t i = 0; i < n; i++)
+    sq += (c->x[lo + i] - total / (double)n) * (c->x[lo + i] - total / (double)n);
   for (size_t t = 1; t < n; t++)
-    c->w[t] = (double)t * (double)(n - t) / (double)n;
+    c->w[t] = (double)n / ((double)t * (double)(n - t));
   tl__rng r = {c->seed ^ ((uint64_t)lo * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)hi};
   memcpy(c->perm, c->x + lo, n * sizeof *c->perm);
-  size_t as_good = 0, dummy;
-  for (int k = 0; k < PERMUTATIONS; k++) {
-    for (size_t i = n - 1; i > 0; i--) {
-      size_t j = (size_t)mod_by(tl__rng_next(&r), i + 1, c->inv[i + 1]);
-      double t = c->perm[i];
-      c->perm[i] = c->perm[j];
-      c->perm[j] = t;
-    }
-    as_good += best_split(c->perm, n, c->L, c->w, &dummy) >= stat * (1 - 1e-12);
-  }
+  size_t as_good = 0;
+  /* p only grows with the shuffles that split as well: once it is above
+   * alpha the rest cannot bring it back, so stop there (the usual case where
+   * nothing changed); the answer is the same. */
+  for (int k = 0; k < PERMUTATIONS && !((double)(as_good + 1) / (PERMUTATIONS + 1) > c->alpha);
+       k++)
+    as_good += shuffled_split(c, n, &r, total, sq) >= stat * (1 - 1e-12);
   double p = (double)(as_good + 1) / (PERMUTATIONS + 1);
   if (p > c->alpha)
     return;
@@ -442,19 +465,36 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   for (size_t i = 0; i < n; i++)
     if (!isfinite(x[i]))
       return TL_EINVAL;
-  seg_ctx c = {x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL};
-  c.perm = malloc(n * sizeof *c.perm);
+  /* Each split costs PERMUTATIONS passes over its segment: past STEP_POINTS
+   * points (a fleet's sessions) the test runs on the means of STEP_POINTS
+   * bins of consecutive points, so that its cost stops growing with the
+   * series; the cuts fall between bins and the medians either side are the
+   * points' own. */
+  size_t nb = n > STEP_POINTS ? STEP_POINTS : n;
+  double *bins = nb < n ? malloc(nb * sizeof *bins) : NULL;
+  seg_ctx c = {bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL,
+               NULL};
+  c.perm = malloc(nb * sizeof *c.perm);
   c.cuts = malloc((max + 2) * sizeof *c.cuts);
   c.pv = malloc((max + 2) * sizeof *c.pv);
-  c.inv = malloc((n + 1) * sizeof *c.inv);
-  c.w = malloc((n + 1) * sizeof *c.w);
+  c.inv = malloc((nb + 1) * sizeof *c.inv);
+  c.w = malloc((nb + 1) * sizeof *c.w);
   double *tmp = malloc(n * sizeof *tmp);
   int rc = TL_ENOMEM;
-  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp)
+  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp || (nb < n && !bins))
     goto done;
-  for (size_t i = 1; i <= n; i++)
+  for (size_t b = 0; bins && b < nb; b++) {
+    size_t from = b * n / nb, to = (b + 1) * n / nb;
+    double sum = 0;
+    for (size_t i = from; i < to; i++)
+      sum += x[i];
+    bins[b] = sum / (double)(to - from);
+  }
+  for (size_t i = 1; i <= nb; i++)
     c.inv[i] = UINT64_MAX / i;
-  binseg(&c, 0, n);
+  binseg(&c, 0, nb);
+  for (size_t i = 0; bins && i < c.ncut; i++)
+    c.cuts[i] = c.cuts[i] * n / nb; /* the bin's first point */
   /* Order the cuts; then drop, smallest first, those whose segments'
    * medians move by less than min_change, re-measuring after each drop. */
   for (size_t i = 1; i < c.ncut; i++)
@@ -491,6 +531,7 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   *count = c.ncut;
   rc = TL_OK;
 done:
+  free(bins);
   free(c.perm);
   free(c.cuts);
   free(c.pv);

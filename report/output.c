@@ -184,25 +184,36 @@ static int write_at(int dirfd, const char *name, const char *shown, const char *
   return rc;
 }
 
-int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
-                         size_t errlen) {
+/* Splits path into its folder (into dir) and its file name (*name, inside
+ * path); TL_EINVAL with err set when path names no file or is too long. */
+static int split_path(const char *path, char *dir, size_t dirlen, const char **name, char *err,
+                      size_t errlen) {
   const char *slash = strrchr(path, '/');
-  const char *name = slash ? slash + 1 : path;
-  if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+  *name = slash ? slash + 1 : path;
+  if (!**name || strcmp(*name, ".") == 0 || strcmp(*name, "..") == 0)
     return errf(err, errlen, TL_EINVAL, "is not a file name", path);
-  char dir[4096];
   if (!slash)
-    snprintf(dir, sizeof dir, ".");
+    snprintf(dir, dirlen, ".");
   else if (slash == path)
-    snprintf(dir, sizeof dir, "/");
-  else if ((size_t)(slash - path) < sizeof dir)
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    snprintf(dir, dirlen, "/");
+  else if ((size_t)(slash - path) < dirlen)
+    snprintf(dir, dirlen, "%.*s", (int)(slash - path), path);
   else
     return errf(err, errlen, TL_EINVAL, "is too long", "path");
+  return TL_OK;
+}
+
+int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
+                         size_t errlen) {
+  char dir[4096];
+  const char *name;
+  int rc = split_path(path, dir, sizeof dir, &name, err, errlen);
+  if (rc)
+    return rc;
   int dirfd = open_folder(dir, err, errlen);
   if (dirfd < 0)
     return TL_EIO;
-  int rc = write_at(dirfd, name, path, data, len, force, err, errlen);
+  rc = write_at(dirfd, name, path, data, len, force, err, errlen);
   close(dirfd);
   return rc;
 }
@@ -250,19 +261,11 @@ static int place_md_files(int dirfd, const char *folder, md_file *files, size_t 
 int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
                                     const tl_chart_files *charts, int force, char *err,
                                     size_t errlen) {
-  const char *slash = strrchr(path, '/');
-  const char *name = slash ? slash + 1 : path;
-  if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-    return errf(err, errlen, TL_EINVAL, "is not a file name", path);
   char dir[4096];
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (slash == path)
-    snprintf(dir, sizeof dir, "/");
-  else if ((size_t)(slash - path) < sizeof dir)
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  else
-    return errf(err, errlen, TL_EINVAL, "is too long", "path");
+  const char *name;
+  int rc = split_path(path, dir, sizeof dir, &name, err, errlen);
+  if (rc)
+    return rc;
   size_t n = charts ? charts->count : 0;
   md_file *files = calloc(n + 1, sizeof *files);
   if (!files)
@@ -272,9 +275,8 @@ int tl_report_write_page_and_charts(const char *path, const char *data, size_t l
     files[i].data = i < n ? charts->items[i].data : data;
     files[i].len = i < n ? charts->items[i].len : len;
   }
-  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+  int dirfd = open_folder(dir, err, errlen);
   if (dirfd < 0) {
-    snprintf(err, errlen, "cannot open the folder %s: %s", dir, strerror(errno));
     rc = TL_EIO;
   } else {
     rc = place_md_files(dirfd, dir, files, n + 1, force, err, errlen);

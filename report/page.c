@@ -940,16 +940,18 @@ static void section_charts(tl__page *p) {
 /* Distinct hosts by fingerprint in order of first session; newest[i] is the
  * index of the host's newest session (whose facts describe it). */
 size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
-  size_t n = 0;
+  size_t n = 0, *same = tl__sessions_first(c, TL__SAME_MACHINE);
+  if (!same)
+    return 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
-    const char *fp = c->sessions.items[i].host_fingerprint;
-    size_t k = 0;
-    while (k < n && strcmp(c->sessions.items[first[k]].host_fingerprint, fp) != 0)
-      k++;
-    if (k == n)
-      first[n++] = i;
-    newest[k] = i;
+    if (same[i] == i) {
+      first[n] = newest[n] = i;
+      same[i] = n++; /* from here on the host's number, for its later sessions */
+    } else {
+      newest[same[same[i]]] = i;
+    }
   }
+  free(same);
   return n;
 }
 
@@ -1018,24 +1020,6 @@ static void host_virt(const tl_session_detail *d, char *buf, size_t len) {
     snprintf(buf, len, "%s", unknown ? "unknown" : "none");
 }
 
-/* Whether session i is the first of its label on its host (fingerprint). */
-int tl__first_on_host(const tl_comparison *c, size_t i) {
-  const tl_session *s = &c->sessions.items[i];
-  for (size_t k = 0; k < i; k++)
-    if (strcmp(c->sessions.items[k].label, s->label) == 0 &&
-        strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0)
-      return 0;
-  return 1;
-}
-
-/* Whether session i is the first of its run (run uuid) among the sessions. */
-static int first_of_run(const tl_comparison *c, size_t i) {
-  for (size_t k = 0; k < i; k++)
-    if (strcmp(c->sessions.items[k].run_uuid, c->sessions.items[i].run_uuid) == 0)
-      return 0;
-  return 1;
-}
-
 /* Per label: how many sessions and runs, over which dates, their statuses
  * and hosts. One row per label whatever the number of sessions. */
 static void session_summary(tl__page *p) {
@@ -1044,6 +1028,15 @@ static void session_summary(tl__page *p) {
   const char *head[] = {c->by ? c->by : "label", "sessions", "runs", "first (UTC)",
                         "newest (UTC)",          "statuses", "hosts"};
   tl__table *t = tl__table_new(7, head, "lrrllll");
+  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *host = tl__sessions_first(c, TL__SAME_HOST);
+  size_t *status = tl__sessions_first(c, TL__SAME_STATUS), *same = calloc(n + 1, sizeof *same);
+  if (!run || !host || !status || !same) {
+    tl__table_free(t);
+    t = NULL;
+    p->failed = TL_ENOMEM;
+  }
+  for (size_t i = 0; t && i < n; i++)
+    same[status[i]]++; /* the sessions of each label and status, at the first one */
   for (size_t l = 0; t && l < c->label_count; l++) {
     size_t count = 0, runs = 0, hosts = 0;
     int64_t t0 = 0, t1 = 0;
@@ -1056,22 +1049,14 @@ static void session_summary(tl__page *p) {
       if (!count++)
         t0 = s->started_ns;
       t1 = s->started_ns > t1 ? s->started_ns : t1;
-      runs += (size_t)first_of_run(c, i);
-      hosts += (size_t)tl__first_on_host(c, i);
+      runs += run[i] == i;
+      hosts += host[i] == i;
       /* Each status once, with its count, in order of first appearance. */
-      int seen = 0;
-      for (size_t k = 0; k < i && !seen; k++)
-        seen = strcmp(c->sessions.items[k].label, s->label) == 0 &&
-               strcmp(c->sessions.items[k].status, s->status) == 0;
-      if (seen)
+      if (status[i] != i)
         continue;
-      size_t same = 0;
-      for (size_t k = i; k < n; k++)
-        same += strcmp(c->sessions.items[k].label, s->label) == 0 &&
-                strcmp(c->sessions.items[k].status, s->status) == 0;
       if (at < sizeof statuses)
         at += (size_t)snprintf(statuses + at, sizeof statuses - at, "%s%zu %s", at ? ", " : "",
-                               same, s->status);
+                               same[i], s->status);
     }
     if (!count)
       continue;
@@ -1087,6 +1072,10 @@ static void session_summary(tl__page *p) {
     tl__table_add(t, statuses);
     tl__table_addf(t, "%zu", hosts);
   }
+  free(run);
+  free(host);
+  free(status);
+  free(same);
   FILE *f = tl__prose(p);
   fputs("### Sessions\n\n", f);
   tl__put_table(p, t);
@@ -1173,19 +1162,108 @@ static void bare_hosts(tl__page *p, const size_t *first, const size_t *newest, s
   fputs(bare == nh ? "Of the hosts only their names are known: "
                    : "Of the other hosts only their names are known: ",
         f);
-  size_t said = 0;
+  tl__fold names;
+  tl__fold_init(&names, TL__LIST_SHOWN);
   for (size_t h = 0; h < nh; h++) {
-    const tl_session_detail *d = &c->details[newest[h]];
-    if (!host_unknown(d))
+    if (!host_unknown(&c->details[newest[h]]))
       continue;
-    const tl_session *s = &c->sessions.items[first[h]];
-    fputs(said++ ? ", " : "", f);
-    tl_md_escape(f, c->sessions.items[newest[h]].hostname);
-    fputs(" (", f);
-    tl_md_escape(f, s->label);
-    fputs(")", f);
+    char item[512];
+    snprintf(item, sizeof item, "%s (%s)", c->sessions.items[newest[h]].hostname,
+             c->sessions.items[first[h]].label);
+    tl__fold_add(&names, item);
   }
+  tl_md_escape(f, tl__fold_text(&names, "hosts"));
   fputs(".\n\n", f);
+  tl__fold_free(&names);
+}
+
+static const char *row_key(const void *ctx, size_t i, int part) {
+  (void)part;
+  return ((char *const *)ctx)[i];
+}
+
+/* The RAM cell of a folded row: the size class ("1G"), so that machines
+ * sold as the same size fold together. */
+static void host_ram_class(const tl_session_detail *d, char *buf, size_t len) {
+  const char *m = tl__fact(d, "mem.total_bytes");
+  char *end;
+  long long b = m ? strtoll(m, &end, 10) : 0;
+  if (m && *m && !*end && b > 0)
+    tl_memory_class(b, buf, len);
+  else
+    snprintf(buf, len, "unknown");
+}
+
+/* Many hosts: one row for the hosts alike in every column but their name
+ * (memory by size class), with their count and first names; in HTML the
+ * table of every host follows, folded. t holds a row per host. */
+static void put_hosts_folded(tl__page *p, tl__table *t, const size_t *newest, size_t nh) {
+  enum { COLS = 10, NAMES = 3 };
+  static const char *const head[] = {"hosts",       "labels",  "CPU",    "cores",
+                                     "RAM",         "OS",      "kernel", "virtualization",
+                                     "clocksource", "governor"};
+  char **key = calloc(nh + 1, sizeof *key);
+  size_t *same = malloc((nh + 1) * sizeof *same), *count = calloc(nh + 1, sizeof *count);
+  tl__table *folded = tl__table_new(COLS, head, "llllllllll");
+  int rc = key && same && count && folded ? TL_OK : TL_ENOMEM;
+  for (size_t h = 0; !rc && h < nh; h++) {
+    char ram[32], *text = NULL;
+    size_t len = 0;
+    FILE *k = open_memstream(&text, &len);
+    host_ram_class(&p->c->details[newest[h]], ram, sizeof ram);
+    for (size_t col = 1; k && col < COLS; col++)
+      fprintf(k, "%s\x1f", col == 4 ? ram : tl__table_cell(t, h, col));
+    if (!k || fclose(k) || !text)
+      rc = TL_ENOMEM;
+    key[h] = text;
+  }
+  if (!rc)
+    rc = tl__first_same(nh, 1, row_key, key, same);
+  for (size_t h = 0; !rc && h < nh; h++)
+    count[same[h]]++;
+  for (size_t h = 0; !rc && h < nh; h++) {
+    if (same[h] != h)
+      continue;
+    tl__fold names;
+    tl__fold_init(&names, NAMES);
+    for (size_t k = h; k < nh && names.count < count[h]; k++)
+      if (same[k] == h)
+        tl__fold_add(&names, tl__table_cell(t, k, 0));
+    if (count[h] > 1)
+      tl__table_addf(folded, "%zu hosts: %s", count[h], tl__fold_text(&names, "hosts"));
+    else
+      tl__table_add(folded, tl__fold_text(&names, "hosts"));
+    tl__fold_free(&names);
+    for (size_t col = 1; col < COLS; col++) {
+      char ram[32];
+      host_ram_class(&p->c->details[newest[h]], ram, sizeof ram);
+      tl__table_add(folded, col == 4 && count[h] > 1 ? ram : tl__table_cell(t, h, col));
+    }
+  }
+  for (size_t h = 0; key && h < nh; h++)
+    free(key[h]);
+  free(key);
+  free(same);
+  free(count);
+  if (rc) {
+    p->failed = rc;
+    tl__table_free(folded);
+    tl__table_free(t);
+    return;
+  }
+  fprintf(tl__prose(p),
+          "%zu hosts, one row for the hosts alike in every column (memory by size class), with "
+          "their count.\n\n",
+          nh);
+  tl__put_table(p, folded);
+  if (p->o->format == TL_FORMAT_HTML) {
+    tl__prose_flush(p);
+    fprintf(p->out, "<details><summary>All %zu hosts</summary>\n", nh);
+    tl__put_table(p, t);
+    fputs("</details>\n", p->out);
+  } else {
+    tl__table_free(t);
+  }
 }
 
 static void section_hosts(tl__page *p) {
@@ -1201,6 +1279,10 @@ static void section_hosts(tl__page *p) {
   size_t nh = tl__hosts_of(c, first, newest), known = 0;
   for (size_t h = 0; h < nh; h++)
     known += !host_unknown(&c->details[newest[h]]);
+  size_t *used = tl__host_label_counts(c, first, nh);
+  size_t *row_newest = calloc(nh + 1, sizeof *row_newest);
+  if (!used || !row_newest)
+    p->failed = TL_ENOMEM;
   tl__heading(p, "hosts-and-sessions", "Hosts and sessions");
   FILE *f = tl__prose(p);
   if (known)
@@ -1218,18 +1300,16 @@ static void section_hosts(tl__page *p) {
       bare++;
       continue;
     }
+    if (row_newest)
+      row_newest[rows] = newest[h];
     rows++;
     size_t cell = tl__table_add(t, s->hostname);
     tl__table_link(t, cell, tl__host_href(p, s->host_fingerprint, href, sizeof href));
     size_t at = 0;
     buf[0] = '\0';
-    for (size_t l = 0; l < c->label_count && at < sizeof buf; l++)
-      for (size_t i = 0; i < n; i++)
-        if (strcmp(c->sessions.items[i].label, c->labels[l]) == 0 &&
-            strcmp(c->sessions.items[i].host_fingerprint, s->host_fingerprint) == 0) {
-          at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
-          break;
-        }
+    for (size_t l = 0; used && l < c->label_count && at < sizeof buf; l++)
+      if (used[h * c->label_count + l])
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
     tl__table_add(t, buf);
     tl__host_cpu(d, buf, sizeof buf);
     tl__table_add(t, buf);
@@ -1245,7 +1325,9 @@ static void section_hosts(tl__page *p) {
     tl__table_add(t, tl__or_unknown(tl__fact(d, "clocksource.current")));
     tl__table_add(t, tl__or_unknown(tl__fact(d, "cpu.governor")));
   }
-  if (rows || !t)
+  if (t && rows > MD_LIST_MAX)
+    put_hosts_folded(p, t, row_newest, rows);
+  else if (rows || !t)
     tl__put_table(p, t);
   else
     tl__table_free(t);
@@ -1256,6 +1338,8 @@ static void section_hosts(tl__page *p) {
   session_list(p);
   free(first);
   free(newest);
+  free(used);
+  free(row_newest);
 }
 
 /* ======================================================================== */
@@ -1287,13 +1371,12 @@ static void section_method(tl__page *p) {
   const tl_comparison *c = p->c;
   tl__heading(p, "how-it-was-measured", "How it was measured");
   FILE *f = tl__prose(p);
-  size_t n = c->sessions.count;
-  for (size_t i = 0; i < n; i++) {
+  size_t n = c->sessions.count, *same = tl__sessions_first(c, TL__SAME_PROBE);
+  if (!same)
+    p->failed = TL_ENOMEM;
+  for (size_t i = 0; same && i < n; i++) {
     const char *probe = c->sessions.items[i].probe;
-    size_t k = 0;
-    while (k < i && strcmp(c->sessions.items[k].probe, probe) != 0)
-      k++;
-    if (k < i)
+    if (same[i] != i)
       continue;
     size_t sessions = 0, imported = 0;
     for (size_t j = i; j < n; j++)
@@ -1318,6 +1401,7 @@ static void section_method(tl__page *p) {
     }
     fputc('\n', f);
   }
+  free(same);
   fputs("\nPercentiles are exact and nearest-rank over every raw sample: pN is the smallest "
         "measured latency that at least N percent of the samples do not exceed (the "
         "ceil(N/100 \xC3\x97 n)-th smallest of n), never an interpolation or an estimate. The "
@@ -1326,24 +1410,30 @@ static void section_method(tl__page *p) {
   command_lines(p);
 }
 
-/* When session i's label ran more than one command line and this one's
- * sessions all have one probe and delay, that call ("libuv 10 ms") into
- * buf, so that the headings of its command lines differ; else 0. */
-static int command_call(const tl_comparison *c, size_t i, char *buf, size_t len) {
-  const tl_session *s = &c->sessions.items[i];
-  int others = 0;
-  for (size_t k = 0; k < c->sessions.count; k++) {
-    const tl_session *o = &c->sessions.items[k];
-    if (strcmp(o->label, s->label) != 0)
-      continue;
-    if (strcmp(o->command_line, s->command_line) != 0)
-      others = 1;
-    else if (o->delay_ns != s->delay_ns || strcmp(o->probe, s->probe) != 0)
-      return 0;
+/* Which command lines need their call in the heading: those of a label
+ * that ran more than one command line, when all the sessions of that command
+ * line share one probe and delay. A malloc'ed array of flags by session,
+ * set at each command line's first session (cmd: TL__SAME_COMMAND, label:
+ * TL__SAME_LABEL), or NULL when out of memory. Linear in the sessions. */
+static char *command_calls(const tl_comparison *c, const size_t *cmd, const size_t *label) {
+  size_t n = c->sessions.count;
+  size_t *commands = calloc(n + 1, sizeof *commands);
+  char *mixed = calloc(n + 1, 1), *call = calloc(n + 1, 1);
+  if (!commands || !mixed || !call) {
+    free(call);
+    call = NULL;
   }
-  if (others)
-    tl__call_name(s->probe, s->delay_ns, buf, len);
-  return others;
+  for (size_t i = 0; call && i < n; i++) {
+    const tl_session *s = &c->sessions.items[i], *first = &c->sessions.items[cmd[i]];
+    commands[label[i]] += cmd[i] == i;
+    if (s->delay_ns != first->delay_ns || strcmp(s->probe, first->probe) != 0)
+      mixed[cmd[i]] = 1;
+  }
+  for (size_t i = 0; call && i < n; i++)
+    call[i] = cmd[i] == i && commands[label[i]] > 1 && !mixed[i];
+  free(commands);
+  free(mixed);
+  return call;
 }
 
 /* The command lines, once each: the runs of a label that share one command
@@ -1360,37 +1450,41 @@ static void command_lines(tl__page *p) {
     fputs("<details><summary>The command line of every run</summary>\n", p->out);
     f = tl__prose(p);
   }
+  /* The runs of each label and command line (counted at their first
+   * sessions) and the newest of them, kept at the key's first session. */
+  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = tl__sessions_first(c, TL__SAME_COMMAND);
+  size_t *label = tl__sessions_first(c, TL__SAME_LABEL);
+  char *with_call = cmd && label ? command_calls(c, cmd, label) : NULL;
+  size_t *runs_of = calloc(n + 1, sizeof *runs_of);
+  int64_t *last_of = calloc(n + 1, sizeof *last_of);
+  if (!run || !cmd || !label || !with_call || !runs_of || !last_of) {
+    p->failed = TL_ENOMEM;
+    n = 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (run[i] == i) {
+      int64_t t = c->sessions.items[i].started_ns;
+      if (!runs_of[cmd[i]]++ || t > last_of[cmd[i]])
+        last_of[cmd[i]] = t;
+    }
+  /* The first run of this label with this command line speaks for all. */
   for (size_t i = 0; i < n; i++) {
     const tl_session *s = &c->sessions.items[i];
-    if (!first_of_run(c, i))
-      continue;
-    /* The first run of this label with this command line speaks for all. */
-    int seen = 0;
-    for (size_t k = 0; k < i && !seen; k++)
-      seen = strcmp(c->sessions.items[k].label, s->label) == 0 &&
-             strcmp(c->sessions.items[k].command_line, s->command_line) == 0;
-    if (seen)
+    if (run[i] != i || cmd[i] != i)
       continue;
     total++;
     if (!html && shown >= MD_LIST_MAX)
       continue;
     shown++;
-    size_t runs = 0;
-    int64_t last = s->started_ns;
-    for (size_t k = i; k < n; k++) {
-      const tl_session *o = &c->sessions.items[k];
-      if (strcmp(o->label, s->label) == 0 && strcmp(o->command_line, s->command_line) == 0 &&
-          first_of_run(c, k)) {
-        runs++;
-        last = o->started_ns > last ? o->started_ns : last;
-      }
-    }
+    size_t runs = runs_of[i];
+    int64_t last = last_of[i];
     char date[32], end[32], call[96];
     minute(s->started_ns, date, sizeof date);
     fputs("**", f);
     tl_md_escape(f, c->details[i].label ? c->details[i].label : s->label);
     fputs("**", f);
-    if (command_call(c, i, call, sizeof call)) {
+    if (with_call[i]) {
+      tl__call_name(s->probe, s->delay_ns, call, sizeof call);
       fputs(", ", f);
       tl_md_escape(f, call);
     }
@@ -1405,6 +1499,12 @@ static void command_lines(tl__page *p) {
     }
     code_block(f, *s->command_line ? s->command_line : "(not recorded)");
   }
+  free(run);
+  free(cmd);
+  free(label);
+  free(with_call);
+  free(runs_of);
+  free(last_of);
   if (total > shown)
     fprintf(f,
             "And %zu more command lines: in the HTML page (`--format html`) and in JSON "

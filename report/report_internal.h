@@ -127,12 +127,51 @@ extern const size_t tl__trait_count;
 void tl__md_list_labels(FILE *f, const tl_comparison *c);
 /* Distinct hosts by fingerprint in order of first session into first;
  * newest[i] is the index of host i's newest session (whose facts describe
- * it); both have room for every session. Returns how many. */
+ * it); both have room for every session. Returns how many (0 when out of
+ * memory). */
 size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest);
-/* Whether session i is the first of its label on its host (fingerprint). */
-int tl__first_on_host(const tl_comparison *c, size_t i);
+/* For the nh hosts of tl__hosts_of (first as it gave): how many sessions
+ * each host has under each label, at [host * label_count + label]. A
+ * malloc'ed array the caller frees, or NULL when out of memory. */
+size_t *tl__host_label_counts(const tl_comparison *c, const size_t *first, size_t nh);
 /* "2026-11-30" (UTC). */
 void tl__date_only(int64_t ns, char *buf, size_t len);
+
+/* Which items share a key (distinct.c). key(ctx, i, part) gives part
+ * 0..parts-1 of item i's key, or NULL for an item that has none. first[i]
+ * receives the index of the first item with item i's key (i itself when it
+ * is the first), SIZE_MAX for an item without a key. Linear in n. */
+enum { TL__KEY_PARTS = 2 };
+typedef const char *(*tl__key_fn)(const void *ctx, size_t i, int part);
+int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t *first);
+typedef enum {
+  TL__SAME_HOST,    /* label and host fingerprint */
+  TL__SAME_MACHINE, /* host fingerprint, whatever the label */
+  TL__SAME_RUN,     /* run UUID */
+  TL__SAME_STATUS,  /* label and status */
+  TL__SAME_PROBE,   /* probe */
+  TL__SAME_COMMAND, /* label and command line */
+  TL__SAME_LABEL,   /* label */
+} tl__session_key;
+/* tl__first_same over the comparison's sessions: a malloc'ed array of
+ * sessions.count indexes (the caller frees), or NULL when out of memory. */
+size_t *tl__sessions_first(const tl_comparison *c, tl__session_key which);
+
+/* A list of items joined by ", " that shows its first show items and
+ * folds the rest into a count: "a, b, c and 147 more hosts". A page's
+ * lists show TL__LIST_SHOWN. */
+enum { TL__LIST_SHOWN = 24 };
+typedef struct {
+  char *text;
+  size_t len, cap, count, show;
+  int failed, folded;
+} tl__fold;
+void tl__fold_init(tl__fold *l, size_t show);
+void tl__fold_add(tl__fold *l, const char *item);
+/* The list, with " and N more <more>" when folded ("" when memory ran out);
+ * valid until tl__fold_free. */
+const char *tl__fold_text(tl__fold *l, const char *more);
+void tl__fold_free(tl__fold *l);
 /* v, or "unknown" when NULL or empty. */
 const char *tl__or_unknown(const char *v);
 /* A host's CPU model and its OS with version, or "unknown". */

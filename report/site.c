@@ -201,6 +201,14 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     return TL_ENOMEM;
   }
   size_t nh = tl__hosts_of(c, first, last);
+  size_t *used = tl__host_label_counts(c, first, nh), *on_host = tl__sessions_first(c, TL__SAME_HOST);
+  if (!used || !on_host) {
+    free(first);
+    free(last);
+    free(used);
+    free(on_host);
+    return TL_ENOMEM;
+  }
   char date[32];
   tl__date_only(newest, date, sizeof date);
   FILE *f = tl__prose(&p);
@@ -231,7 +239,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
       const tl_session *s = &c->sessions.items[i];
       if (strcmp(s->label, c->labels[l]) != 0)
         continue;
-      hosts += (size_t)tl__first_on_host(c, i);
+      hosts += on_host[i] == i;
       if (!sessions++)
         t0 = s->started_ns;
       t1 = s->started_ns;
@@ -268,14 +276,9 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     size_t at = 0, sessions = 0;
     buf[0] = '\0';
     for (size_t l = 0; l < c->label_count; l++) {
-      int used = 0;
-      for (size_t i = 0; i < n; i++)
-        if (strcmp(c->sessions.items[i].host_fingerprint, s->host_fingerprint) == 0 &&
-            strcmp(c->sessions.items[i].label, c->labels[l]) == 0) {
-          used = 1;
-          sessions++;
-        }
-      if (used && at < sizeof buf)
+      size_t here = used[h * c->label_count + l];
+      sessions += here;
+      if (here && at < sizeof buf)
         at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", c->labels[l]);
     }
     tl__table_add(t, buf);
@@ -284,5 +287,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   tl__put_table(&p, t);
   free(first);
   free(last);
+  free(used);
+  free(on_host);
   return tl__page_end(&p);
 }

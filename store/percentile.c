@@ -7,18 +7,61 @@
 
 #include "tl_base.h"
 
+/* pct as the exact fraction its decimal form says, num / den: 99.9 is
+ * 999 / 1000, not the double nearest 99.9 (a hair above it, which would put
+ * rank 999 of 1000 at 1000). At most 17 significant digits, so num < 2^57. */
+__extension__ typedef unsigned __int128 u128;
+
+typedef struct {
+  double pct;
+  uint64_t num;
+  u128 den;
+} pct_fraction;
+
+static pct_fraction pct_fraction_of(double pct) {
+  char buf[TL_PCT_LEN];
+  pct_fraction f = {pct, 0, 1};
+  int after_dot = 0;
+  for (const char *c = tl_format_pct(pct, buf, sizeof buf); *c; c++) {
+    if (*c == '.') {
+      after_dot = 1;
+      continue;
+    }
+    f.num = f.num * 10 + (uint64_t)(*c - '0');
+    if (after_dot)
+      f.den *= 10;
+  }
+  return f;
+}
+
 int64_t tl_rank(double pct, int64_t n) {
-  /* pct / 100 * n in long double, then ceil, with a guard against the
-   * rounding of values such as 0.9 * 1000 = 900.0000000001. */
-  long double exact = (long double)pct * (long double)n / 100.0L;
-  int64_t r = (int64_t)exact;
-  if ((long double)r < exact - 1e-9L)
-    r++;
-  if (r < 1)
-    r = 1;
-  if (r > n)
-    r = n;
-  return r;
+  /* ceil(num * n / (100 * den)) in 128-bit integers: exact for every n that
+   * fits in 64 bits (num * n < 2^120). Formatting a percentile costs a few
+   * snprintf calls, so the last few fractions are kept: callers ask for the
+   * same handful of percentiles over and over. */
+  enum { MEMO = 8 };
+  static _Thread_local pct_fraction memo[MEMO];
+  static _Thread_local unsigned memo_used, memo_next;
+  if (n < 1)
+    return n;
+  if (!(pct > 0))
+    return 1;
+  if (pct >= 100)
+    return n;
+  const pct_fraction *f = NULL;
+  for (unsigned i = 0; i < memo_used && !f; i++)
+    if (memo[i].pct == pct)
+      f = &memo[i];
+  if (!f) {
+    memo[memo_next] = pct_fraction_of(pct);
+    f = &memo[memo_next];
+    memo_next = (memo_next + 1) % MEMO;
+    if (memo_used < MEMO)
+      memo_used++;
+  }
+  u128 whole = (u128)f->num * (uint64_t)n, den = f->den * 100;
+  int64_t r = (int64_t)((whole + den - 1) / den);
+  return r < 1 ? 1 : r > n ? n : r;
 }
 
 void tl_format_ms(double ns, char *buf, size_t len) {

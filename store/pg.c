@@ -98,11 +98,15 @@ void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
   }
 }
 
+static void forget_windows(tl_store *s);
+
 PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
                        const char *doing, int *err) {
   PGresult *r =
       PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
   ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (st != PGRES_TUPLES_OK) /* a write, a transaction's start or end, or a failure */
+    forget_windows(s);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
     *err = TL_OK;
     return r;
@@ -149,9 +153,25 @@ void tl__pg_rollback(tl_store *s) {
  * create its tables once. */
 #define TL_PG_SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7813304157050299746)"
 
+static void rows_window_clear(tl_pg_rows *w) {
+  tl_fact_rows_free(w->rows, w->n);
+  free(w->session);
+  memset(w, 0, sizeof *w);
+}
+
+/* Forgets the facts and tags read ahead: after a write they may be stale. */
+static void forget_windows(tl_store *s) {
+  tl_pg *p = s->server;
+  if (p) {
+    rows_window_clear(&p->facts);
+    rows_window_clear(&p->tags);
+  }
+}
+
 static void pg_close(tl_store *s) {
   tl_pg *p = s->server;
   if (p) {
+    forget_windows(s);
     if (p->conn) /* else libpq may not be loaded */
       PQfinish(p->conn);
     free(p);
@@ -485,43 +505,69 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-/* The blocks of one session, streamed a row at a time, with the checks
- * every backend makes (tl__block_run_next and _end); the session's count
- * comes in the same statement, so in the same snapshot. */
-static int scan_session(tl_store *s, int64_t id, tl_block_filter_cb filter, tl_block_cb fn,
-                        void *ctx) {
+/* ids[0..n) as a PostgreSQL array literal, "{1,2,3}"; malloc'ed, or NULL. */
+static char *id_array(const int64_t *ids, size_t n) {
+  char *list = malloc(n * 21 + 3);
+  size_t at = 0;
+  if (!list)
+    return NULL;
+  list[at++] = '{';
+  for (size_t i = 0; i < n; i++)
+    at += (size_t)sprintf(list + at, "%s%lld", i ? "," : "", (long long)ids[i]);
+  list[at++] = '}';
+  list[at] = '\0';
+  return list;
+}
+
+/* The blocks of the sessions ids[0..n) in that order, streamed a row at a
+ * time in one statement (a round trip per session cost a fleet's report a
+ * second per thousand sessions), with the checks every backend makes
+ * (tl__block_run_next and _end) session by session; each session's count
+ * comes in the same statement, so in the same snapshot. An id that names no
+ * session is passed over. */
+static int scan_sessions(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                         tl_block_cb fn, void *ctx) {
   PGconn *c = tl__pg_conn(s);
-  tl_pg_params p = {0};
-  tl__pg_param_i64(&p, id);
-  if (!PQsendQueryParams(c,
-                         "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
-                         "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
-                         "ON b.session_id = s.id WHERE s.id = $1 ORDER BY b.seq",
-                         1, NULL, p.v, NULL, NULL, 1) ||
-      !PQsetSingleRowMode(c))
+  char *list = id_array(ids, n);
+  if (!list)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
+  const char *v[1] = {list};
+  int sent = PQsendQueryParams(c,
+                               "SELECT u.ord, s.id, s.uuid, s.sample_count, b.seq, b.count, "
+                               "b.min_ns, b.max_ns, b.codec, b.data FROM unnest($1::bigint[]) WITH "
+                               "ORDINALITY AS u(id, ord) JOIN sessions s ON s.id = u.id LEFT JOIN "
+                               "sample_blocks b ON b.session_id = s.id ORDER BY u.ord, b.seq",
+                               1, NULL, v, NULL, NULL, 1);
+  free(list);
+  if (!sent || !PQsetSingleRowMode(c))
     return tl__pg_fail(s, NULL, "reading samples");
   int err = TL_OK;
   char uuid[40] = "";
-  tl__block_run run = {.id = id, .uuid = uuid, .recorded = -1};
+  tl__block_run run = {.uuid = uuid, .recorded = -1};
+  int64_t ord = -1; /* of the session being read: an id may be asked twice */
   PGresult *r;
   while ((r = PQgetResult(c))) {
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_SINGLE_TUPLE && err == TL_OK) {
-      if (run.recorded < 0) {
-        snprintf(uuid, sizeof uuid, "%.36s", PQgetvalue(r, 0, 0));
-        run.recorded = tl__pg_i64(r, 0, 1);
+      int64_t id = tl__pg_i64(r, 0, 1);
+      if (tl__pg_i64(r, 0, 0) != ord) { /* the next session */
+        if (run.recorded >= 0)
+          err = tl__block_run_end(s, &run);
+        ord = tl__pg_i64(r, 0, 0);
+        run = (tl__block_run){.id = id, .uuid = uuid, .recorded = tl__pg_i64(r, 0, 3)};
+        snprintf(uuid, sizeof uuid, "%.36s", PQgetvalue(r, 0, 2));
       }
-      if (!PQgetisnull(r, 0, 2)) { /* else a session without blocks */
+      if (err == TL_OK && !PQgetisnull(r, 0, 4)) { /* else a session without blocks */
         tl_block b = {.session_id = id,
-                      .seq = tl__pg_i64(r, 0, 2),
-                      .count = tl__pg_i64(r, 0, 3),
-                      .min_ns = tl__pg_i64(r, 0, 4),
-                      .max_ns = tl__pg_i64(r, 0, 5),
-                      .codec = (int)tl__pg_i64(r, 0, 6)};
+                      .seq = tl__pg_i64(r, 0, 4),
+                      .count = tl__pg_i64(r, 0, 5),
+                      .min_ns = tl__pg_i64(r, 0, 6),
+                      .max_ns = tl__pg_i64(r, 0, 7),
+                      .codec = (int)tl__pg_i64(r, 0, 8)};
         err = tl__block_run_next(s, &run, &b);
         if (err == TL_OK && (!filter || filter(ctx, &b))) {
-          b.data = (const uint8_t *)PQgetvalue(r, 0, 7);
-          b.len = (size_t)PQgetlength(r, 0, 7);
+          b.data = (const uint8_t *)PQgetvalue(r, 0, 9);
+          b.len = (size_t)PQgetlength(r, 0, 9);
           err = fn(ctx, &b);
         }
       }
@@ -537,9 +583,10 @@ static int scan_session(tl_store *s, int64_t id, tl_block_filter_cb filter, tl_b
 
 static int pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                           tl_block_cb fn, void *ctx) {
+  enum { BATCH = 1000 }; /* sessions a statement */
   int err = TL_OK;
-  for (size_t i = 0; i < n && err == TL_OK; i++)
-    err = scan_session(s, ids[i], filter, fn, ctx);
+  for (size_t i = 0; i < n && err == TL_OK; i += BATCH)
+    err = scan_sessions(s, ids + i, n - i < BATCH ? n - i : BATCH, filter, fn, ctx);
   return err;
 }
 
@@ -550,34 +597,83 @@ static int pg_read_begin(tl_store *s) {
 
 static void pg_read_end(tl_store *s) {
   PGconn *c = tl__pg_conn(s);
+  forget_windows(s);
   if (c && PQtransactionStatus(c) == PQTRANS_INTRANS)
     PQclear(PQexec(c, "COMMIT"));
   else
     tl__pg_rollback(s);
 }
 
-static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_row **rows,
-                     size_t *count) {
-  *rows = NULL;
-  *count = 0;
+enum { WINDOW = 1024 }; /* session ids a window of facts or tags spans */
+
+/* Reads the rows of sessions [lo, lo + WINDOW) into w with sql (session
+ * id, key, value, evidence; $1 and $2 the ends). */
+static int rows_window_fill(tl_store *s, tl_pg_rows *w, const char *sql, int64_t lo) {
+  rows_window_clear(w);
   tl_pg_params p = {0};
-  tl__pg_param_i64(&p, session_id);
+  tl__pg_param_i64(&p, lo);
+  tl__pg_param_i64(&p, lo + WINDOW);
   int err;
   PGresult *r = tl__pg_query(s, sql, &p, 0, "reading session details", &err);
   if (!r)
     return err;
   size_t n = (size_t)PQntuples(r);
-  *rows = calloc(n ? n : 1, sizeof **rows);
-  for (size_t i = 0; *rows && i < n; i++) {
-    tl_fact_row *x = &(*rows)[(*count)++];
-    x->key = dup_val(r, (int)i, 0);
-    x->value = dup_val(r, (int)i, 1);
-    x->evidence = dup_val(r, (int)i, 2);
+  w->session = malloc((n ? n : 1) * sizeof *w->session);
+  w->rows = calloc(n ? n : 1, sizeof *w->rows);
+  err = w->session && w->rows ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; !err && i < n; i++) {
+    tl_fact_row *x = &w->rows[w->n];
+    w->session[w->n++] = tl__pg_i64(r, (int)i, 0);
+    x->key = dup_val(r, (int)i, 1);
+    x->value = dup_val(r, (int)i, 2);
+    x->evidence = dup_val(r, (int)i, 3);
     if (!x->key || !x->value || !x->evidence)
       err = TL_ENOMEM;
   }
   PQclear(r);
-  if (!*rows || err) {
+  if (err) {
+    rows_window_clear(w);
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading session details");
+  }
+  w->lo = lo;
+  w->hi = lo + WINDOW;
+  return TL_OK;
+}
+
+/* The rows of one session, from the window that holds it (read when none
+ * does): a copy the caller frees with tl_fact_rows_free. */
+static int read_rows(tl_store *s, tl_pg_rows *w, const char *sql, int64_t session_id,
+                     tl_fact_row **rows, size_t *count) {
+  *rows = NULL;
+  *count = 0;
+  if (session_id < w->lo || session_id >= w->hi || w->lo == w->hi) {
+    int err = rows_window_fill(s, w, sql, session_id);
+    if (err)
+      return err;
+  }
+  size_t from = 0, to = w->n;
+  while (from < to) { /* the first row of the session */
+    size_t mid = from + (to - from) / 2;
+    if (w->session[mid] < session_id)
+      from = mid + 1;
+    else
+      to = mid;
+  }
+  size_t n = 0;
+  while (from + n < w->n && w->session[from + n] == session_id)
+    n++;
+  *rows = calloc(n ? n : 1, sizeof **rows);
+  int err = *rows ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; !err && i < n; i++) {
+    const tl_fact_row *x = &w->rows[from + i];
+    tl_fact_row *y = &(*rows)[(*count)++];
+    y->key = strdup(x->key);
+    y->value = strdup(x->value);
+    y->evidence = strdup(x->evidence);
+    if (!y->key || !y->value || !y->evidence)
+      err = TL_ENOMEM;
+  }
+  if (err) {
     tl_fact_rows_free(*rows, *count);
     *rows = NULL;
     *count = 0;
@@ -587,16 +683,16 @@ static int read_rows(tl_store *s, const char *sql, int64_t session_id, tl_fact_r
 }
 
 static int pg_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s,
-                   "SELECT key COLLATE \"C\" AS k, value, evidence FROM host_facts "
-                   "WHERE session_id = $1 ORDER BY k",
+  return read_rows(s, &((tl_pg *)s->server)->facts,
+                   "SELECT session_id, key COLLATE \"C\" AS k, value, evidence FROM host_facts "
+                   "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
 }
 
 static int pg_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s,
-                   "SELECT key COLLATE \"C\" AS k, value, '' FROM session_tags "
-                   "WHERE session_id = $1 ORDER BY k",
+  return read_rows(s, &((tl_pg *)s->server)->tags,
+                   "SELECT session_id, key COLLATE \"C\" AS k, value, '' FROM session_tags "
+                   "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
 }
 
@@ -715,30 +811,43 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
 }
 
 /* One query per session, in binary form: the summary's bytes as stored. */
+/* The summaries of ids[0..n), up to 1,000 sessions a statement, in order. */
 static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                             void *ctx) {
+  enum { BATCH = 1000 };
   int err = TL_OK;
-  for (size_t i = 0; i < n && err == TL_OK; i++) {
+  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
+    size_t m = n - from < BATCH ? n - from : BATCH;
+    char *list = id_array(ids + from, m);
+    if (!list)
+      return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
     tl_pg_params p = {0};
-    tl__pg_param_i64(&p, ids[i]);
+    tl__pg_param_text(&p, list);
     PGresult *r = tl__pg_query(s,
-                               "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
-                               "session_summaries m ON m.session_id = s.id WHERE s.id = $1",
+                               "SELECT s.id IS NOT NULL, s.uuid, s.sample_count, m.data FROM "
+                               "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) LEFT JOIN "
+                               "sessions s ON s.id = u.id LEFT JOIN session_summaries m ON "
+                               "m.session_id = s.id ORDER BY u.ord",
                                &p, 1, "reading summaries", &err);
+    free(list);
     if (!r)
       break;
-    if (PQntuples(r) == 0)
-      err = fn(ctx, i, "?", -1, NULL, 0);
-    else
-      err = fn(ctx, i, PQgetvalue(r, 0, 0), tl__pg_i64(r, 0, 1),
-               PQgetisnull(r, 0, 2) ? NULL : (const uint8_t *)PQgetvalue(r, 0, 2),
-               (size_t)PQgetlength(r, 0, 2));
+    for (size_t k = 0; k < m && k < (size_t)PQntuples(r) && err == TL_OK; k++) {
+      int row = (int)k;
+      if (!*PQgetvalue(r, row, 0)) /* a binary bool: 0, no such session */
+        err = fn(ctx, from + k, "?", -1, NULL, 0);
+      else
+        err = fn(ctx, from + k, PQgetvalue(r, row, 1), tl__pg_i64(r, row, 2),
+                 PQgetisnull(r, row, 3) ? NULL : (const uint8_t *)PQgetvalue(r, row, 3),
+                 (size_t)PQgetlength(r, row, 3));
+    }
     PQclear(r);
   }
   return err;
 }
 
 static int pg_delete(tl_store *s, const char *uuid) {
+  forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};
@@ -758,6 +867,7 @@ static int pg_delete(tl_store *s, const char *uuid) {
 
 static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                     int64_t *samples) {
+  forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};

@@ -7,8 +7,18 @@
 #include "store_internal.h"
 
 /* The server backend's state, at tl_store.server. */
+/* The facts or the tags of a window of sessions, read in one statement:
+ * a report asks them of every session in turn. */
+typedef struct {
+  int64_t lo, hi; /* session ids [lo, hi) held; empty when lo == hi */
+  size_t n;
+  int64_t *session; /* n session ids, ascending */
+  tl_fact_row *rows; /* n rows, by session then key */
+} tl_pg_rows;
+
 typedef struct {
   PGconn *conn;
+  tl_pg_rows facts, tags; /* emptied by every write and every read transaction */
 } tl_pg;
 
 extern const tl_store_ops tl__pg_ops;

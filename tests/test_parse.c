@@ -189,6 +189,45 @@ static void ranks(void **state) {
   assert_int_equal(tl_rank(90, 11), 10);
 }
 
+/* The nearest rank by its definition, for a percentile given as num / den
+ * percent: the smallest r with r / n >= num / (100 den), found by bisection
+ * on exact 128-bit comparisons, so it shares no arithmetic with tl_rank. */
+static int64_t rank_by_definition(uint64_t num, uint64_t den, int64_t n) {
+  __extension__ typedef unsigned __int128 u128;
+  int64_t lo = 1, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if ((u128)mid * den * 100 >= (u128)num * (uint64_t)n)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+static void ranks_exact_at_any_count(void **state) {
+  (void)state;
+  /* Past about 2^24 samples a double's 99.9 (a hair above 999/1000) times n
+   * crosses an integer: the rank must still be the decimal percentile's. */
+  const struct {
+    double pct;
+    uint64_t num, den;
+  } pcts[] = {{50, 50, 1},       {90, 90, 1},          {99, 99, 1},
+              {99.9, 999, 10},   {99.99, 9999, 100},   {99.999, 99999, 1000},
+              {0.1, 1, 10},      {33.3, 333, 10},      {99.99999, 9999999, 100000},
+              {1e-9, 1, 1000000000}};
+  const int64_t base[] = {(1LL << 24) + 1, 143856000, (1LL << 32) + 7, (1LL << 53) - 3,
+                          (1LL << 53) + 5, INT64_MAX / 2, INT64_MAX};
+  for (size_t b = 0; b < sizeof base / sizeof *base; b++)
+    for (int64_t d = 0; d < 1000; d += 37)
+      for (size_t k = 0; k < sizeof pcts / sizeof *pcts; k++) {
+        int64_t n = base[b] - d;
+        assert_int_equal(tl_rank(pcts[k].pct, n), rank_by_definition(pcts[k].num, pcts[k].den, n));
+      }
+  assert_int_equal(tl_rank(99.9, 143856000), 143712144);
+  assert_int_equal(tl_rank(99.9, 1000000000000), 999000000000);
+}
+
 static void safe_output(void **state) {
   (void)state;
   char *buf = NULL;
@@ -251,6 +290,7 @@ int main(void) {
       cmocka_unit_test(tags),          cmocka_unit_test(durations),
       cmocka_unit_test(whole_numbers), cmocka_unit_test(dates),
       cmocka_unit_test(lists),         cmocka_unit_test(ranks),
+      cmocka_unit_test(ranks_exact_at_any_count),
       cmocka_unit_test(safe_output),   cmocka_unit_test(c1_controls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -950,6 +950,49 @@ static void stale_by_heartbeat(void **state) {
   tl_store_close(s);
 }
 
+static int count_steps(void *ctx) {
+  ++*(int64_t *)ctx;
+  return 0;
+}
+
+/* The SQLite instructions tl_store_recover_stale runs on s. */
+static int64_t recover_steps(tl_store *s) {
+  int64_t steps = 0;
+  sqlite3_progress_handler(s->db, 1, count_steps, &steps);
+  assert_int_equal(tl_store_recover_stale(s, 3600LL * 1000000000LL, NULL), TL_OK);
+  sqlite3_progress_handler(s->db, 0, NULL, NULL);
+  return steps;
+}
+
+/* Every open for writing looks for stale sessions: its work must follow the
+ * running sessions, not every session the file holds. */
+static void stale_search_reads_only_running(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_session_spec spec = spec_for("x", 0);
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  int64_t few = recover_steps(s);
+  /* 20,000 more finished sessions of the same host, written directly. */
+  assert_int_equal(sqlite3_exec(s->db,
+                                "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k "
+                                "WHERE i < 20000) INSERT INTO sessions (uuid, run_uuid, host_id, "
+                                "label, probe, delay_ns, warmup, started_ns, ended_ns, "
+                                "heartbeat_ns, pid, status, tl_version, libuv_version, "
+                                "command_line) SELECT 'u' || i, 'r', host_id, label, probe, "
+                                "delay_ns, 0, started_ns, ended_ns, heartbeat_ns, pid, "
+                                "'complete', tl_version, libuv_version, command_line FROM k, "
+                                "sessions WHERE sessions.id = 1",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  int64_t many = recover_steps(s);
+  assert_true(many < 2 * few + 100);
+  tl_store_close(s);
+}
+
 /* The status every reader sees for the file's only session. */
 static void expect_status(const char *db, const char *status) {
   tl_session_list list;
@@ -1463,6 +1506,8 @@ int main(int argc, char **argv) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(damaged_summary, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_sessions, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(stale_search_reads_only_running, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_by_heartbeat, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(live_collector_is_never_stale, tl_test_setup,
                                       tl_test_teardown),

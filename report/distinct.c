@@ -1,0 +1,182 @@
+/* distinct.c: which item comes first with the same key (a session's host,
+ * run, status, command line ...), for every item at once, through one hash
+ * table. The page asks this of every session; a scan of the sessions before
+ * each one grows with the square of their number, which a fleet of
+ * hundreds of thousands of sessions cannot afford. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+static uint64_t hash_parts(const char *const *part, int parts) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a, a 0 byte between parts */
+  for (int k = 0; k < parts; k++) {
+    for (const unsigned char *s = (const unsigned char *)part[k]; *s; s++)
+      h = (h ^ *s) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  }
+  return h ^ (h >> 29);
+}
+
+int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t *first) {
+  if (parts < 1 || parts > TL__KEY_PARTS)
+    return TL_EINVAL;
+  size_t cap = 16;
+  while (cap < 2 * n)
+    cap *= 2;
+  size_t *slot = calloc(cap, sizeof *slot); /* item + 1; 0: empty */
+  uint64_t *hash = malloc((n ? n : 1) * sizeof *hash);
+  if (!slot || !hash) {
+    free(slot);
+    free(hash);
+    return TL_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const char *mine[TL__KEY_PARTS];
+    int skip = 0;
+    for (int k = 0; k < parts && !skip; k++)
+      skip = (mine[k] = key(ctx, i, k)) == NULL;
+    first[i] = SIZE_MAX;
+    if (skip)
+      continue;
+    hash[i] = hash_parts(mine, parts);
+    for (size_t at = (size_t)hash[i] & (cap - 1);; at = (at + 1) & (cap - 1)) {
+      if (!slot[at]) {
+        slot[at] = i + 1;
+        first[i] = i;
+        break;
+      }
+      size_t j = slot[at] - 1;
+      int same = hash[j] == hash[i];
+      for (int k = 0; k < parts && same; k++)
+        same = strcmp(key(ctx, j, k), mine[k]) == 0;
+      if (same) {
+        first[i] = j;
+        break;
+      }
+    }
+  }
+  free(slot);
+  free(hash);
+  return TL_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The questions the pages ask of a comparison's sessions                   */
+
+static const char *session_key(const void *ctx, size_t i, int part) {
+  const tl_comparison *c = ((const void *const *)ctx)[0];
+  tl__session_key which = *(const tl__session_key *)((const void *const *)ctx)[1];
+  const tl_session *s = &c->sessions.items[i];
+  switch (which) {
+  case TL__SAME_HOST:
+    return part ? s->host_fingerprint : s->label;
+  case TL__SAME_MACHINE:
+    return s->host_fingerprint;
+  case TL__SAME_RUN:
+    return s->run_uuid;
+  case TL__SAME_STATUS:
+    return part ? s->status : s->label;
+  case TL__SAME_PROBE:
+    return s->probe;
+  case TL__SAME_COMMAND:
+    return part ? s->command_line : s->label;
+  case TL__SAME_LABEL:
+    return s->label;
+  }
+  return NULL;
+}
+
+size_t *tl__sessions_first(const tl_comparison *c, tl__session_key which) {
+  static const int parts[] = {[TL__SAME_HOST] = 2,   [TL__SAME_MACHINE] = 1,
+                              [TL__SAME_RUN] = 1,    [TL__SAME_STATUS] = 2,
+                              [TL__SAME_PROBE] = 1,  [TL__SAME_COMMAND] = 2,
+                              [TL__SAME_LABEL] = 1};
+  size_t n = c->sessions.count;
+  size_t *first = malloc((n ? n : 1) * sizeof *first);
+  const void *ctx[2] = {c, &which};
+  if (first && tl__first_same(n, parts[which], session_key, ctx, first) != TL_OK) {
+    free(first);
+    first = NULL;
+  }
+  return first;
+}
+
+size_t *tl__host_label_counts(const tl_comparison *c, const size_t *first, size_t nh) {
+  size_t n = c->sessions.count, L = c->label_count;
+  size_t *machine = tl__sessions_first(c, TL__SAME_MACHINE);
+  size_t *label = tl__sessions_first(c, TL__SAME_LABEL);
+  size_t *number = malloc((2 * n + 1) * sizeof *number); /* a host's, then a label's */
+  size_t *counts = calloc(nh * L + 1, sizeof *counts);
+  if (!machine || !label || !number || !counts) {
+    free(counts);
+    counts = NULL;
+  }
+  /* Number the hosts and the labels at their first sessions. */
+  for (size_t h = 0; counts && h < nh; h++)
+    number[first[h]] = h;
+  for (size_t i = 0; counts && i < n; i++)
+    if (label[i] == i) {
+      size_t l = 0;
+      while (l < L && strcmp(c->labels[l], c->sessions.items[i].label) != 0)
+        l++;
+      number[n + i] = l; /* L: a label not compared */
+    }
+  for (size_t i = 0; counts && i < n; i++) {
+    size_t h = number[machine[i]], l = number[n + label[i]];
+    if (l < L)
+      counts[h * L + l]++;
+  }
+  free(machine);
+  free(label);
+  free(number);
+  return counts;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lists that fold                                                           */
+
+void tl__fold_init(tl__fold *l, size_t show) {
+  memset(l, 0, sizeof *l);
+  l->show = show;
+}
+
+static void fold_append(tl__fold *l, const char *a, const char *b) {
+  size_t need = l->len + strlen(a) + strlen(b) + 1;
+  if (l->failed)
+    return;
+  if (need > l->cap) {
+    size_t cap = l->cap ? l->cap : 256;
+    while (cap < need)
+      cap *= 2;
+    char *text = realloc(l->text, cap);
+    if (!text) {
+      l->failed = 1;
+      return;
+    }
+    l->text = text;
+    l->cap = cap;
+  }
+  l->len += (size_t)sprintf(l->text + l->len, "%s%s", a, b);
+}
+
+void tl__fold_add(tl__fold *l, const char *item) {
+  if (++l->count <= l->show)
+    fold_append(l, l->count > 1 ? ", " : "", item);
+}
+
+const char *tl__fold_text(tl__fold *l, const char *more) {
+  if (l->count > l->show && !l->folded) {
+    char tail[64];
+    snprintf(tail, sizeof tail, " and %zu more ", l->count - l->show);
+    fold_append(l, tail, more);
+    l->folded = 1;
+  }
+  return l->failed || !l->text ? "" : l->text;
+}
+
+void tl__fold_free(tl__fold *l) {
+  free(l->text);
+  memset(l, 0, sizeof *l);
+}
