@@ -27,42 +27,54 @@ int tl_regression_parse(const char *s, double *fraction, char *why, size_t whyle
   return TL_OK;
 }
 
+enum { SKIP_SAMPLES = -1, SKIP_SESSIONS = -2 };
+
 /* One check of candidate against reference at percentile k; prints a line
- * and returns 1 when it has regressed, 0 when not, -1 when it cannot say (no
- * samples, or too few for the percentile on either side: the bootstrap of
- * the largest samples is unreliable). */
+ * and returns 1 when it has regressed, 0 when not, SKIP_SAMPLES when it
+ * cannot say for lack of samples (none, or too few for the percentile on
+ * either side) and SKIP_SESSIONS for lack of sessions (run-to-run variation
+ * unmeasured). With predict, the candidate is one new session judged
+ * against the spread of the reference's. */
 static int check_one(FILE *out, const tl_group *g, const tl__gcalc *ref, const tl__gcalc *cand,
-                     size_t k, double max, int64_t min_ns, const char *which, const char *against) {
+                     size_t k, double max, int64_t min_ns, int predict, const char *which,
+                     const char *against) {
   int64_t rv = ref->dist.pct_ns[k], cv = cand->dist.pct_ns[k];
   if (!ref->dist.count || !cand->dist.count || ref->pct[k].few || cand->pct[k].few)
-    return -1;
+    return SKIP_SAMPLES;
   /* Relative to the reference's lateness, not to the delay everyone waits;
    * a lateness below the ratio floor counts as the floor, so that noise-level
    * latenesses give no huge percentages. */
   int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns), rl = rv - armed, cl = cv - armed;
   double rel = (double)(cv - rv) / (double)(rl > TL_RATIO_FLOOR_NS ? rl : TL_RATIO_FLOOR_NS);
-  int64_t lo, hi;
-  tl__diff_interval(ref, cand, k, &lo, &hi);
+  tl__sdiff sd;
+  tl__session_diff(ref, cand, k, rl, cl, predict, &sd);
+  if (!sd.decided)
+    return SKIP_SESSIONS;
+  int64_t lo = sd.lo_ns, hi = sd.hi_ns;
   if (!(rel > max) || lo <= 0 || cv - rv < min_ns)
     return 0;
-  char line[768], c[32], r[32], l[32], h[32];
+  char line[768], c[32], r[32], l[32], h[32], based[64];
   double sc = tl__max_abs3((double)cl, (double)rl, 0);
   tl__sentence_ms((double)cl, sc, c, sizeof c);
   tl__sentence_ms((double)rl, sc, r, sizeof r);
   tl__sentence_ms((double)lo, tl__max_abs3((double)lo, (double)hi, 0), l, sizeof l);
   tl__sentence_ms((double)hi, tl__max_abs3((double)lo, (double)hi, 0), h, sizeof h);
+  if (predict)
+    snprintf(based, sizeof based, "from the spread of %zu sessions", ref->used);
+  else
+    snprintf(based, sizeof based, "%zu and %zu sessions", cand->used, ref->used);
   snprintf(line, sizeof line,
            "regression: %s %s %g ms p%s%s is %s ms late, %.1f%% above %s (%s ms late; 95%% CI "
-           "of the difference %s to %s ms; allowed %g%%)",
+           "of the difference %s to %s ms, %s; allowed %g%%)",
            g->label, g->probe, (double)g->delay_ns / 1e6, TL_PCT(g->dist.pcts[k]), which, c,
-           rel * 100, against, r, l, h, max * 100);
+           rel * 100, against, r, l, h, based, max * 100);
   tl_fput_safe(out, line);
   fputc('\n', out);
   return 1;
 }
 
 typedef struct {
-  size_t checks, bad, skipped;
+  size_t checks, bad, skipped, few_sessions;
 } check_tally;
 
 /* Sessions on one side of a check, the exact distribution when known, the
@@ -80,23 +92,27 @@ typedef struct {
 static int side_calc(tl_store *store, const tl_comparison *cmp, const tl_group *g,
                      const tl_group *sg, const sides *sd, tl__gcalc *out) {
   return tl__gcalc_run(store, cmp, sd->ids, sd->n, g->dist.pcts, g->dist.pct_count, sd->dist,
+                       tl_probe_armed_ns(g->probe, g->delay_ns),
                        tl__group_seed(sg->label, sg->probe, sg->delay_ns, sd->seed), 0, sd->kept,
                        out);
 }
 
 /* Checks cand (of group g) against ref at every percentile. */
 static void check_calcs(FILE *out, const tl_group *g, const tl__gcalc *ref, const tl__gcalc *cand,
-                        const tl_check_opts *o, const char *which, const char *against,
+                        const tl_check_opts *o, int predict, const char *which, const char *against,
                         check_tally *t) {
   for (size_t k = 0; k < g->dist.pct_count; k++) {
-    int r = check_one(out, g, ref, cand, k, o->max_regression, o->min_regression_ns, which, against);
-    t->skipped += r < 0;
+    int r = check_one(out, g, ref, cand, k, o->max_regression, o->min_regression_ns, predict, which,
+                      against);
+    t->skipped += r == SKIP_SAMPLES;
+    t->few_sessions += r == SKIP_SESSIONS;
     t->checks += r >= 0;
     t->bad += r > 0;
   }
 }
 
-/* Checks cand (of group g) against ref (of group rg) at every percentile. */
+/* Checks cand, one new session of group g, against ref (of group rg) at
+ * every percentile. */
 static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group *g,
                        const tl_group *rg, const sides *ref, const sides *cand,
                        const tl_check_opts *o, const char *which, const char *against, FILE *out,
@@ -108,7 +124,7 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
   if (!rc)
     rc = side_calc(store, cmp, g, g, cand, &cgc);
   if (!rc)
-    check_calcs(out, g, &rgc, &cgc, o, which, against, t);
+    check_calcs(out, g, &rgc, &cgc, o, 1, which, against, t);
   tl__gcalc_free(&rgc);
   tl__gcalc_free(&cgc);
   return rc;
@@ -174,7 +190,7 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
   int rc = tl__compare(store, &co, 1, &cmp, err, errlen);
   if (rc)
     return rc;
-  check_tally tally = {0, 0, 0};
+  check_tally tally = {0, 0, 0, 0};
   size_t ng = cmp.group_count;
   group_calcs gc = {calloc(ng ? ng : 1, sizeof *gc.calc), calloc(ng ? ng : 1, 1)};
   if (!gc.calc || !gc.ready)
@@ -191,7 +207,7 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
       if (!rc)
         rc = group_calc(store, &cmp, i, &gc, &cand);
       if (!rc)
-        check_calcs(out, g, ref, cand, o, "", base->label, &tally);
+        check_calcs(out, g, ref, cand, o, 0, "", base->label, &tally);
       /* Only a baseline's serve again. */
       tl__gcalc_free(&gc.calc[i]);
       gc.ready[i] = 0;
@@ -221,9 +237,18 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
   if (rc) {
     tl__store_failed(store, rc, err, errlen);
   } else {
-    char skipped[96] = "";
-    if (tally.skipped)
+    char skipped[160] = "";
+    if (tally.skipped && tally.few_sessions)
+      snprintf(skipped, sizeof skipped,
+               " (%zu skipped: too few samples; %zu skipped: too few sessions, collect at least "
+               "%d a label)",
+               tally.skipped, tally.few_sessions, TL_STATS_MIN_SESSIONS + 1);
+    else if (tally.skipped)
       snprintf(skipped, sizeof skipped, " (%zu skipped: too few samples)", tally.skipped);
+    else if (tally.few_sessions)
+      snprintf(skipped, sizeof skipped,
+               " (%zu skipped: too few sessions, collect at least %d a label)", tally.few_sessions,
+               TL_STATS_MIN_SESSIONS + 1);
     if (tally.bad)
       fprintf(out, "%zu regression%s above %g%% in %zu checks%s\n", tally.bad,
               tally.bad == 1 ? "" : "s", o->max_regression * 100, tally.checks, skipped);
@@ -233,7 +258,7 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
     else
       fprintf(out,
               "nothing to check: no label has a group of the baseline's probe and delay or "
-              "two sessions or more with enough samples%s\n",
+              "three sessions or more with enough samples%s\n",
               skipped);
     rc = tally.bad ? TL_CHECK_REGRESSED : TL_OK;
   }

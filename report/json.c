@@ -132,14 +132,23 @@ static void pairs(FILE *o, const tl_comparison *c, const tl_stats *st) {
     tl_fput_json(o, c->groups[p->b].label);
     fputs(", \"probe\": ", o);
     tl_fput_json(o, a->probe);
-    fprintf(o, ", \"delay_ns\": %lld,\n   \"percentiles\": [", (long long)a->delay_ns);
+    fprintf(o,
+            ", \"delay_ns\": %lld, \"sessions_a\": %zu, \"sessions_b\": %zu, \"decided\": %s,\n"
+            "   \"percentiles\": [",
+            (long long)a->delay_ns, p->sessions_a, p->sessions_b, p->decided ? "true" : "false");
     for (size_t k = 0; k < a->dist.pct_count; k++) {
-      fprintf(o,
-              "%s{\"p\": %s, \"diff_ns\": %lld, \"lo_ns\": %lld, \"hi_ns\": %lld, \"clear\": %s, "
-              "\"spread_over\": %s,\n     \"sentence\": ",
-              k ? ",\n    " : "", TL_PCT(a->dist.pcts[k]), (long long)p->diff_ns[k],
-              (long long)p->lo_ns[k], (long long)p->hi_ns[k], p->clear[k] ? "true" : "false",
-              p->spread_over[k] ? "true" : "false");
+      fprintf(o, "%s{\"p\": %s, \"diff_ns\": %lld, \"lo_ns\": ", k ? ",\n    " : "",
+              TL_PCT(a->dist.pcts[k]), (long long)p->diff_ns[k]);
+      /* No interval where the sessions cannot measure run-to-run variation. */
+      if (p->decided)
+        fprintf(o, "%lld, \"hi_ns\": %lld", (long long)p->lo_ns[k], (long long)p->hi_ns[k]);
+      else
+        fputs("null, \"hi_ns\": null", o);
+      fprintf(
+          o,
+          ", \"clear\": %s, \"spread_over\": %s, \"sessions_needed\": %lld,\n     \"sentence\": ",
+          p->clear[k] ? "true" : "false", p->spread_over[k] ? "true" : "false",
+          (long long)p->sessions_needed[k]);
       tl_pair_sentence(c, st, p, k, line, sizeof line);
       tl_fput_json(o, line);
       fputc('}', o);

@@ -52,15 +52,27 @@ static void reservoir_start(tl__sess *s) {
   replace_next(s);
 }
 
-/* Readies s (cap slots, expected samples) before its first sample. */
+enum {
+  /* Slots from which a session keeps each sample with a fixed chance: four
+   * standard deviations under cap costs at most half of them there. */
+  KEEP_BY_CHANCE = 64,
+};
+
+/* Readies s (cap slots, expected samples) before its first sample. A
+ * session of many slots keeps each sample with the same chance, four
+ * standard deviations under cap / expected so that its slots almost never
+ * fill: one draw per kept sample. A session of fewer slots would keep far
+ * fewer than its share that way (at 19 slots, 1.6 samples, and one session
+ * in five none, so that the session bootstrap lost whole sessions), so it
+ * fills its slots and goes on as a reservoir: exactly min(cap, n) samples,
+ * a uniform sample of the session, at a few draws per replaced sample
+ * (which is why sessions of many slots keep by chance). */
 static void keep_start(tl__sess *s, int64_t expected) {
   s->n = 0;
   s->m = 0;
   s->log_q = 0; /* every sample while there is room */
   double p = (double)s->cap / (double)expected * (1 - 4 / sqrt((double)s->cap));
-  if ((int64_t)s->cap < expected && s->cap > 16 && p > 0) {
-    /* Four standard deviations under cap on average, so that the slots
-     * almost never fill. */
+  if ((int64_t)s->cap < expected && s->cap >= KEEP_BY_CHANCE && p > 0) {
     s->log_q = log1p(-p);
     keep_next(s);
   }
@@ -468,7 +480,7 @@ static double sset_count(const tl__sset *x, const double *w, size_t mid) {
 
 /* The smallest kept value at which the weighted count of samples reaches
  * rank. */
-int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double *memo) {
+int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
   if (x->exact && !w) {
     size_t r = rank < 1 ? 1 : (size_t)ceil(rank - 1e-9);
     return x->pool[(r > x->m ? x->m : r) - 1];
@@ -476,19 +488,12 @@ int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double
   size_t lo = 0, hi = x->m - 1;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    double c = memo && memo[mid] >= 0 ? memo[mid] : sset_count(x, w, mid);
-    if (memo)
-      memo[mid] = c;
-    if (c >= rank - 1e-6)
+    if (sset_count(x, w, mid) >= rank - 1e-6)
       hi = mid;
     else
       lo = mid + 1;
   }
   return x->pool[lo];
-}
-
-int64_t tl__sset_at(const tl__sset *x, const double *w, double rank) {
-  return tl__sset_at_memo(x, w, rank, NULL);
 }
 
 /* ======================================================================== */

@@ -323,8 +323,12 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
   int64_t lo_ns = lateness_at(c, idx[low], k);
   char tied[256];
   size_t nt = 0;
-  for (size_t i = 0; i < n; i++)
+  int unsettled = 0; /* a tie that too few sessions leave open */
+  for (size_t i = 0; i < n; i++) {
     tied[i] = (char)(i == low || !st || !tl__clearly_below(st, idx[low], idx[i], k));
+    const tl_pair_stats *pr = st && i != low ? tl__pair_of(st, idx[low], idx[i]) : NULL;
+    unsettled |= tied[i] && pr && !pr->decided;
+  }
   for (size_t i = 0; i < n; i++)
     nt += tied[i] != 0;
   if (nt == 1) {
@@ -339,9 +343,10 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
     tl__say_time((double)lo_ns, v, sizeof v);
     tl__say_time((double)hi_ns, w, sizeof w);
     SAY("%s at p%s between ",
-        !st       ? "no verdict without statistics"
-        : nt == n ? "no clear difference"
-                  : "no clear best",
+        !st         ? "no verdict without statistics"
+        : unsettled ? "no verdict yet"
+        : nt == n   ? "no clear difference"
+                    : "no clear best",
         TL_PCT(pct));
     size_t said = 0;
     for (size_t i = 0; i < n; i++)
@@ -353,14 +358,44 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
       if (tied[i] && st->groups[idx[i]].pct[k].few)
         SAY("; too few samples for p%s on %s", TL_PCT(pct), c->groups[idx[i]].label);
   }
-  size_t said = 0;
+  /* Every other label against the least late: the gap, how sure, and what
+   * it rests on. */
   for (size_t i = 0; i < n; i++) {
-    if (tied[i])
+    if (i == low)
       continue;
+    const tl_group *g = &c->groups[idx[i]];
+    const tl_pair_stats *pr = st ? tl__pair_of(st, idx[low], idx[i]) : NULL;
     int64_t l = lateness_at(c, idx[i], k);
     tl__say_time((double)(l - lo_ns), v, sizeof v);
     ratio_note(lo_ns, l, r, sizeof r);
-    SAY("%s%s is %s later%s", said++ ? ", " : "; ", c->groups[idx[i]].label, v, r);
+    if (!pr) {
+      if (!tied[i])
+        SAY("; %s is %s later%s", g->label, v, r);
+      continue;
+    }
+    char on[64];
+    int sign = pr->b == idx[i] ? 1 : -1; /* pr holds b minus a; here i minus the least late */
+    size_t ni = sign > 0 ? pr->sessions_b : pr->sessions_a;
+    size_t nl = sign > 0 ? pr->sessions_a : pr->sessions_b;
+    tl__sessions_phrase(ni, nl, on, sizeof on);
+    if (!pr->decided) {
+      long long need = (long long)tl__sessions_to_collect(pr, k);
+      SAY("; %s is %s later, from %s: too few to tell; collect at least %lld sessions a label "
+          "(tlcollect --repeat %lld)",
+          g->label, v, on, need, need);
+      continue;
+    }
+    double a = sign > 0 ? (double)pr->lo_ns[k] : -(double)pr->hi_ns[k];
+    double b = sign > 0 ? (double)pr->hi_ns[k] : -(double)pr->lo_ns[k];
+    tl__unit u = tl__unit_for(fmax(fabs(a), fabs(b)));
+    char ia[48], ib[48];
+    tl__num(a, u, ia, sizeof ia);
+    tl__num(b, u, ib, sizeof ib);
+    double times = tied[i] ? 0 : tl_lateness_ratio(lo_ns, l);
+    char x[32] = "";
+    if (times > 0)
+      snprintf(x, sizeof x, "%.*f\xC3\x97; ", times < 10 ? 2 : 1, times);
+    SAY("; %s is %s later (%s95%% interval %s to %s %s, %s)", g->label, v, x, ia, ib, u.name, on);
   }
 #undef SAY
 }
@@ -370,11 +405,6 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
 static void summary_prose(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
-  fputs("Compared on **lateness**: how long after its delay a timer fired (the latency minus "
-        "the delay it was armed for, 1 ms for a Node-style 0). A label is called the least "
-        "late only where the 95% interval of its difference from each other label excludes 0; "
-        "ratios are given only where both latenesses are at least 0.1 ms.\n\n",
-        f);
   double pct = headline_pct(c);
   size_t n, *idx = page_blocks(p, &n);
   if (!idx)
@@ -400,6 +430,12 @@ static void summary_prose(tl__page *p) {
     fputs(".\n", f);
   }
   free(idx);
+  fputs("\nCompared on **lateness**: how long after its delay a timer fired (the latency minus "
+        "the delay it was armed for, 1 ms for a Node-style 0). Each session is one observation: "
+        "a label is called the least late only where the 95% interval of its difference from "
+        "each other label, from the sessions' own values, excludes 0, which takes at least 2 "
+        "sessions a label; ratios are given only where both latenesses are at least 0.1 ms.\n",
+        f);
   fputs("\nIn total time, as people say it:\n\n", f);
   for (size_t i = 0; i < c->label_count; i++)
     if (label_has_sessions(c, c->labels[i]))
@@ -659,10 +695,10 @@ static void difference_matrices(tl__page *p) {
     if (!titled++)
       fprintf(f,
               "### Differences\n\nEach cell is the row's p%s lateness minus the column's (each pair "
-              "once), with "
-              "its 95%% interval; \"clearly\" where the interval excludes 0 and both rest on "
-              "enough samples.\n\n",
-              TL_PCT(pct));
+              "once), with its 95%% interval from the sessions' own values and the sessions it "
+              "rests on; \"clearly\" where the interval excludes 0 and both rest on enough samples "
+              "and at least %d sessions.\n\n",
+              TL_PCT(pct), TL_STATS_MIN_SESSIONS);
     char call[96];
     tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
     fputs("**", f);
@@ -701,10 +737,19 @@ static void difference_matrices(tl__page *p) {
         tl__num(hi, u, hv, sizeof hv);
         int clear = tl__clearly_below(st, idx[r], idx[j], (size_t)k) ||
                     tl__clearly_below(st, idx[j], idx[r], (size_t)k);
+        char on[64];
+        tl__sessions_phrase(sign > 0 ? pr->sessions_b : pr->sessions_a,
+                            sign > 0 ? pr->sessions_a : pr->sessions_b, on, sizeof on);
+        if (!pr->decided) {
+          tl__num(d, tl__unit_for(fabs(d)), dv, sizeof dv);
+          tl__table_addf(t, "%s%s" NBSP "%s (%s: too few to tell)", d > 0 ? "+" : "", dv,
+                         tl__unit_for(fabs(d)).name, on);
+          continue;
+        }
         /* No-break spaces inside the number and its interval, so that a
-         * narrow column breaks only before "clearly". */
-        tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s)%s", d > 0 ? "+" : "",
-                       dv, u.name, lv, hv,
+         * narrow column breaks only between the parts. */
+        tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s; %s)%s", d > 0 ? "+" : "",
+                       dv, u.name, lv, hv, on,
                        clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
       }
     }

@@ -280,6 +280,11 @@ extern int tl__stats_boot_search;
  * groups). Every "best" tl marks comes from tl__clear_best. */
 const tl_pair_stats *tl__pair_of(const tl_stats *st, size_t a, size_t b);
 int tl__clearly_below(const tl_stats *st, size_t a, size_t b, size_t k);
+/* "3 sessions each" or "2 and 5 sessions". */
+void tl__sessions_phrase(size_t a, size_t b, char *buf, size_t len);
+/* Sessions a label to collect before pair p can be decided at percentile k
+ * (at least TL_STATS_MIN_SESSIONS). */
+int64_t tl__sessions_to_collect(const tl_pair_stats *p, size_t k);
 int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *groups, size_t n,
                    size_t k);
 

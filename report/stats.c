@@ -48,6 +48,7 @@ size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t
 void tl__gcalc_free(tl__gcalc *g) {
   tl__sset_free(&g->set);
   free(g->rep);
+  free(g->logl);
   for (int k = 0; k < TL_STATS_SERIES; k++)
     free(g->series[k]);
   memset(g, 0, sizeof *g);
@@ -64,13 +65,77 @@ static int64_t samples_needed(double pct) {
   return n;
 }
 
+/* The session bootstrap's replicates of every percentile of g (rows
+ * sorted): resample the sessions, pool their samples, take the pN. */
+static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
+  const tl__sset *x = &g->set;
+  g->rep = malloc(np * B * sizeof *g->rep);
+  double *w = malloc(x->ns * sizeof *w);
+  /* The sessions' sizes side by side: a draw reads one, not a session's
+   * whole record (a cache miss each, with many sessions). */
+  int64_t *size = malloc(x->ns * sizeof *size);
+  tl__boot bt = {0};
+  if (!g->rep || !w || !size || tl__boot_init(x, &bt)) {
+    free(w);
+    free(size);
+    return TL_ENOMEM;
+  }
+  for (size_t i = 0; i < x->ns; i++)
+    size[i] = x->s[i].n;
+  tl__rng r = {g->seed};
+  tl__mod by_ns = tl__mod_of(x->ns ? x->ns : 1);
+  for (size_t b = 0; b < B; b++) {
+    int64_t total = 0;
+    while (total == 0) { /* a resample of empty sessions only is drawn again */
+      memset(w, 0, x->ns * sizeof *w);
+      for (size_t i = 0; i < x->ns; i++) {
+        size_t pick = (size_t)tl__rng_below_mod(&r, &by_ns);
+        w[pick] += 1;
+        total += size[pick];
+      }
+    }
+    tl__boot_weigh(&bt, w);
+    for (size_t k = 0; k < np; k++)
+      g->rep[k * B + b] = tl__boot_at(&bt, w, (double)tl_rank(pcts[k], total), k);
+  }
+  free(w);
+  free(size);
+  tl__boot_free(&bt);
+  for (size_t k = 0; k < np; k++)
+    sort_row(g->rep + k * B, B);
+  return TL_OK;
+}
+
+/* Each session's log lateness at every percentile, from its own exact
+ * values (own, rows of stride values): the evidence of every verdict. */
+static int session_logs(tl__gcalc *g, const int64_t *own, size_t stride, size_t np,
+                        int64_t armed_ns) {
+  const tl__sset *x = &g->set;
+  g->logl = malloc((np * x->ns + 1) * sizeof *g->logl);
+  if (!g->logl)
+    return TL_ENOMEM;
+  for (size_t k = 0; k < np; k++) {
+    size_t used = 0;
+    for (size_t i = 0; i < x->ns; i++) {
+      if (!x->s[i].n)
+        continue;
+      int64_t late = own[i * stride + k] - armed_ns;
+      g->logl[k * x->ns + used++] =
+          log((double)(late > TL_STATS_LOG_FLOOR_NS ? late : TL_STATS_LOG_FLOOR_NS));
+    }
+    g->used = used;
+  }
+  return TL_OK;
+}
+
 /* Computes everything about the sessions ids[0..n): dist (given, or computed
- * when NULL), method, intervals, bootstrap replicates and, with series, the
- * sessions' own p90 and p99. kept: the samples the comparison kept of
- * exactly these sessions with this seed, or NULL to read them. */
+ * when NULL), method, intervals, bootstrap replicates, each session's log
+ * lateness and, with series, the sessions' own p90 and p99. kept: the
+ * samples the comparison kept of exactly these sessions with this seed, or
+ * NULL to read them. */
 int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
-                  const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
-                  const tl__kept *kept, tl__gcalc *g) {
+                  const double *pcts, size_t np, const tl_dist *dist, int64_t armed_ns,
+                  uint64_t seed, int series, const tl__kept *kept, tl__gcalc *g) {
   memset(g, 0, sizeof *g);
   g->seed = seed;
   int rc = TL_OK;
@@ -135,57 +200,13 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
     for (size_t i = 0; i < x->ns && !rc; i++)
       g->series[s][i] = own[i * (np + TL_STATS_SERIES) + np + (size_t)s];
   }
+  if (!rc)
+    rc = session_logs(g, own, np + TL_STATS_SERIES, np, armed_ns);
   free(own);
+  if (!rc && g->method == TL_CI_SESSIONS)
+    rc = session_replicates(g, pcts, np);
   if (rc)
     return rc;
-
-  /* Bootstrap replicates of every percentile. */
-  g->rep = malloc(np * B * sizeof *g->rep);
-  double *w = malloc(x->ns * sizeof *w);
-  if (!g->rep || !w) {
-    free(w);
-    return TL_ENOMEM;
-  }
-  tl__boot bt = {0};
-  if (g->method == TL_CI_SESSIONS && tl__boot_init(x, &bt)) {
-    free(w);
-    return TL_ENOMEM;
-  }
-  /* The replicates by samples search the pool for ranks near each other. */
-  double *memo = g->method == TL_CI_ORDER && !x->exact ? malloc(x->m * sizeof *memo) : NULL;
-  for (size_t j = 0; memo && j < x->m; j++)
-    memo[j] = -1;
-  tl__rng r = {seed};
-  tl__mod by_ns = tl__mod_of(x->ns ? x->ns : 1);
-  for (size_t b = 0; b < B; b++) {
-    if (g->method == TL_CI_SESSIONS) {
-      int64_t total = 0;
-      while (total == 0) { /* a resample of empty sessions only is drawn again */
-        memset(w, 0, x->ns * sizeof *w);
-        for (size_t i = 0; i < x->ns; i++) {
-          size_t pick = (size_t)tl__rng_below_mod(&r, &by_ns);
-          w[pick] += 1;
-          total += x->s[pick].n;
-        }
-      }
-      tl__boot_weigh(&bt, w);
-      for (size_t k = 0; k < np; k++)
-        g->rep[k * B + b] = tl__boot_at(&bt, w, (double)tl_rank(pcts[k], total), k);
-    } else {
-      /* The k-th smallest of a resample of n is F^-1 of a Beta(k, n-k+1)
-       * draw, so each replicate costs one draw instead of n. */
-      for (size_t k = 0; k < np; k++) {
-        int64_t rank = tl_rank(pcts[k], x->n);
-        double u = tl__rng_beta(&r, (double)rank, (double)(x->n - rank + 1));
-        g->rep[k * B + b] = tl__sset_at_memo(x, NULL, ceil(u * (double)x->n), memo);
-      }
-    }
-  }
-  free(w);
-  free(memo);
-  tl__boot_free(&bt);
-  for (size_t k = 0; k < np; k++)
-    sort_row(g->rep + k * B, B);
 
   /* Intervals and warnings. */
   int64_t ranks[2 * TL_MAX_PCTS], vals[2 * TL_MAX_PCTS];
@@ -216,33 +237,98 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   return TL_OK;
 }
 
-/* The 95% interval of b minus a at percentile k, pairing the independent
- * replicates of the two groups. */
-static void shuffled_row(const tl__gcalc *g, size_t k, int64_t *out) {
-  tl__rng r = {g->seed ^ (0x746c646966660000ULL + k)};
-  memcpy(out, g->rep + k * B, B * sizeof *out);
-  for (size_t i = B - 1; i > 0; i--) {
-    size_t j = (size_t)tl__rng_below(&r, i + 1);
-    int64_t t = out[i];
-    out[i] = out[j];
-    out[j] = t;
-  }
+/* ======================================================================== */
+/* Sessions as the unit of evidence                                          */
+
+/* The mean and the sample variance of v[0..n) (variance NAN below 2). */
+static void mean_var(const double *v, size_t n, double *mean, double *var) {
+  double m = 0, q = 0;
+  for (size_t i = 0; i < n; i++)
+    m += v[i];
+  m /= n ? (double)n : 1;
+  for (size_t i = 0; i < n; i++)
+    q += (v[i] - m) * (v[i] - m);
+  *mean = m;
+  *var = n > 1 ? q / (double)(n - 1) : NAN;
 }
 
-/* The 95% interval of b minus a at percentile k. The replicates are stored
- * sorted; each group's are put in an order seeded by that group, so that
- * the pairs are independent and a pair gives the same (mirrored) interval
- * whichever side it is asked from. */
-void tl__diff_interval(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t *lo, int64_t *hi) {
-  int64_t d[B], e[B];
-  shuffled_row(a, k, e);
-  shuffled_row(b, k, d);
-  for (size_t i = 0; i < B; i++)
-    d[i] -= e[i];
-  sort_row(d, B);
-  size_t cut = (size_t)(B * (1 - CONF) / 2);
-  *lo = d[cut];
-  *hi = d[B - 1 - cut];
+/* Welch-Satterthwaite degrees of freedom of two variances of means. */
+static double welch_df(double qa, size_t na, double qb, size_t nb) {
+  double den = qa * qa / (double)(na - 1) + qb * qb / (double)(nb - 1);
+  return den > 0 ? (qa + qb) * (qa + qb) / den : (double)(na + nb - 2);
+}
+
+/* Whether n sessions a label varying as va and vb would make a log ratio d
+ * clear. */
+static int enough_sessions(double d, double va, double vb, int64_t n) {
+  double df = welch_df(va / (double)n, (size_t)n, vb / (double)n, (size_t)n);
+  return tl__t_quantile(0.975, df) * sqrt((va + vb) / (double)n) < d;
+}
+
+/* The smallest number of sessions a label (at most 10,000) with which a log
+ * ratio d would be clear if the sessions varied as va and vb say; 0 when
+ * none would. */
+static int64_t sessions_for(double d, double va, double vb) {
+  d = fabs(d);
+  if (!(d > 1e-9))
+    return 0;
+  if (!(va + vb > 0))
+    return TL_STATS_MIN_SESSIONS;
+  int64_t lo = TL_STATS_MIN_SESSIONS - 1, hi = 10000; /* not enough at lo, enough at hi */
+  if (!enough_sessions(d, va, vb, hi))
+    return 0;
+  while (hi - lo > 1) {
+    int64_t n = lo + (hi - lo) / 2;
+    if (enough_sessions(d, va, vb, n))
+      hi = n;
+    else
+      lo = n;
+  }
+  return hi;
+}
+
+/* A ratio of latenesses said as a difference at the pooled latenesses a and
+ * b (each at least the floor): at the geometric mean g, the difference
+ * g (sqrt(r) - 1 / sqrt(r)) is b - a for r = b / a and mirrors for 1 / r. */
+static int64_t ratio_as_diff(double r, double a, double b) {
+  double g = sqrt(a * b);
+  return llround(g * (sqrt(r) - 1 / sqrt(r)));
+}
+
+void tl__session_diff(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t la_ns,
+                      int64_t lb_ns, int predict, tl__sdiff *out) {
+  memset(out, 0, sizeof *out);
+  int64_t diff = lb_ns - la_ns;
+  out->lo_ns = out->hi_ns = diff;
+  double ma, va, mb, vb;
+  mean_var(a->logl ? a->logl + k * a->set.ns : NULL, a->logl ? a->used : 0, &ma, &va);
+  mean_var(b->logl ? b->logl + k * b->set.ns : NULL, b->logl ? b->used : 0, &mb, &vb);
+  double fa = (double)(la_ns > TL_STATS_LOG_FLOOR_NS ? la_ns : TL_STATS_LOG_FLOOR_NS);
+  double fb = (double)(lb_ns > TL_STATS_LOG_FLOOR_NS ? lb_ns : TL_STATS_LOG_FLOOR_NS);
+  double pooled = log(fb / fa);
+  /* What would settle it, from whichever side's variation is known. */
+  double ka = a->used >= 2 ? va : b->used >= 2 ? vb : NAN;
+  double kb = b->used >= 2 ? vb : ka;
+  out->needed = isnan(ka) ? TL_STATS_FIRST_SESSIONS : sessions_for(pooled, ka, kb);
+  double se, df;
+  if (predict) {
+    /* One new session against the spread of the earlier ones. */
+    if (a->used < TL_STATS_MIN_SESSIONS || b->used != 1)
+      return;
+    se = sqrt(va * (1 / (double)a->used + 1));
+    df = (double)(a->used - 1);
+  } else {
+    if (a->used < TL_STATS_MIN_SESSIONS || b->used < TL_STATS_MIN_SESSIONS)
+      return;
+    double qa = va / (double)a->used, qb = vb / (double)b->used;
+    se = sqrt(qa + qb);
+    df = welch_df(qa, a->used, qb, b->used);
+  }
+  double h = tl__t_quantile(0.975, df) * se, d = mb - ma;
+  int64_t lo = ratio_as_diff(exp(d - h), fa, fb), hi = ratio_as_diff(exp(d + h), fa, fb);
+  out->decided = 1;
+  out->lo_ns = lo < diff ? lo : diff;
+  out->hi_ns = hi > diff ? hi : diff;
 }
 
 /* ======================================================================== */
@@ -357,7 +443,7 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
     for (size_t k = 0; k < nb && !rc; k++) {
       const tl_group *g = &cmp->groups[block[k]];
       rc = tl__gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts,
-                         g->dist.pct_count, &g->dist,
+                         g->dist.pct_count, &g->dist, tl_probe_armed_ns(g->probe, g->delay_ns),
                          tl__group_seed(g->label, g->probe, g->delay_ns, "ci"), 1,
                          tl__group_kept(cmp, block[k]), &calc[block[k]]);
       tl_group_stats *gs = &out->groups[block[k]];
@@ -382,10 +468,19 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
         memset(p, 0, sizeof *p);
         p->a = block[i];
         p->b = block[j];
+        const tl_group *ga = &cmp->groups[block[i]];
+        int64_t armed = tl_probe_armed_ns(ga->probe, ga->delay_ns);
+        p->sessions_a = a->used;
+        p->sessions_b = b->used;
         for (size_t k = 0; k < a->dist.pct_count; k++) {
+          tl__sdiff sd;
           p->diff_ns[k] = b->dist.pct_ns[k] - a->dist.pct_ns[k];
-          tl__diff_interval(a, b, k, &p->lo_ns[k], &p->hi_ns[k]);
-          p->clear[k] = p->lo_ns[k] > 0 || p->hi_ns[k] < 0;
+          tl__session_diff(a, b, k, a->dist.pct_ns[k] - armed, b->dist.pct_ns[k] - armed, 0, &sd);
+          p->lo_ns[k] = sd.lo_ns;
+          p->hi_ns[k] = sd.hi_ns;
+          p->decided = sd.decided;
+          p->sessions_needed[k] = sd.needed;
+          p->clear[k] = sd.decided && (p->lo_ns[k] > 0 || p->hi_ns[k] < 0);
           int64_t mag = p->diff_ns[k] < 0 ? -p->diff_ns[k] : p->diff_ns[k];
           p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
         }

@@ -58,6 +58,9 @@ static inline uint64_t tl__rng_below_mod(tl__rng *r, const tl__mod *d) {
 
 /* A Beta(a, b) draw (a, b >= 1). */
 double tl__rng_beta(tl__rng *r, double a, double b);
+/* The p quantile (0.5 < p < 1) of Student's t with df degrees of freedom
+ * (df > 0, fractional allowed); NAN outside. */
+double tl__t_quantile(double p, double df);
 /* The seed of a group's draws: its label, probe and delay, and a purpose. */
 uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns, const char *what);
 /* qsort's comparison of int64_t. */
@@ -119,10 +122,6 @@ void tl__sset_free(tl__sset *x);
 /* The smallest kept value at which the weighted count of samples reaches
  * rank (session i counted w[i] times; w NULL: once). */
 int64_t tl__sset_at(const tl__sset *x, const double *w, double rank);
-/* The same, remembering in memo (x->m counts, each negative until known)
- * the counts it works out for these weights: the searches of many ranks
- * share most of their steps. */
-int64_t tl__sset_at_memo(const tl__sset *x, const double *w, double rank, double *memo);
 /* Exact values at 1-based ranks of the whole group. */
 int tl__sset_values_at_ranks(tl_store *store, const tl__sset *x, const int64_t *ranks, size_t k,
                              int64_t *out);
@@ -161,21 +160,39 @@ typedef struct {
   tl_dist dist; /* exact */
   tl_ci_method method;
   tl_pct_stats pct[TL_MAX_PCTS]; /* intervals, warnings, spread */
-  int64_t *rep;                  /* pct_count x TL_STATS_REPLICATES bootstrap values, rows sorted */
+  int64_t *rep; /* pct_count x TL_STATS_REPLICATES session-bootstrap values, rows sorted
+                   (TL_CI_SESSIONS only) */
+  double *logl; /* pct_count x used: each session's log lateness, the evidence of verdicts */
+  size_t used;  /* sessions with samples */
   uint64_t seed;                 /* of this group's draws */
   int64_t *series[TL_STATS_SERIES];
 } tl__gcalc;
 
 /* Computes everything about the sessions ids[0..n): dist (given, or computed
- * when NULL), method, intervals, bootstrap replicates and, with series, the
- * sessions' own p90 and p99. kept: the samples the comparison kept of
- * exactly these sessions with this seed, or NULL to read them. */
+ * when NULL), method, intervals, bootstrap replicates, each session's log
+ * lateness (its own value minus armed_ns) and, with series, the sessions'
+ * own p90 and p99. kept: the samples the comparison kept of exactly these
+ * sessions with this seed, or NULL to read them. */
 int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t n,
-                  const double *pcts, size_t np, const tl_dist *dist, uint64_t seed, int series,
-                  const tl__kept *kept, tl__gcalc *g);
+                  const double *pcts, size_t np, const tl_dist *dist, int64_t armed_ns,
+                  uint64_t seed, int series, const tl__kept *kept, tl__gcalc *g);
 void tl__gcalc_free(tl__gcalc *g);
-/* The 95% interval of b minus a at percentile k. */
-void tl__diff_interval(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t *lo, int64_t *hi);
+/* What the sessions say about b minus a at percentile k (stats.c; the
+ * method is in docs/statistics.md). */
+typedef struct {
+  int decided;          /* run-to-run variation was measured: an interval exists */
+  int64_t lo_ns, hi_ns; /* its 95% interval in ns, widened to hold the pooled difference */
+  int64_t needed;       /* sessions a label with which a difference this size would be
+                           clear; 0: none is seen that more sessions would settle */
+} tl__sdiff;
+
+/* Compares the sessions of b with those of a at percentile k, whose pooled
+ * latenesses are la_ns and lb_ns: Welch's t on the sessions' log
+ * latenesses (with predict, b is one new session and the interval is a's
+ * prediction interval for it), said back as a difference at the pooled
+ * values. */
+void tl__session_diff(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t la_ns,
+                      int64_t lb_ns, int predict, tl__sdiff *out);
 
 /* ------------------------------------------------------------------------ */
 /* Numbers in sentences (stats_text.c)                                       */

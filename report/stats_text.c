@@ -111,16 +111,38 @@ static void few_note(char *buf, size_t len, size_t *at, const tl_group *g, const
       TL_PCT(pct), g->label, (long long)p->above, TL_STATS_MIN_ABOVE, (long long)p->needed);
 }
 
+void tl__sessions_phrase(size_t a, size_t b, char *buf, size_t len) {
+  if (a == b)
+    snprintf(buf, len, "%zu session%s each", a, a == 1 ? "" : "s");
+  else
+    snprintf(buf, len, "%zu and %zu sessions", a, b);
+}
+
+int64_t tl__sessions_to_collect(const tl_pair_stats *p, size_t k) {
+  int64_t n = p->sessions_needed[k] ? p->sessions_needed[k] : TL_STATS_FIRST_SESSIONS;
+  return n < TL_STATS_MIN_SESSIONS ? TL_STATS_MIN_SESSIONS : n;
+}
+
 void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pair_stats *p,
                       size_t k, char *buf, size_t len) {
   const tl_group *a = &cmp->groups[p->a], *b = &cmp->groups[p->b];
   const tl_group_stats *as = &st->groups[p->a], *bs = &st->groups[p->b];
   double pct = a->dist.pcts[k];
   size_t at = 0;
-  char d[32], lo[32], hi[32];
+  char d[32], lo[32], hi[32], on[64];
   if (len)
     buf[0] = '\0';
-  if (p->clear[k]) {
+  if (!p->decided) {
+    /* What was seen, what it rests on and what would settle it. */
+    tl__sentence_ms((double)p->diff_ns[k], (double)p->diff_ns[k], d, sizeof d);
+    tl__sessions_phrase(p->sessions_a, p->sessions_b, on, sizeof on);
+    long long need = (long long)tl__sessions_to_collect(p, k);
+    add(buf, len, &at,
+        "%s and %s cannot be told apart at p%s yet: %s minus %s is %s ms, from %s, too few to "
+        "measure how much runs vary; collect at least %lld sessions a label (tlcollect --repeat "
+        "%lld)",
+        a->label, b->label, TL_PCT(pct), b->label, a->label, d, on, need, need);
+  } else if (p->clear[k]) {
     /* Say it from the faster side: a positive difference and interval. */
     int a_faster = p->lo_ns[k] > 0;
     const tl_group *fast = a_faster ? a : b, *slow = a_faster ? b : a;
@@ -131,8 +153,10 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
     tl__sentence_ms(dd, sc, d, sizeof d);
     tl__sentence_ms(l, sc, lo, sizeof lo);
     tl__sentence_ms(h, sc, hi, sizeof hi);
-    add(buf, len, &at, "%s is faster than %s at p%s by %s ms (95%% CI %s to %s ms)", fast->label,
-        slow->label, TL_PCT(pct), d, lo, hi);
+    tl__sessions_phrase(a_faster ? p->sessions_a : p->sessions_b,
+                        a_faster ? p->sessions_b : p->sessions_a, on, sizeof on);
+    add(buf, len, &at, "%s is faster than %s at p%s by %s ms (95%% CI %s to %s ms, %s)",
+        fast->label, slow->label, TL_PCT(pct), d, lo, hi, on);
     if (p->spread_over[k]) {
       const tl_group *wide = as->pct[k].spread_ns >= bs->pct[k].spread_ns ? a : b;
       const tl_group_stats *ws = wide == a ? as : bs;
@@ -148,10 +172,17 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
     tl__sentence_ms((double)p->diff_ns[k], sc, d, sizeof d);
     tl__sentence_ms((double)p->lo_ns[k], sc, lo, sizeof lo);
     tl__sentence_ms((double)p->hi_ns[k], sc, hi, sizeof hi);
+    tl__sessions_phrase(p->sessions_a, p->sessions_b, on, sizeof on);
     add(buf, len, &at,
-        "no clear difference between %s and %s at p%s with this data (%s minus %s: %s ms, 95%% "
-        "CI %s to %s ms)",
-        a->label, b->label, TL_PCT(pct), b->label, a->label, d, lo, hi);
+        "no clear difference between %s and %s at p%s with %s (%s minus %s: %s ms, 95%% CI %s to "
+        "%s ms)",
+        a->label, b->label, TL_PCT(pct), on, b->label, a->label, d, lo, hi);
+    size_t most = p->sessions_a > p->sessions_b ? p->sessions_a : p->sessions_b;
+    if (p->sessions_needed[k] > (int64_t)most)
+      add(buf, len, &at,
+          "; about %lld sessions a label would make a difference this size clear (tlcollect "
+          "--repeat %lld)",
+          (long long)p->sessions_needed[k], (long long)p->sessions_needed[k]);
   }
   few_note(buf, len, &at, a, &as->pct[k], pct);
   few_note(buf, len, &at, b, &bs->pct[k], pct);

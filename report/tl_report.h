@@ -277,11 +277,14 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
 /* label, probe and delay, so the same database gives the same bytes.        */
 
 enum {
-  TL_STATS_BOOT_SESSIONS = 5, /* sessions a group needs to bootstrap over sessions */
-  TL_STATS_MIN_ABOVE = 10,    /* samples a percentile needs above it to be trusted */
-  TL_STATS_REPLICATES = 1000, /* bootstrap replicates */
-  TL_STATS_KEEP = 1 << 18,    /* samples of one group held in memory at most */
-  TL_STATS_SERIES = 2,        /* per-session series: p90 and p99 */
+  TL_STATS_BOOT_SESSIONS = 5,   /* sessions a group needs to bootstrap over sessions */
+  TL_STATS_MIN_ABOVE = 10,      /* samples a percentile needs above it to be trusted */
+  TL_STATS_REPLICATES = 1000,   /* bootstrap replicates */
+  TL_STATS_KEEP = 1 << 18,      /* samples of one group held in memory at most */
+  TL_STATS_SERIES = 2,          /* per-session series: p90 and p99 */
+  TL_STATS_MIN_SESSIONS = 2,    /* sessions a label needs for any verdict (run-to-run variation) */
+  TL_STATS_FIRST_SESSIONS = 5,  /* sessions a label to collect when variation is unknown */
+  TL_STATS_LOG_FLOOR_NS = 1000, /* a session's lateness below 1 us counts as 1 us in logs */
 };
 
 /* The 1-based ranks of the distribution-free (binomial) confidence interval
@@ -366,9 +369,14 @@ typedef struct {
 typedef struct {
   size_t a, b;                  /* group indices */
   int64_t diff_ns[TL_MAX_PCTS]; /* b minus a at each percentile, exact */
-  int64_t lo_ns[TL_MAX_PCTS];   /* 95% bootstrap interval of the difference */
+  int64_t lo_ns[TL_MAX_PCTS];   /* 95% interval of the difference, from the sessions'
+                                   own values (Welch on logs); diff_ns when !decided */
   int64_t hi_ns[TL_MAX_PCTS];
-  int clear[TL_MAX_PCTS];       /* the interval excludes 0 */
+  int clear[TL_MAX_PCTS];               /* decided and the interval excludes 0 */
+  int decided;                          /* both have TL_STATS_MIN_SESSIONS sessions with samples */
+  size_t sessions_a, sessions_b;        /* sessions with samples: what the verdict rests on */
+  int64_t sessions_needed[TL_MAX_PCTS]; /* sessions a label that would likely make the
+                                           difference seen clear; 0: none would */
   int spread_over[TL_MAX_PCTS]; /* a's or b's sessions disagree by more than |diff| */
   tl_mw mw;                     /* rank test of the whole distributions */
 } tl_pair_stats;

@@ -741,14 +741,23 @@ static void assert_json_stats(const char *out, const tl_comparison *cmp, const t
     assert_json_string(json_at(e, "a_label"), cmp->groups[p->a].label);
     assert_json_string(json_at(e, "b_label"), cmp->groups[p->b].label);
     assert_int_equal(json_int(json_at(e, "delay_ns")), cmp->groups[p->a].delay_ns);
+    assert_int_equal(json_int(json_at(e, "sessions_a")), p->sessions_a);
+    assert_int_equal(json_int(json_at(e, "sessions_b")), p->sessions_b);
+    assert_int_equal(json_bool(json_at(e, "decided")), p->decided);
     const tl_dist *d = &cmp->groups[p->a].dist;
     assert_int_equal(json_count(json_at(e, "percentiles")), d->pct_count);
     for (size_t k = 0; k < d->pct_count; k++) {
       const char *q = json_at(e, "percentiles.%zu", k);
       assert_real(json_at(q, "p"), d->pcts[k], 0, 1e-9);
       assert_int_equal(json_int(json_at(q, "diff_ns")), p->diff_ns[k]);
-      assert_int_equal(json_int(json_at(q, "lo_ns")), p->lo_ns[k]);
-      assert_int_equal(json_int(json_at(q, "hi_ns")), p->hi_ns[k]);
+      /* No interval without run-to-run variation to measure. */
+      if (p->decided) {
+        assert_int_equal(json_int(json_at(q, "lo_ns")), p->lo_ns[k]);
+        assert_int_equal(json_int(json_at(q, "hi_ns")), p->hi_ns[k]);
+      } else {
+        assert_true(json_is_null(json_at(q, "lo_ns")) && json_is_null(json_at(q, "hi_ns")));
+      }
+      assert_int_equal(json_int(json_at(q, "sessions_needed")), p->sessions_needed[k]);
       assert_int_equal(json_bool(json_at(q, "clear")), p->clear[k]);
       assert_int_equal(json_bool(json_at(q, "spread_over")), p->spread_over[k]);
       tl_pair_sentence(cmp, st, p, k, line, sizeof line);
@@ -1811,6 +1820,17 @@ static void page_in_browser(void **state) {
   for (int i = 0; i < 400; i++)
     v[i] += 100000;
   add_session(s, "run10", "another-label", &vbox_host, 50000000, v, 400);
+  /* Sessions enough for a verdict at 50 ms, which the first screen must
+   * show with its interval and sessions. */
+  const char *runs[2][2] = {{"run11", "run12"}, {"run13", "run14"}};
+  for (int r = 0; r < 2; r++) {
+    for (int i = 0; i < 400; i++)
+      v[i] = 50000000 + 350000 + r * 20000 + (int64_t)(i * 7919 % 400) * 5000;
+    add_session(s, runs[r][0], "a-rather-long-label-name", &vbox_host, 50000000, v, 400);
+    for (int i = 0; i < 400; i++)
+      v[i] = 50000000 + 3000000 + r * 200000 + (int64_t)(i * 7919 % 400) * 20000;
+    add_session(s, runs[r][1], "vbox", &vbox_host, 50000000, v, 400);
+  }
   tl_store_close(s);
   char *dir = tl_test_path(f->dir, "site");
   char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};

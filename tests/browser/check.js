@@ -4,8 +4,10 @@
 // of every lateness table is on screen; at both, no two text boxes of any
 // chart overlap and none is cut by its chart's edge (every `svg text`, by
 // getBoundingClientRect, as drawn), and the answer box starts within the
-// first 800 px. An index page (index.html) has no lateness table or answer
-// box of its own. Usage: node check.js CHROMIUM PAGE.html...
+// first 800 px; on a comparison page the first screen (1280x800, 390x844)
+// holds a verdict with its interval and sessions. An index page (index.html)
+// has no lateness table or answer box of its own. Usage: node check.js
+// CHROMIUM PAGE.html...
 // Prints one line per finding; exits 1 when something fails.
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -62,6 +64,27 @@ async function measure(page) {
   });
 }
 
+// The first screen (the top `height` px) of a comparison page holds a verdict
+// with its 95% interval and the sessions it rests on: the text from
+// "95% interval" to "session(s)" ends above the fold.
+async function verdictOnFirstScreen(page, height) {
+  return page.evaluate((height) => {
+    const box = document.querySelector('section.answer');
+    if (!box) return null;
+    const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const m = /95% interval [^,]+, \d+ (and \d+ )?sessions?( each)?/.exec(n.textContent);
+      if (!m) continue;
+      const r = document.createRange();
+      r.setStart(n, m.index);
+      r.setEnd(n, m.index + m[0].length);
+      const b = r.getBoundingClientRect();
+      if (b.height > 0 && b.bottom + window.scrollY <= height) return m[0];
+    }
+    return null;
+  }, height);
+}
+
 (async () => {
   const [chromium, ...pages] = process.argv.slice(2);
   const browser = await puppeteer.launch({
@@ -91,6 +114,12 @@ async function measure(page) {
         for (const x of m.p90) fail(`${name}: ${x}, off screen`);
         for (const x of m.overlaps) fail(`${name}: text overlaps: ${x}`);
         for (const x of m.cut) fail(`${name}: text cut by the chart's edge: ${x}`);
+        if (file.endsWith('compare.html')) {
+          const fold = w === 1280 ? 800 : h;
+          const v = await verdictOnFirstScreen(page, fold);
+          if (v) console.log(`${name}: on the first ${fold} px: "${v}"`);
+          else fail(`${name}: no verdict with its interval and sessions in the first ${fold} px`);
+        }
       }
       await page.close();
     }
