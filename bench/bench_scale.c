@@ -450,15 +450,18 @@ int main(int argc, char **argv) {
   printf("\ngrowth of the page per sample, between sizes: ");
   for (size_t i = 1; i < sizes; i++)
     printf("%s%.2f ns (%dM to %dM)", i > 1 ? ", " : "",
-           (page_s[i] - page_s[i - 1]) * 1e9 / (9.0 * 1e6 * (i == 1 ? 1 : 10)),
-           i == 1 ? 1 : 10, i == 1 ? 10 : 100);
+           (page_s[i] - page_s[i - 1]) * 1e9 / (9.0 * 1e6 * (i == 1 ? 1 : 10)), i == 1 ? 1 : 10,
+           i == 1 ? 10 : 100);
   printf("\n\nthe cost of exactness: p50, p90, p99 and p99.9 of the 6 groups in one process, "
          "median of %d\n",
          RUNS);
   printf("  %12s %12s %16s %16s %12s %10s\n", "samples", "exact s", "lossy, stored s",
          "lossy, 1 pass s", "exact/lossy", "lossy err");
   for (size_t i = 0; i < sizes; i++)
-    printf("  %12.0f %12.4f %16.4f %16.4f %11.1fx %9.3f%%\n", 1e6 * (i == 0 ? 1 : i == 1 ? 10 : 100),
+    printf("  %12.0f %12.4f %16.4f %16.4f %11.1fx %9.3f%%\n",
+           1e6 * (i == 0   ? 1
+                  : i == 1 ? 10
+                           : 100),
            exact_s[i], summ_s[i], pass_s[i], exact_s[i] / pass_s[i], 100 * err[i]);
   printf("  (lossy: the top of each percentile's bucket of a log-linear histogram, 2048 buckets "
          "per power of two, as HdrHistogram with 3 significant digits; 'stored' adds the "
@@ -506,8 +509,8 @@ int main(int argc, char **argv) {
   double import_rate[2] = {ingest_import(dir, &real, 10000000, TL_CODEC_PACKED),
                            ingest_import(dir, &real, 10000000, TL_CODEC_VARINT)};
   printf("  %-40s %14s %14s %7s %7s\n", "samples/s", "codec 2", "codec 1", "2 / 1", "crc");
-  printf("  %-40s %14.0f %14.0f %7.2f\n", "the writer (sessions of 1M)",
-         10000000 / write_s[1], 10000000 / write_s[0], write_s[0] / write_s[1]);
+  printf("  %-40s %14.0f %14.0f %7.2f\n", "the writer (sessions of 1M)", 10000000 / write_s[1],
+         10000000 / write_s[0], write_s[0] / write_s[1]);
   printf("  %-40s %14.0f %14.0f %7.2f %6.1f%%\n", "tlstore merge", merge_rate[0], merge_rate[1],
          merge_rate[0] / merge_rate[1], 100 * crc_s / (9999996 / merge_rate[0]));
   printf("  %-40s %14.0f %14.0f %7.2f %6.1f%%\n", "tlstore import (CSV, one per line)",

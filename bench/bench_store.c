@@ -226,8 +226,8 @@ int main(int argc, char **argv) {
   printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of blocks read",
          dec_med[0] * enc_bps[0] / 1e9, dec_med[1] * enc_bps[1] / 1e9,
          dec_med[0] * enc_bps[0] / (dec_med[1] * enc_bps[1]));
-  printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of samples (8 B each)", dec_med[0] * 8 / 1e9,
-         dec_med[1] * 8 / 1e9, dec_med[0] / dec_med[1]);
+  printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of samples (8 B each)",
+         dec_med[0] * 8 / 1e9, dec_med[1] * 8 / 1e9, dec_med[0] / dec_med[1]);
   printf("  %-36s %14.0f %14.0f %8.2f\n", "writer ingest, samples/s (batch 100k)", med[0], med[1],
          med[0] / med[1]);
   printf("\nbaseline: one row per sample in a plain SQLite table, same pragmas\n");

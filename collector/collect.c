@@ -81,11 +81,11 @@ struct tl__run {
   char write_err[512];
   void (*volatile wake)(void *); /* read by a signal handler */
   void *volatile wake_arg;
-  tl_host probe_facts; /* learnt by the probe while running; the measuring thread's own */
-  void *probe_state;   /* from the probe's start to its run */
-  tl__causes causes;   /* the measuring thread's reads around each sample */
-  tl__counter_clock counters;   /* the host's counters, read by the writer thread */
-  tl__cause_cell *cause_tail;   /* the causes of the tail samples being flushed */
+  tl_host probe_facts;        /* learnt by the probe while running; the measuring thread's own */
+  void *probe_state;          /* from the probe's start to its run */
+  tl__causes causes;          /* the measuring thread's reads around each sample */
+  tl__counter_clock counters; /* the host's counters, read by the writer thread */
+  tl__cause_cell *cause_tail; /* the causes of the tail samples being flushed */
 };
 
 void tl_collect_opts_init(tl_collect_opts *o) {
@@ -705,7 +705,7 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
   int probe_err = TL_OK;
   tl__causes_open(&run->causes, probe->flags, opts->concurrency, opts->no_causes);
   tl__run_fact(run, "causes",
-               run->causes.self ? tl__self_measures()
+               run->causes.self  ? tl__self_measures()
                : opts->no_causes ? "not attributed: --no-causes"
                : (probe->flags & TL__PROBE_CAUSES)
                    ? "not attributed: more than one timer in flight"

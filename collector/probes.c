@@ -262,8 +262,8 @@ static int run_uvtimer(tl__run *run, char *err, size_t errlen) {
 /* Registry                                                                  */
 
 static const tl__probe probes[] = {
-    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT | TL__PROBE_CAUSES, "timer,immediate",
-     NULL, NULL},
+    {"settimeout", run_settimeout, TL__PROBE_CONCURRENT | TL__PROBE_CAUSES, "timer,immediate", NULL,
+     NULL},
     {"uv", run_uvtimer, TL__PROBE_CONCURRENT | TL__PROBE_CAUSES, "timer,immediate", NULL, NULL},
     {"nanosleep", tl__probe_nanosleep, TL__PROBE_CAUSES, NULL, NULL, NULL},
     {"periodic", tl__probe_periodic, TL__PROBE_PERIODIC | TL__PROBE_CAUSES, NULL, NULL, NULL},

@@ -133,10 +133,10 @@ typedef struct {
 void tl_collect_stop(void);
 
 /* Runs a collection: for each delay a session with the given spec (probe,
- * delay and warm-up filled in here) is written to store (NULL with dry_run, which uses a scratch database).
- * Returns TL_OK, TL_EINTR when stopped (sessions are then 'interrupted' with
- * every sample measured so far stored), or an error with a message in
- * errbuf. results has room for opts->delay_count entries. */
+ * delay and warm-up filled in here) is written to store (NULL with dry_run, which uses a scratch
+ * database). Returns TL_OK, TL_EINTR when stopped (sessions are then 'interrupted' with every
+ * sample measured so far stored), or an error with a message in errbuf. results has room for
+ * opts->delay_count entries. */
 int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
                    tl_collect_result *results, char *errbuf, size_t errlen);
 

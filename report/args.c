@@ -21,8 +21,8 @@ void tl_report_args_init(tl_report_args *a) {
 }
 
 /* A comma-separated list option into buf, split into items. */
-static int split_option(const char *v, char *buf, size_t len, char **items, size_t max,
-                        size_t *n, char *why, size_t whylen) {
+static int split_option(const char *v, char *buf, size_t len, char **items, size_t max, size_t *n,
+                        char *why, size_t whylen) {
   if (strlen(v) >= len)
     return tl_fail(why, whylen, TL_EINVAL, "list is too long");
   strcpy(buf, v);
@@ -60,8 +60,7 @@ static int format_option(tl_report_args *a, const char *v, char *why, size_t why
   return TL_OK;
 }
 
-int tl_report_option(tl_report_args *a, const char *name, const char *v, char *why,
-                     size_t whylen) {
+int tl_report_option(tl_report_args *a, const char *name, const char *v, char *why, size_t whylen) {
   int64_t n;
   int rc = tl_filter_option(&a->filter, name, v, why, whylen);
   if (rc != 0)
@@ -167,8 +166,7 @@ typedef struct {
 static int make_site(void *arg) {
   making *m = arg;
   const tl_report_args *a = m->a;
-  return tl_site_write(m->store, &a->compare, &m->page, a->site, a->force, NULL, m->err,
-                       m->errlen);
+  return tl_site_write(m->store, &a->compare, &m->page, a->site, a->force, NULL, m->err, m->errlen);
 }
 
 /* The page of the comparison a asks for, made in memory first so that a
@@ -222,11 +220,10 @@ static int write_report(tl_store *store, const tl_report_args *a, FILE *out, cha
     m.charts.stem = m.stem;
   }
   int (*make)(void *) = a->site ? make_site : make_page;
-  int rc = a->skip_damaged ? tl_report_skipping_damaged(store, make, &m, &left, err, errlen)
-                           : make(&m);
+  int rc =
+      a->skip_damaged ? tl_report_skipping_damaged(store, make, &m, &left, err, errlen) : make(&m);
   if (!rc && a->output && m.charts.count)
-    rc = tl_report_write_page_and_charts(a->output, m.buf, m.len, &m.charts, a->force, err,
-                                         errlen);
+    rc = tl_report_write_page_and_charts(a->output, m.buf, m.len, &m.charts, a->force, err, errlen);
   else if (!rc && a->output)
     rc = tl_report_write_file(a->output, m.buf, m.len, a->force, err, errlen);
   else if (!rc && !a->site && fwrite(m.buf, 1, m.len, out) != m.len)

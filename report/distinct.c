@@ -89,10 +89,9 @@ static const char *session_key(const void *ctx, size_t i, int part) {
 }
 
 size_t *tl__sessions_first(const tl_comparison *c, tl__session_key which) {
-  static const int parts[] = {[TL__SAME_HOST] = 2,   [TL__SAME_MACHINE] = 1,
-                              [TL__SAME_RUN] = 1,    [TL__SAME_STATUS] = 2,
-                              [TL__SAME_PROBE] = 1,  [TL__SAME_COMMAND] = 2,
-                              [TL__SAME_LABEL] = 1};
+  static const int parts[] = {
+      [TL__SAME_HOST] = 2,  [TL__SAME_MACHINE] = 1, [TL__SAME_RUN] = 1,  [TL__SAME_STATUS] = 2,
+      [TL__SAME_PROBE] = 1, [TL__SAME_COMMAND] = 2, [TL__SAME_LABEL] = 1};
   size_t n = c->sessions.count;
   size_t *first = malloc((n ? n : 1) * sizeof *first);
   const void *ctx[2] = {c, &which};

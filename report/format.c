@@ -152,8 +152,7 @@ int tl__host_page(const char *fp, char *buf, size_t len) {
   size_t n = strlen(fp);
   /* An imported host ("imported:NAME", tlstore import --host) is named by
    * its name, when that is one a label could be (a safe file name). */
-  if (strncmp(fp, "imported:", 9) == 0 && n < 9 + 64 &&
-      tl_label_check(fp + 9, NULL, 0) == TL_OK) {
+  if (strncmp(fp, "imported:", 9) == 0 && n < 9 + 64 && tl_label_check(fp + 9, NULL, 0) == TL_OK) {
     snprintf(buf, len, "host-imported-%s.html", fp + 9);
     return 0;
   }

@@ -646,15 +646,14 @@ static const char *fact_named(const tl_comparison *c, size_t i, const void *arg)
   return named.unknown ? "unknown" : named.text;
 }
 
-int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag,
-                char *name, size_t len, double *num) {
+int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag, char *name,
+                size_t len, double *num) {
   char lim[32];
   const tl_session_detail *d = &c->details[i];
-  const char *v = !k                                  ? tl__tag(d, tag)
-                  : strcmp(k->name, "hostname") == 0 ? c->sessions.items[i].hostname
-                                                      : tl_host_key_value(k, d->facts,
-                                                                          d->fact_count, lim,
-                                                                          sizeof lim);
+  const char *v = !k ? tl__tag(d, tag)
+                  : strcmp(k->name, "hostname") == 0
+                      ? c->sessions.items[i].hostname
+                      : tl_host_key_value(k, d->facts, d->fact_count, lim, sizeof lim);
   part named;
   part_of(k, v, &named);
   snprintf(name, len, "%s", named.unknown ? "" : named.text);

@@ -348,9 +348,8 @@ static int sset_finish(tl__sset *x) {
 /* Loads the sessions ids[0..nids) into x by reading them, and with dist
  * their distribution at pcts[0..np) from the same reading. Errors leave a
  * message on the store. */
-int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
-                       size_t nids, uint64_t seed, const double *pcts, size_t np, tl_dist *dist,
-                       tl__sset *x) {
+int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                       uint64_t seed, const double *pcts, size_t np, tl_dist *dist, tl__sset *x) {
   int rc = sset_prepare(cmp, ids, nids, seed, x);
   /* One scan for them all: a scan's thread and statement cost per call. */
   if (!rc && dist)

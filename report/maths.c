@@ -11,7 +11,7 @@
 #include "stats_internal.h"
 
 enum {
-  PERMUTATIONS = 999,  /* of the step test */
+  PERMUTATIONS = 999, /* of the step test */
   STEP_POINTS = 5000, /* a longer series is tested in this many bins */
 };
 
@@ -435,8 +435,7 @@ static void binseg(seg_ctx *c, size_t lo, size_t hi) {
   /* p only grows with the shuffles that split as well: once it is above
    * alpha the rest cannot bring it back, so stop there (the usual case where
    * nothing changed); the answer is the same. */
-  for (int k = 0; k < PERMUTATIONS && !((double)(as_good + 1) / (PERMUTATIONS + 1) > c->alpha);
-       k++)
+  for (int k = 0; k < PERMUTATIONS && !((double)(as_good + 1) / (PERMUTATIONS + 1) > c->alpha); k++)
     as_good += shuffled_split(c, n, &r, total, sq) >= stat * (1 - 1e-12);
   double p = (double)(as_good + 1) / (PERMUTATIONS + 1);
   if (p > c->alpha)
@@ -472,8 +471,8 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
    * points' own. */
   size_t nb = n > STEP_POINTS ? STEP_POINTS : n;
   double *bins = nb < n ? malloc(nb * sizeof *bins) : NULL;
-  seg_ctx c = {bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL,
-               NULL};
+  seg_ctx c = {
+      bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL};
   c.perm = malloc(nb * sizeof *c.perm);
   c.cuts = malloc((max + 2) * sizeof *c.cuts);
   c.pv = malloc((max + 2) * sizeof *c.pv);

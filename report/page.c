@@ -693,12 +693,13 @@ static void difference_matrices(tl__page *p) {
       continue;
     FILE *f = tl__prose(p);
     if (!titled++)
-      fprintf(f,
-              "### Differences\n\nEach cell is the row's p%s lateness minus the column's (each pair "
-              "once), with its 95%% interval from the sessions' own values and the sessions it "
-              "rests on; \"clearly\" where the interval excludes 0 and both rest on enough samples "
-              "and at least %d sessions.\n\n",
-              TL_PCT(pct), TL_STATS_MIN_SESSIONS);
+      fprintf(
+          f,
+          "### Differences\n\nEach cell is the row's p%s lateness minus the column's (each pair "
+          "once), with its 95%% interval from the sessions' own values and the sessions it "
+          "rests on; \"clearly\" where the interval excludes 0 and both rest on enough samples "
+          "and at least %d sessions.\n\n",
+          TL_PCT(pct), TL_STATS_MIN_SESSIONS);
     char call[96];
     tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
     fputs("**", f);
@@ -829,8 +830,8 @@ static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline
   p->svg_file = 0;
   p->out = saved;
   int bad = fclose(mem) != 0;
-  tl_chart_file *items = len && !bad ? realloc(files->items, (files->count + 1) * sizeof *items)
-                                     : NULL;
+  tl_chart_file *items =
+      len && !bad ? realloc(files->items, (files->count + 1) * sizeof *items) : NULL;
   char name[512];
   snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
   if (len && (bad || !items || !(items[files->count].name = strdup(name)))) {
@@ -1140,8 +1141,8 @@ static void session_list(tl__page *p) {
 /* Whether nothing is known of a host but its name (imported data, say):
  * its row would be a row of "unknown". */
 static int host_unknown(const tl_session_detail *d) {
-  void (*const cells[])(const tl_session_detail *, char *, size_t) = {
-      tl__host_cpu, host_cores, host_ram, tl__host_os, host_virt};
+  void (*const cells[])(const tl_session_detail *, char *,
+                        size_t) = {tl__host_cpu, host_cores, host_ram, tl__host_os, host_virt};
   char buf[512];
   for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) {
     cells[i](d, buf, sizeof buf);
@@ -1397,8 +1398,10 @@ static void section_method(tl__page *p) {
     } else {
       tl_md_escape(f, tl__probe_definition(probe));
       if (imported)
-        fprintf(f, " %zu of its %zu sessions were imported (`tlstore import`): measured by "
-                   "another tool, not by tl.", imported, sessions);
+        fprintf(f,
+                " %zu of its %zu sessions were imported (`tlstore import`): measured by "
+                "another tool, not by tl.",
+                imported, sessions);
     }
     fputc('\n', f);
   }
@@ -1570,8 +1573,8 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
           out);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
-      tl__section_title, section_contents, section_answer, tl__by_section, section_tables,
-      tl__causes_section, section_stats,   section_charts, section_hosts,  section_method,
+      tl__section_title,  section_contents, section_answer, tl__by_section, section_tables,
+      tl__causes_section, section_stats,    section_charts, section_hosts,  section_method,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (c->group_count || sections[i] == tl__section_title)

@@ -336,8 +336,8 @@ int tl__by_value(const tl__by *by, const tl__by_groups *g, const char *asked, ch
 /* Session i's value under host key k (NULL: the tag named tag) as --by
  * names it ("1G", "2 CPUs", the text recorded) into name, and as a number
  * into *num (NAN for text); 0 when the session did not record it. */
-int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag,
-                char *name, size_t len, double *num);
+int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag, char *name,
+                size_t len, double *num);
 /* The page's section on the groups of --by (what each holds, the exact
  * values recorded), and the "Read with care" notes on what differs inside a
  * group (returns 1 if any). */

@@ -83,8 +83,9 @@ static double recent_p90(const tl_comparison *c, const tl_group *g, size_t *used
 static void index_answer(tl__page *p) {
   const tl_comparison *c = p->c;
   FILE *f = tl__prose(p);
-  fprintf(f, "## Recent lateness\n\nThe p90 lateness of each label's last %d sessions (the median "
-             "of their p90s), least late first:\n\n",
+  fprintf(f,
+          "## Recent lateness\n\nThe p90 lateness of each label's last %d sessions (the median "
+          "of their p90s), least late first:\n\n",
           RECENT);
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group *g0 = &c->groups[i];
@@ -162,7 +163,9 @@ static void index_latest(tl__page *p) {
     tl_html_escape(o, g->label);
     fputs(link ? "</a></td><td data-h=\"delay\">" : "</td><td data-h=\"delay\">", o);
     tl_html_escape(o, call);
-    fprintf(o, "</td><td class=\"n\" data-h=\"recent p90 late\">%s</td><td data-h=\"last sessions\">", v);
+    fprintf(o,
+            "</td><td class=\"n\" data-h=\"recent p90 late\">%s</td><td data-h=\"last sessions\">",
+            v);
     sparkline(p, g);
     fputs("</td><td data-h=\"changes\">", o);
     size_t said = 0;
@@ -201,7 +204,8 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     return TL_ENOMEM;
   }
   size_t nh = tl__hosts_of(c, first, last);
-  size_t *used = tl__host_label_counts(c, first, nh), *on_host = tl__sessions_first(c, TL__SAME_HOST);
+  size_t *used = tl__host_label_counts(c, first, nh),
+         *on_host = tl__sessions_first(c, TL__SAME_HOST);
   if (!used || !on_host) {
     free(first);
     free(last);

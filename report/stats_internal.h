@@ -115,9 +115,8 @@ int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
                   uint64_t seed, tl__sset *x);
 /* The same, computing dist (the sessions' exact distribution at pcts[0..np))
  * from the same reading of the samples. */
-int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
-                       size_t nids, uint64_t seed, const double *pcts, size_t np, tl_dist *dist,
-                       tl__sset *x);
+int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
+                       uint64_t seed, const double *pcts, size_t np, tl_dist *dist, tl__sset *x);
 void tl__sset_free(tl__sset *x);
 /* The smallest kept value at which the weighted count of samples reaches
  * rank (session i counted w[i] times; w NULL: once). */
@@ -160,11 +159,11 @@ typedef struct {
   tl_dist dist; /* exact */
   tl_ci_method method;
   tl_pct_stats pct[TL_MAX_PCTS]; /* intervals, warnings, spread */
-  int64_t *rep; /* pct_count x TL_STATS_REPLICATES session-bootstrap values, rows sorted
-                   (TL_CI_SESSIONS only) */
-  double *logl; /* pct_count x used: each session's log lateness, the evidence of verdicts */
-  size_t used;  /* sessions with samples */
-  uint64_t seed;                 /* of this group's draws */
+  int64_t *rep;  /* pct_count x TL_STATS_REPLICATES session-bootstrap values, rows sorted
+                    (TL_CI_SESSIONS only) */
+  double *logl;  /* pct_count x used: each session's log lateness, the evidence of verdicts */
+  size_t used;   /* sessions with samples */
+  uint64_t seed; /* of this group's draws */
   int64_t *series[TL_STATS_SERIES];
 } tl__gcalc;
 

@@ -258,8 +258,8 @@ static void log_axis(FILE *o, const frame *f) {
       double ns = m * pow(10, e);
       char buf[32];
       double y = py(f, log10(ns));
-      fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
-              f->left, y, f->right, y);
+      fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", f->left,
+              y, f->right, y);
       tick_time(ns, buf, sizeof buf);
       text(o, f->left - 6, y + 5, "end", buf);
     }
@@ -493,8 +493,10 @@ void tl__svg_histogram(tl__page *p, const tl_group *g) {
   if (g->hist_over) {
     char n[32];
     count_label((double)g->hist_over, n, sizeof n);
-    snprintf(cap, sizeof cap, "%s, %s: %lld samples; the bar on the right counts the %s samples "
-             "beyond %s late (the slowest %s)", g->label, call, (long long)g->dist.count, n, hi, mx);
+    snprintf(cap, sizeof cap,
+             "%s, %s: %lld samples; the bar on the right counts the %s samples "
+             "beyond %s late (the slowest %s)",
+             g->label, call, (long long)g->dist.count, n, hi, mx);
   } else {
     snprintf(cap, sizeof cap, "%s, %s: %lld samples", g->label, call, (long long)g->dist.count);
   }
@@ -884,7 +886,8 @@ void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   tl__call_name(probe, delay_ns, call, sizeof call);
   snprintf(title, sizeof title, "p50, p90 and p99 lateness by %s, %s", c->by, call);
   snprintf(desc, sizeof desc,
-           "Lateness (y, log scale) of each of %zu values of %s (x, in order): dots at p50, p90 and p99, "
+           "Lateness (y, log scale) of each of %zu values of %s (x, in order): dots at p50, p90 "
+           "and p99, "
            "whiskers their 95%% confidence intervals.",
            n, c->by);
   open_svg(p, w, h, title, desc);

@@ -76,23 +76,24 @@ typedef struct {
  * counted past the group's p50 (the floor every sample pays), split by
  * cause. What was not measured is not attributed, never guessed. */
 typedef struct {
-  int known;                 /* 0: nothing recorded, no sentence, no bar */
-  int64_t tail_samples;      /* samples above p99 (from the sessions' histograms) */
-  int64_t tail_ns;           /* their time past the p50, summed */
-  int64_t measured_samples;  /* of those, with their run-queue wait read */
-  int64_t cpu_wait_ns;       /* waiting for a CPU: each one's run-queue wait, at most its time past p50 */
-  int64_t throttled_ns;      /* of cpu_wait_ns, in sessions whose cgroup's quota throttled */
-  int64_t not_attributed_ns; /* tail_ns - cpu_wait_ns */
+  int known;                /* 0: nothing recorded, no sentence, no bar */
+  int64_t tail_samples;     /* samples above p99 (from the sessions' histograms) */
+  int64_t tail_ns;          /* their time past the p50, summed */
+  int64_t measured_samples; /* of those, with their run-queue wait read */
+  int64_t cpu_wait_ns; /* waiting for a CPU: each one's run-queue wait, at most its time past p50 */
+  int64_t throttled_ns;       /* of cpu_wait_ns, in sessions whose cgroup's quota throttled */
+  int64_t not_attributed_ns;  /* tail_ns - cpu_wait_ns */
   int64_t nivcsw, migrations; /* in the tail samples measured */
-  int64_t floor_ns;          /* the p50 lateness */
-  int64_t timer_slack_ns;    /* the recorded timer slack (-1 unknown) */
-  char quota[32];            /* the cgroup's CPU quota ("0.2", "none", "" unknown) */
+  int64_t floor_ns;           /* the p50 lateness */
+  int64_t timer_slack_ns;     /* the recorded timer slack (-1 unknown) */
+  char quota[32];             /* the cgroup's CPU quota ("0.2", "none", "" unknown) */
   int64_t periods, throttled_periods; /* the quota's periods over the sessions (-1 unknown) */
-  double steal_pct, irq_pct; /* of CPU time during the sessions: stolen, in IRQ and softirq (NAN unknown) */
+  double steal_pct,
+      irq_pct; /* of CPU time during the sessions: stolen, in IRQ and softirq (NAN unknown) */
 } tl_group_causes;
 
 typedef struct {
-  tl_group *groups; /* ordered by label (as asked), probe, delay */
+  tl_group *groups;        /* ordered by label (as asked), probe, delay */
   tl_group_causes *causes; /* group_count entries (causes.c), NULL when none could be read */
   size_t group_count;
   char **labels; /* labels compared, in the order asked */
@@ -377,8 +378,8 @@ typedef struct {
   size_t sessions_a, sessions_b;        /* sessions with samples: what the verdict rests on */
   int64_t sessions_needed[TL_MAX_PCTS]; /* sessions a label that would likely make the
                                            difference seen clear; 0: none would */
-  int spread_over[TL_MAX_PCTS]; /* a's or b's sessions disagree by more than |diff| */
-  tl_mw mw;                     /* rank test of the whole distributions */
+  int spread_over[TL_MAX_PCTS];         /* a's or b's sessions disagree by more than |diff| */
+  tl_mw mw;                             /* rank test of the whole distributions */
 } tl_pair_stats;
 
 typedef struct tl_stats {
@@ -457,7 +458,7 @@ typedef struct {
   const char *output;      /* -o FILE, or NULL */
   const char *site;        /* --site DIR, or NULL */
   int force, checking, format_given, max_regression_given, by_help;
-  int skip_damaged; /* --skip-damaged */
+  int skip_damaged;                   /* --skip-damaged */
   char *labels[TL_REPORT_LABELS_MAX]; /* --compare, split into label_buf */
   char label_buf[4096], pct_buf[512];
 } tl_report_args;
@@ -465,8 +466,7 @@ void tl_report_args_init(tl_report_args *a);
 /* tlreport's option --name (without "--") with value v (NULL for a flag).
  * Returns 1 when taken, 0 when name is none of its options, TL_EINVAL with
  * a one-line reason in why for a bad value. */
-int tl_report_option(tl_report_args *a, const char *name, const char *v, char *why,
-                     size_t whylen);
+int tl_report_option(tl_report_args *a, const char *name, const char *v, char *why, size_t whylen);
 /* After the last option: the option whose value or company is wrong
  * ("--baseline"), with why, or NULL when they go together. */
 const char *tl_report_args_check(tl_report_args *a, char *why, size_t whylen);

@@ -65,7 +65,7 @@ int tl__sqlite_delete(tl_store *s, const char *uuid) {
 }
 
 int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
-                   int64_t *samples) {
+                     int64_t *samples) {
   const char *doing = "pruning sessions";
   int err = begin(s, doing);
   if (err)

@@ -190,8 +190,8 @@ static int each_row(tl_store *s, int64_t session_id, int kind, row_cb fn, void *
   if (!s->db) {
     int err = tl__pg_cause_rows(s, session_id, kind, fn, ctx);
     if (err == TL_ECORRUPT)
-      tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT,
-                     s->path, (long long)session_id);
+      tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT, s->path,
+                     (long long)session_id);
     return err;
   }
 #endif

@@ -77,8 +77,8 @@ static void crc_table_init(void) {
 static uint32_t crc_soft(uint32_t c, const uint8_t *p, size_t n) {
   pthread_once(&crc_once, crc_table_init);
   for (; n >= 8; n -= 8, p += 8) {
-    uint32_t a = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                      (uint32_t)p[3] << 24);
+    uint32_t a =
+        c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
     c = crc_table[7][a & 0xff] ^ crc_table[6][(a >> 8) & 0xff] ^ crc_table[5][(a >> 16) & 0xff] ^
         crc_table[4][a >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
         crc_table[0][p[7]];
@@ -159,7 +159,7 @@ static uint32_t block_crc(const uint8_t *head, int64_t seq, int64_t min, int64_t
 }
 
 size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t min, int64_t max,
-                     size_t payload_len) {
+                      size_t payload_len) {
   out[0] = TL_BLOCK_VERSION;
   out[1] = (uint8_t)codec;
   out[2] = (uint8_t)(n & 0xff);
@@ -316,9 +316,8 @@ static uint8_t *bits_end(bit_writer *w) {
  * group, which the next one (or the caller) writes over; the block bound
  * leaves room for them. Called with a constant b, each width compiles to
  * its own straight-line loop. */
-static inline __attribute__((always_inline)) void pack_groups(const int64_t *v, unsigned b,
-                                                              uint64_t base, size_t groups,
-                                                              uint8_t *out) {
+static inline __attribute__((always_inline)) void
+pack_groups(const int64_t *v, unsigned b, uint64_t base, size_t groups, uint8_t *out) {
   uint64_t mask = ((uint64_t)1 << b) - 1;
   for (size_t g = 0; g < groups; g++, v += 8, out += b) {
     uint64_t w[8] = {0};
@@ -334,6 +333,8 @@ static inline __attribute__((always_inline)) void pack_groups(const int64_t *v, 
   }
 }
 
+/* Case lists made by macros, which clang-format cannot lay out stably. */
+/* clang-format off */
 #define PACK_CASE(B)                                                                               \
   case B:                                                                                          \
     pack_groups(v, B, base, groups, out);                                                          \
@@ -357,6 +358,7 @@ static void pack_any(const int64_t *v, unsigned b, uint64_t base, size_t groups,
     break;
   }
 }
+/* clang-format on */
 
 static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out) {
   uint64_t base = (uint64_t)lo;
@@ -417,15 +419,16 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
  * the loads of the last group end before end. b <= 56, so one 8-byte load
  * holds each sample. Called with a constant b, each width compiles to its
  * own straight-line loop. */
-static inline __attribute__((always_inline)) void unpack_groups(const uint8_t *p, unsigned b,
-                                                                uint64_t base, size_t groups,
-                                                                int64_t *out) {
+static inline __attribute__((always_inline)) void
+unpack_groups(const uint8_t *p, unsigned b, uint64_t base, size_t groups, int64_t *out) {
   uint64_t mask = ((uint64_t)1 << b) - 1;
   for (size_t g = 0; g < groups; g++, p += b, out += 8)
     for (unsigned j = 0; j < 8; j++)
       out[j] = (int64_t)(base + ((tl__load_le64(p + (j * b >> 3)) >> (j * b & 7)) & mask));
 }
 
+/* Case lists made by macros, which clang-format cannot lay out stably. */
+/* clang-format off */
 #define UNPACK_CASE(B)                                                                             \
   case B:                                                                                          \
     unpack_groups(p, B, base, groups, out);                                                        \
@@ -447,6 +450,7 @@ static void unpack_any(const uint8_t *p, unsigned b, uint64_t base, size_t group
     break;
   }
 }
+/* clang-format on */
 
 static int packed_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
                          size_t n) {
@@ -541,8 +545,8 @@ int tl_block_verify(const tl_block *b, const char **why) {
     *why = "sample count differs from its header";
     return TL_ECORRUPT;
   }
-  uint32_t want = (uint32_t)h[4] | (uint32_t)h[5] << 8 | (uint32_t)h[6] << 16 |
-                  (uint32_t)h[7] << 24;
+  uint32_t want =
+      (uint32_t)h[4] | (uint32_t)h[5] << 8 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 24;
   if (block_crc(h, b->seq, b->min_ns, b->max_ns, h + TL_BLOCK_HEADER, b->len - TL_BLOCK_HEADER) !=
       want) {
     *why = "checksum mismatch";
@@ -566,8 +570,8 @@ int tl_block_decode(const tl_block *b, int64_t *out, const char **why) {
   return TL_OK;
 }
 
-size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count,
-                            int64_t min, int64_t max, int64_t *scratch, uint8_t *out) {
+size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count, int64_t min,
+                            int64_t max, int64_t *scratch, uint8_t *out) {
   if (count < 1 || count > TL_BLOCK_MAX || min < 0 || max < min ||
       varint_decode(in, len, min, max, scratch, (size_t)count))
     return 0;

@@ -40,14 +40,15 @@ enum {
   LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
   BITMAP_WORDS = LOG_BUCKETS / 64,
   LINEAR_BUCKETS = 4096,
-  RANGE_BYTES = 8 << 20, /* memory for the samples of one range in one pass */
+  RANGE_BYTES = 8 << 20,        /* memory for the samples of one range in one pass */
   GROUP_COUNT_BYTES = 64 << 10, /* see range_mode */
   DIRECT_ENTRIES = 1 << 16,     /* see direct_setup */
 };
 
 /* The histogram is the session summaries' (tl_summary_bucket), so that a
  * session's stored one adds into the group's as it is. */
-_Static_assert((int)SUB_BITS == (int)TL_SUMMARY_SUB_BITS && (int)LOG_BUCKETS == (int)TL_SUMMARY_BUCKETS,
+_Static_assert((int)SUB_BITS == (int)TL_SUMMARY_SUB_BITS &&
+                   (int)LOG_BUCKETS == (int)TL_SUMMARY_BUCKETS,
                "the sweep's histogram is the summaries'");
 #define log_index tl_summary_bucket
 #define log_bounds tl_summary_bucket_bounds
@@ -95,8 +96,8 @@ typedef struct {
 struct tl_sweep {
   source_fn source;
   void *src;
-  tl_store *store;    /* when the samples are a store's: pass 1 reads their summaries */
-  const int64_t *ids; /* ns sessions of store */
+  tl_store *store;         /* when the samples are a store's: pass 1 reads their summaries */
+  const int64_t *ids;      /* ns sessions of store */
   tl_sweep_session_cb tap; /* pass 1's tap, left for the next pass when pass 1 read summaries */
   void *tap_ctx;
   size_t ns; /* sessions; the group is set ns */
@@ -130,7 +131,7 @@ struct tl_sweep {
   int64_t direct_lo;
   unsigned direct_shift;
   size_t direct_len;
-  int64_t *chart;  /* the histogram to fill in the next pass, or NULL */
+  int64_t *chart; /* the histogram to fill in the next pass, or NULL */
   size_t chart_bins;
   int64_t chart_lo, chart_hi, chart_width;
   int64_t *chart_over;
@@ -383,9 +384,8 @@ static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
  * that consecutive ones seldom wait on the same count. The samples of
  * buckets with ranges on the lists are picked out on the way, without a
  * branch either, and handed to take after each stretch. */
-static inline __attribute__((always_inline)) void count_stretch(tl_sweep *w, const int64_t *p,
-                                                                 size_t m, int by_double,
-                                                                 int picking) {
+static inline __attribute__((always_inline)) void
+count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int picking) {
   const uint32_t *base = w->fast_base, *mask = w->fast_mask;
   const uint8_t *slow = w->fast_slow;
   uint32_t *fast = w->fast;
@@ -569,7 +569,7 @@ static void sweep_free(tl_sweep *w);
 
 /* NULL when out of memory; spcts are valid percentiles. */
 static tl_sweep *sweep_new(source_fn source, void *src, size_t ns, const double *spcts,
-                            size_t snp) {
+                           size_t snp) {
   tl_sweep *w = calloc(1, sizeof *w);
   if (!w)
     return NULL;
@@ -709,7 +709,7 @@ int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank) {
 }
 
 void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
-                     size_t bins, int64_t *over) {
+                    size_t bins, int64_t *over) {
   w->chart = bins ? counts : NULL;
   w->chart_lo = lo;
   w->chart_width = width;
@@ -1271,7 +1271,7 @@ static void src_close(void *arg) {
 }
 
 tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
-                           const double *session_pcts, size_t session_np) {
+                         const double *session_pcts, size_t session_np) {
   store_src *s = src_open(store, session_ids, n);
   tl_sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
   if (!w)
@@ -1331,9 +1331,8 @@ static int sweep_dist(tl_sweep *w, const double *pcts, size_t np, tl_sweep_sessi
   return TL_OK;
 }
 
-int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n,
-                        const double *pcts, size_t pct_count, tl_sweep_session_cb tap,
-                        void *tap_ctx, tl_dist *out) {
+int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                        size_t pct_count, tl_sweep_session_cb tap, void *tap_ctx, tl_dist *out) {
   tl_sweep *w = tl_sweep_store(store, session_ids, n, NULL, 0);
   int err = sweep_dist(w, pcts, pct_count, tap, tap_ctx, out);
   tl_sweep_close(w);

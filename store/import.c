@@ -38,8 +38,7 @@ void tl_import_args_init(tl_import_args *a) {
   a->opts.delay_ns = -1;
 }
 
-int tl_import_option(tl_import_args *a, const char *name, const char *v, char *why,
-                     size_t whylen) {
+int tl_import_option(tl_import_args *a, const char *name, const char *v, char *why, size_t whylen) {
   tl_import_opts *o = &a->opts;
   if (strcmp(name, "format") == 0) {
     if (tl_samples_format_parse(v, &o->format) || o->format == TL_SAMPLES_HGRM)
@@ -95,8 +94,11 @@ int tl_import_option(tl_import_args *a, const char *name, const char *v, char *w
 
 const char *tl_import_missing(const tl_import_args *a, char *why, size_t whylen) {
   const tl_import_opts *o = &a->opts;
-  const char *name = !o->format ? "format" : !o->label ? "label" : !o->probe ? "probe"
-                     : o->delay_ns < 0 ? "delay" : NULL;
+  const char *name = !o->format        ? "format"
+                     : !o->label       ? "label"
+                     : !o->probe       ? "probe"
+                     : o->delay_ns < 0 ? "delay"
+                                       : NULL;
   if (name)
     tl_fail(why, whylen, TL_EINVAL, "%s", o->format ? "missing" : "missing (csv or jsonl)");
   return name;
@@ -642,8 +644,8 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     while (!err) {
       uint64_t x;
       size_t used;
-      if (column == 0 && header_done && !too_long && end - p >= 16 &&
-          (used = digit_line(p, &x)) && x <= fast_max) {
+      if (column == 0 && header_done && !too_long && end - p >= 16 && (used = digit_line(p, &x)) &&
+          x <= fast_max) {
         line_no++;
         b->block[b->n++] = (int64_t)x * unit;
         if (b->n == TL_BLOCK_MAX)

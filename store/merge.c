@@ -168,8 +168,8 @@ static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t 
   while (err == TL_OK && (rc = sqlite3_step(t)) == SQLITE_ROW)
     if (tl_tag_check((const char *)sqlite3_column_text(t, 0),
                      (const char *)sqlite3_column_text(t, 1), why, sizeof why))
-      err = tl__store_fail(m->dst, TL_EINVAL, "%s: session %.36s: %s; nothing was merged",
-                           m->path, uuid, why);
+      err = tl__store_fail(m->dst, TL_EINVAL, "%s: session %.36s: %s; nothing was merged", m->path,
+                           uuid, why);
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(m->src, rc, "reading the other database");
   sqlite3_reset(t);
@@ -443,10 +443,11 @@ static int check_source(merger *m) {
   if (rc != SQLITE_ROW)
     err = tl__store_sqlfail(m->src, rc, "reading the other database");
   else if (sqlite3_column_int(st, 0))
-    err = tl__store_fail(m->dst, TL_ECORRUPT,
-                         "%s is damaged: rows of its sessions or hosts table are missing"
-                         TL__CHECK_HINT "; nothing was merged",
-                         m->path);
+    err = tl__store_fail(
+        m->dst, TL_ECORRUPT,
+        "%s is damaged: rows of its sessions or hosts table are missing" TL__CHECK_HINT
+        "; nothing was merged",
+        m->path);
   sqlite3_finalize(st);
   return err;
 }

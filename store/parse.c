@@ -26,7 +26,8 @@ static int check_name(const char *what, const char *s, size_t len, size_t max, c
     return tl_fail(why, whylen, TL_EINVAL, "%s must start with a letter or digit", what);
   for (size_t i = 0; i < len; i++)
     if (!is_name_char((unsigned char)s[i]))
-      return tl_fail(why, whylen, TL_EINVAL, "%s may hold only letters, digits, '.', '_' and '-'", what);
+      return tl_fail(why, whylen, TL_EINVAL, "%s may hold only letters, digits, '.', '_' and '-'",
+                     what);
   return TL_OK;
 }
 
@@ -129,8 +130,8 @@ int tl_int_parse(const char *s, int64_t min, int64_t max, int64_t *out, char *wh
   if (*end != '\0' || end == s)
     return tl_fail(why, whylen, TL_EINVAL, "'%.40s' is not a whole number", s);
   if (errno == ERANGE || v < min || v > max)
-    return tl_fail(why, whylen, TL_EINVAL, "%.40s is out of range (%lld to %lld)", s, (long long)min,
-                  (long long)max);
+    return tl_fail(why, whylen, TL_EINVAL, "%.40s is out of range (%lld to %lld)", s,
+                   (long long)min, (long long)max);
   *out = v;
   return TL_OK;
 }
@@ -182,7 +183,8 @@ int tl_duration_parse(const char *s, int64_t default_unit_ns, int64_t max_ns, in
       if (strcmp(p, units[i].suffix) == 0)
         unit = units[i].ns;
     if (!unit)
-      return tl_fail(why, whylen, TL_EINVAL, "unknown unit in '%.40s' (use ns, us, ms, s, m, h or d)", s);
+      return tl_fail(why, whylen, TL_EINVAL,
+                     "unknown unit in '%.40s' (use ns, us, ms, s, m, h or d)", s);
   }
   if (whole > (uint64_t)max_ns / (uint64_t)unit)
     return tl_fail(why, whylen, TL_EINVAL, "duration '%.40s' is too large", s);

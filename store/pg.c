@@ -500,7 +500,8 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
     return err;
   int n = PQntuples(r);
   for (int i = 0; i < n && !err; i++)
-    err = cb(ctx, PQgetvalue(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2), tl__pg_i64(r, i, 3));
+    err =
+        cb(ctx, PQgetvalue(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2), tl__pg_i64(r, i, 3));
   PQclear(r);
   return err;
 }

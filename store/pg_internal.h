@@ -12,7 +12,7 @@
 typedef struct {
   int64_t lo, hi; /* session ids [lo, hi) held; empty when lo == hi */
   size_t n;
-  int64_t *session; /* n session ids, ascending */
+  int64_t *session;  /* n session ids, ascending */
   tl_fact_row *rows; /* n rows, by session then key */
 } tl_pg_rows;
 

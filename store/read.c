@@ -237,7 +237,7 @@ void tl_strings_free(char **strings, size_t count) {
 /* One statement per session, so that its blocks and its sample_count come
  * from one snapshot even while a collector commits. */
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
-                         tl_block_cb fn, void *ctx) {
+                           tl_block_cb fn, void *ctx) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(s->db,
                               "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
@@ -556,8 +556,8 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   static const char *const keyed[] = {"hosts", "sessions"};
   for (size_t k = 0; k < sizeof keyed / sizeof keyed[0]; k++) {
     char sql[128];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE typeof(id) <> 'integer' OR id <> rowid",
-             keyed[k]);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM %s WHERE typeof(id) <> 'integer' OR id <> rowid", keyed[k]);
     int64_t bad = 0;
     rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)

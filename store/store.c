@@ -244,8 +244,8 @@ static void block_upgrade_fn(sqlite3_context *cx, int argc, sqlite3_value **argv
     return;
   }
   size_t n = in ? tl__block_upgrade_v1(in, len, sqlite3_value_int64(argv[0]), count,
-                                       sqlite3_value_int64(argv[2]),
-                                       sqlite3_value_int64(argv[3]), scratch, out)
+                                       sqlite3_value_int64(argv[2]), sqlite3_value_int64(argv[3]),
+                                       scratch, out)
                 : 0;
   if (n)
     sqlite3_result_blob(cx, out, (int)n, SQLITE_TRANSIENT);
@@ -415,8 +415,8 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
     /* SQLite would block forever on a FIFO, and leave a -journal file next
      * to /dev/null: a database is a regular file, anything else is refused
      * before it is touched. */
-    return tl__store_fail(s, TL_EINVAL, "%s is %s, not a database file",
-                          path, special_kind(st.st_mode));
+    return tl__store_fail(s, TL_EINVAL, "%s is %s, not a database file", path,
+                          special_kind(st.st_mode));
   } else if (st.st_size == 0 && (flags & (TL_STORE_READONLY | TL_STORE_NOCREATE)) &&
              !wal_in_use(path)) {
     /* Only a collector (or a merge or import into it) makes an empty file

@@ -10,8 +10,8 @@
 #include "tl_store.h"
 
 typedef struct tl_store_ops tl_store_ops;
-typedef int (*tl__summary_blob_cb)(void *ctx, size_t index, const char *uuid,
-                                   int64_t sample_count, const uint8_t *blob, size_t len);
+typedef int (*tl__summary_blob_cb)(void *ctx, size_t index, const char *uuid, int64_t sample_count,
+                                   const uint8_t *blob, size_t len);
 
 struct tl_store {
   const tl_store_ops *ops; /* the backend: tl__sqlite_ops or tl__pg_ops */
@@ -19,8 +19,8 @@ struct tl_store {
   void *server;            /* the server backend's own state; NULL for a file */
   char *path;              /* the file, or the server's address (never a password) */
   int readonly;
-  int codec;        /* of the blocks it writes; 0 for TL_CODEC_DEFAULT */
-  char errmsg[512]; /* last failure, "" when none */
+  int codec;                         /* of the blocks it writes; 0 for TL_CODEC_DEFAULT */
+  char errmsg[512];                  /* last failure, "" when none */
   int64_t damaged_id;                /* the session of the last TL_ECORRUPT read, or 0 */
   int64_t left_out[TL_LEFT_OUT_MAX]; /* sessions tl_store_sessions no longer lists */
   size_t left_out_count;
@@ -47,7 +47,7 @@ typedef int (*tl__label_delay_cb)(void *ctx, const char *label, int64_t delay_ns
  * numbered in tl_store_sessions' order, so that a delay's place is that of
  * its first session. */
 #define TL__LABEL_DELAYS_SQL(COLLATE)                                                              \
-  "SELECT label, delay_ns, count(*), sum(sample_count) FROM (SELECT s.label " COLLATE            \
+  "SELECT label, delay_ns, count(*), sum(sample_count) FROM (SELECT s.label " COLLATE              \
   " AS label, s.delay_ns, s.sample_count, row_number() OVER (ORDER BY s.started_ns, s.id) AS "     \
   "place FROM sessions s JOIN hosts h ON h.id = s.host_id) x GROUP BY label, delay_ns ORDER BY "   \
   "label, min(place)"
@@ -135,8 +135,8 @@ size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t mi
  * block in out (tl_block_bound(count) bytes), or 0 when it does not decode
  * to count samples between min and max, which then stays as it is and fails
  * its checksum when read. scratch holds TL_BLOCK_MAX values. */
-size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count,
-                            int64_t min, int64_t max, int64_t *scratch, uint8_t *out);
+size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count, int64_t min,
+                            int64_t max, int64_t *scratch, uint8_t *out);
 
 /* Calls fn with each row of kind of a session's causes on a server (pg.c),
  * by first_index; nothing on a server older than the causes. */
@@ -186,8 +186,7 @@ tl__summarizer *tl__summarizer_new(void);
 void tl__summarizer_free(tl__summarizer *z);
 /* The summary of a session from its stored blocks (verified as a report
  * reads them); *out lives in z until its next use. */
-int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
-                        const tl_summary **out);
+int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out);
 /* The same in steps, for a caller that reads the samples anyway: begin,
  * add every sample of the session in any order, then finish, which reads
  * from s only the blocks that hold the percentiles' ranks. */
@@ -197,10 +196,8 @@ void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n);
  * totals before, then, if they were not stored, the samples v[0..n) added
  * since taken back. */
 void tl__summary_totals(const tl__summarizer *z, tl_summary *saved);
-void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v,
-                           size_t n);
-int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
-                       const tl_summary **out);
+void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v, size_t n);
+int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out);
 /* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
  * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
  * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */
@@ -257,7 +254,6 @@ int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int6
 
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);
-
 
 /* Inside the caller's write transaction: records the host and a new
  * 'running' session with its tags and facts; uuid_out gets its UUID. */

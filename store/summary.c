@@ -7,9 +7,9 @@
  * the blocks that may hold the few buckets of the percentiles' ranks, which
  * the windows of "Watching the ranks" usually spare), and stored as a blob
  * with a version byte and a CRC32C (docs/schema.md) in session_summaries
- * when the session ends, is merged, imported or pushed, or by migration 3. Every read verifies the checksum, the layout and the count
- * against the session's sample_count; a session without one (running, or
- * damaged) has its summary computed on the fly. */
+ * when the session ends, is merged, imported or pushed, or by migration 3. Every read verifies the
+ * checksum, the layout and the count against the session's sample_count; a session without one
+ * (running, or damaged) has its summary computed on the fly. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +20,16 @@ const double tl_summary_pcts[TL_SUMMARY_PCTS] = {50, 90, 99, 99.9, 99.99};
 
 enum {
   SUB = 1 << TL_SUMMARY_SUB_BITS,
-  HEAD = 8,                        /* version, layout, levels, 0, CRC32C */
-  FIXED = HEAD + 3 * 8 + 2 * 16,   /* + count, min, max, sum, sumsq */
+  HEAD = 8,                      /* version, layout, levels, 0, CRC32C */
+  FIXED = HEAD + 3 * 8 + 2 * 16, /* + count, min, max, sum, sumsq */
   LEVELS = FIXED + TL_SUMMARY_PCTS * 8,
-  COLLECT_MAX = 1 << 20,           /* values gathered at once for one rank */
-  COUNT_SPAN_MAX = 1 << 21,        /* values counted one by one for one rank */
-  NARROW = 4096,                   /* linear buckets a wide range is cut into */
-  MARKS = 1 << 16,                 /* slots of the map of the ranges a pass reads */
-  WATCH_AFTER = 8192,              /* samples held before the windows are placed */
-  WATCH_COUNT_SPAN = 1 << 17,      /* values a window counts one by one, at most */
-  WATCH_GATHER_MAX = 1 << 16,      /* values a window collects, at most */
+  COLLECT_MAX = 1 << 20,      /* values gathered at once for one rank */
+  COUNT_SPAN_MAX = 1 << 21,   /* values counted one by one for one rank */
+  NARROW = 4096,              /* linear buckets a wide range is cut into */
+  MARKS = 1 << 16,            /* slots of the map of the ranges a pass reads */
+  WATCH_AFTER = 8192,         /* samples held before the windows are placed */
+  WATCH_COUNT_SPAN = 1 << 17, /* values a window counts one by one, at most */
+  WATCH_GATHER_MAX = 1 << 16, /* values a window collects, at most */
 };
 
 void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
@@ -187,7 +187,8 @@ static void watch_start(watch *w) {
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
     double p = tl_summary_pcts[k] / 100, d = 4 * sqrt(p * (1 - p) / (double)n) + 2.0 / (double)n;
     double qlo = (p - d) * (double)n, qhi = (p + d) * (double)n;
-    int64_t a = v[qlo > 0 ? (size_t)qlo : 0], b = qhi < (double)(n - 1) ? v[(size_t)qhi + 1] : INT64_MAX, x, y;
+    int64_t a = v[qlo > 0 ? (size_t)qlo : 0],
+            b = qhi < (double)(n - 1) ? v[(size_t)qhi + 1] : INT64_MAX, x, y;
     tl_summary_bucket_bounds(tl_summary_bucket(a), &a, &x);
     if (b != INT64_MAX)
       tl_summary_bucket_bounds(tl_summary_bucket(b), &y, &b);
@@ -462,8 +463,8 @@ static int by_value(const void *a, const void *b) {
 }
 
 static int changed(tl_store *s, int64_t session_id) {
-  return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised",
-                        s->path, (long long)session_id);
+  return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised", s->path,
+                        (long long)session_id);
 }
 
 /* How target x reads its range in the next pass: its samples gathered,
@@ -548,8 +549,7 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
       z->hi = open && z->hi > x->hi ? z->hi : x->hi;
       open++;
       for (size_t j = 0; j < k && x->same == SIZE_MAX; j++)
-        if (!z->t[j].done && z->t[j].same == SIZE_MAX && z->t[j].lo == x->lo &&
-            z->t[j].hi == x->hi)
+        if (!z->t[j].done && z->t[j].same == SIZE_MAX && z->t[j].lo == x->lo && z->t[j].hi == x->hi)
           x->same = j;
       if (x->same == SIZE_MAX)
         err = target_setup(x);
@@ -582,8 +582,7 @@ void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n) {
 
 void tl__summary_totals(const tl__summarizer *z, tl_summary *saved) { *saved = z->sum; }
 
-void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v,
-                           size_t n) {
+void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v, size_t n) {
   for (size_t i = 0; i < n; i++)
     z->hist[tl_summary_bucket(v[i])]--;
   z->sum = *saved;
@@ -591,15 +590,15 @@ void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int
   watch_stop(&z->w);
 }
 
-int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
+int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
+                        const tl_summary **out) {
   clear(z);
   rescan r = {s, z, first_pass};
   int err = tl_store_scan_blocks(s, &session_id, 1, NULL, rescan_block, &r);
   return err ? err : tl__summary_finish(s, z, session_id, out);
 }
 
-int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id,
-                       const tl_summary **out) {
+int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
   int err = TL_OK;
   tl_summary *m = &z->sum;
   if (!m->count)
@@ -767,7 +766,8 @@ int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summar
   for (uint64_t i = 0; i < nz; i++) {
     uint64_t gap, c;
     if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &c) || (i && !gap) || !c ||
-        c > (uint64_t)m->count - total || gap >= m->hist_len || at + gap >= m->hist_first + m->hist_len)
+        c > (uint64_t)m->count - total || gap >= m->hist_len ||
+        at + gap >= m->hist_first + m->hist_len)
       return TL_ECORRUPT;
     at += gap;
     if (i == 0 && at != m->hist_first)
@@ -967,8 +967,13 @@ int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *probl
   int err = tl_store_sessions(s, &f, &list);
   if (err)
     return err;
-  check_ctx c = {s, tl__summarizer_new(), malloc(TL_SUMMARY_BUCKETS * sizeof(int64_t)), NULL,
-                 report, ctx, problems};
+  check_ctx c = {s,
+                 tl__summarizer_new(),
+                 malloc(TL_SUMMARY_BUCKETS * sizeof(int64_t)),
+                 NULL,
+                 report,
+                 ctx,
+                 problems};
   int64_t *ids = malloc(list.count * sizeof *ids + 1);
   if (!c.z || !c.hist || !ids)
     err = tl__store_fail(s, TL_ENOMEM, "out of memory checking summaries");

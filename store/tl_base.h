@@ -135,10 +135,10 @@ typedef struct {
 
 typedef struct {
   const char *name;
-  const char *args;              /* what follows the name in a usage line */
-  const char *about;             /* what it does, one line, lower case */
-  const tl_cli_option *options;  /* up to {NULL}; NULL: none */
-  int operands;                  /* the most operands it takes; -1: any */
+  const char *args;                 /* what follows the name in a usage line */
+  const char *about;                /* what it does, one line, lower case */
+  const tl_cli_option *options;     /* up to {NULL}; NULL: none */
+  int operands;                     /* the most operands it takes; -1: any */
   int (*run)(const tl_cli_args *a); /* returns the exit status; NULL: help */
 } tl_cli_command;
 

@@ -198,8 +198,7 @@ void tl_filter_args_init(tl_filter_args *a);
  * probe, delay (a bare number is ms), since, until, host, status. Returns 1
  * when taken, 0 when name is no filter option, TL_EINVAL with a one-line
  * reason in why for a bad value (the caller names the option). */
-int tl_filter_option(tl_filter_args *a, const char *name, const char *v, char *why,
-                     size_t whylen);
+int tl_filter_option(tl_filter_args *a, const char *name, const char *v, char *why, size_t whylen);
 
 /* Sessions matching the filter, oldest first. Free with tl_session_list_free. */
 int tl_store_sessions(tl_store *store, const tl_filter *filter, tl_session_list *out);
@@ -341,7 +340,7 @@ const char *tl_host_key_value(const tl_host_key *k, const tl_fact_row *facts, si
 
 typedef struct {
   int schema_version;
-  int schema_latest; /* the version this tl writes, for this kind of store */
+  int schema_latest;  /* the version this tl writes, for this kind of store */
   int64_t file_bytes; /* of the file, or of the server's database */
   int64_t hosts, sessions, samples, blocks;
   int64_t sample_bytes; /* size of the encoded sample data */
@@ -431,8 +430,7 @@ void tl_import_args_init(tl_import_args *a);
  * jsonl), label, probe, delay (a bare number is ms), unit (ns, us, ms),
  * host, start, fact (repeatable), skip-bad. Returns 1 when taken, 0 when
  * name is no import option, TL_EINVAL with a one-line reason in why. */
-int tl_import_option(tl_import_args *a, const char *name, const char *v, char *why,
-                     size_t whylen);
+int tl_import_option(tl_import_args *a, const char *name, const char *v, char *why, size_t whylen);
 /* The first option an import needs and lacks ("format", "label", "probe",
  * "delay"), with the values it takes in why; NULL when none is missing. */
 const char *tl_import_missing(const tl_import_args *a, char *why, size_t whylen);
@@ -487,7 +485,6 @@ int tl_dist_compute(tl_store *store, const int64_t *session_ids, size_t n, const
 int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_t pct_count,
                       tl_dist *out);
 
-
 /* A sweep: exact values at any number of ranks of a group of sessions, and
  * at given percentiles of each of its sessions, found in the same passes.
  * Use: tl_sweep_store, tl_sweep_first (pass 1: counts, extremes, sums),
@@ -501,17 +498,16 @@ typedef int (*tl_sweep_session_cb)(void *ctx, size_t session, const int64_t *v, 
 /* A sweep over the sessions ids[0..n) (not copied), finding each session's
  * own values at session_pcts[0..session_np) (valid percentiles, may be 0).
  * NULL when out of memory. */
-tl_sweep *tl_sweep_store(tl_store *store, const int64_t *ids, size_t n,
-                           const double *session_pcts, size_t session_np);
+tl_sweep *tl_sweep_store(tl_store *store, const int64_t *ids, size_t n, const double *session_pcts,
+                         size_t session_np);
 void tl_sweep_close(tl_sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
  * stored order, on the caller's thread while another does the rest. */
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
 /* tl_dist_compute, while tap (may be NULL) sees every sample of the
  * sessions as tl_sweep_first's does: one reading of the samples for both. */
-int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n,
-                        const double *pcts, size_t pct_count, tl_sweep_session_cb tap,
-                        void *tap_ctx, tl_dist *out);
+int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,
+                        size_t pct_count, tl_sweep_session_cb tap, void *tap_ctx, tl_dist *out);
 /* After pass 1: count, min, max, mean and stddev (pct_count 0) of session
  * set, or of the group for set n; its sample count. */
 void tl_sweep_dist(const tl_sweep *w, size_t set, tl_dist *out);
@@ -527,7 +523,7 @@ int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank);
  * (the last bin also takes everything up to hi) and those above hi into
  * over. The arrays must be zeroed and outlive tl_sweep_finish. */
 void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
-                     size_t bins, int64_t *over);
+                    size_t bins, int64_t *over);
 /* Runs the passes that find every asked value. */
 int tl_sweep_finish(tl_sweep *w);
 /* The group's value of a handle; session's value at session_pcts[k] (0
@@ -576,8 +572,8 @@ typedef struct {
 } tl_push_stats;
 
 typedef struct {
-  int remove_pushed;               /* delete each session from the file once the server has it */
-  const volatile int *stop;        /* when it becomes non-zero the push stops (TL_EINTR) */
+  int remove_pushed;        /* delete each session from the file once the server has it */
+  const volatile int *stop; /* when it becomes non-zero the push stops (TL_EINTR) */
   int on_signals; /* SIGINT and SIGTERM stop it as *stop does; the handlers are restored after */
   void (*progress)(void *ctx, const tl_push_stats *st); /* after each session; may be NULL */
   void *ctx;
@@ -647,8 +643,8 @@ int tl_store_open_push_ends(const char *db, const char *url, int remove_pushed, 
  * payload; docs/schema.md) followed by the codec's payload. */
 enum { TL_BLOCK_HEADER = 8, TL_BLOCK_VERSION = 1 };
 enum {
-  TL_CODEC_VARINT = 1, /* LEB128 varints of (latency - min_ns) */
-  TL_CODEC_PACKED = 2, /* (latency - min_ns) bit-packed, with patched exceptions */
+  TL_CODEC_VARINT = 1,               /* LEB128 varints of (latency - min_ns) */
+  TL_CODEC_PACKED = 2,               /* (latency - min_ns) bit-packed, with patched exceptions */
   TL_CODEC_DEFAULT = TL_CODEC_PACKED /* what new blocks use */
 };
 

@@ -19,10 +19,10 @@ struct tl_writer {
   size_t block_n;
   int64_t *pending; /* buffered, not yet committed */
   size_t pending_n, pending_cap;
-  int64_t stored; /* committed samples */
+  int64_t stored;          /* committed samples */
   tl__summarizer *summary; /* every committed sample, for the summary at the end; may be NULL */
   size_t summarised;       /* pending samples added to it by the batch being written */
-  int64_t missed; /* missed periods, all of them */
+  int64_t missed;          /* missed periods, all of them */
   uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
   int64_t scratch[TL_BLOCK_MAX];
 };
@@ -405,8 +405,7 @@ static int close_session(tl_writer *w, const char *status, int with_summary) {
     err = step_done(s, st, "closing the session");
     sqlite3_finalize(st);
   }
-  if (err == TL_OK && with_summary &&
-      tl__summary_put_ended(s, w->session_id, w->summary) != TL_OK)
+  if (err == TL_OK && with_summary && tl__summary_put_ended(s, w->session_id, w->summary) != TL_OK)
     s->errmsg[0] = '\0';
   if (err == TL_OK && (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(s, rc, "closing the session");

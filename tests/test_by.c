@@ -160,8 +160,11 @@ static void fake_draw(fake *f, size_t values, size_t hosts, size_t sessions, dou
         snprintf(f->mem[n], sizeof f->mem[n], "%lld", (long long)((512LL << 20) << m));
         snprintf(f->host[n], sizeof f->host[n], "h%zu-%zu", m, h);
         f->fact[n] = (tl_fact_row){"mem.total_bytes", f->mem[n], ""};
-        f->items[n] = (tl_session){.label = "fleet", .probe = "settimeout", .delay_ns = 50000000,
-                                   .host_fingerprint = f->host[n], .hostname = f->host[n]};
+        f->items[n] = (tl_session){.label = "fleet",
+                                   .probe = "settimeout",
+                                   .delay_ns = 50000000,
+                                   .host_fingerprint = f->host[n],
+                                   .hostname = f->host[n]};
         tl_session_detail *d = &f->d[n];
         memset(d, 0, sizeof *d);
         d->facts = &f->fact[n];
@@ -453,8 +456,8 @@ static void by_memory_page_json_check(void **state) {
   assert_non_null(tr);
   assert_non_null(strstr(tr, "\"sessions\": 12, \"unit\": \"session\", \"units\": 12, "
                              "\"values\": 4,\n   \"p90\": {\"spearman\": -"));
-  for (const char *ci = strstr(tr, "\"ci95\": ["), *end = strstr(tr, "\"by_confounds\""); ci && ci < end;
-       ci = strstr(ci + 1, "\"ci95\": [")) {
+  for (const char *ci = strstr(tr, "\"ci95\": ["), *end = strstr(tr, "\"by_confounds\"");
+       ci && ci < end; ci = strstr(ci + 1, "\"ci95\": [")) {
     double lo = strtod(ci + 9, NULL), hi = strtod(strchr(ci, ',') + 1, NULL);
     assert_true(lo < hi && hi < 0);
   }
@@ -487,7 +490,8 @@ static void by_memory_page_json_check(void **state) {
     const char *cell = strstr(r512, want);
     assert_true(cell && cell < row_end);
   }
-  assert_non_null(strstr(o, "- setTimeout(50): the tail gets shorter as memory grows: Spearman -0."));
+  assert_non_null(
+      strstr(o, "- setTimeout(50): the tail gets shorter as memory grows: Spearman -0."));
   assert_non_null(strstr(o, "over 12 sessions on 4 values, one host each. At p90, "));
   free(o);
   free(e);
@@ -611,10 +615,12 @@ static void by_keys_crossed_and_bad(void **state) {
   assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">memory</td><td "
                                "data-h=\"recorded\">1029128192</td><td data-h=\"group "
                                "(--by)\">1G</td>"));
-  assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">cpus</td><td "
-                               "data-h=\"recorded\">2</td><td data-h=\"group (--by)\">2 CPUs</td>"));
-  assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">vm</td><td "
-                               "data-h=\"recorded\">-</td><td data-h=\"group (--by)\">unknown</td>"));
+  assert_non_null(strstr(html,
+                         "<tr><td>hexhost</td><td data-h=\"key\">cpus</td><td "
+                         "data-h=\"recorded\">2</td><td data-h=\"group (--by)\">2 CPUs</td>"));
+  assert_non_null(strstr(html,
+                         "<tr><td>hexhost</td><td data-h=\"key\">vm</td><td "
+                         "data-h=\"recorded\">-</td><td data-h=\"group (--by)\">unknown</td>"));
   free(html);
   free(page);
   free(site);
@@ -663,10 +669,9 @@ static fleet *build_fleet(const fixture *f, int cpus_rise) {
         assert_int_equal(fclose(out), 0);
         qsort(v, FLEET_SAMPLES, sizeof *v, cmp_i64);
         char *o, *e;
-        assert_int_equal(run(&o, &e, TLSTORE, "--db", f->db, "import", "--format", "csv",
-                             "--label", "fleet", "--probe", "settimeout", "--delay", "50",
-                             "--host", host, "--start", start, "--fact", mem, "--fact", cpu, path,
-                             NULL),
+        assert_int_equal(run(&o, &e, TLSTORE, "--db", f->db, "import", "--format", "csv", "--label",
+                             "fleet", "--probe", "settimeout", "--delay", "50", "--host", host,
+                             "--start", start, "--fact", mem, "--fact", cpu, path, NULL),
                          0);
         free(o);
         free(e);
@@ -769,8 +774,9 @@ static void fleet_checks(const fixture *f, const fleet *fl, int cpus_rise) {
   assert_non_null(first);
   const char *confound = "\n- **CPUs rise with memory on these hosts (1, 1, 2, 2): memory and "
                          "CPUs cannot be told apart here.**\n";
-  snprintf(want, sizeof want, "\n- setTimeout(50): the tail gets shorter as memory grows: "
-                              "Spearman %.2f (95%% interval ",
+  snprintf(want, sizeof want,
+           "\n- setTimeout(50): the tail gets shorter as memory grows: "
+           "Spearman %.2f (95%% interval ",
            fleet_rho(fl, 0, 1));
   const char *trend = strstr(answer, want);
   assert_non_null(trend);
@@ -818,7 +824,8 @@ static void fleet_checks(const fixture *f, const fleet *fl, int cpus_rise) {
   /* Each of those hosts alone on its size now: sessions are the units. */
   snprintf(want, sizeof want, "Spearman %.2f (95%% interval ", fleet_rho(fl, 1, cpus_rise));
   assert_non_null(strstr(strstr(o, "  - Within cpus=1 ("), want));
-  assert_non_null(strstr(o, cpus_rise ? "\n| 512M / 1 CPU | 6 | 2 | " : "\n| 512M / 1 CPU | 3 | 1 | "));
+  assert_non_null(
+      strstr(o, cpus_rise ? "\n| 512M / 1 CPU | 6 | 2 | " : "\n| 512M / 1 CPU | 3 | 1 | "));
   free(o);
   free(e);
 }

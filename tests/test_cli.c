@@ -534,11 +534,12 @@ static void store_command_bad_options(void **state) {
         /* The error names the command and points to its own help. */
         int help = strcmp(name, "help") == 0;
         snprintf(see, sizeof see, "error: %s%s-", help ? "" : name, help ? "" : ": ");
-        snprintf(tail, sizeof tail, "(see tlstore %s%s--help)\n", help ? "" : name, help ? "" : " ");
+        snprintf(tail, sizeof tail, "(see tlstore %s%s--help)\n", help ? "" : name,
+                 help ? "" : " ");
         size_t len = strlen(err), tail_len = strlen(tail);
         if (rc != 2 || !tl_test_one_line(err) || !strstr(err, see) || len < tail_len ||
-            strcmp(err + len - tail_len, tail) != 0 ||
-            !strstr(err, k == 3 ? "--\\x1b" : shown) || tl_test_unsafe_at(err) >= 0 || *out)
+            strcmp(err + len - tail_len, tail) != 0 || !strstr(err, k == 3 ? "--\\x1b" : shown) ||
+            tl_test_unsafe_at(err) >= 0 || *out)
           fail_msg("tlstore %s %s: exit %d, stderr '%s'", name, bad[k], rc, err);
         free(out);
         free(err);

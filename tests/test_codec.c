@@ -93,8 +93,13 @@ static size_t round_trip_n(size_t n) {
   assert_int_equal(len, TL_BLOCK_HEADER + want_len);
   assert_memory_equal(buf + TL_BLOCK_HEADER, want, want_len);
   assert_int_equal(buf[1], TL_CODEC_PACKED);
-  tl_block b = {.seq = 5, .count = (int64_t)n, .min_ns = lo, .max_ns = hi,
-                .codec = TL_CODEC_PACKED, .data = buf, .len = len};
+  tl_block b = {.seq = 5,
+                .count = (int64_t)n,
+                .min_ns = lo,
+                .max_ns = hi,
+                .codec = TL_CODEC_PACKED,
+                .data = buf,
+                .len = len};
   const char *why = NULL;
   if (tl_block_decode(&b, back, &why) != TL_OK)
     fail_msg("n %zu: %s", n, why);
@@ -174,15 +179,18 @@ static void round_trips(void **state) {
  * hold it: only the decoder's own checks stand between it and memory. The
  * payload is copied to a buffer of its exact size, so that the sanitizers
  * see any read past it. */
-static int decode_crafted(const uint8_t *payload, size_t len, size_t n, int64_t min,
-                          int64_t max) {
+static int decode_crafted(const uint8_t *payload, size_t len, size_t n, int64_t min, int64_t max) {
   uint8_t *block = malloc(TL_BLOCK_HEADER + len);
   assert_non_null(block);
   if (len)
     memcpy(block + TL_BLOCK_HEADER, payload, len);
   size_t blen = tl__block_seal(block, TL_CODEC_PACKED, n, 0, min, max, len);
-  tl_block b = {.count = (int64_t)n, .min_ns = min, .max_ns = max, .codec = TL_CODEC_PACKED,
-                .data = block, .len = blen};
+  tl_block b = {.count = (int64_t)n,
+                .min_ns = min,
+                .max_ns = max,
+                .codec = TL_CODEC_PACKED,
+                .data = block,
+                .len = blen};
   int err = tl_block_decode(&b, back, NULL);
   if (err == TL_OK)
     for (size_t i = 0; i < n; i++)

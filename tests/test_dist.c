@@ -120,8 +120,12 @@ static void sweep_against_sort(void **state) {
       if (k == 3 && x % 100 == 2)
         v[i] = ((int64_t)1 << 31) + (int64_t)(x >> 32); /* 2.1 to 6.4 s */
     }
-    tl_session_spec spec = {.run_uuid = "r", .label = "a", .probe = "settimeout",
-                            .command_line = "t", .host_fingerprint = "f", .hostname = "h",
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = "a",
+                            .probe = "settimeout",
+                            .command_line = "t",
+                            .host_fingerprint = "f",
+                            .hostname = "h",
                             .libuv_version = "1"};
     tl_writer *w;
     char uuid[37];

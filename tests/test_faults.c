@@ -439,21 +439,22 @@ static void tmpfs_any_room_left(void **state) {
   fixture *f = *state;
   char *mnt = tl_test_path(f->dir, "small");
   assert_int_equal(mkdir(mnt, 0755), 0);
-  char *a[] = {"/bin/sh",
-               "-c",
-               "cd \"$3\" && \"$1\" --db base.db --label kept --delays 0 --count 3 -q || exit 9; "
-               "k=480; while [ $k -le 1264 ]; do "
-               "rm -f t.db t.db-wal t.db-shm; cp base.db t.db || exit 9; "
-               "{ dd if=/dev/zero of=fill bs=64k 2>/dev/null; truncate -s -${k}K fill; } || exit 9; "
-               "\"$1\" --db t.db --label f --probe uv --delays 0 --count 5000 -q 2>/dev/null; "
-               "echo \"free=${k}K exit=$? $(sqlite3 t.db \"SELECT group_concat(status || ':' || "
-               "sample_count) FROM sessions\") $(\"$2\" --db t.db check 2>&1)\"; "
-               "rm -f fill; k=$((k + 16)); done",
-               "sh",
-               TLCOLLECT,
-               TLSTORE,
-               mnt,
-               NULL};
+  char *a[] = {
+      "/bin/sh",
+      "-c",
+      "cd \"$3\" && \"$1\" --db base.db --label kept --delays 0 --count 3 -q || exit 9; "
+      "k=480; while [ $k -le 1264 ]; do "
+      "rm -f t.db t.db-wal t.db-shm; cp base.db t.db || exit 9; "
+      "{ dd if=/dev/zero of=fill bs=64k 2>/dev/null; truncate -s -${k}K fill; } || exit 9; "
+      "\"$1\" --db t.db --label f --probe uv --delays 0 --count 5000 -q 2>/dev/null; "
+      "echo \"free=${k}K exit=$? $(sqlite3 t.db \"SELECT group_concat(status || ':' || "
+      "sample_count) FROM sessions\") $(\"$2\" --db t.db check 2>&1)\"; "
+      "rm -f fill; k=$((k + 16)); done",
+      "sh",
+      TLCOLLECT,
+      TLSTORE,
+      mnt,
+      NULL};
   char *out, *err;
   int rc = tl_test_run_with(a, NULL, mount_tmpfs_large, mnt, &out, &err);
   if (rc == 125) {
@@ -479,8 +480,8 @@ static void tmpfs_any_room_left(void **state) {
     }
     /* The range runs from no room for a session to room for all of it. */
     if (rc != 0 || lines != 50 || bad || !complete || !strstr(out, "exit=1 complete:3 "))
-      fail_msg("with little room left: exit %d, %d of %d sizes wrong, stderr '%s'", rc, bad,
-               lines, err);
+      fail_msg("with little room left: exit %d, %d of %d sizes wrong, stderr '%s'", rc, bad, lines,
+               err);
   }
   free(out);
   free(err);
@@ -1287,8 +1288,8 @@ static void corrupted_database(void **state) {
 }
 
 /* Writes n bytes at offset at of table's root page. */
-static void write_root_page(const char *path, const char *table, size_t at_page,
-                            const void *bytes, size_t n) {
+static void write_root_page(const char *path, const char *table, size_t at_page, const void *bytes,
+                            size_t n) {
   sqlite3 *db;
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);

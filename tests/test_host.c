@@ -38,7 +38,7 @@ typedef struct {
   size_t ncalls;
   char unreadable[16][256];
   size_t nunreadable;
-  char *sysctl; /* sysctl.txt, or NULL */
+  char *sysctl;             /* sysctl.txt, or NULL */
   char *pmset_g, *pmset_ps; /* pmset-g.txt, pmset-g-ps.txt (what pmset -g [ps] prints), or NULL */
 } fixture_env;
 
@@ -423,8 +423,11 @@ static void qos_classes_and_their_tag(void **state) {
   static const struct {
     const char *name;
     int cls;
-  } known[] = {{"user-interactive", 0x21}, {"user-initiated", 0x19}, {"default", 0x15},
-               {"utility", 0x11},          {"background", 0x09}};
+  } known[] = {{"user-interactive", 0x21},
+               {"user-initiated", 0x19},
+               {"default", 0x15},
+               {"utility", 0x11},
+               {"background", 0x09}};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
     assert_int_equal(tl__qos_parse(known[i].name), known[i].cls);
     assert_string_equal(tl__qos_name(known[i].cls), known[i].name);

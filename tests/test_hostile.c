@@ -421,9 +421,14 @@ static void hostile_tag_keys(void **state) {
   tl_store *s;
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
   for (int i = 0; i < 2; i++) {
-    tl_session_spec spec = {.run_uuid = "r", .label = "evil", .probe = "settimeout",
-                            .delay_ns = 1000000, .command_line = "tlcollect",
-                            .host_fingerprint = "h", .hostname = "h", .libuv_version = "1"};
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = "evil",
+                            .probe = "settimeout",
+                            .delay_ns = 1000000,
+                            .command_line = "tlcollect",
+                            .host_fingerprint = "h",
+                            .hostname = "h",
+                            .libuv_version = "1"};
     tl_writer *w;
     char uuid[37];
     assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
@@ -435,9 +440,9 @@ static void hostile_tag_keys(void **state) {
   sqlite3 *db;
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO session_tags VALUES (?, ?, ?)", -1, &st,
-                                      NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "INSERT INTO session_tags VALUES (?, ?, ?)", -1, &st, NULL),
+      SQLITE_OK);
   for (int id = 1; id <= 2; id++)
     for (size_t k = 0; k < 3; k++) {
       sqlite3_bind_int(st, 1, id);

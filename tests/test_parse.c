@@ -212,11 +212,11 @@ static void ranks_exact_at_any_count(void **state) {
   const struct {
     double pct;
     uint64_t num, den;
-  } pcts[] = {{50, 50, 1},       {90, 90, 1},          {99, 99, 1},
-              {99.9, 999, 10},   {99.99, 9999, 100},   {99.999, 99999, 1000},
-              {0.1, 1, 10},      {33.3, 333, 10},      {99.99999, 9999999, 100000},
+  } pcts[] = {{50, 50, 1},          {90, 90, 1},        {99, 99, 1},
+              {99.9, 999, 10},      {99.99, 9999, 100}, {99.999, 99999, 1000},
+              {0.1, 1, 10},         {33.3, 333, 10},    {99.99999, 9999999, 100000},
               {1e-9, 1, 1000000000}};
-  const int64_t base[] = {(1LL << 24) + 1, 143856000, (1LL << 32) + 7, (1LL << 53) - 3,
+  const int64_t base[] = {(1LL << 24) + 1, 143856000,     (1LL << 32) + 7, (1LL << 53) - 3,
                           (1LL << 53) + 5, INT64_MAX / 2, INT64_MAX};
   for (size_t b = 0; b < sizeof base / sizeof *base; b++)
     for (int64_t d = 0; d < 1000; d += 37)
@@ -286,12 +286,17 @@ static void command_line_join(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(labels),        cmocka_unit_test(command_line_join),
-      cmocka_unit_test(tags),          cmocka_unit_test(durations),
-      cmocka_unit_test(whole_numbers), cmocka_unit_test(dates),
-      cmocka_unit_test(lists),         cmocka_unit_test(ranks),
+      cmocka_unit_test(labels),
+      cmocka_unit_test(command_line_join),
+      cmocka_unit_test(tags),
+      cmocka_unit_test(durations),
+      cmocka_unit_test(whole_numbers),
+      cmocka_unit_test(dates),
+      cmocka_unit_test(lists),
+      cmocka_unit_test(ranks),
       cmocka_unit_test(ranks_exact_at_any_count),
-      cmocka_unit_test(safe_output),   cmocka_unit_test(c1_controls),
+      cmocka_unit_test(safe_output),
+      cmocka_unit_test(c1_controls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -743,7 +743,8 @@ static void faults_are_one_line_errors(void **state) {
                "GRANT SELECT ON tl_schema, hosts TO tl_pusher; "
                "GRANT SELECT (id, uuid, sample_count) ON sessions TO tl_pusher; "
                "GRANT INSERT ON hosts, sessions, session_tags, host_facts, sample_blocks, "
-               "session_summaries, session_causes TO tl_pusher; GRANT UPDATE (hostname, first_seen, last_seen) ON hosts TO tl_pusher");
+               "session_summaries, session_causes TO tl_pusher; GRANT UPDATE (hostname, "
+               "first_seen, last_seen) ON hosts TO tl_pusher");
   char reader[1024], pusher[1024];
   make_url(reader, sizeof reader, "tl_reader", f->name);
   make_url(pusher, sizeof pusher, "tl_pusher", f->name);
@@ -824,7 +825,7 @@ static void cut_off_pushes_are_completed_by_the_next(void **state) {
   for (int round = 0; round < 2; round++) {
     if (round)
       sql(f->name, "TRUNCATE sessions, hosts, session_tags, host_facts, sample_blocks, "
-                  "session_summaries, session_causes");
+                   "session_summaries, session_causes");
     pid_t pid = push_in_background(db, f->url, errpath);
     wait_first_session(f);
     if (round == 0) {

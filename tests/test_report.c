@@ -248,9 +248,9 @@ static void imported_data_said_so(void **state) {
   assert_int_equal(tl_test_write_file(csv, data, at), 0);
   static const char *const labels[] = {"one", "two", "three"};
   for (int l = 0; l < 3; l++) {
-    char *a[] = {TLSTORE,   "--db",    f->db,  "import",  "--format",        "csv", csv,
-                 "--label", (char *)labels[l], "--probe", "uv",     "--delay", "1ms", "--unit",
-                 "us",      NULL};
+    char *a[] = {
+        TLSTORE,           "--db",    f->db, "import",  "--format", "csv",    csv,  "--label",
+        (char *)labels[l], "--probe", "uv",  "--delay", "1ms",      "--unit", "us", NULL};
     char *out, *err;
     assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
     free(out);
@@ -263,9 +263,24 @@ static void imported_data_said_so(void **state) {
   for (int l = 0; l < 3; l++) {
     char label[16];
     snprintf(label, sizeof label, "on-%s", hosts[l]);
-    char *a[] = {TLSTORE, "--db",    f->db,    "import", "--format", "csv",        csv,
-                 "--label", label,  "--probe", "uv",     "--delay",  "1ms",        "--unit",
-                 "us",      "--host", (char *)hosts[l], NULL};
+    char *a[] = {TLSTORE,
+                 "--db",
+                 f->db,
+                 "import",
+                 "--format",
+                 "csv",
+                 csv,
+                 "--label",
+                 label,
+                 "--probe",
+                 "uv",
+                 "--delay",
+                 "1ms",
+                 "--unit",
+                 "us",
+                 "--host",
+                 (char *)hosts[l],
+                 NULL};
     char *out, *err;
     assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
     free(out);
@@ -1088,8 +1103,7 @@ static void assert_escaped(const char *html, int has_tags) {
 
 /* The text of the first element after `from` whose tag starts with
  * `open`, into buf ("" when there is none before `end`). */
-static void text_after(const char *from, const char *end, const char *open, char *buf,
-                       size_t len) {
+static void text_after(const char *from, const char *end, const char *open, char *buf, size_t len) {
   const char *p = strstr(from, open);
   buf[0] = '\0';
   if (!p || (end && p > end))
@@ -1844,10 +1858,14 @@ static void page_in_browser(void **state) {
   pages[2] = tl_test_path(dir, "host-aaaa000000000001.html");
   pages[3] = tl_test_path(dir, "index.html");
   pages[4] = by;
-  char *b[] = {(char *)node, TL_SOURCE_DIR "/tests/browser/check.js",
-               (char *)chromium, pages[0],
-               pages[1], pages[2],
-               pages[3], pages[4],
+  char *b[] = {(char *)node,
+               TL_SOURCE_DIR "/tests/browser/check.js",
+               (char *)chromium,
+               pages[0],
+               pages[1],
+               pages[2],
+               pages[3],
+               pages[4],
                NULL};
   char *out, *err;
   int rc = tl_test_run(b, NULL, &out, &err);

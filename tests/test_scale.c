@@ -166,8 +166,12 @@ static void merge_idempotent_and_conflict(void **state) {
     char *pd = tl_test_path(f->dir, "d.db");
     assert_int_equal(tl_test_copy_file(pb, pd), 0);
     tl_store *d = open_db(f->dir, "d.db");
-    tl_session_spec spec = {.run_uuid = "r", .label = "dmg", .probe = "settimeout",
-                            .command_line = "x", .host_fingerprint = "hd", .hostname = "hd",
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = "dmg",
+                            .probe = "settimeout",
+                            .command_line = "x",
+                            .host_fingerprint = "hd",
+                            .hostname = "hd",
                             .libuv_version = ""};
     tl_writer *wr;
     char ud[37];
@@ -761,8 +765,12 @@ static void codec_all_widths(void **state) {
       v[i] = 5 + (r & (((int64_t)1 << bits) - 1));
     }
     size_t len = tl_block_encode_as(TL_CODEC_VARINT, v, n, 0, buf, &lo, &hi);
-    tl_block b = {.count = (int64_t)n, .min_ns = lo, .max_ns = hi, .codec = TL_CODEC_VARINT,
-                  .data = buf, .len = len};
+    tl_block b = {.count = (int64_t)n,
+                  .min_ns = lo,
+                  .max_ns = hi,
+                  .codec = TL_CODEC_VARINT,
+                  .data = buf,
+                  .len = len};
     assert_int_equal(tl_block_decode(&b, back, NULL), TL_OK);
     assert_memory_equal(v, back, n * sizeof *v);
     b.len--;

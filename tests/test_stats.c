@@ -1088,7 +1088,8 @@ static void kept_samples_sorted(void **state) {
   const int64_t spans[3] = {INT64_C(1) << 20, INT64_C(1) << 40, INT64_C(1) << 61};
   const char *labels[3] = {"narrow", "wide", "apart"};
   enum { SESSIONS = 9, MOST = 3000 };
-  int64_t *raw = malloc(SESSIONS * MOST * sizeof *raw), *all = malloc(SESSIONS * MOST * sizeof *all);
+  int64_t *raw = malloc(SESSIONS * MOST * sizeof *raw),
+          *all = malloc(SESSIONS * MOST * sizeof *all);
   size_t count[SESSIONS];
   uint64_t r = 0x2545f4914f6cdd1dULL; /* its own draws: the other tests' stay as they are */
   for (int c = 0; c < 3; c++) {
@@ -1186,14 +1187,34 @@ static void kept_part_as_read(void **state) {
  * (tl__mod): it must be x % n for every x and n, at the edges too. */
 static void remainder_as_divided(void **state) {
   (void)state;
-  const uint64_t ns[] = {1, 2, 3, 5, 7, 719, 2919, 4096, 65537, UINT64_C(4294967311),
-                         UINT64_C(1) << 63, (UINT64_C(1) << 63) + 1, UINT64_MAX - 1, UINT64_MAX};
+  const uint64_t ns[] = {1,
+                         2,
+                         3,
+                         5,
+                         7,
+                         719,
+                         2919,
+                         4096,
+                         65537,
+                         UINT64_C(4294967311),
+                         UINT64_C(1) << 63,
+                         (UINT64_C(1) << 63) + 1,
+                         UINT64_MAX - 1,
+                         UINT64_MAX};
   uint64_t r = 0x6a09e667f3bcc909ULL; /* its own draws: the other tests' stay as they are */
   for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
     uint64_t n = ns[k];
     tl__mod d = tl__mod_of(n);
-    const uint64_t edges[] = {0, 1, n - 1, n, n + 1, 2 * n - 1, UINT64_MAX, UINT64_MAX - 1,
-                              UINT64_MAX / n * n, UINT64_MAX / n * n - 1};
+    const uint64_t edges[] = {0,
+                              1,
+                              n - 1,
+                              n,
+                              n + 1,
+                              2 * n - 1,
+                              UINT64_MAX,
+                              UINT64_MAX - 1,
+                              UINT64_MAX / n * n,
+                              UINT64_MAX / n * n - 1};
     for (size_t e = 0; e < sizeof edges / sizeof *edges; e++)
       assert_true(tl__mod_apply(&d, edges[e]) == edges[e] % n);
     for (int t = 0; t < 20000; t++) {
@@ -1234,8 +1255,8 @@ static void load_with_dist_as_apart(void **state) {
     assert_int_equal(tl__sset_load(f->s, &cmp, g->session_ids, g->session_count, 11, &x), TL_OK);
     assert_int_equal(tl_dist_compute(f->s, g->session_ids, g->session_count, pcts, 4, &alone),
                      TL_OK);
-    assert_int_equal(tl__sset_load_dist(f->s, &cmp, g->session_ids, g->session_count, 11, pcts,
-                                        4, &together, &y),
+    assert_int_equal(tl__sset_load_dist(f->s, &cmp, g->session_ids, g->session_count, 11, pcts, 4,
+                                        &together, &y),
                      TL_OK);
     assert_int_equal(x.exact, c == 0);
     assert_int_equal(y.exact, x.exact);

@@ -485,7 +485,6 @@ static void migrates_v1_blocks(void **state) {
   free(after.v);
 }
 
-
 /* ======================================================================== */
 /* Session summaries                                                         */
 
@@ -560,11 +559,21 @@ static size_t shape(int k, int64_t **out) {
   for (size_t i = 0; i < n; i++) {
     uint64_t r = (uint64_t)i * 2654435761u % 1000003;
     switch (k) {
-    case 0: v[i] = (int64_t)(r % 2048); break;                                /* exact */
-    case 1: v[i] = 1000000 + (int64_t)(r % 50000) + (i == 77 ? 4000000000LL : 0); break;
-    case 2: v[i] = 5000; break;                                               /* one value */
-    case 4: v[i] = (1LL << 25) + (int64_t)(r % 16384); break;                 /* counted */
-    default: v[i] = (1LL << 40) + (int64_t)(r * 500); break;                  /* cut */
+    case 0:
+      v[i] = (int64_t)(r % 2048);
+      break; /* exact */
+    case 1:
+      v[i] = 1000000 + (int64_t)(r % 50000) + (i == 77 ? 4000000000LL : 0);
+      break;
+    case 2:
+      v[i] = 5000;
+      break; /* one value */
+    case 4:
+      v[i] = (1LL << 25) + (int64_t)(r % 16384);
+      break; /* counted */
+    default:
+      v[i] = (1LL << 40) + (int64_t)(r * 500);
+      break; /* cut */
     }
   }
   *out = v;
@@ -593,7 +602,8 @@ static int64_t stored_summaries(const char *path) {
   sqlite3_stmt *st;
   int64_t n = -1;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM session_summaries", -1, &st, NULL) == SQLITE_OK &&
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM session_summaries", -1, &st, NULL) ==
+          SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW)
     n = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
@@ -1155,8 +1165,12 @@ static int decode_payload(const uint8_t *payload, size_t len, int64_t min, int64
   static uint8_t buf[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10 + 16];
   memcpy(buf + TL_BLOCK_HEADER, payload, len);
   size_t blen = tl__block_seal(buf, TL_CODEC_VARINT, n, 0, min, max, len);
-  tl_block b = {.count = (int64_t)n, .min_ns = min, .max_ns = max, .codec = TL_CODEC_VARINT,
-                .data = buf, .len = blen};
+  tl_block b = {.count = (int64_t)n,
+                .min_ns = min,
+                .max_ns = max,
+                .codec = TL_CODEC_VARINT,
+                .data = buf,
+                .len = blen};
   return tl_block_decode(&b, out, NULL);
 }
 
@@ -1170,8 +1184,13 @@ static void codec(void **state) {
   assert_true(len <= tl_block_bound(TL_BLOCK_MAX));
   assert_int_equal(lo, 1);
   assert_int_equal(hi, INT64_MAX);
-  tl_block b = {.seq = 7, .count = TL_BLOCK_MAX, .min_ns = lo, .max_ns = hi,
-                .codec = TL_CODEC_VARINT, .data = buf, .len = len};
+  tl_block b = {.seq = 7,
+                .count = TL_BLOCK_MAX,
+                .min_ns = lo,
+                .max_ns = hi,
+                .codec = TL_CODEC_VARINT,
+                .data = buf,
+                .len = len};
   assert_int_equal(tl_block_decode(&b, back, NULL), TL_OK);
   assert_memory_equal(v, back, sizeof v);
   /* Truncated, trailing bytes, values outside [min, max]: corrupt. */
@@ -1216,8 +1235,8 @@ static void block_checksum_of(int codec) {
   for (int i = 0; i < 100; i++)
     v[i] = 1000000 + i * 37 + (i % 10 == 0) * 5000000; /* exceptions in codec 2 */
   size_t len = tl_block_encode_as(codec, v, 100, 3, buf, &lo, &hi);
-  tl_block b = {.seq = 3, .count = 100, .min_ns = lo, .max_ns = hi,
-                .codec = codec, .data = buf, .len = len};
+  tl_block b = {
+      .seq = 3, .count = 100, .min_ns = lo, .max_ns = hi, .codec = codec, .data = buf, .len = len};
   const char *why = NULL;
   assert_int_equal(tl_block_decode(&b, back, &why), TL_OK);
   for (size_t bit = 0; bit < len * 8; bit++) {

@@ -38,8 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       uint8_t *sealed = malloc(TL_BLOCK_HEADER + len); /* exact size: ASan sees an overread */
       memcpy(sealed + TL_BLOCK_HEADER, in, len);
       size_t blen = tl__block_seal(sealed, codec, n, seq, min, max, len);
-      tl_block b = {.seq = seq, .count = (int64_t)n, .min_ns = min, .max_ns = max,
-                    .codec = codec, .data = sealed, .len = blen};
+      tl_block b = {.seq = seq,
+                    .count = (int64_t)n,
+                    .min_ns = min,
+                    .max_ns = max,
+                    .codec = codec,
+                    .data = sealed,
+                    .len = blen};
       TL_FUZZ_ASSERT(tl_block_verify(&b, NULL) == TL_OK);
       if (tl_block_decode(&b, out, NULL) == TL_OK) {
         int64_t lo, hi;
@@ -47,8 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           TL_FUZZ_ASSERT(out[i] >= min && out[i] <= max);
         size_t elen = tl_block_encode_as(codec, out, n, seq, enc, &lo, &hi);
         TL_FUZZ_ASSERT(elen <= tl_block_bound(n) && lo >= min && hi <= max);
-        tl_block e = {.seq = seq, .count = (int64_t)n, .min_ns = lo, .max_ns = hi,
-                      .codec = codec, .data = enc, .len = elen};
+        tl_block e = {.seq = seq,
+                      .count = (int64_t)n,
+                      .min_ns = lo,
+                      .max_ns = hi,
+                      .codec = codec,
+                      .data = enc,
+                      .len = elen};
         TL_FUZZ_ASSERT(tl_block_decode(&e, again, NULL) == TL_OK);
         TL_FUZZ_ASSERT(memcmp(out, again, n * sizeof *out) == 0);
         if (lo == min && codec == TL_CODEC_VARINT)
@@ -71,8 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * header names. */
     uint8_t *raw = malloc(size);
     memcpy(raw, data, size);
-    tl_block r = {.seq = 0, .count = (int64_t)n, .min_ns = min, .max_ns = max,
-                  .codec = len > 1 ? raw[19] : TL_CODEC_VARINT, .data = raw + 18, .len = len};
+    tl_block r = {.seq = 0,
+                  .count = (int64_t)n,
+                  .min_ns = min,
+                  .max_ns = max,
+                  .codec = len > 1 ? raw[19] : TL_CODEC_VARINT,
+                  .data = raw + 18,
+                  .len = len};
     if (tl_block_decode(&r, out, NULL) == TL_OK)
       for (size_t i = 0; i < n; i++)
         TL_FUZZ_ASSERT(out[i] >= min && out[i] <= max);
@@ -86,8 +101,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       out[i] = (int64_t)(le64(data + 8 * i) >> 1);
     size_t elen = tl_block_encode_as(codecs[c], out, n, 3, enc, &lo, &hi);
     TL_FUZZ_ASSERT(elen <= tl_block_bound(n));
-    tl_block e = {.seq = 3, .count = (int64_t)n, .min_ns = lo, .max_ns = hi,
-                  .codec = codecs[c], .data = enc, .len = elen};
+    tl_block e = {.seq = 3,
+                  .count = (int64_t)n,
+                  .min_ns = lo,
+                  .max_ns = hi,
+                  .codec = codecs[c],
+                  .data = enc,
+                  .len = elen};
     TL_FUZZ_ASSERT(tl_block_decode(&e, again, NULL) == TL_OK);
     TL_FUZZ_ASSERT(memcmp(out, again, n * sizeof *out) == 0);
   }

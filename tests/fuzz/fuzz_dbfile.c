@@ -52,11 +52,19 @@ static void make_seed(void) {
   static const tl_fact facts[] = {{"cpu.model", "Test CPU", "/proc/cpuinfo"}};
   uint64_t x = 1;
   for (int k = 0; k < SESSIONS; k++) {
-    tl_session_spec spec = {.run_uuid = "run", .label = k ? "b" : "a", .probe = "settimeout",
-                            .delay_ns = 1000000, .command_line = "tlcollect",
-                            .host_fingerprint = "f", .hostname = "h", .libuv_version = "1",
-                            .tag_keys = keys, .tag_values = values, .tag_count = 1,
-                            .facts = facts, .fact_count = 1};
+    tl_session_spec spec = {.run_uuid = "run",
+                            .label = k ? "b" : "a",
+                            .probe = "settimeout",
+                            .delay_ns = 1000000,
+                            .command_line = "tlcollect",
+                            .host_fingerprint = "f",
+                            .hostname = "h",
+                            .libuv_version = "1",
+                            .tag_keys = keys,
+                            .tag_values = values,
+                            .tag_count = 1,
+                            .facts = facts,
+                            .fact_count = 1};
     orig[k] = malloc(sizes[k] * sizeof(int64_t));
     for (size_t i = 0; i < sizes[k]; i++) {
       x = x * 6364136223846793005ULL + 1442695040888963407ULL;
