@@ -9,6 +9,7 @@
  * and between labels; there, along the groups of the key. On a --by page,
  * the answer names what changes between groups and tl__by_confounds what
  * differs inside one, so the checks here leave those to them. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,35 +298,70 @@ static int busy_hosts(const tl__page *p, FILE *f) {
   return any;
 }
 
-/* Facts nobody recorded for a label (imported data has none): said, not
- * taken for agreement. */
+/* Whether nobody recorded trait k for label l (imported data has none). */
+static int trait_unknown(const tl_comparison *c, size_t l, size_t k) {
+  char buf[256];
+  fact x = {&tl__traits[k], NULL, ""};
+  return tl__traits[k].care && strcmp(tl__traits[k].key, "libuv") != 0 &&
+         fact_values(c, c->labels[l], &x, buf, sizeof buf) <= 0;
+}
+
+/* Whether trait k is unknown for every label with sessions. */
+static int unknown_for_all(const tl_comparison *c, size_t k) {
+  for (size_t l = 0; l < c->label_count; l++)
+    if (has_sessions(c, c->labels[l]) && !trait_unknown(c, l, k))
+      return 0;
+  return 1;
+}
+
+/* One bullet naming the traits that lead says (l == SIZE_MAX: those unknown
+ * for every label; else those unknown for label l alone). */
+static int unknown_bullet(const tl_comparison *c, size_t l, const char *lead, const char *label,
+                          const char *tail, FILE *f) {
+  char unknown[512];
+  size_t at = 0, count = 0;
+  unknown[0] = '\0';
+  for (size_t k = 0; k < tl__trait_count; k++) {
+    int all = unknown_for_all(c, k);
+    if (l == SIZE_MAX ? !all : all || !trait_unknown(c, l, k))
+      continue;
+    if (at < sizeof unknown)
+      at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
+                             tl__traits[k].name);
+    count++;
+  }
+  if (!count)
+    return 0;
+  fputs(lead, f);
+  if (label) {
+    fputs("**", f);
+    tl_md_escape(f, label);
+    fputs("**", f);
+  }
+  fputs(tail, f);
+  tl_md_escape(f, unknown);
+  fputs(".\n", f);
+  return 1;
+}
+
+/* Facts nobody recorded (imported data has none): said, not taken for
+ * agreement; what is unknown for every label is said once. */
 static int unrecorded(const tl__page *p, FILE *f) {
   const tl_comparison *c = p->c;
-  int any = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
-    char unknown[512];
-    size_t at = 0, count = 0;
-    unknown[0] = '\0';
-    for (size_t k = 0; k < tl__trait_count; k++) {
-      char buf[256];
-      fact x = {&tl__traits[k], NULL, ""};
-      if (!tl__traits[k].care || strcmp(tl__traits[k].key, "libuv") == 0 ||
-          fact_values(c, c->labels[l], &x, buf, sizeof buf) > 0)
-        continue;
-      if (at < sizeof unknown)
-        at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
-                               tl__traits[k].name);
-      count++;
-    }
-    if (count && has_sessions(c, c->labels[l])) {
-      fputs("- Unknown for **", f);
-      tl_md_escape(f, c->labels[l]);
-      fputs("** (not recorded, so not compared): ", f);
-      tl_md_escape(f, unknown);
-      fputs(".\n", f);
-      any = 1;
-    }
-  }
+  size_t labels = 0, only = 0;
+  for (size_t l = 0; l < c->label_count; l++)
+    if (has_sessions(c, c->labels[l]))
+      labels++, only = l;
+  if (!labels)
+    return 0;
+  if (labels == 1)
+    return unknown_bullet(c, SIZE_MAX, "- Unknown for ", c->labels[only], " (not recorded): ", f);
+  int any = unknown_bullet(c, SIZE_MAX, "- Unknown for every label", NULL,
+                           " (not recorded, so not compared): ", f);
+  for (size_t l = 0; l < c->label_count; l++)
+    if (has_sessions(c, c->labels[l]))
+      any |= unknown_bullet(c, l, any ? "- Also unknown for " : "- Unknown for ", c->labels[l],
+                            any ? ": " : " (not recorded, so not compared): ", f);
   return any;
 }
 

@@ -110,6 +110,15 @@ static int label_has_sessions(const tl_comparison *c, const char *label) {
   return 0;
 }
 
+/* How many labels have sessions on the page: a page of one speaks of it
+ * alone, with no comparison wording. */
+static size_t labels_with_sessions(const tl_comparison *c) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->label_count; i++)
+    n += label_has_sessions(c, c->labels[i]) != 0;
+  return n;
+}
+
 static int pct_index(const tl_dist *d, double p) {
   for (size_t i = 0; i < d->pct_count; i++)
     if (d->pcts[i] == p)
@@ -312,7 +321,9 @@ static void verdict_text(const tl__page *p, const tl_group *g0, size_t k, const 
   } while (0)
   if (n == 1) {
     tl__say_time((double)lateness_at(c, idx[0], k), v, sizeof v);
-    SAY("only %s: p%s %s late", c->groups[idx[0]].label, TL_PCT(pct), v);
+    size_t ns = c->groups[idx[0]].session_count;
+    SAY("%s: p%s is %s late (%zu session%s)", c->groups[idx[0]].label, TL_PCT(pct), v, ns,
+        ns == 1 ? "" : "s");
     return;
   }
   /* The lowest, and the labels not clearly later than it. */
@@ -430,12 +441,18 @@ static void summary_prose(tl__page *p) {
     fputs(".\n", f);
   }
   free(idx);
-  fputs("\nCompared on **lateness**: how long after its delay a timer fired (the latency minus "
-        "the delay it was armed for, 1 ms for a Node-style 0). Each session is one observation: "
-        "a label is called the least late only where the 95% interval of its difference from "
-        "each other label, from the sessions' own values, excludes 0, which takes at least 2 "
-        "sessions a label; ratios are given only where both latenesses are at least 0.1 ms.\n",
-        f);
+  if (labels_with_sessions(c) < 2)
+    fputs("\nSaid in **lateness**: how long after its delay a timer fired (the latency minus "
+          "the delay it was armed for, 1 ms for a Node-style 0). Each session is one "
+          "observation.\n",
+          f);
+  else
+    fputs("\nCompared on **lateness**: how long after its delay a timer fired (the latency minus "
+          "the delay it was armed for, 1 ms for a Node-style 0). Each session is one observation: "
+          "a label is called the least late only where the 95% interval of its difference from "
+          "each other label, from the sessions' own values, excludes 0, which takes at least 2 "
+          "sessions a label; ratios are given only where both latenesses are at least 0.1 ms.\n",
+          f);
   fputs("\nIn total time, as people say it:\n\n", f);
   for (size_t i = 0; i < c->label_count; i++)
     if (label_has_sessions(c, c->labels[i]))
@@ -647,10 +664,13 @@ static void section_tables(tl__page *p) {
   const tl_comparison *c = p->c;
   tl__heading(p, "lateness-by-delay", "Lateness by delay");
   FILE *f = tl__prose(p);
-  fputs("How late each timer fired, percentiles first. A percentile is in bold where that "
-        "label is clearly the least late (the 95% interval of each difference excludes 0), "
-        "nowhere else.\n\n",
-        f);
+  if (labels_with_sessions(c) < 2)
+    fputs("How late each timer fired, percentiles first.\n\n", f);
+  else
+    fputs("How late each timer fired, percentiles first. A percentile is in bold where that "
+          "label is clearly the least late (the 95% interval of each difference excludes 0), "
+          "nowhere else.\n\n",
+          f);
   size_t n, *idx = page_blocks(p, &n);
   if (!idx)
     return;

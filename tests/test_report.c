@@ -140,6 +140,11 @@ static void markdown_matches_golden(void **state) {
   assert_non_null(golden);
   assert_string_equal(out, golden);
   assert_string_equal(err, "");
+  /* What is unknown for every label is said once, then what only one lacks. */
+  assert_non_null(strstr(out, "- Unknown for every label (not recorded, so not compared): CPU "
+                              "frequency governor, kernel preemption model.\n- Also unknown for "
+                              "**macos**: clocksource.\n"));
+  assert_null(strstr(out, "Unknown for **vbox**"));
   /* Hostile text is escaped: raw markup appears only inside the fenced code
    * blocks that quote each run's exact command line. */
   for (const char *p = strchr(out, '\n'); (p = strchr(p, '<')); p++) {
@@ -1384,6 +1389,37 @@ static void site(void **state) {
   free(dir);
 }
 
+/* A page of one label, or of one host, speaks of that label alone: no
+ * comparison wording, no "only vbox:". */
+static void one_label_pages(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  char *b[] = {TLREPORT, "--db", f->db, "--compare", "vbox", NULL};
+  char *md = run_report(b, 0, NULL);
+  const char *pages[] = {"label-vbox.html", "host-aaaa000000000001.html"};
+  char *text[3] = {md, NULL, NULL};
+  for (size_t i = 0; i < 2; i++) {
+    char *path = tl_test_path(dir, pages[i]);
+    text[i + 1] = tl_test_read_file(path, NULL);
+    assert_non_null(text[i + 1]);
+    free(path);
+  }
+  for (size_t i = 0; i < 3 && getenv("TL_DUMP_ONE_LABEL"); i++)
+    fprintf(stderr, "==== %zu\n%s\n", i, text[i]);
+  for (size_t i = 0; i < 3; i++) {
+    assert_null(strstr(text[i], "each other label"));
+    assert_null(strstr(text[i], "only vbox"));
+    assert_null(strstr(text[i], "so not compared"));
+    assert_null(strstr(text[i], "clearly the least late"));
+    assert_non_null(strstr(text[i], "vbox: p90 is "));
+    free(text[i]);
+  }
+  free(dir);
+}
+
 /* A label that tl would refuse (written by another program into the
  * database) is still escaped everywhere, and never becomes a file name. */
 static void hostile_label(void **state) {
@@ -1901,6 +1937,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(charts_at_the_data_scale, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_colour_per_label, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(one_label_pages, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_keeps_the_mode, tl_test_setup, tl_test_teardown),
