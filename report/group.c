@@ -741,12 +741,15 @@ static void host_facts(tl__page *p) {
   tl__put_table(p, t);
 }
 
+void tl__host_facts_section(tl__page *p) {
+  if (p->o->host_facts && !p->c->by)
+    host_facts(p);
+}
+
 void tl__by_section(tl__page *p) {
   const tl_comparison *c = p->c;
   tl__by by;
   char err[TL_WHY_MAX], title[200], buf[1024], id[256], text[256];
-  if (p->o->host_facts && !c->by)
-    host_facts(p);
   if (!tl__by_heading(c, id, sizeof id, text, sizeof text) ||
       tl__by_parse(c->by, &by, err, sizeof err))
     return;

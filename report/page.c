@@ -215,6 +215,8 @@ static void section_contents(tl__page *p) {
   };
   FILE *f = tl__prose(p);
   fputs("Contents: ", f);
+  if (p->o->host_facts && !p->c->by)
+    fputs("[Host facts](#host-facts) \xC2\xB7 ", f);
   for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
     if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
       continue;
@@ -1593,8 +1595,9 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
           out);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
-      tl__section_title,  section_contents, section_answer, tl__by_section, section_tables,
-      tl__causes_section, section_stats,    section_charts, section_hosts,  section_method,
+      tl__section_title, section_contents, tl__host_facts_section, section_answer,
+      tl__by_section,    section_tables,   tl__causes_section,     section_stats,
+      section_charts,    section_hosts,    section_method,
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (c->group_count || sections[i] == tl__section_title)

@@ -342,6 +342,8 @@ int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const ch
  * values recorded), and the "Read with care" notes on what differs inside a
  * group (returns 1 if any). */
 void tl__by_section(tl__page *p);
+/* A host's page: the host's facts, which open it (nothing elsewhere). */
+void tl__host_facts_section(tl__page *p);
 /* The heading of that section ("By memory") and its anchor ("by-memory");
  * 0 when the comparison is not --by. */
 int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen);

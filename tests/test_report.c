@@ -1415,8 +1415,17 @@ static void one_label_pages(void **state) {
     assert_null(strstr(text[i], "so not compared"));
     assert_null(strstr(text[i], "clearly the least late"));
     assert_non_null(strstr(text[i], "vbox: p90 is "));
-    free(text[i]);
   }
+  /* A host page opens with the host's facts, first in its contents too. */
+  const char *facts = strstr(text[2], "id=\"host-facts\"");
+  assert_non_null(facts);
+  assert_true(facts < strstr(text[2], "id=\"summary\""));
+  const char *toc = strstr(text[2], "href=\"#host-facts\"");
+  assert_non_null(toc);
+  assert_true(toc < strstr(text[2], "href=\"#summary\""));
+  assert_null(strstr(text[1], "host-facts"));
+  for (size_t i = 0; i < 3; i++)
+    free(text[i]);
   free(dir);
 }
 
