@@ -52,7 +52,10 @@ static int count_tail(void *arg, size_t index, const tl_summary *m) {
     if (hi > m->max_ns)
       hi = m->max_ns;
     t->gc->tail_samples += n;
-    t->gc->tail_ns += n * (lo + (hi - lo) / 2 - t->p50);
+    /* In double and held at INT64_MAX: a bucket of many samples far out
+     * (hours, in nanoseconds) would overflow a 64-bit product. */
+    double sum = (double)t->gc->tail_ns + (double)n * (double)(lo + (hi - lo) / 2 - t->p50);
+    t->gc->tail_ns = sum >= 0x1p63 ? INT64_MAX : (int64_t)sum;
   }
   return 0;
 }
