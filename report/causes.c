@@ -307,12 +307,16 @@ static void bars(tl__page *p, const tl_comparison *c) {
         o);
 }
 
+int tl__causes_any(const tl_comparison *c) {
+  for (size_t i = 0; i < c->group_count; i++)
+    if (causes_of(c, i))
+      return 1;
+  return 0;
+}
+
 void tl__causes_section(tl__page *p) {
   const tl_comparison *c = p->c;
-  size_t n = 0;
-  for (size_t i = 0; i < c->group_count; i++)
-    n += causes_of(c, i) != NULL;
-  if (!n)
+  if (!tl__causes_any(c))
     return;
   tl__heading(p, "why-the-tail-is-long", "Why the tail is long");
   fputs("For each label, probe and delay: the samples above its p99, and the time each spent "

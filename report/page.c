@@ -199,6 +199,7 @@ static void section_contents(tl__page *p) {
   static const char *const toc[][2] = {
       {"summary", "Summary"},
       {"lateness-by-delay", "Lateness by delay"},
+      {"why-the-tail-is-long", "Why the tail is long"},
       {"how-sure-is-this", "How sure is this?"},
       {"charts", "Charts"},
       {"hosts-and-sessions", "Hosts and sessions"},
@@ -208,6 +209,8 @@ static void section_contents(tl__page *p) {
   fputs("Contents: ", f);
   for (size_t i = 0; i < sizeof toc / sizeof toc[0]; i++) {
     if (strcmp(toc[i][0], "how-sure-is-this") == 0 && !tl__page_stats(p))
+      continue;
+    if (strcmp(toc[i][0], "why-the-tail-is-long") == 0 && !tl__causes_any(p->c))
       continue;
     if (strcmp(toc[i][0], "charts") == 0 && p->o->format != TL_FORMAT_HTML && !p->o->charts)
       continue; /* one line says where the charts are, under no heading */

@@ -391,6 +391,9 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);
 int tl__causes_compute(tl_store *store, tl_comparison *c);
 /* One sentence per group whose tail is explained, in the answer box. */
 void tl__causes_answer(tl__page *p);
+/* Whether any group of the comparison has its causes (and so the page the
+ * section "Why the tail is long"). */
+int tl__causes_any(const tl_comparison *c);
 /* The section "Why the tail is long": a table, and in HTML a stacked bar
  * per label. Nothing when no group has causes. */
 void tl__causes_section(tl__page *p);

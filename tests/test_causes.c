@@ -274,9 +274,7 @@ static void self_reads_move_with_a_busy_cpu(void **state) {
 #ifdef __linux__
   if (a.runq_wait_ns < 0) {
     tl__self_close(s);
-    print_message("skipped: this kernel has no /proc/thread-self/schedstat (CONFIG_SCHED_INFO "
-                  "off)\n");
-    skip();
+    tl_test_skip("this kernel has no /proc/thread-self/schedstat (CONFIG_SCHED_INFO off)");
   }
   assert_true(b.runq_wait_ns >= a.runq_wait_ns);
   assert_true(a.nivcsw >= 0 && b.nivcsw >= a.nivcsw);
@@ -438,7 +436,7 @@ static void collection_keeps_the_slowest(void **state) {
   tl_cause_sums sums;
   assert_int_equal(tl_store_causes(s, l.items[0].id, &c, &n, &sums), TL_OK);
   if (sums.samples == 0) {
-    print_message("skipped: no per-sample causes can be read here\n");
+    tl_test_skip_part("no per-sample causes can be read here");
   } else {
     assert_int_equal(sums.samples, 2000);
     assert_true(n >= 60 && n <= 2000 * 3 / 100 + 10); /* 3 % of each piece, rounded up */
@@ -460,6 +458,32 @@ static void collection_keeps_the_slowest(void **state) {
   assert_int_equal(sums.samples, 0);
   tl_session_list_free(&l);
   tl_store_close(s);
+
+  /* The contents list the section "Why the tail is long" exactly where the
+   * page has it: with kept causes, and with counters alone (--no-causes:
+   * all of it not attributed). */
+  static const char toc[] = "[Why the tail is long](#why-the-tail-is-long)";
+  for (int k = 0; k < 2; k++) {
+    char *argv[] = {TLREPORT, "--db", f->db, "--compare", k ? "off" : "c", NULL};
+    char *page;
+    assert_int_equal(tl_test_run(argv, NULL, &page, NULL), 0);
+    assert_non_null(strstr(page, "\n## Why the tail is long\n"));
+    assert_non_null(strstr(page, toc));
+    free(page);
+  }
+  /* Imported samples have neither: no section, no link. */
+  char *csv = tl_test_path(f->dir, "in.csv");
+  assert_int_equal(tl_test_write_file(csv, "1000\n2000\n3000\n", 15), 0);
+  char *imp[] = {TLSTORE,   "--db", f->db,     "import", "--format", "csv", csv,
+                 "--label", "imp",  "--probe", "uv",     "--delay",  "0",   NULL};
+  assert_int_equal(tl_test_run(imp, NULL, NULL, NULL), 0);
+  char *argv[] = {TLREPORT, "--db", f->db, "--compare", "imp", NULL};
+  char *page;
+  assert_int_equal(tl_test_run(argv, NULL, &page, NULL), 0);
+  assert_null(strstr(page, "## Why the tail is long"));
+  assert_null(strstr(page, toc));
+  free(page);
+  free(csv);
 }
 
 /* ======================================================================== */
@@ -538,8 +562,7 @@ static void quota_tail_is_cpu_wait(void **state) {
   if (why) {
     if (q.dir[0])
       rmdir(q.dir);
-    print_message("skipped: %s\n", why);
-    skip();
+    tl_test_skip(why);
   }
   pid_t busy = fork();
   if (busy < 0) {
@@ -607,8 +630,7 @@ static void quota_tail_is_cpu_wait(void **state) {
 static void node_sends_its_run_queue_wait(void **state) {
   tl_test_fixture *f = *state;
   if (access("/usr/bin/node", X_OK) || access("/proc/thread-self/schedstat", R_OK)) {
-    print_message("skipped: no /usr/bin/node, or no /proc/thread-self/schedstat\n");
-    skip();
+    tl_test_skip("no /usr/bin/node, or no /proc/thread-self/schedstat");
   }
   char *a[] = {TLCOLLECT, "--db", f->db, "-l",  "n",  "-p", "node",
                "-d",      "1",    "-n",  "300", "-q", NULL};

@@ -1075,8 +1075,7 @@ static void output_paths_of_other_users(void **state) {
   fixture *f = *state;
   const tl_test_creds *other = tl_test_unprivileged();
   if (!other) {
-    print_message("skipped: needs root, to make files another user owns\n");
-    skip();
+    tl_test_skip("needs root, to make files another user owns");
   }
   collect(f->db, "kept", "50");
   char *target = tl_test_path(f->dir, "target"), *link = tl_test_path(f->dir, "link");
