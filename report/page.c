@@ -536,6 +536,44 @@ static void section_answer(tl__page *p) {
 /* ======================================================================== */
 /* 3. Lateness by delay (after the --by section of group.c)                 */
 
+#define NBSP "\xC2\xA0"
+
+/* The cell "row minus column" at percentile k, from the pair statistics of
+ * the two groups, alike in the baseline table and the differences matrix:
+ * the difference with its 95% interval from the sessions' own values and
+ * the sessions it rests on, "clearly" only where that interval excludes 0
+ * and both percentiles rest on enough samples (tl__clearly_below); with too
+ * few sessions for any verdict, how many a label would settle it. note
+ * (a ratio, or "") follows the interval. No-break spaces inside the number
+ * and its interval, so that a narrow column breaks only between the parts. */
+static void pair_cell(tl__table *t, const tl_stats *st, const tl_pair_stats *pr, size_t row,
+                      size_t col, size_t k, const char *note) {
+  /* pr holds b minus a; the cell is row minus column. */
+  int sign = pr->b == row ? 1 : -1;
+  double d = sign * (double)pr->diff_ns[k];
+  double lo = sign > 0 ? (double)pr->lo_ns[k] : -(double)pr->hi_ns[k];
+  double hi = sign > 0 ? (double)pr->hi_ns[k] : -(double)pr->lo_ns[k];
+  char dv[48], lv[48], hv[48], on[64];
+  tl__sessions_phrase(sign > 0 ? pr->sessions_b : pr->sessions_a,
+                      sign > 0 ? pr->sessions_a : pr->sessions_b, on, sizeof on);
+  if (!pr->decided) {
+    tl__unit u = tl__unit_for(fabs(d));
+    tl__num(d, u, dv, sizeof dv);
+    long long need = (long long)tl__sessions_to_collect(pr, k);
+    tl__table_addf(t, "%s%s" NBSP "%s%s (%s: too few to tell; collect %lld a label)",
+                   d > 0 ? "+" : "", dv, u.name, note, on, need);
+    return;
+  }
+  tl__unit u = tl__unit_for(fmax(fabs(lo), fabs(hi)));
+  tl__num(d, u, dv, sizeof dv);
+  tl__num(lo, u, lv, sizeof lv);
+  tl__num(hi, u, hv, sizeof hv);
+  int clear = tl__clearly_below(st, row, col, k) || tl__clearly_below(st, col, row, k);
+  tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s; %s)%s%s", d > 0 ? "+" : "", dv,
+                 u.name, lv, hv, on, note,
+                 clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
+}
+
 /* One table per probe and delay: each label's lateness, percentiles first
  * (the columns a narrow screen shows), the unit in the header and bare
  * numbers in the cells; a percentile is marked best only where that label
@@ -595,7 +633,15 @@ static void delay_table(tl__page *p, const tl_group *g0) {
       c->baseline >= 0 ? tl__find_group(c, c->labels[c->baseline], g0->probe, g0->delay_ns) : NULL;
   if (base && !base->dist.count)
     base = NULL;
-  tl__table *ratio = base ? tl__table_new(1 + np, head, align) : NULL;
+  /* The baseline table says a unit in each cell: its intervals need their own. */
+  const char *bhead[1 + TL_MAX_PCTS];
+  char bnames[TL_MAX_PCTS][16];
+  bhead[0] = head[0];
+  for (size_t i = 0; i < np; i++) {
+    snprintf(bnames[i], sizeof bnames[i], "p%s", TL_PCT(d0->pcts[i]));
+    bhead[1 + i] = bnames[i];
+  }
+  tl__table *ratio = base ? tl__table_new(1 + np, bhead, align) : NULL;
   if (!t || (base && !ratio)) {
     p->failed = TL_ENOMEM;
     tl__table_free(t);
@@ -640,9 +686,17 @@ static void delay_table(tl__page *p, const tl_group *g0) {
           continue;
         }
         int64_t bl = base->dist.pct_ns[i] - armed, gl = g->dist.pct_ns[i] - armed;
-        tl__num((double)(gl - bl), u, v, sizeof v);
         ratio_note(bl, gl, r_note, sizeof r_note);
-        tl__table_addf(ratio, "%s%s%s", gl > bl && strcmp(v, "0.000") ? "+" : "", v, r_note);
+        const tl_pair_stats *pr =
+            g != base ? tl__pair_of(st, idx[r], (size_t)(base - c->groups)) : NULL;
+        if (pr) {
+          pair_cell(ratio, st, pr, idx[r], (size_t)(base - c->groups), i, r_note);
+          continue;
+        }
+        /* The baseline itself, or a page without statistics: the bare difference. */
+        tl__num((double)(gl - bl), u, v, sizeof v);
+        tl__table_addf(ratio, "%s%s" NBSP "%s%s", gl > bl && strcmp(v, "0.000") ? "+" : "", v,
+                       u.name, r_note);
       }
     }
   }
@@ -656,10 +710,17 @@ static void delay_table(tl__page *p, const tl_group *g0) {
     f = tl__prose(p);
     fputs("Against **", f);
     tl_md_escape(f, c->labels[c->baseline]);
-    fprintf(f,
-            "**: each label's lateness minus the baseline's (%s), with the ratio of the two "
-            "where both are at least 0.1 ms:\n\n",
-            u.name);
+    if (st)
+      fputs("**: each label's lateness minus the baseline's, with its 95% interval from the "
+            "sessions' own values and the sessions it rests on (the label's, then the "
+            "baseline's), and the ratio of the two where both are at least 0.1 ms; \"clearly\" "
+            "where the interval excludes 0 and both rest on enough samples, with too few "
+            "sessions how many a label would settle it:\n\n",
+            f);
+    else
+      fputs("**: each label's lateness minus the baseline's, with the ratio of the two where "
+            "both are at least 0.1 ms:\n\n",
+            f);
     tl__put_table(p, ratio);
   }
   free(idx);
@@ -686,8 +747,6 @@ static void section_tables(tl__page *p) {
 
 /* ======================================================================== */
 /* 4. How sure is this?                                                     */
-
-#define NBSP "\xC2\xA0"
 
 /* One matrix per probe and delay instead of a sentence per pair: the cell
  * of row A and column B is A's p90 lateness minus B's with its 95%
@@ -751,32 +810,7 @@ static void difference_matrices(tl__page *p) {
           tl__table_add(t, j >= r ? "" : "-");
           continue;
         }
-        /* pr holds b minus a; the cell is row minus column. */
-        int sign = pr->b == idx[r] ? 1 : -1;
-        double d = sign * (double)pr->diff_ns[k];
-        double lo = sign > 0 ? (double)pr->lo_ns[k] : -(double)pr->hi_ns[k];
-        double hi = sign > 0 ? (double)pr->hi_ns[k] : -(double)pr->lo_ns[k];
-        char dv[48], lv[48], hv[48];
-        tl__unit u = tl__unit_for(fmax(fabs(lo), fabs(hi)));
-        tl__num(d, u, dv, sizeof dv);
-        tl__num(lo, u, lv, sizeof lv);
-        tl__num(hi, u, hv, sizeof hv);
-        int clear = tl__clearly_below(st, idx[r], idx[j], (size_t)k) ||
-                    tl__clearly_below(st, idx[j], idx[r], (size_t)k);
-        char on[64];
-        tl__sessions_phrase(sign > 0 ? pr->sessions_b : pr->sessions_a,
-                            sign > 0 ? pr->sessions_a : pr->sessions_b, on, sizeof on);
-        if (!pr->decided) {
-          tl__num(d, tl__unit_for(fabs(d)), dv, sizeof dv);
-          tl__table_addf(t, "%s%s" NBSP "%s (%s: too few to tell)", d > 0 ? "+" : "", dv,
-                         tl__unit_for(fabs(d)).name, on);
-          continue;
-        }
-        /* No-break spaces inside the number and its interval, so that a
-         * narrow column breaks only between the parts. */
-        tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s; %s)%s", d > 0 ? "+" : "",
-                       dv, u.name, lv, hv, on,
-                       clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
+        pair_cell(t, st, pr, idx[r], idx[j], (size_t)k, "");
       }
     }
     tl__put_table(p, t);

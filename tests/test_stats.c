@@ -1545,6 +1545,97 @@ static void twins_drifting_claim_little(void **state) {
   assert_true(caught >= 18);
 }
 
+/* The Markdown page of labels a and b at p90 with --baseline a and the
+ * statistics of the comparison. */
+static char *baseline_page(fixture *f, const char *a, const char *b) {
+  const char *labels[2] = {a, b};
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = 2;
+  o.baseline = a;
+  o.pcts[0] = 90;
+  o.pct_count = 1;
+  char err[512];
+  tl_comparison cmp;
+  tl_stats st;
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
+  tl_page_opts po;
+  tl_page_opts_init(&po);
+  po.format = TL_FORMAT_MD;
+  po.stats = &st;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  assert_int_equal(tl_render(&cmp, &po, m), TL_OK);
+  fclose(m);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+  return buf;
+}
+
+/* b's row of every baseline table of a page (one per probe and delay), each
+ * a string in rows[]; returns how many. */
+static size_t baseline_rows(const char *page, const char *b, char rows[][512], size_t max) {
+  char start[64];
+  snprintf(start, sizeof start, "\n| %s | ", b);
+  size_t n = 0;
+  for (const char *at = page; n < max && (at = strstr(at, "\nAgainst **")); at++) {
+    const char *row = strstr(at, start), *end = row ? strchr(row + 1, '\n') : NULL;
+    const char *next = strstr(at + 1, "\nAgainst **");
+    assert_non_null(end);
+    assert_true(!next || row < next);
+    snprintf(rows[n++], 512, "%.*s", (int)(end - row - 1), row + 1);
+  }
+  return n;
+}
+
+/* The baseline table judges each label as the differences do, from the
+ * sessions: twins of 3 sessions each get an interval and rarely "clearly",
+ * a label 4 times as late at 5 sessions each is clearly later, and one
+ * session each gets no verdict but the sessions that would settle it. */
+static void baseline_table_rests_on_sessions(void **state) {
+  fixture *f = *state;
+  enum { DRAWS = 20 };
+  static char rows[DRAWS][512];
+  drifting_pairs(f, "base-a", "base-twin", DRAWS, 3, 1, 1);
+  char *page = baseline_page(f, "base-a", "base-twin");
+  assert_int_equal(baseline_rows(page, "base-twin", rows, DRAWS), DRAWS);
+  size_t clear = 0;
+  for (size_t i = 0; i < DRAWS; i++) {
+    assert_non_null(strstr(rows[i], "\xC2\xA0to\xC2\xA0"));
+    assert_non_null(strstr(rows[i], "; 3 sessions each)"));
+    assert_null(strstr(rows[i], "**"));
+    clear += strstr(rows[i], "clearly") != NULL;
+  }
+  fprintf(stderr, "baseline table, twins of 3 sessions: %zu of %d clearly different\n", clear,
+          DRAWS);
+  assert_true(clear <= 3); /* 5% expected: 1 of 20 */
+  free(page);
+
+  drifting_pairs(f, "base-b", "base-4x", DRAWS, 5, 4, 1);
+  page = baseline_page(f, "base-b", "base-4x");
+  assert_int_equal(baseline_rows(page, "base-4x", rows, DRAWS), DRAWS);
+  clear = 0;
+  for (size_t i = 0; i < DRAWS; i++) {
+    assert_non_null(strstr(rows[i], "; 5 sessions each) ("));
+    clear += strstr(rows[i], ", clearly later") != NULL;
+    assert_null(strstr(rows[i], "clearly earlier"));
+  }
+  fprintf(stderr, "baseline table, 4x later at 5 sessions: %zu of %d clearly later\n", clear,
+          DRAWS);
+  assert_true(clear >= DRAWS - 1);
+  free(page);
+
+  drifting_pairs(f, "base-c", "base-one", 1, 1, 4, 1);
+  page = baseline_page(f, "base-c", "base-one");
+  assert_int_equal(baseline_rows(page, "base-one", rows, 1), 1);
+  assert_non_null(strstr(rows[0], "(1 session each: too few to tell; collect 5 a label)"));
+  assert_null(strstr(rows[0], "clearly"));
+  free(page);
+}
+
 /* ======================================================================== */
 /* Group intervals at every size                                             */
 
@@ -1773,6 +1864,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(reservoir_keeps_every_position_alike, setup, teardown),
       cmocka_unit_test_setup_teardown(intervals_cover_the_truth, setup, teardown),
       cmocka_unit_test_setup_teardown(twins_drifting_claim_little, setup, teardown),
+      cmocka_unit_test_setup_teardown(baseline_table_rests_on_sessions, setup, teardown),
       cmocka_unit_test(group_intervals_at_every_size),
       cmocka_unit_test_setup_teardown(hostile_text, setup, teardown),
       cmocka_unit_test_setup_teardown(golden_page, setup, teardown),
