@@ -30,9 +30,25 @@ static void header(const char *line, size_t len) {
   TL_FUZZ_ASSERT(tl__import_parse_header(line, len, &column2, &unit2, NULL, 0) == TL_OK);
   TL_FUZZ_ASSERT(column == column2 && unit == unit2);
   TL_FUZZ_ASSERT(unit == 1 || unit == 1000 || unit == 1000000);
-  /* The named field: column commas in, then "latency_" after blanks and a quote. */
+  /* The named field: column fields in (a quoted field runs to its closing
+   * quote, "" inside it being a quote, as RFC 4180 has it), then "latency_"
+   * after blanks and a quote. */
   const char *p = line, *end = line + len;
   for (size_t i = 0; i < column; i++) {
+    while (p < end && (*p == ' ' || *p == '\t'))
+      p++;
+    if (p < end && *p == '"') {
+      for (p++; p < end; p++) {
+        if (*p != '"')
+          continue;
+        if (p + 1 < end && p[1] == '"') {
+          p++; /* a pair: one quote inside the field */
+          continue;
+        }
+        p++; /* the closing quote */
+        break;
+      }
+    }
     const char *comma = memchr(p, ',', (size_t)(end - p));
     TL_FUZZ_ASSERT(comma);
     p = comma + 1;

@@ -1,7 +1,8 @@
 /* fuzz_text.c: tl_fput_safe, the last step before user text and host facts
  * reach a terminal. Whatever goes in, what comes out is valid UTF-8 without
- * C0 (not even a newline), DEL or C1 control characters, and text that was
- * already safe comes out unchanged. */
+ * C0 (not even a newline), DEL or C1 control characters or the bidirectional
+ * formatting characters, and text that was already safe comes out
+ * unchanged. */
 #include <stdio.h>
 
 #include "fuzz.h"
@@ -32,6 +33,10 @@ static int safe(const unsigned char *s, size_t len) {
     }
     if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
         (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f)
+      return 0;
+    /* Bidirectional formatting: they reorder the text that follows. */
+    if (cp == 0x61c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+        (cp >= 0x2066 && cp <= 0x2069))
       return 0;
     i += n;
   }
