@@ -46,6 +46,7 @@ enum {
   HELLO_TIMEOUT_MS = 15000, /* node can take a while to start on a busy host */
   ANSWER_SLACK_MS = 30000,  /* an answer later than delay + this is a hung child */
   SILENCE_SLACK_MS = 10000, /* version 2: no sample for 2 x (delay + gap) + this: hung */
+  START_SLACK_MS = 50000,   /* and this more before the first sample (see silence_allowed) */
   EXIT_GRACE_MS = 2000,     /* to exit after its stdin closes, before SIGTERM */
   TERM_GRACE_MS = 1000,     /* after SIGTERM, before SIGKILL */
   BUF_MAX = TL__PROTOCOL_LINE_MAX + 2,
@@ -364,8 +365,10 @@ static int64_t longest_delay(const struct tl__run_view *v) {
  * it writes its batches between samples, so twice its longest delay and gap
  * plus a generous SILENCE_SLACK_MS. TL_TEST_PROBE_SILENCE_MS (for tests)
  * replaces that slack, so that a test of a silent child takes a moment. */
-static int64_t silence_allowed(const struct tl__run_view *v) {
-  int64_t slack_ms = SILENCE_SLACK_MS;
+static int64_t silence_allowed(const struct tl__run_view *v, int first) {
+  /* Before its first sample a child may still be starting: a browser with a
+   * fresh profile has taken more than 10 s on a busy machine. */
+  int64_t slack_ms = SILENCE_SLACK_MS + (first ? START_SLACK_MS : 0);
   const char *test = getenv("TL_TEST_PROBE_SILENCE_MS");
   if (test && *test) {
     char *end;
@@ -393,10 +396,11 @@ static int measure_plan(child *c, tl__run *run, char *err, size_t errlen) {
   }
   if (write_all(c->to, plan, (size_t)n))
     return gone(c, run, err, errlen);
-  int64_t silence_ns = silence_allowed(v);
+  int64_t silence_first = silence_allowed(v, 1), silence_next = silence_allowed(v, 0);
   int64_t heard = tl__os_mono_ns(); /* when the last sample (or the plan's sending) was */
   while (!expected || c->samples < expected) {
     int64_t now = tl__os_mono_ns();
+    int64_t silence_ns = c->samples ? silence_next : silence_first;
     if (deadline && now >= deadline)
       return TL_OK; /* the duration is up: closing stdin stops the child */
     if (now - heard >= silence_ns) {
