@@ -57,7 +57,7 @@ int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *g
  * said together (scale, in ns) is below 1 ms, so that sub-millisecond
  * differences stay visible; never "-0.00". */
 void tl__sentence_ms(double ns, double scale, char *buf, size_t len) {
-  /* The decimals of tl_format_ms (store/percentile.c) for the largest number
+  /* The decimals of tl_format_ms (base/percentile.c) for the largest number
    * of a sentence, so that the numbers side by side are written alike. */
   double a = fabs(scale);
   int dec = a >= 1e6 ? 2 : a >= 1e5 ? 3 : a >= 1e4 ? 4 : 5;
