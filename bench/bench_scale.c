@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "bench_util.h"
+#include "codec_internal.h"
 #include "tl_report.h"
 #include "tl_store.h"
 

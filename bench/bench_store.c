@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "bench_util.h"
+#include "codec_internal.h"
 
 enum { RUNS = 5, REAL = 3000 };
 

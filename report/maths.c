@@ -164,7 +164,7 @@ static double binom_pmf(int64_t k, int64_t n, double lp, double lq) {
              (double)k * lp + (double)(n - k) * lq);
 }
 
-double tl_binom_cdf(int64_t k, int64_t n, double p) {
+double tl__binom_cdf(int64_t k, int64_t n, double p) {
   if (k < 0)
     return 0;
   if (k >= n || p <= 0)

@@ -1641,9 +1641,3 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
       sections[i](&p);
   return tl__page_end(&p);
 }
-
-int tl_render_markdown(const tl_comparison *c, FILE *out) {
-  tl_page_opts o;
-  tl_page_opts_init(&o);
-  return tl_render(c, &o, out);
-}

@@ -56,6 +56,10 @@ static inline uint64_t tl__rng_below_mod(tl__rng *r, const tl__mod *d) {
   return tl__mod_apply(d, tl__rng_next(r));
 }
 
+/* P(X <= k) for X ~ Binomial(n, p), summed in log space (exact to double
+ * precision for any n; 0 for k < 0, 1 for k >= n). The tail sums behind
+ * tl_order_stat_ci, open to the tests that check them. */
+double tl__binom_cdf(int64_t k, int64_t n, double p);
 /* A Beta(a, b) draw (a, b >= 1). */
 double tl__rng_beta(tl__rng *r, double a, double b);
 /* The p quantile (0.5 < p < 1) of Student's t with df degrees of freedom

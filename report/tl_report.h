@@ -224,9 +224,6 @@ void tl_page_opts_init(tl_page_opts *opts);
  * User text is escaped for the format. TL_EIO when writing failed. */
 int tl_render(const tl_comparison *cmp, const tl_page_opts *opts, FILE *out);
 
-/* tl_render() as Markdown with default options. */
-int tl_render_markdown(const tl_comparison *cmp, FILE *out);
-
 /* Markdown-escapes inline text s onto out: a backslash before punctuation
  * that Markdown or HTML would read inline, control characters dropped. */
 void tl_md_escape(FILE *out, const char *s);
@@ -295,10 +292,6 @@ enum {
  * lowest percentiles of very few samples have no lo, the highest no hi.
  * TL_EINVAL for n < 1, pct outside [0, 100] or conf outside (0, 1). */
 int tl_order_stat_ci(int64_t n, double pct, double conf, int64_t *lo_rank, int64_t *hi_rank);
-
-/* P(X <= k) for X ~ Binomial(n, p), summed in log space (exact to double
- * precision for any n; 0 for k < 0, 1 for k >= n). */
-double tl_binom_cdf(int64_t k, int64_t n, double p);
 
 /* The Mann-Whitney U test of two samples, each sorted ascending. */
 typedef struct {

@@ -12,6 +12,7 @@
 #include <sqlite3ext.h>
 #include <string.h>
 
+#include "codec_internal.h"
 #include "tl_store.h"
 
 SQLITE_EXTENSION_INIT1

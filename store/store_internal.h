@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "base_internal.h"
+#include "codec_internal.h"
 #include "tl_store.h"
 
 typedef struct tl_store_ops tl_store_ops;

@@ -636,44 +636,6 @@ int tl_store_open_push_ends(const char *db, const char *url, int remove_pushed, 
                             tl_store **server);
 
 /* ------------------------------------------------------------------------ */
-/* Sample blocks (exposed for tests, benchmarks and fuzzing)                 */
-
-/* A block is a TL_BLOCK_HEADER-byte header (version, codec, count and a
- * CRC32C over the header, the block's seq, min_ns and max_ns and its
- * payload; docs/schema.md) followed by the codec's payload. */
-enum { TL_BLOCK_HEADER = 8, TL_BLOCK_VERSION = 1 };
-enum {
-  TL_CODEC_VARINT = 1,               /* LEB128 varints of (latency - min_ns) */
-  TL_CODEC_PACKED = 2,               /* (latency - min_ns) bit-packed, with patched exceptions */
-  TL_CODEC_DEFAULT = TL_CODEC_PACKED /* what new blocks use */
-};
-
-/* CRC32C (Castagnoli) of n bytes, continuing from crc (0 to start). */
-uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n);
-
-/* Encodes n (1..TL_BLOCK_MAX) non-negative latencies as block number seq of
- * its session; out must hold tl_block_bound(n) bytes. Returns the block's
- * size (header included) and sets min and max. */
-size_t tl_block_bound(size_t n);
-size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
-                       int64_t *max);
-/* The same in a given codec (TL_CODEC_VARINT, else TL_CODEC_PACKED): tl
- * writes TL_CODEC_DEFAULT; the older codec stays for comparisons. */
-size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, uint8_t *out,
-                          int64_t *min, int64_t *max);
-/* The codec of the blocks this handle writes from now on (the writer,
- * import), TL_CODEC_DEFAULT until set; for benchmarks and tests that
- * compare codecs. TL_EINVAL for an unknown codec. */
-int tl_store_set_codec(tl_store *store, int codec);
-/* Checks b's header and checksum against its seq, count, min_ns, max_ns and
- * codec: TL_OK, or TL_ECORRUPT with *why (why may be NULL) set to a static
- * reason ("checksum mismatch", "unknown codec" ...). */
-int tl_block_verify(const tl_block *b, const char **why);
-/* tl_block_verify, then decodes the block's count samples into out (room
- * for TL_BLOCK_MAX). TL_ECORRUPT with *why when either fails. */
-int tl_block_decode(const tl_block *b, int64_t *out, const char **why);
-
-/* ------------------------------------------------------------------------ */
 /* Why samples were late (causes.c; docs/schema.md, "Causes")               */
 
 /* What the measuring thread read about itself around one sample, outside
@@ -720,10 +682,5 @@ int tl_store_causes(tl_store *store, int64_t session_id, tl_cause **out, size_t 
                     tl_cause_sums *sums);
 /* The stored counters of a session, oldest first; as tl_store_causes. */
 int tl_store_counters(tl_store *store, int64_t session_id, tl_counter_row **out, size_t *n);
-/* The compact form causes are stored in (exposed for tests): at most
- * tl_causes_bound(n) bytes; decode returns the count, or -1 when bad. */
-size_t tl_causes_bound(size_t n);
-size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out);
-int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t max);
 
 #endif /* TL_STORE_H */

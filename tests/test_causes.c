@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "causes_internal.h"
+#include "codec_internal.h"
 #include "support.h"
 #include "tl_report.h"
 

@@ -30,6 +30,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "codec_internal.h"
 #include "support.h"
 #include "tl_store.h"
 

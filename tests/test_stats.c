@@ -65,7 +65,7 @@ static void order_ci_against_binomial(void **state) {
         assert_true(cdf[n - 1] < 0.975 + 1e-12);
       }
       for (int k = 0; k < n; k += 1 + n / 50)
-        assert_true(fabs(tl_binom_cdf(k, n, q) - cdf[k]) < 1e-9);
+        assert_true(fabs(tl__binom_cdf(k, n, q) - cdf[k]) < 1e-9);
       free(cdf);
     }
   /* p99.9 of 500 samples has no upper bound; p99 of 1000 has one. */

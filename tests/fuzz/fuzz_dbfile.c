@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "codec_internal.h"
 #include "fuzz.h"
 #include "tl_report.h"
 #include "tl_store.h"
