@@ -1,17 +1,11 @@
-/* collect.c: the session runner. It hands delays to a probe in interleaved
- * order and queues every measured sample in chunks; a writer thread hands
- * the chunks to the store writers, commits them, and releases them for
- * reuse. The measuring thread never waits on the disk: it takes a mutex only
- * to append a sample. Memory stays bounded whatever the session's length:
- * when QUEUE_CHUNKS chunks wait for the writer (a slow disk, a lock held by
- * another process), the runner pauses between samples, never inside one,
- * until the writer catches up (see tl__run_next). A lock is waited out; a
- * stop (signal or failed write) ends the run at the probe's next chance;
- * whatever was measured is committed and the sessions are marked
- * 'interrupted'. The closing sentence is computed from the stored samples
- * (summary.c). A dry run does the same into a scratch database of its own
- * in $TMPDIR, removed before tl_collect_run returns, so that it too runs in
- * bounded memory and its sentence is exactly a stored run's. */
+/* collect.c: a run's life (tl_collect_run): the options checked, the
+ * measuring thread tuned, one session per delay begun, the writer thread
+ * and the probe started (run.c keeps the run they share), and at the end
+ * every session ended, 'complete' or 'interrupted', with whatever was
+ * measured committed. The closing sentence is computed from the stored
+ * samples (summary.c). A dry run does the same into a scratch database of
+ * its own in $TMPDIR, removed before tl_collect_run returns, so that it too
+ * runs in bounded memory and its sentence is exactly a stored run's. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -26,67 +20,7 @@
 
 #include <uv.h>
 
-#include "causes_internal.h"
-
-static volatile sig_atomic_t stop_requested;
-static tl__run *volatile current_run;
-
-enum {
-  CHUNK_SAMPLES = TL__RUN_CHUNK_SAMPLES, /* 128 KiB */
-  QUEUE_CHUNKS = TL__RUN_QUEUE_CHUNKS,   /* 8 MiB waiting for the writer: the runner pauses */
-  WAKE_CHUNKS = 16,                      /* the writer starts early once this many wait */
-  LOCK_PATIENCE_S = 600,                 /* after the run, how long a held lock is waited out */
-};
-
-/* Samples in arrival order. */
-typedef struct chunk {
-  struct chunk *next;
-  size_t n;
-  int64_t v[CHUNK_SAMPLES];
-  tl__cause_cell cause[CHUNK_SAMPLES]; /* what the thread read around each sample */
-} chunk;
-
-typedef struct {
-  chunk *head, *tail; /* kept samples not yet released, oldest first */
-  size_t taken;       /* samples of head already handed to the writer */
-  int64_t kept;       /* samples kept (after warm-up) */
-  int64_t measured;   /* including warm-up */
-  int64_t issued;     /* handed out by tl__run_next (some may be in flight) */
-  int64_t missed, missed_flushed;
-  int64_t handed; /* samples handed to the store writer */
-  int stuck;      /* the store writer holds samples a flush could not commit */
-  tl_writer *writer;
-  int64_t session_id;
-  tl__cause_keep keep; /* causes of the slowest samples handed over, until committed */
-} delay_state;
-
-struct tl__run {
-  struct tl__run_view view;
-  delay_state d[TL_MAX_DELAYS];
-  size_t rr; /* round-robin position */
-  uint64_t start_hr, deadline_hr;
-  int64_t issued, measured; /* of all delays, for the samples in flight */
-  int64_t pauses;           /* times the runner waited for the writer */
-  int oom;
-  int write_failed;
-  int locked_out; /* the last flush found the database locked */
-  pthread_mutex_t lock;
-  pthread_cond_t wake_writer;
-  pthread_cond_t room;  /* the writer released chunks */
-  atomic_size_t queued; /* chunks holding samples the writer has not released */
-  size_t queued_peak;   /* the most chunks queued at once (under the lock) */
-  chunk *pool;          /* released chunks, for reuse */
-  int writer_done;
-  tl_store *store;
-  char write_err[512];
-  void (*volatile wake)(void *); /* read by a signal handler */
-  void *volatile wake_arg;
-  tl_host probe_facts;        /* learnt by the probe while running; the measuring thread's own */
-  void *probe_state;          /* from the probe's start to its run */
-  tl__causes causes;          /* the measuring thread's reads around each sample */
-  tl__counter_clock counters; /* the host's counters, read by the writer thread */
-  tl__cause_cell *cause_tail; /* the causes of the tail samples being flushed */
-};
+#include "run_internal.h"
 
 void tl_collect_opts_init(tl_collect_opts *o) {
   memset(o, 0, sizeof *o);
@@ -94,396 +28,6 @@ void tl_collect_opts_init(tl_collect_opts *o) {
   o->warmup = 5;
   o->flush_ms = 1000;
   o->cpu = -1;
-}
-
-const struct tl__run_view *tl__run_view(const tl__run *run) { return &run->view; }
-
-int tl__run_stopping(const tl__run *run) { return stop_requested || run->oom || run->write_failed; }
-
-int64_t tl__run_pauses(const tl__run *run) { return run->pauses; }
-
-void *tl__run_probe_state(const tl__run *run) { return run->probe_state; }
-
-void tl__run_set_probe_state(tl__run *run, void *state) { run->probe_state = state; }
-
-void tl__run_set_wakeup(tl__run *run, void (*wake)(void *), void *arg) {
-  /* Under the lock, so the writer thread never calls a wake-up that is being
-   * taken away; in an order that a signal handler interrupting this thread
-   * sees either the old pair or no function at all. */
-  pthread_mutex_lock(&run->lock);
-  if (wake) {
-    run->wake_arg = arg;
-    run->wake = wake;
-  } else {
-    run->wake = NULL;
-    run->wake_arg = NULL;
-  }
-  pthread_mutex_unlock(&run->lock);
-}
-
-void tl_collect_stop(void) {
-  stop_requested = 1;
-  tl__run *run = current_run;
-  void (*wake)(void *) = run ? run->wake : NULL;
-  if (wake)
-    wake(run->wake_arg); /* uv_async_send and write(2) are async-signal-safe */
-}
-
-static int delay_done(const tl__run *run, size_t i) {
-  const tl_collect_opts *o = run->view.opts;
-  /* Counted when handed out, so that timers still in flight (--concurrency)
-   * do not overshoot the count. */
-  return o->count > 0 && run->d[i].issued >= (int64_t)o->warmup + o->count;
-}
-
-static int run_over(const tl__run *run) {
-  return tl__run_stopping(run) || (run->deadline_hr && uv_hrtime() >= run->deadline_hr);
-}
-
-/* Back-pressure: with QUEUE_CHUNKS waiting for the writer, no new sample
- * starts. A probe with samples still in flight (--concurrency) is told to
- * try again (TL__RUN_WAIT), so that no sample in flight includes the wait;
- * with none in flight the runner waits here, between samples, until the
- * writer releases chunks. Returns 0 to go on, -1 when the run is over. */
-static int wait_for_room(tl__run *run) {
-  if (run->issued > run->measured)
-    return TL__RUN_WAIT;
-  pthread_mutex_lock(&run->lock);
-  run->pauses++;
-  pthread_cond_signal(&run->wake_writer);
-  while (atomic_load(&run->queued) >= QUEUE_CHUNKS && !run_over(run)) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 100000000; /* a stop or the deadline is seen within 100 ms */
-    if (until.tv_nsec >= 1000000000) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&run->room, &run->lock, &until);
-  }
-  pthread_mutex_unlock(&run->lock);
-  return run_over(run) ? -1 : 0;
-}
-
-int tl__run_next(tl__run *run) {
-  if (run_over(run))
-    return -1;
-  if (run->store && atomic_load_explicit(&run->queued, memory_order_relaxed) >= QUEUE_CHUNKS) {
-    int rc = wait_for_room(run);
-    if (rc)
-      return rc;
-  }
-  size_t n = run->view.delay_count;
-  for (size_t k = 0; k < n; k++) {
-    size_t i = (run->rr + k) % n;
-    if (!delay_done(run, i)) {
-      run->rr = (i + 1) % n;
-      run->d[i].issued++;
-      run->issued++;
-      tl__causes_before(&run->causes); /* last: nothing after it before the timer is armed */
-      return (int)i;
-    }
-  }
-  return -1;
-}
-
-/* A chunk for the tail of d's queue, from the pool or new; NULL when out of
- * memory. Called with the lock held. */
-static chunk *add_chunk_locked(tl__run *run, delay_state *d) {
-  chunk *c = run->pool;
-  if (c)
-    run->pool = c->next;
-  else if (!(c = malloc(sizeof *c)))
-    return NULL;
-  c->next = NULL;
-  c->n = 0;
-  if (d->tail)
-    d->tail->next = c;
-  else
-    d->head = c;
-  d->tail = c;
-  size_t queued = atomic_fetch_add(&run->queued, 1) + 1;
-  if (queued > run->queued_peak)
-    run->queued_peak = queued;
-  if (queued == WAKE_CHUNKS)
-    pthread_cond_signal(&run->wake_writer);
-  return c;
-}
-
-/* Queues one sample with its causes. */
-static void record(tl__run *run, int index, int64_t latency_ns, tl__cause_cell cause) {
-  delay_state *d = &run->d[index];
-  run->measured++;
-  if (d->measured++ < run->view.opts->warmup)
-    return;
-  if (latency_ns < 0)
-    latency_ns = 0; /* a monotonic clock never runs back; a probe bug must not poison the store */
-  pthread_mutex_lock(&run->lock);
-  chunk *c = d->tail;
-  if (!c || c->n == CHUNK_SAMPLES)
-    c = add_chunk_locked(run, d);
-  if (c) {
-    c->cause[c->n] = cause;
-    c->v[c->n++] = latency_ns;
-    d->kept++;
-  } else {
-    run->oom = 1;
-  }
-  pthread_mutex_unlock(&run->lock);
-}
-
-void tl__run_record(tl__run *run, int index, int64_t latency_ns) {
-  tl__cause_cell cause = tl__causes_after(&run->causes); /* first: the clock was just read */
-  record(run, index, latency_ns, cause);
-}
-
-void tl__run_record_causes(tl__run *run, int index, int64_t latency_ns, int64_t runq_ns,
-                           int64_t nivcsw, int64_t migrated) {
-  tl__cause_cell cause = {TL__CAUSE_NONE, 0, -1};
-  if (runq_ns >= 0) {
-    int64_t us = (runq_ns + 500) / 1000;
-    cause.runq_us = us < (int64_t)TL__CAUSE_NONE ? (uint32_t)us : TL__CAUSE_NONE - 1;
-  }
-  if (nivcsw >= 0)
-    cause.nivcsw = (uint16_t)(nivcsw < 0xffff ? nivcsw : 0xffff);
-  if (migrated >= 0)
-    cause.migrated = (int8_t)(migrated > 0);
-  record(run, index, latency_ns, cause);
-}
-
-int tl__run_fact(tl__run *run, const char *key, const char *value, const char *evidence) {
-  char full[TL_TAG_KEY_MAX + 8];
-  if ((size_t)snprintf(full, sizeof full, "probe.%s", key) >= sizeof full)
-    return TL_EINVAL;
-  return tl__host_set(&run->probe_facts, full, value, evidence);
-}
-
-void tl__run_missed(tl__run *run, int index, int64_t missed) {
-  if (run->d[index].measured <= run->view.opts->warmup)
-    return; /* missed by a warm-up sample, which is not stored either */
-  pthread_mutex_lock(&run->lock);
-  run->d[index].missed += missed;
-  pthread_mutex_unlock(&run->lock);
-}
-
-/* Sleeps on the monotonic clock until until_ns, in slices short enough that
- * a stop asked for just before a slice began is noticed within 100 ms. */
-static int sleep_until(int64_t until_ns, const tl__run *run) {
-  for (;;) {
-    if (stop_requested || (run && tl__run_stopping(run)))
-      return TL_EINTR;
-    int64_t left = until_ns - tl__os_mono_ns();
-    if (left <= 0)
-      return TL_OK;
-    tl__os_sleep(0, left < 100000000 ? left : 100000000);
-  }
-}
-
-void tl__run_pause(tl__run *run, int64_t ns) { sleep_until(tl__os_mono_ns() + ns, run); }
-
-int tl_collect_wait_until(uint64_t until_hr) {
-  int64_t left = (int64_t)(until_hr - uv_hrtime());
-  return sleep_until(tl__os_mono_ns() + (left > 0 ? left : 0), NULL);
-}
-
-/* ======================================================================== */
-/* Writer thread                                                             */
-
-/* Hands n samples to d's store writer, in one call per chunk. */
-static int hand_over(delay_state *d, chunk *list, size_t skip, const int64_t *tail,
-                     const tl__cause_cell *tail_causes, size_t tail_n) {
-  int err = TL_OK;
-  for (chunk *c = list; c && err == TL_OK; c = c->next, skip = 0) {
-    err = tl_writer_add(d->writer, c->v + skip, c->n - skip);
-    if (err == TL_OK)
-      tl__cause_keep_piece(&d->keep, d->handed, c->v + skip, c->cause + skip, c->n - skip);
-    d->handed += (int64_t)(c->n - skip);
-  }
-  if (err == TL_OK && tail_n) {
-    err = tl_writer_add(d->writer, tail, tail_n);
-    if (err == TL_OK)
-      tl__cause_keep_piece(&d->keep, d->handed, tail, tail_causes, tail_n);
-    d->handed += (int64_t)tail_n;
-  }
-  return err;
-}
-
-/* Moves queued samples to the store writers and commits them: the full
- * chunks, and with whole set the samples of the chunk being filled too.
- * Called with the lock held; the lock is released around the disk work and
- * the chunks handed over go back to the pool. A writer whose last flush
- * failed gets no new samples until a flush succeeds, so that a lock held by
- * another process makes the queue fill (and the runner pause) instead of
- * the store writer's buffer grow. */
-static int flush_locked(tl__run *run, int whole, int64_t *tail_buf) {
-  int err = TL_OK;
-  for (size_t i = 0; i < run->view.delay_count && err == TL_OK; i++) {
-    delay_state *d = &run->d[i];
-    if (!d->writer)
-      continue;
-    if (d->stuck) {
-      pthread_mutex_unlock(&run->lock);
-      err = tl_writer_flush(d->writer);
-      pthread_mutex_lock(&run->lock);
-      d->stuck = err != TL_OK;
-      if (err)
-        continue;
-    }
-    /* The full chunks leave the queue; the measuring thread only appends
-     * to the tail, so what is copied from it under the lock is stable. */
-    chunk *list = NULL, *last = NULL;
-    size_t skip = d->taken, nfull = 0, tail_n = 0;
-    for (chunk *c = d->head; c && c != d->tail; c = c->next) {
-      last = c;
-      nfull++;
-    }
-    if (last) {
-      list = d->head;
-      d->head = last->next;
-      last->next = NULL;
-      d->taken = 0;
-    }
-    if (whole && d->tail && d->tail->n > d->taken) {
-      tail_n = d->tail->n - d->taken;
-      memcpy(tail_buf, d->tail->v + d->taken, tail_n * sizeof *tail_buf);
-      memcpy(run->cause_tail, d->tail->cause + d->taken, tail_n * sizeof *run->cause_tail);
-      d->taken = d->tail->n;
-    }
-    int64_t missed = d->missed - d->missed_flushed;
-    d->missed_flushed = d->missed;
-    pthread_mutex_unlock(&run->lock);
-    err = hand_over(d, list, list ? skip : 0, tail_buf, run->cause_tail, tail_n);
-    if (err == TL_OK) {
-      tl_writer_add_missed(d->writer, missed);
-      err = tl_writer_flush(d->writer);
-      d->stuck = err != TL_OK; /* the samples stay buffered in the store writer */
-    }
-    /* The causes follow their samples into the file, now and then, in a
-     * transaction of their own; one that fails is left out (its samples are
-     * "not attributed"), never worth failing the run for. */
-    if (err == TL_OK && tl__cause_keep_due(&d->keep, tl__os_mono_ns() / 1000000) &&
-        tl__cause_keep_store(&d->keep, run->store, d->session_id) != TL_OK)
-      d->keep.failed = 1;
-    pthread_mutex_lock(&run->lock);
-    if (last) {
-      last->next = run->pool;
-      run->pool = list;
-      atomic_fetch_sub(&run->queued, nfull);
-      pthread_cond_broadcast(&run->room);
-    }
-  }
-  return err;
-}
-
-static void show_progress(tl__run *run) {
-  int64_t done = 0, total = 0;
-  for (size_t i = 0; i < run->view.delay_count; i++) {
-    done += run->d[i].kept;
-    total += run->view.opts->count;
-  }
-  double secs = (double)(uv_hrtime() - run->start_hr) / 1e9;
-  if (total)
-    fprintf(stderr, "\r%s: %" PRId64 "/%" PRId64 " samples, %.0f/s, %.1fs elapsed   ",
-            tl_progname(), done, total, secs > 0 ? (double)done / secs : 0.0, secs);
-  else
-    fprintf(stderr, "\r%s: %" PRId64 " samples, %.0f/s, %.1fs of %.1fs   ", tl_progname(), done,
-            secs > 0 ? (double)done / secs : 0.0, secs, (double)run->view.opts->duration_ns / 1e9);
-  fflush(stderr);
-}
-
-static int64_t mono_ms(void) { return tl__os_mono_ns() / 1000000; }
-
-/* Every flush_ms the writer commits everything measured so far; in between
- * it is woken to move full chunks once WAKE_CHUNKS wait, or when the runner
- * pauses for room. A lock held by another process is waited out: the
- * samples stay queued and the flush is tried again at the next wake. */
-static void *writer_main(void *arg) {
-  tl__run *run = arg;
-  const tl_collect_opts *o = run->view.opts;
-  tl__tune_release_self();
-  int64_t *tail_buf = malloc(CHUNK_SAMPLES * sizeof *tail_buf);
-  int64_t due = mono_ms() + o->flush_ms;
-  pthread_mutex_lock(&run->lock);
-  while (!run->writer_done) {
-    int64_t left = due - mono_ms();
-    /* Early only when there is storing to do: after a failed write
-     * nothing more is stored. */
-    int early = run->store && !run->write_failed && atomic_load(&run->queued) >= WAKE_CHUNKS;
-    if (left > 0 && !early) {
-      struct timespec until;
-      clock_gettime(CLOCK_REALTIME, &until);
-      int64_t ns = until.tv_nsec + left * 1000000;
-      until.tv_sec += (time_t)(ns / 1000000000);
-      until.tv_nsec = (long)(ns % 1000000000);
-      pthread_cond_timedwait(&run->wake_writer, &run->lock, &until);
-    }
-    if (run->writer_done)
-      break;
-    int whole = mono_ms() >= due;
-    if (whole) {
-      due = mono_ms() + o->flush_ms;
-      pthread_mutex_unlock(&run->lock); /* a few small files: not under the lock */
-      tl__counter_clock_tick(&run->counters, tl__os_mono_ns());
-      pthread_mutex_lock(&run->lock);
-    }
-    if (run->store && !run->write_failed) {
-      int err = tail_buf ? flush_locked(run, whole, tail_buf) : TL_ENOMEM;
-      run->locked_out = err == TL_EBUSY;
-      if (err && err != TL_EBUSY) {
-        snprintf(run->write_err, sizeof run->write_err, "%s",
-                 tail_buf ? tl_store_errmsg(run->store) : "out of memory");
-        run->write_failed = 1;
-        pthread_cond_broadcast(&run->room);
-        if (run->wake)
-          run->wake(run->wake_arg);
-      }
-    }
-    if (o->progress && whole)
-      show_progress(run);
-  }
-  pthread_mutex_unlock(&run->lock);
-  free(tail_buf);
-  return NULL;
-}
-
-/* After the run: commits what is left, waiting out a lock held by another
- * process for up to LOCK_PATIENCE_S (a signal gives up at once). */
-static int flush_rest(tl__run *run) {
-  int64_t *tail_buf = malloc(CHUNK_SAMPLES * sizeof *tail_buf);
-  if (!tail_buf)
-    return TL_ENOMEM;
-  int64_t give_up = mono_ms() + LOCK_PATIENCE_S * 1000LL;
-  int said = 0, err;
-  pthread_mutex_lock(&run->lock);
-  for (;;) {
-    if (stop_requested && run->locked_out) {
-      err = TL_EBUSY; /* stopped while locked out: give up without waiting once more */
-      break;
-    }
-    err = flush_locked(run, 1, tail_buf);
-    run->locked_out = err == TL_EBUSY;
-    int left = 0;
-    for (size_t i = 0; i < run->view.delay_count; i++) {
-      const delay_state *d = &run->d[i];
-      left |= d->stuck || (d->head && (d->head != d->tail || d->taken < d->tail->n));
-    }
-    if ((err == TL_OK && !left) || (err != TL_OK && err != TL_EBUSY))
-      break;
-    if (stop_requested || mono_ms() >= give_up)
-      break;
-    if (err == TL_EBUSY)
-      tl__os_sleep(0, 100000000); /* the busy timeout has waited already, as a rule */
-    if (err == TL_EBUSY && !said && run->view.opts->progress) {
-      fprintf(stderr,
-              "\n%s: the database is locked by another process; waiting to store the "
-              "last samples (Ctrl-C gives up)\n",
-              tl_progname());
-      said = 1;
-    }
-  }
-  pthread_mutex_unlock(&run->lock);
-  free(tail_buf);
-  return err;
 }
 
 /* ======================================================================== */
@@ -549,159 +93,117 @@ static int scratch_open(char *dir, size_t len, tl_store **out, char *err, size_t
 /* ======================================================================== */
 /* The run                                                                   */
 
-static void free_chunks(chunk *c) {
-  while (c) {
-    chunk *next = c->next;
-    free(c);
-    c = next;
-  }
-}
+/* What one tl_collect_run holds from its start to its end, beyond the run
+ * the probe sees: the sessions' tags, the tuning to undo, the scratch
+ * database of a dry run. */
+typedef struct {
+  const tl_collect_opts *opts;
+  const tl__probe *probe;
+  tl__opt_tags otags; /* tl's own tags: the sessions' tags point into it */
+  const char **tag_keys, **tag_values;
+  size_t ntags;
+  tl__tune tune;
+  char scratch_dir[4096];
+  tl_store *scratch;
+  int started_probe;
+} run_setup;
 
-int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
-                   tl_collect_result *results, char *errbuf, size_t errlen) {
-  char why[TL_WHY_MAX];
-  int err = tl_collect_opts_check(opts, why, sizeof why);
-  if (err) {
-    return tl_fail(errbuf, errlen, err, "%s", why);
-  }
-  const tl__probe *probe = tl__probe_lookup(opts->probe);
-  if (opts->flush_ms <= 0 || (!store && !opts->dry_run)) {
-    return tl_fail(errbuf, errlen, TL_EINVAL, "%s", "incomplete collection options");
-  }
-  if (results)
-    memset(results, 0, opts->delay_count * sizeof *results);
-
-  /* The user's tags plus those tl records for the options that shape the
-   * data; a user tag may not claim one of tl's keys. */
-  tl__opt_tags otags;
-  tl__opts_tags(opts, &otags);
-  size_t ntags = spec->tag_count + otags.n;
-  const char **tag_keys = malloc((ntags + 1) * sizeof *tag_keys);
-  const char **tag_values = malloc((ntags + 1) * sizeof *tag_values);
-  tl__run *run = calloc(1, sizeof *run);
-  tl__cause_cell *cause_tail = malloc(CHUNK_SAMPLES * sizeof *cause_tail);
-  if (!tag_keys || !tag_values || !run || !cause_tail) {
-    free(tag_keys);
-    free(tag_values);
-    free(run);
-    free(cause_tail);
+/* The user's tags plus those tl records for the options that shape the
+ * data into su's tag arrays; a user tag may not claim one of tl's keys. */
+static int run_tags(run_setup *su, const tl_session_spec *spec, char *errbuf, size_t errlen) {
+  const tl__opt_tags *otags = &su->otags;
+  tl__opts_tags(su->opts, &su->otags);
+  su->ntags = spec->tag_count + otags->n;
+  su->tag_keys = malloc((su->ntags + 1) * sizeof *su->tag_keys);
+  su->tag_values = malloc((su->ntags + 1) * sizeof *su->tag_values);
+  if (!su->tag_keys || !su->tag_values)
     return tl_fail(errbuf, errlen, TL_ENOMEM, "%s", "out of memory");
-  }
+  int err = TL_OK;
   for (size_t i = 0; i < spec->tag_count; i++) {
-    tag_keys[i] = spec->tag_keys[i];
-    tag_values[i] = spec->tag_values[i];
-    for (size_t k = 0; k < otags.n && err == TL_OK; k++)
-      if (strcmp(spec->tag_keys[i], otags.keys[k]) == 0) {
+    su->tag_keys[i] = spec->tag_keys[i];
+    su->tag_values[i] = spec->tag_values[i];
+    for (size_t k = 0; k < otags->n && err == TL_OK; k++)
+      if (strcmp(spec->tag_keys[i], otags->keys[k]) == 0) {
         err =
             tl_fail(errbuf, errlen, TL_EINVAL,
-                    "tag '%s' is recorded by tl from the options; use another key", otags.keys[k]);
+                    "tag '%s' is recorded by tl from the options; use another key", otags->keys[k]);
       }
   }
-  for (size_t k = 0; k < otags.n; k++) {
-    tag_keys[spec->tag_count + k] = otags.keys[k];
-    tag_values[spec->tag_count + k] = otags.values[k];
+  for (size_t k = 0; k < otags->n; k++) {
+    su->tag_keys[spec->tag_count + k] = otags->keys[k];
+    su->tag_values[spec->tag_count + k] = otags->values[k];
   }
-  /* The measuring thread's CPU, priority and memory lock come first: a
-   * refusal is an error before any session exists. */
-  tl__tune tune;
-  memset(&tune, 0, sizeof tune);
-  if (err == TL_OK)
-    err = tl__tune_apply(&tune, opts, errbuf, errlen);
-  if (err) {
-    free(tag_keys);
-    free(tag_values);
-    free(run);
-    free(cause_tail);
-    return err;
-  }
-  char scratch_dir[4096] = "";
-  tl_store *scratch = NULL;
-  if (opts->dry_run &&
-      (err = scratch_open(scratch_dir, sizeof scratch_dir, &scratch, errbuf, errlen)) != TL_OK) {
-    tl__tune_restore(&tune);
-    free(tag_keys);
-    free(tag_values);
-    free(run);
-    free(cause_tail);
-    return err;
-  }
-  if (scratch)
-    store = scratch;
+  return err;
+}
+
+/* A new run on store with its locks, and the runner's state the probe reads. */
+static void run_init(tl__run *run, tl_store *store, const run_setup *su,
+                     tl__cause_cell *cause_tail) {
+  const tl_collect_opts *opts = su->opts;
   run->cause_tail = cause_tail;
-  tl__load *load = NULL;
   run->view.opts = opts;
   run->view.delays_ns = opts->delays_ns;
   run->view.delay_count = opts->delay_count;
+  run->view.arm_from = tl__arm_from(opts);
+  run->view.browser_mode = tl__browser_mode(opts);
   run->store = store;
   pthread_mutex_init(&run->lock, NULL);
   pthread_cond_init(&run->wake_writer, NULL);
   pthread_cond_init(&run->room, NULL);
+}
 
-  /* A probe that cannot start (a child that is not found, exits at once or
-   * does not say hello) fails here, before any session exists. */
-  int started_probe = 0;
-  if (probe->start && !stop_requested) {
-    current_run = run;
-    err = probe->start(run, errbuf, errlen);
-    current_run = NULL;
-    if (err == TL_EINTR)
-      tl_fail(errbuf, errlen, err, "%s", "stopped by a signal");
-    if (err)
-      goto done;
-    started_probe = 1;
-  }
-
+/* One session per delay, each with its writer; their UUIDs into results. */
+static int begin_sessions(tl__run *run, const tl_session_spec *spec, const run_setup *su,
+                          tl_collect_result *results) {
+  const tl_collect_opts *opts = su->opts;
   char uuid[37];
+  int err = TL_OK;
   for (size_t i = 0; i < opts->delay_count && err == TL_OK; i++) {
     tl_session_spec s = *spec;
-    s.probe = probe->flags & TL__PROBE_PREFIX ? opts->probe : probe->name;
-    s.tag_keys = tag_keys;
-    s.tag_values = tag_values;
-    s.tag_count = ntags;
+    s.probe = su->probe->flags & TL__PROBE_PREFIX ? opts->probe : su->probe->name;
+    s.tag_keys = su->tag_keys;
+    s.tag_values = su->tag_values;
+    s.tag_count = su->ntags;
     s.delay_ns = opts->delays_ns[i];
     s.warmup = opts->warmup;
-    err = tl_writer_begin(store, &s, &run->d[i].writer, uuid);
+    err = tl_writer_begin(run->store, &s, &run->d[i].writer, uuid);
     if (err == TL_OK)
       run->d[i].session_id = tl_writer_session_id(run->d[i].writer);
     if (err == TL_OK && results)
       snprintf(results[i].session_uuid, sizeof results[i].session_uuid, "%s", uuid);
   }
-  if (err) {
-    err = tl_fail(errbuf, errlen, err, "%s", tl_store_errmsg(store));
-    goto fail_sessions;
-  }
+  return err;
+}
 
-  /* The host's counters from now to the end, read by the writer thread. */
-  tl__counter_clock_open(&run->counters, tl__os_mono_ns());
-
-  /* The writer thread must not take the signals meant for the measuring
-   * thread, so it starts with them blocked. */
+/* Starts the writer thread. It must not take the signals meant for the
+ * measuring thread, so it starts with them blocked. */
+static int start_writer(tl__run *run, pthread_t *writer) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  pthread_t writer;
-  int started = pthread_create(&writer, NULL, writer_main, run) == 0;
+  int started = pthread_create(writer, NULL, tl__run_writer_main, run) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (!started) {
-    err = tl_fail(errbuf, errlen, TL_ESYS, "%s", "cannot start the writer thread");
-    goto fail_sessions;
-  }
+  return started;
+}
 
-  err = tl__load_start(opts->load_cpu, opts->load_mem, &load, errbuf, errlen);
-  if (err) {
-    pthread_mutex_lock(&run->lock);
-    run->writer_done = 1;
-    pthread_cond_signal(&run->wake_writer);
-    pthread_mutex_unlock(&run->lock);
-    pthread_join(writer, NULL);
-    goto fail_sessions;
-  }
+/* Tells the writer thread to finish what is queued, and waits for it. */
+static void stop_writer(tl__run *run, pthread_t writer) {
+  pthread_mutex_lock(&run->lock);
+  run->writer_done = 1;
+  pthread_cond_signal(&run->wake_writer);
+  pthread_mutex_unlock(&run->lock);
+  pthread_join(writer, NULL);
+}
 
+/* The measuring itself: the probe's run, with the thread's own reads around
+ * each sample. Returns the probe's error (its message in perr). */
+static int measure(tl__run *run, run_setup *su, char *perr, size_t perrlen) {
+  const tl_collect_opts *opts = su->opts;
+  const tl__probe *probe = su->probe;
   run->start_hr = uv_hrtime();
   if (opts->count <= 0)
     run->deadline_hr = run->start_hr + (uint64_t)opts->duration_ns;
-  current_run = run;
-  char perr[512] = "";
+  tl__run_set_current(run);
   int probe_err = TL_OK;
   tl__causes_open(&run->causes, probe->flags, opts->concurrency, opts->no_causes);
   tl__run_fact(run, "causes",
@@ -712,28 +214,27 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
                    : "what the child sends with its samples (runq=, nivcsw=, migrated=); "
                      "not attributed where it sends none",
                "what the measuring thread read about itself around each sample");
-  if (stop_requested && started_probe)
+  if (tl__run_stop_requested() && su->started_probe)
     probe->abandon(run);
-  else if (!stop_requested)
-    probe_err = probe->run(run, perr, sizeof perr);
+  else if (!tl__run_stop_requested())
+    probe_err = probe->run(run, perr, perrlen);
   tl__causes_close(&run->causes);
-  started_probe = 0;
-  current_run = NULL;
-  tl__load_stop(load);
+  su->started_probe = 0;
+  tl__run_set_current(NULL);
+  return probe_err;
+}
 
-  pthread_mutex_lock(&run->lock);
-  run->writer_done = 1;
-  pthread_cond_signal(&run->wake_writer);
-  pthread_mutex_unlock(&run->lock);
-  pthread_join(writer, NULL);
-  if (opts->progress)
-    fputc('\n', stderr);
-
-  int write_err = !run->write_failed ? flush_rest(run) : TL_OK;
-  int interrupted = stop_requested || probe_err || run->oom || run->write_failed || write_err;
+/* After the writer thread: the rest of the samples flushed, the facts of the
+ * end of the run added, every session ended with its status, then the
+ * causes and counters stored. Returns the first write error. */
+static int end_sessions(tl__run *run, int probe_err) {
+  const tl_collect_opts *opts = run->view.opts;
+  int write_err = !run->write_failed ? tl__run_flush_rest(run) : TL_OK;
+  int interrupted =
+      tl__run_stop_requested() || probe_err || run->oom || run->write_failed || write_err;
   const char *status = interrupted ? "interrupted" : "complete";
   if (write_err)
-    snprintf(run->write_err, sizeof run->write_err, "%s", tl_store_errmsg(store));
+    snprintf(run->write_err, sizeof run->write_err, "%s", tl_store_errmsg(run->store));
   if (!write_err) { /* the load at the end, so a busy host shows; not worth failing the run */
     tl_writer *writers[TL_MAX_DELAYS];
     for (size_t i = 0; i < opts->delay_count; i++)
@@ -759,37 +260,61 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
    * like the load, not worth failing the run for. */
   tl__counter_clock_tick(&run->counters, tl__os_mono_ns());
   for (size_t i = 0; i < opts->delay_count && ended && !write_err; i++) {
-    (void)tl__cause_keep_store(&run->d[i].keep, store, run->d[i].session_id);
-    (void)tl__counter_clock_store(&run->counters, store, run->d[i].session_id);
+    (void)tl__cause_keep_store(&run->d[i].keep, run->store, run->d[i].session_id);
+    (void)tl__counter_clock_store(&run->counters, run->store, run->d[i].session_id);
   }
-  /* The closing sentence's numbers come from the samples as stored, which
-   * also tells how many could not be stored. */
-  int64_t kept = 0, stored = 0;
-  int counted = 1;
+  return write_err;
+}
+
+/* The closing sentence's numbers come from the samples as stored, which
+ * also tells how many could not be stored (*kept against *stored; *counted
+ * is 0 when some could not be read back). */
+static int read_back(tl__run *run, int write_err, int dry_run, tl_collect_result *results,
+                     int64_t *kept, int64_t *stored, int *counted, char *errbuf, size_t errlen) {
+  const tl_collect_opts *opts = run->view.opts;
+  int err = TL_OK;
+  *kept = *stored = 0;
+  *counted = 1;
   for (size_t i = 0; i < opts->delay_count; i++) {
     tl_collect_result r = {.delay_ns = opts->delays_ns[i]};
     replay_src src = {run->store, &run->d[i]};
     char serr[256];
-    kept += run->d[i].kept;
+    *kept += run->d[i].kept;
     if (!run->d[i].handed) {
       r.samples = 0; /* nothing reached the store: nothing to read back */
     } else if (tl__summarize(replay, &src, &r, serr, sizeof serr) != TL_OK) {
-      counted = 0;
+      *counted = 0;
       if (!write_err && !run->write_failed)
         err = tl_fail(errbuf, errlen, TL_EIO, "reading the stored samples back: %s",
-                      tl_store_errmsg(store));
+                      tl_store_errmsg(run->store));
     }
-    stored += r.samples;
+    *stored += r.samples;
     if (results) {
       snprintf(r.session_uuid, sizeof r.session_uuid, "%s", results[i].session_uuid);
-      if (scratch)
+      if (dry_run)
         r.session_uuid[0] = '\0'; /* a dry run's sessions are gone with the scratch database */
       r.queued_peak = (int64_t)run->queued_peak * CHUNK_SAMPLES;
       results[i] = r;
     }
   }
+  return err;
+}
+
+/* Ends a started run: the writer stopped, the sessions ended, the samples
+ * read back, and the run's one error chosen, the first cause first. */
+static int finish_run(tl__run *run, pthread_t writer, int probe_err, const char *perr,
+                      const run_setup *su, tl_collect_result *results, char *errbuf,
+                      size_t errlen) {
+  stop_writer(run, writer);
+  if (su->opts->progress)
+    fputc('\n', stderr);
+  int write_err = end_sessions(run, probe_err);
+  int64_t kept, stored;
+  int counted;
+  int err = read_back(run, write_err, su->scratch != NULL, results, &kept, &stored, &counted,
+                      errbuf, errlen);
   if (write_err || run->write_failed) {
-    const char *cause = run->write_err[0] ? run->write_err : tl_store_errmsg(store);
+    const char *cause = run->write_err[0] ? run->write_err : tl_store_errmsg(run->store);
     int e = write_err ? write_err : TL_EIO;
     if (counted && stored < kept)
       err = tl_fail(errbuf, errlen, e, "%s; %lld of %lld samples could not be stored", cause,
@@ -802,36 +327,126 @@ int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collec
     err = tl_fail(errbuf, errlen, probe_err, "%s", perr);
   } else if (run->oom) {
     err = tl_fail(errbuf, errlen, TL_ENOMEM, "%s", "out of memory keeping samples");
-  } else if (stop_requested) {
+  } else if (tl__run_stop_requested()) {
     err = tl_fail(errbuf, errlen, TL_EINTR, "%s", "stopped by a signal");
   }
-  goto done;
+  return err;
+}
 
-fail_sessions:
-  if (started_probe)
-    probe->abandon(run);
-  for (size_t i = 0; i < opts->delay_count; i++)
-    tl_writer_end(run->d[i].writer, "interrupted");
-done:
-  tl__tune_restore(&tune);
-  free(tag_keys);
-  free(tag_values);
-  for (size_t i = 0; i < opts->delay_count; i++) {
-    free_chunks(run->d[i].head);
+/* The sessions begun, the writer thread and the load started, the probe
+ * run, and everything ended: the part of a run after the probe started. */
+static int run_sessions(tl__run *run, const tl_session_spec *spec, run_setup *su,
+                        tl_collect_result *results, char *errbuf, size_t errlen) {
+  const tl_collect_opts *opts = su->opts;
+  int err = begin_sessions(run, spec, su, results);
+  if (err)
+    return tl_fail(errbuf, errlen, err, "%s", tl_store_errmsg(run->store));
+
+  /* The host's counters from now to the end, read by the writer thread. */
+  tl__counter_clock_open(&run->counters, tl__os_mono_ns());
+  pthread_t writer;
+  if (!start_writer(run, &writer))
+    return tl_fail(errbuf, errlen, TL_ESYS, "%s", "cannot start the writer thread");
+  tl__load *load = NULL;
+  err = tl__load_start(opts->load_cpu, opts->load_mem, &load, errbuf, errlen);
+  if (err) {
+    stop_writer(run, writer);
+    return err;
+  }
+  char perr[512] = "";
+  int probe_err = measure(run, su, perr, sizeof perr);
+  tl__load_stop(load);
+  return finish_run(run, writer, probe_err, perr, su, results, errbuf, errlen);
+}
+
+/* Frees what a run holds, removes a dry run's scratch database and undoes
+ * the tuning. */
+static void run_free(tl__run *run, run_setup *su) {
+  tl__tune_restore(&su->tune);
+  free(su->tag_keys);
+  free(su->tag_values);
+  if (!run)
+    return;
+  for (size_t i = 0; i < su->opts->delay_count; i++) {
+    tl__run_free_chunks(run->d[i].head);
     tl__cause_keep_free(&run->d[i].keep);
   }
-  free_chunks(run->pool);
+  tl__run_free_chunks(run->pool);
   tl__counter_clock_close(&run->counters);
   free(run->cause_tail);
   tl__host_clear(&run->probe_facts);
-  if (scratch) {
-    tl_store_close(scratch);
-    scratch_remove(scratch_dir);
+  if (su->scratch) {
+    tl_store_close(su->scratch);
+    scratch_remove(su->scratch_dir);
   }
   pthread_cond_destroy(&run->room);
   pthread_cond_destroy(&run->wake_writer);
   pthread_mutex_destroy(&run->lock);
   free(run);
+}
+
+/* Before any session exists: the tags, then the measuring thread's CPU,
+ * priority and memory lock (a refusal is an error before any session
+ * exists), then a dry run's scratch database. */
+static int run_prepare(run_setup *su, const tl_session_spec *spec, char *errbuf, size_t errlen) {
+  int err = run_tags(su, spec, errbuf, errlen);
+  if (err)
+    return err;
+  err = tl__tune_apply(&su->tune, su->opts, errbuf, errlen);
+  if (err)
+    return err;
+  if (su->opts->dry_run)
+    err = scratch_open(su->scratch_dir, sizeof su->scratch_dir, &su->scratch, errbuf, errlen);
+  return err;
+}
+
+int tl_collect_run(tl_store *store, const tl_session_spec *spec, const tl_collect_opts *opts,
+                   tl_collect_result *results, char *errbuf, size_t errlen) {
+  char why[TL_WHY_MAX];
+  int err = tl_collect_opts_check(opts, why, sizeof why);
+  if (err) {
+    return tl_fail(errbuf, errlen, err, "%s", why);
+  }
+  run_setup su = {.opts = opts, .probe = tl__probe_lookup(opts->probe)};
+  if (opts->flush_ms <= 0 || (!store && !opts->dry_run)) {
+    return tl_fail(errbuf, errlen, TL_EINVAL, "%s", "incomplete collection options");
+  }
+  if (results)
+    memset(results, 0, opts->delay_count * sizeof *results);
+  tl__run *run = calloc(1, sizeof *run);
+  tl__cause_cell *cause_tail = malloc(CHUNK_SAMPLES * sizeof *cause_tail);
+  if (!run || !cause_tail) {
+    free(run);
+    free(cause_tail);
+    return tl_fail(errbuf, errlen, TL_ENOMEM, "%s", "out of memory");
+  }
+  err = run_prepare(&su, spec, errbuf, errlen);
+  if (err) {
+    free(cause_tail);
+    free(run);
+    run_free(NULL, &su);
+    return err;
+  }
+  run_init(run, su.scratch ? su.scratch : store, &su, cause_tail);
+
+  /* A probe that cannot start (a child that is not found, exits at once or
+   * does not say hello) fails here, before any session exists. */
+  if (su.probe->start && !tl__run_stop_requested()) {
+    tl__run_set_current(run);
+    err = su.probe->start(run, errbuf, errlen);
+    tl__run_set_current(NULL);
+    if (err == TL_EINTR)
+      tl_fail(errbuf, errlen, err, "%s", "stopped by a signal");
+    su.started_probe = err == TL_OK;
+  }
+  if (err == TL_OK)
+    err = run_sessions(run, spec, &su, results, errbuf, errlen);
+  if (err && su.started_probe) { /* failed before the probe ran */
+    su.probe->abandon(run);
+    for (size_t i = 0; i < opts->delay_count; i++)
+      tl_writer_end(run->d[i].writer, "interrupted");
+  }
+  run_free(run, &su);
   return err;
 }
 

@@ -24,6 +24,8 @@ struct tl__run_view {
   const tl_collect_opts *opts;
   const int64_t *delays_ns;
   size_t delay_count;
+  const char *arm_from;     /* tl__arm_from(opts), told to the probe */
+  const char *browser_mode; /* tl__browser_mode(opts) */
 };
 
 const struct tl__run_view *tl__run_view(const tl__run *run);
@@ -96,6 +98,8 @@ void tl__run_set_probe_state(tl__run *run, void *state);
 /* The arming context a run uses: --arm-from, else the probe's default;
  * NULL for probes without contexts. */
 const char *tl__arm_from(const tl_collect_opts *o);
+/* The browser probe's mode: --browser-mode, else "nested". */
+const char *tl__browser_mode(const tl_collect_opts *o);
 
 const tl__probe *tl__probe_lookup(const char *name);
 
@@ -133,8 +137,6 @@ typedef struct {
   char node[4096], script[4096], browser[4096];
 } tl__child_paths;
 int tl__child_locate(const char *probe, tl__child_paths *p, char *err, size_t errlen);
-/* The browser probe's mode: --browser-mode, else "nested". */
-const char *tl__browser_mode(const tl_collect_opts *o);
 
 /* Sleeps for ns on the monotonic clock in the calling thread, waking early
  * when the run is stopping (for --gap in probes that do not use libuv). */

@@ -55,20 +55,7 @@ static int in_list(const char *list, const char *word) {
   return 0;
 }
 
-const char *tl__arm_from(const tl_collect_opts *o) {
-  const tl__probe *p = tl__probe_lookup(o->probe);
-  if (!p || !p->arm_contexts)
-    return NULL;
-  /* Every probe with contexts lists "timer" first: chained timers are how
-   * code that measures itself usually arms them. */
-  return o->arm_from ? o->arm_from : "timer";
-}
-
 static const char browser_modes[] = "nested,timeout,message,raf,background";
-
-const char *tl__browser_mode(const tl_collect_opts *o) {
-  return o->browser_mode ? o->browser_mode : "nested";
-}
 
 int tl_collect_opts_check(const tl_collect_opts *o, char *why, size_t whylen) {
   const tl__probe *p = tl__probe_lookup(o->probe);

@@ -518,7 +518,7 @@ int tl__probe_node_start(tl__run *run, char *err, size_t errlen) {
   if (rc)
     return rc;
   char arm[64];
-  snprintf(arm, sizeof arm, "--arm-from=%s", tl__arm_from(tl__run_view(run)->opts));
+  snprintf(arm, sizeof arm, "--arm-from=%s", tl__run_view(run)->arm_from);
   char *argv[] = {p.node, p.script, arm, NULL};
   return start_child(run, "node probe", argv, err, errlen);
 }
@@ -529,7 +529,7 @@ int tl__probe_browser_start(tl__run *run, char *err, size_t errlen) {
   if (rc)
     return rc;
   char mode[64], chromium[4200];
-  snprintf(mode, sizeof mode, "--mode=%s", tl__browser_mode(tl__run_view(run)->opts));
+  snprintf(mode, sizeof mode, "--mode=%s", tl__run_view(run)->browser_mode);
   snprintf(chromium, sizeof chromium, "--chromium=%s", p.browser);
   char *argv[] = {p.node, p.script, mode, chromium, NULL};
   return start_child(run, "browser probe", argv, err, errlen);

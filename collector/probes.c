@@ -192,7 +192,7 @@ static int run_uv(tl__run *run, int node_semantics, char *err, size_t errlen) {
   memset(&p, 0, sizeof p);
   p.run = run;
   p.node_semantics = node_semantics;
-  p.from_check = strcmp(tl__arm_from(tl__run_view(run)->opts), "immediate") == 0;
+  p.from_check = strcmp(tl__run_view(run)->arm_from, "immediate") == 0;
   if (!node_semantics) {
     int same = zero_timer_same_pass();
     if (same >= 0)
@@ -304,6 +304,19 @@ const tl__probe *tl__probe_lookup(const char *name) {
     }
   }
   return NULL;
+}
+
+const char *tl__arm_from(const tl_collect_opts *o) {
+  const tl__probe *p = tl__probe_lookup(o->probe);
+  if (!p || !p->arm_contexts)
+    return NULL;
+  /* Every probe with contexts lists "timer" first: chained timers are how
+   * code that measures itself usually arms them. */
+  return o->arm_from ? o->arm_from : "timer";
+}
+
+const char *tl__browser_mode(const tl_collect_opts *o) {
+  return o->browser_mode ? o->browser_mode : "nested";
 }
 
 const tl_probe_info *tl_probe_find(const char *name) {
