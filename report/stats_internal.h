@@ -206,4 +206,11 @@ void tl__sentence_ms(double ns, double scale, char *buf, size_t len);
 /* The largest of |a|, |b| and |c|. */
 double tl__max_abs3(double a, double b, double c);
 
+/* The "How sure is this?" and "Changes over time" sections in Markdown on
+ * their own (stats_text.c), for the tests that read them without a page. */
+int tl__stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out);
+/* tl_stats_compute, tl__stats_markdown and tl_stats_free in one call. */
+int tl__render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *out, char *err,
+                              size_t errlen);
+
 #endif

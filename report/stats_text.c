@@ -266,7 +266,7 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
   return t;
 }
 
-int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
+int tl__stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
   fputs("## How sure is this?\n\n", out);
   if (!cmp->group_count)
     return ferror(out) ? TL_EIO : TL_OK;
@@ -368,11 +368,11 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, in
   fputs("\nHow these are worked out, and their limits: docs/statistics.md.\n", out);
 }
 
-int tl_render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *out, char *err,
-                             size_t errlen) {
+int tl__render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *out, char *err,
+                              size_t errlen) {
   tl_stats st;
   int rc = tl_stats_compute(store, cmp, &st, err, errlen);
-  if (!rc && (rc = tl_stats_markdown(cmp, &st, out)))
+  if (!rc && (rc = tl__stats_markdown(cmp, &st, out)))
     tl_fail(err, errlen, rc, "writing the statistics failed");
   tl_stats_free(&st);
   return rc;

@@ -402,12 +402,6 @@ void tl_pair_sentence(const tl_comparison *cmp, const tl_stats *st, const tl_pai
  * 2026-11-12" (plain text, UTC date). */
 void tl_change_sentence(const tl_group *g, const tl_change *c, char *buf, size_t len);
 
-/* The "How sure is this?" and "Changes over time" sections in Markdown. */
-int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out);
-/* tl_stats_compute, tl_stats_markdown and tl_stats_free in one call. */
-int tl_render_stats_markdown(tl_store *store, const tl_comparison *cmp, FILE *out, char *err,
-                             size_t errlen);
-
 /* ------------------------------------------------------------------------ */
 /* Regression check (tlreport --check)                                       */
 

@@ -423,7 +423,7 @@ static char *markdown(const tl_comparison *cmp, const tl_stats *st) {
   char *buf = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
-  assert_int_equal(tl_stats_markdown(cmp, st, m), TL_OK);
+  assert_int_equal(tl__stats_markdown(cmp, st, m), TL_OK);
   fclose(m);
   return buf;
 }
@@ -960,7 +960,7 @@ static void large_groups_and_determinism(void **state) {
   char *buf = NULL, err[256];
   size_t len;
   FILE *m = open_memstream(&buf, &len);
-  assert_int_equal(tl_render_stats_markdown(f->s, &cmp, m, err, sizeof err), TL_OK);
+  assert_int_equal(tl__render_stats_markdown(f->s, &cmp, m, err, sizeof err), TL_OK);
   fclose(m);
   assert_string_equal(buf, md1);
   free(buf);
