@@ -165,18 +165,6 @@ static int keep_last(tl_session_list *list, int64_t last, char **orig) {
   return rc;
 }
 
-ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from) {
-  size_t n = c->sessions.count;
-  for (size_t k = 0; k < n; k++) {
-    size_t i = (*from + k) % n;
-    if (c->sessions.items[i].id == id) {
-      *from = i + 1;
-      return (ptrdiff_t)i;
-    }
-  }
-  return -1;
-}
-
 /* d with the values vals at pcts[0..np). */
 static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *vals, size_t np) {
   tl_dist out = *d;

@@ -96,6 +96,8 @@ const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf,
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len);
 /* Whether groups a and b have the same probe and delay (stats.c). */
 int tl__same_block(const tl_group *a, const tl_group *b);
+/* The index of percentile p among d's, or -1. */
+int tl__pct_index(const tl_dist *d, double p);
 /* The group of label, probe and delay in c, or NULL. */
 const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
                                int64_t delay_ns);
@@ -297,6 +299,8 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, in
 /* ------------------------------------------------------------------------ */
 /* Grouping by what the machine is (group.c)                                 */
 
+enum { TL__BY_NAME_MAX = 96 }; /* the longest name of one key's value */
+
 /* Parsed --by: one or two host keys or tags. */
 typedef struct {
   size_t n;
@@ -320,6 +324,8 @@ typedef struct {
 int tl__by_parse(const char *spec, tl__by *by, char *err, size_t errlen);
 /* "memory,cpus": the keys as --by takes them (malloc'd; NULL on OOM). */
 char *tl__by_spec(const tl__by *by);
+/* The first numeric key of by (memory, cpus ...), or -1. */
+int tl__by_numeric_axis(const tl__by *by);
 /* "memory", "memory and cpus". */
 void tl__by_title(const tl__by *by, char *buf, size_t len);
 /* Gives every session of list its group name as its label, moving its own
@@ -333,6 +339,9 @@ void tl__by_groups_free(tl__by_groups *g);
 int tl__by_value(const tl__by *by, const tl__by_groups *g, const char *asked, char *buf, size_t len,
                  char *err, size_t errlen);
 
+/* The name --by gives recorded value v (NULL: not recorded) under host key
+ * k (NULL: a tag): "1G", "2 CPUs", the text, or "unknown". */
+void tl__by_name(const tl_host_key *k, const char *v, char *buf, size_t len);
 /* Session i's value under host key k (NULL: the tag named tag) as --by
  * names it ("1G", "2 CPUs", the text recorded) into name, and as a number
  * into *num (NAN for text); 0 when the session did not record it. */
@@ -372,6 +381,7 @@ typedef struct {
   int by_host;       /* units are hosts */
   int one_host_each; /* every value is one host */
 } tl__by_trend;
+extern const double tl__by_trend_pcts[2]; /* 90, 99: the percentiles of r */
 int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
                     const unsigned char *in, tl__by_trend *out);
 /* The JSON of a --by comparison's answer (",\n \"by_trend\": [...]" and

@@ -10,6 +10,9 @@
 
 #include "report_internal.h"
 
+/* The level of every interval tl shows. */
+#define TL__CONF 0.95
+
 /* ------------------------------------------------------------------------ */
 /* Seeded draws (maths.c)                                                    */
 
