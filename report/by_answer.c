@@ -50,9 +50,9 @@ static void answer_free(answer *a) {
 /* 1 when ready (answer_free frees it), 0 when c is not --by, or TL_ENOMEM. */
 static int answer_init(const tl_comparison *c, answer *a) {
   memset(a, 0, sizeof *a);
-  char err[TL_WHY_MAX];
-  if (!c->by || tl__by_parse(c->by, &a->by, err, sizeof err))
+  if (!c->by_keys)
     return 0;
+  a->by = *c->by_keys;
   a->c = c;
   a->axis = tl__by_numeric_axis(&a->by);
   a->group = calloc(c->sessions.count + 1, sizeof *a->group);

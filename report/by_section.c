@@ -87,11 +87,10 @@ static void key_rule(FILE *f, const tl__by *by, size_t i) {
 }
 
 int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen) {
-  tl__by by;
-  char err[TL_WHY_MAX], title[200];
-  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err))
+  char title[200];
+  if (!c->by_keys)
     return 0;
-  tl__by_title(&by, title, sizeof title);
+  tl__by_title(c->by_keys, title, sizeof title);
   snprintf(text, textlen, "By %s", title);
   /* The anchor a Markdown renderer makes of the heading: lower case,
    * spaces as dashes, punctuation dropped (keys are letters, digits, . _ -). */
@@ -157,11 +156,10 @@ void tl__host_facts_section(tl__page *p) {
 
 void tl__by_section(tl__page *p) {
   const tl_comparison *c = p->c;
-  tl__by by;
-  char err[TL_WHY_MAX], title[200], buf[1024], id[256], text[256];
-  if (!tl__by_heading(c, id, sizeof id, text, sizeof text) ||
-      tl__by_parse(c->by, &by, err, sizeof err))
+  char title[200], buf[1024], id[256], text[256];
+  if (!tl__by_heading(c, id, sizeof id, text, sizeof text))
     return;
+  const tl__by by = *c->by_keys;
   tl__by_title(&by, title, sizeof title);
   tl__heading(p, id, text);
   FILE *f = tl__prose(p);
@@ -205,10 +203,10 @@ void tl__by_section(tl__page *p) {
 }
 
 int tl__by_confounds(const tl_comparison *c, FILE *f) {
-  tl__by by;
-  char err[TL_WHY_MAX], buf[1024];
-  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err))
+  char buf[1024];
+  if (!c->by_keys)
     return 0;
+  const tl__by by = *c->by_keys;
   size_t nkeys;
   const tl_host_key *keys = tl_host_keys(&nkeys);
   int any = 0;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "compute.h"
 
 /* ======================================================================== */
 /* How the tail changes with a numeric key                                   */
@@ -158,10 +158,9 @@ int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
   memset(out, 0, sizeof *out);
   for (size_t w = 0; w < 2; w++)
     out->r[w].rho = out->r[w].lo = out->r[w].hi = NAN;
-  tl__by by;
-  char err[TL_WHY_MAX];
-  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err) || tl__by_numeric_axis(&by) < 0)
+  if (!c->by_keys || tl__by_numeric_axis(c->by_keys) < 0)
     return TL_OK;
+  const tl__by by = *c->by_keys;
   size_t cap = c->sessions.count + 1;
   trend_row *rows = malloc(cap * sizeof *rows);
   double *v = malloc(3 * cap * sizeof *v);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "compute.h"
 
 /* ======================================================================== */
 /* Keys                                                                      */

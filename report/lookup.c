@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "compute.h"
 
 size_t tl__delays_of(const tl_comparison *c, size_t *out) {
   size_t n = 0;
