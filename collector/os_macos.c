@@ -88,12 +88,6 @@ int tl__os_sleep(int absolute, int64_t ns) {
 
 int tl__os_timerfd_available(void) { return 0; }
 
-int tl__probe_timerfd(tl__run *run, char *err, size_t errlen) {
-  (void)run;
-  snprintf(err, errlen, "the timerfd probe needs Linux (timerfd is not available on macOS)");
-  return TL_EUNAVAIL;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Host detection: the real calls behind tl__host_env                        */
 
