@@ -267,6 +267,19 @@ int tl_store_set_counters(tl_store *s, int64_t session_id, const tl_counter_row 
 /* ======================================================================== */
 /* Reading                                                                   */
 
+/* Ends a read of a session's rows: running out of memory gets its message,
+ * and a failed read hands over nothing (what was read is freed). Returns
+ * what the caller owns. */
+static void *read_done(tl_store *s, int err, const char *what, void *items) {
+  if (err == TL_ENOMEM)
+    tl__store_fail(s, err, "out of memory reading %s", what);
+  if (err) {
+    free(items);
+    return NULL;
+  }
+  return items;
+}
+
 typedef struct {
   tl_cause *items;
   size_t n, cap;
@@ -297,15 +310,8 @@ int tl_store_causes(tl_store *s, int64_t session_id, tl_cause **out, size_t *n,
   int err = each_row(s, session_id, KIND_SUMS, read_sums, sums);
   if (err == TL_OK)
     err = each_row(s, session_id, KIND_CAUSES, read_causes, &l);
-  if (err == TL_ENOMEM)
-    tl__store_fail(s, err, "out of memory reading causes");
-  if (err) {
-    free(l.items);
-    l.items = NULL;
-    l.n = 0;
-  }
-  *out = l.items;
-  *n = l.n;
+  *out = read_done(s, err, "causes", l.items);
+  *n = err ? 0 : l.n;
   return err;
 }
 
@@ -341,14 +347,7 @@ static int read_counters(void *ctx, int64_t count, const uint8_t *data, size_t l
 int tl_store_counters(tl_store *s, int64_t session_id, tl_counter_row **out, size_t *n) {
   counter_list l = {NULL, 0};
   int err = each_row(s, session_id, KIND_COUNTERS, read_counters, &l);
-  if (err == TL_ENOMEM)
-    tl__store_fail(s, err, "out of memory reading counters");
-  if (err) {
-    free(l.rows);
-    l.rows = NULL;
-    l.n = 0;
-  }
-  *out = l.rows;
-  *n = l.n;
+  *out = read_done(s, err, "counters", l.rows);
+  *n = err ? 0 : l.n;
   return err;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "causes_internal.h"
 #include "support.h"
@@ -414,6 +415,108 @@ static void store_round_trip(void **state) {
   tl_store_close(s);
 }
 
+/* A session with samples, causes and counters in the file at path. */
+static void session_with_causes(const char *path, const char *uuid, char *session_uuid) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  tl_session_spec spec = {.run_uuid = uuid,
+                          .label = "m",
+                          .probe = "nanosleep",
+                          .delay_ns = 1000000,
+                          .command_line = "t",
+                          .host_fingerprint = "cd",
+                          .hostname = "h"};
+  tl_writer *w;
+  assert_int_equal(tl_writer_begin(s, &spec, &w, session_uuid), TL_OK);
+  int64_t id = tl_writer_session_id(w);
+  int64_t lat[100];
+  for (int i = 0; i < 100; i++)
+    lat[i] = 50000 + i * 1000;
+  assert_int_equal(tl_writer_add(w, lat, 100), TL_OK);
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_cause kept[] = {{97, 147000, 90000, 1, 0}, {99, 149000, 120000, 2, 1}};
+  tl_cause_sums sums = {100, 300000, 5, 1};
+  /* After the session ended, as tlcollect stores the last of them. */
+  assert_int_equal(tl_store_add_causes(s, id, kept, 2, &sums), TL_OK);
+  tl_counter_row rows[2] = {{1000, 1000, 7, 8, 9, 100, 3, 40, 10, 9, 55000, 2400000},
+                            {2000, 1000, 1, 2, 3, 200, 1, 0, 10, 0, 0, 2300000}};
+  assert_int_equal(tl_store_set_counters(s, id, rows, 2), TL_OK);
+  tl_store_close(s);
+}
+
+/* The causes and counters in the file at path of its only session. */
+static void expect_merged_causes(const char *path) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, path, TL_STORE_READONLY), TL_OK);
+  tl_session_list l;
+  tl_filter flt;
+  tl_filter_init(&flt);
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  assert_int_equal(l.count, 1);
+  tl_cause *c;
+  size_t n;
+  tl_cause_sums sums;
+  assert_int_equal(tl_store_causes(s, l.items[0].id, &c, &n, &sums), TL_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(c[1].index, 99);
+  assert_int_equal(c[1].runq_wait_ns, 120000);
+  assert_int_equal(c[1].migrated, 1);
+  assert_int_equal(sums.samples, 100);
+  assert_int_equal(sums.runq_wait_ns, 300000);
+  free(c);
+  tl_counter_row *r;
+  assert_int_equal(tl_store_counters(s, l.items[0].id, &r, &n), TL_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(r[0].nr_throttled, 9);
+  assert_int_equal(r[0].throttled_ns, 55000);
+  assert_int_equal(r[1].freq_khz, 2300000);
+  free(r);
+  tl_session_list_free(&l);
+  tl_store_close(s);
+}
+
+/* tlstore merge carries a session's causes and counters; merging again
+ * adds nothing twice, and a source whose causes are damaged is refused
+ * with nothing merged. */
+static void merge_keeps_causes(void **state) {
+  tl_test_fixture *f = *state;
+  char *src = tl_test_path(f->dir, "src.db"), *dst = tl_test_path(f->dir, "dst.db");
+  char uuid[37];
+  session_with_causes(src, "00000000-0000-4000-8000-000000000271", uuid);
+  const char *from[] = {src};
+  tl_store *d;
+  for (int round = 0; round < 2; round++) {
+    assert_int_equal(tl_store_open(&d, dst, 0), TL_OK);
+    tl_merge_stats ms;
+    assert_int_equal(tl_store_merge(d, from, 1, &ms), TL_OK);
+    assert_int_equal(ms.sessions_added, round == 0);
+    assert_int_equal(ms.sessions_present, round == 1);
+    tl_store_close(d);
+    expect_merged_causes(dst);
+  }
+  /* A damaged counters blob in a second source: refused, the file unchanged. */
+  char *bad = tl_test_path(f->dir, "bad.db");
+  char uuid2[37];
+  session_with_causes(bad, "00000000-0000-4000-8000-000000000272", uuid2);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(bad, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE session_causes SET data = zeroblob(length(data)) "
+                                "WHERE kind = 2",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  const char *both[] = {src, bad};
+  assert_int_equal(tl_store_open(&d, dst, 0), TL_OK);
+  assert_int_equal(tl_store_merge(d, both, 2, NULL), TL_ECORRUPT);
+  assert_non_null(strstr(tl_store_errmsg(d), "nothing was merged"));
+  tl_store_close(d);
+  expect_merged_causes(dst);
+  free(bad);
+  free(src);
+  free(dst);
+}
+
 /* A real collection keeps causes for every sample's sums and for the
  * slowest few per cent; --no-causes and a child probe keep none. */
 static void collection_keeps_the_slowest(void **state) {
@@ -440,13 +543,18 @@ static void collection_keeps_the_slowest(void **state) {
   } else {
     assert_int_equal(sums.samples, 2000);
     assert_true(n >= 60 && n <= 2000 * 3 / 100 + 10); /* 3 % of each piece, rounded up */
+    /* A wait lies inside its own sample, unless the thread was preempted
+     * between reading its wake-up clock and its own state (a busy host):
+     * rare, never most. */
+    size_t outside = 0;
     for (size_t i = 0; i < n; i++) {
       assert_true(c[i].index >= 0 && c[i].index < 2000);
       assert_true(c[i].runq_wait_ns >= 0);
-      assert_true(c[i].runq_wait_ns <= c[i].latency_ns + 1000); /* inside its own sample */
+      outside += c[i].runq_wait_ns > c[i].latency_ns + 1000;
       if (i)
         assert_true(c[i].index > c[i - 1].index);
     }
+    assert_true(outside * 10 <= n);
   }
   free(c);
   tl_counter_row *r;
@@ -668,6 +776,7 @@ int main(void) {
       cmocka_unit_test(causes_round_trip),
       cmocka_unit_test(effective_value_takes_the_limit),
       cmocka_unit_test_setup_teardown(store_round_trip, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(merge_keeps_causes, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(collection_keeps_the_slowest, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(quota_tail_is_cpu_wait, tl_test_setup, tl_test_teardown),
