@@ -387,8 +387,8 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);
 /* ------------------------------------------------------------------------ */
 /* Why the tail is long (causes.c)                                           */
 
-/* Fills c->causes from the store: each session's kept causes, counters and
- * summary. Only running out of memory fails; what cannot be read (an older
+/* Fills c->causes and c->counters from the store: each session's kept
+ * causes, counters and summary. Only running out of memory fails; what cannot be read (an older
  * file, a server, a damaged blob) is "not attributed". */
 int tl__causes_compute(tl_store *store, tl_comparison *c);
 /* One sentence per group whose tail is explained, in the answer box. */
@@ -401,5 +401,11 @@ int tl__causes_any(const tl_comparison *c);
 void tl__causes_section(tl__page *p);
 /* groups[i].causes in JSON (after the group's other fields), or nothing. */
 void tl__causes_json(FILE *o, const tl_comparison *c, size_t i);
+/* Each session's per-second counters, one row a session, beside the list
+ * of sessions; nothing when no session recorded them. */
+void tl__causes_counters(tl__page *p);
+/* sessions[i].counters in JSON (after the session's other fields), or
+ * nothing. */
+void tl__causes_session_json(FILE *o, const tl_comparison *c, size_t i);
 
 #endif
