@@ -55,7 +55,7 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
 static uint64_t us_or_none(int64_t ns) { return ns < 0 ? 0 : (uint64_t)((ns + 500) / 1000) + 1; }
 
 int tl_cause_band(int64_t value_ns) {
-  uint64_t us = value_ns <= 0 ? 0 : (uint64_t)(value_ns + 500) / 1000;
+  uint64_t us = value_ns <= 0 ? 0 : ((uint64_t)value_ns + 500) / 1000;
   if (us < 16)
     return (int)us;
   int octave = 63 - __builtin_clzll(us); /* 4 and up */
