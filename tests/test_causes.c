@@ -205,6 +205,11 @@ static void cpu_stat_v1_and_v2(void **state) {
 static void schedstat_fields(void **state) {
   (void)state;
   int64_t run, wait;
+  char *text = fixture_text("v1-quota", "proc/thread-self/schedstat");
+  assert_int_equal(tl__parse_schedstat(text, &run, &wait), TL_OK);
+  assert_int_equal(run, 48213077);
+  assert_int_equal(wait, 2611934); /* the second field: runnable, waiting for a CPU */
+  free(text);
   assert_int_equal(tl__parse_schedstat("1823432 912345 77\n", &run, &wait), TL_OK);
   assert_int_equal(run, 1823432);
   assert_int_equal(wait, 912345);
