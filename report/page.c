@@ -85,15 +85,34 @@ const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf,
     return NULL;
   for (size_t i = 0; i < p->o->host_page_count; i++)
     if (strcmp(p->o->host_pages[i], fingerprint) == 0)
-      return tl__host_page(fingerprint, buf, len) == 0 ? buf : NULL;
+      return tl__host_page(fingerprint, tl__page_ext(p), buf, len) == 0 ? buf : NULL;
   return NULL;
 }
 
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len) {
   if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
     return NULL;
-  snprintf(buf, len, "label-%s.html", label);
+  snprintf(buf, len, "label-%s.%s", label, tl__page_ext(p));
   return buf;
+}
+
+const char *tl__page_ext(const tl__page *p) {
+  return p->o->format == TL_FORMAT_HTML ? "html" : "md";
+}
+
+void tl__md_nav(tl__page *p) {
+  if (!p->o->site_links || p->o->format == TL_FORMAT_HTML)
+    return;
+  /* Each link says what it opens: compare.md may be grouped by --by. */
+  FILE *f = tl__prose(p);
+  fputs("[All labels and hosts](index.md) \xC2\xB7 [", f);
+  if (p->o->compare_by) {
+    fputs("Timer latency by ", f);
+    tl_md_escape(f, p->o->compare_by);
+  } else {
+    fputs("Comparison of every label", f);
+  }
+  fputs("](compare.md)\n\n", f);
 }
 
 /* ======================================================================== */
@@ -840,7 +859,7 @@ static void section_stats(tl__page *p) {
 
 /* A chart's file name in a Markdown link: unreserved characters as they
  * are, every other byte percent-encoded (the name comes from -o). */
-static void md_url(FILE *f, const char *name) {
+void tl__md_url(FILE *f, const char *name) {
   for (const unsigned char *s = (const unsigned char *)name; *s; s++)
     if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
         strchr("-._~", *s))
@@ -863,12 +882,28 @@ void tl_chart_files_free(tl_chart_files *charts) {
 
 typedef enum { CHART_SPECTRUM, CHART_TREND, CHART_HISTOGRAM, CHART_BY } chart_kind;
 
+const char *tl__chart_file_add(tl__page *p, char *data, size_t len) {
+  tl_chart_files *files = p->o->charts;
+  char name[512];
+  snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
+  tl_chart_file *items = realloc(files->items, (files->count + 1) * sizeof *items);
+  if (items)
+    files->items = items;
+  if (!items || !(items[files->count].name = strdup(name))) {
+    free(data);
+    p->failed = TL_ENOMEM;
+    return NULL;
+  }
+  items[files->count].data = data;
+  items[files->count].len = len;
+  return items[files->count++].name;
+}
+
 /* Draws one chart of a Markdown page into a file of its own (added to
  * p->o->charts) and links it as an image; with `inline_image`, no line
  * break after it, so that small charts sit side by side. Nothing when the
  * chart has nothing to draw. */
 static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline_image) {
-  tl_chart_files *files = p->o->charts;
   char *buf = NULL;
   size_t len = 0;
   FILE *saved = p->out, *mem = open_memstream(&buf, &len);
@@ -888,15 +923,8 @@ static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline
     tl__svg_histogram(p, g);
   p->svg_file = 0;
   p->out = saved;
-  int bad = fclose(mem) != 0;
-  tl_chart_file *items =
-      len && !bad ? realloc(files->items, (files->count + 1) * sizeof *items) : NULL;
-  char name[512];
-  snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
-  if (len && (bad || !items || !(items[files->count].name = strdup(name)))) {
+  if (fclose(mem) != 0) {
     free(buf);
-    if (items)
-      files->items = items;
     p->failed = TL_ENOMEM;
     return;
   }
@@ -904,20 +932,30 @@ static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline
     free(buf);
     return;
   }
-  files->items = items;
-  items[files->count].data = buf;
-  items[files->count++].len = len;
+  const char *name = tl__chart_file_add(p, buf, len);
+  if (!name)
+    return;
   FILE *f = tl__prose(p);
-  fputs(inline_image && files->count > 1 && p->chart_inline ? " ![" : "![", f);
+  fputs(inline_image && p->o->charts->count > 1 && p->chart_inline ? " ![" : "![", f);
   tl_md_escape(f, p->chart_title);
   fputs("](", f);
-  md_url(f, name);
+  tl__md_url(f, name);
   fputs(inline_image ? ")" : ")\n\n", f);
   p->chart_inline = inline_image;
   if (!inline_image) {
     tl_md_escape(f, p->chart_caption);
     fputs("\n\n", f);
   }
+}
+
+/* The heading of one probe and delay's charts: "### setTimeout(1)". */
+static void block_heading(tl__page *p, const tl_group *g0) {
+  char call[96];
+  tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+  FILE *f = tl__prose(p);
+  fputs("### ", f);
+  tl_md_escape(f, call);
+  fputs("\n\n", f);
 }
 
 /* The Markdown page's charts, as SVG files beside it (-o), or one line
@@ -937,12 +975,7 @@ static void markdown_charts(tl__page *p) {
     return;
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
-    char call[96];
-    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-    f = tl__prose(p);
-    fputs("### ", f);
-    tl_md_escape(f, call);
-    fputs("\n\n", f);
+    block_heading(p, g0);
     md_chart(p, CHART_SPECTRUM, g0, 0);
     md_chart(p, CHART_TREND, g0, 0);
     if (c->by && c->label_x)
@@ -968,18 +1001,12 @@ static void section_charts(tl__page *p) {
     return;
   }
   tl__heading(p, "charts", "Charts");
-  FILE *f;
   size_t n, *idx = page_blocks(p, &n);
   if (!idx)
     return;
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
-    char call[96];
-    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-    f = tl__prose(p);
-    fputs("### ", f);
-    tl_md_escape(f, call);
-    fputs("\n\n", f);
+    block_heading(p, g0);
     tl__prose_flush(p);
     fputs("<div class=\"charts\">\n", p->out);
     tl__svg_spectrum(p, g0->probe, g0->delay_ns);
@@ -1630,6 +1657,7 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   else
     fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n\n",
           out);
+  tl__md_nav(&p);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
       tl__section_title, section_contents, tl__host_facts_section, section_answer,

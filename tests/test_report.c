@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmark.h>
 #include <cmocka.h>
 #include <sqlite3.h>
 
@@ -1323,6 +1324,210 @@ static void one_colour_per_label(void **state) {
   free(dir);
 }
 
+/* The pages of a Markdown site (--site DIR --format md), as a reader
+ * publishes them on GitHub: every relative link of every page, before and
+ * after cmark renders it, names a page or an SVG file of the site; each
+ * page links its charts as images; one colour per label across the
+ * pages' chart files, as in the HTML site. */
+static const char *const md_site_pages[] = {
+    "index.md",
+    "compare.md",
+    "label-vbox.md",
+    "label-macos.md",
+    "host-aaaa000000000001.md",
+    "host-bbbb000000000002.md",
+};
+
+/* Checks every link of rendered HTML (attr: "src=\"" or "href=\"") names
+ * a file of dir; returns how many. */
+static size_t rendered_links(const char *dir, const char *page, const char *html,
+                             const char *attr) {
+  size_t n = 0, at = strlen(attr);
+  for (const char *p = html; (p = strstr(p, attr)); p++) {
+    p += at;
+    const char *q = strchr(p, '"');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(q - p), p);
+    if (name[0] == '#')
+      continue; /* GitHub makes a heading's anchor from its text */
+    if (strchr(name, '/') || strchr(name, ':'))
+      fail_msg("%s: link %s is not a relative name in the site", page, name);
+    char *target = tl_test_path(dir, name);
+    if (access(target, R_OK) != 0)
+      fail_msg("%s: %s links %s, which was not written", page, attr, name);
+    free(target);
+    n++;
+  }
+  return n;
+}
+
+static void markdown_site(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, "--format", "md", NULL};
+  free(run_report(a, 0, NULL));
+  static const char *const labels[] = {"vbox", "macos"};
+  int style[2] = {-1, -1}, seen[2] = {0, 0};
+  size_t images = 0, pages = 0, files = 0;
+  for (size_t i = 0; i < sizeof md_site_pages / sizeof *md_site_pages; i++) {
+    char *path = tl_test_path(dir, md_site_pages[i]);
+    char *md = tl_test_read_file(path, NULL);
+    if (!md)
+      fail_msg("%s was not written", md_site_pages[i]);
+    assert_true(strncmp(md, "<!-- tl-report", 14) == 0);
+    assert_non_null(strstr(md, "[All labels and hosts](index.md)"));
+    char *html = cmark_markdown_to_html(md, strlen(md), CMARK_OPT_DEFAULT);
+    assert_non_null(html);
+    size_t img = rendered_links(dir, md_site_pages[i], html, "<img src=\"");
+    pages += rendered_links(dir, md_site_pages[i], html, "href=\"");
+    /* Each label's style in each chart file: one per page. */
+    int k[2] = {-1, -1};
+    for (const char *p = html; (p = strstr(p, "<img src=\"")); p++) {
+      char name[256];
+      assert_int_equal(sscanf(p + 10, "%255[^\"]", name), 1);
+      char *svg = tl_test_path(dir, name);
+      char *data = tl_test_read_file(svg, NULL);
+      assert_non_null(data);
+      assert_true(strncmp(data, "<!-- tl-report", 14) == 0);
+      assert_non_null(strstr(data, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+      for (int l = 0; l < 2; l++) {
+        int here = label_style(data, labels[l]);
+        if (here == -1)
+          continue;
+        k[l] = k[l] == -1 || k[l] == here ? here : -2;
+      }
+      if (i == 0) /* the index: a row's sparkline follows the label's link */
+        for (int l = 0; l < 2; l++) {
+          char row[64];
+          snprintf(row, sizeof row, "[%s](label-%s.md) | ", labels[l], labels[l]);
+          const char *line = strstr(data, "class=\"line s");
+          for (const char *r = md; line && (r = strstr(r, row)); r++) {
+            const char *end = strchr(r, '\n'), *at = strstr(r, name);
+            if (at && at < end)
+              k[l] = k[l] == -1 || k[l] == line[13] - '0' ? line[13] - '0' : -2;
+          }
+        }
+      free(data);
+      free(svg);
+    }
+    for (int l = 0; l < 2; l++) {
+      if (k[l] == -2)
+        fail_msg("%s: %s has two colours on one page", md_site_pages[i], labels[l]);
+      if (k[l] < 0)
+        continue;
+      if (style[l] >= 0 && style[l] != k[l])
+        fail_msg("%s: %s is s%d here, s%d elsewhere", md_site_pages[i], labels[l], k[l], style[l]);
+      style[l] = k[l];
+      seen[l]++;
+    }
+    if (i > 0 && !img)
+      fail_msg("%s links no chart", md_site_pages[i]);
+    images += img;
+    files++;
+    free(html);
+    free(md);
+    free(path);
+  }
+  assert_int_equal(files, 6);
+  assert_true(images >= 6 + 5 + 3);
+  assert_true(pages >= 6 * 2); /* every page's way back to the index and comparison */
+  assert_true(seen[0] >= 4 && seen[1] >= 3);
+  assert_int_not_equal(style[0], style[1]);
+  /* Markdown only: no HTML page beside it. */
+  char *html_page = tl_test_path(dir, "index.html");
+  assert_int_not_equal(access(html_page, F_OK), 0);
+  free(html_page);
+  /* JSON is no site. */
+  char *j[] = {TLREPORT, "--db", f->db, "--site", dir, "--format", "json", NULL};
+  char *err;
+  free(run_report(j, 2, &err));
+  assert_non_null(strstr(err, "--site"));
+  free(err);
+  free(dir);
+}
+
+/* A label that cycles through the values of --by (a droplet resized each
+ * run between 512M and 1G, far apart in lateness) has an index sparkline
+ * of its trend: the median of each day's sessions, flat here, not the
+ * sawtooth of one point a session. */
+static void index_trend_under_by(void **state) {
+  fixture *f = *state;
+  char *csv[2] = {tl_test_path(f->dir, "slow.csv"), tl_test_path(f->dir, "fast.csv")};
+  for (int k = 0; k < 2; k++) {
+    char data[2000];
+    size_t at = 0;
+    for (int i = 0; i < 50; i++)
+      at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", (k ? 1200 : 3000) + i);
+    assert_int_equal(tl_test_write_file(csv[k], data, at), 0);
+  }
+  for (int day = 0; day < 6; day++)
+    for (int run = 0; run < 4; run++) {
+      char start[32];
+      snprintf(start, sizeof start, "2026-11-%02dT%02d:00:00Z", day + 1, run * 6);
+      char *a[] = {TLSTORE,
+                   "--db",
+                   f->db,
+                   "import",
+                   "--format",
+                   "csv",
+                   csv[run % 2],
+                   "--label",
+                   "drop",
+                   "--probe",
+                   "uv",
+                   "--delay",
+                   "1ms",
+                   "--unit",
+                   "us",
+                   "--start",
+                   start,
+                   "--fact",
+                   run % 2 ? "memory=1G" : "memory=512M",
+                   NULL};
+      char *out, *err;
+      if (tl_test_run(a, NULL, &out, &err) != 0)
+        fail_msg("import: %s", err);
+      free(out);
+      free(err);
+    }
+  for (int by = 0; by < 2; by++) {
+    char *dir = tl_test_path(f->dir, by ? "by" : "plain");
+    char *a[] = {TLREPORT, "--db", f->db, "--site", dir, by ? "--by" : NULL, "memory", NULL};
+    free(run_report(a, 0, NULL));
+    char *index = tl_test_path(dir, "index.html");
+    char *html = tl_test_read_file(index, NULL);
+    assert_non_null(html);
+    const char *spark = strstr(html, "<svg class=\"spark\"");
+    assert_non_null(spark);
+    const char *points = strstr(spark, "points=\"");
+    assert_non_null(points);
+    size_t n = 0, flat = 0;
+    for (const char *p = points + 8; *p != '"'; n++) {
+      double x, y;
+      assert_int_equal(sscanf(p, "%lf,%lf", &x, &y), 2);
+      flat += y == 12.0;
+      while (*p != ' ' && *p != '"')
+        p++;
+      p += *p == ' ';
+    }
+    if (by) {
+      assert_non_null(strstr(spark, "the median p90 lateness of each of the last 6 days"));
+      assert_int_equal(n, 6);
+      assert_int_equal(flat, 6);
+    } else { /* by label alone: a point a session, the sizes' zigzag as it is */
+      assert_non_null(strstr(spark, "p90 lateness of the last 24 sessions"));
+      assert_int_equal(n, 24);
+      assert_int_equal(flat, 0);
+    }
+    free(html);
+    free(index);
+    free(dir);
+  }
+  free(csv[0]);
+  free(csv[1]);
+}
+
 /* The names in dir, one a line, without SQLite's -wal and -shm files. */
 static char *list_dir(const char *dir) {
   char *out;
@@ -1948,6 +2153,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(charts_at_the_data_scale, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_colour_per_label, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(markdown_site, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(index_trend_under_by, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_label_pages, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
