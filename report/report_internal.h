@@ -302,7 +302,13 @@ int64_t tl__sessions_to_collect(const tl_pair_stats *p, size_t k);
 int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *groups, size_t n,
                    size_t k);
 
-tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
+/* The column "interval from" (how each row's interval was found) only with
+ * method_column; tl__stats_ci_method says it once for every row instead
+ * ("a bootstrap over its sessions (240 each)") and returns 1 when every
+ * row with samples has the same method, else 0. */
+tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads,
+                              int method_column);
+int tl__stats_ci_method(const tl_comparison *cmp, const tl_stats *st, char *buf, size_t len);
 /* The warnings; with all, also each pair's sentences and the changes over
  * time (a page with its own matrix of differences and summary of changes
  * leaves them out). */

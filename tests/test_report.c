@@ -443,6 +443,8 @@ static void confounds(void **state) {
   add_plain(s, "busy", "cccc", "6.1.0", "8", "3.00 2.00 1.00"); /* 1.5 per CPU */
   add_plain(s, "calm", "dddd", "6.1.0", "1", "0.00");
   add_plain(s, "calm2", "eeee", "6.1.0", "1", "0.00");
+  add_plain(s, "busy2", "ffff", "6.1.0", "8", "3.00");
+  add_plain(s, "busy3", "ffff", "6.1.0", "8", "1.50");
   tl_store_close(s);
   char *a[] = {TLREPORT, "--db", f->db, "--compare", "mixed,busy", NULL};
   char *out = run_report(a, 0, NULL);
@@ -459,6 +461,20 @@ static void confounds(void **state) {
   char *b[] = {TLREPORT, "--db", f->db, "--compare", "calm,calm2", NULL};
   out = run_report(b, 0, NULL);
   assert_non_null(strstr(out, "### Read with care\n\nNothing found"));
+  free(out);
+  /* What is the same for every busy label is said once. */
+  char *c[] = {TLREPORT, "--db", f->db, "--compare", "busy,busy2,busy3", NULL};
+  out = run_report(c, 0, NULL);
+  assert_non_null(strstr(out,
+                         "- **busy**, **busy2** and **busy3** were measured on busy hosts, the "
+                         "highest load average during a session: busy 3.00 on 2 CPUs, busy2 "
+                         "3.00 on 2 CPUs, busy3 1.50 on 2 CPUs.\n"));
+  free(out);
+  char *d[] = {TLREPORT, "--db", f->db, "--compare", "busy,busy2", NULL};
+  out = run_report(d, 0, NULL);
+  assert_non_null(strstr(out, "- **busy** and **busy2** were measured on busy hosts: load average "
+                              "3.00 on 2 CPUs during a session.\n"));
+  assert_null(strstr(out, "**busy2** was measured"));
   free(out);
 }
 
@@ -1450,7 +1466,8 @@ static void markdown_site(void **state) {
 /* A label that cycles through the values of --by (a droplet resized each
  * run between 512M and 1G, far apart in lateness) has an index sparkline
  * of its trend: the median of each day's sessions, flat here, not the
- * sawtooth of one point a session. */
+ * sawtooth of one point a session. Its imports are listed once per
+ * command, not once per import. */
 static void index_trend_under_by(void **state) {
   fixture *f = *state;
   char *csv[2] = {tl_test_path(f->dir, "slow.csv"), tl_test_path(f->dir, "fast.csv")};
@@ -1491,6 +1508,18 @@ static void index_trend_under_by(void **state) {
       free(out);
       free(err);
     }
+  /* Its 24 imports are two commands (one per size), each once with what
+   * its other imports change. */
+  char *m[] = {TLREPORT, "--db", f->db, NULL};
+  char *md = run_report(m, 0, NULL);
+  size_t blocks = 0;
+  for (const char *p = md; (p = strstr(p, "```sh\ntlstore import ")); p++)
+    blocks++;
+  assert_int_equal(blocks, 2);
+  assert_non_null(strstr(md, " on imported, 12 imports from 2026-11-01 to 2026-11-06 (UTC), the "
+                             "first:"));
+  assert_non_null(strstr(md, "The others differ from it only in `--start`.\n"));
+  free(md);
   for (int by = 0; by < 2; by++) {
     char *dir = tl_test_path(f->dir, by ? "by" : "plain");
     char *a[] = {TLREPORT, "--db", f->db, "--site", dir, by ? "--by" : NULL, "memory", NULL};
