@@ -588,9 +588,10 @@ static void pair_cell(tl__table *t, const tl_stats *st, const tl_pair_stats *pr,
   tl__num(lo, u, lv, sizeof lv);
   tl__num(hi, u, hv, sizeof hv);
   int clear = tl__clearly_below(st, row, col, k) || tl__clearly_below(st, col, row, k);
-  tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s; %s)%s%s", d > 0 ? "+" : "", dv,
-                 u.name, lv, hv, on, note,
-                 clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
+  /* The interval never wraps; it may go under the difference, so that a
+   * matrix of six groups still fits a wide screen. */
+  tl__table_addf(t, "%s%s" NBSP "%s (%s" NBSP "to" NBSP "%s; %s)%s%s", d > 0 ? "+" : "", dv, u.name,
+                 lv, hv, on, note, clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
 }
 
 /* One table per probe and delay: each label's lateness, percentiles first

@@ -2133,21 +2133,27 @@ static void page_in_browser(void **state) {
   char *by = tl_test_path(f->dir, "by.html");
   char *c[] = {TLREPORT, "--db", f->db, "--by", "clocksource", "--format", "html", "-o", by, NULL};
   free(run_report(c, 0, NULL));
-  char *pages[5];
+  /* and the charts of a Markdown site's comparison, files of their own */
+  char *md = tl_test_path(f->dir, "md");
+  char *m[] = {TLREPORT, "--db", f->db, "--site", md, "--format", "md", NULL};
+  free(run_report(m, 0, NULL));
+  enum { HTML_PAGES = 5, SVGS = 7 };
+  char *pages[HTML_PAGES + SVGS];
   pages[0] = tl_test_path(dir, "compare.html");
   pages[1] = tl_test_path(dir, "label-vbox.html");
   pages[2] = tl_test_path(dir, "host-aaaa000000000001.html");
   pages[3] = tl_test_path(dir, "index.html");
   pages[4] = by;
-  char *b[] = {(char *)node,
-               TL_SOURCE_DIR "/tests/browser/check.js",
-               (char *)chromium,
-               pages[0],
-               pages[1],
-               pages[2],
-               pages[3],
-               pages[4],
-               NULL};
+  for (int i = 0; i < SVGS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "compare-%d.svg", i + 1);
+    pages[HTML_PAGES + i] = tl_test_path(md, name);
+    assert_int_equal(access(pages[HTML_PAGES + i], R_OK), 0);
+  }
+  char *b[3 + HTML_PAGES + SVGS + 1] = {(char *)node, TL_SOURCE_DIR "/tests/browser/check.js",
+                                        (char *)chromium};
+  for (int i = 0; i < HTML_PAGES + SVGS; i++)
+    b[3 + i] = pages[i];
   char *out, *err;
   int rc = tl_test_run(b, NULL, &out, &err);
   if (rc != 0 || getenv("TL_SHOW"))
@@ -2156,11 +2162,15 @@ static void page_in_browser(void **state) {
   assert_non_null(strstr(out, "compare.html at 390 px"));
   assert_non_null(strstr(out, "index.html at 390 px"));
   assert_non_null(strstr(out, "by.html at 390 px"));
+  assert_non_null(strstr(out, "compare-7.svg at 390 px"));
+  assert_non_null(strstr(out, "label-vbox.html at 390 px: the first p90 figure"));
+  assert_non_null(strstr(out, "host-aaaa000000000001.html at 390 px: the first p90 figure"));
   assert_non_null(strstr(out, "\nok\n"));
   free(out);
   free(err);
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < HTML_PAGES + SVGS; i++)
     free(pages[i]);
+  free(md);
   free(dir);
 }
 
