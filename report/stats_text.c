@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "report_internal.h"
 #include "stats_internal.h"
 
 /* ======================================================================== */
