@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rank.h"
 #include "store_internal.h"
 
 enum {
@@ -39,10 +40,7 @@ enum {
   SUB = 1 << SUB_BITS,
   LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
   BITMAP_WORDS = LOG_BUCKETS / 64,
-  LINEAR_BUCKETS = 4096,
-  RANGE_BYTES = 8 << 20,        /* memory for the samples of one range in one pass */
-  GROUP_COUNT_BYTES = 64 << 10, /* see range_mode */
-  DIRECT_ENTRIES = 1 << 16,     /* see direct_setup */
+  DIRECT_ENTRIES = 1 << 16, /* see direct_setup */
 };
 
 /* The histogram is the session summaries' (tl_summary_bucket), so that a
@@ -73,24 +71,12 @@ typedef struct {
 } moments;
 
 typedef struct {
-  size_t set;     /* a session's index, or the sweep's session count: the group */
-  int64_t rank;   /* 1-based rank in the set */
-  int64_t lo, hi; /* the answer lies in [lo, hi] */
-  int64_t below;  /* samples of the set < lo */
-  int64_t inside; /* samples of the set in [lo, hi] */
-  int done;
-  int64_t value;
-  /* This pass, for the range: */
-  enum { COLLECT = 1, COUNT, NARROW } mode;
-  size_t same;   /* an earlier open target of the set with this range, whose
-                    samples serve both, or SIZE_MAX */
-  int32_t next;  /* the next target of the same bucket taking samples, or -1 */
-  int64_t *vals; /* COLLECT: the samples of [lo, hi], n of them so far */
-  size_t n;
-  uint32_t *count; /* COUNT: samples at each value of [lo, hi] */
-  int64_t *hist;   /* NARROW: LINEAR_BUCKETS counts of width */
-  uint64_t width;
-  int counted_fast; /* COUNT into the sweep's fast counts (count_fast), not its own */
+  size_t set;   /* a session's index, or the sweep's session count: the group */
+  int64_t rank; /* 1-based rank in the set */
+  int32_t next; /* the next target of the same bucket taking samples, or -1 */
+  tl__rank r;   /* where its value lies, and how this pass reads it (rank.h);
+                   its counts lent when they are the sweep's fast counts
+                   (count_fast), and r.same an earlier target of the set */
 } target;
 
 struct tl_sweep {
@@ -181,18 +167,8 @@ static size_t target_add(tl_sweep *w, size_t set, int64_t rank) {
 static void locate(tl_sweep *w, size_t set, const int64_t *hist, size_t first, size_t len) {
   for (size_t k = w->tfirst[set]; k < w->tend[set]; k++) {
     target *x = &w->t[k];
-    if (x->inside || x->done)
-      continue; /* located already */
-    int64_t cum = 0;
-    for (size_t b = 0; b < len; b++) {
-      if (cum + hist[b] >= x->rank) {
-        log_bounds(first + b, &x->lo, &x->hi);
-        x->below = cum;
-        x->inside = hist[b];
-        break;
-      }
-      cum += hist[b];
-    }
+    if (!x->r.inside && !x->r.done) /* not located already */
+      tl__rank_locate(&x->r, x->rank, hist, first, len);
   }
 }
 
@@ -247,7 +223,7 @@ static void mark_slow(tl_sweep *w, size_t b, int on) {
 /* Puts target k at the front of its bucket's list of takers. */
 static void push(tl_sweep *w, size_t k) {
   target *t = &w->t[k];
-  size_t b = log_index(t->lo);
+  size_t b = log_index(t->r.lo);
   t->next = w->head[b];
   w->head[b] = (int32_t)k;
   w->slow++;
@@ -255,7 +231,7 @@ static void push(tl_sweep *w, size_t k) {
   w->bits[b / 64] |= (uint64_t)1 << (b % 64);
 }
 
-static int taker(const target *t) { return !t->done && t->same == SIZE_MAX; }
+static int taker(const target *t) { return tl__rank_takes(&t->r); }
 
 /* Unmarks the ranges of the session marked last: they lie at the front of
  * their lists in push order, so are popped in reverse. */
@@ -267,7 +243,7 @@ static void marks_drop(tl_sweep *w) {
   for (size_t k = w->tend[old]; k-- > w->tfirst[old];) {
     if (!taker(&w->t[k]))
       continue;
-    size_t b = log_index(w->t[k].lo);
+    size_t b = log_index(w->t[k].r.lo);
     w->head[b] = w->t[k].next;
     w->slow--;
     if (w->head[b] < 0) {
@@ -290,29 +266,10 @@ static void marks_switch(tl_sweep *w, size_t session) {
  * group there that holds it counts it. */
 static void take(tl_sweep *w, size_t b, int64_t x) {
   for (int32_t k = w->head[b]; k >= 0; k = w->t[k].next) {
-    target *t = &w->t[k];
-    if (x < t->lo || x > t->hi)
-      continue;
-    if (t->mode == COLLECT) {
-      if (t->n < (size_t)t->inside)
-        t->vals[t->n++] = x;
-    } else if (t->mode == COUNT) {
-      t->count[x - t->lo]++;
-    } else {
-      t->hist[(uint64_t)(x - t->lo) / t->width]++;
-    }
+    tl__rank *t = &w->t[k].r;
+    if (x >= t->lo && x <= t->hi)
+      tl__rank_take(t, x);
   }
-}
-
-static void range_free(target *x) {
-  free(x->vals);
-  if (!x->counted_fast)
-    free(x->count);
-  x->counted_fast = 0;
-  free(x->hist);
-  x->vals = NULL;
-  x->count = NULL;
-  x->hist = NULL;
 }
 
 static void fast_free(tl_sweep *w) {
@@ -522,47 +479,11 @@ static int block_wanted(void *arg, size_t session, int64_t min, int64_t max) {
   size_t sets[2] = {session, w->ns};
   for (size_t i = 0; i < 2; i++)
     for (size_t k = w->tfirst[sets[i]]; k < w->tend[sets[i]]; k++) {
-      const target *t = &w->t[k];
+      const tl__rank *t = &w->t[k].r;
       if (!t->done && max >= t->lo && min <= t->hi)
         return 1;
     }
   return 0;
-}
-
-/* The k-th smallest (0-based) of v[0..n), reordering v: Hoare's selection
- * with a median-of-three pivot, linear on average, where a sort would be
- * n log n. */
-static int64_t select_kth(int64_t *v, size_t n, size_t k) {
-  size_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int64_t a = v[lo], b = v[mid], c = v[hi];
-    int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-    size_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] < pivot)
-        i++;
-      while (v[j] > pivot)
-        j--;
-      if (i <= j) {
-        int64_t t = v[i];
-        v[i] = v[j];
-        v[j] = t;
-        i++;
-        if (j == 0)
-          break;
-        j--;
-      }
-    }
-    /* Now v[lo..j] <= pivot <= v[i..hi], and anything between equals it. */
-    if (k <= j && j != (size_t)-1 && j >= lo)
-      hi = j;
-    else if (k >= i)
-      lo = i;
-    else
-      return v[k];
-  }
-  return v[k];
 }
 
 static void sweep_free(tl_sweep *w);
@@ -604,7 +525,7 @@ static void sweep_free(tl_sweep *w) {
   if (!w)
     return;
   for (size_t k = 0; k < w->nt; k++)
-    range_free(&w->t[k]);
+    tl__rank_free(&w->t[k].r);
   free(w->t);
   free(w->m);
   free(w->tfirst);
@@ -639,8 +560,8 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
     w->shandle[s * w->snp + k] = h;
     for (size_t j = 0; j < TL_SUMMARY_PCTS; j++)
       if (tl_summary_pcts[j] == w->spcts[k]) {
-        w->t[h].done = 1;
-        w->t[h].value = sum->pct_ns[j];
+        w->t[h].r.done = 1;
+        w->t[h].r.value = sum->pct_ns[j];
       }
   }
   locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
@@ -718,43 +639,6 @@ void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t 
   w->chart_over = over;
 }
 
-/* How a range is read in the next pass: its samples collected, or counted
- * per value, whichever takes less memory; or, when both take too much, its
- * span cut into linear buckets to narrow it for a further pass. */
-static void range_mode(const tl_sweep *w, target *x) {
-  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-  uint64_t collect = (uint64_t)x->inside * sizeof *x->vals, count = span * sizeof *x->count;
-  /* The group's few ranges count even where collecting takes less memory,
-   * while counting takes little: they then count in the fast table, and no
-   * sample need be picked out for a list. */
-  int small = x->set == w->ns && count <= GROUP_COUNT_BYTES;
-  x->n = 0;
-  if ((count < collect || small) && count <= RANGE_BYTES && x->inside <= UINT32_MAX)
-    x->mode = COUNT;
-  else if (collect <= RANGE_BYTES)
-    x->mode = COLLECT;
-  else
-    x->mode = NARROW;
-}
-
-/* The memory of x's mode, unless it counts into the fast counts. */
-static int range_setup(target *x) {
-  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-  if (x->counted_fast)
-    return TL_OK;
-  if (x->mode == COUNT) {
-    x->count = calloc(span, sizeof *x->count);
-    return x->count ? TL_OK : TL_ENOMEM;
-  }
-  if (x->mode == COLLECT) {
-    x->vals = malloc((size_t)x->inside * sizeof *x->vals);
-    return x->vals ? TL_OK : TL_ENOMEM;
-  }
-  x->width = (span + LINEAR_BUCKETS - 1) / LINEAR_BUCKETS;
-  x->hist = calloc(LINEAR_BUCKETS, sizeof *x->hist);
-  return x->hist ? TL_OK : TL_ENOMEM;
-}
-
 /* The chart's bin of a latency (chart_bins: above chart_hi), and the
  * largest latency of a bin. */
 static size_t chart_bin(const tl_sweep *w, int64_t x) {
@@ -810,7 +694,7 @@ static void fast_claim(tl_sweep *w, size_t b, uint64_t *at) {
  * pass 1) without binning each sample: a bucket inside one bin adds its
  * count there, a straddling one its counts per value (chart_from_hist);
  * timer samples fill a few dozen buckets, straddling bins at a handful. When
- * those would take more than RANGE_BYTES the samples are binned one by one
+ * those would take more than TL__RANK_BYTES the samples are binned one by one
  * (chart_values) instead. */
 static int fast_setup(tl_sweep *w) {
   const moments *g = &w->m[w->ns];
@@ -832,7 +716,7 @@ static int fast_setup(tl_sweep *w) {
     for (size_t b = 0; b < len; b++)
       if (w->ghist[first + b] && chart_splits(w, first + b))
         need += bucket_width(first + b);
-    w->chart_by_hist = need <= RANGE_BYTES / sizeof *w->fast;
+    w->chart_by_hist = need <= TL__RANK_BYTES / sizeof *w->fast;
     for (size_t b = 0; b < len && w->chart_by_hist; b++)
       if (w->ghist[first + b] && chart_splits(w, first + b))
         fast_claim(w, b, &at);
@@ -840,11 +724,11 @@ static int fast_setup(tl_sweep *w) {
   for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
     target *x = &w->t[k];
     int64_t lo, hi;
-    size_t b = log_index(x->lo);
+    size_t b = log_index(x->r.lo);
     log_bounds(b, &lo, &hi);
-    x->counted_fast = taker(x) && x->mode == COUNT && lo == x->lo && hi == x->hi &&
+    x->r.count_lent = taker(x) && x->r.mode == TL__RANK_COUNT && lo == x->r.lo && hi == x->r.hi &&
                       b - first < len && at + bucket_width(b) <= UINT32_MAX;
-    if (x->counted_fast && !w->fast_base[b - first])
+    if (x->r.count_lent && !w->fast_base[b - first])
       fast_claim(w, b - first, &at);
   }
   if (at == 8) {
@@ -856,8 +740,8 @@ static int fast_setup(tl_sweep *w) {
     return TL_ENOMEM;
   }
   for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-    if (w->t[k].counted_fast)
-      w->t[k].count = w->fast + w->fast_base[log_index(w->t[k].lo) - first];
+    if (w->t[k].r.count_lent)
+      w->t[k].r.count = w->fast + w->fast_base[log_index(w->t[k].r.lo) - first];
   int err = direct_setup(w);
   if (err)
     fast_free(w);
@@ -896,43 +780,6 @@ static int chart_from_hist(tl_sweep *w) {
   return TL_OK;
 }
 
-/* After a pass: the value of x from what its range's taker (r) saw, or a
- * narrower range. */
-static int range_resolve(target *x, const target *r) {
-  int64_t want = x->rank - x->below; /* 1-based within the range */
-  if (r->mode == COLLECT) {
-    if ((int64_t)r->n != r->inside)
-      return TL_ECORRUPT; /* the data changed between passes */
-    x->value = select_kth(r->vals, r->n, (size_t)(want - 1));
-    x->done = 1;
-  } else if (r->mode == COUNT) {
-    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
-    int64_t cum = 0;
-    for (uint64_t i = 0; i < span; i++)
-      if ((cum += r->count[i]) >= want && at == span)
-        at = i;
-    if (cum != r->inside)
-      return TL_ECORRUPT;
-    x->value = x->lo + (int64_t)at;
-    x->done = 1;
-  } else {
-    int64_t cum = x->below;
-    for (size_t b = 0; b < LINEAR_BUCKETS; b++) {
-      if (cum + r->hist[b] >= x->rank) {
-        int64_t lo = r->lo + (int64_t)(b * r->width);
-        int64_t hi = lo + (int64_t)r->width - 1;
-        x->hi = hi < r->hi ? hi : r->hi;
-        x->lo = lo;
-        x->below = cum;
-        x->inside = r->hist[b];
-        break;
-      }
-      cum += r->hist[b];
-    }
-  }
-  return TL_OK;
-}
-
 static int sweep_passes(tl_sweep *w) {
   int err = w->oom ? TL_ENOMEM : TL_OK;
   if (!err && !w->bits) {
@@ -947,26 +794,23 @@ static int sweep_passes(tl_sweep *w) {
     size_t open = 0;
     for (size_t k = 0; k < w->nt && !err; k++) {
       target *x = &w->t[k];
-      x->same = SIZE_MAX;
-      if (x->done)
+      if (!tl__rank_open(&x->r))
         continue;
-      if (x->lo == x->hi) {
-        x->done = 1;
-        x->value = x->lo;
-        continue;
-      }
       open++;
-      for (size_t j = w->tfirst[x->set]; j < k && x->same == SIZE_MAX; j++)
-        if (taker(&w->t[j]) && w->t[j].lo == x->lo && w->t[j].hi == x->hi)
-          x->same = j;
-      if (x->same == SIZE_MAX)
-        range_mode(w, x);
+      for (size_t j = w->tfirst[x->set]; j < k && x->r.same == SIZE_MAX; j++)
+        if (taker(&w->t[j]) && w->t[j].r.lo == x->r.lo && w->t[j].r.hi == x->r.hi)
+          x->r.same = j;
+      /* The group's few ranges count where counting takes little, even
+       * where collecting would take less: they then count in the fast
+       * table, and no sample need be picked out for a list. */
+      if (x->r.same == SIZE_MAX)
+        tl__rank_plan(&x->r, x->set == w->ns);
     }
     if (!err)
       err = fast_setup(w);
     for (size_t k = 0; k < w->nt && !err; k++)
       if (taker(&w->t[k]))
-        err = range_setup(&w->t[k]);
+        err = tl__rank_alloc(&w->t[k].r);
     if (!err && w->chart && w->chart_by_hist && !w->fast) {
       err = chart_from_hist(w); /* every bucket inside a bin: no sample needed */
       w->chart = NULL;
@@ -975,7 +819,7 @@ static int sweep_passes(tl_sweep *w) {
     if ((!open && !w->chart && !w->tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (taker(&w->t[k]) && !w->t[k].counted_fast)
+      if (taker(&w->t[k]) && !w->t[k].r.count_lent)
         push(w, k);
     w->bits_for = SIZE_MAX;
     /* The chart fills on the reading thread, which has less to do in these
@@ -997,22 +841,22 @@ static int sweep_passes(tl_sweep *w) {
     marks_drop(w);
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
       if (taker(&w->t[k]))
-        w->head[log_index(w->t[k].lo)] = -1;
+        w->head[log_index(w->t[k].r.lo)] = -1;
     memset(w->bits, 0, BITMAP_WORDS * sizeof *w->bits);
     /* Backwards: a range shared by several targets is narrowed for its taker
      * (the first of them) only after the others read it. */
     for (size_t k = w->nt; k-- > 0 && !err;) {
       target *x = &w->t[k];
-      if (!x->done)
-        err = range_resolve(x, x->same == SIZE_MAX ? x : &w->t[x->same]);
+      if (!x->r.done)
+        err = tl__rank_resolve(&x->r, x->r.same == SIZE_MAX ? &x->r : &w->t[x->r.same].r);
     }
     for (size_t k = 0; k < w->nt; k++)
-      range_free(&w->t[k]);
+      tl__rank_free(&w->t[k].r);
     fast_free(w);
     w->slow = 0;
   }
   for (size_t k = 0; k < w->nt; k++)
-    range_free(&w->t[k]);
+    tl__rank_free(&w->t[k].r);
   fast_free(w);
   return err;
 }
@@ -1071,7 +915,7 @@ int tl_sweep_finish(tl_sweep *w) {
 }
 
 int64_t tl_sweep_value(const tl_sweep *w, size_t handle) {
-  return handle < w->nt ? w->t[handle].value : 0;
+  return handle < w->nt ? w->t[handle].r.value : 0;
 }
 
 int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k) {
@@ -1374,47 +1218,4 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
   int err = sweep_dist(w, pcts, pct_count, NULL, NULL, out);
   sweep_free(w);
   return err;
-}
-
-/* ======================================================================== */
-/* Sorting samples                                                           */
-
-/* LSD radix sort by digits of (v - min) up to the highest one it spans: the
- * samples of a group span three or four bytes, so sorting a million takes
- * as many linear passes instead of n log n comparisons. */
-int tl_sort_i64(int64_t *v, size_t n) {
-  if (n < 2)
-    return TL_OK;
-  int64_t lo = v[0], hi = v[0];
-  for (size_t i = 1; i < n; i++) {
-    lo = v[i] < lo ? v[i] : lo;
-    hi = v[i] > hi ? v[i] : hi;
-  }
-  uint64_t span = (uint64_t)hi - (uint64_t)lo;
-  if (!span)
-    return TL_OK;
-  int64_t *tmp = malloc(n * sizeof *tmp);
-  if (!tmp)
-    return TL_ENOMEM;
-  int64_t *src = v, *dst = tmp;
-  /* Digits of 11 bits for many values (fewer passes over them), of 8 for
-   * few (fewer counts to clear and add up). */
-  int bits = n >= 4096 ? 11 : 8;
-  uint64_t mask = ((uint64_t)1 << bits) - 1;
-  for (int shift = 0; shift < 64 && span >> shift; shift += bits) {
-    size_t count[2049] = {0};
-    for (size_t i = 0; i < n; i++)
-      count[(((uint64_t)src[i] - (uint64_t)lo) >> shift & mask) + 1]++;
-    for (uint64_t b = 0; b < mask + 1; b++)
-      count[b + 1] += count[b];
-    for (size_t i = 0; i < n; i++)
-      dst[count[((uint64_t)src[i] - (uint64_t)lo) >> shift & mask]++] = src[i];
-    int64_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != v)
-    memcpy(v, src, n * sizeof *v);
-  free(tmp);
-  return TL_OK;
 }

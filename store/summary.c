@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rank.h"
 #include "store_internal.h"
 
 const double tl_summary_pcts[TL_SUMMARY_PCTS] = {50, 90, 99, 99.9, 99.99};
@@ -23,9 +24,6 @@ enum {
   HEAD = 8,                      /* version, layout, levels, 0, CRC32C */
   FIXED = HEAD + 3 * 8 + 2 * 16, /* + count, min, max, sum, sumsq */
   LEVELS = FIXED + TL_SUMMARY_PCTS * 8,
-  COLLECT_MAX = 1 << 20,      /* values gathered at once for one rank */
-  COUNT_SPAN_MAX = 1 << 21,   /* values counted one by one for one rank */
-  NARROW = 4096,              /* linear buckets a wide range is cut into */
   MARKS = 1 << 16,            /* slots of the map of the ranges a pass reads */
   WATCH_AFTER = 8192,         /* samples held before the windows are placed */
   WATCH_COUNT_SPAN = 1 << 17, /* values a window counts one by one, at most */
@@ -46,23 +44,6 @@ void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
 
 /* ======================================================================== */
 /* The summarizer's state                                                    */
-
-/* One percentile's rank being resolved: it lies in [lo, hi], the want-th
- * (1-based) of the inside samples there; and what the current pass gathers
- * for it. A target whose range another open one has already (same) reads
- * that one's data. */
-typedef struct {
-  int64_t lo, hi, inside, want;
-  int done;
-  size_t same;
-  enum { GATHER = 1, COUNT, SPLIT } mode;
-  int64_t *vals;
-  size_t n;
-  int extra, sorted;
-  uint32_t *count;
-  int64_t *split;
-  uint64_t width;
-} rank_target;
 
 /* A window of whole buckets [lo, hi] whose samples are counted value by
  * value (count: hi - lo + 1 cells) or collected (vals), and the samples it
@@ -88,9 +69,9 @@ typedef struct {
 
 struct tl__summarizer {
   tl_summary sum;
-  int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
-  rank_target t[TL_SUMMARY_PCTS];
-  int64_t lo, hi; /* the span of the open targets' ranges, this pass */
+  int64_t *hist;               /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
+  tl__rank t[TL_SUMMARY_PCTS]; /* the percentiles' ranks (rank.h) */
+  int64_t lo, hi;              /* the span of the open targets' ranges, this pass */
   /* Which slots of 2^shift values from lo hold a range the pass reads:
    * most samples lie in none, and one look tells (slot `outside`, never
    * marked, for the samples beyond). */
@@ -287,15 +268,6 @@ static int watch_value(watch *w, int64_t total, int64_t lo, int64_t hi, int64_t 
 /* ======================================================================== */
 /* Computing                                                                 */
 
-static void target_free(rank_target *x) {
-  free(x->vals);
-  free(x->count);
-  free(x->split);
-  x->vals = NULL;
-  x->count = NULL;
-  x->split = NULL;
-}
-
 tl__summarizer *tl__summarizer_new(void) {
   tl__summarizer *z = calloc(1, sizeof *z);
   if (z && !(z->hist = calloc(TL_SUMMARY_BUCKETS, sizeof *z->hist))) {
@@ -312,7 +284,7 @@ void tl__summarizer_free(tl__summarizer *z) {
     return;
   free(z->hist);
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    target_free(&z->t[k]);
+    tl__rank_free(&z->t[k]);
     free(z->w.win[k].count);
     free(z->w.win[k].vals);
   }
@@ -397,8 +369,8 @@ static void marks_setup(tl__summarizer *z) {
   z->outside = (size_t)(span >> z->shift) + 1;
   memset(z->marks, 0, z->outside + 1);
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    const rank_target *t = &z->t[k];
-    if (t->done || t->same != SIZE_MAX)
+    const tl__rank *t = &z->t[k];
+    if (!tl__rank_takes(t))
       continue;
     uint64_t to = ((uint64_t)t->hi - (uint64_t)z->lo) >> z->shift;
     for (uint64_t at = ((uint64_t)t->lo - (uint64_t)z->lo) >> z->shift; at <= to; at++)
@@ -420,19 +392,9 @@ static int gather(void *arg, const int64_t *v, size_t n) {
       continue;
     int64_t x = v[i];
     for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-      rank_target *t = &z->t[k];
-      if (t->done || t->same != SIZE_MAX || x < t->lo || x > t->hi)
-        continue;
-      if (t->mode == GATHER) {
-        if (t->n < (size_t)t->inside)
-          t->vals[t->n++] = x;
-        else
-          t->extra = 1; /* more than the first pass saw */
-      } else if (t->mode == COUNT) {
-        t->count[x - t->lo]++;
-      } else {
-        t->split[(uint64_t)(x - t->lo) / t->width]++;
-      }
+      tl__rank *t = &z->t[k];
+      if (tl__rank_takes(t) && x >= t->lo && x <= t->hi)
+        tl__rank_take(t, x);
     }
   }
   return 0;
@@ -457,77 +419,9 @@ static int rescan_block(void *arg, const tl_block *b) {
   return r->fn(r->z, r->z->decoded, (size_t)b->count);
 }
 
-static int by_value(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 static int changed(tl_store *s, int64_t session_id) {
   return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised", s->path,
                         (long long)session_id);
-}
-
-/* How target x reads its range in the next pass: its samples gathered,
- * counted value by value, or its span cut into NARROW linear parts. */
-static int target_setup(rank_target *x) {
-  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-  x->n = 0;
-  x->extra = x->sorted = 0;
-  target_free(x);
-  /* Counting takes less memory than gathering where many samples share few
-   * values (a 50 ms session holds most of its samples in one bucket), and
-   * needs no sort. */
-  if (span <= COUNT_SPAN_MAX && span * sizeof *x->count < (uint64_t)x->inside * sizeof *x->vals) {
-    x->mode = COUNT;
-    return (x->count = calloc(span, sizeof *x->count)) ? TL_OK : TL_ENOMEM;
-  }
-  if (x->inside <= COLLECT_MAX) {
-    x->mode = GATHER;
-    return (x->vals = malloc((size_t)x->inside * sizeof *x->vals + 1)) ? TL_OK : TL_ENOMEM;
-  }
-  if (span <= COUNT_SPAN_MAX) {
-    x->mode = COUNT;
-    return (x->count = calloc(span, sizeof *x->count)) ? TL_OK : TL_ENOMEM;
-  }
-  x->mode = SPLIT;
-  x->width = (span + NARROW - 1) / NARROW;
-  return (x->split = calloc(NARROW, sizeof *x->split)) ? TL_OK : TL_ENOMEM;
-}
-
-/* After a pass: x's value from what r (x itself, or the target whose range
- * it shares) saw, or a narrower range for the next pass. */
-static int target_resolve(rank_target *x, rank_target *r) {
-  int64_t cum = 0;
-  if (r->mode == GATHER) {
-    if ((int64_t)r->n != r->inside || r->extra)
-      return TL_ECORRUPT;
-    if (!r->sorted) /* once, by the first to resolve */
-      qsort(r->vals, r->n, sizeof *r->vals, by_value);
-    r->sorted = 1;
-    x->lo = x->hi = r->vals[x->want - 1];
-  } else if (r->mode == COUNT) {
-    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
-    for (uint64_t i = 0; i < span; i++)
-      if ((cum += r->count[i]) >= x->want && at == span)
-        at = i;
-    if (cum != r->inside)
-      return TL_ECORRUPT;
-    x->lo = x->hi = r->lo + (int64_t)at;
-  } else {
-    for (size_t b = 0; b < NARROW; b++) {
-      if (cum + r->split[b] >= x->want) {
-        int64_t lo = r->lo + (int64_t)(b * r->width), hi = lo + (int64_t)r->width - 1;
-        x->hi = hi < r->hi ? hi : r->hi;
-        x->lo = lo;
-        x->want -= cum;
-        x->inside = r->split[b];
-        return TL_OK;
-      }
-      cum += r->split[b];
-    }
-    return TL_ECORRUPT;
-  }
-  return TL_OK;
 }
 
 /* The exact values of every target: each pass reads only the blocks that
@@ -537,22 +431,19 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
   for (;;) {
     size_t open = 0;
     for (size_t k = 0; k < TL_SUMMARY_PCTS && !err; k++) {
-      rank_target *x = &z->t[k];
-      x->same = SIZE_MAX;
-      if (x->done)
+      tl__rank *x = &z->t[k];
+      if (!tl__rank_open(x))
         continue;
-      if (x->lo == x->hi) {
-        x->done = 1;
-        continue;
-      }
       z->lo = open && z->lo < x->lo ? z->lo : x->lo;
       z->hi = open && z->hi > x->hi ? z->hi : x->hi;
       open++;
       for (size_t j = 0; j < k && x->same == SIZE_MAX; j++)
-        if (!z->t[j].done && z->t[j].same == SIZE_MAX && z->t[j].lo == x->lo && z->t[j].hi == x->hi)
+        if (tl__rank_takes(&z->t[j]) && z->t[j].lo == x->lo && z->t[j].hi == x->hi)
           x->same = j;
-      if (x->same == SIZE_MAX)
-        err = target_setup(x);
+      if (x->same == SIZE_MAX) {
+        tl__rank_plan(x, 0);
+        err = tl__rank_alloc(x);
+      }
     }
     if (err || !open)
       break;
@@ -563,13 +454,15 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
     /* Backwards: a shared range is narrowed for its owner only after the
      * targets that read it. */
     for (size_t k = TL_SUMMARY_PCTS; k-- > 0 && !err;) {
-      rank_target *x = &z->t[k];
-      if (!x->done && target_resolve(x, x->same == SIZE_MAX ? x : &z->t[x->same]))
+      tl__rank *x = &z->t[k];
+      if (!x->done && tl__rank_resolve(x, x->same == SIZE_MAX ? x : &z->t[x->same]))
         err = changed(s, session_id);
     }
+    for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+      tl__rank_free(&z->t[k]);
   }
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    target_free(&z->t[k]);
+    tl__rank_free(&z->t[k]);
   return err;
 }
 
@@ -609,27 +502,21 @@ int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const
   }
   m->hist = z->hist + m->hist_first;
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    rank_target *x = &z->t[k];
+    tl__rank *x = &z->t[k];
+    memset(x, 0, sizeof *x); /* its memory was freed after the last session */
     x->done = !m->count;
-    int64_t rank = m->count ? tl_rank(tl_summary_pcts[k], m->count) : 0, cum = 0;
-    for (size_t b = 0; b < m->hist_len; b++) {
-      if (cum + m->hist[b] >= rank) {
-        tl_summary_bucket_bounds(m->hist_first + b, &x->lo, &x->hi);
-        x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
-        x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
-        x->want = rank - cum;
-        x->inside = m->hist[b];
-        break;
-      }
-      cum += m->hist[b];
-    }
+    if (x->done)
+      continue;
+    tl__rank_locate(x, tl_rank(tl_summary_pcts[k], m->count), m->hist, m->hist_first, m->hist_len);
+    x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
+    x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
     int64_t v;
-    if (!x->done && watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
+    if (watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
       x->lo = x->hi = v;
   }
   err = resolve_all(s, z, session_id);
   for (size_t k = 0; k < TL_SUMMARY_PCTS && m->count; k++)
-    m->pct_ns[k] = z->t[k].lo;
+    m->pct_ns[k] = z->t[k].value;
   *out = m;
   return err;
 }
