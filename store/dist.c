@@ -117,12 +117,15 @@ struct tl_sweep {
   int64_t direct_lo;
   unsigned direct_shift;
   size_t direct_len;
-  int64_t *chart; /* the histogram to fill in the next pass, or NULL */
-  size_t chart_bins;
-  int64_t chart_lo, chart_hi, chart_width;
-  int64_t *chart_over;
-  int64_t *chart_part; /* 4 x (chart_bins + 1) counts: see chart_values */
-  int chart_by_hist;   /* the chart comes from the histogram: see fast_setup */
+  /* The log buckets whose values the next pass counts into the fast counts
+   * (tl_sweep_count_values), nasked of them; after that pass, where each
+   * one's counts start in values, the fast counts it kept. */
+  size_t *asked, nasked;
+  uint32_t *asked_at;
+  int asking; /* the next pass counts them */
+  uint32_t *values;
+  tl_sweep_session_cb next_tap; /* sees every sample of the next pass, or NULL */
+  void *next_tap_ctx;
 };
 
 static void moments_add(moments *to, const moments *p) {
@@ -284,53 +287,12 @@ static void fast_free(tl_sweep *w) {
   w->direct_base = w->direct_mask = NULL;
 }
 
-/* Bins the samples into the chart. Timer samples crowd into one or two bins,
- * so consecutive samples would wait on each other's increment of the same
- * count: four interleaved sets of counts (folded by chart_fold) keep four
- * increments in flight. Bin chart_bins counts the samples above chart_hi.
- * While offsets fit 32 bits, a multiplication by a 64-bit reciprocal gives
- * the exact quotient (Lemire, Kaser and Kurz, "Faster remainder by direct
- * computation", 2019) where a division would take tens of cycles. */
-static void chart_values(tl_sweep *w, const int64_t *v, size_t n) {
-  uint64_t lo = (uint64_t)w->chart_lo, hi = (uint64_t)w->chart_hi, width = (uint64_t)w->chart_width;
-  uint64_t last = w->chart_bins - 1, over = w->chart_bins, stride = w->chart_bins + 1;
-  int64_t *part = w->chart_part;
-  if (hi - lo <= UINT32_MAX && width > 1) {
-    uint64_t inv = UINT64_MAX / width + 1;
-    for (size_t i = 0; i < n; i++) {
-      uint64_t x = (uint64_t)v[i];
-      uint64_t b = (uint64_t)(((unsigned __int128)inv * (x - lo)) >> 64);
-      b = b < last ? b : last;
-      b = x > hi ? over : b;
-      part[(i & 3) * stride + b]++;
-    }
-    return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t x = (uint64_t)v[i], b = (x - lo) / width;
-    b = b < last ? b : last;
-    b = x > hi ? over : b;
-    part[(i & 3) * stride + b]++;
-  }
-}
-
-/* Adds the interleaved counts of chart_values into the caller's chart. */
-static void chart_fold(tl_sweep *w) {
-  size_t stride = w->chart_bins + 1;
-  for (size_t j = 0; j < 4; j++) {
-    for (size_t b = 0; b < w->chart_bins; b++)
-      w->chart[b] += w->chart_part[j * stride + b];
-    *w->chart_over += w->chart_part[j * stride + w->chart_bins];
-  }
-}
-
-/* The reading thread's work in the first pass after pass 1: the chart, and
- * pass 1's tap when pass 1 read summaries. */
+/* The reading thread's work in the first pass after pass 1: the caller's
+ * tap of that pass, and pass 1's when pass 1 read summaries. */
 static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
   tl_sweep *w = arg;
-  if (w->chart_part)
-    chart_values(w, v, n);
-  return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
+  int err = w->next_tap ? w->next_tap(w->next_tap_ctx, session, v, n) : 0;
+  return !err && w->tap ? w->tap(w->tap_ctx, session, v, n) : err;
 }
 
 /* Counts each sample at its value in the group's fast ranges: one table look-up and
@@ -471,10 +433,10 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
 }
 
 /* After pass 1, only blocks that may hold a sample of an open range (or any
- * block, while the chart is filled). */
+ * block, while values are counted or a tap sees them). */
 static int block_wanted(void *arg, size_t session, int64_t min, int64_t max) {
   const tl_sweep *w = arg;
-  if (!w->first_done || w->chart || w->tap)
+  if (!w->first_done || w->asking || w->tap || w->next_tap)
     return 1;
   size_t sets[2] = {session, w->ns};
   for (size_t i = 0; i < 2; i++)
@@ -537,6 +499,9 @@ static void sweep_free(tl_sweep *w) {
   free(w->bits);
   free(w->head);
   fast_free(w);
+  free(w->asked);
+  free(w->asked_at);
+  free(w->values);
   free(w);
 }
 
@@ -629,53 +594,52 @@ int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank) {
   return hi < w->m[w->ns].max ? hi : w->m[w->ns].max;
 }
 
-void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
-                    size_t bins, int64_t *over) {
-  w->chart = bins ? counts : NULL;
-  w->chart_lo = lo;
-  w->chart_width = width;
-  w->chart_hi = hi;
-  w->chart_bins = bins;
-  w->chart_over = over;
-}
-
-/* The chart's bin of a latency (chart_bins: above chart_hi), and the
- * largest latency of a bin. */
-static size_t chart_bin(const tl_sweep *w, int64_t x) {
-  if (x > w->chart_hi)
-    return w->chart_bins;
-  uint64_t b = ((uint64_t)x - (uint64_t)w->chart_lo) / (uint64_t)w->chart_width;
-  return b < w->chart_bins - 1 ? (size_t)b : w->chart_bins - 1;
-}
-
-static int64_t chart_bin_top(const tl_sweep *w, size_t bin) {
-  if (bin >= w->chart_bins)
-    return INT64_MAX;
-  if (bin == w->chart_bins - 1)
-    return w->chart_hi;
-  uint64_t top = (uint64_t)w->chart_lo + (bin + 1) * (uint64_t)w->chart_width - 1;
-  return top < (uint64_t)w->chart_hi ? (int64_t)top : w->chart_hi;
-}
-
-/* The group's samples in log bucket b lie in [*lo, *hi]. */
-static void group_bounds(const tl_sweep *w, size_t b, int64_t *lo, int64_t *hi) {
+const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len) {
   const moments *g = &w->m[w->ns];
-  log_bounds(b, lo, hi);
-  *lo = *lo > g->min ? *lo : g->min;
-  *hi = *hi < g->max ? *hi : g->max;
-}
-
-/* Whether the group's samples of log bucket b may fall in two bins. */
-static int chart_splits(const tl_sweep *w, size_t b) {
-  int64_t lo, hi;
-  group_bounds(w, b, &lo, &hi);
-  return chart_bin(w, lo) != chart_bin(w, hi);
+  *first = g->count ? log_index(g->min) : 0;
+  *len = g->count ? log_index(g->max) - *first + 1 : 0;
+  return w->ghist + *first;
 }
 
 static uint64_t bucket_width(size_t b) {
   int64_t lo, hi;
   log_bounds(b, &lo, &hi);
   return (uint64_t)(hi - lo) + 1;
+}
+
+int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n) {
+  uint64_t need = 0;
+  for (size_t i = 0; i < n; i++)
+    need += bucket_width(buckets[i]);
+  if (need > TL__RANK_BYTES / sizeof *w->values)
+    return 0;
+  size_t *asked = realloc(w->asked, (n + 1) * sizeof *asked);
+  if (asked)
+    w->asked = asked;
+  uint32_t *at = realloc(w->asked_at, (n + 1) * sizeof *at);
+  if (at)
+    w->asked_at = at;
+  if (!asked || !at) {
+    w->oom = 1; /* tl_sweep_finish says so */
+    return 1;
+  }
+  memcpy(w->asked, buckets, n * sizeof *buckets);
+  memset(w->asked_at, 0, n * sizeof *at);
+  w->nasked = n;
+  w->asking = 1;
+  return 1;
+}
+
+const uint32_t *tl_sweep_values(const tl_sweep *w, size_t bucket) {
+  for (size_t i = 0; i < w->nasked && w->values; i++)
+    if (w->asked[i] == bucket && w->asked_at[i])
+      return w->values + w->asked_at[i];
+  return NULL;
+}
+
+void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx) {
+  w->next_tap = tap;
+  w->next_tap_ctx = ctx;
 }
 
 /* Gives bucket b (from fast_first) counts per value in the fast counts. */
@@ -688,14 +652,9 @@ static void fast_claim(tl_sweep *w, size_t b, uint64_t *at) {
 
 /* Sets up the fast counts of the next pass: the buckets of the group's
  * takers that count a whole log bucket (the usual case in the pass after
- * pass 1), the others staying on the lists; and, when the chart is to be
- * filled, the buckets whose samples straddle the edge of a bin. The chart
- * then comes from the group's histogram (exact counts per bucket, from
- * pass 1) without binning each sample: a bucket inside one bin adds its
- * count there, a straddling one its counts per value (chart_from_hist);
- * timer samples fill a few dozen buckets, straddling bins at a handful. When
- * those would take more than TL__RANK_BYTES the samples are binned one by one
- * (chart_values) instead. */
+ * pass 1), the others staying on the lists; and the buckets whose values
+ * the caller asked for (a chart's that straddle the edge of a bin: timer
+ * samples fill a few dozen buckets, straddling bins at a handful). */
 static int fast_setup(tl_sweep *w) {
   const moments *g = &w->m[w->ns];
   size_t first = log_index(g->min), len = log_index(g->max) - first + 1;
@@ -711,15 +670,11 @@ static int fast_setup(tl_sweep *w) {
   for (size_t b = 0; b <= len; b++)
     w->fast_mask[b] = 7;
   uint64_t at = 8; /* the spare counts */
-  if (w->chart) {
-    uint64_t need = 0;
-    for (size_t b = 0; b < len; b++)
-      if (w->ghist[first + b] && chart_splits(w, first + b))
-        need += bucket_width(first + b);
-    w->chart_by_hist = need <= TL__RANK_BYTES / sizeof *w->fast;
-    for (size_t b = 0; b < len && w->chart_by_hist; b++)
-      if (w->ghist[first + b] && chart_splits(w, first + b))
-        fast_claim(w, b, &at);
+  for (size_t i = 0; i < w->nasked && w->asking; i++) {
+    size_t b = w->asked[i] - first; /* wraps below first */
+    if (b < len && !w->fast_base[b])
+      fast_claim(w, b, &at);
+    w->asked_at[i] = b < len ? w->fast_base[b] : 0;
   }
   for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
     target *x = &w->t[k];
@@ -748,35 +703,21 @@ static int fast_setup(tl_sweep *w) {
   return err;
 }
 
-/* The chart from the group's histogram and the straddling buckets' counts
- * (see fast_setup); TL_ECORRUPT when those disagree with the histogram. */
-static int chart_from_hist(tl_sweep *w) {
-  for (size_t b = 0; b < w->fast_len; b++) {
-    int64_t n = w->ghist[w->fast_first + b], lo, hi;
-    if (!n)
+/* Keeps the fast counts of the asked buckets for tl_sweep_values, once they
+ * add up to the group's histogram (TL_ECORRUPT: the data changed between
+ * passes). */
+static int values_keep(tl_sweep *w) {
+  for (size_t i = 0; i < w->nasked; i++) {
+    if (!w->asked_at[i])
       continue;
-    group_bounds(w, w->fast_first + b, &lo, &hi);
-    size_t bin = chart_bin(w, lo);
-    int64_t *to = bin < w->chart_bins ? &w->chart[bin] : w->chart_over;
-    if (!chart_splits(w, w->fast_first + b)) {
-      *to += n;
-      continue;
-    }
-    int64_t blo, bhi, top = chart_bin_top(w, bin), seen = 0;
-    log_bounds(w->fast_first + b, &blo, &bhi);
-    const uint32_t *c = w->fast + w->fast_base[b] + (lo - blo);
-    for (int64_t x = lo; x <= hi; x++, c++) {
-      if (x > top) {
-        bin = chart_bin(w, x);
-        top = chart_bin_top(w, bin);
-        to = bin < w->chart_bins ? &w->chart[bin] : w->chart_over;
-      }
-      *to += *c;
-      seen += *c;
-    }
-    if (seen != n)
-      return TL_ECORRUPT; /* the data changed between passes */
+    uint64_t width = bucket_width(w->asked[i]), seen = 0;
+    for (uint64_t x = 0; x < width; x++)
+      seen += w->fast[w->asked_at[i] + x];
+    if (seen != (uint64_t)w->ghist[w->asked[i]])
+      return TL_ECORRUPT;
   }
+  w->values = w->fast; /* the fast counts of the group's ranges stay theirs */
+  w->fast = NULL;
   return TL_OK;
 }
 
@@ -811,33 +752,20 @@ static int sweep_passes(tl_sweep *w) {
     for (size_t k = 0; k < w->nt && !err; k++)
       if (taker(&w->t[k]))
         err = tl__rank_alloc(&w->t[k].r);
-    if (!err && w->chart && w->chart_by_hist && !w->fast) {
-      err = chart_from_hist(w); /* every bucket inside a bin: no sample needed */
-      w->chart = NULL;
-      w->chart_by_hist = 0;
-    }
-    if ((!open && !w->chart && !w->tap) || err)
+    if ((!open && !w->asking && !w->tap && !w->next_tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
       if (taker(&w->t[k]) && !w->t[k].r.count_lent)
         push(w, k);
     w->bits_for = SIZE_MAX;
-    /* The chart fills on the reading thread, which has less to do in these
+    /* The taps run on the reading thread, which has less to do in these
      * passes than the thread that takes the ranges' samples. */
-    if (w->chart && !w->chart_by_hist &&
-        !(w->chart_part = calloc(4 * (w->chart_bins + 1), sizeof *w->chart_part))) {
-      err = TL_ENOMEM;
-      break;
-    }
-    reading r = {block_wanted, on_segment, w, w->chart_part || w->tap ? finish_tap : NULL, w};
+    reading r = {block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w};
     err = w->source(w->src, &r);
-    if (w->chart && !err)
-      err = w->chart_by_hist ? chart_from_hist(w) : (chart_fold(w), TL_OK);
-    w->chart_by_hist = 0;
-    free(w->chart_part);
-    w->chart_part = NULL;
-    w->chart = NULL;
-    w->tap = NULL;
+    if (w->asking && w->fast && !err)
+      err = values_keep(w);
+    w->asking = 0;
+    w->tap = w->next_tap = NULL;
     marks_drop(w);
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
       if (taker(&w->t[k]))
