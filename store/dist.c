@@ -10,8 +10,9 @@
  * group's. Each requested rank then lies in one known bucket [lo, hi] with a
  * known number of samples below it. Each further pass either collects the
  * samples of [lo, hi] and picks the rank exactly (when few enough fall
- * there), or splits [lo, hi] into 4096 linear buckets to narrow it further.
- * Typical timer data needs two passes, however many ranks are asked.
+ * there), or splits [lo, hi] into 4096 linear buckets to narrow it further:
+ * the exact-rank engine (rank.h) that the summaries use too. Typical timer
+ * data needs two passes, however many ranks are asked.
  *
  * Over a store, pass 1 reads no sample: each session's stored summary
  * (tl_store_summaries) has its count, extremes, sums, histogram (the same
@@ -21,112 +22,18 @@
  * The passes after the first skip, verified but undecoded, every stored
  * block whose min..max (kept in the block's row) misses all the ranges still
  * open for its session and for the group. The group's ranges that are whole
- * log buckets count per value in one table (count_fast: one look-up and one
- * count a sample, without a branch); the others, and the sessions' own,
+ * log buckets count per value in one table (sweep_fast.c: one look-up and
+ * one count a sample, without a branch); the others, and the sessions' own,
  * take their samples through a bitmap of the buckets they lie in and a list
  * per bucket, so that the cost of a sample stays the same whatever the
- * number of ranks. The histogram chart comes from the group's histogram,
- * with only the buckets that straddle a bin counted per value (fast_setup). */
+ * number of ranks. A caller may have the same pass count the values of
+ * buckets it names, or see every sample (the page's histogram: report/
+ * chart.c). A store's samples are read on two threads (scan_threaded.c). */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rank.h"
-#include "store_internal.h"
-
-enum {
-  SUB_BITS = 11,
-  SUB = 1 << SUB_BITS,
-  LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
-  BITMAP_WORDS = LOG_BUCKETS / 64,
-  DIRECT_ENTRIES = 1 << 16, /* see direct_setup */
-};
-
-/* The histogram is the session summaries' (tl_summary_bucket), so that a
- * session's stored one adds into the group's as it is. */
-_Static_assert((int)SUB_BITS == (int)TL_SUMMARY_SUB_BITS &&
-                   (int)LOG_BUCKETS == (int)TL_SUMMARY_BUCKETS,
-               "the sweep's histogram is the summaries'");
-#define log_index tl_summary_bucket
-#define log_bounds tl_summary_bucket_bounds
-
-/* Whether a block of session (its stored min..max) is worth decoding. */
-typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
-/* Hands every wanted sample to cb, session by session, in stored order; tap
- * (may be NULL) sees them too, as they are read, on the caller's thread,
- * which has time to spare while another thread runs cb. */
-typedef struct {
-  wanted_cb wanted; /* may be NULL: every block */
-  tl_sweep_session_cb cb;
-  void *ctx;
-  tl_sweep_session_cb tap;
-  void *tap_ctx;
-} reading;
-typedef int (*source_fn)(void *src, const reading *r);
-
-typedef struct {
-  int64_t count, min, max;
-  unsigned __int128 sum, sumsq; /* exact: values are below 2^63 */
-} moments;
-
-typedef struct {
-  size_t set;   /* a session's index, or the sweep's session count: the group */
-  int64_t rank; /* 1-based rank in the set */
-  int32_t next; /* the next target of the same bucket taking samples, or -1 */
-  tl__rank r;   /* where its value lies, and how this pass reads it (rank.h);
-                   its counts lent when they are the sweep's fast counts
-                   (count_fast), and r.same an earlier target of the set */
-} target;
-
-struct tl_sweep {
-  source_fn source;
-  void *src;
-  tl_store *store;         /* when the samples are a store's: pass 1 reads their summaries */
-  const int64_t *ids;      /* ns sessions of store */
-  tl_sweep_session_cb tap; /* pass 1's tap, left for the next pass when pass 1 read summaries */
-  void *tap_ctx;
-  size_t ns; /* sessions; the group is set ns */
-  double *spcts;
-  size_t snp;
-  size_t *shandle;       /* ns x snp: the target of each session's percentile */
-  moments *m;            /* ns + 1: every session, then the group */
-  int64_t *shist;        /* the log histogram of the session being read (pass 1) */
-  int64_t *ghist;        /* the group's */
-  size_t cur;            /* the session being read in pass 1, or SIZE_MAX */
-  size_t *tfirst, *tend; /* ns + 1: each set's targets are t[tfirst..tend) */
-  target *t;
-  size_t nt, tcap;
-  int first_done;
-  int oom;
-  /* Passes after the first. */
-  uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
-  int32_t *head;   /* per bucket: the first target taking its samples, or -1 */
-  size_t bits_for; /* whose ranges are marked besides the group's, or SIZE_MAX */
-  size_t slow;     /* takers on the lists now */
-  /* The group's whole-bucket COUNT ranges, counted without a list (see
-   * count_fast): per log bucket from fast_first (fast_len of them, then one
-   * for samples outside them), where its values' counts start in fast and
-   * the mask of a value's offset there. */
-  uint32_t *fast_base, *fast_mask, *fast;
-  uint8_t *fast_slow; /* per bucket as fast_base: 1 where takers are on the lists */
-  size_t fast_first, fast_len;
-  /* The same by value: entry (x - direct_lo) >> direct_shift, direct_len of
-   * them then one for the rest (see count_direct); NULL when too many. */
-  uint32_t *direct_base, *direct_mask;
-  int64_t direct_lo;
-  unsigned direct_shift;
-  size_t direct_len;
-  /* The log buckets whose values the next pass counts into the fast counts
-   * (tl_sweep_count_values), nasked of them; after that pass, where each
-   * one's counts start in values, the fast counts it kept. */
-  size_t *asked, nasked;
-  uint32_t *asked_at;
-  int asking; /* the next pass counts them */
-  uint32_t *values;
-  tl_sweep_session_cb next_tap; /* sees every sample of the next pass, or NULL */
-  void *next_tap_ctx;
-};
+#include "sweep_internal.h"
 
 static void moments_add(moments *to, const moments *p) {
   if (!p->count)
@@ -216,13 +123,6 @@ static void pass1_values(tl_sweep *w, size_t session, const int64_t *v, size_t n
   m->sumsq += sumsq;
 }
 
-/* Keeps the fast table's copy of the bitmap (its buckets only: outside
- * them are no samples of the group). */
-static void mark_slow(tl_sweep *w, size_t b, int on) {
-  if (w->fast_slow && b - w->fast_first < w->fast_len)
-    w->fast_slow[b - w->fast_first] = (uint8_t)on;
-}
-
 /* Puts target k at the front of its bucket's list of takers. */
 static void push(tl_sweep *w, size_t k) {
   target *t = &w->t[k];
@@ -230,11 +130,9 @@ static void push(tl_sweep *w, size_t k) {
   t->next = w->head[b];
   w->head[b] = (int32_t)k;
   w->slow++;
-  mark_slow(w, b, 1);
+  tl__sweep_mark_slow(w, b, 1);
   w->bits[b / 64] |= (uint64_t)1 << (b % 64);
 }
-
-static int taker(const target *t) { return tl__rank_takes(&t->r); }
 
 /* Unmarks the ranges of the session marked last: they lie at the front of
  * their lists in push order, so are popped in reverse. */
@@ -244,14 +142,14 @@ static void marks_drop(tl_sweep *w) {
   if (old == SIZE_MAX)
     return;
   for (size_t k = w->tend[old]; k-- > w->tfirst[old];) {
-    if (!taker(&w->t[k]))
+    if (!tl__sweep_taker(&w->t[k]))
       continue;
     size_t b = log_index(w->t[k].r.lo);
     w->head[b] = w->t[k].next;
     w->slow--;
     if (w->head[b] < 0) {
       w->bits[b / 64] &= ~((uint64_t)1 << (b % 64));
-      mark_slow(w, b, 0);
+      tl__sweep_mark_slow(w, b, 0);
     }
   }
 }
@@ -260,31 +158,9 @@ static void marks_drop(tl_sweep *w) {
 static void marks_switch(tl_sweep *w, size_t session) {
   marks_drop(w);
   for (size_t k = w->tfirst[session]; k < w->tend[session]; k++)
-    if (taker(&w->t[k]))
+    if (tl__sweep_taker(&w->t[k]))
       push(w, k);
   w->bits_for = session;
-}
-
-/* A sample in a marked bucket: every open range of its session and of the
- * group there that holds it counts it. */
-static void take(tl_sweep *w, size_t b, int64_t x) {
-  for (int32_t k = w->head[b]; k >= 0; k = w->t[k].next) {
-    tl__rank *t = &w->t[k].r;
-    if (x >= t->lo && x <= t->hi)
-      tl__rank_take(t, x);
-  }
-}
-
-static void fast_free(tl_sweep *w) {
-  free(w->fast_base);
-  free(w->fast_mask);
-  free(w->fast);
-  free(w->fast_slow);
-  w->fast_base = w->fast_mask = w->fast = NULL;
-  w->fast_slow = NULL;
-  free(w->direct_base);
-  free(w->direct_mask);
-  w->direct_base = w->direct_mask = NULL;
 }
 
 /* The reading thread's work in the first pass after pass 1: the caller's
@@ -293,114 +169,6 @@ static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
   tl_sweep *w = arg;
   int err = w->next_tap ? w->next_tap(w->next_tap_ctx, session, v, n) : 0;
   return !err && w->tap ? w->tap(w->tap_ctx, session, v, n) : err;
-}
-
-/* Counts each sample at its value in the group's fast ranges: one table look-up and
- * one increment a sample, without a branch on whether its bucket is wanted
- * (most timer samples fall in a few buckets, about half of them wanted, so
- * that branch would be a coin toss). The samples of the other buckets are
- * counted into 8 spare counts at the front, spread by their low bits so
- * that consecutive ones seldom wait on the same count. The samples of
- * buckets with ranges on the lists are picked out on the way, without a
- * branch either, and handed to take after each stretch. */
-static inline __attribute__((always_inline)) void
-count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int picking) {
-  const uint32_t *base = w->fast_base, *mask = w->fast_mask;
-  const uint8_t *slow = w->fast_slow;
-  uint32_t *fast = w->fast;
-  size_t first = w->fast_first, len = w->fast_len, picked = 0;
-  uint16_t pick[TL_BLOCK_MAX];
-  for (size_t i = 0; i < m; i++) {
-    uint64_t u = (uint64_t)p[i];
-    size_t k;
-    if (by_double) {
-      /* Below 2^53 a latency converts to a double exactly, whose exponent
-       * and top 11 bits of mantissa are its log bucket, less a constant,
-       * from 2^11 on: cheaper than finding the top bit and shifting. */
-      double d = (double)p[i];
-      uint64_t bits;
-      memcpy(&bits, &d, sizeof bits);
-      k = (size_t)(bits >> (52 - SUB_BITS)) - (size_t)(1023 + SUB_BITS - 1) * SUB;
-      k = u < SUB ? (size_t)u : k;
-    } else {
-      k = log_index(p[i]);
-    }
-    k -= first; /* wraps below first */
-    k = k < len ? k : len;
-    fast[base[k] + (u & mask[k])]++;
-    if (picking) {
-      pick[picked] = (uint16_t)i;
-      picked += slow[k];
-    }
-  }
-  for (size_t j = 0; j < picked; j++)
-    take(w, log_index(p[pick[j]]), p[pick[j]]);
-}
-
-/* count_stretch without a pick-out, for a group whose samples span few
- * enough of its smallest buckets: the entry of a sample is then its offset
- * from the group's first bucket, shifted by that bucket's width, and a wider
- * bucket spans several entries with the same base and mask. */
-static void count_direct(tl_sweep *w, const int64_t *p, size_t m) {
-  const uint32_t *base = w->direct_base, *mask = w->direct_mask;
-  uint32_t *fast = w->fast;
-  uint64_t lo = (uint64_t)w->direct_lo;
-  unsigned shift = w->direct_shift;
-  size_t len = w->direct_len;
-  for (size_t i = 0; i < m; i++) {
-    uint64_t u = (uint64_t)p[i];
-    uint64_t k = (u - lo) >> shift; /* wraps below lo */
-    k = k < len ? k : len;
-    fast[base[k] + (u & mask[k])]++;
-  }
-}
-
-/* The direct table of count_direct from the fast table by bucket, when it
- * takes at most DIRECT_ENTRIES entries; TL_ENOMEM when out of memory. */
-static int direct_setup(tl_sweep *w) {
-  const moments *g = &w->m[w->ns];
-  int64_t lo, hi;
-  log_bounds(w->fast_first, &lo, &hi);
-  unsigned shift = (unsigned)__builtin_ctzll((uint64_t)(hi - lo + 1));
-  uint64_t len = (((uint64_t)g->max - (uint64_t)lo) >> shift) + 1;
-  if (len > DIRECT_ENTRIES)
-    return TL_OK;
-  w->direct_base = malloc((len + 1) * sizeof *w->direct_base);
-  w->direct_mask = malloc((len + 1) * sizeof *w->direct_mask);
-  if (!w->direct_base || !w->direct_mask)
-    return TL_ENOMEM;
-  for (uint64_t k = 0; k < len; k++) {
-    size_t b = log_index((int64_t)((uint64_t)lo + (k << shift))) - w->fast_first;
-    w->direct_base[k] = w->fast_base[b];
-    w->direct_mask[k] = w->fast_mask[b];
-  }
-  w->direct_base[len] = w->fast_base[w->fast_len];
-  w->direct_mask[len] = w->fast_mask[w->fast_len];
-  w->direct_lo = lo;
-  w->direct_shift = shift;
-  w->direct_len = (size_t)len;
-  return TL_OK;
-}
-
-static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
-  int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
-  if (w->direct_base && !w->slow) {
-    for (size_t at = 0; at < n; at += TL_BLOCK_MAX)
-      count_direct(w, v + at, n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX);
-    return;
-  }
-  for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
-    size_t m = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
-    /* Constant flags: four loops, each without the tests it does not need. */
-    if (by_double && w->slow)
-      count_stretch(w, v + at, m, 1, 1);
-    else if (by_double)
-      count_stretch(w, v + at, m, 1, 0);
-    else if (w->slow)
-      count_stretch(w, v + at, m, 0, 1);
-    else
-      count_stretch(w, v + at, m, 0, 0);
-  }
 }
 
 static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
@@ -418,7 +186,7 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
   if (session != w->bits_for)
     marks_switch(w, session);
   if (w->fast) {
-    count_fast(w, v, n);
+    tl__sweep_count_fast(w, v, n);
     return 0;
   }
   if (!w->slow)
@@ -427,7 +195,7 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     size_t b = log_index(v[i]);
     if (bits[b / 64] >> (b % 64) & 1)
-      take(w, b, v[i]);
+      tl__sweep_take(w, b, v[i]);
   }
   return 0;
 }
@@ -498,7 +266,7 @@ static void sweep_free(tl_sweep *w) {
   free(w->shandle);
   free(w->bits);
   free(w->head);
-  fast_free(w);
+  tl__sweep_fast_free(w);
   free(w->asked);
   free(w->asked_at);
   free(w->values);
@@ -601,16 +369,10 @@ const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len) {
   return w->ghist + *first;
 }
 
-static uint64_t bucket_width(size_t b) {
-  int64_t lo, hi;
-  log_bounds(b, &lo, &hi);
-  return (uint64_t)(hi - lo) + 1;
-}
-
 int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n) {
   uint64_t need = 0;
   for (size_t i = 0; i < n; i++)
-    need += bucket_width(buckets[i]);
+    need += tl__sweep_bucket_width(buckets[i]);
   if (need > TL__RANK_BYTES / sizeof *w->values)
     return 0;
   size_t *asked = realloc(w->asked, (n + 1) * sizeof *asked);
@@ -642,85 +404,6 @@ void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx) {
   w->next_tap_ctx = ctx;
 }
 
-/* Gives bucket b (from fast_first) counts per value in the fast counts. */
-static void fast_claim(tl_sweep *w, size_t b, uint64_t *at) {
-  uint64_t width = bucket_width(w->fast_first + b);
-  w->fast_base[b] = (uint32_t)*at;
-  w->fast_mask[b] = (uint32_t)(width - 1); /* widths are powers of two */
-  *at += width;
-}
-
-/* Sets up the fast counts of the next pass: the buckets of the group's
- * takers that count a whole log bucket (the usual case in the pass after
- * pass 1), the others staying on the lists; and the buckets whose values
- * the caller asked for (a chart's that straddle the edge of a bin: timer
- * samples fill a few dozen buckets, straddling bins at a handful). */
-static int fast_setup(tl_sweep *w) {
-  const moments *g = &w->m[w->ns];
-  size_t first = log_index(g->min), len = log_index(g->max) - first + 1;
-  w->fast_first = first;
-  w->fast_len = len;
-  w->fast_base = calloc(len + 1, sizeof *w->fast_base);
-  w->fast_mask = malloc((len + 1) * sizeof *w->fast_mask);
-  w->fast_slow = calloc(len + 1, 1);
-  if (!w->fast_base || !w->fast_mask || !w->fast_slow) {
-    fast_free(w);
-    return TL_ENOMEM;
-  }
-  for (size_t b = 0; b <= len; b++)
-    w->fast_mask[b] = 7;
-  uint64_t at = 8; /* the spare counts */
-  for (size_t i = 0; i < w->nasked && w->asking; i++) {
-    size_t b = w->asked[i] - first; /* wraps below first */
-    if (b < len && !w->fast_base[b])
-      fast_claim(w, b, &at);
-    w->asked_at[i] = b < len ? w->fast_base[b] : 0;
-  }
-  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
-    target *x = &w->t[k];
-    int64_t lo, hi;
-    size_t b = log_index(x->r.lo);
-    log_bounds(b, &lo, &hi);
-    x->r.count_lent = taker(x) && x->r.mode == TL__RANK_COUNT && lo == x->r.lo && hi == x->r.hi &&
-                      b - first < len && at + bucket_width(b) <= UINT32_MAX;
-    if (x->r.count_lent && !w->fast_base[b - first])
-      fast_claim(w, b - first, &at);
-  }
-  if (at == 8) {
-    fast_free(w);
-    return TL_OK;
-  }
-  if (!(w->fast = calloc(at, sizeof *w->fast))) {
-    fast_free(w);
-    return TL_ENOMEM;
-  }
-  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-    if (w->t[k].r.count_lent)
-      w->t[k].r.count = w->fast + w->fast_base[log_index(w->t[k].r.lo) - first];
-  int err = direct_setup(w);
-  if (err)
-    fast_free(w);
-  return err;
-}
-
-/* Keeps the fast counts of the asked buckets for tl_sweep_values, once they
- * add up to the group's histogram (TL_ECORRUPT: the data changed between
- * passes). */
-static int values_keep(tl_sweep *w) {
-  for (size_t i = 0; i < w->nasked; i++) {
-    if (!w->asked_at[i])
-      continue;
-    uint64_t width = bucket_width(w->asked[i]), seen = 0;
-    for (uint64_t x = 0; x < width; x++)
-      seen += w->fast[w->asked_at[i] + x];
-    if (seen != (uint64_t)w->ghist[w->asked[i]])
-      return TL_ECORRUPT;
-  }
-  w->values = w->fast; /* the fast counts of the group's ranges stay theirs */
-  w->fast = NULL;
-  return TL_OK;
-}
-
 static int sweep_passes(tl_sweep *w) {
   int err = w->oom ? TL_ENOMEM : TL_OK;
   if (!err && !w->bits) {
@@ -739,7 +422,7 @@ static int sweep_passes(tl_sweep *w) {
         continue;
       open++;
       for (size_t j = w->tfirst[x->set]; j < k && x->r.same == SIZE_MAX; j++)
-        if (taker(&w->t[j]) && w->t[j].r.lo == x->r.lo && w->t[j].r.hi == x->r.hi)
+        if (tl__sweep_taker(&w->t[j]) && w->t[j].r.lo == x->r.lo && w->t[j].r.hi == x->r.hi)
           x->r.same = j;
       /* The group's few ranges count where counting takes little, even
        * where collecting would take less: they then count in the fast
@@ -748,14 +431,14 @@ static int sweep_passes(tl_sweep *w) {
         tl__rank_plan(&x->r, x->set == w->ns);
     }
     if (!err)
-      err = fast_setup(w);
+      err = tl__sweep_fast_setup(w);
     for (size_t k = 0; k < w->nt && !err; k++)
-      if (taker(&w->t[k]))
+      if (tl__sweep_taker(&w->t[k]))
         err = tl__rank_alloc(&w->t[k].r);
     if ((!open && !w->asking && !w->tap && !w->next_tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (taker(&w->t[k]) && !w->t[k].r.count_lent)
+      if (tl__sweep_taker(&w->t[k]) && !w->t[k].r.count_lent)
         push(w, k);
     w->bits_for = SIZE_MAX;
     /* The taps run on the reading thread, which has less to do in these
@@ -763,12 +446,12 @@ static int sweep_passes(tl_sweep *w) {
     reading r = {block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w};
     err = w->source(w->src, &r);
     if (w->asking && w->fast && !err)
-      err = values_keep(w);
+      err = tl__sweep_values_keep(w);
     w->asking = 0;
     w->tap = w->next_tap = NULL;
     marks_drop(w);
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (taker(&w->t[k]))
+      if (tl__sweep_taker(&w->t[k]))
         w->head[log_index(w->t[k].r.lo)] = -1;
     memset(w->bits, 0, BITMAP_WORDS * sizeof *w->bits);
     /* Backwards: a range shared by several targets is narrowed for its taker
@@ -780,12 +463,12 @@ static int sweep_passes(tl_sweep *w) {
     }
     for (size_t k = 0; k < w->nt; k++)
       tl__rank_free(&w->t[k].r);
-    fast_free(w);
+    tl__sweep_fast_free(w);
     w->slow = 0;
   }
   for (size_t k = 0; k < w->nt; k++)
     tl__rank_free(&w->t[k].r);
-  fast_free(w);
+  tl__sweep_fast_free(w);
   return err;
 }
 
@@ -850,204 +533,12 @@ int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k) {
   return tl_sweep_value(w, w->shandle[session * w->snp + k]);
 }
 
-/* ======================================================================== */
-/* Sources                                                                   */
-
-/* Reading the store takes two threads: this one steps SQLite through the
- * blocks and decodes them into a batch of values, a worker counts the
- * previous batch. The two halves of the work are of similar size, so on two
- * cores a pass takes about half as long. Only the worker touches the sweep;
- * the batches alternate under one mutex. A batch remembers where each
- * session's samples start in it. */
-enum { BATCH_VALUES = 64 * TL_BLOCK_MAX, BATCH_SEGMENTS = 256 };
-
-typedef struct {
-  size_t n, segs;
-  size_t seg_at[BATCH_SEGMENTS];
-  size_t seg_session[BATCH_SEGMENTS];
-  int64_t v[BATCH_VALUES];
-} batch;
-
-typedef struct {
-  tl_store *store;
-  const int64_t *ids;
-  size_t n;
-  size_t at; /* index in ids of the session being read */
-  reading r;
-  batch *fill;         /* the batch this thread fills */
-  batch *pending;      /* handed to the worker, not yet taken */
-  int busy, quit;      /* the worker is counting a batch; no more will come */
-  int err;             /* the worker's first error */
-  int64_t bad_session; /* where a block failed to decode */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  batch batches[2];
-} store_src;
-
-/* Every block is read: one the pass does not want is only verified, not
- * decoded, so that a damaged block is found wherever it lies. */
-static int block_filter(void *arg, const tl_block *b) {
-  store_src *s = arg;
-  while (s->at < s->n && s->ids[s->at] != b->session_id)
-    s->at++;
-  return 1;
-}
-
-static int batch_run(store_src *s, const batch *b) {
-  for (size_t i = 0; i < b->segs; i++) {
-    size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
-    int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
-    if (err)
-      return err;
-  }
-  return 0;
-}
-
-static void *worker(void *arg) {
-  store_src *s = arg;
-  pthread_mutex_lock(&s->mu);
-  for (;;) {
-    while (!s->pending && !s->quit)
-      pthread_cond_wait(&s->cv, &s->mu);
-    if (!s->pending)
-      break;
-    batch *b = s->pending;
-    s->pending = NULL;
-    s->busy = 1;
-    int err = s->err;
-    pthread_mutex_unlock(&s->mu);
-    if (!err)
-      err = batch_run(s, b);
-    pthread_mutex_lock(&s->mu);
-    if (err && !s->err)
-      s->err = err;
-    b->n = b->segs = 0;
-    s->busy = 0;
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return NULL;
-}
-
-/* Hands the filled batch to the worker once it is idle, and continues with
- * the other batch (which the worker has then finished). */
-static int submit(store_src *s) {
-  pthread_mutex_lock(&s->mu);
-  while (s->pending || s->busy)
-    pthread_cond_wait(&s->cv, &s->mu);
-  int err = s->err;
-  if (!err && s->fill->n) {
-    s->pending = s->fill;
-    s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return err;
-}
-
-static int block_decode(void *arg, const tl_block *b) {
-  store_src *s = arg;
-  if (s->r.wanted && !s->r.wanted(s->r.ctx, s->at, b->min_ns, b->max_ns)) {
-    if (tl_block_verify(b, NULL) == TL_OK)
-      return TL_OK;
-    s->bad_session = b->session_id;
-    return TL_ECORRUPT;
-  }
-  batch *f = s->fill;
-  int new_seg = !f->segs || f->seg_session[f->segs - 1] != s->at;
-  if (f->n + (size_t)b->count > BATCH_VALUES || (new_seg && f->segs == BATCH_SEGMENTS)) {
-    int err = submit(s);
-    if (err)
-      return err;
-    f = s->fill;
-    new_seg = 1;
-  }
-  if (new_seg) {
-    f->seg_at[f->segs] = f->n;
-    f->seg_session[f->segs++] = s->at;
-  }
-  if (tl_block_decode(b, f->v + f->n, NULL)) {
-    s->bad_session = b->session_id;
-    return TL_ECORRUPT;
-  }
-  int err = s->r.tap ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count) : TL_OK;
-  f->n += (size_t)b->count;
-  return err;
-}
-
-static int ignore_values(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
-  return 0;
-}
-
-static int scan_store(void *arg, const reading *r) {
-  store_src *s = arg;
-  s->r = *r;
-  s->at = 0;
-  s->fill = &s->batches[0];
-  s->pending = NULL;
-  s->busy = s->quit = s->err = 0;
-  s->batches[0].n = s->batches[1].n = s->batches[0].segs = s->batches[1].segs = 0;
-  pthread_t th;
-  if (pthread_create(&th, NULL, worker, s) != 0)
-    return TL_ENOMEM;
-  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_filter, block_decode, s);
-  int werr = submit(s);
-  pthread_mutex_lock(&s->mu);
-  while (s->pending || s->busy)
-    pthread_cond_wait(&s->cv, &s->mu);
-  s->quit = 1;
-  pthread_cond_broadcast(&s->cv);
-  werr = s->err ? s->err : werr;
-  pthread_mutex_unlock(&s->mu);
-  pthread_join(th, NULL);
-  if (err == TL_ECORRUPT && s->bad_session) {
-    /* Let the store say which block is bad: a plain scan of that session
-     * stops at the same block and leaves the message on the handle. */
-    tl_store_scan(s->store, s->bad_session, ignore_values, NULL);
-  }
-  return err ? err : werr;
-}
-
-/* A source over the samples of the sessions (ids not copied), or NULL when
- * out of memory; free with src_close. */
-static store_src *src_open(tl_store *store, const int64_t *session_ids, size_t n) {
-  store_src *s = malloc(sizeof *s);
-  if (!s)
-    return NULL;
-  memset(s, 0, offsetof(store_src, batches));
-  if (pthread_mutex_init(&s->mu, NULL) != 0) {
-    free(s);
-    return NULL;
-  }
-  if (pthread_cond_init(&s->cv, NULL) != 0) {
-    pthread_mutex_destroy(&s->mu);
-    free(s);
-    return NULL;
-  }
-  s->store = store;
-  s->ids = session_ids;
-  s->n = n;
-  return s;
-}
-
-static void src_close(void *arg) {
-  store_src *s = arg;
-  if (!s)
-    return;
-  pthread_cond_destroy(&s->cv);
-  pthread_mutex_destroy(&s->mu);
-  free(s);
-}
-
 tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
                          const double *session_pcts, size_t session_np) {
-  store_src *s = src_open(store, session_ids, n);
-  tl_sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
+  tl__store_src *s = tl__store_src_open(store, session_ids, n);
+  tl_sweep *w = s ? sweep_new(tl__store_src_scan, s, n, session_pcts, session_np) : NULL;
   if (!w)
-    src_close(s);
+    tl__store_src_close(s);
   else {
     w->store = store;
     w->ids = session_ids;
@@ -1058,19 +549,8 @@ tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
 void tl_sweep_close(tl_sweep *w) {
   if (!w)
     return;
-  src_close(w->src);
+  tl__store_src_close(w->src);
   sweep_free(w);
-}
-
-int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
-                           tl_sweep_session_cb cb, void *ctx) {
-  store_src *s = src_open(store, session_ids, n);
-  if (!s)
-    return TL_ENOMEM;
-  reading r = {NULL, cb, ctx, NULL, NULL};
-  int err = scan_store(s, &r);
-  src_close(s);
-  return err;
 }
 
 /* The group's values at pcts of one sweep into out (at most TL_MAX_PCTS),
