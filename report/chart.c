@@ -119,20 +119,19 @@ int tl__chart_ask(tl__chart *c, tl_sweep *w, size_t group, int64_t lo, int64_t w
   return TL_OK;
 }
 
-/* A straddling bucket b's samples in [lo, hi], value by value. */
+/* A straddling bucket b's samples in [lo, hi], value by value, summed
+ * bin by bin. */
 static void add_values(tl__chart *c, size_t b, int64_t lo, int64_t hi, const uint32_t *values) {
   int64_t blo, bhi;
   tl_summary_bucket_bounds(b, &blo, &bhi);
-  size_t bin = chart_bin(c, lo);
-  int64_t top = chart_bin_top(c, bin), *to = bin_count(c, bin);
   const uint32_t *v = values + (lo - blo);
-  for (int64_t x = lo; x <= hi; x++, v++) {
-    if (x > top) {
-      bin = chart_bin(c, x);
-      top = chart_bin_top(c, bin);
-      to = bin_count(c, bin);
-    }
-    *to += *v;
+  for (int64_t x = lo; x <= hi;) {
+    size_t bin = chart_bin(c, x);
+    int64_t top = chart_bin_top(c, bin), end = top < hi ? top : hi, sum = 0;
+    for (int64_t y = x; y <= end; y++)
+      sum += *v++;
+    *bin_count(c, bin) += sum;
+    x = end + 1;
   }
 }
 

@@ -345,8 +345,9 @@ size_t tl_sweep_want(tl_sweep *w, int64_t rank) {
   if (rank < 1 || rank > g->count)
     return SIZE_MAX;
   size_t h = target_add(w, w->ns, rank);
+  size_t first = log_index(g->min); /* none below */
   if (h != SIZE_MAX)
-    locate(w, w->ns, w->ghist, 0, log_index(g->max) + 1);
+    locate(w, w->ns, w->ghist + first, first, log_index(g->max) - first + 1);
   return h;
 }
 
