@@ -108,6 +108,23 @@ static int copy_samples(copier *c, int64_t local_id) {
   return err;
 }
 
+/* blob[0..len) as a bytea literal in PostgreSQL's hex form, "\\x0a1b...",
+ * to bind as text and cast ($n::bytea); free it. NULL when out of memory. */
+static char *bytea_hex(const uint8_t *blob, size_t len) {
+  static const char digits[] = "0123456789abcdef";
+  char *hex = malloc(2 * len + 3);
+  if (!hex)
+    return NULL;
+  hex[0] = '\\';
+  hex[1] = 'x';
+  for (size_t i = 0; i < len; i++) {
+    hex[2 + 2 * i] = digits[blob[i] >> 4];
+    hex[3 + 2 * i] = digits[blob[i] & 15];
+  }
+  hex[2 + 2 * len] = '\0';
+  return hex;
+}
+
 /* The session's summary, the file's or made from the samples just sent,
  * as bytea in hex. */
 static int push_summary(copier *c, int64_t local_id) {
@@ -116,18 +133,10 @@ static int push_summary(copier *c, int64_t local_id) {
   int err = tl__summary_pick_finish(c->pick, c->local, local_id, &blob, &len);
   if (err)
     return tl__store_fail(c->server, err, "%s", c->local->errmsg);
-  char *hex = malloc(2 * len + 3);
+  char *hex = bytea_hex(blob, len);
   if (!hex) {
     err = tl__store_fail(c->server, TL_ENOMEM, "out of memory sending a summary");
   } else {
-    static const char digits[] = "0123456789abcdef";
-    hex[0] = '\\';
-    hex[1] = 'x';
-    for (size_t i = 0; i < len; i++) {
-      hex[2 + 2 * i] = digits[blob[i] >> 4];
-      hex[3 + 2 * i] = digits[blob[i] & 15];
-    }
-    hex[2 + 2 * len] = '\0';
     tl_pg_params p = {0};
     tl__pg_param_i64(&p, c->session_id);
     tl__pg_param_text(&p, hex);
@@ -163,19 +172,11 @@ static int push_causes(copier *c, int64_t local_id) {
   while (err == TL_OK && sqlite3_step(st) == SQLITE_ROW) {
     const uint8_t *blob = sqlite3_column_blob(st, 3);
     size_t len = (size_t)sqlite3_column_bytes(st, 3);
-    char *hex = malloc(2 * len + 3);
+    char *hex = bytea_hex(blob, len);
     if (!hex) {
       err = tl__store_fail(c->server, TL_ENOMEM, "out of memory %s", doing);
       break;
     }
-    static const char digits[] = "0123456789abcdef";
-    hex[0] = '\\';
-    hex[1] = 'x';
-    for (size_t i = 0; i < len; i++) {
-      hex[2 + 2 * i] = digits[blob[i] >> 4];
-      hex[3 + 2 * i] = digits[blob[i] & 15];
-    }
-    hex[2 + 2 * len] = '\0';
     tl_pg_params p = {0};
     tl__pg_param_i64(&p, c->session_id);
     tl__pg_param_i64(&p, sqlite3_column_int64(st, 0));
