@@ -3,6 +3,7 @@
  * URI ("postgresql://", "postgres://") opens a server, anything else a
  * SQLite file; every other function here calls the handle's table of
  * operations (store_internal.h), so callers never learn which one runs. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,12 @@ static void unavailable_close(tl_store *s) {
   free(s->path);
   free(s);
 }
-static const tl_store_ops unavailable_ops = {.close = unavailable_close};
 
-int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
+static int unavailable_open(tl_store **out, const char *conninfo, int flags);
+static const tl_store_ops unavailable_ops = {
+    .name = "PostgreSQL server", .server = 1, .open = unavailable_open, .close = unavailable_close};
+
+static int unavailable_open(tl_store **out, const char *conninfo, int flags) {
   (void)conninfo;
   (void)flags;
   tl_store *s = calloc(1, sizeof *s);
@@ -32,20 +36,21 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
                         "this tl was built without PostgreSQL support (rebuild it with libpq: "
                         "cmake -DTL_POSTGRESQL=ON)");
 }
-
-int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
-  (void)local;
-  (void)opts;
-  if (st)
-    memset(st, 0, sizeof *st);
-  return tl__store_fail(server, TL_EUNAVAIL, "this tl was built without PostgreSQL support");
-}
 #endif
 
+/* The backend an address names. */
+static const tl_store_ops *backend_of(const char *path, int flags) {
+  if (!(flags & TL_STORE_SERVER) && !tl_store_is_server(path))
+    return &tl__sqlite_ops;
+#ifdef TL_WITH_POSTGRESQL
+  return &tl__pg_ops;
+#else
+  return &unavailable_ops;
+#endif
+}
+
 int tl_store_open(tl_store **out, const char *path, int flags) {
-  if ((flags & TL_STORE_SERVER) || tl_store_is_server(path))
-    return tl__pg_open(out, path, flags);
-  return tl__sqlite_open(out, path, flags);
+  return backend_of(path, flags)->open(out, path, flags);
 }
 
 void tl_store_close(tl_store *s) {
@@ -53,13 +58,94 @@ void tl_store_close(tl_store *s) {
     s->ops->close(s);
 }
 
-int tl__store_need_file(tl_store *s, const char *doing) {
-  if (s->db)
+int tl__store_can(tl_store *s, int entry, const char *doing) {
+  if (entry)
     return TL_OK;
   return tl__store_fail(s, TL_EUNAVAIL,
                         "%s needs a database file; %s is a server (tlstore push sends the "
                         "sessions of a file to it)",
                         doing, s->path);
+}
+
+/* What a public function does first when its backend may lack the entry. */
+#define NEED(s, entry, doing)                                                                      \
+  do {                                                                                             \
+    int need_ = tl__store_can(s, (s)->ops->entry != NULL, doing);                                  \
+    if (need_)                                                                                     \
+      return need_;                                                                                \
+  } while (0)
+
+int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
+  *out = NULL;
+  NEED(s, writer_begin, "collecting");
+  return s->ops->writer_begin(s, spec, out, uuid_out);
+}
+
+int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
+  NEED(s, recover_stale, "recovering stale sessions");
+  if (count)
+    *count = 0;
+  return s->ops->recover_stale(s, stale_ns, count);
+}
+
+int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
+                    char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
+  NEED(s, import, "importing");
+  return s->ops->import(s, in, o, on_bad, ctx, uuid_out, imported, bad_rows);
+}
+
+int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats) {
+  NEED(d, merge, "merging");
+  return d->ops->merge(d, paths, n, stats);
+}
+
+int tl_store_vacuum(tl_store *s) {
+  NEED(s, vacuum, "vacuuming");
+  return s->ops->vacuum(s);
+}
+
+#ifdef TL_WITH_POSTGRESQL
+static volatile int signalled; /* a SIGINT or SIGTERM during a push with on_signals */
+
+static void on_signal(int sig) {
+  (void)sig;
+  signalled = 1;
+}
+
+/* The receiving store's entry, with SIGINT and SIGTERM turned into a stop
+ * for on_signals. */
+static int push_to(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
+  if (!opts->on_signals)
+    return server->ops->push(server, local, opts, st);
+  tl_push_opts o = *opts;
+  if (!o.stop)
+    o.stop = &signalled;
+  signalled = 0;
+  struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int err = server->ops->push(server, local, &o, st);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  return err;
+}
+#endif
+
+int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
+  if (st)
+    memset(st, 0, sizeof *st);
+#ifndef TL_WITH_POSTGRESQL
+  (void)local;
+  (void)opts;
+  return tl__store_fail(server, TL_EUNAVAIL, "this tl was built without PostgreSQL support");
+#else
+  if (!server->ops->push)
+    return tl__store_fail(server, TL_EINVAL, "tlstore push sends to a PostgreSQL server");
+  if (local->ops->server)
+    return tl__store_fail(server, TL_EINVAL, "tlstore push reads a database file, not a server");
+  return push_to(local, server, opts, st);
+#endif
 }
 
 int tl_store_set_codec(tl_store *s, int codec) {
@@ -84,14 +170,17 @@ int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   if (f->label_count > 256 || f->tag_count > 64)
     return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
   int err = s->ops->sessions(s, f, out);
-  if (err || !s->left_out_count)
+  if (err || (!s->left_out_count && !f->status))
     return err;
+  /* The backend's rows also hold the 'running' sessions a status filter
+   * names (query.c): each is now settled as readers show it. */
   size_t kept = 0;
   for (size_t i = 0; i < out->count; i++) {
-    if (is_left_out(s, out->items[i].id))
-      tl__session_free(&out->items[i]);
+    tl_session *x = &out->items[i];
+    if (is_left_out(s, x->id) || (f->status && strcmp(x->status, f->status) != 0))
+      tl__session_free(x);
     else
-      out->items[kept++] = out->items[i];
+      out->items[kept++] = *x;
   }
   out->count = kept;
   return TL_OK;

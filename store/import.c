@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 /* The largest latency accepted: 30 days, far beyond any timer, far below
  * where int64 arithmetic could overflow. */
@@ -501,7 +501,7 @@ static size_t digit_line(const char *p, uint64_t *out) {
 }
 
 static int exec(tl_store *s, const char *sql, const char *doing) {
-  int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), sql, NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
@@ -553,10 +553,8 @@ static char *import_command_line(const tl_import_opts *o) {
   return tl_command_line(n, argv);
 }
 
-int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
-                    char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
-  if (!s->db)
-    return tl__store_need_file(s, "importing");
+int tl__sqlite_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad,
+                      void *ctx, char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   if (o->format != TL_SAMPLES_CSV && o->format != TL_SAMPLES_JSONL)
@@ -616,11 +614,11 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
   int in_txn = err == TL_OK;
   if (!err)
     err = tl__session_insert(s, &spec, uuid, &b->session_id);
-  if (!err && sqlite3_prepare_v2(s->db,
+  if (!err && sqlite3_prepare_v2(tl__sqlite_db(s),
                                  "INSERT INTO sample_blocks (session_id, seq, count, min_ns, "
                                  "max_ns, codec, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  -1, &b->ins, NULL) != SQLITE_OK)
-    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "storing imported samples");
+    err = tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "storing imported samples");
 
   /* Lines are cut from large chunks; a line longer than LINE_MAX_BYTES is a
    * bad row, read past without being kept. */
@@ -729,7 +727,7 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
     err = tl__store_fail(s, TL_EINVAL, "no samples in the input: nothing imported");
   if (!err) {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db,
+    int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                                 "UPDATE sessions SET status = 'complete', sample_count = ?, "
                                 "ended_ns = started_ns, heartbeat_ns = started_ns WHERE id = ?",
                                 -1, &st, NULL);
@@ -753,7 +751,7 @@ int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
   if (!err)
     err = exec(s, "COMMIT", "committing the import");
   if (err && in_txn)
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
   if (!err && uuid_out)
     memcpy(uuid_out, uuid, 37);
   if (imported)

@@ -12,7 +12,6 @@
  * password (tl refuses one: libpq reads ~/.pgpass and PGPASSWORD), so the
  * address in messages is safe to show; server messages are made one line. */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,23 +160,18 @@ static void rows_window_clear(tl_pg_rows *w) {
 
 /* Forgets the facts and tags read ahead: after a write they may be stale. */
 static void forget_windows(tl_store *s) {
-  tl_pg *p = s->server;
-  if (p) {
-    rows_window_clear(&p->facts);
-    rows_window_clear(&p->tags);
-  }
+  tl_pg *p = tl__pg(s);
+  rows_window_clear(&p->facts);
+  rows_window_clear(&p->tags);
 }
 
 static void pg_close(tl_store *s) {
-  tl_pg *p = s->server;
-  if (p) {
-    forget_windows(s);
-    if (p->conn) /* else libpq may not be loaded */
-      PQfinish(p->conn);
-    free(p);
-  }
+  tl_pg *p = tl__pg(s);
+  forget_windows(s);
+  if (p->conn) /* else libpq may not be loaded */
+    PQfinish(p->conn);
   free(s->path);
-  free(s);
+  free(p);
 }
 
 static int pg_schema_version(tl_store *s) {
@@ -296,17 +290,16 @@ static int set_display(tl_store *s, const char *conninfo) {
   return s->path ? TL_OK : TL_ENOMEM;
 }
 
-int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
+static int pg_open(tl_store **out, const char *conninfo, int flags) {
   *out = NULL;
-  tl_store *s = calloc(1, sizeof *s);
-  if (!s)
+  tl_pg *p = calloc(1, sizeof *p);
+  if (!p)
     return TL_ENOMEM;
+  tl_store *s = &p->base;
   *out = s;
   s->ops = &tl__pg_ops;
   s->readonly = !!(flags & TL_STORE_READONLY);
-  tl_pg *p = calloc(1, sizeof *p);
-  s->server = p;
-  if (!p || set_display(s, conninfo))
+  if (set_display(s, conninfo))
     return tl__store_fail(s, TL_ENOMEM, "out of memory");
   char why[TL_WHY_MAX];
   if (tl__pq_load(why, sizeof why))
@@ -354,78 +347,54 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
 /* ======================================================================== */
 /* Reading                                                                   */
 
-/* Appends fixed SQL; values are always parameters. */
-typedef struct {
-  char buf[4096];
-  size_t len;
-  int overflow;
-} sqlbuf;
+/* PostgreSQL's SQL of the session filter (query.c). A server's sessions
+ * arrive finished (schema/pg: never 'running'), and its table has no pid
+ * or heartbeat to judge one by. */
+static const tl__sql_dialect dialect = {
+    .param = '$',
+    .running_cols = "0, 0",
+};
 
-static void sql_add(sqlbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sql_add(sqlbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(b->buf + b->len, sizeof b->buf - b->len, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof b->buf - b->len)
-    b->overflow = 1;
-  else
-    b->len += (size_t)n;
+/* The session of row; 0 when out of memory. */
+static int read_session(const PGresult *r, int row, tl_session *x) {
+  x->id = tl__pg_i64(r, row, 0);
+  x->uuid = dup_val(r, row, 1);
+  x->run_uuid = dup_val(r, row, 2);
+  x->label = dup_val(r, row, 3);
+  x->probe = dup_val(r, row, 4);
+  x->hostname = dup_val(r, row, 5);
+  x->host_fingerprint = dup_val(r, row, 6);
+  x->status = dup_val(r, row, 7);
+  x->command_line = dup_val(r, row, 8);
+  x->tl_version = dup_val(r, row, 9);
+  x->libuv_version = dup_val(r, row, 10);
+  x->delay_ns = tl__pg_i64(r, row, 11);
+  x->warmup = tl__pg_i64(r, row, 12);
+  x->started_ns = tl__pg_i64(r, row, 13);
+  x->ended_ns = tl__pg_i64(r, row, 14);
+  x->sample_count = tl__pg_i64(r, row, 15);
+  x->missed_periods = tl__pg_i64(r, row, 16);
+  return x->uuid && x->run_uuid && x->label && x->probe && x->hostname && x->host_fingerprint &&
+         x->status && x->command_line && x->tl_version && x->libuv_version;
 }
 
 static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
-  sqlbuf q = {.len = 0};
-  tl_pg_params p = {0};
-  sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
-              "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
-              "s.started_ns, s.ended_ns, s.sample_count, s.missed_periods "
-              "FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE true");
-  if (f->label_count) {
-    sql_add(&q, " AND s.label IN (");
-    for (size_t i = 0; i < f->label_count; i++) {
-      tl__pg_param_text(&p, f->labels[i]);
-      sql_add(&q, "%s$%d", i ? ", " : "", p.n);
-    }
-    sql_add(&q, ")");
+  tl__session_query *q = malloc(sizeof *q);
+  tl_pg_params *p = malloc(sizeof *p);
+  int err = q && p ? tl__session_query_build(s, &dialect, f, q)
+                   : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  PGresult *r = NULL;
+  if (!err) {
+    p->n = 0;
+    for (int i = 0; i < q->n; i++)
+      if (q->params[i].text)
+        tl__pg_param_text(p, q->params[i].text);
+      else
+        tl__pg_param_i64(p, q->params[i].num);
+    r = tl__pg_query(s, q->sql, p, 0, "listing sessions", &err);
   }
-  if (f->probe) {
-    tl__pg_param_text(&p, f->probe);
-    sql_add(&q, " AND s.probe = $%d", p.n);
-  }
-  if (f->delay_ns >= 0) {
-    tl__pg_param_i64(&p, f->delay_ns);
-    sql_add(&q, " AND s.delay_ns = $%d", p.n);
-  }
-  if (f->since_ns) {
-    tl__pg_param_i64(&p, f->since_ns);
-    sql_add(&q, " AND s.started_ns >= $%d", p.n);
-  }
-  if (f->until_ns) {
-    tl__pg_param_i64(&p, f->until_ns);
-    sql_add(&q, " AND s.started_ns < $%d", p.n);
-  }
-  if (f->host) {
-    tl__pg_param_text(&p, f->host);
-    sql_add(&q, " AND (h.hostname = $%d OR left(h.fingerprint, length($%d)) = $%d)", p.n, p.n, p.n);
-  }
-  for (size_t i = 0; i < f->tag_count; i++) {
-    tl__pg_param_text(&p, f->tag_keys[i]);
-    tl__pg_param_text(&p, f->tag_values[i]);
-    sql_add(&q,
-            " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
-            "AND t.key = $%d AND t.value = $%d)",
-            p.n - 1, p.n);
-  }
-  if (f->status) {
-    tl__pg_param_text(&p, f->status);
-    sql_add(&q, " AND s.status = $%d", p.n);
-  }
-  sql_add(&q, " ORDER BY s.started_ns, s.id");
-  if (q.overflow || p.n >= TL_PG_PARAMS_MAX)
-    return tl__store_fail(s, TL_EINVAL, "filter is too large");
-
-  int err;
-  PGresult *r = tl__pg_query(s, q.buf, &p, 0, "listing sessions", &err);
+  free(q);
+  free(p);
   if (!r)
     return err;
   size_t n = (size_t)PQntuples(r);
@@ -434,32 +403,12 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     PQclear(r);
     return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   }
-  for (size_t i = 0; i < n; i++) {
-    int row = (int)i;
+  for (size_t i = 0; i < n && !err; i++) {
     tl_session *x = &out->items[out->count++];
-    x->id = tl__pg_i64(r, row, 0);
-    x->uuid = dup_val(r, row, 1);
-    x->run_uuid = dup_val(r, row, 2);
-    x->label = dup_val(r, row, 3);
-    x->probe = dup_val(r, row, 4);
-    x->hostname = dup_val(r, row, 5);
-    x->host_fingerprint = dup_val(r, row, 6);
-    x->status = dup_val(r, row, 7);
-    x->command_line = dup_val(r, row, 8);
-    x->tl_version = dup_val(r, row, 9);
-    x->libuv_version = dup_val(r, row, 10);
-    x->delay_ns = tl__pg_i64(r, row, 11);
-    x->warmup = tl__pg_i64(r, row, 12);
-    x->started_ns = tl__pg_i64(r, row, 13);
-    x->ended_ns = tl__pg_i64(r, row, 14);
-    x->sample_count = tl__pg_i64(r, row, 15);
-    x->missed_periods = tl__pg_i64(r, row, 16);
-    if (!x->uuid || !x->run_uuid || !x->label || !x->probe || !x->hostname ||
-        !x->host_fingerprint || !x->status || !x->command_line || !x->tl_version ||
-        !x->libuv_version) {
+    if (!read_session(r, (int)i, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-      break;
-    }
+    else
+      err = tl__session_settle(s, x, tl__pg_i64(r, (int)i, 17), tl__pg_i64(r, (int)i, 18));
   }
   PQclear(r);
   if (err)
@@ -684,14 +633,14 @@ static int read_rows(tl_store *s, tl_pg_rows *w, const char *sql, int64_t sessio
 }
 
 static int pg_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &((tl_pg *)s->server)->facts,
+  return read_rows(s, &tl__pg(s)->facts,
                    "SELECT session_id, key COLLATE \"C\" AS k, value, evidence FROM host_facts "
                    "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
 }
 
 static int pg_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &((tl_pg *)s->server)->tags,
+  return read_rows(s, &tl__pg(s)->tags,
                    "SELECT session_id, key COLLATE \"C\" AS k, value, '' FROM session_tags "
                    "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
@@ -811,7 +760,8 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   return problems ? TL_ECORRUPT : TL_OK;
 }
 
-int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx) {
+static int pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
+                         void *ctx) {
   /* A server older than the causes has no table; asking it would abort the
    * read snapshot's transaction, so its existence is asked first. */
   int err;
@@ -827,14 +777,14 @@ int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_c
   tl__pg_param_i64(&p, session_id);
   tl__pg_param_i64(&p, kind);
   r = tl__pg_query(s,
-                   "SELECT count, data FROM session_causes WHERE session_id = $1 AND kind = $2 "
-                   "ORDER BY first_index",
+                   "SELECT kind::bigint, first_index, count, data FROM session_causes WHERE "
+                   "session_id = $1 AND ($2 < 0 OR kind = $2) ORDER BY kind, first_index",
                    &p, 1, "reading causes", &err);
   if (!r)
     return err;
   for (int i = 0; i < PQntuples(r) && err == TL_OK; i++)
-    err = fn(ctx, tl__pg_i64(r, i, 0), (const uint8_t *)PQgetvalue(r, i, 1),
-             (size_t)PQgetlength(r, i, 1));
+    err = fn(ctx, (int)tl__pg_i64(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
+             (const uint8_t *)PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3));
   PQclear(r);
   return err;
 }
@@ -872,6 +822,17 @@ static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summa
     }
     PQclear(r);
   }
+  return err;
+}
+
+static int pg_has_session(tl_store *s, const char *uuid, int *has) {
+  tl_pg_params p = {0};
+  tl__pg_param_text(&p, uuid);
+  int err;
+  PGresult *r =
+      tl__pg_query(s, "SELECT 1 FROM sessions WHERE uuid = $1", &p, 0, "finding a session", &err);
+  *has = r && PQntuples(r) > 0;
+  PQclear(r);
   return err;
 }
 
@@ -918,22 +879,29 @@ static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *
   return TL_OK;
 }
 
+/* A server holds finished sessions pushed from files: it is not collected,
+ * imported or merged into, nor vacuumed by tl (autovacuum does that). */
 const tl_store_ops tl__pg_ops = {
     .name = "PostgreSQL server",
+    .server = 1,
+    .open = pg_open,
     .close = pg_close,
     .schema_version = pg_schema_version,
+    .read_begin = pg_read_begin,
+    .read_end = pg_read_end,
     .sessions = pg_sessions,
+    .has_session = pg_has_session,
     .labels = pg_labels,
     .label_delays = pg_label_delays,
     .scan_blocks = pg_scan_blocks,
-    .read_begin = pg_read_begin,
-    .read_end = pg_read_end,
     .facts = pg_facts,
     .tags = pg_tags,
     .hosts = pg_hosts,
+    .summary_blobs = pg_summary_blobs,
+    .cause_rows = pg_cause_rows,
+    .push = tl__pg_push,
     .info = pg_info,
     .check = pg_check,
     .delete_session = pg_delete,
     .prune = pg_prune,
-    .summary_blobs = pg_summary_blobs,
 };

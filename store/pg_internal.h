@@ -6,7 +6,6 @@
 #include "pq.h"
 #include "store_internal.h"
 
-/* The server backend's state, at tl_store.server. */
 /* The facts or the tags of a window of sessions, read in one statement:
  * a report asks them of every session in turn. */
 typedef struct {
@@ -16,20 +15,23 @@ typedef struct {
   tl_fact_row *rows; /* n rows, by session then key */
 } tl_pg_rows;
 
+/* A server's handle: the common one first, so that the tl_store * the
+ * callers hold is this. */
 typedef struct {
-  PGconn *conn;
+  tl_store base;
+  PGconn *conn;           /* NULL until connected (libpq may not be loaded) */
   tl_pg_rows facts, tags; /* emptied by every write and every read transaction */
 } tl_pg;
 
-extern const tl_store_ops tl__pg_ops;
+/* The entries of tl__pg_ops that pg_push.c holds. */
+int tl__pg_push(tl_store *server, tl_store *local, const tl_push_opts *opts, tl_push_stats *out);
 
 /* The server migrations compiled in from schema/pg/ (tl_pg_schema.c). */
 extern const char *const tl__pg_migrations[];
 extern const size_t tl__pg_migration_count;
 
-static inline PGconn *tl__pg_conn(tl_store *s) {
-  return s->server ? ((tl_pg *)s->server)->conn : NULL;
-}
+static inline tl_pg *tl__pg(tl_store *s) { return (tl_pg *)s; }
+static inline PGconn *tl__pg_conn(tl_store *s) { return ((tl_pg *)s)->conn; }
 
 /* Text parameters of one statement; numbers are formatted into num. A NULL
  * text is SQL NULL. */

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "base_internal.h"
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 /* 'tldb' in the database header, so that tl can tell its files apart. */
 enum { TL_APPLICATION_ID = 0x746c6462 };
@@ -121,8 +121,8 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
   const char *hint = "";
   /* The OS error behind an I/O failure tells a full disk (or a file-size
    * limit) from a broken one. */
-  int sys = s->db ? sqlite3_system_errno(s->db) : 0;
-  const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+  int sys = tl__sqlite_db(s) ? sqlite3_system_errno(tl__sqlite_db(s)) : 0;
+  const char *detail = tl__sqlite_db(s) ? sqlite3_errmsg(tl__sqlite_db(s)) : sqlite3_errstr(rc);
   switch (rc & 0xff) {
   case SQLITE_NOMEM:
     err = TL_ENOMEM;
@@ -211,7 +211,7 @@ int tl_schema_latest(void) { return (int)tl__migration_count; }
 
 static int pragma_int(tl_store *s, const char *sql, int *out) {
   sqlite3_stmt *st;
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -224,7 +224,7 @@ static int pragma_int(tl_store *s, const char *sql, int *out) {
 }
 
 static int exec(tl_store *s, const char *sql, const char *doing) {
-  int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), sql, NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
@@ -285,14 +285,15 @@ static int migrate(tl_store *s, int from) {
   summary_fn_ctx sctx = {s, tl__summarizer_new()};
   if (!sctx.z)
     return tl__store_fail(s, TL_ENOMEM, "out of memory upgrading the schema");
-  int rc = sqlite3_create_function(s->db, "tl_block_upgrade_v1", 5,
-                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
-                                   block_upgrade_fn, NULL, NULL) == SQLITE_OK &&
-                   sqlite3_create_function(s->db, "tl_session_summary", 1,
-                                           SQLITE_UTF8 | SQLITE_DIRECTONLY, &sctx,
-                                           session_summary_fn, NULL, NULL) == SQLITE_OK
-               ? TL_OK
-               : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting the schema upgrade");
+  int rc =
+      sqlite3_create_function(tl__sqlite_db(s), "tl_block_upgrade_v1", 5,
+                              SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                              block_upgrade_fn, NULL, NULL) == SQLITE_OK &&
+              sqlite3_create_function(tl__sqlite_db(s), "tl_session_summary", 1,
+                                      SQLITE_UTF8 | SQLITE_DIRECTONLY, &sctx, session_summary_fn,
+                                      NULL, NULL) == SQLITE_OK
+          ? TL_OK
+          : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting the schema upgrade");
   if (rc == TL_OK)
     rc = exec(s, "BEGIN IMMEDIATE", "starting the schema upgrade");
   /* Another process may have migrated while we waited for the lock. */
@@ -313,9 +314,10 @@ static int migrate(tl_store *s, int from) {
   if (rc == TL_OK)
     rc = exec(s, "COMMIT", "committing the schema upgrade");
   else
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
   /* The function's context lives on this stack frame only. */
-  sqlite3_create_function(s->db, "tl_session_summary", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+  sqlite3_create_function(tl__sqlite_db(s), "tl_session_summary", 1, SQLITE_UTF8, NULL, NULL, NULL,
+                          NULL);
   tl__summarizer_free(sctx.z);
   return rc;
 }
@@ -379,23 +381,24 @@ static int reopen_immutable(tl_store *s, const char *path) {
                                                       : sprintf(p, "%c", *c);
   sprintf(p, "?immutable=1");
   tl__sqlite_forget_statements(s);
-  sqlite3_close_v2(s->db);
-  s->db = NULL;
-  int rc = sqlite3_open_v2(uri, &s->db,
+  sqlite3_close_v2(tl__sqlite_db(s));
+  tl__sqlite(s)->db = NULL;
+  int rc = sqlite3_open_v2(uri, &tl__sqlite(s)->db,
                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
   free(uri);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "opening");
-  sqlite3_extended_result_codes(s->db, 1);
+  sqlite3_extended_result_codes(tl__sqlite_db(s), 1);
   s->errmsg[0] = '\0';
   return TL_OK;
 }
 
 int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   *out = NULL;
-  tl_store *s = calloc(1, sizeof *s);
-  if (!s)
+  tl_sqlite *file = calloc(1, sizeof *file);
+  if (!file)
     return TL_ENOMEM;
+  tl_store *s = &file->base;
   *out = s;
   s->ops = &tl__sqlite_ops;
   s->path = strdup(path);
@@ -453,12 +456,12 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
       return err;
   } else {
     int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(path, &tl__sqlite(s)->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK)
       return tl__store_sqlfail(s, rc, "opening");
-    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_extended_result_codes(tl__sqlite_db(s), 1);
   }
-  sqlite3_busy_timeout(s->db, 5000);
+  sqlite3_busy_timeout(tl__sqlite_db(s), 5000);
 
   err = check_identity(s, &version);
   if (err && s->readonly && on_readonly_fs(path) && !wal_in_use(path)) {
@@ -476,7 +479,7 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
     return err;
   /* SQLite quietly opens a write-protected file read-only; a writer should
    * hear about it now rather than when its first session starts. */
-  if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
+  if (!s->readonly && sqlite3_db_readonly(tl__sqlite_db(s), "main") == 1)
     return fail_write_protected(s);
   if (!s->readonly) {
     /* A new file gets large pages: a sample block (about 12 KiB) then sits
@@ -512,7 +515,7 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   }
   /* Recovery is housekeeping: when it cannot run now (another writer holds
    * the lock, the disk is full) the next writable open tries again. */
-  if (!s->readonly && tl_store_recover_stale(s, tl__stale_ns(), NULL) != TL_OK)
+  if (!s->readonly && tl__sqlite_recover_stale(s, tl__stale_ns(), NULL) != TL_OK)
     s->errmsg[0] = '\0';
   return TL_OK;
 }
@@ -521,7 +524,7 @@ void tl__sqlite_close(tl_store *s) {
   if (!s)
     return;
   tl__sqlite_forget_statements(s);
-  sqlite3_close_v2(s->db);
+  sqlite3_close_v2(tl__sqlite_db(s));
   free(s->path);
   free(s);
 }
@@ -572,15 +575,11 @@ int64_t tl__stale_ns(void) {
   return (int64_t)(sec * 1e9);
 }
 
-int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
-  if (!s->db)
-    return tl__store_need_file(s, "recovering stale sessions");
-  if (count)
-    *count = 0;
+int tl__sqlite_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   sqlite3_stmt *sel = NULL, *upd = NULL;
   int64_t dead_ids[64];
   size_t n_dead = 0;
-  int rc = sqlite3_prepare_v2(s->db,
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                               "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname, s.started_ns "
                               "FROM sessions s "
                               "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
@@ -603,9 +602,9 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     return TL_OK; /* the common case takes no write lock */
 
   int n = 0, lost = TL_OK;
-  rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  rc = sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(s->db,
+    rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                             "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
                             "WHERE id = ? AND status = 'running'",
                             -1, &upd, NULL);
@@ -614,13 +613,13 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     rc = sqlite3_step(upd);
     sqlite3_reset(upd);
     if (rc == SQLITE_DONE) {
-      int changed = sqlite3_changes(s->db);
+      int changed = sqlite3_changes(tl__sqlite_db(s));
       n += changed;
       rc = SQLITE_OK;
       /* Marked interrupted: summarised in the same transaction (a session
        * whose summary cannot be made is summarised when read). */
       if (changed && (lost = tl__summary_put_ended(s, dead_ids[i], NULL)) &&
-          !sqlite3_get_autocommit(s->db))
+          !sqlite3_get_autocommit(tl__sqlite_db(s)))
         lost = TL_OK; /* only the summary failed: the session still ends */
     }
   }
@@ -628,10 +627,10 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   if (lost) /* a failure (a full disk) that ended the whole transaction */
     return lost;
   if (rc == SQLITE_OK)
-    rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    rc = sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
     int err = tl__store_sqlfail(s, rc, "recovering stale sessions");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
     return err;
   }
   if (count)
@@ -641,20 +640,31 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
 
 const tl_store_ops tl__sqlite_ops = {
     .name = "SQLite file",
+    .open = tl__sqlite_open,
     .close = tl__sqlite_close,
     .schema_version = tl__sqlite_schema_version,
+    .read_begin = tl__sqlite_read_begin,
+    .read_end = tl__sqlite_read_end,
     .sessions = tl__sqlite_sessions,
+    .has_session = tl__sqlite_has_session,
     .labels = tl__sqlite_labels,
     .label_delays = tl__sqlite_label_delays,
     .scan_blocks = tl__sqlite_scan_blocks,
-    .read_begin = tl__sqlite_read_begin,
-    .read_end = tl__sqlite_read_end,
     .facts = tl__sqlite_facts,
     .tags = tl__sqlite_tags,
     .hosts = tl__sqlite_hosts,
+    .summary_blobs = tl__sqlite_summary_blobs,
+    .cause_rows = tl__sqlite_cause_rows,
+    .writer_begin = tl__sqlite_writer_begin,
+    .write_begin = tl__sqlite_write_begin,
+    .write_end = tl__sqlite_write_end,
+    .put_cause_row = tl__sqlite_put_cause_row,
+    .recover_stale = tl__sqlite_recover_stale,
+    .import = tl__sqlite_import,
+    .merge = tl__sqlite_merge,
     .info = tl__sqlite_info,
     .check = tl__sqlite_check,
     .delete_session = tl__sqlite_delete,
     .prune = tl__sqlite_prune,
-    .summary_blobs = tl__sqlite_summary_blobs,
+    .vacuum = tl__sqlite_vacuum,
 };

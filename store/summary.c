@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 const double tl_summary_pcts[TL_SUMMARY_PCTS] = {50, 90, 99, 99.9, 99.99};
 
@@ -811,7 +811,7 @@ int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m) {
 
 int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db,
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                               "INSERT OR REPLACE INTO session_summaries (session_id, data) "
                               "VALUES (?, ?)",
                               -1, &st, NULL);
@@ -829,7 +829,7 @@ int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed) 
   tl__summarizer *z = fed ? fed : tl__summarizer_new();
   if (!z)
     return tl__store_fail(s, TL_ENOMEM, "out of memory summarising a session");
-  int rc = sqlite3_exec(s->db, "SAVEPOINT summary", NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), "SAVEPOINT summary", NULL, NULL, NULL);
   int err = TL_OK;
   if (rc != SQLITE_OK) {
     err = tl__store_sqlfail(s, rc, "storing a summary");
@@ -843,8 +843,8 @@ int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed) 
   }
   if (rc == SQLITE_OK) {
     if (err)
-      sqlite3_exec(s->db, "ROLLBACK TO summary", NULL, NULL, NULL);
-    sqlite3_exec(s->db, "RELEASE summary", NULL, NULL, NULL);
+      sqlite3_exec(tl__sqlite_db(s), "ROLLBACK TO summary", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "RELEASE summary", NULL, NULL, NULL);
   }
   if (!fed)
     tl__summarizer_free(z);
@@ -854,7 +854,7 @@ int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed) 
 int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                              void *ctx) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db,
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                               "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
                               "session_summaries m ON m.session_id = s.id WHERE s.id = ?",
                               -1, &st, NULL);

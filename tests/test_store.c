@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 #include "support.h"
 #include "support_store.h"
 
@@ -802,10 +802,11 @@ static void failed_batches_leave_the_summary_exact(void **state) {
   assert_int_equal(tl_writer_flush(w), TL_OK); /* the open block holds 1000 */
   static const size_t from[] = {1000, 13000, 18000};
   for (size_t k = 0; k < 2; k++) {
-    assert_int_equal(sqlite3_exec(s->db, fail[k], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(tl__sqlite_db(s), fail[k], NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(tl_writer_add(w, v + from[k], from[k + 1] - from[k]), TL_OK);
     assert_int_not_equal(tl_writer_flush(w), TL_OK);
-    assert_int_equal(sqlite3_exec(s->db, "DROP TRIGGER temp.fail", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(tl__sqlite_db(s), "DROP TRIGGER temp.fail", NULL, NULL, NULL),
+                     SQLITE_OK);
     assert_int_equal(tl_writer_flush(w), TL_OK);
   }
   assert_int_equal(tl_writer_add(w, v + from[2], n - from[2]), TL_OK);
@@ -924,8 +925,9 @@ static void stale_sessions(void **state) {
   tl_session_list_free(&list);
   flt.status = NULL;
   sqlite3_stmt *raw;
-  assert_int_equal(sqlite3_prepare_v2(s->db, "SELECT status FROM sessions", -1, &raw, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT status FROM sessions", -1, &raw, NULL),
+      SQLITE_OK);
   assert_int_equal(sqlite3_step(raw), SQLITE_ROW);
   assert_string_equal((const char *)sqlite3_column_text(raw, 0), "running");
   sqlite3_finalize(raw);
@@ -968,9 +970,9 @@ static int count_steps(void *ctx) {
 /* The SQLite instructions tl_store_recover_stale runs on s. */
 static int64_t recover_steps(tl_store *s) {
   int64_t steps = 0;
-  sqlite3_progress_handler(s->db, 1, count_steps, &steps);
+  sqlite3_progress_handler(tl__sqlite_db(s), 1, count_steps, &steps);
   assert_int_equal(tl_store_recover_stale(s, 3600LL * 1000000000LL, NULL), TL_OK);
-  sqlite3_progress_handler(s->db, 0, NULL, NULL);
+  sqlite3_progress_handler(tl__sqlite_db(s), 0, NULL, NULL);
   return steps;
 }
 
@@ -987,7 +989,7 @@ static void stale_search_reads_only_running(void **state) {
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
   int64_t few = recover_steps(s);
   /* 20,000 more finished sessions of the same host, written directly. */
-  assert_int_equal(sqlite3_exec(s->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
                                 "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k "
                                 "WHERE i < 20000) INSERT INTO sessions (uuid, run_uuid, host_id, "
                                 "label, probe, delay_ns, warmup, started_ns, ended_ns, "
