@@ -20,18 +20,20 @@ static void unavailable_close(tl_store *s) {
   free(s);
 }
 
-static int unavailable_open(tl_store **out, const char *conninfo, int flags);
+static int unavailable_open(const tl_store_ops *self, tl_store **out, const char *conninfo,
+                            int flags);
 static const tl_store_ops unavailable_ops = {
     .name = "PostgreSQL server", .server = 1, .open = unavailable_open, .close = unavailable_close};
 
-static int unavailable_open(tl_store **out, const char *conninfo, int flags) {
+static int unavailable_open(const tl_store_ops *self, tl_store **out, const char *conninfo,
+                            int flags) {
   (void)conninfo;
   (void)flags;
   tl_store *s = calloc(1, sizeof *s);
   *out = s;
   if (!s)
     return TL_ENOMEM;
-  s->ops = &unavailable_ops;
+  s->ops = self;
   return tl__store_fail(s, TL_EUNAVAIL,
                         "this tl was built without PostgreSQL support (rebuild it with libpq: "
                         "cmake -DTL_POSTGRESQL=ON)");
@@ -50,7 +52,8 @@ static const tl_store_ops *backend_of(const char *path, int flags) {
 }
 
 int tl_store_open(tl_store **out, const char *path, int flags) {
-  return backend_of(path, flags)->open(out, path, flags);
+  const tl_store_ops *ops = backend_of(path, flags);
+  return ops->open(ops, out, path, flags);
 }
 
 void tl_store_close(tl_store *s) {
@@ -266,35 +269,6 @@ int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_fil
   return s->ops->scan_blocks(s, ids, n, filter, fn, ctx);
 }
 
-int tl__block_fail(tl_store *s, const tl_block *b, const char *why) {
-  s->damaged_id = b->session_id;
-  return tl__store_fail(s, TL_ECORRUPT, "%s: session %s, block %lld: %s" TL__CHECK_HINT, s->path,
-                        b->session_uuid ? b->session_uuid : "?", (long long)b->seq, why);
-}
-
-int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b) {
-  b->session_uuid = r->uuid;
-  if (b->seq != r->next_seq) {
-    b->seq = r->next_seq;
-    return tl__block_fail(s, b, "missing");
-  }
-  r->next_seq++;
-  if (b->count < 1 || b->count > TL_BLOCK_MAX || b->max_ns < b->min_ns || b->min_ns < 0)
-    return tl__block_fail(s, b, "impossible count, min or max");
-  r->held += b->count;
-  return TL_OK;
-}
-
-int tl__block_run_end(tl_store *s, const tl__block_run *r) {
-  if (r->held == r->recorded)
-    return TL_OK;
-  s->damaged_id = r->id;
-  return tl__store_fail(s, TL_ECORRUPT,
-                        "%s: session %s: its blocks hold %lld samples, the session records %lld: "
-                        "a block was lost" TL__CHECK_HINT,
-                        s->path, r->uuid, (long long)r->held, (long long)r->recorded);
-}
-
 int tl_store_read_begin(tl_store *s) { return s->ops->read_begin(s); }
 
 void tl_store_read_end(tl_store *s) { s->ops->read_end(s); }
@@ -329,41 +303,4 @@ int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *s
   if (samples)
     *samples = 0;
   return s->ops->prune(s, before_ns, label, sessions, samples);
-}
-
-/* ======================================================================== */
-/* Checks shared by the backends                                             */
-
-static int no_samples(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
-  return TL_OK;
-}
-
-int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
-  tl_filter f;
-  tl_filter_init(&f);
-  tl_session_list list;
-  int err = tl_store_sessions(s, &f, &list);
-  size_t plen = strlen(s->path);
-  for (size_t i = 0; err == TL_OK && i < list.count; i++) {
-    int rc = tl_store_scan(s, list.items[i].id, no_samples, NULL);
-    if (rc != TL_ECORRUPT) {
-      err = rc; /* TL_OK, or the file or server failed: no verdict */
-      continue;
-    }
-    /* The message without the store's name and the advice to run check. */
-    const char *m = s->errmsg;
-    if (strncmp(m, s->path, plen) == 0 && m[plen] == ':' && m[plen + 1] == ' ')
-      m += plen + 2;
-    const char *hint = strstr(m, TL__CHECK_HINT);
-    char msg[sizeof s->errmsg];
-    snprintf(msg, sizeof msg, "%.*s", hint ? (int)(hint - m) : (int)strlen(m), m);
-    if (report)
-      report(ctx, msg);
-    (*problems)++;
-  }
-  tl_session_list_free(&list);
-  return err;
 }

@@ -12,7 +12,7 @@
  * the totals over every sample, kind 2 the per-second counters (counters.c
  * in the collector makes them). Each blob ends with a CRC32C. One table,
  * not three: a SQLite page is 64 KiB here, and every table costs a page in
- * every file. tlstore push sends the rows as they are (pg_push.c), so a
+ * every file. tlstore push sends the rows as they are (pg/pg_push.c), so a
  * report from a server splits the tail as the file's does. */
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,6 @@
  * the same way. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "store_internal.h"
@@ -79,14 +78,4 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
   if (q->overflow)
     return tl__store_fail(s, TL_EINVAL, "filter is too large");
   return TL_OK;
-}
-
-int tl__session_settle(tl_store *s, tl_session *x, int64_t pid, int64_t heartbeat_ns) {
-  if (strcmp(x->status, "running") != 0 ||
-      !tl__session_gone(x->hostname, pid, x->started_ns, heartbeat_ns, tl__stale_ns()))
-    return TL_OK;
-  free(x->status);
-  x->status = strdup("interrupted");
-  x->ended_ns = heartbeat_ns;
-  return x->status ? TL_OK : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
 }

@@ -58,8 +58,9 @@ struct tl_store_ops {
   int server;       /* 1: holds only finished sessions, pushed from files */
 
   /* Opening and closing */
-  int (*open)(tl_store **out, const char *path, int flags); /* *out set even on failure */
-  void (*close)(tl_store *s);                               /* frees s and everything it holds */
+  /* Opens a handle whose ops are self; *out is set even on failure. */
+  int (*open)(const tl_store_ops *self, tl_store **out, const char *path, int flags);
+  void (*close)(tl_store *s); /* frees s and everything it holds */
   int (*schema_version)(tl_store *s);
 
   /* Reading */
@@ -191,7 +192,7 @@ int tl__store_fail(tl_store *s, int err, const char *fmt, ...)
 int tl__block_fail(tl_store *s, const tl_block *b, const char *why);
 
 /* What every backend's scan_blocks checks of a session's blocks as it reads
- * them in order (backend.c): each block's number follows the last and its
+ * them in order (verify.c): each block's number follows the last and its
  * count, min and max are possible (tl__block_run_next, before the block is
  * handed over; it also sets b->session_uuid), and at the end they hold the
  * sample_count the session records, read in the same snapshot as the
@@ -264,7 +265,7 @@ int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *probl
 int64_t tl__stale_ns(void);
 
 /* Whether a 'running' session's collector is gone (tl__session_gone's
- * comment in store.c says when): every reader, and tlstore push and merge,
+ * comment in session.c says when): every reader, and tlstore push and merge,
  * show such a session 'interrupted', even where no write can mark it so (a
  * full disk, a read-only file), and every one of them agrees. */
 int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int64_t heartbeat_ns,
@@ -284,6 +285,29 @@ int tl__import_parse_line(tl_samples_format format, const char *line, size_t len
                           int64_t unit_ns, int64_t *out_ns, char *why, size_t whylen);
 int tl__import_parse_header(const char *line, size_t len, size_t *column, int64_t *unit_ns,
                             char *why, size_t whylen);
+
+/* An import (import.c) as every backend that stores one does it. The plan
+ * is the new session, made from the options and checked (the format, the
+ * unit, the host facts: TL_EINVAL with the message on s); it records as
+ * its command line the tlstore import that makes it again. */
+typedef struct {
+  tl_session_spec spec; /* points into the rest */
+  char run_uuid[37];
+  char fingerprint[300];
+  tl_fact facts[TL_IMPORT_FACTS_MAX + 1];
+  char values[TL_IMPORT_FACTS_MAX + 1][TL_TAG_VALUE_MAX + 1];
+  char *command_line;
+} tl__import_plan;
+int tl__import_plan_make(tl_store *s, const tl_import_opts *o, tl__import_plan *p);
+void tl__import_plan_free(tl__import_plan *p);
+/* Takes n (at most TL_BLOCK_MAX) samples read, in order. */
+typedef int (*tl__import_sink)(void *ctx, const int64_t *v, size_t n);
+/* Reads the whole input, in large chunks, through the row parser: every
+ * sample to sink, every bad row to on_bad (may be NULL) and counted in
+ * *bad_rows. TL_EINVAL when a row was bad (unless o->skip_bad) or no row
+ * held a sample; the caller then stores nothing. */
+int tl__import_read(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
+                    tl__import_sink sink, void *sink_ctx, int64_t *bad_rows);
 
 /* tl_store_export's hgrm format (hgrm.c). */
 int tl__write_hgrm(tl_store *s, const tl_filter *f, FILE *out);

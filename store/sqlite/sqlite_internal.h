@@ -6,6 +6,7 @@
 #define TL_SQLITE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include "store_internal.h"
 
@@ -23,24 +24,32 @@ static inline tl_sqlite *tl__sqlite(tl_store *s) { return (tl_sqlite *)s; }
 static inline sqlite3 *tl__sqlite_db(tl_store *s) { return ((tl_sqlite *)s)->db; }
 
 /* Maps a SQLite result code to a tl error and records sqlite's message with
- * what was being done. */
+ * what was being done (fail.c). */
 int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
+/* What fail.c asks of a file, which opening it asks too: whether the file
+ * system that holds path is read-only; whether path-shm or path-wal cannot
+ * be written while path can (then named in buf); what a file that is not a
+ * regular one is ("a FIFO"); and what to do about such a -shm or -wal. */
+int tl__sqlite_on_readonly_fs(const char *path);
+int tl__sqlite_readonly_sidecar(const char *path, char *buf, size_t len);
+const char *tl__sqlite_special_kind(mode_t mode);
+extern const char tl__sqlite_sidecar_hint[];
 
-/* The entries of tl__sqlite_ops, by the file that holds them. */
-/* store.c */
-int tl__sqlite_open(tl_store **out, const char *path, int flags);
+/* The entries of tl__sqlite_ops (ops.c), by the file that holds them. */
+/* store.c: opening, closing, stale sessions */
+int tl__sqlite_open(const tl_store_ops *self, tl_store **out, const char *path, int flags);
 void tl__sqlite_close(tl_store *s);
 int tl__sqlite_schema_version(tl_store *s);
 int tl__sqlite_recover_stale(tl_store *s, int64_t stale_ns, int *count);
-/* read.c */
+/* Finalizes the statements the handle keeps prepared, before db closes. */
+void tl__sqlite_forget_statements(tl_store *s);
+/* read.c: reading sessions, samples and details; info and check */
 int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out);
 int tl__sqlite_has_session(tl_store *s, const char *uuid, int *has);
 int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count);
 int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx);
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                            tl_block_cb fn, void *ctx);
-/* Finalizes the statements the handle keeps prepared, before db closes. */
-void tl__sqlite_forget_statements(tl_store *s);
 int tl__sqlite_read_begin(tl_store *s);
 void tl__sqlite_read_end(tl_store *s);
 int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
@@ -48,15 +57,15 @@ int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t 
 int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count);
 int tl__sqlite_info(tl_store *s, tl_store_stats *stats);
 int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);
-/* admin.c */
+/* admin.c: deleting, pruning, vacuuming */
 int tl__sqlite_delete(tl_store *s, const char *uuid);
 int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                      int64_t *samples);
 int tl__sqlite_vacuum(tl_store *s);
-/* writer.c */
+/* writer.c: a session being collected */
 int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out,
                             char uuid_out[37]);
-/* causes.c */
+/* causes.c: the rows of session_causes */
 int tl__sqlite_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
                           void *ctx);
 int tl__sqlite_write_begin(tl_store *s, size_t bytes, const char *doing);
@@ -67,7 +76,7 @@ int tl__sqlite_put_cause_row(tl_store *s, int64_t session_id, int kind, int64_t 
 int tl__sqlite_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad,
                       void *ctx, char uuid_out[37], int64_t *imported, int64_t *bad_rows);
 int tl__sqlite_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats);
-/* summary.c */
+/* summary.c: session_summaries */
 int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                              void *ctx);
 

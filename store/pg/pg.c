@@ -11,138 +11,14 @@
  * Every value is a bound parameter. The connection string never holds a
  * password (tl refuses one: libpq reads ~/.pgpass and PGPASSWORD), so the
  * address in messages is safe to show; server messages are made one line. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pg_internal.h"
 
-/* ======================================================================== */
-/* Errors                                                                    */
-
-/* msg made one line: newlines and tabs become spaces, runs of spaces one,
- * no space at either end. */
-static void one_line(char *msg) {
-  char *w = msg;
-  int space = 1;
-  for (const char *r = msg; *r; r++) {
-    int blank = isspace((unsigned char)*r);
-    if (blank && space)
-      continue;
-    *w++ = blank ? ' ' : *r;
-    space = blank;
-  }
-  while (w > msg && w[-1] == ' ')
-    w--;
-  *w = '\0';
-}
-
-int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing) {
-  PGconn *c = tl__pg_conn(s);
-  const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-  const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-  char msg[300];
-  snprintf(msg, sizeof msg, "%s",
-           primary                   ? primary
-           : c && *PQerrorMessage(c) ? PQerrorMessage(c)
-                                     : "no answer");
-  one_line(msg);
-  int err = TL_ESQL;
-  const char *hint = "";
-  if (!state)
-    state = "";
-  if ((c && PQstatus(c) == CONNECTION_BAD) || strncmp(state, "08", 2) == 0 ||
-      strncmp(state, "57P", 3) == 0) {
-    err = TL_EIO;
-    hint = " (the connection to the server was lost: nothing half-done stays on it; run the "
-           "command again when the server is back)";
-  } else if (strcmp(state, "42501") == 0) {
-    err = TL_EPERM;
-    hint = " (the role in the connection string may not do this: see the roles in the README, "
-           "A fleet)";
-  } else if (strncmp(state, "28", 2) == 0) {
-    err = TL_EPERM;
-  } else if (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0 ||
-             strcmp(state, "55P03") == 0) {
-    err = TL_EBUSY;
-    hint = " (try again)";
-  } else if (strcmp(state, "53100") == 0) {
-    err = TL_EFULL;
-  } else if (strcmp(state, "25006") == 0) {
-    err = TL_EREADONLY;
-  } else if (strncmp(state, "23", 2) == 0) {
-    err = TL_ECONFLICT;
-  } else if (strncmp(state, "22", 2) == 0) {
-    err = TL_EINVAL;
-  } else if (strcmp(state, "53200") == 0) {
-    err = TL_ENOMEM;
-  }
-  return tl__store_fail(s, err, "%s: %s: %s%s", s->path, doing, msg, hint);
-}
-
-/* ======================================================================== */
-/* Queries                                                                   */
-
-void tl__pg_param_text(tl_pg_params *p, const char *v) {
-  if (p->n < TL_PG_PARAMS_MAX)
-    p->v[p->n++] = v;
-}
-
-void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
-  if (p->n < TL_PG_PARAMS_MAX) {
-    snprintf(p->num[p->n], sizeof p->num[p->n], "%lld", (long long)v);
-    p->v[p->n] = p->num[p->n];
-    p->n++;
-  }
-}
-
-static void forget_windows(tl_store *s);
-
-PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
-                       const char *doing, int *err) {
-  PGresult *r =
-      PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
-  ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (st != PGRES_TUPLES_OK) /* a write, a transaction's start or end, or a failure */
-    forget_windows(s);
-  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-    *err = TL_OK;
-    return r;
-  }
-  *err = tl__pg_fail(s, r, doing);
-  PQclear(r);
-  return NULL;
-}
-
-int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing) {
-  int err;
-  PQclear(tl__pg_query(s, sql, p, 0, doing, &err));
-  return err;
-}
-
-int64_t tl__pg_i64(const PGresult *r, int row, int col) {
-  if (PQgetisnull(r, row, col))
-    return 0;
-  if (PQfformat(r, col) == 1 && PQgetlength(r, row, col) == 8) {
-    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) /* network byte order */
-      v = v << 8 | p[i];
-    return (int64_t)v;
-  }
-  return strtoll(PQgetvalue(r, row, col), NULL, 10);
-}
-
 static char *dup_val(const PGresult *r, int row, int col) {
   return strdup(PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
-}
-
-/* Ends the transaction this handle is in, if any, with a rollback. */
-void tl__pg_rollback(tl_store *s) {
-  PGconn *c = tl__pg_conn(s);
-  if (c && PQtransactionStatus(c) != PQTRANS_IDLE)
-    PQclear(PQexec(c, "ROLLBACK"));
 }
 
 /* ======================================================================== */
@@ -152,22 +28,9 @@ void tl__pg_rollback(tl_store *s) {
  * create its tables once. */
 #define TL_PG_SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7813304157050299746)"
 
-static void rows_window_clear(tl_pg_rows *w) {
-  tl_fact_rows_free(w->rows, w->n);
-  free(w->session);
-  memset(w, 0, sizeof *w);
-}
-
-/* Forgets the facts and tags read ahead: after a write they may be stale. */
-static void forget_windows(tl_store *s) {
-  tl_pg *p = tl__pg(s);
-  rows_window_clear(&p->facts);
-  rows_window_clear(&p->tags);
-}
-
 static void pg_close(tl_store *s) {
   tl_pg *p = tl__pg(s);
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (p->conn) /* else libpq may not be loaded */
     PQfinish(p->conn);
   free(s->path);
@@ -290,14 +153,14 @@ static int set_display(tl_store *s, const char *conninfo) {
   return s->path ? TL_OK : TL_ENOMEM;
 }
 
-static int pg_open(tl_store **out, const char *conninfo, int flags) {
+static int pg_open(const tl_store_ops *self, tl_store **out, const char *conninfo, int flags) {
   *out = NULL;
   tl_pg *p = calloc(1, sizeof *p);
   if (!p)
     return TL_ENOMEM;
   tl_store *s = &p->base;
   *out = s;
-  s->ops = &tl__pg_ops;
+  s->ops = self;
   s->readonly = !!(flags & TL_STORE_READONLY);
   if (set_display(s, conninfo))
     return tl__store_fail(s, TL_ENOMEM, "out of memory");
@@ -316,7 +179,7 @@ static int pg_open(tl_store **out, const char *conninfo, int flags) {
   if (PQstatus(p->conn) != CONNECTION_OK) {
     char msg[400];
     snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
-    one_line(msg);
+    tl__pg_one_line(msg);
     int auth = strstr(msg, "password") != NULL || strstr(msg, "authentication") != NULL;
     return tl__store_fail(s, auth ? TL_EPERM : TL_EIO, "%s: cannot connect: %s%s", s->path, msg,
                           auth ? " (check the user and the password in ~/.pgpass or PGPASSWORD)"
@@ -547,7 +410,7 @@ static int pg_read_begin(tl_store *s) {
 
 static void pg_read_end(tl_store *s) {
   PGconn *c = tl__pg_conn(s);
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (c && PQtransactionStatus(c) == PQTRANS_INTRANS)
     PQclear(PQexec(c, "COMMIT"));
   else
@@ -559,7 +422,7 @@ enum { WINDOW = 1024 }; /* session ids a window of facts or tags spans */
 /* Reads the rows of sessions [lo, lo + WINDOW) into w with sql (session
  * id, key, value, evidence; $1 and $2 the ends). */
 static int rows_window_fill(tl_store *s, tl_pg_rows *w, const char *sql, int64_t lo) {
-  rows_window_clear(w);
+  tl__pg_rows_clear(w);
   tl_pg_params p = {0};
   tl__pg_param_i64(&p, lo);
   tl__pg_param_i64(&p, lo + WINDOW);
@@ -582,7 +445,7 @@ static int rows_window_fill(tl_store *s, tl_pg_rows *w, const char *sql, int64_t
   }
   PQclear(r);
   if (err) {
-    rows_window_clear(w);
+    tl__pg_rows_clear(w);
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading session details");
   }
   w->lo = lo;
@@ -837,7 +700,7 @@ static int pg_has_session(tl_store *s, const char *uuid, int *has) {
 }
 
 static int pg_delete(tl_store *s, const char *uuid) {
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};
@@ -857,7 +720,7 @@ static int pg_delete(tl_store *s, const char *uuid) {
 
 static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                     int64_t *samples) {
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};

@@ -538,7 +538,7 @@ int tl__sqlite_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_s
     err = tl_store_open(&src, paths[i], TL_STORE_READONLY);
     if (err) {
       tl__store_fail(d, err, "%s", tl_store_errmsg(src));
-    } else if (src->ops != &tl__sqlite_ops) {
+    } else if (src->ops->server) {
       err =
           tl__store_fail(d, TL_EINVAL, "%s: merging reads database files, not a server", paths[i]);
     } else {

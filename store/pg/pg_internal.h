@@ -1,4 +1,4 @@
-/* pg_internal.h: what the PostgreSQL backend's files (pg.c, pg_push.c)
+/* pg_internal.h: what the PostgreSQL backend's files (pg.c, conn.c, pg_push.c)
  * share. */
 #ifndef TL_PG_INTERNAL_H
 #define TL_PG_INTERNAL_H
@@ -57,5 +57,12 @@ int64_t tl__pg_i64(const PGresult *r, int row, int col);
 int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing);
 /* Rolls back the transaction s is in, if any. */
 void tl__pg_rollback(tl_store *s);
+/* msg made one line: newlines and tabs become spaces, runs of spaces one,
+ * no space at either end. */
+void tl__pg_one_line(char *msg);
+/* Empties a window of rows; forgets both of a handle's (after a write
+ * they may be stale). */
+void tl__pg_rows_clear(tl_pg_rows *w);
+void tl__pg_forget_windows(tl_store *s);
 
 #endif

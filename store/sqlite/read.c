@@ -7,37 +7,9 @@
 
 #include "sqlite_internal.h"
 
-void tl_filter_init(tl_filter *f) {
-  memset(f, 0, sizeof *f);
-  f->delay_ns = -1;
-}
-
 static char *dup_col(sqlite3_stmt *st, int i) {
   const unsigned char *t = sqlite3_column_text(st, i);
   return strdup(t ? (const char *)t : "");
-}
-
-void tl__session_free(tl_session *x) {
-  free(x->uuid);
-  free(x->run_uuid);
-  free(x->label);
-  free(x->probe);
-  free(x->hostname);
-  free(x->host_fingerprint);
-  free(x->status);
-  free(x->command_line);
-  free(x->tl_version);
-  free(x->libuv_version);
-}
-
-void tl_session_list_free(tl_session_list *list) {
-  if (!list)
-    return;
-  for (size_t i = 0; i < list->count; i++)
-    tl__session_free(&list->items[i]);
-  free(list->items);
-  list->items = NULL;
-  list->count = 0;
 }
 
 /* SQLite's SQL of the session filter (query.c). */
@@ -163,12 +135,6 @@ int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-void tl_strings_free(char **strings, size_t count) {
-  for (size_t i = 0; i < count; i++)
-    free(strings[i]);
-  free(strings);
-}
-
 /* One statement per session, so that its blocks and its sample_count come
  * from one snapshot even while a collector commits. */
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
@@ -227,33 +193,6 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
   return err;
 }
 
-typedef struct {
-  tl_store *store;
-  tl_samples_cb fn;
-  void *ctx;
-  int64_t values[TL_BLOCK_MAX];
-} decode_ctx;
-
-static int decode_block(void *arg, const tl_block *b) {
-  decode_ctx *d = arg;
-  const char *why;
-  if (tl_block_decode(b, d->values, &why))
-    return tl__block_fail(d->store, b, why);
-  return d->fn(d->ctx, d->values, (size_t)b->count);
-}
-
-int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) {
-  decode_ctx *d = malloc(sizeof *d);
-  if (!d)
-    return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
-  d->store = s;
-  d->fn = fn;
-  d->ctx = ctx;
-  int err = tl_store_scan_blocks(s, &session_id, 1, NULL, decode_block, d);
-  free(d);
-  return err;
-}
-
 int tl__sqlite_read_begin(tl_store *s) {
   /* A deferred transaction takes its snapshot at the first read; read once
    * now so that the snapshot is the moment of this call. */
@@ -265,12 +204,6 @@ int tl__sqlite_read_begin(tl_store *s) {
 void tl__sqlite_read_end(tl_store *s) {
   if (!sqlite3_get_autocommit(tl__sqlite_db(s)))
     sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
-}
-
-void tl__sqlite_forget_statements(tl_store *s) {
-  sqlite3_finalize(tl__sqlite(s)->facts_st);
-  sqlite3_finalize(tl__sqlite(s)->tags_st);
-  tl__sqlite(s)->facts_st = tl__sqlite(s)->tags_st = NULL;
 }
 
 /* The rows of sql (prepared once into *cached) for the session. */
@@ -327,31 +260,6 @@ int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t 
   return read_rows(s, &tl__sqlite(s)->tags_st,
                    "SELECT key, value, '' FROM session_tags WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
-}
-
-void tl_fact_rows_free(tl_fact_row *rows, size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    free(rows[i].key);
-    free(rows[i].value);
-    free(rows[i].evidence);
-  }
-  free(rows);
-}
-
-const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *key) {
-  for (size_t i = 0; i < count; i++)
-    if (strcmp(rows[i].key, key) == 0)
-      return rows[i].value;
-  return NULL;
-}
-
-void tl_host_rows_free(tl_host_row *rows, size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    free(rows[i].fingerprint);
-    free(rows[i].hostname);
-    tl_fact_rows_free(rows[i].facts, rows[i].fact_count);
-  }
-  free(rows);
 }
 
 int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
