@@ -181,6 +181,72 @@ static void filters(void **state) {
   tl_store_close(s);
 }
 
+/* One builder makes the session filter's SQL for both backends: the two
+ * dialects' queries differ only in how a parameter is marked and in the
+ * columns that judge a running session, and bind the same values in the
+ * same order (the host once, however often the query names it). */
+static void one_filter_builder_for_both_dialects(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  const char *labels[] = {"a", "b"}, *k[] = {"load"}, *v[] = {"idle"};
+  tl_filter flt;
+  tl_filter_init(&flt);
+  flt.labels = labels;
+  flt.label_count = 2;
+  flt.probe = "uv";
+  flt.delay_ns = 5;
+  flt.since_ns = 6;
+  flt.until_ns = 7;
+  flt.host = "h";
+  flt.tag_keys = k;
+  flt.tag_values = v;
+  flt.tag_count = 1;
+  flt.status = "interrupted";
+  static const tl__sql_dialect question = {'?', "s.pid, s.heartbeat_ns"}, dollar = {'$', "0, 0"};
+  tl__session_query *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+  assert_int_equal(tl__session_query_build(s, &question, &flt, a), TL_OK);
+  assert_int_equal(tl__session_query_build(s, &dollar, &flt, b), TL_OK);
+  assert_int_equal(a->n, 10);
+  assert_int_equal(b->n, a->n);
+  for (int i = 0; i < a->n; i++) {
+    assert_true((a->params[i].text == NULL) == (b->params[i].text == NULL));
+    if (a->params[i].text)
+      assert_string_equal(a->params[i].text, b->params[i].text);
+    else
+      assert_int_equal(a->params[i].num, b->params[i].num);
+  }
+  assert_string_equal(a->params[0].text, "a");
+  assert_int_equal(a->params[3].num, 5);
+  assert_string_equal(a->params[6].text, "h");
+  assert_string_equal(a->params[9].text, "interrupted");
+  /* The same text once the marks and the running columns agree. */
+  char *t = strstr(b->sql, "0, 0");
+  assert_non_null(t);
+  char *same = malloc(sizeof b->sql + 32);
+  snprintf(same, sizeof b->sql + 32, "%.*ss.pid, s.heartbeat_ns%s", (int)(t - b->sql), b->sql,
+           t + 4);
+  for (char *c = same; *c; c++)
+    if (*c == '$')
+      *c = '?';
+  assert_string_equal(same, a->sql);
+  assert_non_null(strstr(a->sql, "(h.hostname = ?7 OR substr(h.fingerprint, 1, length(?7)) = ?7)"));
+  assert_non_null(strstr(a->sql, "(s.status = ?10 OR s.status = 'running')"));
+  /* More than fit is refused, with the filter's own message. */
+  const char *many[TL__SQL_PARAMS_MAX + 1];
+  for (size_t i = 0; i <= TL__SQL_PARAMS_MAX; i++)
+    many[i] = "x";
+  tl_filter_init(&flt);
+  flt.labels = many;
+  flt.label_count = TL__SQL_PARAMS_MAX + 1;
+  assert_int_equal(tl__session_query_build(s, &question, &flt, a), TL_EINVAL);
+  assert_string_equal(tl_store_errmsg(s), "filter is too large");
+  free(same);
+  free(a);
+  free(b);
+  tl_store_close(s);
+}
+
 /* The label summary of tlstore info comes from one query: with many
  * sessions per label, started in another order than they were written and
  * of two statuses, it holds exactly what counting the session list (oldest
@@ -1513,6 +1579,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(one_filter_builder_for_both_dialects, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(label_summaries, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(bad_session_specs, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(refusals, tl_test_setup, tl_test_teardown),
