@@ -47,22 +47,14 @@ static void answer_free(answer *a) {
   free(a->known);
 }
 
-/* The first numeric key of by, or -1. */
-static int numeric_axis(const tl__by *by) {
-  for (size_t i = 0; i < by->n; i++)
-    if (by->k[i].key && by->k[i].key->kind != TL_KEY_TEXT)
-      return (int)i;
-  return -1;
-}
-
 /* 1 when ready (answer_free frees it), 0 when c is not --by, or TL_ENOMEM. */
 static int answer_init(const tl_comparison *c, answer *a) {
   memset(a, 0, sizeof *a);
-  char err[TL_WHY_MAX];
-  if (!c->by || tl__by_parse(c->by, &a->by, err, sizeof err))
+  if (!c->by_keys)
     return 0;
+  a->by = *c->by_keys;
   a->c = c;
-  a->axis = numeric_axis(&a->by);
+  a->axis = tl__by_numeric_axis(&a->by);
   a->group = calloc(c->sessions.count + 1, sizeof *a->group);
   a->known = calloc(c->label_count + 1, 1);
   if (!a->group || !a->known) {
@@ -84,198 +76,6 @@ static int answer_init(const tl_comparison *c, answer *a) {
     }
   }
   return 1;
-}
-
-/* ======================================================================== */
-/* How the tail changes with a numeric key                                   */
-
-/* Average ranks (1-based; ties share their mean rank) of v[0..n) into r,
- * by one sort: a fleet's month is tens of thousands of sessions. */
-typedef struct {
-  double v;
-  size_t i;
-} ranked;
-
-static int ranked_cmp(const void *a, const void *b) {
-  const ranked *x = a, *y = b;
-  return (x->v > y->v) - (x->v < y->v);
-}
-
-static int ranks(const double *v, size_t n, double *r) {
-  ranked *idx = malloc((n + 1) * sizeof *idx);
-  if (!idx)
-    return TL_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    idx[i] = (ranked){v[i], i};
-  qsort(idx, n, sizeof *idx, ranked_cmp);
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j + 1 < n && idx[j + 1].v == idx[i].v)
-      j++;
-    for (size_t k = i; k <= j; k++)
-      r[idx[k].i] = (double)(i + j) / 2 + 1;
-    i = j + 1;
-  }
-  free(idx);
-  return TL_OK;
-}
-
-int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out) {
-  memset(out, 0, sizeof *out);
-  out->n = n;
-  out->rho = out->lo = out->hi = NAN;
-  if (n < 4)
-    return TL_OK;
-  double *rx = malloc(2 * n * sizeof *rx);
-  if (!rx)
-    return TL_ENOMEM;
-  double *ry = rx + n;
-  if (ranks(x, n, rx) || ranks(y, n, ry)) {
-    free(rx);
-    return TL_ENOMEM;
-  }
-  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < n; i++)
-    mx += rx[i], my += ry[i];
-  mx /= (double)n, my /= (double)n;
-  for (size_t i = 0; i < n; i++) {
-    sxy += (rx[i] - mx) * (ry[i] - my);
-    sxx += (rx[i] - mx) * (rx[i] - mx);
-    syy += (ry[i] - my) * (ry[i] - my);
-  }
-  free(rx);
-  if (!(sxx > 0 && syy > 0))
-    return TL_OK; /* one of them does not vary: no correlation to speak of */
-  out->rho = sxy / sqrt(sxx * syy);
-  /* Fisher's z with the variance 1.06 / (n - 3) that Fieller, Hartley and
-   * Pearson (1957) found for Spearman's rho. */
-  double r = fmax(-0.999999, fmin(0.999999, out->rho));
-  double z = atanh(r), se = sqrt(1.06 / (double)(n - 3));
-  out->lo = tanh(z - 1.959964 * se);
-  out->hi = tanh(z + 1.959964 * se);
-  return TL_OK;
-}
-
-/* One session's place in a trend: its value and its own p90 and p99
- * lateness. */
-typedef struct {
-  double x, y[2];
-  const char *host;
-} trend_row;
-
-static int row_cmp(const void *a, const void *b) {
-  const trend_row *r = a, *s = b;
-  if (r->x != s->x)
-    return r->x < s->x ? -1 : 1;
-  return strcmp(r->host, s->host);
-}
-
-static int dbl_cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (sorted in place). */
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, dbl_cmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The index of percentile p in d, or -1. */
-static int pct_at(const tl_dist *d, double p) {
-  for (size_t k = 0; k < d->pct_count; k++)
-    if (d->pcts[k] == p)
-      return (int)k;
-  return -1;
-}
-
-static const double trend_pcts[2] = {90, 99};
-
-/* The rows of the sessions of one probe and delay in the trend (in: which
- * sessions count, NULL: all), sorted by value then host; returns how many. */
-static size_t trend_rows(const tl_comparison *c, const tl__by *by, int axis, const char *probe,
-                         int64_t delay_ns, const unsigned char *in, trend_row *rows) {
-  int64_t armed = tl_probe_armed_ns(probe, delay_ns);
-  size_t n = 0;
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    const tl_session *s = &c->sessions.items[i];
-    const tl_dist *d = &c->details[i].dist;
-    if ((in && !in[i]) || strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns || !d->count)
-      continue;
-    int k90 = pct_at(d, trend_pcts[0]), k99 = pct_at(d, trend_pcts[1]);
-    char name[96];
-    double x;
-    if (k90 < 0 || k99 < 0 ||
-        !tl__by_part(c, i, by->k[axis].key, by->k[axis].tag, name, sizeof name, &x) || isnan(x))
-      continue;
-    rows[n].x = x;
-    rows[n].host = s->host_fingerprint;
-    rows[n].y[0] = (double)(d->pct_ns[k90] - armed);
-    rows[n++].y[1] = (double)(d->pct_ns[k99] - armed);
-  }
-  qsort(rows, n, sizeof *rows, row_cmp);
-  return n;
-}
-
-/* Collapses rows into one per host and value (the median of its sessions),
- * in place; returns how many remain. */
-static size_t per_host(trend_row *rows, size_t n, double *scratch) {
-  size_t m = 0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && rows[j].x == rows[i].x && strcmp(rows[j].host, rows[i].host) == 0)
-      j++;
-    trend_row r = rows[i];
-    for (size_t w = 0; w < 2; w++) {
-      for (size_t k = i; k < j; k++)
-        scratch[k - i] = rows[k].y[w];
-      r.y[w] = median(scratch, j - i);
-    }
-    rows[m++] = r;
-    i = j;
-  }
-  return m;
-}
-
-int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
-                    const unsigned char *in, tl__by_trend *out) {
-  memset(out, 0, sizeof *out);
-  for (size_t w = 0; w < 2; w++)
-    out->r[w].rho = out->r[w].lo = out->r[w].hi = NAN;
-  tl__by by;
-  char err[TL_WHY_MAX];
-  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err) || numeric_axis(&by) < 0)
-    return TL_OK;
-  size_t cap = c->sessions.count + 1;
-  trend_row *rows = malloc(cap * sizeof *rows);
-  double *v = malloc(3 * cap * sizeof *v);
-  if (!rows || !v) {
-    free(rows);
-    free(v);
-    return TL_ENOMEM;
-  }
-  size_t n = trend_rows(c, &by, numeric_axis(&by), probe, delay_ns, in, rows);
-  out->sessions = n;
-  size_t hosts = 0;
-  for (size_t i = 0; i < n; i++) {
-    out->values += i == 0 || rows[i].x != rows[i - 1].x;
-    hosts += i == 0 || rows[i].x != rows[i - 1].x || strcmp(rows[i].host, rows[i - 1].host) != 0;
-  }
-  /* Several hosts on one value: hosts are the units, else sessions. */
-  out->by_host = hosts > out->values;
-  out->units = out->by_host ? per_host(rows, n, v) : n;
-  double *x = v + cap, *y = x + cap;
-  int rc = TL_OK;
-  for (size_t w = 0; w < 2 && !rc; w++) {
-    for (size_t i = 0; i < out->units; i++)
-      x[i] = rows[i].x, y[i] = rows[i].y[w];
-    rc = tl__spearman(x, y, out->units, &out->r[w]);
-    out->r[w].values = out->values;
-  }
-  out->one_host_each = hosts == out->values;
-  free(rows);
-  free(v);
-  return rc;
 }
 
 /* ======================================================================== */
@@ -530,7 +330,7 @@ static void trend_phrase(const tl__by_trend *t, const char *key, char *buf, size
   } else {
     for (size_t w = 0; w < 2; w++) {
       const char *d = w ? d99 : d90;
-      add(buf, len, &at, "%sat p%.0f ", w ? "; " : "", trend_pcts[w]);
+      add(buf, len, &at, "%sat p%.0f ", w ? "; " : "", tl__by_trend_pcts[w]);
       if (!d)
         add(buf, len, &at, "too few sessions to tell");
       else if (*d)
@@ -641,7 +441,7 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
     tl__table_addf(t, "%zu", h->session_count);
     tl__table_addf(t, "%zu", hosts);
     for (size_t w = 0; w < 2; w++) {
-      int k = pct_at(&h->dist, trend_pcts[w]);
+      int k = tl__pct_index(&h->dist, tl__by_trend_pcts[w]);
       if (k < 0) {
         tl__table_add(t, "-");
         continue;
@@ -669,7 +469,7 @@ static void ends_of_axis(const tl_comparison *c, const tl_group *g0, char *buf, 
   for (size_t l = 0; c->label_x && l < c->label_count; l++) {
     const tl_group *g = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
     double v = c->label_x[l];
-    if (!g || !g->dist.count || isnan(v) || pct_at(&g->dist, 90) < 0)
+    if (!g || !g->dist.count || isnan(v) || tl__pct_index(&g->dist, 90) < 0)
       continue;
     for (size_t e = 0; e < 2; e++) /* --compare may list the values in any order */
       if (!end[e] || (e ? v > x[e] : v < x[e]))
@@ -680,7 +480,7 @@ static void ends_of_axis(const tl_comparison *c, const tl_group *g0, char *buf, 
   char v[2][48];
   int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
   for (size_t e = 0; e < 2; e++)
-    tl__say_time((double)(end[e]->dist.pct_ns[pct_at(&end[e]->dist, 90)] - armed), v[e],
+    tl__say_time((double)(end[e]->dist.pct_ns[tl__pct_index(&end[e]->dist, 90)] - armed), v[e],
                  sizeof v[e]);
   snprintf(buf, len, " At p90, %s late at %s and %s at %s.", v[0], end[0]->label, v[1],
            end[1]->label);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_internal.h"
 #include "stats_internal.h"
 
 void tl_check_opts_init(tl_check_opts *o) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "compute.h"
 
 /* Memory for the samples the statistics keep of all groups together (4 MiB
  * each at most); the groups beyond it are read again by the statistics. */
@@ -66,6 +66,7 @@ void tl_comparison_free(tl_comparison *c) {
   free(c->causes);
   tl_strings_free(c->labels, c->label_count);
   free(c->by);
+  free(c->by_keys);
   free(c->label_x);
   tl_session_list_free(&c->sessions);
   memset(c, 0, sizeof *c);
@@ -163,18 +164,6 @@ static int keep_last(tl_session_list *list, int64_t last, char **orig) {
   int rc = drop_sessions(list, keep, orig);
   free(keep);
   return rc;
-}
-
-ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from) {
-  size_t n = c->sessions.count;
-  for (size_t k = 0; k < n; k++) {
-    size_t i = (*from + k) % n;
-    if (c->sessions.items[i].id == id) {
-      *from = i + 1;
-      return (ptrdiff_t)i;
-    }
-  }
-  return -1;
 }
 
 /* d with the values vals at pcts[0..np). */
@@ -340,24 +329,26 @@ static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comp
  * others' sessions dropped, and the labels are the groups in order. */
 static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char **orig,
                      char *err, size_t errlen) {
-  tl__by by;
-  int rc = tl__by_parse(o->by, &by, err, errlen);
+  tl__by *by = out->by_keys = calloc(1, sizeof *by);
+  if (!by)
+    return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+  int rc = tl__by_parse(o->by, by, err, errlen);
   if (rc)
     return TL_EINVAL;
   tl__by_groups g;
-  if ((rc = tl__by_assign(store, &by, &out->sessions, orig, &g, err, errlen)))
+  if ((rc = tl__by_assign(store, by, &out->sessions, orig, &g, err, errlen)))
     return rc;
   char title[200], name[512];
-  tl__by_title(&by, title, sizeof title);
+  tl__by_title(by, title, sizeof title);
   size_t want = o->label_count ? o->label_count : g.count;
-  out->by = tl__by_spec(&by);
+  out->by = tl__by_spec(by);
   out->labels = calloc(want + 1, sizeof *out->labels);
   out->label_x = g.numeric ? calloc(want + 1, sizeof *out->label_x) : NULL;
   if (!out->by || !out->labels || (g.numeric && !out->label_x))
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   for (size_t i = 0; i < want && !rc; i++) {
     if (o->label_count)
-      rc = tl__by_value(&by, &g, o->labels[i], name, sizeof name, err, errlen);
+      rc = tl__by_value(by, &g, o->labels[i], name, sizeof name, err, errlen);
     else
       snprintf(name, sizeof name, "%s", g.names[i]);
     if (!rc && label_pos(out, name) >= 0)
@@ -373,7 +364,7 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   }
   out->baseline = -1;
   if (!rc && o->baseline) {
-    rc = tl__by_value(&by, &g, o->baseline, name, sizeof name, err, errlen);
+    rc = tl__by_value(by, &g, o->baseline, name, sizeof name, err, errlen);
     if (!rc && (out->baseline = label_pos(out, name)) < 0) {
       snprintf(err, errlen, "baseline '%.64s' is not among the compared values", name);
       rc = TL_ENOTFOUND;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
+#include "compute.h"
 
 static uint64_t hash_parts(const char *const *part, int parts) {
   uint64_t h = 1469598103934665603ULL; /* FNV-1a, a 0 byte between parts */

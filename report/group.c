@@ -3,8 +3,9 @@
  * the host facts or tags it recorded; the comparison then treats the group
  * names exactly as it treats labels, so every part of the page works on
  * groups. This file owns which session falls in which group, how a value is
- * named and ordered, what a value a person types means, the listing of
- * --by help and the page's section on what each group holds. What a --by
+ * named and ordered, what a value a person types means and the listing of
+ * --by help; the page's section on what each group holds is by_section.c's.
+ * What a --by
  * page answers first (how the tail changes with the key, and what else
  * changes with it) is by_answer.c's.
  *
@@ -17,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
-
-enum { NAME_PART_MAX = 96 };
+#include "compute.h"
 
 /* ======================================================================== */
 /* Keys                                                                      */
@@ -93,7 +92,7 @@ void tl__by_title(const tl__by *by, char *buf, size_t len) {
 typedef struct {
   int unknown;
   int64_t num;
-  char text[NAME_PART_MAX];
+  char text[TL__BY_NAME_MAX];
 } part;
 
 /* s cut to fit len bytes without splitting a UTF-8 character. */
@@ -183,13 +182,13 @@ static int part_cmp(const tl__by *by, size_t i, const part *a, const part *b) {
 /* A group: its parts and its name. */
 typedef struct {
   part p[TL_BY_MAX];
-  char name[TL_BY_MAX * (NAME_PART_MAX + 16)];
+  char name[TL_BY_MAX * (TL__BY_NAME_MAX + 16)];
 } value;
 
 static void value_name(const tl__by *by, value *v) {
   size_t at = 0;
   for (size_t i = 0; i < by->n; i++) {
-    char buf[NAME_PART_MAX + 16];
+    char buf[TL__BY_NAME_MAX + 16];
     part_name(by, i, &v->p[i], buf, sizeof buf);
     at += (size_t)snprintf(v->name + at, sizeof v->name - at, "%s%s", i ? " / " : "", buf);
   }
@@ -586,64 +585,10 @@ int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char
   return rc ? TL_EINVAL : TL_OK;
 }
 
-/* ======================================================================== */
-/* On the page: what the groups hold                                        */
-
-/* The distinct values, "a, b, c", of what(c, session) over the sessions of
- * label into buf; returns how many (values past the buffer still count). */
-typedef const char *(*session_text)(const tl_comparison *c, size_t i, const void *arg);
-
-static size_t distinct(const tl_comparison *c, const char *label, session_text what,
-                       const void *arg, char *buf, size_t len) {
-  size_t n = 0, at = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (strcmp(c->sessions.items[i].label, label) != 0)
-      continue;
-    char v[NAME_PART_MAX + 16];
-    snprintf(v, sizeof v, "%s", what(c, i, arg));
-    int seen = 0;
-    for (size_t k = 0; k < i && !seen; k++)
-      seen = strcmp(c->sessions.items[k].label, label) == 0 && strcmp(what(c, k, arg), v) == 0;
-    if (seen)
-      continue;
-    n++;
-    if (at < len)
-      at += (size_t)snprintf(buf + at, len - at, "%s%s", n > 1 ? ", " : "", v);
-  }
-  return n;
-}
-
-static const char *own_label(const tl_comparison *c, size_t i, const void *arg) {
-  (void)arg;
-  return c->details[i].label ? c->details[i].label : c->sessions.items[i].label;
-}
-
-static const char *host_name(const tl_comparison *c, size_t i, const void *arg) {
-  (void)arg;
-  return c->sessions.items[i].hostname;
-}
-
-static const char *probe_of(const tl_comparison *c, size_t i, const void *arg) {
-  (void)arg;
-  return c->sessions.items[i].probe;
-}
-
-/* A fact as recorded, and as --by names it (its size class ...); the name
- * lives until the next call. */
-static const char *fact_of(const tl_comparison *c, size_t i, const void *arg) {
-  static char lim[32];
-  const tl_session_detail *d = &c->details[i];
-  const char *v = tl_host_key_value(arg, d->facts, d->fact_count, lim, sizeof lim);
-  return v && *v ? v : "unknown";
-}
-
-static const char *fact_named(const tl_comparison *c, size_t i, const void *arg) {
-  static part named;
-  char lim[32];
-  const tl_session_detail *d = &c->details[i];
-  part_of(arg, tl_host_key_value(arg, d->facts, d->fact_count, lim, sizeof lim), &named);
-  return named.unknown ? "unknown" : named.text;
+void tl__by_name(const tl_host_key *k, const char *v, char *buf, size_t len) {
+  part named;
+  part_of(k, v, &named);
+  snprintf(buf, len, "%s", named.unknown ? "unknown" : named.text);
 }
 
 int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const char *tag, char *name,
@@ -661,174 +606,10 @@ int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const ch
   return !named.unknown;
 }
 
-/* How the values of a key are made, in one sentence. */
-static void key_rule(FILE *f, const tl__by *by, size_t i) {
-  const tl_host_key *k = by->k[i].key;
-  if (!k) {
-    fprintf(f, "tag `%s` as recorded with `--tag`", by->k[i].tag);
-    return;
-  }
-  fprintf(f, "%s (fact `%s`)", k->about, k->fact);
-  if (k->kind == TL_KEY_BYTES)
-    fputs(", the total the host reports rounded up to the next size class of 2^k or "
-          "1.5 x 2^k bytes (512M, 768M, 1G, 1.5G, 2G, 3G, 4G ...), so that a machine sold as "
-          "1 GB, which reports a little less than 1 GiB, is in 1G; the exact values are in the "
-          "table",
-          f);
-}
-
-int tl__by_heading(const tl_comparison *c, char *id, size_t idlen, char *text, size_t textlen) {
-  tl__by by;
-  char err[TL_WHY_MAX], title[200];
-  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err))
-    return 0;
-  tl__by_title(&by, title, sizeof title);
-  snprintf(text, textlen, "By %s", title);
-  /* The anchor a Markdown renderer makes of the heading: lower case,
-   * spaces as dashes, punctuation dropped (keys are letters, digits, . _ -). */
-  size_t at = 0;
-  for (const char *q = text; *q && at + 1 < idlen; q++) {
-    if (*q == ' ')
-      id[at++] = '-';
-    else if ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-' || *q == '_')
-      id[at++] = *q;
-    else if (*q >= 'A' && *q <= 'Z')
-      id[at++] = (char)(*q - 'A' + 'a');
-  }
-  id[at] = '\0';
-  return 1;
-}
-
-/* A host's page: the facts of each host (its newest session) that --by
- * groups on, as recorded and as --by names them. */
-static void host_facts(tl__page *p) {
-  const tl_comparison *c = p->c;
-  size_t nkeys;
-  const tl_host_key *keys = tl_host_keys(&nkeys);
-  tl__heading(p, "host-facts", "Host facts");
-  fputs("What `tlreport --by KEY` groups this host's sessions by, as its newest session recorded "
-        "it, and the group it falls in.\n\n",
-        tl__prose(p));
-  static const char *const head[] = {"host", "key", "recorded", "group (--by)"};
-  tl__table *t = tl__table_new(4, head, "llll");
-  for (size_t i = c->sessions.count; t && i-- > 0;) {
-    const tl_session *s = &c->sessions.items[i];
-    int newer = 0;
-    for (size_t k = i + 1; k < c->sessions.count && !newer; k++)
-      newer = strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0;
-    if (newer)
-      continue;
-    for (size_t k = 0; k < nkeys; k++) {
-      const char *v = strcmp(keys[k].name, "hostname") == 0
-                          ? s->hostname
-                          : tl__fact(&c->details[i], keys[k].fact);
-      char lim[32], shown[TL_TAG_VALUE_MAX + 64];
-      const char *eff = strcmp(keys[k].name, "hostname") == 0
-                            ? v
-                            : tl_host_key_value(&keys[k], c->details[i].facts,
-                                                c->details[i].fact_count, lim, sizeof lim);
-      part named;
-      part_of(&keys[k], eff, &named);
-      tl__table_add(t, s->hostname);
-      tl__table_add(t, keys[k].name);
-      /* The host's value and, when a cgroup lowers it, the limit too. */
-      snprintf(shown, sizeof shown, "%s%s%s", v && *v ? v : "-", eff != v ? "; limit " : "",
-               eff != v && eff ? eff : "");
-      tl__table_add(t, shown);
-      tl__table_add(t, named.unknown ? "unknown" : named.text);
-    }
-  }
-  tl__put_table(p, t);
-}
-
-void tl__host_facts_section(tl__page *p) {
-  if (p->o->host_facts && !p->c->by)
-    host_facts(p);
-}
-
-void tl__by_section(tl__page *p) {
-  const tl_comparison *c = p->c;
-  tl__by by;
-  char err[TL_WHY_MAX], title[200], buf[1024], id[256], text[256];
-  if (!tl__by_heading(c, id, sizeof id, text, sizeof text) ||
-      tl__by_parse(c->by, &by, err, sizeof err))
-    return;
-  tl__by_title(&by, title, sizeof title);
-  tl__heading(p, id, text);
-  FILE *f = tl__prose(p);
-  fputs("Sessions are grouped by ", f);
-  for (size_t i = 0; i < by.n; i++) {
-    fputs(i ? "; and by " : "", f);
-    key_rule(f, &by, i);
-  }
-  fputs(". A session that did not record it is in its own group, named unknown.\n\n", f);
-
-  /* What each group holds. */
-  const char *head[4 + TL_BY_MAX] = {title, "sessions", "labels", "hosts"};
-  char heads[TL_BY_MAX][96], align[8] = "lrll";
-  size_t cols = 4;
-  for (size_t i = 0; i < by.n; i++)
-    if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT) {
-      snprintf(heads[i], sizeof heads[i], "%s recorded%s", by.k[i].key->name,
-               by.k[i].key->kind == TL_KEY_BYTES ? " (bytes)" : "");
-      head[cols] = heads[i];
-      align[cols++] = 'l';
-    }
-  align[cols] = '\0';
-  tl__table *t = tl__table_new(cols, head, align);
-  for (size_t l = 0; t && l < c->label_count; l++) {
-    size_t n = 0;
-    for (size_t i = 0; i < c->sessions.count; i++)
-      n += strcmp(c->sessions.items[i].label, c->labels[l]) == 0;
-    tl__table_add(t, c->labels[l]);
-    tl__table_addf(t, "%zu", n);
-    distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf);
-    tl__table_add(t, buf);
-    distinct(c, c->labels[l], host_name, NULL, buf, sizeof buf);
-    tl__table_add(t, buf);
-    for (size_t i = 0; i < by.n; i++)
-      if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT) {
-        distinct(c, c->labels[l], fact_of, by.k[i].key, buf, sizeof buf);
-        tl__table_add(t, buf);
-      }
-  }
-  tl__put_table(p, t);
-}
-
-int tl__by_confounds(const tl_comparison *c, FILE *f) {
-  tl__by by;
-  char err[TL_WHY_MAX], buf[1024];
-  if (!c->by || tl__by_parse(c->by, &by, err, sizeof err))
-    return 0;
-  size_t nkeys;
-  const tl_host_key *keys = tl_host_keys(&nkeys);
-  int any = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
-    int opened = 0;
-    /* Labels, probes, then every host fact that is not a --by key. */
-    for (size_t w = 0; w < 2 + nkeys; w++) {
-      const tl_host_key *k = w >= 2 ? &keys[w - 2] : NULL;
-      int used = 0;
-      for (size_t i = 0; k && i < by.n; i++)
-        used |= by.k[i].key == k;
-      if (used || (k && strcmp(k->name, "hostname") == 0))
-        continue; /* hosts: said above, with their fingerprints */
-      size_t n = w == 0   ? distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf)
-                 : w == 1 ? distinct(c, c->labels[l], probe_of, NULL, buf, sizeof buf)
-                          : distinct(c, c->labels[l], fact_named, k, buf, sizeof buf);
-      if (n < 2)
-        continue;
-      if (!opened) {
-        fputs("- Inside **", f);
-        tl_md_escape(f, c->labels[l]);
-        fputs("** differ: ", f);
-      }
-      fprintf(f, "%s%s ", opened ? "; " : "", w == 0 ? "labels" : w == 1 ? "probes" : k->name);
-      tl_md_escape(f, buf);
-      opened = any = 1;
-    }
-    if (opened)
-      fputs(".\n", f);
-  }
-  return any;
+/* The first numeric key of by, or -1. */
+int tl__by_numeric_axis(const tl__by *by) {
+  for (size_t i = 0; i < by->n; i++)
+    if (by->k[i].key && by->k[i].key->kind != TL_KEY_TEXT)
+      return (int)i;
+  return -1;
 }

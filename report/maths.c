@@ -539,3 +539,17 @@ done:
   free(tmp);
   return rc;
 }
+
+size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t np,
+                          int64_t *ranks) {
+  size_t nr = 0;
+  for (size_t k = 0; k < np && n > 0 && sessions < TL_STATS_BOOT_SESSIONS; k++) {
+    int64_t lo, hi;
+    tl_order_stat_ci(n, pcts[k], TL__CONF, &lo, &hi);
+    if (lo)
+      ranks[nr++] = lo;
+    if (hi)
+      ranks[nr++] = hi;
+  }
+  return nr;
+}

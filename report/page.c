@@ -1,6 +1,6 @@
 /* page.c: the comparison page, section by section. Each section is one
  * function that reads the comparison and writes Markdown prose (through
- * tl__prose) and tables (tl__table), so the same code makes the Markdown
+ * tl__prose, write.c) and tables (tl__table), so the same code makes the Markdown
  * page and the HTML one; charts are drawn only in HTML. A new section (say,
  * statistics) is one more function in the list in tl_render().
  *
@@ -10,91 +10,11 @@
  * as HTML by tl itself, every piece of user text through tl_html_escape. The
  * result sits in one self-contained template (template.c): inline CSS, light
  * and dark schemes, no script, no file from elsewhere. */
-#include <cmark.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report_internal.h"
-
-/* ======================================================================== */
-/* Prose                                                                     */
-
-FILE *tl__prose(tl__page *p) {
-  if (p->o->format != TL_FORMAT_HTML)
-    return p->out;
-  if (!p->md) {
-    p->md = open_memstream(&p->md_buf, &p->md_len);
-    if (!p->md) {
-      /* The page is marked failed, and callers discard a failed page. */
-      p->failed = TL_ENOMEM;
-      return p->out;
-    }
-  }
-  return p->md;
-}
-
-void tl__prose_flush(tl__page *p) {
-  if (p->o->format != TL_FORMAT_HTML || !p->md)
-    return;
-  fclose(p->md);
-  p->md = NULL;
-  if (!p->md_buf)
-    return;
-  /* Safe is the default since cmark 0.29; saying so keeps older ones safe too. */
-  char *html =
-      cmark_markdown_to_html(p->md_buf, p->md_len, CMARK_OPT_SAFE | CMARK_OPT_VALIDATE_UTF8);
-  if (html)
-    fputs(html, p->out);
-  else
-    p->failed = TL_ENOMEM;
-  free(html);
-  free(p->md_buf);
-  p->md_buf = NULL;
-  p->md_len = 0;
-}
-
-void tl__put_table(tl__page *p, tl__table *t) {
-  tl__prose_flush(p);
-  if (!t) {
-    p->failed = TL_ENOMEM;
-    return;
-  }
-  int rc = tl__table_write(t, p->o->format, p->out);
-  if (rc)
-    p->failed = rc;
-  tl__table_free(t);
-}
-
-/* A section heading with an anchor: "## text" in Markdown (where renderers
- * such as GitHub's make the anchor from the text, as id is), an h2 with id
- * in HTML. */
-void tl__heading(tl__page *p, const char *id, const char *text) {
-  if (p->o->format != TL_FORMAT_HTML) {
-    fprintf(tl__prose(p), "## %s\n\n", text);
-    return;
-  }
-  tl__prose_flush(p);
-  fprintf(p->out, "<h2 id=\"%s\">%s</h2>\n", id, text);
-}
-
-/* The link to a label's page of the site, or NULL when the page is not part
- * of a site or the label is not one that becomes a file name. */
-const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf, size_t len) {
-  if (!p->o->site_links)
-    return NULL;
-  for (size_t i = 0; i < p->o->host_page_count; i++)
-    if (strcmp(p->o->host_pages[i], fingerprint) == 0)
-      return tl__host_page(fingerprint, buf, len) == 0 ? buf : NULL;
-  return NULL;
-}
-
-const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len) {
-  if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
-    return NULL;
-  snprintf(buf, len, "label-%s.html", label);
-  return buf;
-}
 
 /* ======================================================================== */
 /* Helpers                                                                   */
@@ -119,41 +39,11 @@ static size_t labels_with_sessions(const tl_comparison *c) {
   return n;
 }
 
-static int pct_index(const tl_dist *d, double p) {
-  for (size_t i = 0; i < d->pct_count; i++)
-    if (d->pcts[i] == p)
-      return (int)i;
-  return -1;
-}
-
 /* The percentile the plain-words lines speak of: 90 when shown, else the
  * first one asked for. */
 static double headline_pct(const tl_comparison *c) {
   const tl_dist *d = &c->groups[0].dist;
-  return pct_index(d, 90) >= 0 ? 90 : d->pcts[0];
-}
-
-size_t tl__delays_of(const tl_comparison *c, size_t *out) {
-  size_t n = 0;
-  for (size_t i = 0; i < c->group_count; i++) {
-    const tl_group *g = &c->groups[i];
-    size_t k = 0;
-    while (k < n && !tl__same_block(&c->groups[out[k]], g))
-      k++;
-    if (k == n)
-      out[n++] = i;
-  }
-  for (size_t i = 1; i < n; i++)
-    for (size_t k = i; k > 0; k--) {
-      const tl_group *a = &c->groups[out[k - 1]], *b = &c->groups[out[k]];
-      int cmp = strcmp(a->probe, b->probe);
-      if (cmp < 0 || (cmp == 0 && a->delay_ns <= b->delay_ns))
-        break;
-      size_t t = out[k];
-      out[k] = out[k - 1];
-      out[k - 1] = t;
-    }
-  return n;
+  return tl__pct_index(d, 90) >= 0 ? 90 : d->pcts[0];
 }
 
 /* The page's (probe, delay) blocks as delays_of gives them, allocated (the
@@ -164,23 +54,6 @@ static size_t *page_blocks(tl__page *p, size_t *n) {
   if (!idx)
     p->failed = TL_ENOMEM;
   return idx;
-}
-
-const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
-                               int64_t delay_ns) {
-  for (size_t i = 0; i < c->group_count; i++)
-    if (strcmp(c->groups[i].label, label) == 0 && strcmp(c->groups[i].probe, probe) == 0 &&
-        c->groups[i].delay_ns == delay_ns)
-      return &c->groups[i];
-  return NULL;
-}
-
-void tl__md_list_labels(FILE *f, const tl_comparison *c) {
-  for (size_t i = 0; i < c->label_count; i++) {
-    if (i)
-      fputs(", ", f);
-    tl_md_escape(f, c->labels[i]);
-  }
 }
 
 /* ======================================================================== */
@@ -245,14 +118,14 @@ static void sentence(FILE *out, const tl_comparison *c, const char *label, doubl
       continue;
     if (!probe)
       probe = c->groups[i].probe;
-    if (strcmp(c->groups[i].probe, probe) == 0 && pct_index(&c->groups[i].dist, pct) >= 0)
+    if (strcmp(c->groups[i].probe, probe) == 0 && tl__pct_index(&c->groups[i].dist, pct) >= 0)
       g[n++] = &c->groups[i];
   }
   if (!n)
     return;
   int64_t value[64], delay[64];
   for (size_t i = 0; i < n; i++) {
-    value[i] = g[i]->dist.pct_ns[pct_index(&g[i]->dist, pct)];
+    value[i] = g[i]->dist.pct_ns[tl__pct_index(&g[i]->dist, pct)];
     delay[i] = g[i]->delay_ns;
   }
   char text[4096];
@@ -263,13 +136,6 @@ static void sentence(FILE *out, const tl_comparison *c, const char *label, doubl
   tl_md_escape(out, text);
   fputs(".\n", out);
 }
-
-/* The statistics of the page, when computed for this comparison. */
-const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o) {
-  return o->stats && o->stats->group_count == c->group_count ? o->stats : NULL;
-}
-
-const tl_stats *tl__page_stats(const tl__page *p) { return tl__stats_for(p->c, p->o); }
 
 /* The groups of g0's probe and delay, in label order, as indices into
  * c->groups; returns how many (out has room for label_count). */
@@ -427,7 +293,7 @@ static void summary_prose(tl__page *p) {
     return;
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
-    int k = pct_index(&g0->dist, pct);
+    int k = tl__pct_index(&g0->dist, pct);
     char call[96], text[2048];
     if (k < 0)
       continue;
@@ -770,7 +636,7 @@ static void difference_matrices(tl__page *p) {
   for (size_t b = 0; b < nb; b++) {
     const tl_group *g0 = &c->groups[blk[b]];
     size_t n = block_of(c, g0, idx), with = 0;
-    int k = pct_index(&g0->dist, pct);
+    int k = tl__pct_index(&g0->dist, pct);
     for (size_t i = 0; i < n; i++)
       with += c->groups[idx[i]].dist.count > 0;
     if (with < 2 || k < 0 || n > TL_MAX_PCTS + 3)
@@ -997,24 +863,6 @@ static void section_charts(tl__page *p) {
 
 /* ======================================================================== */
 /* 6. Hosts and sessions                                                    */
-
-/* Distinct hosts by fingerprint in order of first session; newest[i] is the
- * index of the host's newest session (whose facts describe it). */
-size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
-  size_t n = 0, *same = tl__sessions_first(c, TL__SAME_MACHINE);
-  if (!same)
-    return 0;
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (same[i] == i) {
-      first[n] = newest[n] = i;
-      same[i] = n++; /* from here on the host's number, for its later sessions */
-    } else {
-      newest[same[same[i]]] = i;
-    }
-  }
-  free(same);
-  return n;
-}
 
 /* "2026-11-30" (UTC). */
 void tl__date_only(int64_t ns, char *buf, size_t len) {

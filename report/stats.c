@@ -18,7 +18,6 @@ enum {
   MAX_CHANGES = 8, /* per series */
 };
 
-static const double CONF = 0.95;
 static const double SERIES_PCTS[TL_STATS_SERIES] = {90, 99};
 
 /* Sorts a row of replicates: by radix (tl_sort_i64), or by comparisons
@@ -30,20 +29,6 @@ static void sort_row(int64_t *v, size_t n) {
 
 /* ======================================================================== */
 /* One group: intervals, replicates, spread, series                          */
-
-size_t tl__stats_ci_ranks(int64_t n, size_t sessions, const double *pcts, size_t np,
-                          int64_t *ranks) {
-  size_t nr = 0;
-  for (size_t k = 0; k < np && n > 0 && sessions < TL_STATS_BOOT_SESSIONS; k++) {
-    int64_t lo, hi;
-    tl_order_stat_ci(n, pcts[k], CONF, &lo, &hi);
-    if (lo)
-      ranks[nr++] = lo;
-    if (hi)
-      ranks[nr++] = hi;
-  }
-  return nr;
-}
 
 void tl__gcalc_free(tl__gcalc *g) {
   tl__sset_free(&g->set);
@@ -217,7 +202,7 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
     p->needed = samples_needed(pcts[k]);
     p->lo_ns = p->hi_ns = -1;
     if (g->method == TL_CI_SESSIONS) {
-      size_t cut = (size_t)(B * (1 - CONF) / 2);
+      size_t cut = (size_t)(B * (1 - TL__CONF) / 2);
       p->lo_ns = g->rep[k * B + cut];
       p->hi_ns = g->rep[k * B + B - 1 - cut];
     }
@@ -228,7 +213,7 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   nr = 0;
   for (size_t k = 0; k < np && g->method == TL_CI_ORDER; k++) {
     int64_t lo, hi;
-    tl_order_stat_ci(x->n, pcts[k], CONF, &lo, &hi);
+    tl_order_stat_ci(x->n, pcts[k], TL__CONF, &lo, &hi);
     if (lo)
       g->pct[k].lo_ns = vals[nr++];
     if (hi)

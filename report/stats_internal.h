@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report_internal.h"
+#include "compute.h"
+
+/* The level of every interval tl shows. */
+#define TL__CONF 0.95
 
 /* ------------------------------------------------------------------------ */
 /* Seeded draws (maths.c)                                                    */

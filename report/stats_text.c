@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "report_internal.h"
 #include "stats_internal.h"
 
 /* ======================================================================== */

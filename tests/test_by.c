@@ -146,6 +146,10 @@ static void fake_draw(fake *f, size_t values, size_t hosts, size_t sessions, dou
                       double host_sd) {
   memset(&f->c, 0, sizeof f->c);
   f->c.by = "memory";
+  static tl__by memory;
+  char err[TL_WHY_MAX];
+  assert_int_equal(tl__by_parse("memory", &memory, err, sizeof err), TL_OK);
+  f->c.by_keys = &memory;
   f->c.sessions.items = f->items;
   f->c.details = f->d;
   size_t n = 0;

@@ -1,0 +1,82 @@
+/* lookup.c: finding things in a comparison: a group by its label, probe and
+ * delay, the page's (probe, delay) blocks, a session by its id, the hosts,
+ * and the statistics computed for it. Computing and rendering both read
+ * these; they read the comparison only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+
+size_t tl__delays_of(const tl_comparison *c, size_t *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->group_count; i++) {
+    const tl_group *g = &c->groups[i];
+    size_t k = 0;
+    while (k < n && !tl__same_block(&c->groups[out[k]], g))
+      k++;
+    if (k == n)
+      out[n++] = i;
+  }
+  for (size_t i = 1; i < n; i++)
+    for (size_t k = i; k > 0; k--) {
+      const tl_group *a = &c->groups[out[k - 1]], *b = &c->groups[out[k]];
+      int cmp = strcmp(a->probe, b->probe);
+      if (cmp < 0 || (cmp == 0 && a->delay_ns <= b->delay_ns))
+        break;
+      size_t t = out[k];
+      out[k] = out[k - 1];
+      out[k - 1] = t;
+    }
+  return n;
+}
+
+const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
+                               int64_t delay_ns) {
+  for (size_t i = 0; i < c->group_count; i++)
+    if (strcmp(c->groups[i].label, label) == 0 && strcmp(c->groups[i].probe, probe) == 0 &&
+        c->groups[i].delay_ns == delay_ns)
+      return &c->groups[i];
+  return NULL;
+}
+
+/* The statistics of the page, when computed for this comparison. */
+const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o) {
+  return o->stats && o->stats->group_count == c->group_count ? o->stats : NULL;
+}
+
+/* Distinct hosts by fingerprint in order of first session; newest[i] is the
+ * index of the host's newest session (whose facts describe it). */
+size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
+  size_t n = 0, *same = tl__sessions_first(c, TL__SAME_MACHINE);
+  if (!same)
+    return 0;
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    if (same[i] == i) {
+      first[n] = newest[n] = i;
+      same[i] = n++; /* from here on the host's number, for its later sessions */
+    } else {
+      newest[same[same[i]]] = i;
+    }
+  }
+  free(same);
+  return n;
+}
+
+ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from) {
+  size_t n = c->sessions.count;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = (*from + k) % n;
+    if (c->sessions.items[i].id == id) {
+      *from = i + 1;
+      return (ptrdiff_t)i;
+    }
+  }
+  return -1;
+}
+
+int tl__pct_index(const tl_dist *d, double p) {
+  for (size_t i = 0; i < d->pct_count; i++)
+    if (d->pcts[i] == p)
+      return (int)i;
+  return -1;
+}
