@@ -352,7 +352,7 @@ static void bench_node(void) {
 /* ======================================================================== */
 /* causes: the per-sample reads against none                                 */
 
-enum { CAUSE_ROUNDS = 10, CAUSE_N = 3000, CAUSE_RATE_N = 50000 };
+enum { CAUSE_ROUNDS = 10, CAUSE_N = 3000, CAUSE_RATE_N = 500000 };
 
 static double now_s(void) {
   struct timespec ts;

@@ -3,7 +3,8 @@
  * reading its wake-up clock (tl__causes_before / _after), so the timed
  * interval holds no extra work; the difference is queued with the latency.
  * The writer thread keeps the slowest few per cent of each piece it hands to
- * the store, with their causes, and the sums over all (tl__cause_keep), and
+ * the store, with their causes, and the sums over all, by latency band too
+ * (tl__cause_keep), and
  * about once a second reads the host's counters into a bounded series
  * (tl__counter_clock). Only probes that time on the runner's own thread, one
  * timer at a time, read causes: a child process's or a second timer's
@@ -89,8 +90,13 @@ void tl__cause_keep_piece(tl__cause_keep *k, int64_t first_index, const int64_t 
       continue;
     measured++;
     k->sums.samples++;
-    if (cells[i].runq_us != TL__CAUSE_NONE)
-      k->sums.runq_wait_ns += (int64_t)cells[i].runq_us * 1000;
+    if (cells[i].runq_us != TL__CAUSE_NONE) {
+      int64_t wait = (int64_t)cells[i].runq_us * 1000;
+      int band = tl_cause_band(latency_ns[i]);
+      k->sums.runq_wait_ns += wait;
+      k->sums.band_samples[band]++;
+      k->sums.band_wait_ns[band] += wait;
+    }
     k->sums.nivcsw += cells[i].nivcsw;
     k->sums.migrations += cells[i].migrated > 0;
   }

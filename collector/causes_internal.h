@@ -124,8 +124,8 @@ typedef struct tl__self tl__self;
  * tl__self_close, on the same thread. */
 tl__self *tl__self_open(void);
 void tl__self_close(tl__self *s);
-/* Reads the thread's state now; cheap enough for every sample (a pread, a
- * getrusage and sched_getcpu on Linux). */
+/* Reads the thread's state now; cheap enough for every sample (on Linux a
+ * pread and sched_getcpu, and a getrusage when the run-queue wait grew). */
 void tl__self_read(tl__self *s, tl__self_mark *m);
 /* What this OS measures, for the documentation fact probe.causes. */
 const char *tl__self_measures(void);

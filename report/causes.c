@@ -33,29 +33,38 @@ static int pct_index(const tl_dist *d, double want) {
 }
 
 typedef struct {
-  int64_t p50, p99;
+  int64_t p50, p99, p90; /* p90 -1: not among the group's percentiles */
   tl_group_causes *gc;
 } tail_ctx;
 
-/* Counts one session's samples above the p99 and their time past p50,
- * from its histogram: the midpoint of each bucket above the p99's. */
+/* Adds n samples of a bucket [lo, hi) to a tail's count and its time past
+ * p50, at the bucket's midpoint. In double and held at INT64_MAX: a bucket
+ * of many samples far out (hours, in nanoseconds) would overflow a 64-bit
+ * product. */
+static void add_bucket(int64_t *samples, int64_t *past_ns, int64_t n, int64_t lo, int64_t hi,
+                       int64_t p50) {
+  *samples += n;
+  double sum = (double)*past_ns + (double)n * (double)(lo + (hi - lo) / 2 - p50);
+  *past_ns = sum >= 0x1p63 ? INT64_MAX : (int64_t)sum;
+}
+
+/* Counts one session's samples above the p99 (and the p90) and their time
+ * past p50, from its histogram: the midpoint of each bucket above. */
 static int count_tail(void *arg, size_t index, const tl_summary *m) {
   (void)index;
   tail_ctx *t = arg;
+  tl_tail_split *at90 = &t->gc->at90;
   for (size_t k = 0; k < m->hist_len; k++) {
     int64_t lo, hi, n = m->hist[k];
     if (!n)
       continue;
     tl_summary_bucket_bounds(m->hist_first + k, &lo, &hi);
-    if (lo <= t->p99)
-      continue;
     if (hi > m->max_ns)
       hi = m->max_ns;
-    t->gc->tail_samples += n;
-    /* In double and held at INT64_MAX: a bucket of many samples far out
-     * (hours, in nanoseconds) would overflow a 64-bit product. */
-    double sum = (double)t->gc->tail_ns + (double)n * (double)(lo + (hi - lo) / 2 - t->p50);
-    t->gc->tail_ns = sum >= 0x1p63 ? INT64_MAX : (int64_t)sum;
+    if (lo > t->p99)
+      add_bucket(&t->gc->tail_samples, &t->gc->tail_ns, n, lo, hi, t->p50);
+    if (t->p90 >= 0 && lo > t->p90)
+      add_bucket(&at90->tail_samples, &at90->tail_ns, n, lo, hi, t->p50);
   }
   return 0;
 }
@@ -89,15 +98,39 @@ static void sum_counters(tl_store *store, int64_t id, counter_sums *cs) {
   free(r);
 }
 
-/* Adds one session's kept causes of tail samples to gc; throttled says the
- * session's cgroup throttled. Whether the session recorded causes at all. */
-static int add_causes(tl_store *store, int64_t id, int64_t p50, int64_t p99, int throttled,
+/* Adds the run-queue wait of a session's samples in latency bands wholly
+ * above p90 to at90, each band's at most its samples' time past p50. */
+static void add_bands(const tl_cause_sums *sums, int64_t p50, int64_t p90, int throttled,
+                      tl_tail_split *at90) {
+  for (int b = 0; b < TL_CAUSE_BANDS; b++) {
+    int64_t lo, hi, n = sums->band_samples[b];
+    tl_cause_band_bounds(b, &lo, &hi);
+    if (!n || lo <= p90)
+      continue;
+    double most = (double)n * ((double)hi - (double)p50);
+    int64_t wait = (double)sums->band_wait_ns[b] < most ? sums->band_wait_ns[b] : (int64_t)most;
+    at90->measured_samples += n;
+    at90->cpu_wait_ns += wait;
+    if (throttled)
+      at90->throttled_ns += wait;
+  }
+}
+
+/* Adds one session's kept causes of tail samples to gc, and its bands to
+ * gc->at90 when p90 >= 0; throttled says the session's cgroup throttled.
+ * Whether the session recorded causes at all. */
+static int add_causes(tl_store *store, int64_t id, const tail_ctx *t, int throttled,
                       tl_group_causes *gc) {
   tl_cause *c;
   size_t n;
-  tl_cause_sums sums;
-  if (tl_store_causes(store, id, &c, &n, &sums) != TL_OK)
+  int64_t p50 = t->p50, p99 = t->p99;
+  tl_cause_sums *sums = malloc(sizeof *sums);
+  if (!sums || tl_store_causes(store, id, &c, &n, sums) != TL_OK) {
+    free(sums);
     return 0; /* damaged: its tail stays not attributed */
+  }
+  if (t->p90 >= 0)
+    add_bands(sums, p50, t->p90, throttled, &gc->at90);
   for (size_t i = 0; i < n; i++) {
     /* Kept latencies are to the microsecond: above the p99 by more than
      * the rounding, so that a sample at the p99 is not counted. */
@@ -113,7 +146,22 @@ static int add_causes(tl_store *store, int64_t id, int64_t p50, int64_t p99, int
     gc->migrations += c[i].migrated > 0;
   }
   free(c);
-  return sums.samples > 0;
+  int recorded = sums->samples > 0;
+  free(sums);
+  return recorded;
+}
+
+/* The split never claims more than the tail holds: the histogram's
+ * midpoints and the kept microseconds may disagree by a hair. */
+static void settle(int64_t tail_samples, int64_t tail_ns, int64_t *measured, int64_t *wait_ns,
+                   int64_t *throttled_ns, int64_t *not_attributed_ns) {
+  if (*measured > tail_samples)
+    *measured = tail_samples;
+  if (*wait_ns > tail_ns)
+    *wait_ns = tail_ns;
+  if (*throttled_ns > *wait_ns)
+    *throttled_ns = *wait_ns;
+  *not_attributed_ns = tail_ns - *wait_ns;
 }
 
 static int group_causes(tl_store *store, const tl_comparison *c, const tl_group *g,
@@ -122,12 +170,13 @@ static int group_causes(tl_store *store, const tl_comparison *c, const tl_group 
   gc->timer_slack_ns = -1;
   gc->periods = gc->throttled_periods = -1;
   gc->steal_pct = gc->irq_pct = NAN;
-  int k50 = pct_index(&g->dist, 50), k99 = pct_index(&g->dist, 99);
+  int k50 = pct_index(&g->dist, 50), k99 = pct_index(&g->dist, 99), k90 = pct_index(&g->dist, 90);
   if (k50 < 0 || k99 < 0 || !g->dist.count)
     return TL_OK;
   int64_t p50 = g->dist.pct_ns[k50], p99 = g->dist.pct_ns[k99];
   gc->floor_ns = p50 - tl_probe_armed_ns(g->probe, g->delay_ns);
-  tail_ctx t = {p50, p99, gc};
+  gc->at90.known = k90 >= 0;
+  tail_ctx t = {p50, p99, k90 >= 0 ? g->dist.pct_ns[k90] : -1, gc};
   if (tl_store_summaries(store, g->session_ids, g->session_count, count_tail, &t) != TL_OK)
     return TL_OK; /* no histogram: no tail to split */
   counter_sums all = {0};
@@ -137,8 +186,7 @@ static int group_causes(tl_store *store, const tl_comparison *c, const tl_group 
   for (size_t s = 0; s < g->session_count; s++) {
     counter_sums cs = {0};
     sum_counters(store, g->session_ids[s], &cs);
-    recorded |=
-        add_causes(store, g->session_ids[s], p50, p99, cs.have_periods && cs.throttled > 0, gc);
+    recorded |= add_causes(store, g->session_ids[s], &t, cs.have_periods && cs.throttled > 0, gc);
     recorded |= cs.any;
     all.periods += cs.periods;
     all.throttled += cs.throttled;
@@ -170,16 +218,102 @@ static int group_causes(tl_store *store, const tl_comparison *c, const tl_group 
     gc->steal_pct = 100.0 * (double)all.steal_ns / cpu_ns;
     gc->irq_pct = 100.0 * (double)all.irq_ns / cpu_ns;
   }
-  /* The histogram's midpoints and the kept microseconds may disagree by a
-   * hair: the split never claims more than the tail holds. */
-  if (gc->measured_samples > gc->tail_samples)
-    gc->measured_samples = gc->tail_samples;
-  if (gc->cpu_wait_ns > gc->tail_ns)
-    gc->cpu_wait_ns = gc->tail_ns;
-  if (gc->throttled_ns > gc->cpu_wait_ns)
-    gc->throttled_ns = gc->cpu_wait_ns;
-  gc->not_attributed_ns = gc->tail_ns - gc->cpu_wait_ns;
+  settle(gc->tail_samples, gc->tail_ns, &gc->measured_samples, &gc->cpu_wait_ns, &gc->throttled_ns,
+         &gc->not_attributed_ns);
+  tl_tail_split *a = &gc->at90;
+  settle(a->tail_samples, a->tail_ns, &a->measured_samples, &a->cpu_wait_ns, &a->throttled_ns,
+         &a->not_attributed_ns);
   gc->known = recorded && gc->tail_samples > 0 && gc->tail_ns > 0;
+  return TL_OK;
+}
+
+/* ======================================================================== */
+/* A session's counters, folded                                              */
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median and the largest of v[0..n) (sorted here); NAN when n is 0. */
+static void median_max(double *v, size_t n, double out[2]) {
+  out[0] = out[1] = NAN;
+  if (!n)
+    return;
+  qsort(v, n, sizeof *v, by_value);
+  out[0] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  out[1] = v[n - 1];
+}
+
+enum { FOLD_STEAL, FOLD_IRQ, FOLD_CTXT, FOLD_PSI, FOLD_RUN, FOLD_FREQ, FOLDS };
+
+/* Folds the rows of one session's counters; TL_ENOMEM, or TL_OK. */
+static int fold_counters(const tl_counter_row *r, size_t n, tl_session_counters *sc) {
+  double *v = malloc((n ? n : 1) * FOLDS * sizeof *v);
+  if (!v)
+    return TL_ENOMEM;
+  size_t k[FOLDS] = {0};
+  sc->periods = sc->throttled = sc->throttled_ns = -1;
+  for (size_t i = 0; i < n; i++) {
+    sc->span_ms += r[i].span_ms;
+    if (r[i].nr_periods >= 0 && r[i].nr_throttled >= 0) {
+      sc->periods = (sc->periods < 0 ? 0 : sc->periods) + r[i].nr_periods;
+      sc->throttled = (sc->throttled < 0 ? 0 : sc->throttled) + r[i].nr_throttled;
+    }
+    if (r[i].throttled_ns >= 0)
+      sc->throttled_ns = (sc->throttled_ns < 0 ? 0 : sc->throttled_ns) + r[i].throttled_ns;
+    if (r[i].procs_running >= 0)
+      v[FOLD_RUN * n + k[FOLD_RUN]++] = (double)r[i].procs_running;
+    if (r[i].freq_khz > 0)
+      v[FOLD_FREQ * n + k[FOLD_FREQ]++] = (double)r[i].freq_khz;
+    if (r[i].span_ms <= 0)
+      continue;
+    double s = (double)r[i].span_ms / 1e3; /* a rate is per second of the row */
+    if (r[i].steal_ns >= 0)
+      v[FOLD_STEAL * n + k[FOLD_STEAL]++] = (double)r[i].steal_ns / 1e6 / s;
+    if (r[i].irq_ns >= 0 && r[i].softirq_ns >= 0)
+      v[FOLD_IRQ * n + k[FOLD_IRQ]++] = (double)(r[i].irq_ns + r[i].softirq_ns) / 1e6 / s;
+    if (r[i].ctxt >= 0)
+      v[FOLD_CTXT * n + k[FOLD_CTXT]++] = (double)r[i].ctxt / s;
+    if (r[i].psi_some_us >= 0) /* the kernel's and tl's clocks differ by a hair: at most all */
+      v[FOLD_PSI * n + k[FOLD_PSI]++] = fmin(100, (double)r[i].psi_some_us / 1e4 / s);
+  }
+  sc->known = n > 0;
+  sc->intervals = (int64_t)n;
+  median_max(v + FOLD_STEAL * n, k[FOLD_STEAL], sc->steal_ms);
+  median_max(v + FOLD_IRQ * n, k[FOLD_IRQ], sc->irq_ms);
+  median_max(v + FOLD_CTXT * n, k[FOLD_CTXT], sc->ctxt);
+  median_max(v + FOLD_PSI * n, k[FOLD_PSI], sc->psi_pct);
+  double run[2], freq[2];
+  median_max(v + FOLD_RUN * n, k[FOLD_RUN], run);
+  sc->runnable[0] = isfinite(run[0]) ? (int64_t)run[0] : -1;
+  sc->runnable[1] = isfinite(run[1]) ? (int64_t)run[1] : -1;
+  median_max(v + FOLD_FREQ * n, k[FOLD_FREQ], freq);
+  sc->freq_khz[0] = k[FOLD_FREQ] ? (int64_t)v[FOLD_FREQ * n] : 0;
+  sc->freq_khz[1] = isfinite(freq[0]) ? (int64_t)freq[0] : 0;
+  sc->freq_khz[2] = isfinite(freq[1]) ? (int64_t)freq[1] : 0;
+  free(v);
+  return TL_OK;
+}
+
+/* Every session's counters; what cannot be read stays unknown. */
+static int session_counters(tl_store *store, tl_comparison *c) {
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    tl_counter_row *r;
+    size_t n;
+    if (tl_store_counters(store, c->sessions.items[i].id, &r, &n) != TL_OK || !n) {
+      free(r);
+      continue;
+    }
+    if (!c->counters && !(c->counters = calloc(c->sessions.count, sizeof *c->counters))) {
+      free(r);
+      return TL_ENOMEM;
+    }
+    int err = fold_counters(r, n, &c->counters[i]);
+    free(r);
+    if (err)
+      return err;
+  }
   return TL_OK;
 }
 
@@ -191,7 +325,7 @@ int tl__causes_compute(tl_store *store, tl_comparison *c) {
     return TL_ENOMEM;
   for (size_t i = 0; i < c->group_count; i++)
     group_causes(store, c, &c->groups[i], &c->causes[i]);
-  return TL_OK;
+  return session_counters(store, c);
 }
 
 /* ======================================================================== */
@@ -205,22 +339,46 @@ static const tl_group_causes *causes_of(const tl_comparison *c, size_t i) {
   return c->causes && c->causes[i].known ? &c->causes[i] : NULL;
 }
 
+/* The split above p99 (k 0) or above p90 (k 1); NULL when there is none. */
+static const tl_tail_split *split_of(const tl_group_causes *gc, int k, tl_tail_split *buf) {
+  if (k == 1)
+    return gc->at90.known && gc->at90.tail_samples > 0 ? &gc->at90 : NULL;
+  *buf = (tl_tail_split){1,
+                         gc->tail_samples,
+                         gc->tail_ns,
+                         gc->measured_samples,
+                         gc->cpu_wait_ns,
+                         gc->throttled_ns,
+                         gc->not_attributed_ns};
+  return buf;
+}
+
+static const char *const split_name[2] = {"p99", "p90"};
+
 /* "On droplet, 84 % of the time past p99 of setTimeout(1) was spent waiting
- * for a CPU: the 0.2-CPU quota throttled 81 of 83 periods." */
+ * for a CPU: the 0.2-CPU quota throttled 81 of 83 periods." Said of the
+ * samples above p90 when none above p99 had their causes read (a p99 of
+ * too few samples, the slowest not kept) but some above p90 had. */
 static void sentence(FILE *f, const tl_comparison *c, size_t i) {
   const tl_group *g = &c->groups[i];
   const tl_group_causes *gc = &c->causes[i];
+  tl_tail_split buf;
+  const tl_tail_split *sp = split_of(gc, 0, &buf);
+  int k = 0;
+  if (!sp->measured_samples && split_of(gc, 1, &buf) && gc->at90.measured_samples)
+    sp = &gc->at90, k = 1;
   char call[96];
   tl__call_name(g->probe, g->delay_ns, call, sizeof call);
   fputs("- On **", f);
   tl_md_escape(f, g->label);
   fputs("**, ", f);
-  if (!gc->measured_samples) {
+  if (!sp->measured_samples) {
     fputs("the time past p99 of ", f);
     tl_md_escape(f, call);
     fputs(" is not attributed: no causes were recorded for its slowest samples", f);
   } else {
-    fprintf(f, "%.0f %% of the time past p99 of ", share(gc->cpu_wait_ns, gc->tail_ns));
+    fprintf(f, "%.0f %% of the time past %s of ", share(sp->cpu_wait_ns, sp->tail_ns),
+            split_name[k]);
     tl_md_escape(f, call);
     fputs(" was spent waiting for a CPU", f);
     if (gc->throttled_periods > 0 && gc->periods > 0) {
@@ -232,7 +390,7 @@ static void sentence(FILE *f, const tl_comparison *c, size_t i) {
       fprintf(f, "quota throttled %lld of %lld periods", (long long)gc->throttled_periods,
               (long long)gc->periods);
     }
-    fprintf(f, "; %.0f %% is not attributed", share(gc->not_attributed_ns, gc->tail_ns));
+    fprintf(f, "; %.0f %% is not attributed", share(sp->not_attributed_ns, sp->tail_ns));
   }
   if (isfinite(gc->steal_pct) && gc->steal_pct >= 1)
     fprintf(f, " (the hypervisor stole %.0f %% of the CPU time meanwhile)", gc->steal_pct);
@@ -243,7 +401,8 @@ void tl__causes_answer(tl__page *p) {
   const tl_comparison *c = p->c;
   int any = 0;
   for (size_t i = 0; i < c->group_count; i++)
-    any |= causes_of(c, i) && c->causes[i].measured_samples > 0;
+    any |= causes_of(c, i) &&
+           (c->causes[i].measured_samples > 0 || c->causes[i].at90.measured_samples > 0);
   if (!any)
     return;
   FILE *f = tl__prose(p);
@@ -254,13 +413,16 @@ void tl__causes_answer(tl__page *p) {
   fputc('\n', f);
 }
 
-/* A stacked bar per label of one group: waiting for a CPU (throttled and
- * not), not attributed; widths are shares of the time past p99. */
+/* Two stacked bars per label of one group, above p99 and above p90:
+ * waiting for a CPU (throttled and not), not attributed; widths are shares
+ * of the time past p50. */
 static void bars(tl__page *p, const tl_comparison *c) {
   FILE *o = p->out;
   size_t n = 0;
+  tl_tail_split buf;
   for (size_t i = 0; i < c->group_count; i++)
-    n += causes_of(c, i) != NULL;
+    for (int k = 0; k < 2; k++)
+      n += causes_of(c, i) && split_of(&c->causes[i], k, &buf);
   const double w = 720, left = 200, barw = 400, rowh = 26, top = 28;
   double h = top + rowh * (double)n + 10;
   p->chart_id++;
@@ -268,7 +430,8 @@ static void bars(tl__page *p, const tl_comparison *c) {
           "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
           "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"Why the tail is long\">"
           "<title>Why the tail is long</title><desc>For each label, probe and delay, the time "
-          "its samples above p99 spent past the p50, split into waiting for a CPU (throttled by "
+          "its samples above p99, and above p90, spent past the p50, split into waiting for a CPU "
+          "(throttled by "
           "a quota, or not) and not attributed.</desc>\n",
           w, h, w, h);
   static const char *const names[] = {"throttled", "waiting for a CPU", "not attributed"};
@@ -282,30 +445,33 @@ static void bars(tl__page *p, const tl_comparison *c) {
   double y = top;
   for (size_t i = 0; i < c->group_count; i++) {
     const tl_group_causes *gc = causes_of(c, i);
-    if (!gc)
-      continue;
-    char call[96], name[256];
-    tl__call_name(c->groups[i].probe, c->groups[i].delay_ns, call, sizeof call);
-    snprintf(name, sizeof name, "%s, %s", c->groups[i].label, call);
-    fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\" font-size=\"11\">", left - 6,
-            y + 14);
-    tl_html_escape(o, name);
-    fputs("</text>", o);
-    const int64_t parts[] = {gc->throttled_ns, gc->cpu_wait_ns - gc->throttled_ns,
-                             gc->not_attributed_ns};
-    double x = left;
-    for (int k = 0; k < 3; k++) {
-      double bw = barw * share(parts[k], gc->tail_ns) / 100.0;
-      if (bw > 0)
-        fprintf(o, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>", x, y,
-                bw, fills[k]);
-      x += bw;
+    for (int k = 0; gc && k < 2; k++) {
+      const tl_tail_split *sp = split_of(gc, k, &buf);
+      if (!sp)
+        continue;
+      char call[96], name[256];
+      tl__call_name(c->groups[i].probe, c->groups[i].delay_ns, call, sizeof call);
+      snprintf(name, sizeof name, "%s, %s, %s", c->groups[i].label, call, split_name[k]);
+      fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\" font-size=\"11\">", left - 6,
+              y + 14);
+      tl_html_escape(o, name);
+      fputs("</text>", o);
+      const int64_t parts[] = {sp->throttled_ns, sp->cpu_wait_ns - sp->throttled_ns,
+                               sp->not_attributed_ns};
+      double x = left;
+      for (int j = 0; j < 3; j++) {
+        double bw = barw * share(parts[j], sp->tail_ns) / 100.0;
+        if (bw > 0)
+          fprintf(o, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\" fill=\"%s\"/>", x, y,
+                  bw, fills[j]);
+        x += bw;
+      }
+      fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">%.0f %% CPU wait</text>\n",
+              left + barw + 6, y + 14, share(sp->cpu_wait_ns, sp->tail_ns));
+      y += rowh;
     }
-    fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">%.0f %% CPU wait</text>\n",
-            left + barw + 6, y + 14, share(gc->cpu_wait_ns, gc->tail_ns));
-    y += rowh;
   }
-  fputs("</svg><figcaption>The time past p50 of the samples above p99, by cause."
+  fputs("</svg><figcaption>The time past p50 of the samples above p99 and above p90, by cause."
         "</figcaption></figure>\n",
         o);
 }
@@ -317,60 +483,74 @@ int tl__causes_any(const tl_comparison *c) {
   return 0;
 }
 
+/* The cells of a table row that belong to the group, not to a split. */
+static void group_cells(tl__table *t, const tl_group_causes *gc) {
+  char buf[64];
+  tl__say_time((double)gc->floor_ns, buf, sizeof buf);
+  tl__table_add(t, buf);
+  if (gc->timer_slack_ns >= 0)
+    tl__say_time((double)gc->timer_slack_ns, buf, sizeof buf);
+  tl__table_add(t, gc->timer_slack_ns >= 0 ? buf : "unknown");
+  tl__table_add(t, gc->quota[0] ? gc->quota : "unknown");
+  if (gc->periods >= 0)
+    tl__table_addf(t, "%lld of %lld", (long long)gc->throttled_periods, (long long)gc->periods);
+  else
+    tl__table_add(t, "unknown");
+  if (isfinite(gc->steal_pct)) {
+    tl__table_addf(t, "%.1f", gc->steal_pct);
+    tl__table_addf(t, "%.1f", gc->irq_pct);
+  } else {
+    tl__table_add(t, "unknown");
+    tl__table_add(t, "unknown");
+  }
+}
+
 void tl__causes_section(tl__page *p) {
   const tl_comparison *c = p->c;
   if (!tl__causes_any(c))
     return;
   tl__heading(p, "why-the-tail-is-long", "Why the tail is long");
-  fputs("For each label, probe and delay: the samples above its p99, and the time each spent "
-        "past the p50 (the floor every sample pays, timer slack included), split into waiting "
-        "for a CPU (the measuring thread's run-queue wait during the sample; throttled when the "
-        "session's cgroup counted throttled quota periods) and not attributed. What tl did not "
-        "measure (a probe in another process, macOS, a sample whose causes were not kept) is "
-        "not attributed, never guessed. Steal and IRQ time are known per second and host-wide "
-        "only: they are shown as shares of the CPU time during the sessions, not in the split.\n\n",
+  fputs("For each label, probe and delay: the samples above its p99, and above its p90, and the "
+        "time each spent past the p50 (the floor every sample pays, timer slack included), split "
+        "into waiting for a CPU (the measuring thread's run-queue wait during the sample; "
+        "throttled when the session's cgroup counted throttled quota periods) and not attributed. "
+        "Above p99 each of the slowest samples' own wait counts; above p90, each session's wait "
+        "summed by latency band (eight bands a doubling), the band across the p90 not "
+        "attributed. What tl did not measure (a probe in another process, macOS, a sample whose "
+        "causes were not kept) is not attributed, never guessed. Steal and IRQ time are known "
+        "per second and host-wide only: they are shown as shares of the CPU time during the "
+        "sessions, not in the split.\n\n",
         tl__prose(p));
   if (p->o->format == TL_FORMAT_HTML) {
     tl__prose_flush(p);
     bars(p, c);
   }
   static const char *const head[] = {
-      "label",       "call",        "tail samples",      "past p50",
-      "CPU wait %",  "throttled %", "not attributed %",  "floor (p50)",
-      "timer slack", "quota",       "throttled periods", "steal %",
-      "IRQ %"};
-  tl__table *t = tl__table_new(13, head, "llrrrrrrrlrrr");
+      "label",       "call",        "above",       "tail samples",
+      "past p50",    "CPU wait %",  "throttled %", "not attributed %",
+      "floor (p50)", "timer slack", "quota",       "throttled periods",
+      "steal %",     "IRQ %"};
+  tl__table *t = tl__table_new(14, head, "lllrrrrrrrlrrr");
+  tl_tail_split buf2;
   for (size_t i = 0; t && i < c->group_count; i++) {
     const tl_group_causes *gc = causes_of(c, i);
-    if (!gc)
-      continue;
-    char call[96], buf[64];
-    tl__call_name(c->groups[i].probe, c->groups[i].delay_ns, call, sizeof call);
-    tl__table_add(t, c->groups[i].label);
-    tl__table_add(t, call);
-    tl__table_addf(t, "%lld (%lld measured)", (long long)gc->tail_samples,
-                   (long long)gc->measured_samples);
-    tl__say_time((double)gc->tail_ns, buf, sizeof buf);
-    tl__table_add(t, buf);
-    tl__table_addf(t, "%.1f", share(gc->cpu_wait_ns, gc->tail_ns));
-    tl__table_addf(t, "%.1f", share(gc->throttled_ns, gc->tail_ns));
-    tl__table_addf(t, "%.1f", share(gc->not_attributed_ns, gc->tail_ns));
-    tl__say_time((double)gc->floor_ns, buf, sizeof buf);
-    tl__table_add(t, buf);
-    if (gc->timer_slack_ns >= 0)
-      tl__say_time((double)gc->timer_slack_ns, buf, sizeof buf);
-    tl__table_add(t, gc->timer_slack_ns >= 0 ? buf : "unknown");
-    tl__table_add(t, gc->quota[0] ? gc->quota : "unknown");
-    if (gc->periods >= 0)
-      tl__table_addf(t, "%lld of %lld", (long long)gc->throttled_periods, (long long)gc->periods);
-    else
-      tl__table_add(t, "unknown");
-    if (isfinite(gc->steal_pct)) {
-      tl__table_addf(t, "%.1f", gc->steal_pct);
-      tl__table_addf(t, "%.1f", gc->irq_pct);
-    } else {
-      tl__table_add(t, "unknown");
-      tl__table_add(t, "unknown");
+    for (int k = 0; gc && k < 2; k++) {
+      const tl_tail_split *sp = split_of(gc, k, &buf2);
+      if (!sp)
+        continue;
+      char call[96], buf[64];
+      tl__call_name(c->groups[i].probe, c->groups[i].delay_ns, call, sizeof call);
+      tl__table_add(t, c->groups[i].label);
+      tl__table_add(t, call);
+      tl__table_add(t, split_name[k]);
+      tl__table_addf(t, "%lld (%lld measured)", (long long)sp->tail_samples,
+                     (long long)sp->measured_samples);
+      tl__say_time((double)sp->tail_ns, buf, sizeof buf);
+      tl__table_add(t, buf);
+      tl__table_addf(t, "%.1f", share(sp->cpu_wait_ns, sp->tail_ns));
+      tl__table_addf(t, "%.1f", share(sp->throttled_ns, sp->tail_ns));
+      tl__table_addf(t, "%.1f", share(sp->not_attributed_ns, sp->tail_ns));
+      group_cells(t, gc);
     }
   }
   tl__put_table(p, t);
@@ -403,7 +583,158 @@ void tl__causes_json(FILE *o, const tl_comparison *c, size_t i) {
   else
     fputs(", \"periods\": null, \"throttled_periods\": null", o);
   if (isfinite(gc->steal_pct))
-    fprintf(o, ", \"steal_pct\": %.3f, \"irq_pct\": %.3f}", gc->steal_pct, gc->irq_pct);
+    fprintf(o, ", \"steal_pct\": %.3f, \"irq_pct\": %.3f", gc->steal_pct, gc->irq_pct);
   else
-    fputs(", \"steal_pct\": null, \"irq_pct\": null}", o);
+    fputs(", \"steal_pct\": null, \"irq_pct\": null", o);
+  const tl_tail_split *a = &gc->at90;
+  if (a->known)
+    fprintf(o,
+            ",\n    \"p90\": {\"above\": 90, \"tail_samples\": %lld, \"measured_samples\": %lld, "
+            "\"past_p50_ns\": %lld, \"cpu_wait_ns\": %lld, \"throttled_ns\": %lld, "
+            "\"not_attributed_ns\": %lld}}",
+            (long long)a->tail_samples, (long long)a->measured_samples, (long long)a->tail_ns,
+            (long long)a->cpu_wait_ns, (long long)a->throttled_ns, (long long)a->not_attributed_ns);
+  else
+    fputs(", \"p90\": null}", o);
+}
+
+/* ======================================================================== */
+/* Each session's counters, beside the list of sessions                      */
+
+/* As many sessions' counters as Markdown lists, like the sessions: the
+ * rest are in HTML and JSON, so that the page does not grow with the runs. */
+enum { COUNTERS_MD_MAX = 24 };
+
+static const tl_session_counters *counters_of(const tl_comparison *c, size_t i) {
+  return c->counters && c->counters[i].known ? &c->counters[i] : NULL;
+}
+
+/* "0.4 / 3.1" to digits places, or "unknown". */
+static void add_pair(tl__table *t, const double v[2], int digits) {
+  if (isfinite(v[0]))
+    tl__table_addf(t, "%.*f / %.*f", digits, v[0], digits, v[1]);
+  else
+    tl__table_add(t, "unknown");
+}
+
+void tl__causes_counters(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t n = 0;
+  for (size_t i = 0; i < c->sessions.count; i++)
+    n += counters_of(c, i) != NULL;
+  if (!n)
+    return;
+  int html = p->o->format == TL_FORMAT_HTML;
+  FILE *f = tl__prose(p);
+  fputs("### What the host was doing\n\n", f);
+  if (!html && n > COUNTERS_MD_MAX) {
+    fprintf(f,
+            "The counters of %zu sessions are in the HTML page (`--format html`) and in JSON "
+            "(`--format json`, `sessions[].counters`).\n\n",
+            n);
+    return;
+  }
+  fputs("The counters tlcollect read about once a second during each session, host-wide but for "
+        "the throttling (the session's cgroup): the median and the highest interval (a second; "
+        "longer in sessions of more than 2048 seconds, which keep at most 2048 intervals). Steal "
+        "and IRQ time are CPU time summed over the CPUs; CPU pressure is the share of the time "
+        "some task waited for a CPU (PSI, where the kernel has it). These are not split per "
+        "sample: a second with steal does not make its samples late.\n\n",
+        f);
+  static const char *const head[] = {"started (UTC)",     "label",      "host",
+                                     "seconds",           "steal ms/s", "IRQ ms/s",
+                                     "switches/s",        "runnable",   "CPU pressure %",
+                                     "throttled periods", "throttled",  "CPU 0 MHz"};
+  tl__table *t = tl__table_new(12, head, "lllrrrrrrrrr");
+  for (size_t i = 0; t && i < c->sessions.count; i++) {
+    const tl_session_counters *sc = counters_of(c, i);
+    if (!sc)
+      continue;
+    const tl_session *s = &c->sessions.items[i];
+    const tl_session_detail *d = &c->details[i];
+    char buf[64], href[128];
+    tl_date_format(s->started_ns, buf, sizeof buf);
+    tl__table_addf(t, "%.10s %.5s", buf, buf + 11);
+    const char *own = d->label ? d->label : s->label;
+    tl__table_link(t, tl__table_add(t, own), tl__label_href(p, own, href, sizeof href));
+    tl__table_link(t, tl__table_add(t, s->hostname),
+                   tl__host_href(p, s->host_fingerprint, href, sizeof href));
+    tl__table_addf(t, "%.0f", (double)sc->span_ms / 1e3);
+    add_pair(t, sc->steal_ms, 1);
+    add_pair(t, sc->irq_ms, 1);
+    add_pair(t, sc->ctxt, 0);
+    if (sc->runnable[0] >= 0)
+      tl__table_addf(t, "%lld / %lld", (long long)sc->runnable[0], (long long)sc->runnable[1]);
+    else
+      tl__table_add(t, "unknown");
+    add_pair(t, sc->psi_pct, 1);
+    if (sc->periods >= 0)
+      tl__table_addf(t, "%lld of %lld", (long long)sc->throttled, (long long)sc->periods);
+    else
+      tl__table_add(t, "no quota seen");
+    if (sc->throttled_ns > 0)
+      tl__say_time((double)sc->throttled_ns, buf, sizeof buf);
+    tl__table_add(t, sc->throttled_ns > 0 ? buf : sc->throttled_ns == 0 ? "0" : "unknown");
+    if (sc->freq_khz[1] > 0)
+      tl__table_addf(t, "%lld / %lld / %lld", (long long)(sc->freq_khz[0] / 1000),
+                     (long long)(sc->freq_khz[1] / 1000), (long long)(sc->freq_khz[2] / 1000));
+    else
+      tl__table_add(t, "unknown");
+  }
+  if (html) {
+    tl__prose_flush(p);
+    fprintf(p->out, "<details><summary>Counters of %zu sessions</summary>\n", n);
+  }
+  tl__put_table(p, t);
+  if (html)
+    fputs("</details>\n", p->out);
+}
+
+/* {"median": x, "max": y} or null. */
+static void json_pair(FILE *o, const char *key, const double v[2]) {
+  fprintf(o, "\"%s\": ", key);
+  if (isfinite(v[0]))
+    fprintf(o, "{\"median\": %.3f, \"max\": %.3f}", v[0], v[1]);
+  else
+    fputs("null", o);
+}
+
+static void json_int(FILE *o, const char *key, int64_t v) {
+  if (v >= 0)
+    fprintf(o, "\"%s\": %lld", key, (long long)v);
+  else
+    fprintf(o, "\"%s\": null", key);
+}
+
+void tl__causes_session_json(FILE *o, const tl_comparison *c, size_t i) {
+  const tl_session_counters *sc = counters_of(c, i);
+  if (!sc)
+    return;
+  fprintf(o, ",\n   \"counters\": {\"intervals\": %lld, \"span_ms\": %lld, ",
+          (long long)sc->intervals, (long long)sc->span_ms);
+  json_pair(o, "steal_ms_per_s", sc->steal_ms);
+  fputs(", ", o);
+  json_pair(o, "irq_ms_per_s", sc->irq_ms);
+  fputs(", ", o);
+  json_pair(o, "switches_per_s", sc->ctxt);
+  fputs(",\n    ", o);
+  json_pair(o, "psi_some_pct", sc->psi_pct);
+  fputs(", \"runnable\": ", o);
+  if (sc->runnable[0] >= 0)
+    fprintf(o, "{\"median\": %lld, \"max\": %lld}", (long long)sc->runnable[0],
+            (long long)sc->runnable[1]);
+  else
+    fputs("null", o);
+  fputs(", ", o);
+  json_int(o, "periods", sc->periods);
+  fputs(", ", o);
+  json_int(o, "throttled_periods", sc->throttled);
+  fputs(", ", o);
+  json_int(o, "throttled_ns", sc->throttled_ns);
+  fputs(", \"freq_khz\": ", o);
+  if (sc->freq_khz[1] > 0)
+    fprintf(o, "{\"min\": %lld, \"median\": %lld, \"max\": %lld}}", (long long)sc->freq_khz[0],
+            (long long)sc->freq_khz[1], (long long)sc->freq_khz[2]);
+  else
+    fputs("null}", o);
 }

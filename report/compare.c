@@ -64,6 +64,7 @@ void tl_comparison_free(tl_comparison *c) {
   }
   free(c->details);
   free(c->causes);
+  free(c->counters);
   tl_strings_free(c->labels, c->label_count);
   free(c->by);
   free(c->by_keys);

@@ -212,9 +212,10 @@ int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
 /* ------------------------------------------------------------------------ */
 /* Why the tail is long (causes.c)                                          */
 
-/* Fills c->causes from the store: each session's kept causes, counters and
- * summary. Only running out of memory fails; what cannot be read (an older
- * file, a server, a damaged blob) is "not attributed". */
+/* Fills c->causes and c->counters from the store: each session's kept
+ * causes, counters and summary. Only running out of memory fails; what
+ * cannot be read (an older file, a server, a damaged blob) is "not
+ * attributed". */
 int tl__causes_compute(tl_store *store, tl_comparison *c);
 
 #endif

@@ -312,6 +312,7 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     rows(o, d->facts, d->fact_count);
     fputs(",\n   \"distribution\": ", o);
     dist(o, &d->dist, "  ");
+    tl__causes_session_json(o, c, i);
     fputc('}', o);
   }
   fputs("]\n}\n", o);

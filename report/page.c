@@ -1245,6 +1245,7 @@ static void section_hosts(tl__page *p) {
 
   session_summary(p);
   session_list(p);
+  tl__causes_counters(p);
   free(first);
   free(newest);
   free(used);

@@ -246,5 +246,11 @@ int tl__causes_any(const tl_comparison *c);
 void tl__causes_section(tl__page *p);
 /* groups[i].causes in JSON (after the group's other fields), or nothing. */
 void tl__causes_json(FILE *o, const tl_comparison *c, size_t i);
+/* Each session's per-second counters, one row a session, beside the list
+ * of sessions; nothing when no session recorded them. */
+void tl__causes_counters(tl__page *p);
+/* sessions[i].counters in JSON (after the session's other fields), or
+ * nothing. */
+void tl__causes_session_json(FILE *o, const tl_comparison *c, size_t i);
 
 #endif

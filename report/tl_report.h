@@ -72,9 +72,22 @@ typedef struct {
   tl_dist at_pcts; /* its own values at the groups' percentiles, for the statistics */
 } tl_session_detail;
 
+/* The time past p50 of a group's samples above one percentile, split by
+ * cause (causes.c). */
+typedef struct {
+  int known;                 /* 0: the percentile is not among the group's */
+  int64_t tail_samples;      /* samples above it (from the sessions' histograms) */
+  int64_t tail_ns;           /* their time past the p50, summed */
+  int64_t measured_samples;  /* of those, with their run-queue wait read */
+  int64_t cpu_wait_ns;       /* waiting for a CPU, at most the time past p50 */
+  int64_t throttled_ns;      /* of cpu_wait_ns, in sessions whose cgroup's quota throttled */
+  int64_t not_attributed_ns; /* tail_ns - cpu_wait_ns */
+} tl_tail_split;
+
 /* Why a group's tail was late (causes.c): its samples above p99, each
  * counted past the group's p50 (the floor every sample pays), split by
- * cause. What was not measured is not attributed, never guessed. */
+ * cause; the same above p90 in at90. What was not measured is not
+ * attributed, never guessed. */
 typedef struct {
   int known;                /* 0: nothing recorded, no sentence, no bar */
   int64_t tail_samples;     /* samples above p99 (from the sessions' histograms) */
@@ -90,11 +103,30 @@ typedef struct {
   int64_t periods, throttled_periods; /* the quota's periods over the sessions (-1 unknown) */
   double steal_pct,
       irq_pct; /* of CPU time during the sessions: stolen, in IRQ and softirq (NAN unknown) */
+  tl_tail_split at90; /* above p90: from each session's wait by latency band, where the
+                         band lies wholly above the p90 (the band across it is not attributed) */
 } tl_group_causes;
 
+/* A session's per-second counters, folded so that any session length
+ * gives one small row (causes.c): over its intervals (a second each, longer
+ * for long sessions), the median and the largest rate. NAN or -1: not
+ * readable there. */
 typedef struct {
-  tl_group *groups;        /* ordered by label (as asked), probe, delay */
-  tl_group_causes *causes; /* group_count entries (causes.c), NULL when none could be read */
+  int known;                     /* 0: the session recorded no counters */
+  int64_t intervals, span_ms;    /* rows kept, and the time they cover */
+  double steal_ms[2], irq_ms[2]; /* CPU time stolen, in IRQ and softirq, ms a second (all CPUs) */
+  double ctxt[2];                /* context switches a second, host-wide */
+  double psi_pct[2];             /* CPU pressure: per cent of the time some task waited */
+  int64_t runnable[2];           /* runnable threads: median and most seen */
+  int64_t periods, throttled;    /* the cgroup's quota periods, and throttled ones, in all */
+  int64_t throttled_ns;          /* time the quota held the cgroup back, in all */
+  int64_t freq_khz[3];           /* CPU 0's frequency: lowest, median, highest (0 unknown) */
+} tl_session_counters;
+
+typedef struct {
+  tl_group *groups;              /* ordered by label (as asked), probe, delay */
+  tl_group_causes *causes;       /* group_count entries (causes.c), NULL when none could be read */
+  tl_session_counters *counters; /* sessions.count entries (causes.c), NULL when none */
   size_t group_count;
   char **labels; /* labels compared, in the order asked */
   size_t label_count;

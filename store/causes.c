@@ -1,5 +1,5 @@
 /* causes.c: why samples were late, as stored beside them (the migration
- * NNNN_causes.sql): one table, session_causes, with rows of three kinds.
+ * NNNN_causes.sql): one table, session_causes, with rows of four kinds.
  *
  * Kind 0 holds what the measuring thread read about itself around a
  * session's slowest samples (run-queue wait, involuntary switches, a
@@ -8,9 +8,12 @@
  * and most samples' causes are zero or tiny. Every sample's causes would
  * cost 3 bytes or more a sample; the kept ones, as unsigned varints (index
  * delta, latency and wait in microseconds, the switches and the migration
- * in one number), cost about 4 bytes each: 0.12 bytes a sample measured. Kind 1 holds
- * the totals over every sample, kind 2 the per-second counters (counters.c
- * in the collector makes them). Each blob ends with a CRC32C. One table,
+ * in one number), cost about 4 bytes each: 0.12 bytes a sample measured.
+ * Kind 1 holds the totals over every sample, kind 2 the per-second counters
+ * (counters.c in the collector makes them), kind 3 every sample's run-queue
+ * wait summed by latency band (tl_cause_band), for the samples above p90:
+ * a few hundred bytes a session, whatever its length. Each blob ends with
+ * a CRC32C. One table,
  * not three: a SQLite page is 64 KiB here, and every table costs a page in
  * every file. tlstore push sends the rows as they are (pg/pg_push.c), so a
  * report from a server splits the tail as the file's does. */
@@ -50,6 +53,27 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
 
 /* ns to whole microseconds, rounded; -1 (not measured) stays apart as 0. */
 static uint64_t us_or_none(int64_t ns) { return ns < 0 ? 0 : (uint64_t)((ns + 500) / 1000) + 1; }
+
+int tl_cause_band(int64_t value_ns) {
+  uint64_t us = value_ns <= 0 ? 0 : ((uint64_t)value_ns + 500) / 1000;
+  if (us < 16)
+    return (int)us;
+  int octave = 63 - __builtin_clzll(us); /* 4 and up */
+  int band = 16 + (octave - 4) * 8 + (int)((us >> (octave - 3)) & 7);
+  return band < TL_CAUSE_BANDS ? band : TL_CAUSE_BANDS - 1;
+}
+
+void tl_cause_band_bounds(int band, int64_t *lo_ns, int64_t *hi_ns) {
+  if (band < 16) {
+    *lo_ns = band ? band * INT64_C(1000) - 500 : 0;
+    *hi_ns = band * INT64_C(1000) + 500;
+    return;
+  }
+  int octave = 4 + (band - 16) / 8, sub = (band - 16) % 8;
+  int64_t lo_us = (int64_t)(8 + sub) << (octave - 3), width = INT64_C(1) << (octave - 3);
+  *lo_ns = lo_us * 1000 - 500; /* values round to the microsecond */
+  *hi_ns = band == TL_CAUSE_BANDS - 1 ? INT64_MAX : (lo_us + width) * 1000 - 500;
+}
 
 size_t tl_causes_bound(size_t n) { return 1 + VARINT_MAX + n * 4 * VARINT_MAX + 4; }
 
@@ -99,7 +123,7 @@ int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t 
 /* ======================================================================== */
 /* Sums and counters: rows of varints (value + 1, so that -1 is 0)         */
 
-enum { KIND_CAUSES = 0, KIND_SUMS = 1, KIND_COUNTERS = 2, COUNTER_FIELDS = 12 };
+enum { KIND_CAUSES = 0, KIND_SUMS = 1, KIND_COUNTERS = 2, KIND_BANDS = 3, COUNTER_FIELDS = 12 };
 
 static size_t encode_values(const int64_t *v, size_t n, uint8_t *out) {
   size_t at = 0;
@@ -167,14 +191,65 @@ static int read_sums(void *ctx, int kind, int64_t first, int64_t count, const ui
   int64_t v[4];
   if (decode_values(data, len, v, 4))
     return TL_ECORRUPT;
-  *(tl_cause_sums *)ctx = (tl_cause_sums){v[0], v[1], v[2], v[3]};
+  tl_cause_sums *sums = ctx;
+  sums->samples = v[0];
+  sums->runq_wait_ns = v[1];
+  sums->nivcsw = v[2];
+  sums->migrations = v[3];
   return TL_OK;
+}
+
+/* The bands row: (band, samples, wait in microseconds) for each band with
+ * samples, count the number of bands. Adds to sums. */
+static int read_bands(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
+                      size_t len) {
+  (void)kind;
+  (void)first;
+  tl_cause_sums *sums = ctx;
+  if (count <= 0 || count > TL_CAUSE_BANDS)
+    return TL_ECORRUPT;
+  int64_t v[3 * TL_CAUSE_BANDS];
+  if (decode_values(data, len, v, 3 * (size_t)count))
+    return TL_ECORRUPT;
+  for (int64_t i = 0; i < count; i++) {
+    int64_t band = v[3 * i], n = v[3 * i + 1], us = v[3 * i + 2];
+    if (band < 0 || band >= TL_CAUSE_BANDS || n < 0 || us < 0 || us > INT64_MAX / 1000)
+      return TL_ECORRUPT;
+    sums->band_samples[band] += n;
+    sums->band_wait_ns[band] += us * 1000;
+  }
+  return TL_OK;
+}
+
+/* Adds sums' bands to the session's bands row. */
+static int add_bands(tl_store *s, int64_t session_id, const tl_cause_sums *sums, uint8_t *blob,
+                     const char *doing) {
+  tl_cause_sums *had = calloc(1, sizeof *had);
+  if (!had)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
+  int err = each_row(s, session_id, KIND_BANDS, read_bands, had);
+  int64_t v[3 * TL_CAUSE_BANDS];
+  size_t k = 0;
+  for (int b = 0; b < TL_CAUSE_BANDS; b++) {
+    int64_t n = had->band_samples[b] + sums->band_samples[b];
+    if (!n)
+      continue;
+    v[k++] = b;
+    v[k++] = n;
+    v[k++] = (had->band_wait_ns[b] + sums->band_wait_ns[b] + 500) / 1000;
+  }
+  free(had);
+  if (err == TL_OK && k)
+    err = s->ops->put_cause_row(s, session_id, KIND_BANDS, 0, (int64_t)(k / 3), blob,
+                                encode_values(v, k, blob), doing);
+  return err;
 }
 
 int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size_t n,
                         const tl_cause_sums *sums) {
   const char *doing = "storing the causes of late samples";
-  uint8_t *blob = malloc(tl_causes_bound(n ? n : 1));
+  size_t room = tl_causes_bound(n ? n : 1), bands = 1 + 3 * TL_CAUSE_BANDS * VARINT_MAX + 4;
+  uint8_t *blob = malloc(room > bands ? room : bands);
   if (!blob)
     return tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
   int err = write_begin(s, n * 8 + 64, doing);
@@ -184,13 +259,16 @@ int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size
         s->ops->put_cause_row(s, session_id, KIND_CAUSES, c[0].index, (int64_t)n, blob, len, doing);
   }
   if (err == TL_OK && sums && sums->samples) {
-    tl_cause_sums had = {0, 0, 0, 0};
+    tl_cause_sums had;
+    memset(&had, 0, sizeof had);
     err = each_row(s, session_id, KIND_SUMS, read_sums, &had);
     int64_t v[4] = {had.samples + sums->samples, had.runq_wait_ns + sums->runq_wait_ns,
                     had.nivcsw + sums->nivcsw, had.migrations + sums->migrations};
     if (err == TL_OK)
       err = s->ops->put_cause_row(s, session_id, KIND_SUMS, 0, 1, blob, encode_values(v, 4, blob),
                                   doing);
+    if (err == TL_OK)
+      err = add_bands(s, session_id, sums, blob, doing);
   }
   free(blob);
   return write_end(s, err, doing);
@@ -215,6 +293,19 @@ int tl_store_set_counters(tl_store *s, int64_t session_id, const tl_counter_row 
 
 /* ======================================================================== */
 /* Reading                                                                   */
+
+/* Ends a read of a session's rows: running out of memory gets its message,
+ * and a failed read hands over nothing (what was read is freed). Returns
+ * what the caller owns. */
+static void *read_done(tl_store *s, int err, const char *what, void *items) {
+  if (err == TL_ENOMEM)
+    tl__store_fail(s, err, "out of memory reading %s", what);
+  if (err) {
+    free(items);
+    return NULL;
+  }
+  return items;
+}
 
 typedef struct {
   tl_cause *items;
@@ -248,16 +339,11 @@ int tl_store_causes(tl_store *s, int64_t session_id, tl_cause **out, size_t *n,
   cause_list l = {NULL, 0, 0};
   int err = each_row(s, session_id, KIND_SUMS, read_sums, sums);
   if (err == TL_OK)
+    err = each_row(s, session_id, KIND_BANDS, read_bands, sums);
+  if (err == TL_OK)
     err = each_row(s, session_id, KIND_CAUSES, read_causes, &l);
-  if (err == TL_ENOMEM)
-    tl__store_fail(s, err, "out of memory reading causes");
-  if (err) {
-    free(l.items);
-    l.items = NULL;
-    l.n = 0;
-  }
-  *out = l.items;
-  *n = l.n;
+  *out = read_done(s, err, "causes", l.items);
+  *n = err ? 0 : l.n;
   return err;
 }
 
@@ -296,14 +382,7 @@ static int read_counters(void *ctx, int kind, int64_t first, int64_t count, cons
 int tl_store_counters(tl_store *s, int64_t session_id, tl_counter_row **out, size_t *n) {
   counter_list l = {NULL, 0};
   int err = each_row(s, session_id, KIND_COUNTERS, read_counters, &l);
-  if (err == TL_ENOMEM)
-    tl__store_fail(s, err, "out of memory reading counters");
-  if (err) {
-    free(l.rows);
-    l.rows = NULL;
-    l.n = 0;
-  }
-  *out = l.rows;
-  *n = l.n;
+  *out = read_done(s, err, "counters", l.rows);
+  *n = err ? 0 : l.n;
   return err;
 }

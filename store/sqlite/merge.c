@@ -13,7 +13,9 @@
  * running in the source is left for a later merge; one whose collector is
  * gone is copied as readers show it, 'interrupted'; and a copy taken
  * before its session ended (by an older tl) is replaced by the whole
- * session. */
+ * session. A session's causes and counters (session_causes) go with it,
+ * verified as a report reads them; a session already present takes the
+ * source's, which may have been stored after it ended. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,7 @@ typedef struct {
   tl_store *dst, *src;
   const char *path; /* of src, for messages */
   sqlite3_stmt *find, *host_find, *host, *insert, *detail_src[3], *detail_dst[3], *detail_ins[3];
+  sqlite3_stmt *causes_src, *causes_ins; /* causes_src NULL: the source predates the causes */
   tl_merge_stats stats;
   tl__summary_pick *pick; /* the summary of a session copied */
   int summarise;          /* whether verify_session hands its samples to pick */
@@ -154,6 +157,45 @@ static int note_samples(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
+/* Refuses a source session whose causes or counters do not read back. */
+static int verify_causes(merger *m, int64_t src_id) {
+  tl_cause *c = NULL;
+  tl_counter_row *r = NULL;
+  size_t n;
+  tl_cause_sums sums;
+  int err = tl_store_causes(m->src, src_id, &c, &n, &sums);
+  if (err == TL_OK)
+    err = tl_store_counters(m->src, src_id, &r, &n);
+  free(c);
+  free(r);
+  if (err)
+    tl__store_fail(m->dst, err, "%s; nothing was merged", m->src->errmsg);
+  return err;
+}
+
+/* Copies the source's causes and counters of a session, replacing the
+ * database's rows of the same kind and place. */
+static int copy_causes(merger *m, int64_t src_id, int64_t dst_id) {
+  if (!m->causes_src)
+    return TL_OK;
+  sqlite3_stmt *a = m->causes_src, *ins = m->causes_ins;
+  sqlite3_bind_int64(a, 1, src_id);
+  int rc, err = TL_OK;
+  while (err == TL_OK && (rc = sqlite3_step(a)) == SQLITE_ROW) {
+    sqlite3_bind_int64(ins, 1, dst_id);
+    for (int c = 0; c < 4; c++)
+      sqlite3_bind_value(ins, c + 2, sqlite3_column_value(a, c));
+    int r = sqlite3_step(ins);
+    if (r != SQLITE_DONE)
+      err = tl__store_sqlfail(m->dst, r, "copying a session's causes");
+    sqlite3_reset(ins);
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(m->src, rc, "reading the other database");
+  sqlite3_reset(a);
+  return err;
+}
+
 /* Refuses a source session whose samples do not read back whole and
  * verified, or whose label or tags tlcollect would not have accepted. */
 static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t src_id) {
@@ -175,6 +217,8 @@ static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t 
   sqlite3_reset(t);
   if (err == TL_OK && tl_store_scan(m->src, src_id, note_samples, m) != TL_OK)
     err = tl__store_fail(m->dst, TL_ECORRUPT, "%s; nothing was merged", m->src->errmsg);
+  if (err == TL_OK && m->causes_src)
+    err = verify_causes(m, src_id);
   return err;
 }
 
@@ -215,6 +259,8 @@ static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
     return tl__store_sqlfail(m->dst, rc, "copying a session");
   for (int k = 0; k < 3 && err == TL_OK; k++)
     err = copy_details(m, k, src_id, dst_id);
+  if (err == TL_OK)
+    err = copy_causes(m, src_id, dst_id);
   if (err || !m->summarise)
     return err;
   const uint8_t *blob;
@@ -400,7 +446,7 @@ static int merge_session(merger *m, sqlite3_stmt *s) {
                            "session %.36s of %s differs from the one in the database (%s); "
                            "nothing was merged",
                            uuid, m->path, differs);
-    } else if (err == TL_OK) {
+    } else if (err == TL_OK && (err = copy_causes(m, src_id, dst_id)) == TL_OK) {
       m->stats.sessions_present++;
     }
     return err;
@@ -463,7 +509,9 @@ static void merger_finalize(merger *m) {
     sqlite3_finalize(m->detail_ins[k]);
     m->detail_src[k] = m->detail_dst[k] = m->detail_ins[k] = NULL;
   }
-  m->find = m->host_find = m->host = m->insert = NULL;
+  sqlite3_finalize(m->causes_src);
+  sqlite3_finalize(m->causes_ins);
+  m->find = m->host_find = m->host = m->insert = m->causes_src = m->causes_ins = NULL;
 }
 
 static int merge_one(merger *m) {
@@ -494,6 +542,19 @@ static int merge_one(merger *m) {
       err = prepare(d, detail_sql[k][0], &m->detail_dst[k]);
     if (!err)
       err = prepare(d, detail_sql[k][1], &m->detail_ins[k]);
+  }
+  if (!err)
+    err = prepare(d,
+                  "INSERT OR REPLACE INTO session_causes (session_id, kind, first_index, count, "
+                  "data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                  &m->causes_ins);
+  /* A source older than the causes has no such table: nothing to copy. */
+  if (!err && sqlite3_prepare_v2(tl__sqlite_db(m->src),
+                                 "SELECT kind, first_index, count, data FROM session_causes "
+                                 "WHERE session_id = ?1 ORDER BY kind, first_index",
+                                 -1, &m->causes_src, NULL) != SQLITE_OK) {
+    sqlite3_finalize(m->causes_src);
+    m->causes_src = NULL;
   }
   sqlite3_stmt *s = NULL;
   /* One snapshot of the source for the checks and the copy, even while a
