@@ -166,6 +166,138 @@ static void pairs(FILE *o, const tl_comparison *c, const tl_stats *st) {
   fputc(']', o);
 }
 
+/* The sessions left out as damaged. */
+static void left_out(FILE *o, const tl_page_opts *opts) {
+  fputs(",\n \"left_out\": [", o);
+  for (size_t i = 0; opts->left_out && i < opts->left_out->count; i++) {
+    const tl_left_out *x = &opts->left_out->items[i];
+    char date[32];
+    tl_date_format(x->started_ns, date, sizeof date);
+    fputs(i ? ",\n  {\"uuid\": " : "\n  {\"uuid\": ", o);
+    tl_fput_json(o, x->uuid);
+    fputs(", \"label\": ", o);
+    tl_fput_json(o, x->label);
+    fprintf(o, ", \"started_ns\": %lld, \"started\": \"%s\", \"why\": ", (long long)x->started_ns,
+            date);
+    tl_fput_json(o, x->why);
+    fputc('}', o);
+  }
+  fputc(']', o);
+}
+
+/* Ratios against the baseline's group of the same probe and delay. */
+static void vs_baseline(FILE *o, const tl_comparison *c, const tl_group *g, int64_t armed) {
+  const tl_group *b =
+      c->baseline >= 0 ? tl__find_group(c, c->labels[c->baseline], g->probe, g->delay_ns) : NULL;
+  if (b && b->dist.count && g->dist.count) {
+    fputs(",\n   \"vs_baseline\": {\"min\": ", o);
+    num(o, b->dist.min_ns ? (double)g->dist.min_ns / (double)b->dist.min_ns : NAN);
+    for (size_t k = 0; k < g->dist.pct_count; k++) {
+      fprintf(o, ", \"p%s\": ", TL_PCT(g->dist.pcts[k]));
+      num(o, b->dist.pct_ns[k] ? (double)g->dist.pct_ns[k] / (double)b->dist.pct_ns[k] : NAN);
+    }
+    fputs(", \"max\": ", o);
+    num(o, b->dist.max_ns ? (double)g->dist.max_ns / (double)b->dist.max_ns : NAN);
+    fputs(", \"mean\": ", o);
+    num(o, b->dist.mean_ns > 0 ? g->dist.mean_ns / b->dist.mean_ns : NAN);
+    fputs("},\n   \"vs_baseline_lateness\": {", o);
+    for (size_t k = 0; k < g->dist.pct_count; k++) {
+      int64_t bl = b->dist.pct_ns[k] - armed, gl = g->dist.pct_ns[k] - armed;
+      double r = tl_lateness_ratio(bl, gl);
+      fprintf(o, "%s\"p%s\": {\"diff_ns\": %lld, \"ratio\": ", k ? ", " : "",
+              TL_PCT(g->dist.pcts[k]), (long long)(gl - bl));
+      num(o, r > 0 ? r : NAN);
+      fputc('}', o);
+    }
+    fputc('}', o);
+  }
+}
+
+/* groups[i]: its distribution, lateness, baseline ratios, chart points,
+ * causes and statistics. */
+static void json_group(FILE *o, const tl_comparison *c, const tl_stats *st, size_t i) {
+  const tl_group *g = &c->groups[i];
+  fputs(i ? ",\n  {" : "\n  {", o);
+  fputs("\"label\": ", o);
+  tl_fput_json(o, g->label);
+  fputs(", \"probe\": ", o);
+  tl_fput_json(o, g->probe);
+  fprintf(o,
+          ", \"delay_ns\": %lld, \"sessions\": %zu,\n   \"distribution\": ", (long long)g->delay_ns,
+          g->session_count);
+  dist(o, &g->dist, "  ");
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
+  fprintf(o, ",\n   \"armed_ns\": %lld", (long long)armed);
+  if (g->dist.count) {
+    fputs(",\n   \"overshoot_ns\": ", o);
+    num(o, g->dist.mean_ns - (double)g->delay_ns);
+    /* What the page compares: each value minus the delay really armed. */
+    fprintf(o, ",\n   \"lateness\": {\"min_ns\": %lld, \"max_ns\": %lld, \"mean_ns\": ",
+            (long long)(g->dist.min_ns - armed), (long long)(g->dist.max_ns - armed));
+    num(o, g->dist.mean_ns - (double)armed);
+    fputs(", \"percentiles\": [", o);
+    for (size_t k = 0; k < g->dist.pct_count; k++)
+      fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", k ? ", " : "", TL_PCT(g->dist.pcts[k]),
+              (long long)(g->dist.pct_ns[k] - armed));
+    fputs("]}", o);
+  }
+  vs_baseline(o, c, g, armed);
+  fputs(",\n   \"spectrum\": [", o);
+  for (size_t k = 0; g->spectrum.count && k < g->spectrum.pct_count; k++)
+    fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", k ? ", " : "", TL_PCT(g->spectrum.pcts[k]),
+            (long long)g->spectrum.pct_ns[k]);
+  fprintf(o, "],\n   \"histogram\": {\"lo_ns\": %lld, \"width_ns\": %lld, \"counts\": [",
+          (long long)g->hist_lo_ns, (long long)g->hist_width_ns);
+  for (int k = 0; k < TL_HIST_BINS; k++)
+    fprintf(o, "%s%lld", k ? ", " : "", (long long)g->hist[k]);
+  fprintf(o, "], \"above\": %lld}", (long long)g->hist_over);
+  tl__causes_json(o, c, i);
+  if (st)
+    group_stats(o, g, &st->groups[i]);
+  fputc('}', o);
+}
+
+/* sessions[i]: what it is, where it ran, its facts, tags and own values. */
+static void json_session(FILE *o, const tl_comparison *c, size_t i) {
+  const tl_session *s = &c->sessions.items[i];
+  const tl_session_detail *d = &c->details[i];
+  fputs(i ? ",\n  {" : "\n  {", o);
+  fputs("\"uuid\": ", o);
+  tl_fput_json(o, s->uuid);
+  fputs(", \"run_uuid\": ", o);
+  tl_fput_json(o, s->run_uuid);
+  fputs(", \"label\": ", o);
+  tl_fput_json(o, d->label ? d->label : s->label);
+  if (c->by) {
+    fputs(", \"group\": ", o);
+    tl_fput_json(o, s->label);
+  }
+  fputs(", \"probe\": ", o);
+  tl_fput_json(o, s->probe);
+  fprintf(o, ", \"delay_ns\": %lld,\n   \"started_ns\": %lld, \"ended_ns\": %lld, \"status\": ",
+          (long long)s->delay_ns, (long long)s->started_ns, (long long)s->ended_ns);
+  tl_fput_json(o, s->status);
+  fprintf(o, ", \"samples\": %lld, \"missed_periods\": %lld, \"warmup\": %lld,\n   \"host\": ",
+          (long long)s->sample_count, (long long)s->missed_periods, (long long)s->warmup);
+  tl_fput_json(o, s->host_fingerprint);
+  fputs(", \"hostname\": ", o);
+  tl_fput_json(o, s->hostname);
+  fputs(", \"tl_version\": ", o);
+  tl_fput_json(o, s->tl_version);
+  fputs(", \"libuv_version\": ", o);
+  tl_fput_json(o, s->libuv_version);
+  fputs(",\n   \"command_line\": ", o);
+  tl_fput_json(o, s->command_line);
+  fputs(",\n   \"tags\": ", o);
+  rows(o, d->tags, d->tag_count);
+  fputs(",\n   \"facts\": ", o);
+  rows(o, d->facts, d->fact_count);
+  fputs(",\n   \"distribution\": ", o);
+  dist(o, &d->dist, "  ");
+  tl__causes_session_json(o, c, i);
+  fputc('}', o);
+}
+
 int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
   /* The statistics, when computed for this comparison (one entry per group). */
   const tl_stats *st = tl__stats_for(c, opts);
@@ -192,129 +324,16 @@ int tl__render_json(const tl_comparison *c, const tl_page_opts *opts, FILE *o) {
     tl_fput_json(o, c->labels[c->baseline]);
   else
     fputs("null", o);
-  fputs(",\n \"left_out\": [", o);
-  for (size_t i = 0; opts->left_out && i < opts->left_out->count; i++) {
-    const tl_left_out *x = &opts->left_out->items[i];
-    char date[32];
-    tl_date_format(x->started_ns, date, sizeof date);
-    fputs(i ? ",\n  {\"uuid\": " : "\n  {\"uuid\": ", o);
-    tl_fput_json(o, x->uuid);
-    fputs(", \"label\": ", o);
-    tl_fput_json(o, x->label);
-    fprintf(o, ", \"started_ns\": %lld, \"started\": \"%s\", \"why\": ", (long long)x->started_ns,
-            date);
-    tl_fput_json(o, x->why);
-    fputc('}', o);
-  }
-  fputc(']', o);
+  left_out(o, opts);
   fputs(",\n \"groups\": [", o);
-  for (size_t i = 0; i < c->group_count; i++) {
-    const tl_group *g = &c->groups[i];
-    fputs(i ? ",\n  {" : "\n  {", o);
-    fputs("\"label\": ", o);
-    tl_fput_json(o, g->label);
-    fputs(", \"probe\": ", o);
-    tl_fput_json(o, g->probe);
-    fprintf(o, ", \"delay_ns\": %lld, \"sessions\": %zu,\n   \"distribution\": ",
-            (long long)g->delay_ns, g->session_count);
-    dist(o, &g->dist, "  ");
-    int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
-    fprintf(o, ",\n   \"armed_ns\": %lld", (long long)armed);
-    if (g->dist.count) {
-      fputs(",\n   \"overshoot_ns\": ", o);
-      num(o, g->dist.mean_ns - (double)g->delay_ns);
-      /* What the page compares: each value minus the delay really armed. */
-      fprintf(o, ",\n   \"lateness\": {\"min_ns\": %lld, \"max_ns\": %lld, \"mean_ns\": ",
-              (long long)(g->dist.min_ns - armed), (long long)(g->dist.max_ns - armed));
-      num(o, g->dist.mean_ns - (double)armed);
-      fputs(", \"percentiles\": [", o);
-      for (size_t k = 0; k < g->dist.pct_count; k++)
-        fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", k ? ", " : "", TL_PCT(g->dist.pcts[k]),
-                (long long)(g->dist.pct_ns[k] - armed));
-      fputs("]}", o);
-    }
-    /* Ratios against the baseline's group of the same probe and delay. */
-    const tl_group *b =
-        c->baseline >= 0 ? tl__find_group(c, c->labels[c->baseline], g->probe, g->delay_ns) : NULL;
-    if (b && b->dist.count && g->dist.count) {
-      fputs(",\n   \"vs_baseline\": {\"min\": ", o);
-      num(o, b->dist.min_ns ? (double)g->dist.min_ns / (double)b->dist.min_ns : NAN);
-      for (size_t k = 0; k < g->dist.pct_count; k++) {
-        fprintf(o, ", \"p%s\": ", TL_PCT(g->dist.pcts[k]));
-        num(o, b->dist.pct_ns[k] ? (double)g->dist.pct_ns[k] / (double)b->dist.pct_ns[k] : NAN);
-      }
-      fputs(", \"max\": ", o);
-      num(o, b->dist.max_ns ? (double)g->dist.max_ns / (double)b->dist.max_ns : NAN);
-      fputs(", \"mean\": ", o);
-      num(o, b->dist.mean_ns > 0 ? g->dist.mean_ns / b->dist.mean_ns : NAN);
-      fputs("},\n   \"vs_baseline_lateness\": {", o);
-      for (size_t k = 0; k < g->dist.pct_count; k++) {
-        int64_t bl = b->dist.pct_ns[k] - armed, gl = g->dist.pct_ns[k] - armed;
-        double r = tl_lateness_ratio(bl, gl);
-        fprintf(o, "%s\"p%s\": {\"diff_ns\": %lld, \"ratio\": ", k ? ", " : "",
-                TL_PCT(g->dist.pcts[k]), (long long)(gl - bl));
-        num(o, r > 0 ? r : NAN);
-        fputc('}', o);
-      }
-      fputc('}', o);
-    }
-    fputs(",\n   \"spectrum\": [", o);
-    for (size_t k = 0; g->spectrum.count && k < g->spectrum.pct_count; k++)
-      fprintf(o, "%s{\"p\": %s, \"ns\": %lld}", k ? ", " : "", TL_PCT(g->spectrum.pcts[k]),
-              (long long)g->spectrum.pct_ns[k]);
-    fprintf(o, "],\n   \"histogram\": {\"lo_ns\": %lld, \"width_ns\": %lld, \"counts\": [",
-            (long long)g->hist_lo_ns, (long long)g->hist_width_ns);
-    for (int k = 0; k < TL_HIST_BINS; k++)
-      fprintf(o, "%s%lld", k ? ", " : "", (long long)g->hist[k]);
-    fprintf(o, "], \"above\": %lld}", (long long)g->hist_over);
-    tl__causes_json(o, c, i);
-    if (st)
-      group_stats(o, g, &st->groups[i]);
-    fputc('}', o);
-  }
+  for (size_t i = 0; i < c->group_count; i++)
+    json_group(o, c, st, i);
   fputc(']', o);
   if (st)
     pairs(o, c, st);
   fputs(",\n \"sessions\": [", o);
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    const tl_session *s = &c->sessions.items[i];
-    const tl_session_detail *d = &c->details[i];
-    fputs(i ? ",\n  {" : "\n  {", o);
-    fputs("\"uuid\": ", o);
-    tl_fput_json(o, s->uuid);
-    fputs(", \"run_uuid\": ", o);
-    tl_fput_json(o, s->run_uuid);
-    fputs(", \"label\": ", o);
-    tl_fput_json(o, d->label ? d->label : s->label);
-    if (c->by) {
-      fputs(", \"group\": ", o);
-      tl_fput_json(o, s->label);
-    }
-    fputs(", \"probe\": ", o);
-    tl_fput_json(o, s->probe);
-    fprintf(o, ", \"delay_ns\": %lld,\n   \"started_ns\": %lld, \"ended_ns\": %lld, \"status\": ",
-            (long long)s->delay_ns, (long long)s->started_ns, (long long)s->ended_ns);
-    tl_fput_json(o, s->status);
-    fprintf(o, ", \"samples\": %lld, \"missed_periods\": %lld, \"warmup\": %lld,\n   \"host\": ",
-            (long long)s->sample_count, (long long)s->missed_periods, (long long)s->warmup);
-    tl_fput_json(o, s->host_fingerprint);
-    fputs(", \"hostname\": ", o);
-    tl_fput_json(o, s->hostname);
-    fputs(", \"tl_version\": ", o);
-    tl_fput_json(o, s->tl_version);
-    fputs(", \"libuv_version\": ", o);
-    tl_fput_json(o, s->libuv_version);
-    fputs(",\n   \"command_line\": ", o);
-    tl_fput_json(o, s->command_line);
-    fputs(",\n   \"tags\": ", o);
-    rows(o, d->tags, d->tag_count);
-    fputs(",\n   \"facts\": ", o);
-    rows(o, d->facts, d->fact_count);
-    fputs(",\n   \"distribution\": ", o);
-    dist(o, &d->dist, "  ");
-    tl__causes_session_json(o, c, i);
-    fputc('}', o);
-  }
+  for (size_t i = 0; i < c->sessions.count; i++)
+    json_session(o, c, i);
   fputs("]\n}\n", o);
   return ferror(o) ? TL_EIO : TL_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "support.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -319,4 +320,135 @@ void tl_test_skip_case(const char *test, const char *why) {
   tl_test_note_skip(test, why);
   skip();
   abort(); /* not reached: skip() jumps back into cmocka */
+}
+
+/* ======================================================================== */
+/* Reading JSON                                                              */
+
+const char *tl_test_json_ws(const char *p) {
+  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+    p++;
+  return p;
+}
+
+const char *tl_test_json_string(const char *p) {
+  if (*p++ != '"')
+    return NULL;
+  while (*p != '"') {
+    if ((unsigned char)*p < 0x20)
+      return NULL;
+    if (*p == '\\') {
+      p++;
+      if (*p == 'u') {
+        for (int i = 1; i <= 4; i++)
+          if (!isxdigit((unsigned char)p[i]))
+            return NULL;
+        p += 4;
+      } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+        return NULL;
+      }
+    }
+    p++;
+  }
+  return p + 1;
+}
+
+const char *tl_test_json_value(const char *p, int depth) {
+  p = tl_test_json_ws(p);
+  if (depth > 64)
+    return NULL;
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    p = tl_test_json_ws(p + 1);
+    if (*p == close)
+      return p + 1;
+    for (;;) {
+      if (close == '}') {
+        p = tl_test_json_string(tl_test_json_ws(p));
+        if (!p || *(p = tl_test_json_ws(p)) != ':')
+          return NULL;
+        p++;
+      }
+      if (!(p = tl_test_json_value(p, depth + 1)))
+        return NULL;
+      p = tl_test_json_ws(p);
+      if (*p == close)
+        return p + 1;
+      if (*p++ != ',')
+        return NULL;
+    }
+  }
+  if (*p == '"')
+    return tl_test_json_string(p);
+  if (strncmp(p, "true", 4) == 0 || strncmp(p, "null", 4) == 0)
+    return p + 4;
+  if (strncmp(p, "false", 5) == 0)
+    return p + 5;
+  const char *start = p;
+  if (*p == '-')
+    p++;
+  if (!isdigit((unsigned char)*p))
+    return NULL;
+  if (*p == '0' && isdigit((unsigned char)p[1]))
+    return NULL;
+  while (isdigit((unsigned char)*p))
+    p++;
+  if (*p == '.') {
+    p++;
+    if (!isdigit((unsigned char)*p))
+      return NULL;
+    while (isdigit((unsigned char)*p))
+      p++;
+  }
+  return p > start ? p : NULL;
+}
+
+/* The value of member key of the object at p, or NULL. */
+const char *tl_test_json_member(const char *p, const char *key) {
+  p = tl_test_json_ws(p);
+  if (*p != '{')
+    return NULL;
+  p = tl_test_json_ws(p + 1);
+  size_t kl = strlen(key);
+  while (*p == '"') {
+    const char *end = tl_test_json_string(p);
+    if (!end)
+      return NULL;
+    int match = (size_t)(end - p) == kl + 2 && strncmp(p + 1, key, kl) == 0;
+    p = tl_test_json_ws(tl_test_json_ws(end) + 1); /* past the colon */
+    if (match)
+      return p;
+    if (!(p = tl_test_json_value(p, 1)))
+      return NULL;
+    p = tl_test_json_ws(p);
+    if (*p == ',')
+      p = tl_test_json_ws(p + 1);
+  }
+  return NULL;
+}
+
+/* Element i of the array at p, or NULL. */
+const char *tl_test_json_element(const char *p, size_t i) {
+  p = tl_test_json_ws(p);
+  if (*p != '[' || *tl_test_json_ws(p + 1) == ']')
+    return NULL;
+  p = tl_test_json_ws(p + 1);
+  for (size_t k = 0; k < i; k++) {
+    if (!(p = tl_test_json_value(p, 1)) || *(p = tl_test_json_ws(p)) != ',')
+      return NULL;
+    p = tl_test_json_ws(p + 1);
+  }
+  return p;
+}
+
+size_t tl_test_json_count(const char *p) {
+  size_t n = 0;
+  while (tl_test_json_element(p, n))
+    n++;
+  return n;
+}
+
+int tl_test_json_valid(const char *s) {
+  const char *end = tl_test_json_value(s, 0);
+  return end && !*tl_test_json_ws(end);
 }

@@ -85,4 +85,15 @@ void tl_test_skip_case(const char *test, const char *why) __attribute__((noretur
 #define tl_test_skip_part(why) tl_test_note_skip(__func__, why)
 void tl_test_note_skip(const char *test, const char *why);
 
+/* Reading JSON: a strict checker of RFC 8259 syntax and the few steps a
+ * test takes through a document. Each returns a pointer into the text, or
+ * NULL when it is not there or not JSON. */
+const char *tl_test_json_ws(const char *p);                      /* past white space */
+const char *tl_test_json_string(const char *p);                  /* the end of the string at p */
+const char *tl_test_json_value(const char *p, int depth);        /* the end of the value at p */
+const char *tl_test_json_member(const char *p, const char *key); /* of the object at p */
+const char *tl_test_json_element(const char *p, size_t i);       /* of the array at p */
+size_t tl_test_json_count(const char *p);                        /* elements of the array */
+int tl_test_json_valid(const char *s); /* s is one JSON value and nothing else */
+
 #endif

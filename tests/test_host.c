@@ -523,8 +523,6 @@ static void verdicts_follow_the_evidence(void **state) {
   fixture_close(f);
 }
 
-static int json_valid(const char *s);
-
 /* ======================================================================== */
 /* Hostile content                                                           */
 
@@ -638,7 +636,7 @@ static void hostile_files_are_stored_safely(void **state) {
   FILE *m = open_memstream(&json, &jlen);
   tl_host_print(h, m, 1);
   fclose(m);
-  assert_true(json_valid(json));
+  assert_true(tl_test_json_valid(json));
   free(json);
 
   /* A value is cut at TL_HOST_VALUE_MAX bytes, on a character boundary. */
@@ -775,104 +773,13 @@ static void empty_root_is_unknown_not_none(void **state) {
 /* ======================================================================== */
 /* JSON                                                                      */
 
-/* A strict JSON syntax check (RFC 8259), enough to trust --json output. */
-typedef struct {
-  const char *p;
-} json_in;
-
-static void json_ws(json_in *j) {
-  while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
-    j->p++;
-}
-
-static int json_value(json_in *j);
-
-static int json_str(json_in *j) {
-  if (*j->p++ != '"')
-    return 0;
-  while (*j->p != '"') {
-    unsigned char c = (unsigned char)*j->p;
-    if (c < 0x20)
-      return 0;
-    if (c == '\\') {
-      j->p++;
-      if (*j->p == 'u') {
-        for (int i = 1; i <= 4; i++)
-          if (!strchr("0123456789abcdefABCDEF", j->p[i]) || !j->p[i])
-            return 0;
-        j->p += 4;
-      } else if (!*j->p || !strchr("\"\\/bfnrt", *j->p)) {
-        return 0;
-      }
-    }
-    j->p++;
-  }
-  j->p++;
-  return 1;
-}
-
-static int json_value(json_in *j) {
-  json_ws(j);
-  if (*j->p == '"')
-    return json_str(j);
-  if (*j->p == '{' || *j->p == '[') {
-    char close = *j->p == '{' ? '}' : ']';
-    int object = close == '}';
-    j->p++;
-    json_ws(j);
-    if (*j->p == close) {
-      j->p++;
-      return 1;
-    }
-    for (;;) {
-      json_ws(j);
-      if (object) {
-        if (!json_str(j))
-          return 0;
-        json_ws(j);
-        if (*j->p++ != ':')
-          return 0;
-      }
-      if (!json_value(j))
-        return 0;
-      json_ws(j);
-      if (*j->p == ',') {
-        j->p++;
-        continue;
-      }
-      if (*j->p++ != close)
-        return 0;
-      return 1;
-    }
-  }
-  if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
-    char *end;
-    strtod(j->p, &end);
-    j->p = end;
-    return 1;
-  }
-  for (const char *const *w = (const char *const[]){"true", "false", "null", NULL}; *w; w++) {
-    if (strncmp(j->p, *w, strlen(*w)) == 0) {
-      j->p += strlen(*w);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static int json_valid(const char *s) {
-  json_in j = {s};
-  if (!json_value(&j))
-    return 0;
-  json_ws(&j);
-  return *j.p == '\0';
-}
-
 static void json_output_escapes_everything(void **state) {
   (void)state;
-  assert_false(json_valid("{\"a\": \"\x01\"}")); /* the checker itself */
-  assert_false(json_valid("{\"a\": 1,}"));
-  assert_true(json_valid("{\"a\": {\"b\": \"\\\\x1b\"}}"));
+  assert_false(tl_test_json_valid("{\"a\": \"\x01\"}")); /* the checker itself */
+  assert_false(tl_test_json_valid("{\"a\": 1,}"));
+  assert_false(tl_test_json_valid("\"a\\")); /* a string cut after its backslash */
+  assert_false(tl_test_json_valid("[1] 2"));
+  assert_true(tl_test_json_valid("{\"a\": {\"b\": \"\\\\x1b\"}}"));
   tl_host *h = calloc(1, sizeof *h);
   assert_int_equal(tl__host_set(h, "quote\"key", "back\\slash \"q\" \x1b[31m\xff", "e\tv"), TL_OK);
   char *out = NULL;
@@ -880,7 +787,7 @@ static void json_output_escapes_everything(void **state) {
   FILE *m = open_memstream(&out, &len);
   tl_host_print(h, m, 1);
   fclose(m);
-  assert_true(json_valid(out));
+  assert_true(tl_test_json_valid(out));
   assert_non_null(strstr(out, "\"quote\\\"key\": {\"value\": \"back\\\\slash \\\"q\\\" "
                               "\\\\x1b[31m\\\\xff\", \"evidence\": \"e\\\\x09v\"}"));
   free(out);
@@ -1001,7 +908,7 @@ static void host_info_options(void **state) {
 
   char *a2[] = {TLCOLLECT, "--host-info", "--json", NULL};
   assert_int_equal(tl_test_run(a2, NULL, &out, &err), 0);
-  assert_true(json_valid(out));
+  assert_true(tl_test_json_valid(out));
   assert_non_null(strstr(out, "\"fingerprint\": \""));
   assert_non_null(strstr(out, "\"vm\": {\"value\": \""));
   free(out);

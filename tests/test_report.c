@@ -464,95 +464,14 @@ static void confounds(void **state) {
 /* ======================================================================== */
 /* JSON                                                                      */
 
-/* A strict JSON checker (RFC 8259 syntax); returns the end or NULL. */
-static const char *json_value(const char *p, int depth);
-
-static const char *ws(const char *p) {
-  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-    p++;
-  return p;
-}
-
-static const char *json_string(const char *p) {
-  if (*p++ != '"')
-    return NULL;
-  while (*p != '"') {
-    if ((unsigned char)*p < 0x20)
-      return NULL;
-    if (*p == '\\') {
-      p++;
-      if (*p == 'u') {
-        for (int i = 1; i <= 4; i++)
-          if (!isxdigit((unsigned char)p[i]))
-            return NULL;
-        p += 4;
-      } else if (!strchr("\"\\/bfnrt", *p)) {
-        return NULL;
-      }
-    }
-    p++;
-  }
-  return p + 1;
-}
-
-static const char *json_value(const char *p, int depth) {
-  p = ws(p);
-  if (depth > 64)
-    return NULL;
-  if (*p == '{' || *p == '[') {
-    char close = *p == '{' ? '}' : ']';
-    p = ws(p + 1);
-    if (*p == close)
-      return p + 1;
-    for (;;) {
-      if (close == '}') {
-        p = json_string(ws(p));
-        if (!p || *(p = ws(p)) != ':')
-          return NULL;
-        p++;
-      }
-      if (!(p = json_value(p, depth + 1)))
-        return NULL;
-      p = ws(p);
-      if (*p == close)
-        return p + 1;
-      if (*p++ != ',')
-        return NULL;
-    }
-  }
-  if (*p == '"')
-    return json_string(p);
-  if (strncmp(p, "true", 4) == 0 || strncmp(p, "null", 4) == 0)
-    return p + 4;
-  if (strncmp(p, "false", 5) == 0)
-    return p + 5;
-  const char *start = p;
-  if (*p == '-')
-    p++;
-  if (!isdigit((unsigned char)*p))
-    return NULL;
-  if (*p == '0' && isdigit((unsigned char)p[1]))
-    return NULL;
-  while (isdigit((unsigned char)*p))
-    p++;
-  if (*p == '.') {
-    p++;
-    if (!isdigit((unsigned char)*p))
-      return NULL;
-    while (isdigit((unsigned char)*p))
-      p++;
-  }
-  return p > start ? p : NULL;
-}
-
 static void json_output(void **state) {
   fixture *f = *state;
   build_golden_db(f->db);
   char *a[] = {TLREPORT,   "--db", f->db,        "--compare", "vbox,macos",
                "--format", "json", "--baseline", "vbox",      NULL};
   char *out = run_report(a, 0, NULL);
-  const char *end = json_value(out, 0);
-  if (!end || *ws(end))
+  const char *end = tl_test_json_value(out, 0);
+  if (!end || *tl_test_json_ws(end))
     fail_msg("not JSON at byte %ld", end ? (long)(end - out) : -1L);
   assert_non_null(strstr(out, "{\"format\": \"tl-report\", \"version\": 1,\n"));
   assert_non_null(strstr(out, "\"baseline\": \"vbox\""));
@@ -581,51 +500,6 @@ static void json_output(void **state) {
 /* ------------------------------------------------------------------------ */
 /* The statistics in the JSON, read back with the checker above              */
 
-/* The value of member key of the object at p, or NULL. */
-static const char *json_member(const char *p, const char *key) {
-  p = ws(p);
-  if (*p != '{')
-    return NULL;
-  p = ws(p + 1);
-  size_t kl = strlen(key);
-  while (*p == '"') {
-    const char *end = json_string(p);
-    if (!end)
-      return NULL;
-    int match = (size_t)(end - p) == kl + 2 && strncmp(p + 1, key, kl) == 0;
-    p = ws(ws(end) + 1); /* past the colon */
-    if (match)
-      return p;
-    if (!(p = json_value(p, 1)))
-      return NULL;
-    p = ws(p);
-    if (*p == ',')
-      p = ws(p + 1);
-  }
-  return NULL;
-}
-
-/* Element i of the array at p, or NULL. */
-static const char *json_element(const char *p, size_t i) {
-  p = ws(p);
-  if (*p != '[' || *ws(p + 1) == ']')
-    return NULL;
-  p = ws(p + 1);
-  for (size_t k = 0; k < i; k++) {
-    if (!(p = json_value(p, 1)) || *(p = ws(p)) != ',')
-      return NULL;
-    p = ws(p + 1);
-  }
-  return p;
-}
-
-static size_t json_count(const char *p) {
-  size_t n = 0;
-  while (json_element(p, n))
-    n++;
-  return n;
-}
-
 /* The value at a path such as "groups.0.stats.few" (numbers index arrays);
  * fails the test when there is none. */
 __attribute__((format(printf, 2, 3))) static const char *json_at(const char *root, const char *fmt,
@@ -639,8 +513,8 @@ __attribute__((format(printf, 2, 3))) static const char *json_at(const char *roo
   memcpy(walk, path, sizeof path);
   const char *p = root;
   for (char *seg = strtok(walk, "."); seg && p; seg = strtok(NULL, "."))
-    p = isdigit((unsigned char)*seg) ? json_element(p, strtoul(seg, NULL, 10))
-                                     : json_member(p, seg);
+    p = isdigit((unsigned char)*seg) ? tl_test_json_element(p, strtoul(seg, NULL, 10))
+                                     : tl_test_json_member(p, seg);
   if (!p)
     fail_msg("no value at %s", path);
   return p;
@@ -685,7 +559,7 @@ static void assert_json_string(const char *p, const char *want) {
   assert_non_null(m);
   tl_fput_json(m, want);
   assert_int_equal(fclose(m), 0);
-  const char *end = json_string(p);
+  const char *end = tl_test_json_string(p);
   assert_non_null(end);
   if ((size_t)(end - p) != len || memcmp(p, buf, len) != 0)
     fail_msg("JSON string %.*s, expected %s", (int)(end - p), p, buf);
@@ -710,18 +584,18 @@ static void stats_of(const char *db, const char *const *labels, size_t nl, tl_co
 /* Every statistic of the JSON page equals what tl_stats_compute found. */
 static void assert_json_stats(const char *out, const tl_comparison *cmp, const tl_stats *st) {
   char line[1024];
-  assert_int_equal(json_count(json_at(out, "groups")), cmp->group_count);
+  assert_int_equal(tl_test_json_count(json_at(out, "groups")), cmp->group_count);
   for (size_t i = 0; i < cmp->group_count; i++) {
     const tl_group *g = &cmp->groups[i];
     const tl_group_stats *gs = &st->groups[i];
     const char *s = json_at(out, "groups.%zu.stats", i);
     if (!g->dist.count) { /* nothing to bound */
       assert_true(json_is_null(json_at(s, "ci_method")));
-      assert_int_equal(json_count(json_at(s, "percentiles")), 0);
+      assert_int_equal(tl_test_json_count(json_at(s, "percentiles")), 0);
     } else {
       assert_json_string(json_at(s, "ci_method"),
                          gs->method == TL_CI_SESSIONS ? "sessions" : "order");
-      assert_int_equal(json_count(json_at(s, "percentiles")), g->dist.pct_count);
+      assert_int_equal(tl_test_json_count(json_at(s, "percentiles")), g->dist.pct_count);
     }
     for (size_t k = 0; k < g->dist.pct_count && g->dist.count; k++) {
       const tl_pct_stats *p = &gs->pct[k];
@@ -734,13 +608,13 @@ static void assert_json_stats(const char *out, const tl_comparison *cmp, const t
       assert_int_equal(json_int(json_at(e, "needed")), p->needed);
       assert_int_equal(json_int(json_at(e, "spread_ns")), p->spread_ns);
     }
-    assert_int_equal(json_count(json_at(s, "series")), gs->session_count);
+    assert_int_equal(tl_test_json_count(json_at(s, "series")), gs->session_count);
     for (size_t k = 0; k < gs->session_count; k++) {
       assert_int_equal(json_int(json_at(s, "series.%zu.started_ns", k)), gs->started_ns[k]);
       assert_int_equal(json_ns(json_at(s, "series.%zu.p90_ns", k)), gs->series_ns[0][k]);
       assert_int_equal(json_ns(json_at(s, "series.%zu.p99_ns", k)), gs->series_ns[1][k]);
     }
-    assert_int_equal(json_count(json_at(s, "changes")), gs->change_count);
+    assert_int_equal(tl_test_json_count(json_at(s, "changes")), gs->change_count);
     for (size_t k = 0; k < gs->change_count; k++) {
       const tl_change *c = &gs->changes[k];
       const char *e = json_at(s, "changes.%zu", k);
@@ -754,7 +628,7 @@ static void assert_json_stats(const char *out, const tl_comparison *cmp, const t
       assert_json_string(json_at(e, "sentence"), line);
     }
   }
-  assert_int_equal(json_count(json_at(out, "pairs")), st->pair_count);
+  assert_int_equal(tl_test_json_count(json_at(out, "pairs")), st->pair_count);
   for (size_t i = 0; i < st->pair_count; i++) {
     const tl_pair_stats *p = &st->pairs[i];
     const char *e = json_at(out, "pairs.%zu", i);
@@ -767,7 +641,7 @@ static void assert_json_stats(const char *out, const tl_comparison *cmp, const t
     assert_int_equal(json_int(json_at(e, "sessions_b")), p->sessions_b);
     assert_int_equal(json_bool(json_at(e, "decided")), p->decided);
     const tl_dist *d = &cmp->groups[p->a].dist;
-    assert_int_equal(json_count(json_at(e, "percentiles")), d->pct_count);
+    assert_int_equal(tl_test_json_count(json_at(e, "percentiles")), d->pct_count);
     for (size_t k = 0; k < d->pct_count; k++) {
       const char *q = json_at(e, "percentiles.%zu", k);
       assert_real(json_at(q, "p"), d->pcts[k], 0, 1e-9);
@@ -794,8 +668,8 @@ static void assert_json_stats(const char *out, const tl_comparison *cmp, const t
 }
 
 static void assert_json(const char *out) {
-  const char *end = json_value(out, 0);
-  if (!end || *ws(end))
+  const char *end = tl_test_json_value(out, 0);
+  if (!end || *tl_test_json_ws(end))
     fail_msg("not JSON at byte %ld", end ? (long)(end - out) : -1L);
   /* UTF-8 throughout, and no nan or inf where a number should be. */
   for (const unsigned char *p = (const unsigned char *)out; *p;) {
@@ -998,8 +872,8 @@ static void json_statistics(void **state) {
 
   const tl_group_stats *os = &st.groups[one];
   assert_json_string(json_at(out, "groups.%zu.stats.ci_method", one), "order");
-  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.series", one)), 1);
-  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.changes", one)), 0);
+  assert_int_equal(tl_test_json_count(json_at(out, "groups.%zu.stats.series", one)), 1);
+  assert_int_equal(tl_test_json_count(json_at(out, "groups.%zu.stats.changes", one)), 0);
   size_t last = cmp.groups[one].dist.pct_count - 1; /* p99.9 of 50 samples */
   assert_int_equal(os->pct[last].hi_ns, -1);
   assert_true(json_is_null(json_at(out, "groups.%zu.stats.percentiles.%zu.hi_ns", one, last)));
@@ -1013,7 +887,7 @@ static void json_statistics(void **state) {
   size_t empty = group_of(&cmp, "empty");
   assert_int_equal(cmp.groups[empty].dist.count, 0);
   assert_true(json_is_null(json_at(out, "groups.%zu.stats.ci_method", empty)));
-  assert_int_equal(json_count(json_at(out, "groups.%zu.stats.percentiles", empty)), 0);
+  assert_int_equal(tl_test_json_count(json_at(out, "groups.%zu.stats.percentiles", empty)), 0);
   assert_true(json_is_null(json_at(out, "groups.%zu.stats.series.0.p90_ns", empty)));
   for (size_t i = 0; i < st.pair_count; i++)
     assert_true(st.pairs[i].a != empty && st.pairs[i].b != empty);
@@ -1070,7 +944,7 @@ static void json_statistics_hostile_label(void **state) {
   /* The sentence names the label, escaped: the quote and backslash kept,
    * the controls as \u escapes, the broken bytes as U+FFFD. */
   const char *s = json_at(out, "pairs.0.percentiles.0.sentence");
-  const char *end = json_string(s);
+  const char *end = tl_test_json_string(s);
   char *text = strndup(s, (size_t)(end - s));
   assert_non_null(strstr(text, "q\\\"uote\\\\back\\u0001\\u001f\\u007f\\u000a\\ufffd\\ufffd("));
   free(text);
