@@ -128,8 +128,11 @@ const char *tl_report_args_check(tl_report_args *a, char *why, size_t whylen) {
                   "prints its findings; it does not go with --site, --output or --format");
   if (a->site && a->output)
     return refuse("--site", why, whylen, "writes a folder; it does not go with --output");
-  if (a->site && a->format_given && a->page.format != TL_FORMAT_HTML)
-    return refuse("--site", why, whylen, "writes HTML; it does not go with --format md or json");
+  if (a->site && a->format_given && a->page.format == TL_FORMAT_JSON)
+    return refuse("--site", why, whylen,
+                  "writes HTML or Markdown; it does not go with --format json");
+  if (a->site && !a->format_given)
+    a->page.format = TL_FORMAT_HTML; /* a site is HTML unless --format md asks for Markdown */
   /* Labels are checked here; --by values once the groups are known. */
   for (size_t i = 0; i < o->label_count && !o->by; i++)
     if (tl_label_check(a->labels[i], why, whylen))

@@ -114,39 +114,53 @@ static void host_facts(tl__page *p) {
   size_t nkeys;
   const tl_host_key *keys = tl_host_keys(&nkeys);
   tl__heading(p, "host-facts", "Host facts");
+  FILE *f = tl__prose(p);
   fputs("What `tlreport --by KEY` groups this host's sessions by, as its newest session recorded "
-        "it, and the group it falls in.\n\n",
-        tl__prose(p));
-  static const char *const head[] = {"host", "key", "recorded", "group (--by)"};
-  tl__table *t = tl__table_new(4, head, "llll");
-  for (size_t i = c->sessions.count; t && i-- > 0;) {
+        "it, and in brackets the group it falls in:\n\n",
+        f);
+  /* A line of what was recorded and one of what was not, so that the facts
+   * take a few lines even on a phone and the answer follows them closely. */
+  for (size_t i = c->sessions.count; i-- > 0;) {
     const tl_session *s = &c->sessions.items[i];
     int newer = 0;
     for (size_t k = i + 1; k < c->sessions.count && !newer; k++)
       newer = strcmp(c->sessions.items[k].host_fingerprint, s->host_fingerprint) == 0;
     if (newer)
       continue;
-    for (size_t k = 0; k < nkeys; k++) {
-      const char *v = strcmp(keys[k].name, "hostname") == 0
-                          ? s->hostname
-                          : tl__fact(&c->details[i], keys[k].fact);
-      char lim[32], shown[TL_TAG_VALUE_MAX + 64];
-      const char *eff = strcmp(keys[k].name, "hostname") == 0
-                            ? v
-                            : tl_host_key_value(&keys[k], c->details[i].facts,
-                                                c->details[i].fact_count, lim, sizeof lim);
-      char named[TL__BY_NAME_MAX];
-      tl__by_name(&keys[k], eff, named, sizeof named);
-      tl__table_add(t, s->hostname);
-      tl__table_add(t, keys[k].name);
-      /* The host's value and, when a cgroup lowers it, the limit too. */
-      snprintf(shown, sizeof shown, "%s%s%s", v && *v ? v : "-", eff != v ? "; limit " : "",
-               eff != v && eff ? eff : "");
-      tl__table_add(t, shown);
-      tl__table_add(t, named);
+    size_t said = 0, unknown = 0;
+    for (int known = 1; known >= 0; known--) {
+      for (size_t k = 0; k < nkeys; k++) {
+        int host = strcmp(keys[k].name, "hostname") == 0;
+        const char *v = host ? s->hostname : tl__fact(&c->details[i], keys[k].fact);
+        if ((v && *v) != known)
+          continue;
+        if (!known) {
+          fputs(unknown++ ? ", " : said ? ".\n\nNot recorded: " : "Not recorded: ", f);
+          tl_md_escape(f, keys[k].name);
+          continue;
+        }
+        char lim[32], named[TL__BY_NAME_MAX];
+        const char *eff = host ? v
+                               : tl_host_key_value(&keys[k], c->details[i].facts,
+                                                   c->details[i].fact_count, lim, sizeof lim);
+        tl__by_name(&keys[k], eff, named, sizeof named);
+        fputs(said++ ? " \xC2\xB7 **" : "**", f);
+        tl_md_escape(f, keys[k].name);
+        fputs("** ", f);
+        tl_md_escape(f, v);
+        if (eff != v && eff) { /* a cgroup lowers it: the limit too */
+          fputs("; limit ", f);
+          tl_md_escape(f, eff);
+        }
+        if (strcmp(named, v) == 0)
+          continue; /* its own group: "hostname db1" */
+        fputs(" (", f);
+        tl_md_escape(f, named);
+        fputc(')', f);
+      }
     }
+    fputs(said || unknown ? ".\n\n" : "", f);
   }
-  tl__put_table(p, t);
 }
 
 void tl__host_facts_section(tl__page *p) {

@@ -268,12 +268,19 @@ static double load_per_cpu(const tl_comparison *c, size_t i, double *load, doubl
   return *load / *cpus;
 }
 
-/* A busy host: a load of at least half a task per CPU. */
+/* A busy host: a load of at least half a task per CPU. What is the same
+ * for every busy label is said once: "vbox and macos were measured on busy
+ * hosts: load average 1.52 on 2 CPUs during a session", or each label's
+ * own load when they differ. */
 static int busy_hosts(const tl__page *p, FILE *f) {
   const tl_comparison *c = p->c;
-  int any = 0;
+  size_t busy = 0, same = 1, first = 0;
+  double *load = calloc(2 * c->label_count + 1, sizeof *load), *cpus = load + c->label_count;
+  if (!load)
+    return 0;
   for (size_t l = 0; l < c->label_count; l++) {
-    double worst = -1, load = 0, cpus = 0;
+    double worst = -1;
+    load[l] = -1;
     for (size_t i = 0; i < c->sessions.count; i++) {
       double ld = 0, n = 0;
       if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
@@ -281,21 +288,47 @@ static int busy_hosts(const tl__page *p, FILE *f) {
       double per = load_per_cpu(c, i, &ld, &n);
       if (per > worst) {
         worst = per;
-        load = ld;
-        cpus = n;
+        load[l] = ld;
+        cpus[l] = n;
       }
     }
-    if (worst >= 0.5) {
-      fputs("- **", f);
+    if (worst < 0.5) {
+      load[l] = -1;
+      continue;
+    }
+    if (!busy++)
+      first = l;
+    else
+      same &= load[l] == load[first] && cpus[l] == cpus[first];
+  }
+  if (busy) {
+    fputs("- ", f);
+    for (size_t l = 0, said = 0; l < c->label_count; l++) {
+      if (load[l] < 0)
+        continue;
+      fputs(said ? (said + 1 == busy ? " and **" : ", **") : "**", f);
       tl_md_escape(f, c->labels[l]);
-      fprintf(f,
-              "** was measured on a busy host: load average %.2f on %g CPUs during a "
-              "session.\n",
-              load, cpus);
-      any = 1;
+      fputs("**", f);
+      said++;
+    }
+    if (busy == 1 || same) {
+      fprintf(f, " %s measured on %s: load average %.2f on %g CPUs during a session.\n",
+              busy == 1 ? "was" : "were", busy == 1 ? "a busy host" : "busy hosts", load[first],
+              cpus[first]);
+    } else {
+      fputs(" were measured on busy hosts, the highest load average during a session: ", f);
+      for (size_t l = 0, said = 0; l < c->label_count; l++) {
+        if (load[l] < 0)
+          continue;
+        fputs(said++ ? ", " : "", f);
+        tl_md_escape(f, c->labels[l]);
+        fprintf(f, " %.2f on %g CPUs", load[l], cpus[l]);
+      }
+      fputs(".\n", f);
     }
   }
-  return any;
+  free(load);
+  return busy > 0;
 }
 
 /* Whether nobody recorded trait k for label l (imported data has none). */

@@ -148,12 +148,12 @@ void tl__say_time(double ns, char *buf, size_t len) {
   snprintf(buf, len, "%s %s", v, u.name);
 }
 
-int tl__host_page(const char *fp, char *buf, size_t len) {
+int tl__host_page(const char *fp, const char *ext, char *buf, size_t len) {
   size_t n = strlen(fp);
   /* An imported host ("imported:NAME", tlstore import --host) is named by
    * its name, when that is one a label could be (a safe file name). */
   if (strncmp(fp, "imported:", 9) == 0 && n < 9 + 64 && tl_label_check(fp + 9, NULL, 0) == TL_OK) {
-    snprintf(buf, len, "host-imported-%s.html", fp + 9);
+    snprintf(buf, len, "host-imported-%s.%s", fp + 9, ext);
     return 0;
   }
   if (n == 0 || n > 64)
@@ -161,7 +161,7 @@ int tl__host_page(const char *fp, char *buf, size_t len) {
   for (size_t i = 0; i < n; i++)
     if (!isxdigit((unsigned char)fp[i]) || isupper((unsigned char)fp[i]))
       return -1;
-  snprintf(buf, len, "host-%s.html", fp);
+  snprintf(buf, len, "host-%s.%s", fp, ext);
   return 0;
 }
 
@@ -269,7 +269,7 @@ static void write_md(const tl__table *t, FILE *out) {
     if (t->flags[i] & TL__BEST)
       fputs("**", out);
     if (t->href[i])
-      fputc('[', out);
+      fputs(t->flags[i] & TL__IMAGE ? "![" : "[", out);
     tl_md_escape(out, t->text[i]);
     if (t->href[i])
       fprintf(out, "](%s)", t->href[i]);

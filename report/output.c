@@ -203,16 +203,28 @@ static int split_path(const char *path, char *dir, size_t dirlen, const char **n
   return TL_OK;
 }
 
+/* Opens the folder of path to write its file in: returns the folder's
+ * descriptor, its name into dir and the file's name (inside path) into
+ * *name; -1 with err set (and *rc the error) when path names no file or
+ * the folder cannot be opened. */
+static int open_folder_of(const char *path, char dir[4096], const char **name, int *rc, char *err,
+                          size_t errlen) {
+  *rc = split_path(path, dir, 4096, name, err, errlen);
+  if (*rc)
+    return -1;
+  int dirfd = open_folder(dir, err, errlen);
+  if (dirfd < 0)
+    *rc = TL_EIO;
+  return dirfd;
+}
+
 int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
                          size_t errlen) {
   char dir[4096];
   const char *name;
-  int rc = split_path(path, dir, sizeof dir, &name, err, errlen);
-  if (rc)
-    return rc;
-  int dirfd = open_folder(dir, err, errlen);
+  int rc, dirfd = open_folder_of(path, dir, &name, &rc, err, errlen);
   if (dirfd < 0)
-    return TL_EIO;
+    return rc;
   rc = write_at(dirfd, name, path, data, len, force, err, errlen);
   close(dirfd);
   return rc;
@@ -263,25 +275,22 @@ int tl_report_write_page_and_charts(const char *path, const char *data, size_t l
                                     size_t errlen) {
   char dir[4096];
   const char *name;
-  int rc = split_path(path, dir, sizeof dir, &name, err, errlen);
-  if (rc)
+  int rc, dirfd = open_folder_of(path, dir, &name, &rc, err, errlen);
+  if (dirfd < 0)
     return rc;
   size_t n = charts ? charts->count : 0;
   md_file *files = calloc(n + 1, sizeof *files);
-  if (!files)
+  if (!files) {
+    close(dirfd);
     return errf(err, errlen, TL_ENOMEM, "could not be written (out of memory)", path);
+  }
   for (size_t i = 0; i <= n; i++) {
     files[i].name = i < n ? charts->items[i].name : name;
     files[i].data = i < n ? charts->items[i].data : data;
     files[i].len = i < n ? charts->items[i].len : len;
   }
-  int dirfd = open_folder(dir, err, errlen);
-  if (dirfd < 0) {
-    rc = TL_EIO;
-  } else {
-    rc = place_md_files(dirfd, dir, files, n + 1, force, err, errlen);
-    close(dirfd);
-  }
+  rc = place_md_files(dirfd, dir, files, n + 1, force, err, errlen);
+  close(dirfd);
   free(files);
   return rc;
 }
@@ -294,7 +303,10 @@ int tl_report_write_page_and_charts(const char *path, const char *data, size_t l
  * place, and only when every one is written are they renamed into place. A
  * refused or failed run leaves the folder as it was. */
 
-typedef enum { PAGE_COMPARE, PAGE_LABEL, PAGE_HOST, PAGE_INDEX } page_kind;
+/* A Markdown site (--format md) has the same pages as .md files, each
+ * page's charts beside it as PAGE-1.svg ... (PAGE_CHART), which take
+ * their places before any page, so that no page links a missing chart. */
+typedef enum { PAGE_COMPARE, PAGE_LABEL, PAGE_HOST, PAGE_INDEX, PAGE_CHART } page_kind;
 
 typedef struct {
   page_kind kind;
@@ -317,6 +329,8 @@ typedef struct {
   const tl_comparison *grouped; /* compare.html grouped by --by, or NULL */
   const char **host_fps;        /* the hosts given a page, by fingerprint */
   size_t host_fp_count;
+  const char *ext; /* of the pages: "html" or "md" */
+  int force;
 } site;
 
 static int add_page(site *s, page_kind kind, size_t at, const char *name) {
@@ -340,17 +354,45 @@ static void site_styles(const site *s, tl_page_opts *o) {
   o->style_count = s->all->label_count;
 }
 
-/* Renders a comparison (or the index, when index is set) into page p's
- * temporary file. */
-static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page_opts *base,
+/* Writes a file of the site (data, len) to page p's temporary file, once
+ * it may replace what is there. */
+static int put_file(site *s, site_page *p, const char *data, size_t len, int checked) {
+  char shown[4200];
+  snprintf(shown, sizeof shown, "%s/%s", s->dir, p->name);
+  int rc = checked ? TL_OK
+                   : check_target(s->dirfd, p->name, shown, s->force, &p->mode, s->err, s->errlen);
+  if (!rc)
+    rc = write_temp(s->dirfd, shown, data, len, p->mode, p->tmp, s->err, s->errlen);
+  p->written = rc == TL_OK;
+  return rc;
+}
+
+/* A Markdown page's charts, each a file of the site. */
+static int put_charts(site *s, const tl_chart_files *charts) {
+  int rc = TL_OK;
+  for (size_t i = 0; i < charts->count && !rc; i++) {
+    rc = add_page(s, PAGE_CHART, 0, charts->items[i].name);
+    if (!rc)
+      rc = put_file(s, &s->pages[s->count - 1], charts->items[i].data, charts->items[i].len, 0);
+  }
+  return rc;
+}
+
+/* Renders a comparison (or the index, when index is set) into page at's
+ * temporary file, and a Markdown page's charts into theirs. */
+static int put_page(site *s, size_t at, const tl_comparison *c, const tl_page_opts *base,
                     const char *title) {
-  char *buf = NULL;
+  site_page *p = &s->pages[at];
+  char *buf = NULL, stem[128];
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (!m)
     return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", p->name);
   tl_page_opts o = *base;
-  o.format = TL_FORMAT_HTML;
+  snprintf(stem, sizeof stem, "%.*s", (int)(strlen(p->name) - strlen(s->ext) - 1), p->name);
+  tl_chart_files charts = {stem, NULL, 0};
+  if (o.format == TL_FORMAT_MD)
+    o.charts = &charts;
   o.site_links = 1;
   o.title = title;
   o.host_facts = p->kind == PAGE_HOST;
@@ -373,15 +415,14 @@ static int put_page(site *s, site_page *p, const tl_comparison *c, const tl_page
   tl_stats_free(&st);
   if (fclose(m) != 0 && rc == TL_OK)
     rc = TL_EIO;
-  if (rc) {
-    free(buf);
-    return errf(s->err, s->errlen, rc, "could not be made", p->name);
-  }
-  char shown[4200];
-  snprintf(shown, sizeof shown, "%s/%s", s->dir, p->name);
-  rc = write_temp(s->dirfd, shown, buf, len, p->mode, p->tmp, s->err, s->errlen);
+  if (rc)
+    errf(s->err, s->errlen, rc, "could not be made", p->name);
+  else
+    rc = put_file(s, p, buf, len, 1);
   free(buf);
-  p->written = rc == TL_OK;
+  if (!rc)
+    rc = put_charts(s, &charts); /* p moves when the list grows */
+  tl_chart_files_free(&charts);
   return rc;
 }
 
@@ -415,12 +456,13 @@ static int plan_pages(site *s, const tl_comparison *all) {
   s->host_fps = calloc(all->sessions.count + 1, sizeof *s->host_fps);
   if (!s->host_fps)
     return errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
-  int rc = add_page(s, PAGE_COMPARE, 0, "compare.html");
+  char name[128];
+  snprintf(name, sizeof name, "compare.%s", s->ext);
+  int rc = add_page(s, PAGE_COMPARE, 0, name);
   for (size_t i = 0; i < all->label_count && !rc; i++) {
-    char name[128];
     if (tl_label_check(all->labels[i], NULL, 0) != TL_OK)
       continue; /* only validated labels become file names */
-    snprintf(name, sizeof name, "label-%s.html", all->labels[i]);
+    snprintf(name, sizeof name, "label-%s.%s", all->labels[i], s->ext);
     rc = add_page(s, PAGE_LABEL, i, name);
   }
   for (size_t i = 0; i < all->sessions.count && !rc; i++) {
@@ -428,30 +470,30 @@ static int plan_pages(site *s, const tl_comparison *all) {
     size_t k = 0;
     while (k < i && strcmp(all->sessions.items[k].host_fingerprint, x->host_fingerprint) != 0)
       k++;
-    char name[128];
-    if (k == i && tl__host_page(x->host_fingerprint, name, sizeof name) == 0 &&
+    if (k == i && tl__host_page(x->host_fingerprint, s->ext, name, sizeof name) == 0 &&
         !host_ambiguous(all, x->host_fingerprint)) {
       rc = add_page(s, PAGE_HOST, i, name);
       s->host_fps[s->host_fp_count++] = x->host_fingerprint;
     }
   }
+  snprintf(name, sizeof name, "index.%s", s->ext);
   if (!rc)
-    rc = add_page(s, PAGE_INDEX, 0, "index.html");
+    rc = add_page(s, PAGE_INDEX, 0, name);
   return rc;
 }
 
-/* Writes page p of the site to its temporary file. */
-static int make_page(site *s, site_page *p, const tl_compare_opts *opts,
-                     const tl_comparison *grouped, const tl_comparison *all,
-                     const tl_page_opts *page) {
+/* Writes page at of the site to its temporary file. */
+static int make_page(site *s, size_t at, const tl_compare_opts *opts, const tl_comparison *grouped,
+                     const tl_comparison *all, const tl_page_opts *page) {
+  const site_page *p = &s->pages[at];
   tl_comparison one;
   char title[512];
   int rc;
   switch (p->kind) {
   case PAGE_COMPARE:
-    return put_page(s, p, grouped ? grouped : all, page, NULL);
+    return put_page(s, at, grouped ? grouped : all, page, NULL);
   case PAGE_INDEX:
-    return put_page(s, p, all, page, "Timer latency results");
+    return put_page(s, at, all, page, "Timer latency results");
   case PAGE_LABEL: {
     const char *label = all->labels[p->at];
     if ((rc = sub_compare(s->store, opts, &label, 1, NULL, &one, s)))
@@ -476,7 +518,7 @@ static int make_page(site *s, site_page *p, const tl_compare_opts *opts,
     snprintf(title, sizeof title, "Timer latency on host %s", x->hostname);
   }
   }
-  rc = put_page(s, p, &one, page, title);
+  rc = put_page(s, at, &one, page, title);
   tl_comparison_free(&one);
   return rc;
 }
@@ -485,7 +527,9 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
     *pages = 0;
-  site s = {store, -1, dir, NULL, 0, err, errlen, NULL, NULL, NULL, 0};
+  site s = {store,  -1,   dir,  NULL, 0, err,
+            errlen, NULL, NULL, NULL, 0, page->format == TL_FORMAT_MD ? "md" : "html",
+            force};
   /* With --by, compare.html is grouped by it; the label and host pages and
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
@@ -523,17 +567,21 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     snprintf(shown, sizeof shown, "%s/%s", dir, s.pages[i].name);
     rc = check_target(s.dirfd, s.pages[i].name, shown, force, &s.pages[i].mode, err, errlen);
   }
-  for (size_t i = 0; i < s.count && !rc; i++)
-    rc = make_page(&s, &s.pages[i], &by_label, have_grouped ? &grouped : NULL, &all, page);
-  /* Then all of them take their places. */
+  size_t planned = s.count; /* the charts of Markdown pages follow */
+  for (size_t i = 0; i < planned && !rc; i++)
+    rc = make_page(&s, i, &by_label, have_grouped ? &grouped : NULL, &all, page);
+  /* Then all of them take their places, the charts first. */
   size_t placed = 0;
-  for (size_t i = 0; i < s.count && !rc; i++) {
-    char shown[4200];
-    snprintf(shown, sizeof shown, "%s/%s", dir, s.pages[i].name);
-    rc = put_in_place(s.dirfd, s.pages[i].tmp, s.pages[i].name, shown, err, errlen);
-    s.pages[i].written = 0;
-    placed += rc == TL_OK;
-  }
+  for (int charts = 1; charts >= 0; charts--)
+    for (size_t i = 0; i < s.count && !rc; i++) {
+      char shown[4200];
+      if ((s.pages[i].kind == PAGE_CHART) != charts)
+        continue;
+      snprintf(shown, sizeof shown, "%s/%s", dir, s.pages[i].name);
+      rc = put_in_place(s.dirfd, s.pages[i].tmp, s.pages[i].name, shown, err, errlen);
+      s.pages[i].written = 0;
+      placed += rc == TL_OK && !charts;
+    }
   for (size_t i = 0; i < s.count; i++)
     if (s.pages[i].written)
       unlinkat(s.dirfd, s.pages[i].tmp, 0);

@@ -435,9 +435,10 @@ static void pair_cell(tl__table *t, const tl_stats *st, const tl_pair_stats *pr,
   tl__num(lo, u, lv, sizeof lv);
   tl__num(hi, u, hv, sizeof hv);
   int clear = tl__clearly_below(st, row, col, k) || tl__clearly_below(st, col, row, k);
-  tl__table_addf(t, "%s%s" NBSP "%s" NBSP "(%s" NBSP "to" NBSP "%s; %s)%s%s", d > 0 ? "+" : "", dv,
-                 u.name, lv, hv, on, note,
-                 clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
+  /* The interval never wraps; it may go under the difference, so that a
+   * matrix of six groups still fits a wide screen. */
+  tl__table_addf(t, "%s%s" NBSP "%s (%s" NBSP "to" NBSP "%s; %s)%s%s", d > 0 ? "+" : "", dv, u.name,
+                 lv, hv, on, note, clear ? (d > 0 ? ", clearly later" : ", clearly earlier") : "");
 }
 
 /* One table per probe and delay: each label's lateness, percentiles first
@@ -692,10 +693,16 @@ static void section_stats(tl__page *p) {
   if (!st)
     return;
   tl__heading(p, "how-sure-is-this", "How sure is this?");
-  fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n",
-        tl__prose(p));
+  /* The method once, above the table, when it is the same for every row. */
+  char method[160];
+  int once = tl__stats_ci_method(p->c, st, method, sizeof method);
+  FILE *f = tl__prose(p);
+  fputs("95% confidence intervals of each percentile's lateness, in milliseconds", f);
+  if (once)
+    fprintf(f, ", each row's from %s", method);
+  fputs(":\n\n", f);
   tl__heads heads;
-  tl__put_table(p, tl__stats_ci_table(p->c, st, &heads));
+  tl__put_table(p, tl__stats_ci_table(p->c, st, &heads, !once));
   tl__stats_notes(tl__prose(p), p->c, st, 0);
   difference_matrices(p);
   fputs("How these are worked out, and their limits: docs/statistics.md.\n\n", tl__prose(p));
@@ -706,7 +713,7 @@ static void section_stats(tl__page *p) {
 
 /* A chart's file name in a Markdown link: unreserved characters as they
  * are, every other byte percent-encoded (the name comes from -o). */
-static void md_url(FILE *f, const char *name) {
+void tl__md_url(FILE *f, const char *name) {
   for (const unsigned char *s = (const unsigned char *)name; *s; s++)
     if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
         strchr("-._~", *s))
@@ -729,12 +736,28 @@ void tl_chart_files_free(tl_chart_files *charts) {
 
 typedef enum { CHART_SPECTRUM, CHART_TREND, CHART_HISTOGRAM, CHART_BY } chart_kind;
 
+const char *tl__chart_file_add(tl__page *p, char *data, size_t len) {
+  tl_chart_files *files = p->o->charts;
+  char name[512];
+  snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
+  tl_chart_file *items = realloc(files->items, (files->count + 1) * sizeof *items);
+  if (items)
+    files->items = items;
+  if (!items || !(items[files->count].name = strdup(name))) {
+    free(data);
+    p->failed = TL_ENOMEM;
+    return NULL;
+  }
+  items[files->count].data = data;
+  items[files->count].len = len;
+  return items[files->count++].name;
+}
+
 /* Draws one chart of a Markdown page into a file of its own (added to
  * p->o->charts) and links it as an image; with `inline_image`, no line
  * break after it, so that small charts sit side by side. Nothing when the
  * chart has nothing to draw. */
 static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline_image) {
-  tl_chart_files *files = p->o->charts;
   char *buf = NULL;
   size_t len = 0;
   FILE *saved = p->out, *mem = open_memstream(&buf, &len);
@@ -754,15 +777,8 @@ static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline
     tl__svg_histogram(p, g);
   p->svg_file = 0;
   p->out = saved;
-  int bad = fclose(mem) != 0;
-  tl_chart_file *items =
-      len && !bad ? realloc(files->items, (files->count + 1) * sizeof *items) : NULL;
-  char name[512];
-  snprintf(name, sizeof name, "%s-%zu.svg", files->stem, files->count + 1);
-  if (len && (bad || !items || !(items[files->count].name = strdup(name)))) {
+  if (fclose(mem) != 0) {
     free(buf);
-    if (items)
-      files->items = items;
     p->failed = TL_ENOMEM;
     return;
   }
@@ -770,20 +786,30 @@ static void md_chart(tl__page *p, chart_kind kind, const tl_group *g, int inline
     free(buf);
     return;
   }
-  files->items = items;
-  items[files->count].data = buf;
-  items[files->count++].len = len;
+  const char *name = tl__chart_file_add(p, buf, len);
+  if (!name)
+    return;
   FILE *f = tl__prose(p);
-  fputs(inline_image && files->count > 1 && p->chart_inline ? " ![" : "![", f);
+  fputs(inline_image && p->o->charts->count > 1 && p->chart_inline ? " ![" : "![", f);
   tl_md_escape(f, p->chart_title);
   fputs("](", f);
-  md_url(f, name);
+  tl__md_url(f, name);
   fputs(inline_image ? ")" : ")\n\n", f);
   p->chart_inline = inline_image;
   if (!inline_image) {
     tl_md_escape(f, p->chart_caption);
     fputs("\n\n", f);
   }
+}
+
+/* The heading of one probe and delay's charts: "### setTimeout(1)". */
+static void block_heading(tl__page *p, const tl_group *g0) {
+  char call[96];
+  tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
+  FILE *f = tl__prose(p);
+  fputs("### ", f);
+  tl_md_escape(f, call);
+  fputs("\n\n", f);
 }
 
 /* The Markdown page's charts, as SVG files beside it (-o), or one line
@@ -803,12 +829,7 @@ static void markdown_charts(tl__page *p) {
     return;
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
-    char call[96];
-    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-    f = tl__prose(p);
-    fputs("### ", f);
-    tl_md_escape(f, call);
-    fputs("\n\n", f);
+    block_heading(p, g0);
     md_chart(p, CHART_SPECTRUM, g0, 0);
     md_chart(p, CHART_TREND, g0, 0);
     if (c->by && c->label_x)
@@ -834,18 +855,12 @@ static void section_charts(tl__page *p) {
     return;
   }
   tl__heading(p, "charts", "Charts");
-  FILE *f;
   size_t n, *idx = page_blocks(p, &n);
   if (!idx)
     return;
   for (size_t i = 0; i < n; i++) {
     const tl_group *g0 = &c->groups[idx[i]];
-    char call[96];
-    tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
-    f = tl__prose(p);
-    fputs("### ", f);
-    tl_md_escape(f, call);
-    fputs("\n\n", f);
+    block_heading(p, g0);
     tl__prose_flush(p);
     fputs("<div class=\"charts\">\n", p->out);
     tl__svg_spectrum(p, g0->probe, g0->delay_ns);
@@ -1348,9 +1363,127 @@ static char *command_calls(const tl_comparison *c, const size_t *cmd, const size
   return call;
 }
 
+/* What one import changes from the next: its --start, its --delay and
+ * the file it read (the last word). */
+enum { IMPORT_START, IMPORT_DELAY, IMPORT_FILE, IMPORT_PARTS };
+
+/* An import's command line ("tlstore import ... --start D --delay T
+ * FILE") with what one import changes from the next left out, so that a
+ * month of imports made by one script is one command: a malloc'ed string
+ * of the other words, the three parts' words into part[] (pointers into
+ * cmd with their lengths); NULL when cmd is no import or memory ran out. */
+static char *import_shape(const char *cmd, const char *part[IMPORT_PARTS],
+                          size_t part_len[IMPORT_PARTS]) {
+  static const char *const option[] = {"--start", "--delay"};
+  if (strncmp(cmd, "tlstore import ", 15) != 0)
+    return NULL;
+  size_t n = strlen(cmd), at = 0;
+  char *shape = malloc(n + 1);
+  for (int k = 0; k < IMPORT_PARTS; k++) {
+    part[k] = "";
+    part_len[k] = 0;
+  }
+  const char *w = cmd, *prev = NULL;
+  size_t prev_len = 0;
+  while (shape && *w) {
+    size_t len = strcspn(w, " ");
+    int skip = w + len == cmd + n && w[0] != '-'; /* the file */
+    if (skip) {
+      part[IMPORT_FILE] = w;
+      part_len[IMPORT_FILE] = len;
+    }
+    for (int k = 0; k < 2 && prev; k++)
+      if (prev_len == strlen(option[k]) && strncmp(prev, option[k], prev_len) == 0) {
+        part[k] = w;
+        part_len[k] = len;
+        skip = 1;
+      }
+    if (!skip) {
+      memcpy(shape + at, w, len);
+      at += len;
+      shape[at++] = ' ';
+    }
+    prev = w;
+    prev_len = len;
+    w += len + strspn(w + len, " ");
+  }
+  if (shape)
+    shape[at] = '\0';
+  return shape;
+}
+
+/* The commands of the sessions, once each: a session's label and command
+ * line, an import's without what changes from one import to the next. */
+typedef struct {
+  const tl_comparison *c;
+  char **shape; /* per session: import_shape, or NULL */
+} command_keys;
+
+static const char *command_key(const void *ctx, size_t i, int part) {
+  const command_keys *k = ctx;
+  const tl_session *s = &k->c->sessions.items[i];
+  return part ? (k->shape[i] ? k->shape[i] : s->command_line) : s->label;
+}
+
+/* For each command (at its first session): which parts vary among its
+ * imports, and its first few delays. */
+enum { SHOWN_DELAYS = 8 };
+typedef struct {
+  int varies[IMPORT_PARTS];
+  size_t delays;
+  int64_t delay_ns[SHOWN_DELAYS];
+} import_group;
+
+static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, import_group *groups) {
+  const char *a[IMPORT_PARTS], *b[IMPORT_PARTS];
+  size_t al[IMPORT_PARTS], bl[IMPORT_PARTS];
+  import_group *g = &groups[cmd[j]];
+  char *x = import_shape(c->sessions.items[j].command_line, a, al);
+  char *y = import_shape(c->sessions.items[cmd[j]].command_line, b, bl);
+  for (int k = 0; x && y && k < IMPORT_PARTS; k++)
+    g->varies[k] |= al[k] != bl[k] || strncmp(a[k], b[k], al[k]) != 0;
+  free(x);
+  free(y);
+  int64_t d = c->sessions.items[j].delay_ns;
+  size_t i = 0;
+  while (i < g->delays && g->delay_ns[i] != d)
+    i++;
+  if (i == g->delays && i < SHOWN_DELAYS)
+    g->delay_ns[g->delays++] = d;
+}
+
+/* After an import's command line: what its other imports change. */
+static void import_note(FILE *f, const tl_session *s, const import_group *g, size_t runs) {
+  static const char *const said[] = {"`--start`", "`--delay`", "the file"};
+  size_t n = 0;
+  for (int k = 0; k < IMPORT_PARTS; k++)
+    n += g->varies[k] != 0;
+  if (runs < 2 || !n)
+    return;
+  fputs("The others differ from it only in ", f);
+  for (int k = 0, i = 0; k < IMPORT_PARTS; k++) {
+    if (!g->varies[k])
+      continue;
+    fprintf(f, "%s%s", i ? (i + 1 == (int)n ? " and " : ", ") : "", said[k]);
+    if (k == IMPORT_DELAY) {
+      fputs(" (", f);
+      for (size_t d = 0; d < g->delays; d++) {
+        char call[96];
+        tl__call_name(s->probe, g->delay_ns[d], call, sizeof call);
+        fputs(d ? ", " : "", f);
+        tl_md_escape(f, call);
+      }
+      fputs(g->delays == SHOWN_DELAYS ? " ...)" : ")", f);
+    }
+    i++;
+  }
+  fputs(".\n\n", f);
+}
+
 /* The command lines, once each: the runs of a label that share one command
- * line (a scheduled job) are one entry with their count and dates. HTML
- * folds them into <details>; Markdown lists at most MD_LIST_MAX. */
+ * line (a scheduled job) are one entry with their count and dates, and so
+ * are imports that differ only in their start, delay and file. HTML folds
+ * them into <details>; Markdown lists at most MD_LIST_MAX. */
 static void command_lines(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count, shown = 0, total = 0;
@@ -1364,15 +1497,29 @@ static void command_lines(tl__page *p) {
   }
   /* The runs of each label and command line (counted at their first
    * sessions) and the newest of them, kept at the key's first session. */
-  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = tl__sessions_first(c, TL__SAME_COMMAND);
+  command_keys keys = {c, calloc(n + 1, sizeof *keys.shape)};
+  for (size_t i = 0; keys.shape && i < n; i++) {
+    const char *part[IMPORT_PARTS];
+    size_t len[IMPORT_PARTS];
+    keys.shape[i] = import_shape(c->sessions.items[i].command_line, part, len);
+  }
+  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = malloc((n + 1) * sizeof *cmd);
+  if (keys.shape && cmd && tl__first_same(n, 2, command_key, &keys, cmd) != TL_OK) {
+    free(cmd);
+    cmd = NULL;
+  }
   size_t *label = tl__sessions_first(c, TL__SAME_LABEL);
   char *with_call = cmd && label ? command_calls(c, cmd, label) : NULL;
   size_t *runs_of = calloc(n + 1, sizeof *runs_of);
   int64_t *last_of = calloc(n + 1, sizeof *last_of);
-  if (!run || !cmd || !label || !with_call || !runs_of || !last_of) {
+  import_group *imports = calloc(n + 1, sizeof *imports);
+  if (!keys.shape || !run || !cmd || !label || !with_call || !runs_of || !last_of || !imports) {
     p->failed = TL_ENOMEM;
     n = 0;
   }
+  for (size_t j = 0; j < n; j++)
+    if (keys.shape[j])
+      note_import(c, cmd, j, imports);
   for (size_t i = 0; i < n; i++)
     if (run[i] == i) {
       int64_t t = c->sessions.items[i].started_ns;
@@ -1405,12 +1552,19 @@ static void command_lines(tl__page *p) {
     if (runs > 1) {
       tl__date_only(s->started_ns, date, sizeof date);
       tl__date_only(last, end, sizeof end);
-      fprintf(f, ", %zu runs from %s to %s (UTC):\n\n", runs, date, end);
+      fprintf(f, ", %zu %s from %s to %s (UTC)%s:\n\n", runs, keys.shape[i] ? "imports" : "runs",
+              date, end, keys.shape[i] ? ", the first" : "");
     } else {
       fprintf(f, ", %s UTC:\n\n", date);
     }
     code_block(f, *s->command_line ? s->command_line : "(not recorded)");
+    if (keys.shape[i])
+      import_note(f, s, &imports[i], runs);
   }
+  for (size_t i = 0; keys.shape && i < c->sessions.count; i++)
+    free(keys.shape[i]);
+  free(keys.shape);
+  free(imports);
   free(run);
   free(cmd);
   free(label);
@@ -1479,6 +1633,7 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   else
     fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n\n",
           out);
+  tl__md_nav(&p);
   /* The sections, in reading order. */
   void (*const sections[])(tl__page *) = {
       tl__section_title, section_contents, tl__host_facts_section, section_answer,

@@ -23,7 +23,9 @@
  * serves Markdown and HTML alike. */
 typedef struct tl__table tl__table;
 
-enum { TL__BEST = 1 }; /* cell flags */
+/* Cell flags: the best of its column (bold); in Markdown, a linked cell
+ * that is an image (its text the alternative, its link the picture). */
+enum { TL__BEST = 1, TL__IMAGE = 2 };
 
 /* head: cols column names (not copied: they must outlive the table); align:
  * cols chars, 'l' or 'r'. NULL on OOM; free with tl__table_free. */
@@ -98,6 +100,11 @@ const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf,
 /* The link to a label's page of the site, or NULL when the page is not part
  * of a site or the label is not one that becomes a file name. */
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len);
+/* The extension of a site's pages in the format of page p: "html" or "md". */
+const char *tl__page_ext(const tl__page *p);
+/* A page of a Markdown site: the line of links that opens it, as the HTML
+ * pages' <nav> (nothing when the page is not part of a site). */
+void tl__md_nav(tl__page *p);
 
 /* "Read with care" (care.c): what could make the comparison unfair, as
  * Markdown bullets, or "Nothing found" with what was looked at. */
@@ -143,10 +150,11 @@ void tl__num(double ns, tl__unit u, char *buf, size_t len);
 void tl__say_time(double ns, char *buf, size_t len);
 /* "setTimeout(50)" for settimeout, "uv 50 ms" for other probes. */
 void tl__call_name(const char *probe, int64_t delay_ns, char *buf, size_t len);
-/* The site page of a host: "host-FINGERPRINT.html" when fp is hex,
- * "host-imported-NAME.html" for an imported host whose name is a valid label
- * (the only fingerprints that become file names): 0, else -1. */
-int tl__host_page(const char *fingerprint, char *buf, size_t len);
+/* The site page of a host: "host-FINGERPRINT.EXT" when fp is hex,
+ * "host-imported-NAME.EXT" for an imported host whose name is a valid label
+ * (the only fingerprints that become file names): 0, else -1. ext: "html"
+ * or "md". */
+int tl__host_page(const char *fingerprint, const char *ext, char *buf, size_t len);
 /* A one-paragraph definition of a probe by its stored name (never NULL). */
 const char *tl__probe_definition(const char *probe);
 
@@ -170,7 +178,13 @@ void tl__svg_dots(tl__page *p, const tl_group *g0);
 /* p90 and p99 of each session over time, one line per label. */
 void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns);
 
-/* The index page of a site (HTML) over the comparison of every label (site.c). */
+/* A Markdown page's chart, data (malloc'ed, owned by the list afterwards,
+ * freed on failure) of len bytes, added to p->o->charts as the next
+ * "STEM-N.svg": its name, or NULL (the page failed) when out of memory. */
+const char *tl__chart_file_add(tl__page *p, char *data, size_t len);
+/* A chart's file name in a Markdown link, percent-encoded where needed. */
+void tl__md_url(FILE *f, const char *name);
+/* The index page of a site (HTML or Markdown) over the comparison of every label (site.c). */
 int tl__render_index(const tl_comparison *all, const tl_page_opts *opts, FILE *out);
 
 /* Statistics (stats_text.c) on a page: the confidence-interval table (heads
@@ -197,7 +211,13 @@ int64_t tl__sessions_to_collect(const tl_pair_stats *p, size_t k);
 int tl__clear_best(const tl_comparison *cmp, const tl_stats *st, const size_t *groups, size_t n,
                    size_t k);
 
-tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads);
+/* The column "interval from" (how each row's interval was found) only with
+ * method_column; tl__stats_ci_method says it once for every row instead
+ * ("a bootstrap over its sessions (240 each)") and returns 1 when every
+ * row with samples has the same method, else 0. */
+tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads,
+                              int method_column);
+int tl__stats_ci_method(const tl_comparison *cmp, const tl_stats *st, char *buf, size_t len);
 /* The warnings; with all, also each pair's sentences and the changes over
  * time (a page with its own matrix of differences and summary of changes
  * leaves them out). */

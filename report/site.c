@@ -16,19 +16,94 @@ static int sampled_in(const tl_comparison *c, size_t i, const tl_group *g) {
 }
 
 /* A sparkline of the last (at most SPARK) sessions' p90 lateness of group
- * g: no axis, no text, only the shape, its range said in its title. */
+ * g: no axis, no text, only the shape, its range said in its title. When
+ * the site is grouped --by and those sessions mix its values (a label that
+ * cycles through four memory sizes), each point is instead the median of
+ * a day's sessions, over the last SPARK days: one point a session would
+ * draw the values' differences as a sawtooth, not the label's trend. */
 enum { SPARK = 30 };
 
-static void sparkline(tl__page *p, const tl_group *g) {
+static int by_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n) {
+  qsort(v, n, sizeof *v, by_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Session i's value of the site's --by key ("1G", "1G/2 CPUs") into buf;
+ * "" when not grouped or not recorded. */
+static void by_value(const tl_comparison *c, const tl__by *by, size_t i, char *buf, size_t len) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t k = 0; by && k < by->n && at < len; k++) {
+    char name[128];
+    double num;
+    if (!tl__by_part(c, i, by->k[k].key, by->k[k].tag, name, sizeof name, &num))
+      snprintf(name, sizeof name, "?");
+    at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? "/" : "", name);
+  }
+}
+
+/* Whether the last SPARK sessions of g mix values of the --by key. */
+static int mixes_values(const tl_comparison *c, const tl__by *by, const tl_group *g) {
+  char first[256] = "", v[256];
+  size_t n = 0;
+  for (size_t i = c->sessions.count; by && i-- > 0 && n < SPARK;) {
+    if (!sampled_in(c, i, g))
+      continue;
+    by_value(c, by, i, v, sizeof v);
+    if (n++ && strcmp(v, first) != 0)
+      return 1;
+    snprintf(first, sizeof first, "%s", v);
+  }
+  return 0;
+}
+
+/* The points of g's sparkline, newest first, into v (SPARK of them at
+ * most); per day when per_day. Returns how many. */
+static size_t spark_points(const tl_comparison *c, const tl_group *g, int per_day, double *v) {
+  enum { DAY = 86400 };
+  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
+  size_t n = 0, k = 0;
+  long long day = 0;
+  double *today = per_day ? malloc((c->sessions.count + 1) * sizeof *today) : NULL;
+  if (per_day && !today)
+    return 0;
+  for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;) {
+    if (!sampled_in(c, i, g))
+      continue;
+    double late = (double)(c->details[i].dist.pct_ns[1] - armed);
+    long long d = (long long)(c->sessions.items[i].started_ns / 1000000000 / DAY);
+    if (!per_day) {
+      v[n++] = late;
+      continue;
+    }
+    if (k && d != day) {
+      v[n++] = median_of(today, k);
+      k = 0;
+    }
+    day = d;
+    if (n < SPARK)
+      today[k++] = late;
+  }
+  if (k && n < SPARK)
+    v[n++] = median_of(today, k);
+  free(today);
+  return n;
+}
+
+/* Draws the sparkline onto o: inline in HTML, or as a file of its own
+ * (file: a standalone SVG with its stylesheet and tl's marker). */
+static void sparkline(tl__page *p, const tl_group *g, const tl__by *by, FILE *o, int file) {
   const tl_comparison *c = p->c;
   double v[SPARK];
-  size_t n = 0;
-  int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
-  for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;)
-    if (sampled_in(c, i, g))
-      v[n++] = (double)(c->details[i].dist.pct_ns[1] - armed);
+  int per_day = mixes_values(c, by, g);
+  size_t n = spark_points(c, g, per_day, v);
   if (n < 2) {
-    fputs("-", p->out);
+    fputs(file ? "" : "-", o);
     return;
   }
   double lo = v[0], hi = v[0];
@@ -36,33 +111,38 @@ static void sparkline(tl__page *p, const tl_group *g) {
     lo = fmin(lo, v[i]);
     hi = fmax(hi, v[i]);
   }
-  char a[48], b[48];
+  char a[48], b[48], what[160];
   tl__say_time(lo, a, sizeof a);
   tl__say_time(hi, b, sizeof b);
+  if (per_day)
+    snprintf(what, sizeof what, "the median p90 lateness of each of the last %zu days", n);
+  else
+    snprintf(what, sizeof what, "p90 lateness of the last %zu sessions", n);
   size_t style = tl__style_of(p, g->label);
-  fprintf(p->out,
-          "<svg class=\"spark\" viewBox=\"0 0 120 24\" width=\"120\" height=\"24\" role=\"img\" "
-          "aria-label=\"p90 lateness of the last %zu sessions, %s to %s\"><title>p90 lateness "
-          "of the last %zu sessions, oldest left: %s to %s</title><polyline class=\"line s%zu\" "
-          "stroke-width=\"1.5\" points=\"",
-          n, a, b, n, a, b, style % 7);
+  if (file)
+    fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n",
+          o);
+  fprintf(o,
+          "<svg %sclass=\"spark\" viewBox=\"0 0 120 24\" width=\"120\" height=\"24\" role=\"img\" "
+          "aria-label=\"%s, %s to %s\"><title>%s, oldest left: %s to %s%s</title>",
+          file ? "xmlns=\"http://www.w3.org/2000/svg\" " : "", what, a, b, what, a, b,
+          per_day ? " (the sessions mix values of --by, so a session alone would zigzag)" : "");
+  if (file)
+    fprintf(o, "<style>%s</style><rect class=\"bg\" width=\"120\" height=\"24\"/>",
+            tl__svg_file_css);
+  fprintf(o, "<polyline class=\"line s%zu\" stroke-width=\"1.5\" points=\"", style % 7);
   for (size_t i = 0; i < n; i++) {
     double x = 2 + 116.0 * (double)i / (double)(n - 1);
     double y = hi > lo ? 21 - 18 * (v[n - 1 - i] - lo) / (hi - lo) : 12;
-    fprintf(p->out, "%s%.1f,%.1f", i ? " " : "", x, y);
+    fprintf(o, "%s%.1f,%.1f", i ? " " : "", x, y);
   }
-  fputs("\"/></svg>", p->out);
+  fputs(file ? "\"/></svg>\n" : "\"/></svg>", o);
 }
 
 /* The index's figure for a label at a probe and delay is its recent
  * window, not one session: the median of the p90 lateness of its last
  * RECENT sessions (fewer when it has fewer), in ns; NAN without any. */
 enum { RECENT = 10 };
-
-static int by_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static double recent_p90(const tl_comparison *c, const tl_group *g, size_t *used) {
   double v[RECENT];
@@ -74,8 +154,7 @@ static double recent_p90(const tl_comparison *c, const tl_group *g, size_t *used
   *used = n;
   if (!n)
     return NAN;
-  qsort(v, n, sizeof *v, by_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return median_of(v, n);
 }
 
 /* The answer, first: a sentence per probe and delay with each label's
@@ -131,32 +210,91 @@ static void index_answer(tl__page *p) {
   fputs("\nWhether a difference is clear: the comparison page.\n\n", f);
 }
 
+/* The lasting changes the statistics found in group i, for a cell:
+ * "⚑ worse 2026-11-20: p90 +120 µs; ...", "none", or "-" without
+ * statistics. */
+static void changes_text(const tl_stats *st, size_t i, char *buf, size_t len) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t k = 0; st && k < st->groups[i].change_count && at < len; k++) {
+    const tl_change *ch = &st->groups[i].changes[k];
+    char d[48], date[32];
+    tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
+    tl_date_format(ch->at_ns, date, sizeof date);
+    at += (size_t)snprintf(buf + at, len - at, "%s%s %.10s: p%s %s%s", k ? "; " : "",
+                           ch->after_ns > ch->before_ns ? "\xE2\x9A\x91 worse" : "better", date,
+                           TL_PCT(ch->pct), ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
+  }
+  if (!at)
+    snprintf(buf, len, "%s", st ? "none" : "-");
+}
+
+/* A Markdown index's sparkline: a chart file of its own, shown as an
+ * image in cell "last sessions" of table t (text "-" when there is none). */
+static void md_sparkline(tl__page *p, tl__table *t, const tl_group *g, const tl__by *by) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  if (mem)
+    sparkline(p, g, by, mem, 1);
+  if (!mem || fclose(mem) != 0) {
+    free(buf);
+    p->failed = TL_ENOMEM;
+    tl__table_add(t, "-");
+    return;
+  }
+  if (!len || !p->o->charts) {
+    free(buf);
+    tl__table_add(t, "-");
+    return;
+  }
+  const char *name = tl__chart_file_add(p, buf, len);
+  size_t cell = tl__table_add(t, "p90 of the last sessions");
+  tl__table_link(t, cell, name);
+  tl__table_mark(t, cell, TL__IMAGE);
+}
+
 /* Each label's recent p90 lateness at each probe and delay, the shape of
  * its recent sessions and the lasting changes found. */
-static void index_latest(tl__page *p) {
+static void index_latest(tl__page *p, const tl__by *by) {
   const tl_comparison *c = p->c;
   const tl_stats *st = tl__page_stats(p);
+  int html = p->o->format == TL_FORMAT_HTML;
   fprintf(tl__prose(p),
           "## Labels at each delay\n\nEach label at each delay: the median p90 lateness of its "
           "last %d sessions, the p90 of its last sessions (oldest left) and the lasting changes "
           "the statistics found.\n\n",
           RECENT);
-  tl__prose_flush(p);
+  static const char *const head[] = {"label", "delay", "recent p90 late", "last sessions",
+                                     "changes"};
+  tl__table *t = html ? NULL : tl__table_new(5, head, "llrll");
   FILE *o = p->out;
-  fputs("<div class=\"scroll fold\"><table>\n<thead><tr><th>label</th><th>delay</th>"
-        "<th class=\"n\">recent p90 late</th><th>last sessions</th><th>changes</th></tr></thead>\n"
-        "<tbody>\n",
-        o);
-  for (size_t i = 0; i < c->group_count; i++) {
+  if (html) {
+    tl__prose_flush(p);
+    fputs("<div class=\"scroll fold\"><table>\n<thead><tr><th>label</th><th>delay</th>"
+          "<th class=\"n\">recent p90 late</th><th>last sessions</th><th>changes</th></tr>"
+          "</thead>\n<tbody>\n",
+          o);
+  }
+  for (size_t i = 0; i < c->group_count && (html || t); i++) {
     const tl_group *g = &c->groups[i];
     size_t used;
     double recent = recent_p90(c, g, &used);
     if (isnan(recent))
       continue;
-    char call[96], v[48], href[128];
+    char call[96], v[48], href[128], changes[1024];
     tl__call_name(g->probe, g->delay_ns, call, sizeof call);
     tl__say_time(recent, v, sizeof v);
+    changes_text(st, i, changes, sizeof changes);
     const char *link = tl__label_href(p, g->label, href, sizeof href);
+    if (!html) {
+      tl__table_link(t, tl__table_add(t, g->label), link);
+      tl__table_add(t, call);
+      tl__table_add(t, v);
+      md_sparkline(p, t, g, by);
+      tl__table_add(t, changes);
+      continue;
+    }
     fputs("<tr><td>", o);
     if (link)
       fprintf(o, "<a href=\"%s\">", link);
@@ -166,28 +304,28 @@ static void index_latest(tl__page *p) {
     fprintf(o,
             "</td><td class=\"n\" data-h=\"recent p90 late\">%s</td><td data-h=\"last sessions\">",
             v);
-    sparkline(p, g);
-    fputs("</td><td data-h=\"changes\">", o);
-    size_t said = 0;
-    for (size_t k = 0; st && k < st->groups[i].change_count; k++) {
-      const tl_change *ch = &st->groups[i].changes[k];
-      char d[48], date[32];
-      tl__say_time(fabs(ch->after_ns - ch->before_ns), d, sizeof d);
-      tl_date_format(ch->at_ns, date, sizeof date);
-      fprintf(o, "%s%s %.10s: p%s %s%s", said++ ? "; " : "",
-              ch->after_ns > ch->before_ns ? "\xE2\x9A\x91 worse" : "better", date, TL_PCT(ch->pct),
-              ch->after_ns > ch->before_ns ? "+" : "\xE2\x88\x92", d);
-    }
-    if (!said)
-      fputs(st ? "none" : "-", o);
-    fputs("</td></tr>\n", o);
+    sparkline(p, g, by, o, 0);
+    fprintf(o, "</td><td data-h=\"changes\">%s</td></tr>\n", changes);
   }
-  fputs("</tbody>\n</table></div>\n", o);
+  if (html)
+    fputs("</tbody>\n</table></div>\n", o);
+  else
+    tl__put_table(p, t);
 }
 
 int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   tl__page p = {.c = c, .o = o, .out = out};
-  tl__html_head(&p, o->title ? o->title : "Timer latency results");
+  if (o->format == TL_FORMAT_HTML) {
+    tl__html_head(&p, o->title ? o->title : "Timer latency results");
+  } else {
+    fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n\n",
+          out);
+    tl__md_nav(&p);
+  }
+  /* Under --by, a label's sparkline follows its trend, not its values'. */
+  tl__by by;
+  char why[256];
+  int have_by = o->compare_by && tl__by_parse(o->compare_by, &by, why, sizeof why) == TL_OK;
   tl__section_title(&p);
   size_t n = c->sessions.count;
   int64_t newest = 0, samples = 0;
@@ -233,7 +371,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     fputs("## Comparisons\n\n- [Every label side by side: ", f);
     tl__md_list_labels(f, c);
   }
-  fputs("](compare.html)\n\n## Labels\n\n", f);
+  fprintf(f, "](compare.%s)\n\n## Labels\n\n", tl__page_ext(&p));
   static const char *const lhead[] = {"label", "sessions", "samples", "hosts", "first", "newest"};
   tl__table *t = tl__table_new(6, lhead, "lrrrll");
   for (size_t l = 0; t && l < c->label_count; l++) {
@@ -261,7 +399,7 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     tl__table_add(t, d1);
   }
   tl__put_table(&p, t);
-  index_latest(&p);
+  index_latest(&p, have_by ? &by : NULL);
   f = tl__prose(&p);
   fputs("## Hosts\n\n", f);
   static const char *const hhead[] = {"host", "CPU", "OS", "kernel", "labels", "sessions"};

@@ -3,6 +3,7 @@
  * time, and the "How sure is this?" section in Markdown. */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "report_internal.h"
@@ -209,7 +210,34 @@ static void md_group_head(FILE *out, const tl_group *g) {
   fprintf(out, ", %g ms", (double)g->delay_ns / 1e6);
 }
 
-tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads) {
+int tl__stats_ci_method(const tl_comparison *cmp, const tl_stats *st, char *buf, size_t len) {
+  size_t lo = SIZE_MAX, hi = 0, groups = 0;
+  int method = -1;
+  for (size_t i = 0; i < cmp->group_count; i++) {
+    const tl_group *g = &cmp->groups[i];
+    if (!g->dist.count)
+      continue;
+    int m = st->groups[i].method == TL_CI_SESSIONS;
+    if (method >= 0 && m != method)
+      return 0;
+    method = m;
+    size_t n = m ? g->session_count : (size_t)g->dist.count;
+    lo = n < lo ? n : lo;
+    hi = n > hi ? n : hi;
+    groups++;
+  }
+  if (method < 0)
+    return 0;
+  const char *what = method ? "a bootstrap over its sessions" : "order statistics over its samples";
+  if (groups == 1 || lo == hi)
+    snprintf(buf, len, "%s (%zu%s)", what, lo, groups > 1 ? " each" : "");
+  else
+    snprintf(buf, len, "%s (%zu to %zu)", what, lo, hi);
+  return 1;
+}
+
+tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__heads *heads,
+                              int method_column) {
   const tl_dist *d0 = &cmp->groups[0].dist;
   char *align = heads->align;
   size_t cols = 0;
@@ -222,8 +250,10 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
     snprintf(heads->text[cols], 32, "p%s (95%% CI)", TL_PCT(d0->pcts[k]));
     align[cols++] = 'r';
   }
-  snprintf(heads->text[cols], 32, "interval from");
-  align[cols++] = 'l';
+  if (method_column) {
+    snprintf(heads->text[cols], 32, "interval from");
+    align[cols++] = 'l';
+  }
   for (size_t c = 0; c < cols; c++)
     heads->name[c] = heads->text[c];
   tl__table *t = tl__table_new(cols, heads->name, align);
@@ -256,6 +286,8 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
         snprintf(hi, sizeof hi, "?");
       tl__table_addf(t, "%s (%s to %s)%s", v, lo, hi, gs->pct[k].few ? " (few samples)" : "");
     }
+    if (!method_column)
+      continue;
     if (!g->dist.count)
       tl__table_add(t, "no samples");
     else if (gs->method == TL_CI_SESSIONS)
@@ -271,9 +303,14 @@ int tl_stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) {
   fputs("## How sure is this?\n\n", out);
   if (!cmp->group_count)
     return ferror(out) ? TL_EIO : TL_OK;
-  fputs("95% confidence intervals of each percentile's lateness, in milliseconds:\n\n", out);
+  char method[160];
+  int once = tl__stats_ci_method(cmp, st, method, sizeof method);
+  fputs("95% confidence intervals of each percentile's lateness, in milliseconds", out);
+  if (once)
+    fprintf(out, ", each row's from %s", method);
+  fputs(":\n\n", out);
   tl__heads heads;
-  tl__table *t = tl__stats_ci_table(cmp, st, &heads);
+  tl__table *t = tl__stats_ci_table(cmp, st, &heads, !once);
   int rc = t ? tl__table_write(t, TL_FORMAT_MD, out) : TL_ENOMEM;
   tl__table_free(t);
   if (rc)

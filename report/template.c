@@ -19,6 +19,9 @@ static const char css[] =
     "nav a{margin-right:1rem}\n"
     "a{color:var(--accent)}\n"
     "h1{font-size:1.7rem;line-height:1.25;margin:.5rem 0 1rem}\n"
+    /* On a phone a long title ("Timer latency by memory: 512M, 1G ...")
+     * would take a third of the first screen from the answer. */
+    "@media (max-width:40rem){h1{font-size:1.3rem;margin:.25rem 0 .5rem}}\n"
     "h2{font-size:1.3rem;margin:2.2rem 0 .6rem;padding-bottom:.2rem;"
     "border-bottom:1px solid var(--line)}\n"
     "h3{font-size:1.05rem;margin:1.5rem 0 .4rem}\n"

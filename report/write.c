@@ -74,15 +74,34 @@ const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf,
     return NULL;
   for (size_t i = 0; i < p->o->host_page_count; i++)
     if (strcmp(p->o->host_pages[i], fingerprint) == 0)
-      return tl__host_page(fingerprint, buf, len) == 0 ? buf : NULL;
+      return tl__host_page(fingerprint, tl__page_ext(p), buf, len) == 0 ? buf : NULL;
   return NULL;
 }
 
 const char *tl__label_href(const tl__page *p, const char *label, char *buf, size_t len) {
   if (!p->o->site_links || tl_label_check(label, NULL, 0) != TL_OK || p->c->by)
     return NULL;
-  snprintf(buf, len, "label-%s.html", label);
+  snprintf(buf, len, "label-%s.%s", label, tl__page_ext(p));
   return buf;
+}
+
+const char *tl__page_ext(const tl__page *p) {
+  return p->o->format == TL_FORMAT_HTML ? "html" : "md";
+}
+
+void tl__md_nav(tl__page *p) {
+  if (!p->o->site_links || p->o->format == TL_FORMAT_HTML)
+    return;
+  /* Each link says what it opens: compare.md may be grouped by --by. */
+  FILE *f = tl__prose(p);
+  fputs("[All labels and hosts](index.md) \xC2\xB7 [", f);
+  if (p->o->compare_by) {
+    fputs("Timer latency by ", f);
+    tl_md_escape(f, p->o->compare_by);
+  } else {
+    fputs("Comparison of every label", f);
+  }
+  fputs("](compare.md)\n\n", f);
 }
 
 const tl_stats *tl__page_stats(const tl__page *p) { return tl__stats_for(p->c, p->o); }

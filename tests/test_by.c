@@ -615,16 +615,15 @@ static void by_keys_crossed_and_bad(void **state) {
   page = tl_test_path(site, "host-0123456789abcdef.html");
   html = tl_test_read_file(page, NULL);
   assert_non_null(html);
-  /* (data-h: each cell's header, for a phone's folded table) */
-  assert_non_null(strstr(html, "<tr><td>hexhost</td><td data-h=\"key\">memory</td><td "
-                               "data-h=\"recorded\">1029128192</td><td data-h=\"group "
-                               "(--by)\">1G</td>"));
-  assert_non_null(strstr(html,
-                         "<tr><td>hexhost</td><td data-h=\"key\">cpus</td><td "
-                         "data-h=\"recorded\">2</td><td data-h=\"group (--by)\">2 CPUs</td>"));
-  assert_non_null(strstr(html,
-                         "<tr><td>hexhost</td><td data-h=\"key\">vm</td><td "
-                         "data-h=\"recorded\">-</td><td data-h=\"group (--by)\">unknown</td>"));
+  /* A line of what was recorded, each with its group, and one of what was
+   * not: a few lines, even on a phone. */
+  assert_non_null(strstr(html, "<strong>cpus</strong> 2 (2 CPUs)"));
+  assert_non_null(strstr(html, "<strong>memory</strong> 1029128192 (1G)"));
+  const char *unknown = strstr(html, "<p>Not recorded: ");
+  assert_non_null(unknown);
+  assert_non_null(strstr(unknown, "vm"));
+  assert_true(strstr(unknown, "vm") < strstr(unknown, "</p>"));
+  assert_null(strstr(html, "<strong>vm</strong>"));
   free(html);
   free(page);
   free(site);

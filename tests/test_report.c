@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmark.h>
 #include <cmocka.h>
 #include <sqlite3.h>
 
@@ -442,6 +443,8 @@ static void confounds(void **state) {
   add_plain(s, "busy", "cccc", "6.1.0", "8", "3.00 2.00 1.00"); /* 1.5 per CPU */
   add_plain(s, "calm", "dddd", "6.1.0", "1", "0.00");
   add_plain(s, "calm2", "eeee", "6.1.0", "1", "0.00");
+  add_plain(s, "busy2", "ffff", "6.1.0", "8", "3.00");
+  add_plain(s, "busy3", "ffff", "6.1.0", "8", "1.50");
   tl_store_close(s);
   char *a[] = {TLREPORT, "--db", f->db, "--compare", "mixed,busy", NULL};
   char *out = run_report(a, 0, NULL);
@@ -458,6 +461,20 @@ static void confounds(void **state) {
   char *b[] = {TLREPORT, "--db", f->db, "--compare", "calm,calm2", NULL};
   out = run_report(b, 0, NULL);
   assert_non_null(strstr(out, "### Read with care\n\nNothing found"));
+  free(out);
+  /* What is the same for every busy label is said once. */
+  char *c[] = {TLREPORT, "--db", f->db, "--compare", "busy,busy2,busy3", NULL};
+  out = run_report(c, 0, NULL);
+  assert_non_null(strstr(out,
+                         "- **busy**, **busy2** and **busy3** were measured on busy hosts, the "
+                         "highest load average during a session: busy 3.00 on 2 CPUs, busy2 "
+                         "3.00 on 2 CPUs, busy3 1.50 on 2 CPUs.\n"));
+  free(out);
+  char *d[] = {TLREPORT, "--db", f->db, "--compare", "busy,busy2", NULL};
+  out = run_report(d, 0, NULL);
+  assert_non_null(strstr(out, "- **busy** and **busy2** were measured on busy hosts: load average "
+                              "3.00 on 2 CPUs during a session.\n"));
+  assert_null(strstr(out, "**busy2** was measured"));
   free(out);
 }
 
@@ -1197,6 +1214,223 @@ static void one_colour_per_label(void **state) {
   free(dir);
 }
 
+/* The pages of a Markdown site (--site DIR --format md), as a reader
+ * publishes them on GitHub: every relative link of every page, before and
+ * after cmark renders it, names a page or an SVG file of the site; each
+ * page links its charts as images; one colour per label across the
+ * pages' chart files, as in the HTML site. */
+static const char *const md_site_pages[] = {
+    "index.md",
+    "compare.md",
+    "label-vbox.md",
+    "label-macos.md",
+    "host-aaaa000000000001.md",
+    "host-bbbb000000000002.md",
+};
+
+/* Checks every link of rendered HTML (attr: "src=\"" or "href=\"") names
+ * a file of dir; returns how many. */
+static size_t rendered_links(const char *dir, const char *page, const char *html,
+                             const char *attr) {
+  size_t n = 0, at = strlen(attr);
+  for (const char *p = html; (p = strstr(p, attr)); p++) {
+    p += at;
+    const char *q = strchr(p, '"');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(q - p), p);
+    if (name[0] == '#')
+      continue; /* GitHub makes a heading's anchor from its text */
+    if (strchr(name, '/') || strchr(name, ':'))
+      fail_msg("%s: link %s is not a relative name in the site", page, name);
+    char *target = tl_test_path(dir, name);
+    if (access(target, R_OK) != 0)
+      fail_msg("%s: %s links %s, which was not written", page, attr, name);
+    free(target);
+    n++;
+  }
+  return n;
+}
+
+static void markdown_site(void **state) {
+  fixture *f = *state;
+  build_golden_db(f->db);
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--site", dir, "--format", "md", NULL};
+  free(run_report(a, 0, NULL));
+  static const char *const labels[] = {"vbox", "macos"};
+  int style[2] = {-1, -1}, seen[2] = {0, 0};
+  size_t images = 0, pages = 0, files = 0;
+  for (size_t i = 0; i < sizeof md_site_pages / sizeof *md_site_pages; i++) {
+    char *path = tl_test_path(dir, md_site_pages[i]);
+    char *md = tl_test_read_file(path, NULL);
+    if (!md)
+      fail_msg("%s was not written", md_site_pages[i]);
+    assert_true(strncmp(md, "<!-- tl-report", 14) == 0);
+    assert_non_null(strstr(md, "[All labels and hosts](index.md)"));
+    char *html = cmark_markdown_to_html(md, strlen(md), CMARK_OPT_DEFAULT);
+    assert_non_null(html);
+    size_t img = rendered_links(dir, md_site_pages[i], html, "<img src=\"");
+    pages += rendered_links(dir, md_site_pages[i], html, "href=\"");
+    /* Each label's style in each chart file: one per page. */
+    int k[2] = {-1, -1};
+    for (const char *p = html; (p = strstr(p, "<img src=\"")); p++) {
+      char name[256];
+      assert_int_equal(sscanf(p + 10, "%255[^\"]", name), 1);
+      char *svg = tl_test_path(dir, name);
+      char *data = tl_test_read_file(svg, NULL);
+      assert_non_null(data);
+      assert_true(strncmp(data, "<!-- tl-report", 14) == 0);
+      assert_non_null(strstr(data, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+      for (int l = 0; l < 2; l++) {
+        int here = label_style(data, labels[l]);
+        if (here == -1)
+          continue;
+        k[l] = k[l] == -1 || k[l] == here ? here : -2;
+      }
+      if (i == 0) /* the index: a row's sparkline follows the label's link */
+        for (int l = 0; l < 2; l++) {
+          char row[64];
+          snprintf(row, sizeof row, "[%s](label-%s.md) | ", labels[l], labels[l]);
+          const char *line = strstr(data, "class=\"line s");
+          for (const char *r = md; line && (r = strstr(r, row)); r++) {
+            const char *end = strchr(r, '\n'), *at = strstr(r, name);
+            if (at && at < end)
+              k[l] = k[l] == -1 || k[l] == line[13] - '0' ? line[13] - '0' : -2;
+          }
+        }
+      free(data);
+      free(svg);
+    }
+    for (int l = 0; l < 2; l++) {
+      if (k[l] == -2)
+        fail_msg("%s: %s has two colours on one page", md_site_pages[i], labels[l]);
+      if (k[l] < 0)
+        continue;
+      if (style[l] >= 0 && style[l] != k[l])
+        fail_msg("%s: %s is s%d here, s%d elsewhere", md_site_pages[i], labels[l], k[l], style[l]);
+      style[l] = k[l];
+      seen[l]++;
+    }
+    if (i > 0 && !img)
+      fail_msg("%s links no chart", md_site_pages[i]);
+    images += img;
+    files++;
+    free(html);
+    free(md);
+    free(path);
+  }
+  assert_int_equal(files, 6);
+  assert_true(images >= 6 + 5 + 3);
+  assert_true(pages >= 6 * 2); /* every page's way back to the index and comparison */
+  assert_true(seen[0] >= 4 && seen[1] >= 3);
+  assert_int_not_equal(style[0], style[1]);
+  /* Markdown only: no HTML page beside it. */
+  char *html_page = tl_test_path(dir, "index.html");
+  assert_int_not_equal(access(html_page, F_OK), 0);
+  free(html_page);
+  /* JSON is no site. */
+  char *j[] = {TLREPORT, "--db", f->db, "--site", dir, "--format", "json", NULL};
+  char *err;
+  free(run_report(j, 2, &err));
+  assert_non_null(strstr(err, "--site"));
+  free(err);
+  free(dir);
+}
+
+/* A label that cycles through the values of --by (a droplet resized each
+ * run between 512M and 1G, far apart in lateness) has an index sparkline
+ * of its trend: the median of each day's sessions, flat here, not the
+ * sawtooth of one point a session. Its imports are listed once per
+ * command, not once per import. */
+static void index_trend_under_by(void **state) {
+  fixture *f = *state;
+  char *csv[2] = {tl_test_path(f->dir, "slow.csv"), tl_test_path(f->dir, "fast.csv")};
+  for (int k = 0; k < 2; k++) {
+    char data[2000];
+    size_t at = 0;
+    for (int i = 0; i < 50; i++)
+      at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", (k ? 1200 : 3000) + i);
+    assert_int_equal(tl_test_write_file(csv[k], data, at), 0);
+  }
+  for (int day = 0; day < 6; day++)
+    for (int run = 0; run < 4; run++) {
+      char start[32];
+      snprintf(start, sizeof start, "2026-11-%02dT%02d:00:00Z", day + 1, run * 6);
+      char *a[] = {TLSTORE,
+                   "--db",
+                   f->db,
+                   "import",
+                   "--format",
+                   "csv",
+                   csv[run % 2],
+                   "--label",
+                   "drop",
+                   "--probe",
+                   "uv",
+                   "--delay",
+                   "1ms",
+                   "--unit",
+                   "us",
+                   "--start",
+                   start,
+                   "--fact",
+                   run % 2 ? "memory=1G" : "memory=512M",
+                   NULL};
+      char *out, *err;
+      if (tl_test_run(a, NULL, &out, &err) != 0)
+        fail_msg("import: %s", err);
+      free(out);
+      free(err);
+    }
+  /* Its 24 imports are two commands (one per size), each once with what
+   * its other imports change. */
+  char *m[] = {TLREPORT, "--db", f->db, NULL};
+  char *md = run_report(m, 0, NULL);
+  size_t blocks = 0;
+  for (const char *p = md; (p = strstr(p, "```sh\ntlstore import ")); p++)
+    blocks++;
+  assert_int_equal(blocks, 2);
+  assert_non_null(strstr(md, " on imported, 12 imports from 2026-11-01 to 2026-11-06 (UTC), the "
+                             "first:"));
+  assert_non_null(strstr(md, "The others differ from it only in `--start`.\n"));
+  free(md);
+  for (int by = 0; by < 2; by++) {
+    char *dir = tl_test_path(f->dir, by ? "by" : "plain");
+    char *a[] = {TLREPORT, "--db", f->db, "--site", dir, by ? "--by" : NULL, "memory", NULL};
+    free(run_report(a, 0, NULL));
+    char *index = tl_test_path(dir, "index.html");
+    char *html = tl_test_read_file(index, NULL);
+    assert_non_null(html);
+    const char *spark = strstr(html, "<svg class=\"spark\"");
+    assert_non_null(spark);
+    const char *points = strstr(spark, "points=\"");
+    assert_non_null(points);
+    size_t n = 0, flat = 0;
+    for (const char *p = points + 8; *p != '"'; n++) {
+      double x, y;
+      assert_int_equal(sscanf(p, "%lf,%lf", &x, &y), 2);
+      flat += y == 12.0;
+      while (*p != ' ' && *p != '"')
+        p++;
+      p += *p == ' ';
+    }
+    if (by) {
+      assert_non_null(strstr(spark, "the median p90 lateness of each of the last 6 days"));
+      assert_int_equal(n, 6);
+      assert_int_equal(flat, 6);
+    } else { /* by label alone: a point a session, the sizes' zigzag as it is */
+      assert_non_null(strstr(spark, "p90 lateness of the last 24 sessions"));
+      assert_int_equal(n, 24);
+      assert_int_equal(flat, 0);
+    }
+    free(html);
+    free(index);
+    free(dir);
+  }
+  free(csv[0]);
+  free(csv[1]);
+}
+
 /* The names in dir, one a line, without SQLite's -wal and -shm files. */
 static char *list_dir(const char *dir) {
   char *out;
@@ -1773,21 +2007,27 @@ static void page_in_browser(void **state) {
   char *by = tl_test_path(f->dir, "by.html");
   char *c[] = {TLREPORT, "--db", f->db, "--by", "clocksource", "--format", "html", "-o", by, NULL};
   free(run_report(c, 0, NULL));
-  char *pages[5];
+  /* and the charts of a Markdown site's comparison, files of their own */
+  char *md = tl_test_path(f->dir, "md");
+  char *m[] = {TLREPORT, "--db", f->db, "--site", md, "--format", "md", NULL};
+  free(run_report(m, 0, NULL));
+  enum { HTML_PAGES = 5, SVGS = 7 };
+  char *pages[HTML_PAGES + SVGS];
   pages[0] = tl_test_path(dir, "compare.html");
   pages[1] = tl_test_path(dir, "label-vbox.html");
   pages[2] = tl_test_path(dir, "host-aaaa000000000001.html");
   pages[3] = tl_test_path(dir, "index.html");
   pages[4] = by;
-  char *b[] = {(char *)node,
-               TL_SOURCE_DIR "/tests/browser/check.js",
-               (char *)chromium,
-               pages[0],
-               pages[1],
-               pages[2],
-               pages[3],
-               pages[4],
-               NULL};
+  for (int i = 0; i < SVGS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "compare-%d.svg", i + 1);
+    pages[HTML_PAGES + i] = tl_test_path(md, name);
+    assert_int_equal(access(pages[HTML_PAGES + i], R_OK), 0);
+  }
+  char *b[3 + HTML_PAGES + SVGS + 1] = {(char *)node, TL_SOURCE_DIR "/tests/browser/check.js",
+                                        (char *)chromium};
+  for (int i = 0; i < HTML_PAGES + SVGS; i++)
+    b[3 + i] = pages[i];
   char *out, *err;
   int rc = tl_test_run(b, NULL, &out, &err);
   if (rc != 0 || getenv("TL_SHOW"))
@@ -1796,11 +2036,15 @@ static void page_in_browser(void **state) {
   assert_non_null(strstr(out, "compare.html at 390 px"));
   assert_non_null(strstr(out, "index.html at 390 px"));
   assert_non_null(strstr(out, "by.html at 390 px"));
+  assert_non_null(strstr(out, "compare-7.svg at 390 px"));
+  assert_non_null(strstr(out, "label-vbox.html at 390 px: the first p90 figure"));
+  assert_non_null(strstr(out, "host-aaaa000000000001.html at 390 px: the first p90 figure"));
   assert_non_null(strstr(out, "\nok\n"));
   free(out);
   free(err);
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < HTML_PAGES + SVGS; i++)
     free(pages[i]);
+  free(md);
   free(dir);
 }
 
@@ -1822,6 +2066,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(charts_at_the_data_scale, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(site, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_colour_per_label, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(markdown_site, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(index_trend_under_by, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_label_pages, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(hostile_label, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(replacing_files, tl_test_setup, tl_test_teardown),
