@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chart.h"
 #include "compute.h"
 
 /* Memory for the samples the statistics keep of all groups together (4 MiB
@@ -188,6 +189,7 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
   tl_sweep *w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!w)
     return TL_ENOMEM;
+  tl__chart chart = {0};
   *kept = tl__kept_new(c, g, budget);
   int rc = tl_sweep_first(w, *kept ? tl__kept_add : NULL, *kept);
   int64_t n = rc ? 0 : tl_sweep_count(w, g->session_count);
@@ -223,9 +225,14 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
       hi = d.min_ns + 4 * bulk;
     g->hist_lo_ns = d.min_ns;
     g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
-    tl_sweep_chart(w, g->hist_lo_ns, g->hist_width_ns, hi, g->hist, TL_HIST_BINS, &g->hist_over);
-    rc = tl_sweep_finish(w);
+    rc = tl__chart_ask(&chart, w, g->session_count, g->hist_lo_ns, g->hist_width_ns, hi, g->hist,
+                       TL_HIST_BINS, &g->hist_over);
+    if (!rc)
+      rc = tl_sweep_finish(w);
+    if (!rc)
+      tl__chart_fill(&chart, w);
   }
+  tl__chart_free(&chart);
   if (!rc) {
     tl_dist d;
     int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS] = {0};

@@ -10,8 +10,9 @@
  * group's. Each requested rank then lies in one known bucket [lo, hi] with a
  * known number of samples below it. Each further pass either collects the
  * samples of [lo, hi] and picks the rank exactly (when few enough fall
- * there), or splits [lo, hi] into 4096 linear buckets to narrow it further.
- * Typical timer data needs two passes, however many ranks are asked.
+ * there), or splits [lo, hi] into 4096 linear buckets to narrow it further:
+ * the exact-rank engine (rank.h) that the summaries use too. Typical timer
+ * data needs two passes, however many ranks are asked.
  *
  * Over a store, pass 1 reads no sample: each session's stored summary
  * (tl_store_summaries) has its count, extremes, sums, histogram (the same
@@ -21,123 +22,18 @@
  * The passes after the first skip, verified but undecoded, every stored
  * block whose min..max (kept in the block's row) misses all the ranges still
  * open for its session and for the group. The group's ranges that are whole
- * log buckets count per value in one table (count_fast: one look-up and one
- * count a sample, without a branch); the others, and the sessions' own,
+ * log buckets count per value in one table (sweep_fast.c: one look-up and
+ * one count a sample, without a branch); the others, and the sessions' own,
  * take their samples through a bitmap of the buckets they lie in and a list
  * per bucket, so that the cost of a sample stays the same whatever the
- * number of ranks. The histogram chart comes from the group's histogram,
- * with only the buckets that straddle a bin counted per value (fast_setup). */
+ * number of ranks. A caller may have the same pass count the values of
+ * buckets it names, or see every sample (the page's histogram: report/
+ * chart.c). A store's samples are read on two threads (scan_threaded.c). */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
-
-enum {
-  SUB_BITS = 11,
-  SUB = 1 << SUB_BITS,
-  LOG_BUCKETS = (64 - SUB_BITS + 1) * SUB,
-  BITMAP_WORDS = LOG_BUCKETS / 64,
-  LINEAR_BUCKETS = 4096,
-  RANGE_BYTES = 8 << 20,        /* memory for the samples of one range in one pass */
-  GROUP_COUNT_BYTES = 64 << 10, /* see range_mode */
-  DIRECT_ENTRIES = 1 << 16,     /* see direct_setup */
-};
-
-/* The histogram is the session summaries' (tl_summary_bucket), so that a
- * session's stored one adds into the group's as it is. */
-_Static_assert((int)SUB_BITS == (int)TL_SUMMARY_SUB_BITS &&
-                   (int)LOG_BUCKETS == (int)TL_SUMMARY_BUCKETS,
-               "the sweep's histogram is the summaries'");
-#define log_index tl_summary_bucket
-#define log_bounds tl_summary_bucket_bounds
-
-/* Whether a block of session (its stored min..max) is worth decoding. */
-typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
-/* Hands every wanted sample to cb, session by session, in stored order; tap
- * (may be NULL) sees them too, as they are read, on the caller's thread,
- * which has time to spare while another thread runs cb. */
-typedef struct {
-  wanted_cb wanted; /* may be NULL: every block */
-  tl_sweep_session_cb cb;
-  void *ctx;
-  tl_sweep_session_cb tap;
-  void *tap_ctx;
-} reading;
-typedef int (*source_fn)(void *src, const reading *r);
-
-typedef struct {
-  int64_t count, min, max;
-  unsigned __int128 sum, sumsq; /* exact: values are below 2^63 */
-} moments;
-
-typedef struct {
-  size_t set;     /* a session's index, or the sweep's session count: the group */
-  int64_t rank;   /* 1-based rank in the set */
-  int64_t lo, hi; /* the answer lies in [lo, hi] */
-  int64_t below;  /* samples of the set < lo */
-  int64_t inside; /* samples of the set in [lo, hi] */
-  int done;
-  int64_t value;
-  /* This pass, for the range: */
-  enum { COLLECT = 1, COUNT, NARROW } mode;
-  size_t same;   /* an earlier open target of the set with this range, whose
-                    samples serve both, or SIZE_MAX */
-  int32_t next;  /* the next target of the same bucket taking samples, or -1 */
-  int64_t *vals; /* COLLECT: the samples of [lo, hi], n of them so far */
-  size_t n;
-  uint32_t *count; /* COUNT: samples at each value of [lo, hi] */
-  int64_t *hist;   /* NARROW: LINEAR_BUCKETS counts of width */
-  uint64_t width;
-  int counted_fast; /* COUNT into the sweep's fast counts (count_fast), not its own */
-} target;
-
-struct tl_sweep {
-  source_fn source;
-  void *src;
-  tl_store *store;         /* when the samples are a store's: pass 1 reads their summaries */
-  const int64_t *ids;      /* ns sessions of store */
-  tl_sweep_session_cb tap; /* pass 1's tap, left for the next pass when pass 1 read summaries */
-  void *tap_ctx;
-  size_t ns; /* sessions; the group is set ns */
-  double *spcts;
-  size_t snp;
-  size_t *shandle;       /* ns x snp: the target of each session's percentile */
-  moments *m;            /* ns + 1: every session, then the group */
-  int64_t *shist;        /* the log histogram of the session being read (pass 1) */
-  int64_t *ghist;        /* the group's */
-  size_t cur;            /* the session being read in pass 1, or SIZE_MAX */
-  size_t *tfirst, *tend; /* ns + 1: each set's targets are t[tfirst..tend) */
-  target *t;
-  size_t nt, tcap;
-  int first_done;
-  int oom;
-  /* Passes after the first. */
-  uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
-  int32_t *head;   /* per bucket: the first target taking its samples, or -1 */
-  size_t bits_for; /* whose ranges are marked besides the group's, or SIZE_MAX */
-  size_t slow;     /* takers on the lists now */
-  /* The group's whole-bucket COUNT ranges, counted without a list (see
-   * count_fast): per log bucket from fast_first (fast_len of them, then one
-   * for samples outside them), where its values' counts start in fast and
-   * the mask of a value's offset there. */
-  uint32_t *fast_base, *fast_mask, *fast;
-  uint8_t *fast_slow; /* per bucket as fast_base: 1 where takers are on the lists */
-  size_t fast_first, fast_len;
-  /* The same by value: entry (x - direct_lo) >> direct_shift, direct_len of
-   * them then one for the rest (see count_direct); NULL when too many. */
-  uint32_t *direct_base, *direct_mask;
-  int64_t direct_lo;
-  unsigned direct_shift;
-  size_t direct_len;
-  int64_t *chart; /* the histogram to fill in the next pass, or NULL */
-  size_t chart_bins;
-  int64_t chart_lo, chart_hi, chart_width;
-  int64_t *chart_over;
-  int64_t *chart_part; /* 4 x (chart_bins + 1) counts: see chart_values */
-  int chart_by_hist;   /* the chart comes from the histogram: see fast_setup */
-};
+#include "sweep_internal.h"
 
 static void moments_add(moments *to, const moments *p) {
   if (!p->count)
@@ -181,18 +77,8 @@ static size_t target_add(tl_sweep *w, size_t set, int64_t rank) {
 static void locate(tl_sweep *w, size_t set, const int64_t *hist, size_t first, size_t len) {
   for (size_t k = w->tfirst[set]; k < w->tend[set]; k++) {
     target *x = &w->t[k];
-    if (x->inside || x->done)
-      continue; /* located already */
-    int64_t cum = 0;
-    for (size_t b = 0; b < len; b++) {
-      if (cum + hist[b] >= x->rank) {
-        log_bounds(first + b, &x->lo, &x->hi);
-        x->below = cum;
-        x->inside = hist[b];
-        break;
-      }
-      cum += hist[b];
-    }
+    if (!x->r.inside && !x->r.done) /* not located already */
+      tl__rank_locate(&x->r, x->rank, hist, first, len);
   }
 }
 
@@ -237,25 +123,16 @@ static void pass1_values(tl_sweep *w, size_t session, const int64_t *v, size_t n
   m->sumsq += sumsq;
 }
 
-/* Keeps the fast table's copy of the bitmap (its buckets only: outside
- * them are no samples of the group). */
-static void mark_slow(tl_sweep *w, size_t b, int on) {
-  if (w->fast_slow && b - w->fast_first < w->fast_len)
-    w->fast_slow[b - w->fast_first] = (uint8_t)on;
-}
-
 /* Puts target k at the front of its bucket's list of takers. */
 static void push(tl_sweep *w, size_t k) {
   target *t = &w->t[k];
-  size_t b = log_index(t->lo);
+  size_t b = log_index(t->r.lo);
   t->next = w->head[b];
   w->head[b] = (int32_t)k;
   w->slow++;
-  mark_slow(w, b, 1);
+  tl__sweep_mark_slow(w, b, 1);
   w->bits[b / 64] |= (uint64_t)1 << (b % 64);
 }
-
-static int taker(const target *t) { return !t->done && t->same == SIZE_MAX; }
 
 /* Unmarks the ranges of the session marked last: they lie at the front of
  * their lists in push order, so are popped in reverse. */
@@ -265,14 +142,14 @@ static void marks_drop(tl_sweep *w) {
   if (old == SIZE_MAX)
     return;
   for (size_t k = w->tend[old]; k-- > w->tfirst[old];) {
-    if (!taker(&w->t[k]))
+    if (!tl__sweep_taker(&w->t[k]))
       continue;
-    size_t b = log_index(w->t[k].lo);
+    size_t b = log_index(w->t[k].r.lo);
     w->head[b] = w->t[k].next;
     w->slow--;
     if (w->head[b] < 0) {
       w->bits[b / 64] &= ~((uint64_t)1 << (b % 64));
-      mark_slow(w, b, 0);
+      tl__sweep_mark_slow(w, b, 0);
     }
   }
 }
@@ -281,207 +158,17 @@ static void marks_drop(tl_sweep *w) {
 static void marks_switch(tl_sweep *w, size_t session) {
   marks_drop(w);
   for (size_t k = w->tfirst[session]; k < w->tend[session]; k++)
-    if (taker(&w->t[k]))
+    if (tl__sweep_taker(&w->t[k]))
       push(w, k);
   w->bits_for = session;
 }
 
-/* A sample in a marked bucket: every open range of its session and of the
- * group there that holds it counts it. */
-static void take(tl_sweep *w, size_t b, int64_t x) {
-  for (int32_t k = w->head[b]; k >= 0; k = w->t[k].next) {
-    target *t = &w->t[k];
-    if (x < t->lo || x > t->hi)
-      continue;
-    if (t->mode == COLLECT) {
-      if (t->n < (size_t)t->inside)
-        t->vals[t->n++] = x;
-    } else if (t->mode == COUNT) {
-      t->count[x - t->lo]++;
-    } else {
-      t->hist[(uint64_t)(x - t->lo) / t->width]++;
-    }
-  }
-}
-
-static void range_free(target *x) {
-  free(x->vals);
-  if (!x->counted_fast)
-    free(x->count);
-  x->counted_fast = 0;
-  free(x->hist);
-  x->vals = NULL;
-  x->count = NULL;
-  x->hist = NULL;
-}
-
-static void fast_free(tl_sweep *w) {
-  free(w->fast_base);
-  free(w->fast_mask);
-  free(w->fast);
-  free(w->fast_slow);
-  w->fast_base = w->fast_mask = w->fast = NULL;
-  w->fast_slow = NULL;
-  free(w->direct_base);
-  free(w->direct_mask);
-  w->direct_base = w->direct_mask = NULL;
-}
-
-/* Bins the samples into the chart. Timer samples crowd into one or two bins,
- * so consecutive samples would wait on each other's increment of the same
- * count: four interleaved sets of counts (folded by chart_fold) keep four
- * increments in flight. Bin chart_bins counts the samples above chart_hi.
- * While offsets fit 32 bits, a multiplication by a 64-bit reciprocal gives
- * the exact quotient (Lemire, Kaser and Kurz, "Faster remainder by direct
- * computation", 2019) where a division would take tens of cycles. */
-static void chart_values(tl_sweep *w, const int64_t *v, size_t n) {
-  uint64_t lo = (uint64_t)w->chart_lo, hi = (uint64_t)w->chart_hi, width = (uint64_t)w->chart_width;
-  uint64_t last = w->chart_bins - 1, over = w->chart_bins, stride = w->chart_bins + 1;
-  int64_t *part = w->chart_part;
-  if (hi - lo <= UINT32_MAX && width > 1) {
-    uint64_t inv = UINT64_MAX / width + 1;
-    for (size_t i = 0; i < n; i++) {
-      uint64_t x = (uint64_t)v[i];
-      uint64_t b = (uint64_t)(((unsigned __int128)inv * (x - lo)) >> 64);
-      b = b < last ? b : last;
-      b = x > hi ? over : b;
-      part[(i & 3) * stride + b]++;
-    }
-    return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t x = (uint64_t)v[i], b = (x - lo) / width;
-    b = b < last ? b : last;
-    b = x > hi ? over : b;
-    part[(i & 3) * stride + b]++;
-  }
-}
-
-/* Adds the interleaved counts of chart_values into the caller's chart. */
-static void chart_fold(tl_sweep *w) {
-  size_t stride = w->chart_bins + 1;
-  for (size_t j = 0; j < 4; j++) {
-    for (size_t b = 0; b < w->chart_bins; b++)
-      w->chart[b] += w->chart_part[j * stride + b];
-    *w->chart_over += w->chart_part[j * stride + w->chart_bins];
-  }
-}
-
-/* The reading thread's work in the first pass after pass 1: the chart, and
- * pass 1's tap when pass 1 read summaries. */
+/* The reading thread's work in the first pass after pass 1: the caller's
+ * tap of that pass, and pass 1's when pass 1 read summaries. */
 static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
   tl_sweep *w = arg;
-  if (w->chart_part)
-    chart_values(w, v, n);
-  return w->tap ? w->tap(w->tap_ctx, session, v, n) : 0;
-}
-
-/* Counts each sample at its value in the group's fast ranges: one table look-up and
- * one increment a sample, without a branch on whether its bucket is wanted
- * (most timer samples fall in a few buckets, about half of them wanted, so
- * that branch would be a coin toss). The samples of the other buckets are
- * counted into 8 spare counts at the front, spread by their low bits so
- * that consecutive ones seldom wait on the same count. The samples of
- * buckets with ranges on the lists are picked out on the way, without a
- * branch either, and handed to take after each stretch. */
-static inline __attribute__((always_inline)) void
-count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int picking) {
-  const uint32_t *base = w->fast_base, *mask = w->fast_mask;
-  const uint8_t *slow = w->fast_slow;
-  uint32_t *fast = w->fast;
-  size_t first = w->fast_first, len = w->fast_len, picked = 0;
-  uint16_t pick[TL_BLOCK_MAX];
-  for (size_t i = 0; i < m; i++) {
-    uint64_t u = (uint64_t)p[i];
-    size_t k;
-    if (by_double) {
-      /* Below 2^53 a latency converts to a double exactly, whose exponent
-       * and top 11 bits of mantissa are its log bucket, less a constant,
-       * from 2^11 on: cheaper than finding the top bit and shifting. */
-      double d = (double)p[i];
-      uint64_t bits;
-      memcpy(&bits, &d, sizeof bits);
-      k = (size_t)(bits >> (52 - SUB_BITS)) - (size_t)(1023 + SUB_BITS - 1) * SUB;
-      k = u < SUB ? (size_t)u : k;
-    } else {
-      k = log_index(p[i]);
-    }
-    k -= first; /* wraps below first */
-    k = k < len ? k : len;
-    fast[base[k] + (u & mask[k])]++;
-    if (picking) {
-      pick[picked] = (uint16_t)i;
-      picked += slow[k];
-    }
-  }
-  for (size_t j = 0; j < picked; j++)
-    take(w, log_index(p[pick[j]]), p[pick[j]]);
-}
-
-/* count_stretch without a pick-out, for a group whose samples span few
- * enough of its smallest buckets: the entry of a sample is then its offset
- * from the group's first bucket, shifted by that bucket's width, and a wider
- * bucket spans several entries with the same base and mask. */
-static void count_direct(tl_sweep *w, const int64_t *p, size_t m) {
-  const uint32_t *base = w->direct_base, *mask = w->direct_mask;
-  uint32_t *fast = w->fast;
-  uint64_t lo = (uint64_t)w->direct_lo;
-  unsigned shift = w->direct_shift;
-  size_t len = w->direct_len;
-  for (size_t i = 0; i < m; i++) {
-    uint64_t u = (uint64_t)p[i];
-    uint64_t k = (u - lo) >> shift; /* wraps below lo */
-    k = k < len ? k : len;
-    fast[base[k] + (u & mask[k])]++;
-  }
-}
-
-/* The direct table of count_direct from the fast table by bucket, when it
- * takes at most DIRECT_ENTRIES entries; TL_ENOMEM when out of memory. */
-static int direct_setup(tl_sweep *w) {
-  const moments *g = &w->m[w->ns];
-  int64_t lo, hi;
-  log_bounds(w->fast_first, &lo, &hi);
-  unsigned shift = (unsigned)__builtin_ctzll((uint64_t)(hi - lo + 1));
-  uint64_t len = (((uint64_t)g->max - (uint64_t)lo) >> shift) + 1;
-  if (len > DIRECT_ENTRIES)
-    return TL_OK;
-  w->direct_base = malloc((len + 1) * sizeof *w->direct_base);
-  w->direct_mask = malloc((len + 1) * sizeof *w->direct_mask);
-  if (!w->direct_base || !w->direct_mask)
-    return TL_ENOMEM;
-  for (uint64_t k = 0; k < len; k++) {
-    size_t b = log_index((int64_t)((uint64_t)lo + (k << shift))) - w->fast_first;
-    w->direct_base[k] = w->fast_base[b];
-    w->direct_mask[k] = w->fast_mask[b];
-  }
-  w->direct_base[len] = w->fast_base[w->fast_len];
-  w->direct_mask[len] = w->fast_mask[w->fast_len];
-  w->direct_lo = lo;
-  w->direct_shift = shift;
-  w->direct_len = (size_t)len;
-  return TL_OK;
-}
-
-static void count_fast(tl_sweep *w, const int64_t *v, size_t n) {
-  int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
-  if (w->direct_base && !w->slow) {
-    for (size_t at = 0; at < n; at += TL_BLOCK_MAX)
-      count_direct(w, v + at, n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX);
-    return;
-  }
-  for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
-    size_t m = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
-    /* Constant flags: four loops, each without the tests it does not need. */
-    if (by_double && w->slow)
-      count_stretch(w, v + at, m, 1, 1);
-    else if (by_double)
-      count_stretch(w, v + at, m, 1, 0);
-    else if (w->slow)
-      count_stretch(w, v + at, m, 0, 1);
-    else
-      count_stretch(w, v + at, m, 0, 0);
-  }
+  int err = w->next_tap ? w->next_tap(w->next_tap_ctx, session, v, n) : 0;
+  return !err && w->tap ? w->tap(w->tap_ctx, session, v, n) : err;
 }
 
 static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
@@ -499,7 +186,7 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
   if (session != w->bits_for)
     marks_switch(w, session);
   if (w->fast) {
-    count_fast(w, v, n);
+    tl__sweep_count_fast(w, v, n);
     return 0;
   }
   if (!w->slow)
@@ -508,61 +195,25 @@ static int on_segment(void *arg, size_t session, const int64_t *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     size_t b = log_index(v[i]);
     if (bits[b / 64] >> (b % 64) & 1)
-      take(w, b, v[i]);
+      tl__sweep_take(w, b, v[i]);
   }
   return 0;
 }
 
 /* After pass 1, only blocks that may hold a sample of an open range (or any
- * block, while the chart is filled). */
+ * block, while values are counted or a tap sees them). */
 static int block_wanted(void *arg, size_t session, int64_t min, int64_t max) {
   const tl_sweep *w = arg;
-  if (!w->first_done || w->chart || w->tap)
+  if (!w->first_done || w->asking || w->tap || w->next_tap)
     return 1;
   size_t sets[2] = {session, w->ns};
   for (size_t i = 0; i < 2; i++)
     for (size_t k = w->tfirst[sets[i]]; k < w->tend[sets[i]]; k++) {
-      const target *t = &w->t[k];
+      const tl__rank *t = &w->t[k].r;
       if (!t->done && max >= t->lo && min <= t->hi)
         return 1;
     }
   return 0;
-}
-
-/* The k-th smallest (0-based) of v[0..n), reordering v: Hoare's selection
- * with a median-of-three pivot, linear on average, where a sort would be
- * n log n. */
-static int64_t select_kth(int64_t *v, size_t n, size_t k) {
-  size_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int64_t a = v[lo], b = v[mid], c = v[hi];
-    int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-    size_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] < pivot)
-        i++;
-      while (v[j] > pivot)
-        j--;
-      if (i <= j) {
-        int64_t t = v[i];
-        v[i] = v[j];
-        v[j] = t;
-        i++;
-        if (j == 0)
-          break;
-        j--;
-      }
-    }
-    /* Now v[lo..j] <= pivot <= v[i..hi], and anything between equals it. */
-    if (k <= j && j != (size_t)-1 && j >= lo)
-      hi = j;
-    else if (k >= i)
-      lo = i;
-    else
-      return v[k];
-  }
-  return v[k];
 }
 
 static void sweep_free(tl_sweep *w);
@@ -604,7 +255,7 @@ static void sweep_free(tl_sweep *w) {
   if (!w)
     return;
   for (size_t k = 0; k < w->nt; k++)
-    range_free(&w->t[k]);
+    tl__rank_free(&w->t[k].r);
   free(w->t);
   free(w->m);
   free(w->tfirst);
@@ -615,7 +266,10 @@ static void sweep_free(tl_sweep *w) {
   free(w->shandle);
   free(w->bits);
   free(w->head);
-  fast_free(w);
+  tl__sweep_fast_free(w);
+  free(w->asked);
+  free(w->asked_at);
+  free(w->values);
   free(w);
 }
 
@@ -639,8 +293,8 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
     w->shandle[s * w->snp + k] = h;
     for (size_t j = 0; j < TL_SUMMARY_PCTS; j++)
       if (tl_summary_pcts[j] == w->spcts[k]) {
-        w->t[h].done = 1;
-        w->t[h].value = sum->pct_ns[j];
+        w->t[h].r.done = 1;
+        w->t[h].r.value = sum->pct_ns[j];
       }
   }
   locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
@@ -691,8 +345,9 @@ size_t tl_sweep_want(tl_sweep *w, int64_t rank) {
   if (rank < 1 || rank > g->count)
     return SIZE_MAX;
   size_t h = target_add(w, w->ns, rank);
+  size_t first = log_index(g->min); /* none below */
   if (h != SIZE_MAX)
-    locate(w, w->ns, w->ghist, 0, log_index(g->max) + 1);
+    locate(w, w->ns, w->ghist + first, first, log_index(g->max) - first + 1);
   return h;
 }
 
@@ -708,229 +363,46 @@ int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank) {
   return hi < w->m[w->ns].max ? hi : w->m[w->ns].max;
 }
 
-void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
-                    size_t bins, int64_t *over) {
-  w->chart = bins ? counts : NULL;
-  w->chart_lo = lo;
-  w->chart_width = width;
-  w->chart_hi = hi;
-  w->chart_bins = bins;
-  w->chart_over = over;
-}
-
-/* How a range is read in the next pass: its samples collected, or counted
- * per value, whichever takes less memory; or, when both take too much, its
- * span cut into linear buckets to narrow it for a further pass. */
-static void range_mode(const tl_sweep *w, target *x) {
-  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-  uint64_t collect = (uint64_t)x->inside * sizeof *x->vals, count = span * sizeof *x->count;
-  /* The group's few ranges count even where collecting takes less memory,
-   * while counting takes little: they then count in the fast table, and no
-   * sample need be picked out for a list. */
-  int small = x->set == w->ns && count <= GROUP_COUNT_BYTES;
-  x->n = 0;
-  if ((count < collect || small) && count <= RANGE_BYTES && x->inside <= UINT32_MAX)
-    x->mode = COUNT;
-  else if (collect <= RANGE_BYTES)
-    x->mode = COLLECT;
-  else
-    x->mode = NARROW;
-}
-
-/* The memory of x's mode, unless it counts into the fast counts. */
-static int range_setup(target *x) {
-  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-  if (x->counted_fast)
-    return TL_OK;
-  if (x->mode == COUNT) {
-    x->count = calloc(span, sizeof *x->count);
-    return x->count ? TL_OK : TL_ENOMEM;
-  }
-  if (x->mode == COLLECT) {
-    x->vals = malloc((size_t)x->inside * sizeof *x->vals);
-    return x->vals ? TL_OK : TL_ENOMEM;
-  }
-  x->width = (span + LINEAR_BUCKETS - 1) / LINEAR_BUCKETS;
-  x->hist = calloc(LINEAR_BUCKETS, sizeof *x->hist);
-  return x->hist ? TL_OK : TL_ENOMEM;
-}
-
-/* The chart's bin of a latency (chart_bins: above chart_hi), and the
- * largest latency of a bin. */
-static size_t chart_bin(const tl_sweep *w, int64_t x) {
-  if (x > w->chart_hi)
-    return w->chart_bins;
-  uint64_t b = ((uint64_t)x - (uint64_t)w->chart_lo) / (uint64_t)w->chart_width;
-  return b < w->chart_bins - 1 ? (size_t)b : w->chart_bins - 1;
-}
-
-static int64_t chart_bin_top(const tl_sweep *w, size_t bin) {
-  if (bin >= w->chart_bins)
-    return INT64_MAX;
-  if (bin == w->chart_bins - 1)
-    return w->chart_hi;
-  uint64_t top = (uint64_t)w->chart_lo + (bin + 1) * (uint64_t)w->chart_width - 1;
-  return top < (uint64_t)w->chart_hi ? (int64_t)top : w->chart_hi;
-}
-
-/* The group's samples in log bucket b lie in [*lo, *hi]. */
-static void group_bounds(const tl_sweep *w, size_t b, int64_t *lo, int64_t *hi) {
+const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len) {
   const moments *g = &w->m[w->ns];
-  log_bounds(b, lo, hi);
-  *lo = *lo > g->min ? *lo : g->min;
-  *hi = *hi < g->max ? *hi : g->max;
+  *first = g->count ? log_index(g->min) : 0;
+  *len = g->count ? log_index(g->max) - *first + 1 : 0;
+  return w->ghist + *first;
 }
 
-/* Whether the group's samples of log bucket b may fall in two bins. */
-static int chart_splits(const tl_sweep *w, size_t b) {
-  int64_t lo, hi;
-  group_bounds(w, b, &lo, &hi);
-  return chart_bin(w, lo) != chart_bin(w, hi);
+int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n) {
+  uint64_t need = 0;
+  for (size_t i = 0; i < n; i++)
+    need += tl__sweep_bucket_width(buckets[i]);
+  if (need > TL__RANK_BYTES / sizeof *w->values)
+    return 0;
+  size_t *asked = realloc(w->asked, (n + 1) * sizeof *asked);
+  if (asked)
+    w->asked = asked;
+  uint32_t *at = realloc(w->asked_at, (n + 1) * sizeof *at);
+  if (at)
+    w->asked_at = at;
+  if (!asked || !at) {
+    w->oom = 1; /* tl_sweep_finish says so */
+    return 1;
+  }
+  memcpy(w->asked, buckets, n * sizeof *buckets);
+  memset(w->asked_at, 0, n * sizeof *at);
+  w->nasked = n;
+  w->asking = 1;
+  return 1;
 }
 
-static uint64_t bucket_width(size_t b) {
-  int64_t lo, hi;
-  log_bounds(b, &lo, &hi);
-  return (uint64_t)(hi - lo) + 1;
+const uint32_t *tl_sweep_values(const tl_sweep *w, size_t bucket) {
+  for (size_t i = 0; i < w->nasked && w->values; i++)
+    if (w->asked[i] == bucket && w->asked_at[i])
+      return w->values + w->asked_at[i];
+  return NULL;
 }
 
-/* Gives bucket b (from fast_first) counts per value in the fast counts. */
-static void fast_claim(tl_sweep *w, size_t b, uint64_t *at) {
-  uint64_t width = bucket_width(w->fast_first + b);
-  w->fast_base[b] = (uint32_t)*at;
-  w->fast_mask[b] = (uint32_t)(width - 1); /* widths are powers of two */
-  *at += width;
-}
-
-/* Sets up the fast counts of the next pass: the buckets of the group's
- * takers that count a whole log bucket (the usual case in the pass after
- * pass 1), the others staying on the lists; and, when the chart is to be
- * filled, the buckets whose samples straddle the edge of a bin. The chart
- * then comes from the group's histogram (exact counts per bucket, from
- * pass 1) without binning each sample: a bucket inside one bin adds its
- * count there, a straddling one its counts per value (chart_from_hist);
- * timer samples fill a few dozen buckets, straddling bins at a handful. When
- * those would take more than RANGE_BYTES the samples are binned one by one
- * (chart_values) instead. */
-static int fast_setup(tl_sweep *w) {
-  const moments *g = &w->m[w->ns];
-  size_t first = log_index(g->min), len = log_index(g->max) - first + 1;
-  w->fast_first = first;
-  w->fast_len = len;
-  w->fast_base = calloc(len + 1, sizeof *w->fast_base);
-  w->fast_mask = malloc((len + 1) * sizeof *w->fast_mask);
-  w->fast_slow = calloc(len + 1, 1);
-  if (!w->fast_base || !w->fast_mask || !w->fast_slow) {
-    fast_free(w);
-    return TL_ENOMEM;
-  }
-  for (size_t b = 0; b <= len; b++)
-    w->fast_mask[b] = 7;
-  uint64_t at = 8; /* the spare counts */
-  if (w->chart) {
-    uint64_t need = 0;
-    for (size_t b = 0; b < len; b++)
-      if (w->ghist[first + b] && chart_splits(w, first + b))
-        need += bucket_width(first + b);
-    w->chart_by_hist = need <= RANGE_BYTES / sizeof *w->fast;
-    for (size_t b = 0; b < len && w->chart_by_hist; b++)
-      if (w->ghist[first + b] && chart_splits(w, first + b))
-        fast_claim(w, b, &at);
-  }
-  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
-    target *x = &w->t[k];
-    int64_t lo, hi;
-    size_t b = log_index(x->lo);
-    log_bounds(b, &lo, &hi);
-    x->counted_fast = taker(x) && x->mode == COUNT && lo == x->lo && hi == x->hi &&
-                      b - first < len && at + bucket_width(b) <= UINT32_MAX;
-    if (x->counted_fast && !w->fast_base[b - first])
-      fast_claim(w, b - first, &at);
-  }
-  if (at == 8) {
-    fast_free(w);
-    return TL_OK;
-  }
-  if (!(w->fast = calloc(at, sizeof *w->fast))) {
-    fast_free(w);
-    return TL_ENOMEM;
-  }
-  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-    if (w->t[k].counted_fast)
-      w->t[k].count = w->fast + w->fast_base[log_index(w->t[k].lo) - first];
-  int err = direct_setup(w);
-  if (err)
-    fast_free(w);
-  return err;
-}
-
-/* The chart from the group's histogram and the straddling buckets' counts
- * (see fast_setup); TL_ECORRUPT when those disagree with the histogram. */
-static int chart_from_hist(tl_sweep *w) {
-  for (size_t b = 0; b < w->fast_len; b++) {
-    int64_t n = w->ghist[w->fast_first + b], lo, hi;
-    if (!n)
-      continue;
-    group_bounds(w, w->fast_first + b, &lo, &hi);
-    size_t bin = chart_bin(w, lo);
-    int64_t *to = bin < w->chart_bins ? &w->chart[bin] : w->chart_over;
-    if (!chart_splits(w, w->fast_first + b)) {
-      *to += n;
-      continue;
-    }
-    int64_t blo, bhi, top = chart_bin_top(w, bin), seen = 0;
-    log_bounds(w->fast_first + b, &blo, &bhi);
-    const uint32_t *c = w->fast + w->fast_base[b] + (lo - blo);
-    for (int64_t x = lo; x <= hi; x++, c++) {
-      if (x > top) {
-        bin = chart_bin(w, x);
-        top = chart_bin_top(w, bin);
-        to = bin < w->chart_bins ? &w->chart[bin] : w->chart_over;
-      }
-      *to += *c;
-      seen += *c;
-    }
-    if (seen != n)
-      return TL_ECORRUPT; /* the data changed between passes */
-  }
-  return TL_OK;
-}
-
-/* After a pass: the value of x from what its range's taker (r) saw, or a
- * narrower range. */
-static int range_resolve(target *x, const target *r) {
-  int64_t want = x->rank - x->below; /* 1-based within the range */
-  if (r->mode == COLLECT) {
-    if ((int64_t)r->n != r->inside)
-      return TL_ECORRUPT; /* the data changed between passes */
-    x->value = select_kth(r->vals, r->n, (size_t)(want - 1));
-    x->done = 1;
-  } else if (r->mode == COUNT) {
-    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
-    int64_t cum = 0;
-    for (uint64_t i = 0; i < span; i++)
-      if ((cum += r->count[i]) >= want && at == span)
-        at = i;
-    if (cum != r->inside)
-      return TL_ECORRUPT;
-    x->value = x->lo + (int64_t)at;
-    x->done = 1;
-  } else {
-    int64_t cum = x->below;
-    for (size_t b = 0; b < LINEAR_BUCKETS; b++) {
-      if (cum + r->hist[b] >= x->rank) {
-        int64_t lo = r->lo + (int64_t)(b * r->width);
-        int64_t hi = lo + (int64_t)r->width - 1;
-        x->hi = hi < r->hi ? hi : r->hi;
-        x->lo = lo;
-        x->below = cum;
-        x->inside = r->hist[b];
-        break;
-      }
-      cum += r->hist[b];
-    }
-  }
-  return TL_OK;
+void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx) {
+  w->next_tap = tap;
+  w->next_tap_ctx = ctx;
 }
 
 static int sweep_passes(tl_sweep *w) {
@@ -947,73 +419,57 @@ static int sweep_passes(tl_sweep *w) {
     size_t open = 0;
     for (size_t k = 0; k < w->nt && !err; k++) {
       target *x = &w->t[k];
-      x->same = SIZE_MAX;
-      if (x->done)
+      if (!tl__rank_open(&x->r))
         continue;
-      if (x->lo == x->hi) {
-        x->done = 1;
-        x->value = x->lo;
-        continue;
-      }
       open++;
-      for (size_t j = w->tfirst[x->set]; j < k && x->same == SIZE_MAX; j++)
-        if (taker(&w->t[j]) && w->t[j].lo == x->lo && w->t[j].hi == x->hi)
-          x->same = j;
-      if (x->same == SIZE_MAX)
-        range_mode(w, x);
+      for (size_t j = w->tfirst[x->set]; j < k && x->r.same == SIZE_MAX; j++)
+        if (tl__sweep_taker(&w->t[j]) && w->t[j].r.lo == x->r.lo && w->t[j].r.hi == x->r.hi)
+          x->r.same = j;
+      /* The group's few ranges count where counting takes little, even
+       * where collecting would take less: they then count in the fast
+       * table, and no sample need be picked out for a list. */
+      if (x->r.same == SIZE_MAX)
+        tl__rank_plan(&x->r, x->set == w->ns);
     }
     if (!err)
-      err = fast_setup(w);
+      err = tl__sweep_fast_setup(w);
     for (size_t k = 0; k < w->nt && !err; k++)
-      if (taker(&w->t[k]))
-        err = range_setup(&w->t[k]);
-    if (!err && w->chart && w->chart_by_hist && !w->fast) {
-      err = chart_from_hist(w); /* every bucket inside a bin: no sample needed */
-      w->chart = NULL;
-      w->chart_by_hist = 0;
-    }
-    if ((!open && !w->chart && !w->tap) || err)
+      if (tl__sweep_taker(&w->t[k]))
+        err = tl__rank_alloc(&w->t[k].r);
+    if ((!open && !w->asking && !w->tap && !w->next_tap) || err)
       break;
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (taker(&w->t[k]) && !w->t[k].counted_fast)
+      if (tl__sweep_taker(&w->t[k]) && !w->t[k].r.count_lent)
         push(w, k);
     w->bits_for = SIZE_MAX;
-    /* The chart fills on the reading thread, which has less to do in these
+    /* The taps run on the reading thread, which has less to do in these
      * passes than the thread that takes the ranges' samples. */
-    if (w->chart && !w->chart_by_hist &&
-        !(w->chart_part = calloc(4 * (w->chart_bins + 1), sizeof *w->chart_part))) {
-      err = TL_ENOMEM;
-      break;
-    }
-    reading r = {block_wanted, on_segment, w, w->chart_part || w->tap ? finish_tap : NULL, w};
+    reading r = {block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w};
     err = w->source(w->src, &r);
-    if (w->chart && !err)
-      err = w->chart_by_hist ? chart_from_hist(w) : (chart_fold(w), TL_OK);
-    w->chart_by_hist = 0;
-    free(w->chart_part);
-    w->chart_part = NULL;
-    w->chart = NULL;
-    w->tap = NULL;
+    if (w->asking && w->fast && !err)
+      err = tl__sweep_values_keep(w);
+    w->asking = 0;
+    w->tap = w->next_tap = NULL;
     marks_drop(w);
     for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (taker(&w->t[k]))
-        w->head[log_index(w->t[k].lo)] = -1;
+      if (tl__sweep_taker(&w->t[k]))
+        w->head[log_index(w->t[k].r.lo)] = -1;
     memset(w->bits, 0, BITMAP_WORDS * sizeof *w->bits);
     /* Backwards: a range shared by several targets is narrowed for its taker
      * (the first of them) only after the others read it. */
     for (size_t k = w->nt; k-- > 0 && !err;) {
       target *x = &w->t[k];
-      if (!x->done)
-        err = range_resolve(x, x->same == SIZE_MAX ? x : &w->t[x->same]);
+      if (!x->r.done)
+        err = tl__rank_resolve(&x->r, x->r.same == SIZE_MAX ? &x->r : &w->t[x->r.same].r);
     }
     for (size_t k = 0; k < w->nt; k++)
-      range_free(&w->t[k]);
-    fast_free(w);
+      tl__rank_free(&w->t[k].r);
+    tl__sweep_fast_free(w);
     w->slow = 0;
   }
   for (size_t k = 0; k < w->nt; k++)
-    range_free(&w->t[k]);
-  fast_free(w);
+    tl__rank_free(&w->t[k].r);
+  tl__sweep_fast_free(w);
   return err;
 }
 
@@ -1071,211 +527,19 @@ int tl_sweep_finish(tl_sweep *w) {
 }
 
 int64_t tl_sweep_value(const tl_sweep *w, size_t handle) {
-  return handle < w->nt ? w->t[handle].value : 0;
+  return handle < w->nt ? w->t[handle].r.value : 0;
 }
 
 int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k) {
   return tl_sweep_value(w, w->shandle[session * w->snp + k]);
 }
 
-/* ======================================================================== */
-/* Sources                                                                   */
-
-/* Reading the store takes two threads: this one steps SQLite through the
- * blocks and decodes them into a batch of values, a worker counts the
- * previous batch. The two halves of the work are of similar size, so on two
- * cores a pass takes about half as long. Only the worker touches the sweep;
- * the batches alternate under one mutex. A batch remembers where each
- * session's samples start in it. */
-enum { BATCH_VALUES = 64 * TL_BLOCK_MAX, BATCH_SEGMENTS = 256 };
-
-typedef struct {
-  size_t n, segs;
-  size_t seg_at[BATCH_SEGMENTS];
-  size_t seg_session[BATCH_SEGMENTS];
-  int64_t v[BATCH_VALUES];
-} batch;
-
-typedef struct {
-  tl_store *store;
-  const int64_t *ids;
-  size_t n;
-  size_t at; /* index in ids of the session being read */
-  reading r;
-  batch *fill;         /* the batch this thread fills */
-  batch *pending;      /* handed to the worker, not yet taken */
-  int busy, quit;      /* the worker is counting a batch; no more will come */
-  int err;             /* the worker's first error */
-  int64_t bad_session; /* where a block failed to decode */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  batch batches[2];
-} store_src;
-
-/* Every block is read: one the pass does not want is only verified, not
- * decoded, so that a damaged block is found wherever it lies. */
-static int block_filter(void *arg, const tl_block *b) {
-  store_src *s = arg;
-  while (s->at < s->n && s->ids[s->at] != b->session_id)
-    s->at++;
-  return 1;
-}
-
-static int batch_run(store_src *s, const batch *b) {
-  for (size_t i = 0; i < b->segs; i++) {
-    size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
-    int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
-    if (err)
-      return err;
-  }
-  return 0;
-}
-
-static void *worker(void *arg) {
-  store_src *s = arg;
-  pthread_mutex_lock(&s->mu);
-  for (;;) {
-    while (!s->pending && !s->quit)
-      pthread_cond_wait(&s->cv, &s->mu);
-    if (!s->pending)
-      break;
-    batch *b = s->pending;
-    s->pending = NULL;
-    s->busy = 1;
-    int err = s->err;
-    pthread_mutex_unlock(&s->mu);
-    if (!err)
-      err = batch_run(s, b);
-    pthread_mutex_lock(&s->mu);
-    if (err && !s->err)
-      s->err = err;
-    b->n = b->segs = 0;
-    s->busy = 0;
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return NULL;
-}
-
-/* Hands the filled batch to the worker once it is idle, and continues with
- * the other batch (which the worker has then finished). */
-static int submit(store_src *s) {
-  pthread_mutex_lock(&s->mu);
-  while (s->pending || s->busy)
-    pthread_cond_wait(&s->cv, &s->mu);
-  int err = s->err;
-  if (!err && s->fill->n) {
-    s->pending = s->fill;
-    s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return err;
-}
-
-static int block_decode(void *arg, const tl_block *b) {
-  store_src *s = arg;
-  if (s->r.wanted && !s->r.wanted(s->r.ctx, s->at, b->min_ns, b->max_ns)) {
-    if (tl_block_verify(b, NULL) == TL_OK)
-      return TL_OK;
-    s->bad_session = b->session_id;
-    return TL_ECORRUPT;
-  }
-  batch *f = s->fill;
-  int new_seg = !f->segs || f->seg_session[f->segs - 1] != s->at;
-  if (f->n + (size_t)b->count > BATCH_VALUES || (new_seg && f->segs == BATCH_SEGMENTS)) {
-    int err = submit(s);
-    if (err)
-      return err;
-    f = s->fill;
-    new_seg = 1;
-  }
-  if (new_seg) {
-    f->seg_at[f->segs] = f->n;
-    f->seg_session[f->segs++] = s->at;
-  }
-  if (tl_block_decode(b, f->v + f->n, NULL)) {
-    s->bad_session = b->session_id;
-    return TL_ECORRUPT;
-  }
-  int err = s->r.tap ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count) : TL_OK;
-  f->n += (size_t)b->count;
-  return err;
-}
-
-static int ignore_values(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
-  return 0;
-}
-
-static int scan_store(void *arg, const reading *r) {
-  store_src *s = arg;
-  s->r = *r;
-  s->at = 0;
-  s->fill = &s->batches[0];
-  s->pending = NULL;
-  s->busy = s->quit = s->err = 0;
-  s->batches[0].n = s->batches[1].n = s->batches[0].segs = s->batches[1].segs = 0;
-  pthread_t th;
-  if (pthread_create(&th, NULL, worker, s) != 0)
-    return TL_ENOMEM;
-  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_filter, block_decode, s);
-  int werr = submit(s);
-  pthread_mutex_lock(&s->mu);
-  while (s->pending || s->busy)
-    pthread_cond_wait(&s->cv, &s->mu);
-  s->quit = 1;
-  pthread_cond_broadcast(&s->cv);
-  werr = s->err ? s->err : werr;
-  pthread_mutex_unlock(&s->mu);
-  pthread_join(th, NULL);
-  if (err == TL_ECORRUPT && s->bad_session) {
-    /* Let the store say which block is bad: a plain scan of that session
-     * stops at the same block and leaves the message on the handle. */
-    tl_store_scan(s->store, s->bad_session, ignore_values, NULL);
-  }
-  return err ? err : werr;
-}
-
-/* A source over the samples of the sessions (ids not copied), or NULL when
- * out of memory; free with src_close. */
-static store_src *src_open(tl_store *store, const int64_t *session_ids, size_t n) {
-  store_src *s = malloc(sizeof *s);
-  if (!s)
-    return NULL;
-  memset(s, 0, offsetof(store_src, batches));
-  if (pthread_mutex_init(&s->mu, NULL) != 0) {
-    free(s);
-    return NULL;
-  }
-  if (pthread_cond_init(&s->cv, NULL) != 0) {
-    pthread_mutex_destroy(&s->mu);
-    free(s);
-    return NULL;
-  }
-  s->store = store;
-  s->ids = session_ids;
-  s->n = n;
-  return s;
-}
-
-static void src_close(void *arg) {
-  store_src *s = arg;
-  if (!s)
-    return;
-  pthread_cond_destroy(&s->cv);
-  pthread_mutex_destroy(&s->mu);
-  free(s);
-}
-
 tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
                          const double *session_pcts, size_t session_np) {
-  store_src *s = src_open(store, session_ids, n);
-  tl_sweep *w = s ? sweep_new(scan_store, s, n, session_pcts, session_np) : NULL;
+  tl__store_src *s = tl__store_src_open(store, session_ids, n);
+  tl_sweep *w = s ? sweep_new(tl__store_src_scan, s, n, session_pcts, session_np) : NULL;
   if (!w)
-    src_close(s);
+    tl__store_src_close(s);
   else {
     w->store = store;
     w->ids = session_ids;
@@ -1286,19 +550,8 @@ tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,
 void tl_sweep_close(tl_sweep *w) {
   if (!w)
     return;
-  src_close(w->src);
+  tl__store_src_close(w->src);
   sweep_free(w);
-}
-
-int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
-                           tl_sweep_session_cb cb, void *ctx) {
-  store_src *s = src_open(store, session_ids, n);
-  if (!s)
-    return TL_ENOMEM;
-  reading r = {NULL, cb, ctx, NULL, NULL};
-  int err = scan_store(s, &r);
-  src_close(s);
-  return err;
 }
 
 /* The group's values at pcts of one sweep into out (at most TL_MAX_PCTS),
@@ -1374,47 +627,4 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
   int err = sweep_dist(w, pcts, pct_count, NULL, NULL, out);
   sweep_free(w);
   return err;
-}
-
-/* ======================================================================== */
-/* Sorting samples                                                           */
-
-/* LSD radix sort by digits of (v - min) up to the highest one it spans: the
- * samples of a group span three or four bytes, so sorting a million takes
- * as many linear passes instead of n log n comparisons. */
-int tl_sort_i64(int64_t *v, size_t n) {
-  if (n < 2)
-    return TL_OK;
-  int64_t lo = v[0], hi = v[0];
-  for (size_t i = 1; i < n; i++) {
-    lo = v[i] < lo ? v[i] : lo;
-    hi = v[i] > hi ? v[i] : hi;
-  }
-  uint64_t span = (uint64_t)hi - (uint64_t)lo;
-  if (!span)
-    return TL_OK;
-  int64_t *tmp = malloc(n * sizeof *tmp);
-  if (!tmp)
-    return TL_ENOMEM;
-  int64_t *src = v, *dst = tmp;
-  /* Digits of 11 bits for many values (fewer passes over them), of 8 for
-   * few (fewer counts to clear and add up). */
-  int bits = n >= 4096 ? 11 : 8;
-  uint64_t mask = ((uint64_t)1 << bits) - 1;
-  for (int shift = 0; shift < 64 && span >> shift; shift += bits) {
-    size_t count[2049] = {0};
-    for (size_t i = 0; i < n; i++)
-      count[(((uint64_t)src[i] - (uint64_t)lo) >> shift & mask) + 1]++;
-    for (uint64_t b = 0; b < mask + 1; b++)
-      count[b + 1] += count[b];
-    for (size_t i = 0; i < n; i++)
-      dst[count[((uint64_t)src[i] - (uint64_t)lo) >> shift & mask]++] = src[i];
-    int64_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != v)
-    memcpy(v, src, n * sizeof *v);
-  free(tmp);
-  return TL_OK;
 }

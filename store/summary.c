@@ -4,32 +4,25 @@
  *
  * A summary is computed from the session's samples (one pass for the
  * count, extremes, sums and a log-linear histogram, then passes over only
- * the blocks that may hold the few buckets of the percentiles' ranks, which
- * the windows of "Watching the ranks" usually spare), and stored as a blob
- * with a version byte and a CRC32C (docs/schema.md) in session_summaries
- * when the session ends, is merged, imported or pushed, or by migration 3. Every read verifies the
- * checksum, the layout and the count against the session's sample_count; a session without one
- * (running, or damaged) has its summary computed on the fly. */
-#include <math.h>
+ * the blocks that may hold the few buckets of the percentiles' ranks, by
+ * the exact-rank engine (rank.h), which the windows of summary_watch.c
+ * usually spare), and stored as a blob (summary_blob.c: a version byte and
+ * a CRC32C, docs/schema.md) in session_summaries when the session ends, is
+ * merged, imported or pushed, or by migration 3. Every read verifies the
+ * checksum, the layout and the count against the session's sample_count; a
+ * session without one (running, or damaged) has its summary computed on the
+ * fly. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "rank.h"
+#include "summary_internal.h"
 
 const double tl_summary_pcts[TL_SUMMARY_PCTS] = {50, 90, 99, 99.9, 99.99};
 
 enum {
   SUB = 1 << TL_SUMMARY_SUB_BITS,
-  HEAD = 8,                      /* version, layout, levels, 0, CRC32C */
-  FIXED = HEAD + 3 * 8 + 2 * 16, /* + count, min, max, sum, sumsq */
-  LEVELS = FIXED + TL_SUMMARY_PCTS * 8,
-  COLLECT_MAX = 1 << 20,      /* values gathered at once for one rank */
-  COUNT_SPAN_MAX = 1 << 21,   /* values counted one by one for one rank */
-  NARROW = 4096,              /* linear buckets a wide range is cut into */
-  MARKS = 1 << 16,            /* slots of the map of the ranges a pass reads */
-  WATCH_AFTER = 8192,         /* samples held before the windows are placed */
-  WATCH_COUNT_SPAN = 1 << 17, /* values a window counts one by one, at most */
-  WATCH_GATHER_MAX = 1 << 16, /* values a window collects, at most */
+  MARKS = 1 << 16, /* slots of the map of the ranges a pass reads */
 };
 
 void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
@@ -47,50 +40,11 @@ void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
 /* ======================================================================== */
 /* The summarizer's state                                                    */
 
-/* One percentile's rank being resolved: it lies in [lo, hi], the want-th
- * (1-based) of the inside samples there; and what the current pass gathers
- * for it. A target whose range another open one has already (same) reads
- * that one's data. */
-typedef struct {
-  int64_t lo, hi, inside, want;
-  int done;
-  size_t same;
-  enum { GATHER = 1, COUNT, SPLIT } mode;
-  int64_t *vals;
-  size_t n;
-  int extra, sorted;
-  uint32_t *count;
-  int64_t *split;
-  uint64_t width;
-} rank_target;
-
-/* A window of whole buckets [lo, hi] whose samples are counted value by
- * value (count: hi - lo + 1 cells) or collected (vals), and the samples it
- * took. The last window may have hi = INT64_MAX: every sample from lo up. */
-typedef struct {
-  int64_t lo, hi;
-  uint32_t *count;
-  int64_t *vals;
-  size_t n;
-  int64_t taken;
-  int full; /* it gave up: more than it may hold */
-} watch_window;
-
-typedef struct {
-  enum { HOLDING, WATCHING, BLIND } state;
-  int64_t held[WATCH_AFTER]; /* the first samples, while HOLDING */
-  size_t nheld;
-  int held_sorted;
-  watch_window win[TL_SUMMARY_PCTS];
-  size_t nwin;
-  uint8_t marked[TL_SUMMARY_BUCKETS]; /* the windows' buckets */
-} watch;
-
 struct tl__summarizer {
   tl_summary sum;
-  int64_t *hist; /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
-  rank_target t[TL_SUMMARY_PCTS];
-  int64_t lo, hi; /* the span of the open targets' ranges, this pass */
+  int64_t *hist;               /* TL_SUMMARY_BUCKETS, zero outside [hist_first, +hist_len) */
+  tl__rank t[TL_SUMMARY_PCTS]; /* the percentiles' ranks (rank.h) */
+  int64_t lo, hi;              /* the span of the open targets' ranges, this pass */
   /* Which slots of 2^shift values from lo hold a range the pass reads:
    * most samples lie in none, and one look tells (slot `outside`, never
    * marked, for the samples beyond). */
@@ -98,203 +52,11 @@ struct tl__summarizer {
   size_t outside;
   uint8_t marks[MARKS + 1];
   int64_t decoded[TL_BLOCK_MAX];
-  watch w; /* the ranks' windows while the samples go by */
+  tl__watch w; /* the ranks' windows while the samples go by */
 };
 
 /* ======================================================================== */
-/* Watching the ranks                                                        */
-
-/* The writer, import, merge and push see each sample of a session once, as
- * it is stored; a session's own percentiles would then need the blocks read
- * again (resolve_all), which costs about as much as encoding them. So the
- * first WATCH_AFTER samples are held, and they show about where each
- * percentile lies: from then on the samples in a window of whole buckets
- * around each place (wide enough for four standard errors of the held
- * samples' quantile) are counted value by value, the held ones included, and
- * above the highest the samples are collected. At the end a percentile whose
- * bucket lies in a window is read off it, exactly; one whose data moved
- * further, or whose window outgrew its bounded memory, reads the blocks as
- * before. A session of at most WATCH_AFTER samples is read off the held
- * ones. The answer is the same either way; only the reading differs. */
-
-/* The windows' buckets marked, or cleared (an open window's up to the
- * last bucket). */
-static void watch_mark(watch *w, uint8_t on) {
-  for (size_t k = 0; k < w->nwin; k++) {
-    size_t from = tl_summary_bucket(w->win[k].lo), to = tl_summary_bucket(w->win[k].hi);
-    memset(w->marked + from, on, to - from + 1);
-  }
-}
-
-/* No window counts any more (a batch was taken back, or memory ran out):
- * the blocks settle every rank. */
-static void watch_stop(watch *w) {
-  watch_mark(w, 0);
-  w->state = BLIND;
-}
-
-static void watch_clear(watch *w) {
-  watch_mark(w, 0);
-  for (size_t k = 0; k < w->nwin; k++) {
-    watch_window *x = &w->win[k];
-    if (x->count)
-      memset(x->count, 0, (size_t)((uint64_t)x->hi - (uint64_t)x->lo + 1) * sizeof *x->count);
-    x->n = 0;
-    x->taken = 0;
-    x->full = 0;
-  }
-  w->state = HOLDING;
-  w->nheld = 0;
-  w->held_sorted = 0;
-  w->nwin = 0;
-}
-
-/* A sample in a marked bucket: counted, collected, or its window gives up. */
-static void watch_take(watch *w, int64_t v) {
-  for (size_t k = 0; k < w->nwin; k++) {
-    watch_window *x = &w->win[k];
-    if (v < x->lo || v > x->hi || x->full)
-      continue;
-    if (x->count) {
-      /* No cell can overflow while the window's total stays under its range. */
-      if (++x->taken < (int64_t)UINT32_MAX)
-        x->count[v - x->lo]++;
-      else
-        x->full = 1;
-    } else if (x->n < WATCH_GATHER_MAX) {
-      x->vals[x->n++] = v;
-    } else {
-      x->full = 1;
-    }
-    return;
-  }
-}
-
-/* Places the windows from the held samples, then counts them in. Where the
- * memory for a window cannot be had, nothing is watched. */
-static void watch_start(watch *w) {
-  int64_t *v = w->held;
-  size_t n = w->nheld;
-  if (tl_sort_i64(v, n) != TL_OK) {
-    watch_stop(w);
-    return;
-  }
-  /* Each percentile's window in quantiles, then in whole buckets, from the
-   * end of the one before where they overlap (so that a bucket lies in one
-   * window at most); one that reaches the top stays open upwards. */
-  int64_t lo[TL_SUMMARY_PCTS], hi[TL_SUMMARY_PCTS];
-  size_t nw = 0;
-  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    double p = tl_summary_pcts[k] / 100, d = 4 * sqrt(p * (1 - p) / (double)n) + 2.0 / (double)n;
-    double qlo = (p - d) * (double)n, qhi = (p + d) * (double)n;
-    int64_t a = v[qlo > 0 ? (size_t)qlo : 0],
-            b = qhi < (double)(n - 1) ? v[(size_t)qhi + 1] : INT64_MAX, x, y;
-    tl_summary_bucket_bounds(tl_summary_bucket(a), &a, &x);
-    if (b != INT64_MAX)
-      tl_summary_bucket_bounds(tl_summary_bucket(b), &y, &b);
-    if (nw && a <= hi[nw - 1]) {
-      if (hi[nw - 1] == INT64_MAX || b <= hi[nw - 1])
-        continue; /* inside the one before */
-      a = hi[nw - 1] + 1;
-    }
-    lo[nw] = a;
-    hi[nw++] = b;
-  }
-  int ok = 1;
-  for (size_t k = 0; k < nw && ok; k++) {
-    watch_window *x = &w->win[k];
-    uint64_t span = hi[k] == INT64_MAX ? UINT64_MAX : (uint64_t)hi[k] - (uint64_t)lo[k] + 1;
-    x->lo = lo[k];
-    x->hi = hi[k];
-    /* Kept from an earlier session where they fit; counts are zero there. */
-    if (span <= WATCH_COUNT_SPAN) {
-      free(x->vals);
-      x->vals = NULL;
-      ok = x->count || (x->count = calloc(WATCH_COUNT_SPAN, sizeof *x->count));
-    } else {
-      free(x->count);
-      x->count = NULL;
-      ok = x->vals || (x->vals = malloc(WATCH_GATHER_MAX * sizeof *x->vals));
-    }
-    w->nwin = k + 1;
-  }
-  if (!ok) {
-    watch_stop(w);
-    return;
-  }
-  watch_mark(w, 1);
-  w->state = WATCHING;
-  for (size_t i = 0; i < n; i++)
-    if (w->marked[tl_summary_bucket(v[i])])
-      watch_take(w, v[i]);
-}
-
-/* The want-th (1-based) of the inside samples in [lo, hi] of the total a
- * session holds, from the held samples or a window that holds that range
- * whole: 1 and the value in *out, or 0 where none does (or its samples do
- * not add up to inside, which the blocks then settle). */
-static int watch_value(watch *w, int64_t total, int64_t lo, int64_t hi, int64_t want,
-                       int64_t inside, int64_t *out) {
-  if (w->state == HOLDING && (int64_t)w->nheld == total) { /* every sample is held */
-    if (!w->held_sorted && tl_sort_i64(w->held, w->nheld) != TL_OK)
-      return 0;
-    w->held_sorted = 1;
-    size_t first = 0;
-    while (first < w->nheld && w->held[first] < lo)
-      first++;
-    size_t end = first;
-    while (end < w->nheld && w->held[end] <= hi)
-      end++;
-    if ((int64_t)(end - first) != inside)
-      return 0;
-    *out = w->held[first + (size_t)want - 1];
-    return 1;
-  }
-  if (w->state != WATCHING)
-    return 0;
-  for (size_t k = 0; k < w->nwin; k++) {
-    watch_window *x = &w->win[k];
-    if (x->full || lo < x->lo || hi > x->hi)
-      continue;
-    int64_t cum = 0, at = INT64_MIN;
-    if (x->count) {
-      for (int64_t v = lo; v <= hi; v++) {
-        cum += x->count[v - x->lo];
-        if (at == INT64_MIN && cum >= want)
-          at = v;
-      }
-    } else {
-      /* The window's values in [lo, hi] to its front, then sorted. */
-      size_t m = 0;
-      for (size_t i = 0; i < x->n; i++)
-        if (x->vals[i] >= lo && x->vals[i] <= hi) {
-          int64_t t = x->vals[m];
-          x->vals[m++] = x->vals[i];
-          x->vals[i] = t;
-        }
-      cum = (int64_t)m;
-      if (cum == inside && tl_sort_i64(x->vals, m) == TL_OK)
-        at = x->vals[want - 1];
-    }
-    if (cum != inside || at == INT64_MIN)
-      return 0;
-    *out = at;
-    return 1;
-  }
-  return 0;
-}
-
-/* ======================================================================== */
 /* Computing                                                                 */
-
-static void target_free(rank_target *x) {
-  free(x->vals);
-  free(x->count);
-  free(x->split);
-  x->vals = NULL;
-  x->count = NULL;
-  x->split = NULL;
-}
 
 tl__summarizer *tl__summarizer_new(void) {
   tl__summarizer *z = calloc(1, sizeof *z);
@@ -303,7 +65,7 @@ tl__summarizer *tl__summarizer_new(void) {
     z = NULL;
   }
   if (z)
-    watch_clear(&z->w);
+    tl__watch_clear(&z->w);
   return z;
 }
 
@@ -312,7 +74,7 @@ void tl__summarizer_free(tl__summarizer *z) {
     return;
   free(z->hist);
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    target_free(&z->t[k]);
+    tl__rank_free(&z->t[k]);
     free(z->w.win[k].count);
     free(z->w.win[k].vals);
   }
@@ -327,7 +89,7 @@ static void clear(tl__summarizer *z) {
     memset(z->hist + from, 0, (to - from + 1) * sizeof *z->hist);
   }
   memset(&z->sum, 0, sizeof z->sum);
-  watch_clear(&z->w);
+  tl__watch_clear(&z->w);
 }
 
 /* Adds n samples to the count, extremes, sums and histogram, and hands the
@@ -335,7 +97,7 @@ static void clear(tl__summarizer *z) {
  * without a branch (one look-up a sample), taken after it. */
 static void add_samples(tl__summarizer *z, const int64_t *v, size_t n) {
   tl_summary *m = &z->sum;
-  watch *w = &z->w;
+  tl__watch *w = &z->w;
   const uint8_t *marked = w->marked;
   int64_t *hist = z->hist;
   int64_t lo = m->count ? m->min_ns : v[0], hi = m->count ? m->max_ns : v[0];
@@ -360,7 +122,7 @@ static void add_samples(tl__summarizer *z, const int64_t *v, size_t n) {
       hits += marked[b];
     }
     for (size_t k = 0; k < hits; k++)
-      watch_take(w, p[hit[k]]);
+      tl__watch_take(w, p[hit[k]]);
   }
   m->min_ns = lo;
   m->max_ns = hi;
@@ -371,16 +133,16 @@ static void add_samples(tl__summarizer *z, const int64_t *v, size_t n) {
 
 static int first_pass(void *arg, const int64_t *v, size_t n) {
   tl__summarizer *z = arg;
-  watch *w = &z->w;
-  if (w->state == HOLDING && n) {
-    size_t take = WATCH_AFTER - w->nheld < n ? WATCH_AFTER - w->nheld : n;
+  tl__watch *w = &z->w;
+  if (w->state == TL__WATCH_HOLDING && n) {
+    size_t take = TL__WATCH_AFTER - w->nheld < n ? TL__WATCH_AFTER - w->nheld : n;
     memcpy(w->held + w->nheld, v, take * sizeof *v);
     w->nheld += take;
     add_samples(z, v, take);
     v += take;
     n -= take;
-    if (w->nheld == WATCH_AFTER)
-      watch_start(w);
+    if (w->nheld == TL__WATCH_AFTER)
+      tl__watch_start(w);
   }
   if (n)
     add_samples(z, v, n);
@@ -397,8 +159,8 @@ static void marks_setup(tl__summarizer *z) {
   z->outside = (size_t)(span >> z->shift) + 1;
   memset(z->marks, 0, z->outside + 1);
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    const rank_target *t = &z->t[k];
-    if (t->done || t->same != SIZE_MAX)
+    const tl__rank *t = &z->t[k];
+    if (!tl__rank_takes(t))
       continue;
     uint64_t to = ((uint64_t)t->hi - (uint64_t)z->lo) >> z->shift;
     for (uint64_t at = ((uint64_t)t->lo - (uint64_t)z->lo) >> z->shift; at <= to; at++)
@@ -420,19 +182,9 @@ static int gather(void *arg, const int64_t *v, size_t n) {
       continue;
     int64_t x = v[i];
     for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-      rank_target *t = &z->t[k];
-      if (t->done || t->same != SIZE_MAX || x < t->lo || x > t->hi)
-        continue;
-      if (t->mode == GATHER) {
-        if (t->n < (size_t)t->inside)
-          t->vals[t->n++] = x;
-        else
-          t->extra = 1; /* more than the first pass saw */
-      } else if (t->mode == COUNT) {
-        t->count[x - t->lo]++;
-      } else {
-        t->split[(uint64_t)(x - t->lo) / t->width]++;
-      }
+      tl__rank *t = &z->t[k];
+      if (tl__rank_takes(t) && x >= t->lo && x <= t->hi)
+        tl__rank_take(t, x);
     }
   }
   return 0;
@@ -457,77 +209,9 @@ static int rescan_block(void *arg, const tl_block *b) {
   return r->fn(r->z, r->z->decoded, (size_t)b->count);
 }
 
-static int by_value(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 static int changed(tl_store *s, int64_t session_id) {
   return tl__store_fail(s, TL_ECORRUPT, "%s: session %lld changed while it was summarised", s->path,
                         (long long)session_id);
-}
-
-/* How target x reads its range in the next pass: its samples gathered,
- * counted value by value, or its span cut into NARROW linear parts. */
-static int target_setup(rank_target *x) {
-  uint64_t span = (uint64_t)x->hi - (uint64_t)x->lo + 1;
-  x->n = 0;
-  x->extra = x->sorted = 0;
-  target_free(x);
-  /* Counting takes less memory than gathering where many samples share few
-   * values (a 50 ms session holds most of its samples in one bucket), and
-   * needs no sort. */
-  if (span <= COUNT_SPAN_MAX && span * sizeof *x->count < (uint64_t)x->inside * sizeof *x->vals) {
-    x->mode = COUNT;
-    return (x->count = calloc(span, sizeof *x->count)) ? TL_OK : TL_ENOMEM;
-  }
-  if (x->inside <= COLLECT_MAX) {
-    x->mode = GATHER;
-    return (x->vals = malloc((size_t)x->inside * sizeof *x->vals + 1)) ? TL_OK : TL_ENOMEM;
-  }
-  if (span <= COUNT_SPAN_MAX) {
-    x->mode = COUNT;
-    return (x->count = calloc(span, sizeof *x->count)) ? TL_OK : TL_ENOMEM;
-  }
-  x->mode = SPLIT;
-  x->width = (span + NARROW - 1) / NARROW;
-  return (x->split = calloc(NARROW, sizeof *x->split)) ? TL_OK : TL_ENOMEM;
-}
-
-/* After a pass: x's value from what r (x itself, or the target whose range
- * it shares) saw, or a narrower range for the next pass. */
-static int target_resolve(rank_target *x, rank_target *r) {
-  int64_t cum = 0;
-  if (r->mode == GATHER) {
-    if ((int64_t)r->n != r->inside || r->extra)
-      return TL_ECORRUPT;
-    if (!r->sorted) /* once, by the first to resolve */
-      qsort(r->vals, r->n, sizeof *r->vals, by_value);
-    r->sorted = 1;
-    x->lo = x->hi = r->vals[x->want - 1];
-  } else if (r->mode == COUNT) {
-    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1, at = span;
-    for (uint64_t i = 0; i < span; i++)
-      if ((cum += r->count[i]) >= x->want && at == span)
-        at = i;
-    if (cum != r->inside)
-      return TL_ECORRUPT;
-    x->lo = x->hi = r->lo + (int64_t)at;
-  } else {
-    for (size_t b = 0; b < NARROW; b++) {
-      if (cum + r->split[b] >= x->want) {
-        int64_t lo = r->lo + (int64_t)(b * r->width), hi = lo + (int64_t)r->width - 1;
-        x->hi = hi < r->hi ? hi : r->hi;
-        x->lo = lo;
-        x->want -= cum;
-        x->inside = r->split[b];
-        return TL_OK;
-      }
-      cum += r->split[b];
-    }
-    return TL_ECORRUPT;
-  }
-  return TL_OK;
 }
 
 /* The exact values of every target: each pass reads only the blocks that
@@ -537,22 +221,19 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
   for (;;) {
     size_t open = 0;
     for (size_t k = 0; k < TL_SUMMARY_PCTS && !err; k++) {
-      rank_target *x = &z->t[k];
-      x->same = SIZE_MAX;
-      if (x->done)
+      tl__rank *x = &z->t[k];
+      if (!tl__rank_open(x))
         continue;
-      if (x->lo == x->hi) {
-        x->done = 1;
-        continue;
-      }
       z->lo = open && z->lo < x->lo ? z->lo : x->lo;
       z->hi = open && z->hi > x->hi ? z->hi : x->hi;
       open++;
       for (size_t j = 0; j < k && x->same == SIZE_MAX; j++)
-        if (!z->t[j].done && z->t[j].same == SIZE_MAX && z->t[j].lo == x->lo && z->t[j].hi == x->hi)
+        if (tl__rank_takes(&z->t[j]) && z->t[j].lo == x->lo && z->t[j].hi == x->hi)
           x->same = j;
-      if (x->same == SIZE_MAX)
-        err = target_setup(x);
+      if (x->same == SIZE_MAX) {
+        tl__rank_plan(x, 0);
+        err = tl__rank_alloc(x);
+      }
     }
     if (err || !open)
       break;
@@ -563,13 +244,15 @@ static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
     /* Backwards: a shared range is narrowed for its owner only after the
      * targets that read it. */
     for (size_t k = TL_SUMMARY_PCTS; k-- > 0 && !err;) {
-      rank_target *x = &z->t[k];
-      if (!x->done && target_resolve(x, x->same == SIZE_MAX ? x : &z->t[x->same]))
+      tl__rank *x = &z->t[k];
+      if (!x->done && tl__rank_resolve(x, x->same == SIZE_MAX ? x : &z->t[x->same]))
         err = changed(s, session_id);
     }
+    for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+      tl__rank_free(&z->t[k]);
   }
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    target_free(&z->t[k]);
+    tl__rank_free(&z->t[k]);
   return err;
 }
 
@@ -587,7 +270,7 @@ void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int
     z->hist[tl_summary_bucket(v[i])]--;
   z->sum = *saved;
   /* Those samples come again: the windows would count them twice. */
-  watch_stop(&z->w);
+  tl__watch_stop(&z->w);
 }
 
 int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
@@ -609,186 +292,23 @@ int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const
   }
   m->hist = z->hist + m->hist_first;
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
-    rank_target *x = &z->t[k];
+    tl__rank *x = &z->t[k];
+    memset(x, 0, sizeof *x); /* its memory was freed after the last session */
     x->done = !m->count;
-    int64_t rank = m->count ? tl_rank(tl_summary_pcts[k], m->count) : 0, cum = 0;
-    for (size_t b = 0; b < m->hist_len; b++) {
-      if (cum + m->hist[b] >= rank) {
-        tl_summary_bucket_bounds(m->hist_first + b, &x->lo, &x->hi);
-        x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
-        x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
-        x->want = rank - cum;
-        x->inside = m->hist[b];
-        break;
-      }
-      cum += m->hist[b];
-    }
+    if (x->done)
+      continue;
+    tl__rank_locate(x, tl_rank(tl_summary_pcts[k], m->count), m->hist, m->hist_first, m->hist_len);
+    x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
+    x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
     int64_t v;
-    if (!x->done && watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
+    if (tl__watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
       x->lo = x->hi = v;
   }
   err = resolve_all(s, z, session_id);
   for (size_t k = 0; k < TL_SUMMARY_PCTS && m->count; k++)
-    m->pct_ns[k] = z->t[k].lo;
+    m->pct_ns[k] = z->t[k].value;
   *out = m;
   return err;
-}
-
-/* ======================================================================== */
-/* The blob                                                                  */
-
-static void put64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++)
-    v |= (uint64_t)p[i] << (8 * i);
-  return v;
-}
-
-static size_t put_varint(uint8_t *p, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    p[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  p[n++] = (uint8_t)v;
-  return n;
-}
-
-/* A varint at *p (before end) into *v; 0 when it runs past end or is longer
- * than 10 bytes. */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  uint64_t x = 0;
-  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
-    uint8_t c = *(*p)++;
-    if (shift == 63 && c > 1)
-      return 0;
-    x |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) {
-      *v = x;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static uint32_t checksum(const uint8_t *blob, size_t len) {
-  return tl_crc32c(tl_crc32c(0, blob, 4), blob + HEAD, len - HEAD);
-}
-
-size_t tl__summary_bound(const tl_summary *m) {
-  size_t nz = 0;
-  for (size_t b = 0; b < m->hist_len; b++)
-    nz += m->hist[b] != 0;
-  return LEVELS + 8 + nz * 20;
-}
-
-size_t tl__summary_encode(const tl_summary *m, uint8_t *out) {
-  out[0] = TL_SUMMARY_VERSION;
-  out[1] = TL_SUMMARY_SUB_BITS;
-  out[2] = TL_SUMMARY_PCTS;
-  out[3] = 0;
-  put64(out + 8, (uint64_t)m->count);
-  put64(out + 16, (uint64_t)m->min_ns);
-  put64(out + 24, (uint64_t)m->max_ns);
-  put64(out + 32, (uint64_t)m->sum);
-  put64(out + 40, (uint64_t)(m->sum >> 64));
-  put64(out + 48, (uint64_t)m->sumsq);
-  put64(out + 56, (uint64_t)(m->sumsq >> 64));
-  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    put64(out + FIXED + 8 * k, (uint64_t)m->pct_ns[k]);
-  size_t at = LEVELS, nz = 0;
-  uint8_t *count_at = out + at;
-  at += 4;
-  size_t prev = m->hist_first;
-  for (size_t b = 0; b < m->hist_len; b++) {
-    if (!m->hist[b])
-      continue;
-    nz++;
-    at += put_varint(out + at, m->hist_first + b - prev);
-    at += put_varint(out + at, (uint64_t)m->hist[b]);
-    prev = m->hist_first + b;
-  }
-  for (int i = 0; i < 4; i++)
-    count_at[i] = (uint8_t)(nz >> (8 * i));
-  uint32_t crc = checksum(out, at);
-  for (int i = 0; i < 4; i++)
-    out[4 + i] = (uint8_t)(crc >> (8 * i));
-  return at;
-}
-
-int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
-                       const char **why) {
-  memset(m, 0, sizeof *m);
-  *why = "too short";
-  if (len < LEVELS + 4)
-    return TL_ECORRUPT;
-  *why = "unknown summary version";
-  if (blob[0] != TL_SUMMARY_VERSION || blob[1] != TL_SUMMARY_SUB_BITS ||
-      blob[2] != TL_SUMMARY_PCTS || blob[3] != 0)
-    return TL_ECORRUPT;
-  *why = "checksum mismatch";
-  uint32_t crc = (uint32_t)blob[4] | (uint32_t)blob[5] << 8 | (uint32_t)blob[6] << 16 |
-                 (uint32_t)blob[7] << 24;
-  if (crc != checksum(blob, len))
-    return TL_ECORRUPT;
-  *why = "impossible values";
-  m->count = (int64_t)get64(blob + 8);
-  m->min_ns = (int64_t)get64(blob + 16);
-  m->max_ns = (int64_t)get64(blob + 24);
-  m->sum = (unsigned __int128)get64(blob + 40) << 64 | get64(blob + 32);
-  m->sumsq = (unsigned __int128)get64(blob + 56) << 64 | get64(blob + 48);
-  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    m->pct_ns[k] = (int64_t)get64(blob + FIXED + 8 * k);
-  if (m->count < 0 || m->min_ns < 0 || m->max_ns < m->min_ns)
-    return TL_ECORRUPT;
-  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    if (m->count ? m->pct_ns[k] < (k ? m->pct_ns[k - 1] : m->min_ns) || m->pct_ns[k] > m->max_ns
-                 : m->pct_ns[k] != 0)
-      return TL_ECORRUPT;
-  const uint8_t *p = blob + LEVELS + 4, *end = blob + len;
-  uint64_t nz = (uint64_t)blob[LEVELS] | (uint64_t)blob[LEVELS + 1] << 8 |
-                (uint64_t)blob[LEVELS + 2] << 16 | (uint64_t)blob[LEVELS + 3] << 24;
-  *why = "bad histogram";
-  if (!m->count) {
-    m->hist = hist;
-    return nz == 0 && p == end && m->min_ns == 0 && m->max_ns == 0 ? TL_OK : TL_ECORRUPT;
-  }
-  m->hist_first = tl_summary_bucket(m->min_ns);
-  m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
-  m->hist = hist;
-  memset(hist, 0, m->hist_len * sizeof *hist);
-  uint64_t at = m->hist_first, total = 0;
-  for (uint64_t i = 0; i < nz; i++) {
-    uint64_t gap, c;
-    if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &c) || (i && !gap) || !c ||
-        c > (uint64_t)m->count - total || gap >= m->hist_len ||
-        at + gap >= m->hist_first + m->hist_len)
-      return TL_ECORRUPT;
-    at += gap;
-    if (i == 0 && at != m->hist_first)
-      return TL_ECORRUPT;
-    hist[at - m->hist_first] = (int64_t)c;
-    total += c;
-  }
-  if (p != end || total != (uint64_t)m->count || at != m->hist_first + m->hist_len - 1)
-    return TL_ECORRUPT;
-  return TL_OK;
-}
-
-int tl__summary_equal(const tl_summary *a, const tl_summary *b) {
-  if (a->count != b->count || a->min_ns != b->min_ns || a->max_ns != b->max_ns ||
-      a->sum != b->sum || a->sumsq != b->sumsq || a->hist_first != b->hist_first ||
-      a->hist_len != b->hist_len)
-    return 0;
-  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    if (a->pct_ns[k] != b->pct_ns[k])
-      return 0;
-  return a->hist_len == 0 || memcmp(a->hist, b->hist, a->hist_len * sizeof *a->hist) == 0;
 }
 
 /* ======================================================================== */

@@ -489,7 +489,7 @@ int tl_dist_of_values(const int64_t *values, size_t n, const double *pcts, size_
  * at given percentiles of each of its sessions, found in the same passes.
  * Use: tl_sweep_store, tl_sweep_first (pass 1: counts, extremes, sums),
  * then tl_sweep_want for each rank of the group and optionally
- * tl_sweep_chart, then tl_sweep_finish (usually one more pass), then read
+ * tl_sweep_count_values or tl_sweep_tap, then tl_sweep_finish (usually one more pass), then read
  * the values; tl_sweep_close. Errors leave a message on the store. */
 typedef struct tl_sweep tl_sweep;
 /* Which session of the sweep values belong to (its index in the list). */
@@ -519,11 +519,21 @@ size_t tl_sweep_want(tl_sweep *w, int64_t rank);
  * above the value there, and at most the maximum): a bound known after
  * pass 1. */
 int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank);
-/* Has the next pass count the group's samples into bins of width from lo
- * (the last bin also takes everything up to hi) and those above hi into
- * over. The arrays must be zeroed and outlive tl_sweep_finish. */
-void tl_sweep_chart(tl_sweep *w, int64_t lo, int64_t width, int64_t hi, int64_t *counts,
-                    size_t bins, int64_t *over);
+/* After pass 1: the group's log-linear histogram (tl_summary_bucket), the
+ * counts of *len buckets from *first (the minimum's to the maximum's). */
+const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len);
+/* Has the next pass also count the group's samples of the log buckets
+ * buckets[0..n) value by value (a chart's buckets that straddle the edge of
+ * a bin): 1, or 0 when those would take more memory than the sweep gives
+ * them (8 MiB) and nothing is asked. tl_sweep_values then gives the counts
+ * of one of them (from its lowest value), NULL for another; TL_ECORRUPT from
+ * tl_sweep_finish when they disagree with the histogram. */
+int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n);
+const uint32_t *tl_sweep_values(const tl_sweep *w, size_t bucket);
+/* Has the next pass (run by tl_sweep_finish, which then reads every block)
+ * also hand every sample to tap, session by session in stored order, on
+ * the reading thread while another does the rest. */
+void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx);
 /* Runs the passes that find every asked value. */
 int tl_sweep_finish(tl_sweep *w);
 /* The group's value of a handle; session's value at session_pcts[k] (0

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "chart.h"
 #include "support.h"
 #include "tl_store.h"
 
@@ -152,8 +153,11 @@ static void sweep_against_sort(void **state) {
     int64_t lo = d.min_ns, hi = tops[chart];
     int64_t width = chart == 0 ? 1 : chart == 1 ? 12345 : (hi - lo) / BINS + 1;
     int64_t counts[BINS] = {0}, over = 0, want[BINS] = {0}, want_over = 0;
-    tl_sweep_chart(w, lo, width, hi, counts, BINS, &over);
+    tl__chart c;
+    assert_int_equal(tl__chart_ask(&c, w, SESSIONS, lo, width, hi, counts, BINS, &over), TL_OK);
     assert_int_equal(tl_sweep_finish(w), TL_OK);
+    tl__chart_fill(&c, w);
+    tl__chart_free(&c);
     memcpy(sorted, all, SESSIONS * PER * sizeof *all);
     qsort(sorted, SESSIONS * PER, sizeof *sorted, cmp);
     for (size_t k = 0; k < 13; k++)

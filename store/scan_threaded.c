@@ -1,0 +1,208 @@
+/* scan_threaded.c: a store's samples read on two threads, for the sweep
+ * (dist.c) and tl_store_scan_threaded.
+ *
+ * Reading the store takes two threads: this one steps SQLite through the
+ * blocks and decodes them into a batch of values, a worker counts the
+ * previous batch. The two halves of the work are of similar size, so on two
+ * cores a pass takes about half as long. Only the worker touches the sweep;
+ * the batches alternate under one mutex. A batch remembers where each
+ * session's samples start in it. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep_internal.h"
+
+enum { BATCH_VALUES = 64 * TL_BLOCK_MAX, BATCH_SEGMENTS = 256 };
+
+typedef struct {
+  size_t n, segs;
+  size_t seg_at[BATCH_SEGMENTS];
+  size_t seg_session[BATCH_SEGMENTS];
+  int64_t v[BATCH_VALUES];
+} batch;
+
+struct tl__store_src {
+  tl_store *store;
+  const int64_t *ids;
+  size_t n;
+  size_t at; /* index in ids of the session being read */
+  reading r;
+  batch *fill;         /* the batch this thread fills */
+  batch *pending;      /* handed to the worker, not yet taken */
+  int busy, quit;      /* the worker is counting a batch; no more will come */
+  int err;             /* the worker's first error */
+  int64_t bad_session; /* where a block failed to decode */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  batch batches[2];
+};
+
+/* Every block is read: one the pass does not want is only verified, not
+ * decoded, so that a damaged block is found wherever it lies. */
+static int block_filter(void *arg, const tl_block *b) {
+  tl__store_src *s = arg;
+  while (s->at < s->n && s->ids[s->at] != b->session_id)
+    s->at++;
+  return 1;
+}
+
+static int batch_run(tl__store_src *s, const batch *b) {
+  for (size_t i = 0; i < b->segs; i++) {
+    size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
+    int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
+    if (err)
+      return err;
+  }
+  return 0;
+}
+
+static void *worker(void *arg) {
+  tl__store_src *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->pending && !s->quit)
+      pthread_cond_wait(&s->cv, &s->mu);
+    if (!s->pending)
+      break;
+    batch *b = s->pending;
+    s->pending = NULL;
+    s->busy = 1;
+    int err = s->err;
+    pthread_mutex_unlock(&s->mu);
+    if (!err)
+      err = batch_run(s, b);
+    pthread_mutex_lock(&s->mu);
+    if (err && !s->err)
+      s->err = err;
+    b->n = b->segs = 0;
+    s->busy = 0;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* Hands the filled batch to the worker once it is idle, and continues with
+ * the other batch (which the worker has then finished). */
+static int submit(tl__store_src *s) {
+  pthread_mutex_lock(&s->mu);
+  while (s->pending || s->busy)
+    pthread_cond_wait(&s->cv, &s->mu);
+  int err = s->err;
+  if (!err && s->fill->n) {
+    s->pending = s->fill;
+    s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return err;
+}
+
+static int block_decode(void *arg, const tl_block *b) {
+  tl__store_src *s = arg;
+  if (s->r.wanted && !s->r.wanted(s->r.ctx, s->at, b->min_ns, b->max_ns)) {
+    if (tl_block_verify(b, NULL) == TL_OK)
+      return TL_OK;
+    s->bad_session = b->session_id;
+    return TL_ECORRUPT;
+  }
+  batch *f = s->fill;
+  int new_seg = !f->segs || f->seg_session[f->segs - 1] != s->at;
+  if (f->n + (size_t)b->count > BATCH_VALUES || (new_seg && f->segs == BATCH_SEGMENTS)) {
+    int err = submit(s);
+    if (err)
+      return err;
+    f = s->fill;
+    new_seg = 1;
+  }
+  if (new_seg) {
+    f->seg_at[f->segs] = f->n;
+    f->seg_session[f->segs++] = s->at;
+  }
+  if (tl_block_decode(b, f->v + f->n, NULL)) {
+    s->bad_session = b->session_id;
+    return TL_ECORRUPT;
+  }
+  int err = s->r.tap ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count) : TL_OK;
+  f->n += (size_t)b->count;
+  return err;
+}
+
+static int ignore_values(void *ctx, const int64_t *v, size_t n) {
+  (void)ctx;
+  (void)v;
+  (void)n;
+  return 0;
+}
+
+int tl__store_src_scan(void *arg, const reading *r) {
+  tl__store_src *s = arg;
+  s->r = *r;
+  s->at = 0;
+  s->fill = &s->batches[0];
+  s->pending = NULL;
+  s->busy = s->quit = s->err = 0;
+  s->batches[0].n = s->batches[1].n = s->batches[0].segs = s->batches[1].segs = 0;
+  pthread_t th;
+  if (pthread_create(&th, NULL, worker, s) != 0)
+    return TL_ENOMEM;
+  int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_filter, block_decode, s);
+  int werr = submit(s);
+  pthread_mutex_lock(&s->mu);
+  while (s->pending || s->busy)
+    pthread_cond_wait(&s->cv, &s->mu);
+  s->quit = 1;
+  pthread_cond_broadcast(&s->cv);
+  werr = s->err ? s->err : werr;
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(th, NULL);
+  if (err == TL_ECORRUPT && s->bad_session) {
+    /* Let the store say which block is bad: a plain scan of that session
+     * stops at the same block and leaves the message on the handle. */
+    tl_store_scan(s->store, s->bad_session, ignore_values, NULL);
+  }
+  return err ? err : werr;
+}
+
+/* A source over the samples of the sessions (ids not copied), or NULL when
+ * out of memory; free with src_close. */
+tl__store_src *tl__store_src_open(tl_store *store, const int64_t *session_ids, size_t n) {
+  tl__store_src *s = malloc(sizeof *s);
+  if (!s)
+    return NULL;
+  memset(s, 0, offsetof(tl__store_src, batches));
+  if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    free(s);
+    return NULL;
+  }
+  if (pthread_cond_init(&s->cv, NULL) != 0) {
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return NULL;
+  }
+  s->store = store;
+  s->ids = session_ids;
+  s->n = n;
+  return s;
+}
+
+void tl__store_src_close(void *arg) {
+  tl__store_src *s = arg;
+  if (!s)
+    return;
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
+                           tl_sweep_session_cb cb, void *ctx) {
+  tl__store_src *s = tl__store_src_open(store, session_ids, n);
+  if (!s)
+    return TL_ENOMEM;
+  reading r = {NULL, cb, ctx, NULL, NULL};
+  int err = tl__store_src_scan(s, &r);
+  tl__store_src_close(s);
+  return err;
+}
