@@ -3,6 +3,7 @@
  * URI ("postgresql://", "postgres://") opens a server, anything else a
  * SQLite file; every other function here calls the handle's table of
  * operations (store_internal.h), so callers never learn which one runs. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,34 +19,41 @@ static void unavailable_close(tl_store *s) {
   free(s->path);
   free(s);
 }
-static const tl_store_ops unavailable_ops = {.close = unavailable_close};
 
-int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
+static int unavailable_open(const tl_store_ops *self, tl_store **out, const char *conninfo,
+                            int flags);
+static const tl_store_ops unavailable_ops = {
+    .name = "PostgreSQL server", .server = 1, .open = unavailable_open, .close = unavailable_close};
+
+static int unavailable_open(const tl_store_ops *self, tl_store **out, const char *conninfo,
+                            int flags) {
   (void)conninfo;
   (void)flags;
   tl_store *s = calloc(1, sizeof *s);
   *out = s;
   if (!s)
     return TL_ENOMEM;
-  s->ops = &unavailable_ops;
+  s->ops = self;
   return tl__store_fail(s, TL_EUNAVAIL,
                         "this tl was built without PostgreSQL support (rebuild it with libpq: "
                         "cmake -DTL_POSTGRESQL=ON)");
 }
-
-int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
-  (void)local;
-  (void)opts;
-  if (st)
-    memset(st, 0, sizeof *st);
-  return tl__store_fail(server, TL_EUNAVAIL, "this tl was built without PostgreSQL support");
-}
 #endif
 
+/* The backend an address names. */
+static const tl_store_ops *backend_of(const char *path, int flags) {
+  if (!(flags & TL_STORE_SERVER) && !tl_store_is_server(path))
+    return &tl__sqlite_ops;
+#ifdef TL_WITH_POSTGRESQL
+  return &tl__pg_ops;
+#else
+  return &unavailable_ops;
+#endif
+}
+
 int tl_store_open(tl_store **out, const char *path, int flags) {
-  if ((flags & TL_STORE_SERVER) || tl_store_is_server(path))
-    return tl__pg_open(out, path, flags);
-  return tl__sqlite_open(out, path, flags);
+  const tl_store_ops *ops = backend_of(path, flags);
+  return ops->open(ops, out, path, flags);
 }
 
 void tl_store_close(tl_store *s) {
@@ -53,13 +61,94 @@ void tl_store_close(tl_store *s) {
     s->ops->close(s);
 }
 
-int tl__store_need_file(tl_store *s, const char *doing) {
-  if (s->db)
+int tl__store_can(tl_store *s, int entry, const char *doing) {
+  if (entry)
     return TL_OK;
   return tl__store_fail(s, TL_EUNAVAIL,
                         "%s needs a database file; %s is a server (tlstore push sends the "
                         "sessions of a file to it)",
                         doing, s->path);
+}
+
+/* What a public function does first when its backend may lack the entry. */
+#define NEED(s, entry, doing)                                                                      \
+  do {                                                                                             \
+    int need_ = tl__store_can(s, (s)->ops->entry != NULL, doing);                                  \
+    if (need_)                                                                                     \
+      return need_;                                                                                \
+  } while (0)
+
+int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
+  *out = NULL;
+  NEED(s, writer_begin, "collecting");
+  return s->ops->writer_begin(s, spec, out, uuid_out);
+}
+
+int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
+  NEED(s, recover_stale, "recovering stale sessions");
+  if (count)
+    *count = 0;
+  return s->ops->recover_stale(s, stale_ns, count);
+}
+
+int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
+                    char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
+  NEED(s, import, "importing");
+  return s->ops->import(s, in, o, on_bad, ctx, uuid_out, imported, bad_rows);
+}
+
+int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats) {
+  NEED(d, merge, "merging");
+  return d->ops->merge(d, paths, n, stats);
+}
+
+int tl_store_vacuum(tl_store *s) {
+  NEED(s, vacuum, "vacuuming");
+  return s->ops->vacuum(s);
+}
+
+#ifdef TL_WITH_POSTGRESQL
+static volatile int signalled; /* a SIGINT or SIGTERM during a push with on_signals */
+
+static void on_signal(int sig) {
+  (void)sig;
+  signalled = 1;
+}
+
+/* The receiving store's entry, with SIGINT and SIGTERM turned into a stop
+ * for on_signals. */
+static int push_to(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
+  if (!opts->on_signals)
+    return server->ops->push(server, local, opts, st);
+  tl_push_opts o = *opts;
+  if (!o.stop)
+    o.stop = &signalled;
+  signalled = 0;
+  struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int err = server->ops->push(server, local, &o, st);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  return err;
+}
+#endif
+
+int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *st) {
+  if (st)
+    memset(st, 0, sizeof *st);
+#ifndef TL_WITH_POSTGRESQL
+  (void)local;
+  (void)opts;
+  return tl__store_fail(server, TL_EUNAVAIL, "this tl was built without PostgreSQL support");
+#else
+  if (!server->ops->push)
+    return tl__store_fail(server, TL_EINVAL, "tlstore push sends to a PostgreSQL server");
+  if (local->ops->server)
+    return tl__store_fail(server, TL_EINVAL, "tlstore push reads a database file, not a server");
+  return push_to(local, server, opts, st);
+#endif
 }
 
 int tl_store_set_codec(tl_store *s, int codec) {
@@ -84,14 +173,17 @@ int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   if (f->label_count > 256 || f->tag_count > 64)
     return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
   int err = s->ops->sessions(s, f, out);
-  if (err || !s->left_out_count)
+  if (err || (!s->left_out_count && !f->status))
     return err;
+  /* The backend's rows also hold the 'running' sessions a status filter
+   * names (query.c): each is now settled as readers show it. */
   size_t kept = 0;
   for (size_t i = 0; i < out->count; i++) {
-    if (is_left_out(s, out->items[i].id))
-      tl__session_free(&out->items[i]);
+    tl_session *x = &out->items[i];
+    if (is_left_out(s, x->id) || (f->status && strcmp(x->status, f->status) != 0))
+      tl__session_free(x);
     else
-      out->items[kept++] = out->items[i];
+      out->items[kept++] = *x;
   }
   out->count = kept;
   return TL_OK;
@@ -177,35 +269,6 @@ int tl_store_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_fil
   return s->ops->scan_blocks(s, ids, n, filter, fn, ctx);
 }
 
-int tl__block_fail(tl_store *s, const tl_block *b, const char *why) {
-  s->damaged_id = b->session_id;
-  return tl__store_fail(s, TL_ECORRUPT, "%s: session %s, block %lld: %s" TL__CHECK_HINT, s->path,
-                        b->session_uuid ? b->session_uuid : "?", (long long)b->seq, why);
-}
-
-int tl__block_run_next(tl_store *s, tl__block_run *r, tl_block *b) {
-  b->session_uuid = r->uuid;
-  if (b->seq != r->next_seq) {
-    b->seq = r->next_seq;
-    return tl__block_fail(s, b, "missing");
-  }
-  r->next_seq++;
-  if (b->count < 1 || b->count > TL_BLOCK_MAX || b->max_ns < b->min_ns || b->min_ns < 0)
-    return tl__block_fail(s, b, "impossible count, min or max");
-  r->held += b->count;
-  return TL_OK;
-}
-
-int tl__block_run_end(tl_store *s, const tl__block_run *r) {
-  if (r->held == r->recorded)
-    return TL_OK;
-  s->damaged_id = r->id;
-  return tl__store_fail(s, TL_ECORRUPT,
-                        "%s: session %s: its blocks hold %lld samples, the session records %lld: "
-                        "a block was lost" TL__CHECK_HINT,
-                        s->path, r->uuid, (long long)r->held, (long long)r->recorded);
-}
-
 int tl_store_read_begin(tl_store *s) { return s->ops->read_begin(s); }
 
 void tl_store_read_end(tl_store *s) { s->ops->read_end(s); }
@@ -240,41 +303,4 @@ int tl_store_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *s
   if (samples)
     *samples = 0;
   return s->ops->prune(s, before_ns, label, sessions, samples);
-}
-
-/* ======================================================================== */
-/* Checks shared by the backends                                             */
-
-static int no_samples(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
-  return TL_OK;
-}
-
-int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
-  tl_filter f;
-  tl_filter_init(&f);
-  tl_session_list list;
-  int err = tl_store_sessions(s, &f, &list);
-  size_t plen = strlen(s->path);
-  for (size_t i = 0; err == TL_OK && i < list.count; i++) {
-    int rc = tl_store_scan(s, list.items[i].id, no_samples, NULL);
-    if (rc != TL_ECORRUPT) {
-      err = rc; /* TL_OK, or the file or server failed: no verdict */
-      continue;
-    }
-    /* The message without the store's name and the advice to run check. */
-    const char *m = s->errmsg;
-    if (strncmp(m, s->path, plen) == 0 && m[plen] == ':' && m[plen + 1] == ' ')
-      m += plen + 2;
-    const char *hint = strstr(m, TL__CHECK_HINT);
-    char msg[sizeof s->errmsg];
-    snprintf(msg, sizeof msg, "%.*s", hint ? (int)(hint - m) : (int)strlen(m), m);
-    if (report)
-      report(ctx, msg);
-    (*problems)++;
-  }
-  tl_session_list_free(&list);
-  return err;
 }

@@ -15,7 +15,7 @@
  * a few hundred bytes a session, whatever its length. Each blob ends with
  * a CRC32C. One table,
  * not three: a SQLite page is 64 KiB here, and every table costs a page in
- * every file. tlstore push sends the rows as they are (pg_push.c), so a
+ * every file. tlstore push sends the rows as they are (pg/pg_push.c), so a
  * report from a server splits the tail as the file's does. */
 #include <stdlib.h>
 #include <string.h>
@@ -164,82 +164,29 @@ static void counter_values(const tl_counter_row *r, int64_t *v) {
 /* ======================================================================== */
 /* Writing                                                                   */
 
-static int begin(tl_store *s, size_t bytes, const char *doing) {
-  if (!s->db)
-    return tl__store_need_file(s, doing);
-  if (s->readonly)
-    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
-  if (!tl__store_room_for(s, bytes))
-    return tl__store_fail(s, TL_EFULL, "no room left for %s", doing);
-  int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, sqlite3_errcode(s->db), doing);
+/* A write transaction beside the samples, on a backend that writes them. */
+static int write_begin(tl_store *s, size_t bytes, const char *doing) {
+  int err = tl__store_can(s, s->ops->write_begin && s->ops->put_cause_row, doing);
+  return err ? err : s->ops->write_begin(s, bytes, doing);
 }
 
-static int end(tl_store *s, int err, const char *doing) {
-  if (!s->db || sqlite3_get_autocommit(s->db))
-    return err; /* no transaction was begun */
-  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), doing);
-  if (err)
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-  return err;
+static int write_end(tl_store *s, int err, const char *doing) {
+  return s->ops->write_end ? s->ops->write_end(s, err, doing) : err;
 }
 
-/* Replaces the row (session, kind, first) with a blob. */
-static int put_row(tl_store *s, int64_t session_id, int kind, int64_t first, int64_t count,
-                   const uint8_t *data, size_t len, const char *doing) {
-  sqlite3_stmt *st;
-  int rc = sqlite3_prepare_v2(s->db,
-                              "INSERT OR REPLACE INTO session_causes (session_id, kind, "
-                              "first_index, count, data) VALUES (?, ?, ?, ?, ?)",
-                              -1, &st, NULL);
-  if (rc != SQLITE_OK)
-    return tl__store_sqlfail(s, rc, doing);
-  sqlite3_bind_int64(st, 1, session_id);
-  sqlite3_bind_int(st, 2, kind);
-  sqlite3_bind_int64(st, 3, first);
-  sqlite3_bind_int64(st, 4, count);
-  sqlite3_bind_blob(st, 5, data, (int)len, SQLITE_STATIC);
-  rc = sqlite3_step(st);
-  sqlite3_finalize(st);
-  return rc == SQLITE_DONE ? TL_OK : tl__store_sqlfail(s, rc, doing);
-}
-
-/* Calls fn with each row of a session's kind, by first_index. A file or a
- * server older than the table has none. */
-typedef tl__cause_row_cb row_cb;
-static int each_row(tl_store *s, int64_t session_id, int kind, row_cb fn, void *ctx) {
-  sqlite3_stmt *st = NULL;
-#ifdef TL_WITH_POSTGRESQL
-  if (!s->db) {
-    int err = tl__pg_cause_rows(s, session_id, kind, fn, ctx);
-    if (err == TL_ECORRUPT)
-      tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT, s->path,
-                     (long long)session_id);
-    return err;
-  }
-#endif
-  if (!s->db || sqlite3_prepare_v2(s->db,
-                                   "SELECT count, data FROM session_causes WHERE session_id = ? "
-                                   "AND kind = ? ORDER BY first_index",
-                                   -1, &st, NULL) != SQLITE_OK) {
-    sqlite3_finalize(st);
-    return TL_OK;
-  }
-  sqlite3_bind_int64(st, 1, session_id);
-  sqlite3_bind_int(st, 2, kind);
-  int err = TL_OK;
-  while (err == TL_OK && sqlite3_step(st) == SQLITE_ROW)
-    err = fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
-             (size_t)sqlite3_column_bytes(st, 1));
-  sqlite3_finalize(st);
+/* Calls fn with each row of kind of a session, by first_index. */
+static int each_row(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx) {
+  int err = s->ops->cause_rows(s, session_id, kind, fn, ctx);
   if (err == TL_ECORRUPT)
     tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT, s->path,
                    (long long)session_id);
   return err;
 }
 
-static int read_sums(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+static int read_sums(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
+                     size_t len) {
+  (void)kind;
+  (void)first;
   (void)count;
   int64_t v[4];
   if (decode_values(data, len, v, 4))
@@ -254,7 +201,10 @@ static int read_sums(void *ctx, int64_t count, const uint8_t *data, size_t len) 
 
 /* The bands row: (band, samples, wait in microseconds) for each band with
  * samples, count the number of bands. Adds to sums. */
-static int read_bands(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+static int read_bands(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
+                      size_t len) {
+  (void)kind;
+  (void)first;
   tl_cause_sums *sums = ctx;
   if (count <= 0 || count > TL_CAUSE_BANDS)
     return TL_ECORRUPT;
@@ -290,8 +240,8 @@ static int add_bands(tl_store *s, int64_t session_id, const tl_cause_sums *sums,
   }
   free(had);
   if (err == TL_OK && k)
-    err = put_row(s, session_id, KIND_BANDS, 0, (int64_t)(k / 3), blob, encode_values(v, k, blob),
-                  doing);
+    err = s->ops->put_cause_row(s, session_id, KIND_BANDS, 0, (int64_t)(k / 3), blob,
+                                encode_values(v, k, blob), doing);
   return err;
 }
 
@@ -302,10 +252,11 @@ int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size
   uint8_t *blob = malloc(room > bands ? room : bands);
   if (!blob)
     return tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
-  int err = begin(s, n * 8 + 64, doing);
+  int err = write_begin(s, n * 8 + 64, doing);
   if (err == TL_OK && n) {
     size_t len = tl_causes_encode(c, n, blob);
-    err = put_row(s, session_id, KIND_CAUSES, c[0].index, (int64_t)n, blob, len, doing);
+    err =
+        s->ops->put_cause_row(s, session_id, KIND_CAUSES, c[0].index, (int64_t)n, blob, len, doing);
   }
   if (err == TL_OK && sums && sums->samples) {
     tl_cause_sums had;
@@ -314,29 +265,30 @@ int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size
     int64_t v[4] = {had.samples + sums->samples, had.runq_wait_ns + sums->runq_wait_ns,
                     had.nivcsw + sums->nivcsw, had.migrations + sums->migrations};
     if (err == TL_OK)
-      err = put_row(s, session_id, KIND_SUMS, 0, 1, blob, encode_values(v, 4, blob), doing);
+      err = s->ops->put_cause_row(s, session_id, KIND_SUMS, 0, 1, blob, encode_values(v, 4, blob),
+                                  doing);
     if (err == TL_OK)
       err = add_bands(s, session_id, sums, blob, doing);
   }
   free(blob);
-  return end(s, err, doing);
+  return write_end(s, err, doing);
 }
 
 int tl_store_set_counters(tl_store *s, int64_t session_id, const tl_counter_row *rows, size_t n) {
   const char *doing = "storing the session's counters";
   uint8_t *blob = malloc(1 + n * COUNTER_FIELDS * VARINT_MAX + 4);
   int64_t *v = malloc((n ? n : 1) * COUNTER_FIELDS * sizeof *v);
-  int err = blob && v ? begin(s, n * 32 + 64, doing)
+  int err = blob && v ? write_begin(s, n * 32 + 64, doing)
                       : tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
   if (err == TL_OK) {
     for (size_t i = 0; i < n; i++)
       counter_values(&rows[i], v + i * COUNTER_FIELDS);
     size_t len = encode_values(v, n * COUNTER_FIELDS, blob);
-    err = put_row(s, session_id, KIND_COUNTERS, 0, (int64_t)n, blob, len, doing);
+    err = s->ops->put_cause_row(s, session_id, KIND_COUNTERS, 0, (int64_t)n, blob, len, doing);
   }
   free(blob);
   free(v);
-  return end(s, err, doing);
+  return write_end(s, err, doing);
 }
 
 /* ======================================================================== */
@@ -360,7 +312,10 @@ typedef struct {
   size_t n, cap;
 } cause_list;
 
-static int read_causes(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+static int read_causes(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
+                       size_t len) {
+  (void)kind;
+  (void)first;
   cause_list *l = ctx;
   if (count <= 0 || (size_t)count > len)
     return TL_ECORRUPT;
@@ -397,7 +352,10 @@ typedef struct {
   size_t n;
 } counter_list;
 
-static int read_counters(void *ctx, int64_t count, const uint8_t *data, size_t len) {
+static int read_counters(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
+                         size_t len) {
+  (void)kind;
+  (void)first;
   counter_list *l = ctx;
   if (count <= 0 || (size_t)count > len || l->rows)
     return TL_ECORRUPT;

@@ -407,40 +407,6 @@ int tl__import_parse_line(tl_samples_format format, const char *line, size_t len
 /* ======================================================================== */
 /* The import                                                                */
 
-typedef struct {
-  tl_store *s;
-  sqlite3_stmt *ins;
-  tl__summarizer *z; /* every sample stored, for the session's summary */
-  int64_t session_id, seq, stored;
-  int64_t block[TL_BLOCK_MAX];
-  size_t n;
-  uint8_t enc[TL_BLOCK_HEADER + TL_BLOCK_MAX * 10];
-} block_out;
-
-static int flush_block(block_out *b) {
-  if (!b->n)
-    return TL_OK;
-  int64_t lo, hi;
-  size_t len = tl_block_encode_as(b->s->codec, b->block, b->n, b->seq, b->enc, &lo, &hi);
-  sqlite3_bind_int64(b->ins, 1, b->session_id);
-  sqlite3_bind_int64(b->ins, 2, b->seq++);
-  sqlite3_bind_int64(b->ins, 3, (sqlite3_int64)b->n);
-  sqlite3_bind_int64(b->ins, 4, lo);
-  sqlite3_bind_int64(b->ins, 5, hi);
-  sqlite3_bind_int(b->ins, 6, b->enc[1]);
-  sqlite3_bind_blob(b->ins, 7, b->enc, (int)len, SQLITE_STATIC);
-  int rc = sqlite3_step(b->ins);
-  sqlite3_reset(b->ins);
-  if (rc != SQLITE_DONE)
-    return tl__store_sqlfail(b->s, rc, "storing imported samples");
-  /* The import is one transaction: a sample stored is summarised now, while
-   * its block is in the cache, and all goes if the import is rolled back. */
-  tl__summary_add(b->z, b->block, b->n);
-  b->stored += (int64_t)b->n;
-  b->n = 0;
-  return TL_OK;
-}
-
 /* The value of len (< 16) decimal digits, or 0 when p holds anything else. */
 static int digits_value(const char *p, size_t len, int64_t *out) {
   int64_t v = 0;
@@ -500,11 +466,6 @@ static size_t digit_line(const char *p, uint64_t *out) {
   return 8 + n2 + 1;
 }
 
-static int exec(tl_store *s, const char *sql, const char *doing) {
-  int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
-}
-
 /* The tlstore import that makes this session again: every option that
  * shaped it, and the file by its name alone (a local folder means nothing
  * on another machine and may say more than its owner wants). */
@@ -553,215 +514,225 @@ static char *import_command_line(const tl_import_opts *o) {
   return tl_command_line(n, argv);
 }
 
-int tl_store_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
-                    char uuid_out[37], int64_t *imported, int64_t *bad_rows) {
-  if (!s->db)
-    return tl__store_need_file(s, "importing");
-  if (s->readonly)
-    return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
+int tl__import_plan_make(tl_store *s, const tl_import_opts *o, tl__import_plan *p) {
+  memset(p, 0, sizeof *p);
   if (o->format != TL_SAMPLES_CSV && o->format != TL_SAMPLES_JSONL)
     return tl__store_fail(s, TL_EINVAL, "import reads csv or jsonl");
   if (o->unit_ns < 1)
     return tl__store_fail(s, TL_EINVAL, "bad unit");
-  char run_uuid[37], uuid[37];
-  tl_uuid4(run_uuid);
+  tl_uuid4(p->run_uuid);
   const char *host = o->hostname ? o->hostname : "imported";
-  char fingerprint[300];
-  snprintf(fingerprint, sizeof fingerprint, "imported:%s", host);
+  snprintf(p->fingerprint, sizeof p->fingerprint, "imported:%s", host);
   if (o->fact_count > TL_IMPORT_FACTS_MAX)
     return tl__store_fail(s, TL_EINVAL, "too many host facts (at most %d)", TL_IMPORT_FACTS_MAX);
-  tl_fact facts[TL_IMPORT_FACTS_MAX + 1];
-  char values[TL_IMPORT_FACTS_MAX + 1][TL_TAG_VALUE_MAX + 1], why[TL_WHY_MAX];
+  char why[TL_WHY_MAX];
   size_t nf = 0;
   for (size_t i = 0; i < o->fact_count; i++) {
     const tl_host_key *k;
-    if (tl_host_fact_parse(o->facts[i], &k, values[nf], sizeof values[nf], why, sizeof why))
+    if (tl_host_fact_parse(o->facts[i], &k, p->values[nf], sizeof p->values[nf], why, sizeof why))
       return tl__store_fail(s, TL_EINVAL, "--fact: %s", why);
     for (size_t j = 0; j < nf; j++)
-      if (strcmp(facts[j].key, k->fact) == 0)
+      if (strcmp(p->facts[j].key, k->fact) == 0)
         return tl__store_fail(s, TL_EINVAL, "--fact: %s given twice", k->name);
-    facts[nf] = (tl_fact){k->fact, values[nf], "tlstore import --fact"};
+    p->facts[nf] = (tl_fact){k->fact, p->values[nf], "tlstore import --fact"};
     nf++;
   }
   if (o->hostname)
-    facts[nf++] = (tl_fact){"hostname", o->hostname, "tlstore import --host"};
-  char *cmd = import_command_line(o);
-  if (!cmd)
+    p->facts[nf++] = (tl_fact){"hostname", o->hostname, "tlstore import --host"};
+  if (!(p->command_line = import_command_line(o)))
     return tl__store_fail(s, TL_ENOMEM, "out of memory importing");
-  tl_session_spec spec = {.run_uuid = run_uuid,
-                          .label = o->label,
-                          .probe = o->probe,
-                          .delay_ns = o->delay_ns,
-                          .command_line = cmd,
-                          .host_fingerprint = fingerprint,
-                          .hostname = host,
-                          .libuv_version = "",
-                          .facts = facts,
-                          .fact_count = nf,
-                          .started_ns = o->started_ns};
-  block_out *b = calloc(1, sizeof *b);
+  p->spec = (tl_session_spec){.run_uuid = p->run_uuid,
+                              .label = o->label,
+                              .probe = o->probe,
+                              .delay_ns = o->delay_ns,
+                              .command_line = p->command_line,
+                              .host_fingerprint = p->fingerprint,
+                              .hostname = host,
+                              .libuv_version = "",
+                              .facts = p->facts,
+                              .fact_count = nf,
+                              .started_ns = o->started_ns};
+  return TL_OK;
+}
+
+void tl__import_plan_free(tl__import_plan *p) {
+  free(p->command_line);
+  p->command_line = NULL;
+}
+
+/* ======================================================================== */
+/* Reading the input                                                         */
+
+/* The state of one read: the chunk being cut into lines, the samples not
+ * yet handed to the sink, and what the lines said so far. */
+typedef struct {
+  tl_store *s;
+  const tl_import_opts *o;
+  tl_bad_row_cb on_bad;
+  void *ctx;
+  tl__import_sink sink;
+  void *sink_ctx;
+  char *buf;
+  size_t have; /* bytes in buf */
+  int eof, header_done, too_long;
+  size_t column; /* the CSV field with the latency */
+  int64_t unit, line_no, bad, taken;
+  uint64_t fast_max; /* the largest bare integer, in units */
+  size_t n;          /* samples in block */
+  int64_t block[TL_BLOCK_MAX];
+} reader;
+
+/* Hands the samples held to the sink. */
+static int flush_block(reader *r) {
+  if (!r->n)
+    return TL_OK;
+  int err = r->sink(r->sink_ctx, r->block, r->n);
+  if (err == TL_OK)
+    r->taken += (int64_t)r->n;
+  r->n = 0;
+  return err;
+}
+
+static int take(reader *r, int64_t v) {
+  r->block[r->n++] = v;
+  return r->n == TL_BLOCK_MAX ? flush_block(r) : TL_OK;
+}
+
+static void bad_row(reader *r, const char *why) {
+  r->bad++;
+  if (r->on_bad)
+    r->on_bad(r->ctx, r->line_no, why);
+}
+
+/* The first line of a CSV: a header when it does not start like a number
+ * (it then names the column and the unit), else a row. */
+static int first_line(reader *r, const char *p, size_t len, int64_t *v, char *why, size_t whylen) {
+  const char *le = p + len;
+  r->header_done = 1;
+  const char *t = trim_left(p, le);
+  int numeric =
+      t < le && (isdigit((unsigned char)*t) || *t == '.' || *t == '-' || *t == '"' || *t == '#');
+  if (numeric && *t == '"')
+    numeric = t + 1 < le && isdigit((unsigned char)t[1]);
+  if (numeric || t >= le)
+    return tl__import_parse_line(r->o->format, p, len, r->column, r->unit, v, why, whylen);
+  int rc = tl__import_parse_header(p, len, &r->column, &r->unit, why, whylen);
+  r->fast_max = (uint64_t)(IMPORT_MAX_NS / r->unit);
+  return rc == TL_OK ? 0 : rc;
+}
+
+/* One line (without its newline): 1 and *v for a sample, 0 for none, < 0
+ * for a bad row with why. */
+static int one_line(reader *r, const char *p, size_t len, int64_t *v, char *why, size_t whylen) {
+  if (r->too_long || len > LINE_MAX_BYTES) {
+    r->too_long = 0;
+    return bad(why, whylen, "line is too long");
+  }
+  if (!r->header_done)
+    return first_line(r, p, len, v, why, whylen);
+  /* The common line, a bare integer: what the parser would return,
+   * without its general checks. */
+  if (r->column == 0 && len && len < 16 && digits_value(p, len, v) &&
+      *v <= IMPORT_MAX_NS / r->unit) {
+    *v *= r->unit;
+    return 1;
+  }
+  return tl__import_parse_line(r->o->format, p, len, r->column, r->unit, v, why, whylen);
+}
+
+/* Cuts the lines of buf[0..have) and takes their samples; what is left (a
+ * line not yet whole) moves to the start of buf. */
+static int cut_lines(reader *r) {
+  char *p = r->buf, *end = r->buf + r->have;
+  char why[TL_WHY_MAX];
+  int err = TL_OK;
+  while (!err) {
+    uint64_t x;
+    size_t used;
+    if (r->column == 0 && r->header_done && !r->too_long && end - p >= 16 &&
+        (used = digit_line(p, &x)) && x <= r->fast_max) {
+      r->line_no++;
+      err = take(r, (int64_t)x * r->unit);
+      p += used;
+      continue;
+    }
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl && !r->eof) {
+      if (p == r->buf) { /* a whole chunk without a newline */
+        r->too_long = 1;
+        p = end;
+      }
+      break;
+    }
+    if (!nl && p == end)
+      break;
+    char *le = nl ? nl : end;
+    r->line_no++;
+    int64_t v = 0;
+    int rc = one_line(r, p, (size_t)(le - p), &v, why, sizeof why);
+    if (rc == 1)
+      err = take(r, v);
+    else if (rc < 0)
+      bad_row(r, why);
+    p = nl ? nl + 1 : end;
+  }
+  r->have = (size_t)(end - p);
+  memmove(r->buf, p, r->have);
+  return err;
+}
+
+int tl__import_read(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
+                    tl__import_sink sink, void *sink_ctx, int64_t *bad_rows) {
+  reader *r = calloc(1, sizeof *r);
   char *buf = malloc(CHUNK + 1);
-  tl__summarizer *z = tl__summarizer_new();
-  if (!b || !buf || !z) {
-    free(b);
+  if (!r || !buf) {
+    free(r);
     free(buf);
-    free(cmd);
-    tl__summarizer_free(z);
     return tl__store_fail(s, TL_ENOMEM, "out of memory importing");
   }
-  b->s = s;
-  b->z = z;
-  tl__summary_begin(z);
-  int err = exec(s, "BEGIN IMMEDIATE", "starting the import");
-  int in_txn = err == TL_OK;
-  if (!err)
-    err = tl__session_insert(s, &spec, uuid, &b->session_id);
-  if (!err && sqlite3_prepare_v2(s->db,
-                                 "INSERT INTO sample_blocks (session_id, seq, count, min_ns, "
-                                 "max_ns, codec, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 -1, &b->ins, NULL) != SQLITE_OK)
-    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "storing imported samples");
-
+  *r = (reader){.s = s,
+                .o = o,
+                .on_bad = on_bad,
+                .ctx = ctx,
+                .sink = sink,
+                .sink_ctx = sink_ctx,
+                .buf = buf,
+                .header_done = o->format != TL_SAMPLES_CSV,
+                .unit = o->unit_ns};
+  r->fast_max = (uint64_t)(IMPORT_MAX_NS / r->unit);
   /* Lines are cut from large chunks; a line longer than LINE_MAX_BYTES is a
    * bad row, read past without being kept. */
-  size_t have = 0, column = 0;
-  int64_t unit = o->unit_ns, line_no = 0, nbad = 0;
-  int eof = 0, header_done = o->format != TL_SAMPLES_CSV, too_long = 0;
-  uint64_t fast_max = (uint64_t)(IMPORT_MAX_NS / unit); /* the largest bare integer, in units */
-  while (!err && (!eof || have)) {
-    if (!eof && have < CHUNK) {
-      size_t r = fread(buf + have, 1, CHUNK - have, in);
-      have += r;
-      if (r == 0) {
+  int err = TL_OK;
+  while (!err && (!r->eof || r->have)) {
+    if (!r->eof && r->have < CHUNK) {
+      size_t got = fread(r->buf + r->have, 1, CHUNK - r->have, in);
+      r->have += got;
+      if (got == 0) {
         if (ferror(in)) {
           err = tl__store_fail(s, TL_EIO, "reading %s failed", o->source ? o->source : "input");
           break;
         }
-        eof = 1;
+        r->eof = 1;
       }
     }
-    char *p = buf, *end = buf + have;
-    while (!err) {
-      uint64_t x;
-      size_t used;
-      if (column == 0 && header_done && !too_long && end - p >= 16 && (used = digit_line(p, &x)) &&
-          x <= fast_max) {
-        line_no++;
-        b->block[b->n++] = (int64_t)x * unit;
-        if (b->n == TL_BLOCK_MAX)
-          err = flush_block(b);
-        p += used;
-        continue;
-      }
-      char *nl = memchr(p, '\n', (size_t)(end - p));
-      if (!nl && !eof) {
-        if (p == buf) { /* a whole chunk without a newline */
-          too_long = 1;
-          p = end;
-        }
-        break;
-      }
-      if (!nl && p == end)
-        break;
-      char *le = nl ? nl : end;
-      line_no++;
-      size_t len = (size_t)(le - p);
-      int rc;
-      int64_t v = 0;
-      if (too_long || len > LINE_MAX_BYTES) {
-        rc = bad(why, sizeof why, "line is too long");
-        too_long = 0;
-      } else if (!header_done) {
-        header_done = 1;
-        const char *t = trim_left(p, le);
-        int numeric = t < le && (isdigit((unsigned char)*t) || *t == '.' || *t == '-' ||
-                                 *t == '"' || *t == '#');
-        if (numeric && *t == '"')
-          numeric = t + 1 < le && isdigit((unsigned char)t[1]);
-        if (!numeric && t < le) {
-          rc = tl__import_parse_header(p, len, &column, &unit, why, sizeof why);
-          if (rc == TL_OK)
-            rc = 0;
-          fast_max = (uint64_t)(IMPORT_MAX_NS / unit);
-        } else {
-          rc = tl__import_parse_line(o->format, p, len, column, unit, &v, why, sizeof why);
-        }
-      } else if (column == 0 && len && len < 16 && digits_value(p, len, &v)) {
-        /* The common line, a bare integer: what the parser would return,
-         * without its general checks. */
-        if (v <= IMPORT_MAX_NS / unit) {
-          v *= unit;
-          rc = 1;
-        } else {
-          rc = tl__import_parse_line(o->format, p, len, column, unit, &v, why, sizeof why);
-        }
-      } else {
-        rc = tl__import_parse_line(o->format, p, len, column, unit, &v, why, sizeof why);
-      }
-      if (rc == 1) {
-        b->block[b->n++] = v;
-        if (b->n == TL_BLOCK_MAX)
-          err = flush_block(b);
-      } else if (rc < 0) {
-        nbad++;
-        if (on_bad)
-          on_bad(ctx, line_no, why);
-      }
-      p = nl ? nl + 1 : end;
-    }
-    have = (size_t)(end - p);
-    memmove(buf, p, have);
+    err = cut_lines(r);
   }
   /* A last line longer than a chunk ends with the input, no newline and
    * nothing left in the buffer: still a bad row, as a shorter one is. */
-  if (!err && too_long) {
-    nbad++;
-    if (on_bad)
-      on_bad(ctx, ++line_no, "line is too long");
+  if (!err && r->too_long) {
+    r->line_no++;
+    bad_row(r, "line is too long");
   }
   if (!err)
-    err = flush_block(b);
-  if (!err && nbad && !o->skip_bad)
+    err = flush_block(r);
+  if (!err && r->bad && !o->skip_bad)
     err = tl__store_fail(s, TL_EINVAL,
                          "%lld bad row%s: nothing imported (fix them, or use --skip-bad)",
-                         (long long)nbad, nbad == 1 ? "" : "s");
-  if (!err && b->stored == 0)
+                         (long long)r->bad, r->bad == 1 ? "" : "s");
+  if (!err && r->taken == 0)
     err = tl__store_fail(s, TL_EINVAL, "no samples in the input: nothing imported");
-  if (!err) {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db,
-                                "UPDATE sessions SET status = 'complete', sample_count = ?, "
-                                "ended_ns = started_ns, heartbeat_ns = started_ns WHERE id = ?",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-      sqlite3_bind_int64(st, 1, b->stored);
-      sqlite3_bind_int64(st, 2, b->session_id);
-      rc = sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-      err = tl__store_sqlfail(s, rc, "finishing the import");
-  }
-  if (!err) {
-    const tl_summary *m;
-    err = tl__summary_finish(s, z, b->session_id, &m);
-    if (!err)
-      err = tl__summary_write(s, b->session_id, m);
-  }
-  tl__summarizer_free(z);
-  sqlite3_finalize(b->ins);
-  if (!err)
-    err = exec(s, "COMMIT", "committing the import");
-  if (err && in_txn)
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-  if (!err && uuid_out)
-    memcpy(uuid_out, uuid, 37);
-  if (imported)
-    *imported = err ? 0 : b->stored;
-  if (bad_rows)
-    *bad_rows = nbad;
-  free(b);
-  free(buf);
-  free(cmd);
+  *bad_rows = r->bad;
+  free(r->buf);
+  free(r);
   return err;
 }

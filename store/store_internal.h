@@ -2,9 +2,8 @@
 #ifndef TL_STORE_INTERNAL_H
 #define TL_STORE_INTERNAL_H
 
+#include <stdio.h>
 #include <string.h>
-
-#include <sqlite3.h>
 
 #include "base_internal.h"
 #include "codec_internal.h"
@@ -14,10 +13,11 @@ typedef struct tl_store_ops tl_store_ops;
 typedef int (*tl__summary_blob_cb)(void *ctx, size_t index, const char *uuid, int64_t sample_count,
                                    const uint8_t *blob, size_t len);
 
+/* What every handle holds, whichever backend it opened: a backend's own
+ * handle type embeds this first (tl_sqlite in sqlite_internal.h, tl_pg in
+ * pg_internal.h), so that a tl_store * is also a pointer to it. */
 struct tl_store {
   const tl_store_ops *ops; /* the backend: tl__sqlite_ops or tl__pg_ops */
-  sqlite3 *db;             /* the SQLite file; NULL for a server */
-  void *server;            /* the server backend's own state; NULL for a file */
   char *path;              /* the file, or the server's address (never a password) */
   int readonly;
   int codec;                         /* of the blocks it writes; 0 for TL_CODEC_DEFAULT */
@@ -25,23 +25,15 @@ struct tl_store {
   int64_t damaged_id;                /* the session of the last TL_ECORRUPT read, or 0 */
   int64_t left_out[TL_LEFT_OUT_MAX]; /* sessions tl_store_sessions no longer lists */
   size_t left_out_count;
-  /* A file's queries of a session's facts and tags, prepared at first use
-   * (a report asks them of every session) and finalized before db closes. */
-  sqlite3_stmt *facts_st, *tags_st;
 };
 
-/* What a backend does: one table per backend, filled in its own file(s)
- * (store.c, read.c and admin.c for a SQLite file; pg.c for a PostgreSQL
- * server), in the manner of curl's vtls or SQLite's VFS. The public
- * functions of the same names in backend.c check their arguments where
- * that is shared and call these; nothing above store/ sees which backend
- * runs. Each entry has the contract of its public function in tl_store.h
- * and leaves its error message on the handle. Writing sessions, merging,
- * importing and vacuuming need a file: they refuse a server handle
- * (tl__store_need_file). */
 /* One row of label_delays; a non-zero return stops the rows with it. */
 typedef int (*tl__label_delay_cb)(void *ctx, const char *label, int64_t delay_ns, int64_t sessions,
                                   int64_t samples);
+/* One row of a session's causes (causes.c): its kind, the index of its
+ * first sample, how many it holds and its blob. */
+typedef int (*tl__cause_row_cb)(void *ctx, int kind, int64_t first_index, int64_t count,
+                                const uint8_t *data, size_t len);
 
 /* The query of label_delays, the same for both backends but for how labels
  * sort (COLLATE: "" for SQLite, whose default is bytewise). Sessions are
@@ -53,11 +45,31 @@ typedef int (*tl__label_delay_cb)(void *ctx, const char *label, int64_t delay_ns
   "place FROM sessions s JOIN hosts h ON h.id = s.host_id) x GROUP BY label, delay_ns ORDER BY "   \
   "label, min(place)"
 
+/* What a backend does: one table per backend, filled in its own folder
+ * (sqlite/ for a SQLite file, pg/ for a PostgreSQL server), in the manner
+ * of curl's vtls or SQLite's VFS. Every store operation is an entry. The
+ * public functions of the same names (backend.c) check what is shared and
+ * call these, so nothing above store/ sees which backend runs. Each entry
+ * has the contract of its public function in tl_store.h and leaves its
+ * error message on the handle. A backend that cannot do something leaves
+ * the entry NULL: backend.c refuses it, in one place, with a message that
+ * says what can. */
 struct tl_store_ops {
-  const char *name;           /* "SQLite file", "PostgreSQL server" */
+  const char *name; /* "SQLite file", "PostgreSQL server" */
+  int server;       /* 1: holds only finished sessions, pushed from files */
+
+  /* Opening and closing */
+  /* Opens a handle whose ops are self; *out is set even on failure. */
+  int (*open)(const tl_store_ops *self, tl_store **out, const char *path, int flags);
   void (*close)(tl_store *s); /* frees s and everything it holds */
   int (*schema_version)(tl_store *s);
+
+  /* Reading */
+  int (*read_begin)(tl_store *s);
+  void (*read_end)(tl_store *s);
   int (*sessions)(tl_store *s, const tl_filter *f, tl_session_list *out);
+  /* Whether a session of that UUID is there, without listing them all. */
+  int (*has_session)(tl_store *s, const char *uuid, int *has);
   int (*labels)(tl_store *s, char ***labels, size_t *count);
   /* Each (label, delay) with its sessions and samples, to cb: sorted by
    * label, then by the place of the delay's first session in the order of
@@ -65,51 +77,51 @@ struct tl_store_ops {
   int (*label_delays)(tl_store *s, tl__label_delay_cb cb, void *ctx);
   int (*scan_blocks)(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                      tl_block_cb fn, void *ctx);
-  int (*read_begin)(tl_store *s);
-  void (*read_end)(tl_store *s);
   int (*facts)(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
   int (*tags)(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
   int (*hosts)(tl_store *s, tl_host_row **rows, size_t *count);
+  /* Calls fn with the stored summary of each session (blob NULL when it has
+   * none; sample_count -1 when the session is not there), in order. */
+  int (*summary_blobs)(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                       void *ctx);
+  /* Calls fn with each row of kind (-1: every kind) of a session's causes,
+   * by kind and first_index; none from a store older than the causes. */
+  int (*cause_rows)(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx);
+
+  /* Writing */
+  /* A new 'running' session; the writer it returns is the backend's own
+   * (tl_writer_add and the rest act on it). */
+  int (*writer_begin)(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]);
+  /* A write transaction for about bytes of data beside the samples (causes,
+   * counters), refused when it would take the room kept for ending the
+   * sessions; write_end commits it when err is TL_OK, else rolls it back,
+   * and returns the error. */
+  int (*write_begin)(tl_store *s, size_t bytes, const char *doing);
+  int (*write_end)(tl_store *s, int err, const char *doing);
+  /* Inside write_begin: replaces the row (session, kind, first) of causes. */
+  int (*put_cause_row)(tl_store *s, int64_t session_id, int kind, int64_t first, int64_t count,
+                       const uint8_t *data, size_t len, const char *doing);
+  int (*recover_stale)(tl_store *s, int64_t stale_ns, int *count);
+  int (*import)(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
+                char uuid_out[37], int64_t *imported, int64_t *bad_rows);
+  int (*merge)(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats);
+  /* The entry of the store that receives: sends the finished sessions of
+   * local it lacks. */
+  int (*push)(tl_store *server, tl_store *local, const tl_push_opts *opts, tl_push_stats *st);
+
+  /* Upkeep */
   int (*info)(tl_store *s, tl_store_stats *stats);
   int (*check)(tl_store *s, tl_problem_cb report, void *ctx);
   int (*delete_session)(tl_store *s, const char *uuid);
   int (*prune)(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                int64_t *samples);
-  /* Calls fn with the stored summary of each session (blob NULL when it has
-   * none; sample_count -1 when the session is not there), in order. */
-  int (*summary_blobs)(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
-                       void *ctx);
+  int (*vacuum)(tl_store *s);
 };
 
 extern const tl_store_ops tl__sqlite_ops;
-
-/* The SQLite backend's entries (store.c, read.c, admin.c). */
-int tl__sqlite_open(tl_store **out, const char *path, int flags);
-void tl__sqlite_close(tl_store *s);
-int tl__sqlite_schema_version(tl_store *s);
-int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out);
-int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count);
-int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx);
-int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
-                           tl_block_cb fn, void *ctx);
-/* Finalizes the statements the handle keeps prepared, before db closes. */
-void tl__sqlite_forget_statements(tl_store *s);
-int tl__sqlite_read_begin(tl_store *s);
-void tl__sqlite_read_end(tl_store *s);
-int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
-int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
-int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count);
-int tl__sqlite_info(tl_store *s, tl_store_stats *stats);
-int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);
-int tl__sqlite_delete(tl_store *s, const char *uuid);
-int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
-                     int64_t *samples);
-int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
-                             void *ctx);
-
-/* The server backend (pg.c): opens the server at conninfo (a URI or a
- * key=value connection string) as tl_store_open does. */
-int tl__pg_open(tl_store **out, const char *conninfo, int flags);
+#ifdef TL_WITH_POSTGRESQL
+extern const tl_store_ops tl__pg_ops;
+#endif
 
 /* The check of the samples shared by the backends: every session's blocks
  * pass their checksums and decode, are numbered 0, 1, 2 ... and add up to
@@ -117,10 +129,6 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags);
  * whatever would stop a report shows here). Each problem goes to report and
  * adds to *problems; the result is TL_OK unless the store failed. */
 int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
-
-/* TL_OK when s is a SQLite file; otherwise TL_EUNAVAIL with a message that
- * doing (a phrase: "merging") needs a database file. */
-int tl__store_need_file(tl_store *s, const char *doing);
 
 /* The migrations compiled in from schema/ (tl_schema.c, generated). */
 extern const char *const tl__migrations[];
@@ -139,22 +147,45 @@ size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t mi
 size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t count, int64_t min,
                             int64_t max, int64_t *scratch, uint8_t *out);
 
-/* Calls fn with each row of kind of a session's causes on a server (pg.c),
- * by first_index; nothing on a server older than the causes. */
-typedef int (*tl__cause_row_cb)(void *ctx, int64_t count, const uint8_t *data, size_t len);
-int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx);
+/* The filter of tl_store_sessions as SQL (query.c). A dialect says how
+ * a backend's SQL differs: param is the mark of a numbered parameter ('?'
+ * for ?1, '$' for $1); running_cols the two columns that judge a
+ * 'running' session (its collector's pid and its heartbeat). */
+typedef struct {
+  char param;
+  const char *running_cols;
+} tl__sql_dialect;
+enum { TL__SQL_PARAMS_MAX = 400 };
+typedef struct {
+  const char *text; /* NULL: the number */
+  int64_t num;
+} tl__sql_value;
+/* The query and its parameters, params[0] being number 1. Its columns are
+ * those of tl_session from id to missed_periods in the struct's order,
+ * then the pid and the heartbeat. */
+typedef struct {
+  char sql[4096];
+  size_t len;
+  int overflow;
+  tl__sql_value params[TL__SQL_PARAMS_MAX];
+  int n;
+} tl__session_query;
+/* TL_EINVAL ("filter is too large") when it does not fit. */
+int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filter *f,
+                            tl__session_query *q);
+/* A 'running' session whose collector is gone (tl__session_gone) made
+ * 'interrupted', ended at its last heartbeat: what every reader shows,
+ * even where no write could record it yet. */
+int tl__session_settle(tl_store *s, tl_session *x, int64_t pid, int64_t heartbeat_ns);
 
-/* Whether bytes of new data can be committed and still leave the room kept
- * for ending the sessions (writer.c): what is written beside the samples
- * (their causes, counters) must never take it. */
-int tl__store_room_for(const tl_store *s, size_t bytes);
+/* TL_OK when entry (whether s's backend has the entry for doing) is true;
+ * otherwise TL_EUNAVAIL with a message that doing (a phrase: "merging")
+ * needs a database file. Every refusal of a backend goes through it. */
+int tl__store_can(tl_store *s, int entry, const char *doing);
 
 /* Records a message on the store and returns err. */
 int tl__store_fail(tl_store *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Maps a SQLite result code to a tl error and records sqlite's message with
- * what was being done. */
-int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
 
 /* Records "PATH: session UUID, block SEQ: why (run 'tlstore check')" and
  * returns TL_ECORRUPT. */
@@ -162,7 +193,7 @@ int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
 int tl__block_fail(tl_store *s, const tl_block *b, const char *why);
 
 /* What every backend's scan_blocks checks of a session's blocks as it reads
- * them in order (backend.c): each block's number follows the last and its
+ * them in order (verify.c): each block's number follows the last and its
  * count, min and max are possible (tl__block_run_next, before the block is
  * handed over; it also sets b->session_uuid), and at the end they hold the
  * sample_count the session records, read in the same snapshot as the
@@ -207,18 +238,6 @@ size_t tl__summary_encode(const tl_summary *m, uint8_t *out);
 int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
                        const char **why);
 int tl__summary_equal(const tl_summary *a, const tl_summary *b);
-/* Computes and stores (replacing) the summary of a session, inside the
- * caller's write transaction. tl__summary_put_ended does it in a savepoint
- * of its own and leaves the transaction as it was when it fails, so that a
- * session still ends when its summary cannot be made (it is then computed
- * when read); fed, when not NULL, has had every sample of the session added
- * already (tl__summary_add), so that only the percentiles' ranks are read. */
-int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id);
-/* Stores m as the summary of session_id of the file s (replacing). */
-int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
-/* Stores an encoded summary as it is (one tl__summary_decode accepted). */
-int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len);
-int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
 /* A session's summary for a copy of it (tlstore merge, tlstore push): the
  * source's stored one, byte for byte, when it decodes and agrees in count,
  * extremes and sum with the samples the copy reads and verifies anyway
@@ -247,7 +266,7 @@ int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *probl
 int64_t tl__stale_ns(void);
 
 /* Whether a 'running' session's collector is gone (tl__session_gone's
- * comment in store.c says when): every reader, and tlstore push and merge,
+ * comment in session.c says when): every reader, and tlstore push and merge,
  * show such a session 'interrupted', even where no write can mark it so (a
  * full disk, a read-only file), and every one of them agrees. */
 int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int64_t heartbeat_ns,
@@ -255,11 +274,6 @@ int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int6
 
 /* Unix time now, nanoseconds. */
 int64_t tl__now_ns(void);
-
-/* Inside the caller's write transaction: records the host and a new
- * 'running' session with its tags and facts; uuid_out gets its UUID. */
-int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[37],
-                       int64_t *session_id);
 
 /* Import rows (import.c), kept apart from any I/O so they can be fuzzed.
  * tl__import_parse_line reads one line (without its newline) of a CSV or
@@ -272,6 +286,29 @@ int tl__import_parse_line(tl_samples_format format, const char *line, size_t len
                           int64_t unit_ns, int64_t *out_ns, char *why, size_t whylen);
 int tl__import_parse_header(const char *line, size_t len, size_t *column, int64_t *unit_ns,
                             char *why, size_t whylen);
+
+/* An import (import.c) as every backend that stores one does it. The plan
+ * is the new session, made from the options and checked (the format, the
+ * unit, the host facts: TL_EINVAL with the message on s); it records as
+ * its command line the tlstore import that makes it again. */
+typedef struct {
+  tl_session_spec spec; /* points into the rest */
+  char run_uuid[37];
+  char fingerprint[300];
+  tl_fact facts[TL_IMPORT_FACTS_MAX + 1];
+  char values[TL_IMPORT_FACTS_MAX + 1][TL_TAG_VALUE_MAX + 1];
+  char *command_line;
+} tl__import_plan;
+int tl__import_plan_make(tl_store *s, const tl_import_opts *o, tl__import_plan *p);
+void tl__import_plan_free(tl__import_plan *p);
+/* Takes n (at most TL_BLOCK_MAX) samples read, in order. */
+typedef int (*tl__import_sink)(void *ctx, const int64_t *v, size_t n);
+/* Reads the whole input, in large chunks, through the row parser: every
+ * sample to sink, every bad row to on_bad (may be NULL) and counted in
+ * *bad_rows. TL_EINVAL when a row was bad (unless o->skip_bad) or no row
+ * held a sample; the caller then stores nothing. */
+int tl__import_read(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad, void *ctx,
+                    tl__import_sink sink, void *sink_ctx, int64_t *bad_rows);
 
 /* tl_store_export's hgrm format (hgrm.c). */
 int tl__write_hgrm(tl_store *s, const tl_filter *f, FILE *out);

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "store_internal.h" /* the connection, to read its durability settings */
+#include "sqlite_internal.h" /* the connection, to read its durability settings */
 #include "support.h"
 #include "support_store.h"
 #include "tl_store.h"
@@ -1374,10 +1374,11 @@ static void durability_settings(void **state) {
   tl_store *s;
   char buf[32];
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
-  assert_string_equal(pragma_text(s->db, "PRAGMA journal_mode", buf, sizeof buf), "wal");
-  assert_string_equal(pragma_text(s->db, "PRAGMA synchronous", buf, sizeof buf), "2"); /* FULL */
-  assert_string_equal(pragma_text(s->db, "PRAGMA fullfsync", buf, sizeof buf), "1");
-  assert_string_equal(pragma_text(s->db, "PRAGMA foreign_keys", buf, sizeof buf), "1");
+  assert_string_equal(pragma_text(tl__sqlite_db(s), "PRAGMA journal_mode", buf, sizeof buf), "wal");
+  assert_string_equal(pragma_text(tl__sqlite_db(s), "PRAGMA synchronous", buf, sizeof buf),
+                      "2"); /* FULL */
+  assert_string_equal(pragma_text(tl__sqlite_db(s), "PRAGMA fullfsync", buf, sizeof buf), "1");
+  assert_string_equal(pragma_text(tl__sqlite_db(s), "PRAGMA foreign_keys", buf, sizeof buf), "1");
   tl_store_close(s);
 }
 

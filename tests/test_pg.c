@@ -926,6 +926,62 @@ static void thirty_two_pushers(void **state) {
   free(shared);
 }
 
+/* A server does what a store does but what only a file can (collecting,
+ * importing, merging, vacuuming, recovering stale sessions, storing causes
+ * and counters): each is refused the same way, saying what to do instead,
+ * and push wants a file to read and a server to send to. */
+static void a_server_refuses_what_only_a_file_does(void **state) {
+  fixture *f = *state;
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, f->url, 0), TL_OK);
+  char want[1400];
+#define REFUSED(call, doing)                                                                       \
+  do {                                                                                             \
+    assert_int_equal(call, TL_EUNAVAIL);                                                           \
+    snprintf(want, sizeof want,                                                                    \
+             "%s needs a database file; %s is a server (tlstore push sends the sessions of a "     \
+             "file to it)",                                                                        \
+             doing, f->url);                                                                       \
+    assert_string_equal(tl_store_errmsg(s), want);                                                 \
+  } while (0)
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = "x",
+                          .probe = "settimeout",
+                          .host_fingerprint = "h",
+                          .hostname = "h"};
+  tl_writer *w = (tl_writer *)&spec;
+  char uuid[37];
+  REFUSED(tl_writer_begin(s, &spec, &w, uuid), "collecting");
+  assert_null(w);
+  tl_import_opts o;
+  tl_import_opts_init(&o);
+  o.label = "x";
+  o.probe = "p";
+  REFUSED(tl_store_import(s, stdin, &o, NULL, NULL, NULL, NULL, NULL), "importing");
+  const char *paths[] = {"other.db"};
+  REFUSED(tl_store_merge(s, paths, 1, NULL), "merging");
+  REFUSED(tl_store_vacuum(s), "vacuuming");
+  REFUSED(tl_store_recover_stale(s, 1, NULL), "recovering stale sessions");
+  tl_cause c = {0};
+  REFUSED(tl_store_add_causes(s, 1, &c, 1, NULL), "storing the causes of late samples");
+  tl_counter_row row = {0};
+  REFUSED(tl_store_set_counters(s, 1, &row, 1), "storing the session's counters");
+#undef REFUSED
+
+  char *path = tl_test_path(f->dir, "a.db");
+  add_sessions(path, "a", 1, 100);
+  tl_store *file = NULL;
+  assert_int_equal(tl_store_open(&file, path, TL_STORE_READONLY), TL_OK);
+  tl_push_opts po = {0};
+  assert_int_equal(tl_store_push(file, file, &po, NULL), TL_EINVAL);
+  assert_string_equal(tl_store_errmsg(file), "tlstore push sends to a PostgreSQL server");
+  assert_int_equal(tl_store_push(s, s, &po, NULL), TL_EINVAL);
+  assert_string_equal(tl_store_errmsg(s), "tlstore push reads a database file, not a server");
+  tl_store_close(file);
+  tl_store_close(s);
+  free(path);
+}
+
 int main(void) {
   pg_host = getenv("TL_TEST_PG_HOST");
   pg_user = getenv("TL_TEST_PG_USER");
@@ -952,6 +1008,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(faults_are_one_line_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_server_refuses_what_only_a_file_does, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 #include "support.h"
 #include "tl_report.h"
 
@@ -115,8 +115,9 @@ static void merge_idempotent_and_conflict(void **state) {
   tl_store_close(c);
   char *pc = tl_test_path(f->dir, "c.db");
   a = open_db(f->dir, "a.db");
-  assert_int_equal(sqlite3_exec(a->db, "UPDATE sessions SET missed_periods = 1", NULL, NULL, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_exec(tl__sqlite_db(a), "UPDATE sessions SET missed_periods = 1", NULL, NULL, NULL),
+      SQLITE_OK);
   tl_store_close(a);
   const char *bad[] = {pc, pa};
   assert_int_equal(tl_store_merge(t, bad, 2, &st), TL_ECONFLICT);
@@ -129,9 +130,10 @@ static void merge_idempotent_and_conflict(void **state) {
   uint8_t blk[TL_BLOCK_HEADER + 16 + 30]; /* tl_block_bound(3) */
   size_t blen = tl_block_encode(other, 3, 0, blk, &lo, &hi);
   sqlite3_stmt *up;
-  assert_int_equal(sqlite3_exec(a->db, "UPDATE sessions SET missed_periods = 0", NULL, NULL, NULL),
-                   SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(a->db,
+  assert_int_equal(
+      sqlite3_exec(tl__sqlite_db(a), "UPDATE sessions SET missed_periods = 0", NULL, NULL, NULL),
+      SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(tl__sqlite_db(a),
                                       "UPDATE sample_blocks SET count = 3, min_ns = ?, max_ns = ?, "
                                       "data = ? WHERE session_id = 1 AND seq = 0",
                                       -1, &up, NULL),
@@ -141,7 +143,7 @@ static void merge_idempotent_and_conflict(void **state) {
   sqlite3_bind_blob(up, 3, blk, (int)blen, SQLITE_STATIC);
   assert_int_equal(sqlite3_step(up), SQLITE_DONE);
   sqlite3_finalize(up);
-  assert_int_equal(sqlite3_exec(a->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(a),
                                 "UPDATE sessions SET sample_count = (SELECT sum(count) FROM "
                                 "sample_blocks b WHERE b.session_id = sessions.id)",
                                 NULL, NULL, NULL),
@@ -178,7 +180,7 @@ static void merge_idempotent_and_conflict(void **state) {
     assert_int_equal(tl_writer_begin(d, &spec, &wr, ud), TL_OK);
     assert_int_equal(tl_writer_add(wr, v, 10000), TL_OK);
     assert_int_equal(tl_writer_end(wr, "complete"), TL_OK);
-    assert_int_equal(sqlite3_exec(d->db, damage[k], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(tl__sqlite_db(d), damage[k], NULL, NULL, NULL), SQLITE_OK);
     tl_store_close(d);
     const char *only_d[] = {pd};
     assert_int_equal(tl_store_merge(t, only_d, 1, &st), TL_ECORRUPT);
@@ -576,7 +578,7 @@ static void prune_and_delete(void **state) {
   add_session(s, "keep", "h", 0, v, 2, u2);
   add_session(s, "old", "h", 1, v, 1, u3);
   /* Back-date the first two sessions. */
-  assert_int_equal(sqlite3_exec(s->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
                                 "UPDATE sessions SET started_ns = 1000 WHERE label = 'old' "
                                 "AND delay_ns = 0; UPDATE sessions SET started_ns = 1000 WHERE "
                                 "label = 'keep'",
@@ -596,7 +598,7 @@ static void prune_and_delete(void **state) {
   /* Nothing dangles. */
   int64_t rows = -1;
   sqlite3_stmt *st;
-  sqlite3_prepare_v2(s->db,
+  sqlite3_prepare_v2(tl__sqlite_db(s),
                      "SELECT (SELECT count(*) FROM sample_blocks) + (SELECT count(*) FROM "
                      "session_tags) + (SELECT count(*) FROM host_facts)",
                      -1, &st, NULL);
@@ -611,7 +613,8 @@ static void prune_and_delete(void **state) {
 
 static int page_size(tl_store *s) {
   sqlite3_stmt *st;
-  assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA page_size", -1, &st, NULL),
+                   SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   int n = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
@@ -643,7 +646,8 @@ static void vacuum_upgrades_pages(void **state) {
   assert_int_equal(count_samples(s), 10000);
   assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
   sqlite3_stmt *st;
-  assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA journal_mode", -1, &st, NULL),
+                   SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
   sqlite3_finalize(st);
@@ -727,8 +731,9 @@ static void read_snapshot(void **state) {
   assert_int_equal(tl_writer_begin(w, &spec, &wr, u), TL_OK);
   assert_int_equal(tl_writer_add(wr, v, 100), TL_OK);
   assert_int_equal(tl_writer_end(wr, "complete"), TL_OK);
-  assert_int_equal(sqlite3_exec(w->db, "DELETE FROM sample_blocks WHERE session_id = 1 AND seq = 0",
-                                NULL, NULL, NULL),
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(w),
+                                "DELETE FROM sample_blocks WHERE session_id = 1 AND seq = 0", NULL,
+                                NULL, NULL),
                    SQLITE_OK);
   tl_filter fl;
   tl_filter_init(&fl);
@@ -820,7 +825,8 @@ static void scan_blocks_filter(void **state) {
   int64_t ids[] = {1, 2};
   /* New files have pages large enough for a whole block. */
   sqlite3_stmt *st;
-  assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA page_size", -1, &st, NULL),
+                   SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   assert_int_equal(sqlite3_column_int(st, 0), 65536);
   sqlite3_finalize(st);
@@ -830,9 +836,10 @@ static void scan_blocks_filter(void **state) {
   assert_int_equal(c.decoded, 3); /* 8192..12287, 12288..16383, 16384..19999 */
   assert_int_equal(c.values, 8000);
   /* A refused header is never read; a damaged one is reported. */
-  assert_int_equal(
-      sqlite3_exec(s->db, "UPDATE sample_blocks SET count = 5000 WHERE seq = 1", NULL, NULL, NULL),
-      SQLITE_OK);
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
+                                "UPDATE sample_blocks SET count = 5000 WHERE seq = 1", NULL, NULL,
+                                NULL),
+                   SQLITE_OK);
   assert_int_equal(tl_store_scan_blocks(s, ids, 2, only_high, count_block, &c), TL_ECORRUPT);
   free(v);
   tl_store_close(s);
@@ -896,7 +903,7 @@ static void exact_over_sessions(void **state) {
   for (int k = 0; k < 11; k++)
     assert_int_equal(d.pct_ns[k], part[tl_rank(p[k], (int64_t)m) - 1]);
   /* A damaged summary is an error that says so, never other numbers. */
-  assert_int_equal(sqlite3_exec(s->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
                                 "CREATE TABLE saved AS SELECT * FROM session_summaries;"
                                 "UPDATE session_summaries SET data = substr(data, 1, 8) || "
                                 "x'ff' || substr(data, 10) WHERE session_id = 2",
@@ -904,14 +911,14 @@ static void exact_over_sessions(void **state) {
                    SQLITE_OK);
   assert_int_equal(tl_dist_compute(s, ids, SESSIONS, p, 11, &d), TL_ECORRUPT);
   assert_non_null(strstr(tl_store_errmsg(s), "summary: checksum mismatch"));
-  assert_int_equal(sqlite3_exec(s->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
                                 "DELETE FROM session_summaries; INSERT INTO session_summaries "
                                 "SELECT * FROM saved; DROP TABLE saved",
                                 NULL, NULL, NULL),
                    SQLITE_OK);
   /* A damaged block deep in a session is an error that says where, even
    * where no rank needs its samples. */
-  assert_int_equal(sqlite3_exec(s->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
                                 "UPDATE sample_blocks SET data = x'ffffff' WHERE session_id = 3 "
                                 "AND seq = 5",
                                 NULL, NULL, NULL),

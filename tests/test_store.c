@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 #include "support.h"
 #include "support_store.h"
 
@@ -178,6 +178,72 @@ static void filters(void **state) {
   assert_int_equal(n, 3);
   assert_string_equal(names[0], "droplet");
   tl_strings_free(names, n);
+  tl_store_close(s);
+}
+
+/* One builder makes the session filter's SQL for both backends: the two
+ * dialects' queries differ only in how a parameter is marked and in the
+ * columns that judge a running session, and bind the same values in the
+ * same order (the host once, however often the query names it). */
+static void one_filter_builder_for_both_dialects(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  const char *labels[] = {"a", "b"}, *k[] = {"load"}, *v[] = {"idle"};
+  tl_filter flt;
+  tl_filter_init(&flt);
+  flt.labels = labels;
+  flt.label_count = 2;
+  flt.probe = "uv";
+  flt.delay_ns = 5;
+  flt.since_ns = 6;
+  flt.until_ns = 7;
+  flt.host = "h";
+  flt.tag_keys = k;
+  flt.tag_values = v;
+  flt.tag_count = 1;
+  flt.status = "interrupted";
+  static const tl__sql_dialect question = {'?', "s.pid, s.heartbeat_ns"}, dollar = {'$', "0, 0"};
+  tl__session_query *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+  assert_int_equal(tl__session_query_build(s, &question, &flt, a), TL_OK);
+  assert_int_equal(tl__session_query_build(s, &dollar, &flt, b), TL_OK);
+  assert_int_equal(a->n, 10);
+  assert_int_equal(b->n, a->n);
+  for (int i = 0; i < a->n; i++) {
+    assert_true((a->params[i].text == NULL) == (b->params[i].text == NULL));
+    if (a->params[i].text)
+      assert_string_equal(a->params[i].text, b->params[i].text);
+    else
+      assert_int_equal(a->params[i].num, b->params[i].num);
+  }
+  assert_string_equal(a->params[0].text, "a");
+  assert_int_equal(a->params[3].num, 5);
+  assert_string_equal(a->params[6].text, "h");
+  assert_string_equal(a->params[9].text, "interrupted");
+  /* The same text once the marks and the running columns agree. */
+  char *t = strstr(b->sql, "0, 0");
+  assert_non_null(t);
+  char *same = malloc(sizeof b->sql + 32);
+  snprintf(same, sizeof b->sql + 32, "%.*ss.pid, s.heartbeat_ns%s", (int)(t - b->sql), b->sql,
+           t + 4);
+  for (char *c = same; *c; c++)
+    if (*c == '$')
+      *c = '?';
+  assert_string_equal(same, a->sql);
+  assert_non_null(strstr(a->sql, "(h.hostname = ?7 OR substr(h.fingerprint, 1, length(?7)) = ?7)"));
+  assert_non_null(strstr(a->sql, "(s.status = ?10 OR s.status = 'running')"));
+  /* More than fit is refused, with the filter's own message. */
+  const char *many[TL__SQL_PARAMS_MAX + 1];
+  for (size_t i = 0; i <= TL__SQL_PARAMS_MAX; i++)
+    many[i] = "x";
+  tl_filter_init(&flt);
+  flt.labels = many;
+  flt.label_count = TL__SQL_PARAMS_MAX + 1;
+  assert_int_equal(tl__session_query_build(s, &question, &flt, a), TL_EINVAL);
+  assert_string_equal(tl_store_errmsg(s), "filter is too large");
+  free(same);
+  free(a);
+  free(b);
   tl_store_close(s);
 }
 
@@ -802,10 +868,11 @@ static void failed_batches_leave_the_summary_exact(void **state) {
   assert_int_equal(tl_writer_flush(w), TL_OK); /* the open block holds 1000 */
   static const size_t from[] = {1000, 13000, 18000};
   for (size_t k = 0; k < 2; k++) {
-    assert_int_equal(sqlite3_exec(s->db, fail[k], NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(tl__sqlite_db(s), fail[k], NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(tl_writer_add(w, v + from[k], from[k + 1] - from[k]), TL_OK);
     assert_int_not_equal(tl_writer_flush(w), TL_OK);
-    assert_int_equal(sqlite3_exec(s->db, "DROP TRIGGER temp.fail", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(tl__sqlite_db(s), "DROP TRIGGER temp.fail", NULL, NULL, NULL),
+                     SQLITE_OK);
     assert_int_equal(tl_writer_flush(w), TL_OK);
   }
   assert_int_equal(tl_writer_add(w, v + from[2], n - from[2]), TL_OK);
@@ -924,8 +991,9 @@ static void stale_sessions(void **state) {
   tl_session_list_free(&list);
   flt.status = NULL;
   sqlite3_stmt *raw;
-  assert_int_equal(sqlite3_prepare_v2(s->db, "SELECT status FROM sessions", -1, &raw, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT status FROM sessions", -1, &raw, NULL),
+      SQLITE_OK);
   assert_int_equal(sqlite3_step(raw), SQLITE_ROW);
   assert_string_equal((const char *)sqlite3_column_text(raw, 0), "running");
   sqlite3_finalize(raw);
@@ -968,9 +1036,9 @@ static int count_steps(void *ctx) {
 /* The SQLite instructions tl_store_recover_stale runs on s. */
 static int64_t recover_steps(tl_store *s) {
   int64_t steps = 0;
-  sqlite3_progress_handler(s->db, 1, count_steps, &steps);
+  sqlite3_progress_handler(tl__sqlite_db(s), 1, count_steps, &steps);
   assert_int_equal(tl_store_recover_stale(s, 3600LL * 1000000000LL, NULL), TL_OK);
-  sqlite3_progress_handler(s->db, 0, NULL, NULL);
+  sqlite3_progress_handler(tl__sqlite_db(s), 0, NULL, NULL);
   return steps;
 }
 
@@ -987,7 +1055,7 @@ static void stale_search_reads_only_running(void **state) {
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
   int64_t few = recover_steps(s);
   /* 20,000 more finished sessions of the same host, written directly. */
-  assert_int_equal(sqlite3_exec(s->db,
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
                                 "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k "
                                 "WHERE i < 20000) INSERT INTO sessions (uuid, run_uuid, host_id, "
                                 "label, probe, delay_ns, warmup, started_ns, ended_ns, "
@@ -1511,6 +1579,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(one_filter_builder_for_both_dialects, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(label_summaries, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(bad_session_specs, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(refusals, tl_test_setup, tl_test_teardown),

@@ -12,7 +12,6 @@
  * finds it there, so a session is stored once and seen whole or not at
  * all. Every transaction locks its host row before the session, always in
  * that order, so pushers cannot deadlock. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +107,23 @@ static int copy_samples(copier *c, int64_t local_id) {
   return err;
 }
 
+/* blob[0..len) as a bytea literal in PostgreSQL's hex form, "\\x0a1b...",
+ * to bind as text and cast ($n::bytea); free it. NULL when out of memory. */
+static char *bytea_hex(const uint8_t *blob, size_t len) {
+  static const char digits[] = "0123456789abcdef";
+  char *hex = malloc(2 * len + 3);
+  if (!hex)
+    return NULL;
+  hex[0] = '\\';
+  hex[1] = 'x';
+  for (size_t i = 0; i < len; i++) {
+    hex[2 + 2 * i] = digits[blob[i] >> 4];
+    hex[3 + 2 * i] = digits[blob[i] & 15];
+  }
+  hex[2 + 2 * len] = '\0';
+  return hex;
+}
+
 /* The session's summary, the file's or made from the samples just sent,
  * as bytea in hex. */
 static int push_summary(copier *c, int64_t local_id) {
@@ -116,18 +132,10 @@ static int push_summary(copier *c, int64_t local_id) {
   int err = tl__summary_pick_finish(c->pick, c->local, local_id, &blob, &len);
   if (err)
     return tl__store_fail(c->server, err, "%s", c->local->errmsg);
-  char *hex = malloc(2 * len + 3);
+  char *hex = bytea_hex(blob, len);
   if (!hex) {
     err = tl__store_fail(c->server, TL_ENOMEM, "out of memory sending a summary");
   } else {
-    static const char digits[] = "0123456789abcdef";
-    hex[0] = '\\';
-    hex[1] = 'x';
-    for (size_t i = 0; i < len; i++) {
-      hex[2 + 2 * i] = digits[blob[i] >> 4];
-      hex[3 + 2 * i] = digits[blob[i] & 15];
-    }
-    hex[2 + 2 * len] = '\0';
     tl_pg_params p = {0};
     tl__pg_param_i64(&p, c->session_id);
     tl__pg_param_text(&p, hex);
@@ -145,52 +153,39 @@ static int push_summary(copier *c, int64_t local_id) {
   return err;
 }
 
+#define CAUSES_DOING "sending the causes of late samples"
+
+/* One row of the file's causes, as it is. */
+static int send_cause_row(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *blob,
+                          size_t len) {
+  copier *c = ctx;
+  char *hex = bytea_hex(blob, len);
+  if (!hex)
+    return tl__store_fail(c->server, TL_ENOMEM, "out of memory " CAUSES_DOING);
+  tl_pg_params p = {0};
+  tl__pg_param_i64(&p, c->session_id);
+  tl__pg_param_i64(&p, kind);
+  tl__pg_param_i64(&p, first);
+  tl__pg_param_i64(&p, count);
+  tl__pg_param_text(&p, hex);
+  int err = tl__pg_exec(c->server,
+                        "INSERT INTO session_causes (session_id, kind, first_index, count, data) "
+                        "VALUES ($1, $2, $3, $4, $5::bytea)",
+                        &p, CAUSES_DOING);
+  free(hex);
+  return err;
+}
+
 /* The session's causes (docs/schema.md, "Causes"), each row of the file as
- * it is. A role that may not insert them leaves the session without, as
- * for summaries: its samples are then "not attributed" on the server. */
+ * it is (none from a file older than the causes). A role that may not
+ * insert them leaves the session without, as for summaries: its samples
+ * are then "not attributed" on the server. */
 static int push_causes(copier *c, int64_t local_id) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(c->local->db,
-                         "SELECT kind, first_index, count, data FROM session_causes "
-                         "WHERE session_id = ?",
-                         -1, &st, NULL) != SQLITE_OK) {
-    sqlite3_finalize(st);
-    return TL_OK; /* a file older than the causes */
-  }
-  sqlite3_bind_int64(st, 1, local_id);
-  const char *doing = "sending the causes of late samples";
-  int err = tl__pg_exec(c->server, "SAVEPOINT causes", NULL, doing);
-  while (err == TL_OK && sqlite3_step(st) == SQLITE_ROW) {
-    const uint8_t *blob = sqlite3_column_blob(st, 3);
-    size_t len = (size_t)sqlite3_column_bytes(st, 3);
-    char *hex = malloc(2 * len + 3);
-    if (!hex) {
-      err = tl__store_fail(c->server, TL_ENOMEM, "out of memory %s", doing);
-      break;
-    }
-    static const char digits[] = "0123456789abcdef";
-    hex[0] = '\\';
-    hex[1] = 'x';
-    for (size_t i = 0; i < len; i++) {
-      hex[2 + 2 * i] = digits[blob[i] >> 4];
-      hex[3 + 2 * i] = digits[blob[i] & 15];
-    }
-    hex[2 + 2 * len] = '\0';
-    tl_pg_params p = {0};
-    tl__pg_param_i64(&p, c->session_id);
-    tl__pg_param_i64(&p, sqlite3_column_int64(st, 0));
-    tl__pg_param_i64(&p, sqlite3_column_int64(st, 1));
-    tl__pg_param_i64(&p, sqlite3_column_int64(st, 2));
-    tl__pg_param_text(&p, hex);
-    err = tl__pg_exec(c->server,
-                      "INSERT INTO session_causes (session_id, kind, first_index, count, data) "
-                      "VALUES ($1, $2, $3, $4, $5::bytea)",
-                      &p, doing);
-    free(hex);
-  }
-  sqlite3_finalize(st);
+  int err = tl__pg_exec(c->server, "SAVEPOINT causes", NULL, CAUSES_DOING);
+  if (err == TL_OK)
+    err = c->local->ops->cause_rows(c->local, local_id, -1, send_cause_row, c);
   if (err == TL_EPERM)
-    err = tl__pg_exec(c->server, "ROLLBACK TO SAVEPOINT causes", NULL, doing);
+    err = tl__pg_exec(c->server, "ROLLBACK TO SAVEPOINT causes", NULL, CAUSES_DOING);
   return err;
 }
 
@@ -387,25 +382,12 @@ static int session_only(int err) {
  * --remove-pushed at once, where the other sent it and removed it after
  * this one listed the file. */
 static int removed_meanwhile(tl_store *local, const char *uuid) {
-  sqlite3_stmt *st = NULL;
-  int gone = 0;
-  if (sqlite3_prepare_v2(local->db, "SELECT 1 FROM sessions WHERE uuid = ?", -1, &st, NULL) ==
-      SQLITE_OK) {
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    gone = sqlite3_step(st) == SQLITE_DONE;
-  }
-  sqlite3_finalize(st);
-  return gone;
+  int has = 1;
+  return local->ops->has_session(local, uuid, &has) == TL_OK && !has;
 }
 
-static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
+int tl__pg_push(tl_store *server, tl_store *local, const tl_push_opts *opts, tl_push_stats *out) {
   tl_push_stats st = {0};
-  if (out)
-    *out = st;
-  if (server->ops != &tl__pg_ops)
-    return tl__store_fail(server, TL_EINVAL, "tlstore push sends to a PostgreSQL server");
-  if (!local->db)
-    return tl__store_fail(server, TL_EINVAL, "tlstore push reads a database file, not a server");
   if (server->readonly)
     return tl__store_fail(server, TL_EREADONLY, "%s is open read-only", server->path);
   tl_filter f;
@@ -484,29 +466,5 @@ static int push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_
   tl_session_list_free(&list);
   if (out)
     *out = st;
-  return err;
-}
-
-static volatile int signalled; /* a SIGINT or SIGTERM during a push with on_signals */
-
-static void on_signal(int sig) {
-  (void)sig;
-  signalled = 1;
-}
-
-int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, tl_push_stats *out) {
-  if (!opts->on_signals)
-    return push(local, server, opts, out);
-  tl_push_opts o = *opts;
-  if (!o.stop)
-    o.stop = &signalled;
-  signalled = 0;
-  struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  int err = push(local, server, &o, out);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
   return err;
 }

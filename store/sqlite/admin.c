@@ -4,23 +4,23 @@
  * they are the identity other sessions and later merges refer to. */
 #include <string.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 static int begin(tl_store *s, const char *doing) {
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
-  int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
 static int finish(tl_store *s, int err, const char *doing) {
   if (err == TL_OK) {
-    int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    int rc = sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
       return TL_OK;
     err = tl__store_sqlfail(s, rc, doing);
   }
-  sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
   return err;
 }
 
@@ -30,8 +30,8 @@ int tl__sqlite_delete(tl_store *s, const char *uuid) {
   if (err)
     return err;
   sqlite3_stmt *st = NULL;
-  int rc =
-      sqlite3_prepare_v2(s->db, "SELECT id, status FROM sessions WHERE uuid = ?", -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT id, status FROM sessions WHERE uuid = ?",
+                              -1, &st, NULL);
   int64_t id = -1;
   if (rc != SQLITE_OK) {
     err = tl__store_sqlfail(s, rc, doing);
@@ -52,7 +52,7 @@ int tl__sqlite_delete(tl_store *s, const char *uuid) {
     sqlite3_finalize(st);
   }
   if (err == TL_OK) {
-    rc = sqlite3_prepare_v2(s->db, "DELETE FROM sessions WHERE id = ?", -1, &st, NULL);
+    rc = sqlite3_prepare_v2(tl__sqlite_db(s), "DELETE FROM sessions WHERE id = ?", -1, &st, NULL);
     if (rc == SQLITE_OK) {
       sqlite3_bind_int64(st, 1, id);
       rc = sqlite3_step(st);
@@ -77,7 +77,7 @@ int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t 
       "AND (?2 IS NULL OR label = ?2)"};
   for (int i = 0; i < 2 && err == TL_OK; i++) {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL);
+    int rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql[i], -1, &st, NULL);
     if (rc == SQLITE_OK) {
       sqlite3_bind_int64(st, 1, before_ns);
       if (label)
@@ -97,9 +97,7 @@ int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t 
   return finish(s, err, doing);
 }
 
-int tl_store_vacuum(tl_store *s) {
-  if (!s->db)
-    return tl__store_need_file(s, "vacuuming");
+int tl__sqlite_vacuum(tl_store *s) {
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   /* A file from before tl used 64 KiB pages is rebuilt with them. The page
@@ -107,21 +105,21 @@ int tl_store_vacuum(tl_store *s) {
    * duration; that needs the file to itself, else it stays as it is. */
   sqlite3_stmt *st = NULL;
   int page = 0;
-  if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+  if (sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW)
     page = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
   int rc;
   if (page && page < 65536 &&
-      sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) == SQLITE_OK) {
-    rc = sqlite3_exec(s->db, "PRAGMA page_size=65536; VACUUM", NULL, NULL, NULL);
-    int back = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+      sqlite3_exec(tl__sqlite_db(s), "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) == SQLITE_OK) {
+    rc = sqlite3_exec(tl__sqlite_db(s), "PRAGMA page_size=65536; VACUUM", NULL, NULL, NULL);
+    int back = sqlite3_exec(tl__sqlite_db(s), "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
       rc = back;
   } else {
-    rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL);
+    rc = sqlite3_exec(tl__sqlite_db(s), "VACUUM", NULL, NULL, NULL);
   }
   if (rc == SQLITE_OK)
-    rc = sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    rc = sqlite3_exec(tl__sqlite_db(s), "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "vacuuming");
 }

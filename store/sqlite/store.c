@@ -1,5 +1,5 @@
-/* store.c: opening, migrating and checking a tl database, and reading
- * sessions and samples back.
+/* store.c: opening, migrating and closing a tl database file, and marking
+ * the sessions whose collector is gone.
  *
  * The database runs in WAL mode with synchronous=FULL: a committed batch of
  * samples survives a crash of the collector, of the OS and a power loss, and
@@ -20,86 +20,12 @@
 #include <unistd.h>
 
 #include "base_internal.h"
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 /* 'tldb' in the database header, so that tl can tell its files apart. */
 enum { TL_APPLICATION_ID = 0x746c6462 };
-/* A 'running' session whose collector has not committed for this long is
- * taken as dead. The collector commits at least every few seconds. */
-
-int tl__store_fail(tl_store *s, int err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
-  va_end(ap);
-  return err;
-}
-
-/* statvfs of the folder that holds path. */
-static int parent_statvfs(const char *path, struct statvfs *vfs) {
-  char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else
-    slash[slash == dir] = '\0';
-  return statvfs(dir, vfs);
-}
-
-static int on_readonly_fs(const char *path) {
-  struct statvfs vfs;
-  return parent_statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
-}
-
-/* Whether a write to the database at path failed for want of space: its
- * file system is (nearly) full, or the database or its WAL reached the
- * process's file-size limit. SQLite does not always keep the errno of a
- * failed write (a rollback after it may clear it), so an I/O error is
- * checked against the facts. */
-static int looks_full(const char *path) {
-  struct statvfs vfs;
-  if (parent_statvfs(path, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < 1024 * 1024)
-    return 1;
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-    return 0;
-  char wal[PATH_MAX + 8];
-  snprintf(wal, sizeof wal, "%s-wal", path);
-  const char *files[] = {path, wal};
-  for (size_t i = 0; i < 2; i++) {
-    struct stat st;
-    if (stat(files[i], &st) == 0 && (uint64_t)st.st_size + 65536 >= (uint64_t)rl.rlim_cur)
-      return 1;
-  }
-  return 0;
-}
-
-/* What to do about a -shm or -wal file that cannot be written. */
-static const char sidecar_hint[] =
-    " (left by a program that read the database while it was read-only: make it writable with "
-    "chmod u+w, or remove it when no tl program is using the database)";
-
-/* Whether path-shm or path-wal exists and cannot be written while path
- * can; then names it in buf ("PATH-shm is read-only"). */
-static int readonly_sidecar(const char *path, char *buf, size_t len) {
-  if (access(path, W_OK) != 0)
-    return 0;
-  static const char *const ext[] = {"-shm", "-wal"};
-  for (size_t i = 0; i < 2; i++) {
-    char side[PATH_MAX + 8];
-    snprintf(side, sizeof side, "%s%s", path, ext[i]);
-    if (access(side, F_OK) == 0 && access(side, W_OK) != 0) {
-      snprintf(buf, len, "%s is read-only", side);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* Whether path-wal or path-shm exists and is not a regular file; then
  * names it and says what it is in buf. */
-static const char *special_kind(mode_t mode);
 static int sidecar_not_a_file(const char *path, char *buf, size_t len) {
   static const char *const ext[] = {"-wal", "-shm"};
   for (size_t i = 0; i < 2; i++) {
@@ -108,100 +34,11 @@ static int sidecar_not_a_file(const char *path, char *buf, size_t len) {
     snprintf(side, sizeof side, "%s%s", path, ext[i]);
     if (lstat(side, &st) == 0 && !S_ISREG(st.st_mode)) {
       snprintf(buf, len, "%s is %s", side,
-               S_ISDIR(st.st_mode) ? "a folder" : special_kind(st.st_mode));
+               S_ISDIR(st.st_mode) ? "a folder" : tl__sqlite_special_kind(st.st_mode));
       return 1;
     }
   }
   return 0;
-}
-
-int tl__store_sqlfail(tl_store *s, int rc, const char *doing) {
-  char sidecar[PATH_MAX + 32];
-  int err;
-  const char *hint = "";
-  /* The OS error behind an I/O failure tells a full disk (or a file-size
-   * limit) from a broken one. */
-  int sys = s->db ? sqlite3_system_errno(s->db) : 0;
-  const char *detail = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
-  switch (rc & 0xff) {
-  case SQLITE_NOMEM:
-    err = TL_ENOMEM;
-    break;
-  case SQLITE_NOTADB:
-    err = TL_ENOTDB;
-    break;
-  case SQLITE_CORRUPT:
-    err = TL_ECORRUPT;
-    hint = " (run 'tlstore check'; restore from a copy if it fails)";
-    break;
-  case SQLITE_BUSY:
-  case SQLITE_LOCKED:
-    err = TL_EBUSY;
-    hint = " (another process is writing to it; try again when it is done)";
-    break;
-  case SQLITE_FULL:
-    err = TL_EFULL;
-    hint = " (free some space, or use --db on another disk)";
-    break;
-  case SQLITE_READONLY:
-    err = TL_EREADONLY;
-    if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
-        rc == SQLITE_READONLY_CANTLOCK)
-      hint = " (tl keeps its -wal and -shm files next to the database: make the folder "
-             "writable, or copy the database to a writable folder and use --db)";
-    else if (s->path && readonly_sidecar(s->path, sidecar, sizeof sidecar)) {
-      /* The database is writable, but a -shm or -wal file left behind by
-       * an older tl reading it while it was read-only is not. */
-      detail = sidecar;
-      hint = sidecar_hint;
-    } else
-      hint = " (make the file and its folder writable, or use --db)";
-    break;
-  case SQLITE_CANTOPEN:
-    err = TL_EIO;
-    hint = " (check that the file and its folder exist and are accessible, or use --db)";
-    if (sys == EROFS || (s->path && on_readonly_fs(s->path))) {
-      err = TL_EREADONLY;
-      detail = "its file system is read-only";
-      hint = " (copy the database to a writable disk, or use --db)";
-    }
-    break;
-  case SQLITE_PERM:
-  case SQLITE_AUTH:
-    err = TL_EPERM;
-    break;
-  case SQLITE_IOERR:
-    err = TL_EIO;
-    if (sys == ENOSPC || sys == EFBIG ||
-#ifdef EDQUOT
-        sys == EDQUOT ||
-#endif
-        (!sys && s->path && looks_full(s->path))) {
-      err = TL_EFULL;
-      hint = " (the disk is full or a file-size limit was reached: free some space, or use "
-             "--db on another disk)";
-    } else if (sys == EROFS) {
-      err = TL_EREADONLY;
-      hint = " (the file system is read-only: use --db on a writable one)";
-    }
-    break;
-  default:
-    err = TL_ESQL;
-  }
-  if (rc == SQLITE_READONLY_DIRECTORY || rc == SQLITE_READONLY_CANTINIT ||
-      rc == SQLITE_READONLY_CANTLOCK)
-    detail = "its folder is read-only";
-  if ((rc & 0xff) == SQLITE_IOERR && sys)
-    return tl__store_fail(s, err, "%s: %s: %s: %s%s", s->path ? s->path : "database", doing, detail,
-                          strerror(sys), hint);
-  return tl__store_fail(s, err, "%s: %s: %s%s", s->path ? s->path : "database", doing, detail,
-                        hint);
-}
-
-int64_t tl__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ======================================================================== */
@@ -211,7 +48,7 @@ int tl_schema_latest(void) { return (int)tl__migration_count; }
 
 static int pragma_int(tl_store *s, const char *sql, int *out) {
   sqlite3_stmt *st;
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -224,7 +61,7 @@ static int pragma_int(tl_store *s, const char *sql, int *out) {
 }
 
 static int exec(tl_store *s, const char *sql, const char *doing) {
-  int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), sql, NULL, NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
@@ -285,14 +122,15 @@ static int migrate(tl_store *s, int from) {
   summary_fn_ctx sctx = {s, tl__summarizer_new()};
   if (!sctx.z)
     return tl__store_fail(s, TL_ENOMEM, "out of memory upgrading the schema");
-  int rc = sqlite3_create_function(s->db, "tl_block_upgrade_v1", 5,
-                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
-                                   block_upgrade_fn, NULL, NULL) == SQLITE_OK &&
-                   sqlite3_create_function(s->db, "tl_session_summary", 1,
-                                           SQLITE_UTF8 | SQLITE_DIRECTONLY, &sctx,
-                                           session_summary_fn, NULL, NULL) == SQLITE_OK
-               ? TL_OK
-               : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting the schema upgrade");
+  int rc =
+      sqlite3_create_function(tl__sqlite_db(s), "tl_block_upgrade_v1", 5,
+                              SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                              block_upgrade_fn, NULL, NULL) == SQLITE_OK &&
+              sqlite3_create_function(tl__sqlite_db(s), "tl_session_summary", 1,
+                                      SQLITE_UTF8 | SQLITE_DIRECTONLY, &sctx, session_summary_fn,
+                                      NULL, NULL) == SQLITE_OK
+          ? TL_OK
+          : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting the schema upgrade");
   if (rc == TL_OK)
     rc = exec(s, "BEGIN IMMEDIATE", "starting the schema upgrade");
   /* Another process may have migrated while we waited for the lock. */
@@ -313,9 +151,10 @@ static int migrate(tl_store *s, int from) {
   if (rc == TL_OK)
     rc = exec(s, "COMMIT", "committing the schema upgrade");
   else
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
   /* The function's context lives on this stack frame only. */
-  sqlite3_create_function(s->db, "tl_session_summary", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+  sqlite3_create_function(tl__sqlite_db(s), "tl_session_summary", 1, SQLITE_UTF8, NULL, NULL, NULL,
+                          NULL);
   tl__summarizer_free(sctx.z);
   return rc;
 }
@@ -347,18 +186,6 @@ static int fail_write_protected(tl_store *s) {
                         s->path);
 }
 
-static const char *special_kind(mode_t mode) {
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
 static int wal_in_use(const char *path) {
   char wal[PATH_MAX + 8];
   struct stat st;
@@ -379,45 +206,34 @@ static int reopen_immutable(tl_store *s, const char *path) {
                                                       : sprintf(p, "%c", *c);
   sprintf(p, "?immutable=1");
   tl__sqlite_forget_statements(s);
-  sqlite3_close_v2(s->db);
-  s->db = NULL;
-  int rc = sqlite3_open_v2(uri, &s->db,
+  sqlite3_close_v2(tl__sqlite_db(s));
+  tl__sqlite(s)->db = NULL;
+  int rc = sqlite3_open_v2(uri, &tl__sqlite(s)->db,
                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
   free(uri);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "opening");
-  sqlite3_extended_result_codes(s->db, 1);
+  sqlite3_extended_result_codes(tl__sqlite_db(s), 1);
   s->errmsg[0] = '\0';
   return TL_OK;
 }
 
-int tl__sqlite_open(tl_store **out, const char *path, int flags) {
-  *out = NULL;
-  tl_store *s = calloc(1, sizeof *s);
-  if (!s)
-    return TL_ENOMEM;
-  *out = s;
-  s->ops = &tl__sqlite_ops;
-  s->path = strdup(path);
-  if (!s->path)
-    return TL_ENOMEM;
-  s->readonly = !!(flags & TL_STORE_READONLY);
-
-  struct stat st;
-  int exists = stat(path, &st) == 0;
-  if (!exists) {
+/* TL_OK when the file at path (st: its stat, NULL when there is none)
+ * can be opened as flags ask; else why not, before SQLite touches it. */
+static int refuse_unfit(tl_store *s, const char *path, int flags, const struct stat *st) {
+  if (!st) {
     if (errno == ENOENT && (flags & (TL_STORE_READONLY | TL_STORE_NOCREATE)))
       return tl__store_fail(s, TL_ENOTFOUND,
                             "%s does not exist (collect with tlcollect first, or use --db)", path);
-  } else if (S_ISDIR(st.st_mode)) {
+  } else if (S_ISDIR(st->st_mode)) {
     return tl__store_fail(s, TL_EINVAL, "%s is a folder, not a database file", path);
-  } else if (!S_ISREG(st.st_mode)) {
+  } else if (!S_ISREG(st->st_mode)) {
     /* SQLite would block forever on a FIFO, and leave a -journal file next
      * to /dev/null: a database is a regular file, anything else is refused
      * before it is touched. */
     return tl__store_fail(s, TL_EINVAL, "%s is %s, not a database file", path,
-                          special_kind(st.st_mode));
-  } else if (st.st_size == 0 && (flags & (TL_STORE_READONLY | TL_STORE_NOCREATE)) &&
+                          tl__sqlite_special_kind(st->st_mode));
+  } else if (st->st_size == 0 && (flags & (TL_STORE_READONLY | TL_STORE_NOCREATE)) &&
              !wal_in_use(path)) {
     /* Only a collector (or a merge or import into it) makes an empty file
      * a database; a command that looks must not grow it into one. */
@@ -427,57 +243,28 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   /* SQLite's -wal and -shm beside it must be files: a folder (or a FIFO)
    * there would fail later as "read-only" or "unable to open". */
   char bad_side[PATH_MAX + 32];
-  if (exists && sidecar_not_a_file(path, bad_side, sizeof bad_side))
+  if (st && sidecar_not_a_file(path, bad_side, sizeof bad_side))
     return tl__store_fail(s, TL_EINVAL,
                           "%s: SQLite keeps the database's write-ahead log and its index there, "
                           "so it must be a file or absent (remove it when no tl program is using "
                           "the database)",
                           bad_side);
   /* Before SQLite opens it (and makes -wal and -shm files at its mode). */
-  if (!s->readonly && exists && access(path, W_OK) != 0 && errno == EACCES)
+  if (!s->readonly && st && access(path, W_OK) != 0 && errno == EACCES)
     return fail_write_protected(s);
   /* A -shm or -wal an older tl left read-only: named now, since SQLite,
    * which opens it read-only, also makes an empty one writable for its
    * owner, and the failure that follows would no longer show the cause. */
   char sidecar[PATH_MAX + 32];
-  if (!s->readonly && exists && readonly_sidecar(path, sidecar, sizeof sidecar))
-    return tl__store_fail(s, TL_EREADONLY, "%s%s", sidecar, sidecar_hint);
-  /* A file nobody may write (no write permission bits) and without a WAL
-   * to replay cannot change under a reader: read it as it is, so that no
-   * -wal and -shm files are left behind at its mode, which would stop a
-   * writer once the file is made writable again. */
-  int version = 0, err;
-  if (s->readonly && exists && !(st.st_mode & 0222) && !wal_in_use(path)) {
-    err = reopen_immutable(s, path);
-    if (err)
-      return err;
-  } else {
-    int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK)
-      return tl__store_sqlfail(s, rc, "opening");
-    sqlite3_extended_result_codes(s->db, 1);
-  }
-  sqlite3_busy_timeout(s->db, 5000);
+  if (!s->readonly && st && tl__sqlite_readonly_sidecar(path, sidecar, sizeof sidecar))
+    return tl__store_fail(s, TL_EREADONLY, "%s%s", sidecar, tl__sqlite_sidecar_hint);
+  return TL_OK;
+}
 
-  err = check_identity(s, &version);
-  if (err && s->readonly && on_readonly_fs(path) && !wal_in_use(path)) {
-    /* A read-only medium (an archive, a read-only mount): SQLite cannot make
-     * the -shm file that WAL mode reads through, and nobody can write here,
-     * so read the file as it is. Not when a -wal file holds commits the
-     * file itself lacks. */
-    err = reopen_immutable(s, path);
-    if (err == TL_OK)
-      err = check_identity(s, &version);
-  }
-  if (err == TL_ENOTDB && !strstr(s->errmsg, "another program"))
-    tl__store_fail(s, TL_ENOTDB, "%s is not a tl database (not a SQLite file)", path);
-  if (err)
-    return err;
-  /* SQLite quietly opens a write-protected file read-only; a writer should
-   * hear about it now rather than when its first session starts. */
-  if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
-    return fail_write_protected(s);
+/* The settings of every connection; a writer's also make the file WAL,
+ * fully synchronous, and give a new one large pages. */
+static int set_pragmas(tl_store *s, int version) {
+  int err = TL_OK;
   if (!s->readonly) {
     /* A new file gets large pages: a sample block (about 12 KiB) then sits
      * in one page instead of a chain of overflow pages, which makes reading
@@ -496,6 +283,65 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   }
   if (err == TL_OK)
     err = exec(s, "PRAGMA foreign_keys=ON", "enabling foreign keys");
+  return err;
+}
+
+int tl__sqlite_open(const tl_store_ops *self, tl_store **out, const char *path, int flags) {
+  *out = NULL;
+  tl_sqlite *file = calloc(1, sizeof *file);
+  if (!file)
+    return TL_ENOMEM;
+  tl_store *s = &file->base;
+  *out = s;
+  s->ops = self;
+  s->path = strdup(path);
+  if (!s->path)
+    return TL_ENOMEM;
+  s->readonly = !!(flags & TL_STORE_READONLY);
+
+  struct stat st;
+  int exists = stat(path, &st) == 0;
+  int err = refuse_unfit(s, path, flags, exists ? &st : NULL);
+  if (err)
+    return err;
+  /* A file nobody may write (no write permission bits) and without a WAL
+   * to replay cannot change under a reader: read it as it is, so that no
+   * -wal and -shm files are left behind at its mode, which would stop a
+   * writer once the file is made writable again. */
+  int version = 0;
+  if (s->readonly && exists && !(st.st_mode & 0222) && !wal_in_use(path)) {
+    err = reopen_immutable(s, path);
+    if (err)
+      return err;
+  } else {
+    int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &tl__sqlite(s)->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK)
+      return tl__store_sqlfail(s, rc, "opening");
+    sqlite3_extended_result_codes(tl__sqlite_db(s), 1);
+  }
+  sqlite3_busy_timeout(tl__sqlite_db(s), 5000);
+
+  err = check_identity(s, &version);
+  if (err && s->readonly && tl__sqlite_on_readonly_fs(path) && !wal_in_use(path)) {
+    /* A read-only medium (an archive, a read-only mount): SQLite cannot make
+     * the -shm file that WAL mode reads through, and nobody can write here,
+     * so read the file as it is. Not when a -wal file holds commits the
+     * file itself lacks. */
+    err = reopen_immutable(s, path);
+    if (err == TL_OK)
+      err = check_identity(s, &version);
+  }
+  if (err == TL_ENOTDB && !strstr(s->errmsg, "another program"))
+    tl__store_fail(s, TL_ENOTDB, "%s is not a tl database (not a SQLite file)", path);
+  if (err)
+    return err;
+  /* SQLite quietly opens a write-protected file read-only; a writer should
+   * hear about it now rather than when its first session starts. */
+  if (!s->readonly && sqlite3_db_readonly(tl__sqlite_db(s), "main") == 1)
+    return fail_write_protected(s);
+  if (err == TL_OK)
+    err = set_pragmas(s, version);
   if (err)
     return err;
   if (version < (int)tl__migration_count) {
@@ -512,21 +358,25 @@ int tl__sqlite_open(tl_store **out, const char *path, int flags) {
   }
   /* Recovery is housekeeping: when it cannot run now (another writer holds
    * the lock, the disk is full) the next writable open tries again. */
-  if (!s->readonly && tl_store_recover_stale(s, tl__stale_ns(), NULL) != TL_OK)
+  if (!s->readonly && tl__sqlite_recover_stale(s, tl__stale_ns(), NULL) != TL_OK)
     s->errmsg[0] = '\0';
   return TL_OK;
+}
+
+void tl__sqlite_forget_statements(tl_store *s) {
+  sqlite3_finalize(tl__sqlite(s)->facts_st);
+  sqlite3_finalize(tl__sqlite(s)->tags_st);
+  tl__sqlite(s)->facts_st = tl__sqlite(s)->tags_st = NULL;
 }
 
 void tl__sqlite_close(tl_store *s) {
   if (!s)
     return;
   tl__sqlite_forget_statements(s);
-  sqlite3_close_v2(s->db);
+  sqlite3_close_v2(tl__sqlite_db(s));
   free(s->path);
   free(s);
 }
-
-const char *tl_store_errmsg(const tl_store *s) { return s ? s->errmsg : "out of memory"; }
 
 int tl__sqlite_schema_version(tl_store *s) {
   int v = 0;
@@ -536,51 +386,14 @@ int tl__sqlite_schema_version(tl_store *s) {
 /* ======================================================================== */
 /* Stale sessions                                                            */
 
-/* A 'running' session is stale when its collector cannot still be writing
- * it. On this host (same hostname) that is known for sure: the pid no
- * longer exists, or it now names a process that started after the session
- * did (the pid was reused). While the collector lives, its session is never
- * stale, however long since its last commit: another program may hold the
- * write lock for minutes, and the collector stores everything once it is
- * free. Only a session from another host, whose process cannot be seen, is
- * judged by its heartbeat (last commit) being older than stale_ns. The
- * sessions found are updated in one transaction, and only while they are
- * still 'running', so two processes recovering at once agree. */
-int tl__session_gone(const char *hostname, int64_t pid, int64_t started_ns, int64_t heartbeat_ns,
-                     int64_t stale_ns) {
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  if (!hostname || strcmp(hostname, host) != 0 || pid <= 0)
-    return tl__now_ns() - heartbeat_ns > stale_ns;
-  if (pid == (int64_t)getpid())
-    return 0;
-  /* kill(pid, 0) fails with ESRCH only when no such process exists. */
-  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-    return 1;
-  /* A collector starts before its session; the margin covers the boot
-   * time's rounding to whole seconds. */
-  int64_t born = tl__process_started_ns((long)pid);
-  return born > 0 && born > started_ns + 2000000000LL;
-}
-
-int64_t tl__stale_ns(void) {
-  const char *env = getenv("TL_STALE_SECONDS");
-  char *end;
-  double sec = env && *env ? strtod(env, &end) : 0;
-  if (!env || !*env || *end || !(sec > 0) || sec > 1e9)
-    return TL_STALE_DEFAULT_NS;
-  return (int64_t)(sec * 1e9);
-}
-
-int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
-  if (!s->db)
-    return tl__store_need_file(s, "recovering stale sessions");
-  if (count)
-    *count = 0;
+/* The sessions whose collector is gone (tl__session_gone) are marked
+ * 'interrupted' in one transaction, and only while they are still
+ * 'running', so two processes recovering at once agree. */
+int tl__sqlite_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   sqlite3_stmt *sel = NULL, *upd = NULL;
   int64_t dead_ids[64];
   size_t n_dead = 0;
-  int rc = sqlite3_prepare_v2(s->db,
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                               "SELECT s.id, s.pid, s.heartbeat_ns, h.hostname, s.started_ns "
                               "FROM sessions s "
                               "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
@@ -603,9 +416,9 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     return TL_OK; /* the common case takes no write lock */
 
   int n = 0, lost = TL_OK;
-  rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  rc = sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(s->db,
+    rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                             "UPDATE sessions SET status = 'interrupted', ended_ns = heartbeat_ns "
                             "WHERE id = ? AND status = 'running'",
                             -1, &upd, NULL);
@@ -614,13 +427,13 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     rc = sqlite3_step(upd);
     sqlite3_reset(upd);
     if (rc == SQLITE_DONE) {
-      int changed = sqlite3_changes(s->db);
+      int changed = sqlite3_changes(tl__sqlite_db(s));
       n += changed;
       rc = SQLITE_OK;
       /* Marked interrupted: summarised in the same transaction (a session
        * whose summary cannot be made is summarised when read). */
       if (changed && (lost = tl__summary_put_ended(s, dead_ids[i], NULL)) &&
-          !sqlite3_get_autocommit(s->db))
+          !sqlite3_get_autocommit(tl__sqlite_db(s)))
         lost = TL_OK; /* only the summary failed: the session still ends */
     }
   }
@@ -628,33 +441,13 @@ int tl_store_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
   if (lost) /* a failure (a full disk) that ended the whole transaction */
     return lost;
   if (rc == SQLITE_OK)
-    rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    rc = sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
     int err = tl__store_sqlfail(s, rc, "recovering stale sessions");
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
     return err;
   }
   if (count)
     *count = n;
   return TL_OK;
 }
-
-const tl_store_ops tl__sqlite_ops = {
-    .name = "SQLite file",
-    .close = tl__sqlite_close,
-    .schema_version = tl__sqlite_schema_version,
-    .sessions = tl__sqlite_sessions,
-    .labels = tl__sqlite_labels,
-    .label_delays = tl__sqlite_label_delays,
-    .scan_blocks = tl__sqlite_scan_blocks,
-    .read_begin = tl__sqlite_read_begin,
-    .read_end = tl__sqlite_read_end,
-    .facts = tl__sqlite_facts,
-    .tags = tl__sqlite_tags,
-    .hosts = tl__sqlite_hosts,
-    .info = tl__sqlite_info,
-    .check = tl__sqlite_check,
-    .delete_session = tl__sqlite_delete,
-    .prune = tl__sqlite_prune,
-    .summary_blobs = tl__sqlite_summary_blobs,
-};

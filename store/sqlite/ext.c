@@ -1,4 +1,4 @@
-/* sqlite_ext.c: a loadable SQLite extension that opens raw samples to plain
+/* ext.c: a loadable SQLite extension that opens raw samples to plain
  * SQL. It adds the table-valued function tl_samples(session_id), which
  * decodes the session's stored blocks on the fly:
  *

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 /* The session columns that make up its content, host identity included. */
 #define SESSION_COLS                                                                               \
@@ -94,7 +94,7 @@ static int grows(int col) {
 }
 
 static int prepare(tl_store *s, const char *sql, sqlite3_stmt **st) {
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, st, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "preparing the merge");
 }
 
@@ -549,7 +549,7 @@ static int merge_one(merger *m) {
                   "data) VALUES (?1, ?2, ?3, ?4, ?5)",
                   &m->causes_ins);
   /* A source older than the causes has no such table: nothing to copy. */
-  if (!err && sqlite3_prepare_v2(m->src->db,
+  if (!err && sqlite3_prepare_v2(tl__sqlite_db(m->src),
                                  "SELECT kind, first_index, count, data FROM session_causes "
                                  "WHERE session_id = ?1 ORDER BY kind, first_index",
                                  -1, &m->causes_src, NULL) != SQLITE_OK) {
@@ -560,7 +560,7 @@ static int merge_one(merger *m) {
   /* One snapshot of the source for the checks and the copy, even while a
    * collector writes to it. */
   if (!err)
-    err = tl_store_read_begin(m->src);
+    err = tl__sqlite_read_begin(m->src);
   if (!err)
     err = check_source(m);
   if (!err)
@@ -577,20 +577,18 @@ static int merge_one(merger *m) {
     tl__store_fail(d, err, "%s", m->src->errmsg);
   sqlite3_finalize(s);
   merger_finalize(m);
-  tl_store_read_end(m->src);
+  tl__sqlite_read_end(m->src);
   return err;
 }
 
-int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats) {
-  if (!d->db)
-    return tl__store_need_file(d, "merging");
+int tl__sqlite_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats) {
   if (d->readonly)
     return tl__store_fail(d, TL_EREADONLY, "%s is open read-only", d->path);
   merger m;
   memset(&m, 0, sizeof m);
   m.dst = d;
   d->errmsg[0] = '\0';
-  int rc = sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(d), "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(d, rc, "starting the merge");
   m.pick = tl__summary_pick_new();
@@ -601,6 +599,9 @@ int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_sta
     err = tl_store_open(&src, paths[i], TL_STORE_READONLY);
     if (err) {
       tl__store_fail(d, err, "%s", tl_store_errmsg(src));
+    } else if (src->ops->server) {
+      err =
+          tl__store_fail(d, TL_EINVAL, "%s: merging reads database files, not a server", paths[i]);
     } else {
       m.src = src;
       err = merge_one(&m);
@@ -608,11 +609,12 @@ int tl_store_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_sta
     tl_store_close(src);
     m.src = NULL;
   }
-  if (err == TL_OK && (rc = sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+  if (err == TL_OK &&
+      (rc = sqlite3_exec(tl__sqlite_db(d), "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(d, rc, "committing the merge");
   tl__summary_pick_free(m.pick);
   if (err) {
-    sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(d), "ROLLBACK", NULL, NULL, NULL);
     return err;
   }
   if (stats)

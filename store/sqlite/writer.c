@@ -9,7 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "store_internal.h"
+#include "sqlite_internal.h"
 
 struct tl_writer {
   tl_store *store;
@@ -53,7 +53,7 @@ static int check_spec(tl_store *s, const tl_session_spec *spec) {
 static int upsert_host(tl_store *s, const tl_session_spec *spec, int64_t now, int64_t *host_id) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(
-      s->db,
+      tl__sqlite_db(s),
       "INSERT INTO hosts (fingerprint, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3) "
       "ON CONFLICT(fingerprint) DO UPDATE SET hostname = ?2, first_seen = min(first_seen, ?3), "
       "last_seen = max(last_seen, ?3) RETURNING id",
@@ -77,7 +77,7 @@ static int insert_pairs(tl_store *s, const char *sql, int64_t session_id, const 
                         const char *const *values, const char *const *extra, size_t n,
                         const char *doing) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, doing);
   int err = TL_OK;
@@ -98,7 +98,7 @@ static int insert_facts(tl_store *s, int64_t session_id, const tl_fact *facts, s
   sqlite3_stmt *st = NULL;
   const char *doing = "recording host facts";
   int rc =
-      sqlite3_prepare_v2(s->db,
+      sqlite3_prepare_v2(tl__sqlite_db(s),
                          "INSERT OR REPLACE INTO host_facts (session_id, key, value, evidence) "
                          "VALUES (?, ?, ?, ?)",
                          -1, &st, NULL);
@@ -128,7 +128,7 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
   err = upsert_host(s, spec, now, &host_id);
   if (err == TL_OK) {
     int rc = sqlite3_prepare_v2(
-        s->db,
+        tl__sqlite_db(s),
         "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
         "started_ns, heartbeat_ns, pid, status, tl_version, libuv_version, command_line) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) RETURNING id",
@@ -166,25 +166,23 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
   return err;
 }
 
-int tl_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out, char uuid_out[37]) {
-  *out = NULL;
-  if (!s->db)
-    return tl__store_need_file(s, "collecting");
+int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out,
+                            char uuid_out[37]) {
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_writer *w = calloc(1, sizeof *w);
   if (!w)
     return tl__store_fail(s, TL_ENOMEM, "out of memory");
   w->store = s;
-  int err = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+  int err = sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
                 ? TL_OK
-                : tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
+                : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting a session");
   if (err == TL_OK)
     err = tl__session_insert(s, spec, uuid_out, &w->session_id);
-  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "starting a session");
+  if (err == TL_OK && sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting a session");
   if (err) {
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
     free(w);
     return err;
   }
@@ -223,8 +221,8 @@ static int no_room(tl_store *s, const char *doing) {
  * kept free for ending the session. */
 int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n) {
   tl_store *s = w->store;
-  if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    return tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
+  if (sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "recording host facts");
   int err = insert_facts(s, w->session_id, facts, n);
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++)
@@ -233,10 +231,10 @@ int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n) {
              strlen(facts[i].evidence ? facts[i].evidence : "");
   if (err == TL_OK && !room_for(s, bytes))
     err = no_room(s, "recording host facts");
-  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "recording host facts");
+  if (err == TL_OK && sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "recording host facts");
   if (err)
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
   return err;
 }
 
@@ -290,7 +288,7 @@ static int write_blocks(tl_writer *w, size_t *bytes) {
   tl_store *s = w->store;
   sqlite3_stmt *st = NULL;
   const char *doing = "storing samples";
-  int rc = sqlite3_prepare_v2(s->db,
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                               "INSERT INTO sample_blocks (session_id, seq, count, min_ns, max_ns, "
                               "codec, data) VALUES (?, ?, ?, ?, ?, ?, ?) "
                               "ON CONFLICT(session_id, seq) DO UPDATE SET count = excluded.count, "
@@ -331,9 +329,9 @@ static int write_blocks(tl_writer *w, size_t *bytes) {
 
 int tl_writer_flush(tl_writer *w) {
   tl_store *s = w->store;
-  int err = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+  int err = sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
                 ? TL_OK
-                : tl__store_sqlfail(s, sqlite3_errcode(s->db), "storing samples");
+                : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "storing samples");
   if (err)
     return err;
   size_t bytes = 0;
@@ -348,7 +346,7 @@ int tl_writer_flush(tl_writer *w) {
   int64_t stored = w->stored + (int64_t)w->pending_n;
   if (err == TL_OK) {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db,
+    int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                                 "UPDATE sessions SET sample_count = ?, missed_periods = ?, "
                                 "heartbeat_ns = ? WHERE id = ?",
                                 -1, &st, NULL);
@@ -363,10 +361,10 @@ int tl_writer_flush(tl_writer *w) {
       sqlite3_finalize(st);
     }
   }
-  if (err == TL_OK && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    err = tl__store_sqlfail(s, sqlite3_errcode(s->db), "committing samples");
+  if (err == TL_OK && sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    err = tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "committing samples");
   if (err) {
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
     if (w->summary)
       tl__summary_take_back(w->summary, &before, w->pending, w->summarised);
     return err; /* the samples stay buffered */
@@ -390,11 +388,11 @@ int tl_writer_flush(tl_writer *w) {
 static int close_session(tl_writer *w, const char *status, int with_summary) {
   tl_store *s = w->store;
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), "BEGIN IMMEDIATE", NULL, NULL, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "closing the session");
-  rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?", -1,
-                          &st, NULL);
+  rc = sqlite3_prepare_v2(
+      tl__sqlite_db(s), "UPDATE sessions SET status = ?, ended_ns = ? WHERE id = ?", -1, &st, NULL);
   int err = TL_OK;
   if (rc != SQLITE_OK) {
     err = tl__store_sqlfail(s, rc, "closing the session");
@@ -407,10 +405,11 @@ static int close_session(tl_writer *w, const char *status, int with_summary) {
   }
   if (err == TL_OK && with_summary && tl__summary_put_ended(s, w->session_id, w->summary) != TL_OK)
     s->errmsg[0] = '\0';
-  if (err == TL_OK && (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+  if (err == TL_OK &&
+      (rc = sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
     err = tl__store_sqlfail(s, rc, "closing the session");
   if (err)
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(tl__sqlite_db(s), "ROLLBACK", NULL, NULL, NULL);
   return err;
 }
 
@@ -441,14 +440,14 @@ int tl_writer_end(tl_writer *w, const char *status) {
     /* At a file-size limit the WAL may be too long for even this update:
      * moving it into the database (a file of its own, under the limit) and
      * truncating it makes room; then try again. */
-    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_wal_checkpoint_v2(tl__sqlite_db(s), NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     end_err = close_session(w, final, 0);
   }
   /* Out of space, the checkpoint SQLite makes when the last connection
    * closes would grow the file by part of a page and fail: the committed
    * pages stay in the WAL instead, for the next open to take in. */
   if (err == TL_EFULL)
-    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+    sqlite3_db_config(tl__sqlite_db(s), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
   if (err)
     memcpy(s->errmsg, flush_msg, sizeof flush_msg);
   else
@@ -459,4 +458,4 @@ int tl_writer_end(tl_writer *w, const char *status) {
   return err;
 }
 
-int tl__store_room_for(const tl_store *s, size_t bytes) { return room_for(s, bytes); }
+int tl__sqlite_room_for(const tl_store *s, size_t bytes) { return room_for(s, bytes); }

@@ -11,139 +11,14 @@
  * Every value is a bound parameter. The connection string never holds a
  * password (tl refuses one: libpq reads ~/.pgpass and PGPASSWORD), so the
  * address in messages is safe to show; server messages are made one line. */
-#include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pg_internal.h"
 
-/* ======================================================================== */
-/* Errors                                                                    */
-
-/* msg made one line: newlines and tabs become spaces, runs of spaces one,
- * no space at either end. */
-static void one_line(char *msg) {
-  char *w = msg;
-  int space = 1;
-  for (const char *r = msg; *r; r++) {
-    int blank = isspace((unsigned char)*r);
-    if (blank && space)
-      continue;
-    *w++ = blank ? ' ' : *r;
-    space = blank;
-  }
-  while (w > msg && w[-1] == ' ')
-    w--;
-  *w = '\0';
-}
-
-int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing) {
-  PGconn *c = tl__pg_conn(s);
-  const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-  const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-  char msg[300];
-  snprintf(msg, sizeof msg, "%s",
-           primary                   ? primary
-           : c && *PQerrorMessage(c) ? PQerrorMessage(c)
-                                     : "no answer");
-  one_line(msg);
-  int err = TL_ESQL;
-  const char *hint = "";
-  if (!state)
-    state = "";
-  if ((c && PQstatus(c) == CONNECTION_BAD) || strncmp(state, "08", 2) == 0 ||
-      strncmp(state, "57P", 3) == 0) {
-    err = TL_EIO;
-    hint = " (the connection to the server was lost: nothing half-done stays on it; run the "
-           "command again when the server is back)";
-  } else if (strcmp(state, "42501") == 0) {
-    err = TL_EPERM;
-    hint = " (the role in the connection string may not do this: see the roles in the README, "
-           "A fleet)";
-  } else if (strncmp(state, "28", 2) == 0) {
-    err = TL_EPERM;
-  } else if (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0 ||
-             strcmp(state, "55P03") == 0) {
-    err = TL_EBUSY;
-    hint = " (try again)";
-  } else if (strcmp(state, "53100") == 0) {
-    err = TL_EFULL;
-  } else if (strcmp(state, "25006") == 0) {
-    err = TL_EREADONLY;
-  } else if (strncmp(state, "23", 2) == 0) {
-    err = TL_ECONFLICT;
-  } else if (strncmp(state, "22", 2) == 0) {
-    err = TL_EINVAL;
-  } else if (strcmp(state, "53200") == 0) {
-    err = TL_ENOMEM;
-  }
-  return tl__store_fail(s, err, "%s: %s: %s%s", s->path, doing, msg, hint);
-}
-
-/* ======================================================================== */
-/* Queries                                                                   */
-
-void tl__pg_param_text(tl_pg_params *p, const char *v) {
-  if (p->n < TL_PG_PARAMS_MAX)
-    p->v[p->n++] = v;
-}
-
-void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
-  if (p->n < TL_PG_PARAMS_MAX) {
-    snprintf(p->num[p->n], sizeof p->num[p->n], "%lld", (long long)v);
-    p->v[p->n] = p->num[p->n];
-    p->n++;
-  }
-}
-
-static void forget_windows(tl_store *s);
-
-PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
-                       const char *doing, int *err) {
-  PGresult *r =
-      PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
-  ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (st != PGRES_TUPLES_OK) /* a write, a transaction's start or end, or a failure */
-    forget_windows(s);
-  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-    *err = TL_OK;
-    return r;
-  }
-  *err = tl__pg_fail(s, r, doing);
-  PQclear(r);
-  return NULL;
-}
-
-int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing) {
-  int err;
-  PQclear(tl__pg_query(s, sql, p, 0, doing, &err));
-  return err;
-}
-
-int64_t tl__pg_i64(const PGresult *r, int row, int col) {
-  if (PQgetisnull(r, row, col))
-    return 0;
-  if (PQfformat(r, col) == 1 && PQgetlength(r, row, col) == 8) {
-    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) /* network byte order */
-      v = v << 8 | p[i];
-    return (int64_t)v;
-  }
-  return strtoll(PQgetvalue(r, row, col), NULL, 10);
-}
-
 static char *dup_val(const PGresult *r, int row, int col) {
   return strdup(PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
-}
-
-/* Ends the transaction this handle is in, if any, with a rollback. */
-void tl__pg_rollback(tl_store *s) {
-  PGconn *c = tl__pg_conn(s);
-  if (c && PQtransactionStatus(c) != PQTRANS_IDLE)
-    PQclear(PQexec(c, "ROLLBACK"));
 }
 
 /* ======================================================================== */
@@ -153,31 +28,13 @@ void tl__pg_rollback(tl_store *s) {
  * create its tables once. */
 #define TL_PG_SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7813304157050299746)"
 
-static void rows_window_clear(tl_pg_rows *w) {
-  tl_fact_rows_free(w->rows, w->n);
-  free(w->session);
-  memset(w, 0, sizeof *w);
-}
-
-/* Forgets the facts and tags read ahead: after a write they may be stale. */
-static void forget_windows(tl_store *s) {
-  tl_pg *p = s->server;
-  if (p) {
-    rows_window_clear(&p->facts);
-    rows_window_clear(&p->tags);
-  }
-}
-
 static void pg_close(tl_store *s) {
-  tl_pg *p = s->server;
-  if (p) {
-    forget_windows(s);
-    if (p->conn) /* else libpq may not be loaded */
-      PQfinish(p->conn);
-    free(p);
-  }
+  tl_pg *p = tl__pg(s);
+  tl__pg_forget_windows(s);
+  if (p->conn) /* else libpq may not be loaded */
+    PQfinish(p->conn);
   free(s->path);
-  free(s);
+  free(p);
 }
 
 static int pg_schema_version(tl_store *s) {
@@ -296,17 +153,16 @@ static int set_display(tl_store *s, const char *conninfo) {
   return s->path ? TL_OK : TL_ENOMEM;
 }
 
-int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
+static int pg_open(const tl_store_ops *self, tl_store **out, const char *conninfo, int flags) {
   *out = NULL;
-  tl_store *s = calloc(1, sizeof *s);
-  if (!s)
-    return TL_ENOMEM;
-  *out = s;
-  s->ops = &tl__pg_ops;
-  s->readonly = !!(flags & TL_STORE_READONLY);
   tl_pg *p = calloc(1, sizeof *p);
-  s->server = p;
-  if (!p || set_display(s, conninfo))
+  if (!p)
+    return TL_ENOMEM;
+  tl_store *s = &p->base;
+  *out = s;
+  s->ops = self;
+  s->readonly = !!(flags & TL_STORE_READONLY);
+  if (set_display(s, conninfo))
     return tl__store_fail(s, TL_ENOMEM, "out of memory");
   char why[TL_WHY_MAX];
   if (tl__pq_load(why, sizeof why))
@@ -323,7 +179,7 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
   if (PQstatus(p->conn) != CONNECTION_OK) {
     char msg[400];
     snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
-    one_line(msg);
+    tl__pg_one_line(msg);
     int auth = strstr(msg, "password") != NULL || strstr(msg, "authentication") != NULL;
     return tl__store_fail(s, auth ? TL_EPERM : TL_EIO, "%s: cannot connect: %s%s", s->path, msg,
                           auth ? " (check the user and the password in ~/.pgpass or PGPASSWORD)"
@@ -354,78 +210,54 @@ int tl__pg_open(tl_store **out, const char *conninfo, int flags) {
 /* ======================================================================== */
 /* Reading                                                                   */
 
-/* Appends fixed SQL; values are always parameters. */
-typedef struct {
-  char buf[4096];
-  size_t len;
-  int overflow;
-} sqlbuf;
+/* PostgreSQL's SQL of the session filter (query.c). A server's sessions
+ * arrive finished (schema/pg: never 'running'), and its table has no pid
+ * or heartbeat to judge one by. */
+static const tl__sql_dialect dialect = {
+    .param = '$',
+    .running_cols = "0, 0",
+};
 
-static void sql_add(sqlbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sql_add(sqlbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(b->buf + b->len, sizeof b->buf - b->len, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof b->buf - b->len)
-    b->overflow = 1;
-  else
-    b->len += (size_t)n;
+/* The session of row; 0 when out of memory. */
+static int read_session(const PGresult *r, int row, tl_session *x) {
+  x->id = tl__pg_i64(r, row, 0);
+  x->uuid = dup_val(r, row, 1);
+  x->run_uuid = dup_val(r, row, 2);
+  x->label = dup_val(r, row, 3);
+  x->probe = dup_val(r, row, 4);
+  x->hostname = dup_val(r, row, 5);
+  x->host_fingerprint = dup_val(r, row, 6);
+  x->status = dup_val(r, row, 7);
+  x->command_line = dup_val(r, row, 8);
+  x->tl_version = dup_val(r, row, 9);
+  x->libuv_version = dup_val(r, row, 10);
+  x->delay_ns = tl__pg_i64(r, row, 11);
+  x->warmup = tl__pg_i64(r, row, 12);
+  x->started_ns = tl__pg_i64(r, row, 13);
+  x->ended_ns = tl__pg_i64(r, row, 14);
+  x->sample_count = tl__pg_i64(r, row, 15);
+  x->missed_periods = tl__pg_i64(r, row, 16);
+  return x->uuid && x->run_uuid && x->label && x->probe && x->hostname && x->host_fingerprint &&
+         x->status && x->command_line && x->tl_version && x->libuv_version;
 }
 
 static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
-  sqlbuf q = {.len = 0};
-  tl_pg_params p = {0};
-  sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
-              "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
-              "s.started_ns, s.ended_ns, s.sample_count, s.missed_periods "
-              "FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE true");
-  if (f->label_count) {
-    sql_add(&q, " AND s.label IN (");
-    for (size_t i = 0; i < f->label_count; i++) {
-      tl__pg_param_text(&p, f->labels[i]);
-      sql_add(&q, "%s$%d", i ? ", " : "", p.n);
-    }
-    sql_add(&q, ")");
+  tl__session_query *q = malloc(sizeof *q);
+  tl_pg_params *p = malloc(sizeof *p);
+  int err = q && p ? tl__session_query_build(s, &dialect, f, q)
+                   : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  PGresult *r = NULL;
+  if (!err) {
+    p->n = 0;
+    for (int i = 0; i < q->n; i++)
+      if (q->params[i].text)
+        tl__pg_param_text(p, q->params[i].text);
+      else
+        tl__pg_param_i64(p, q->params[i].num);
+    r = tl__pg_query(s, q->sql, p, 0, "listing sessions", &err);
   }
-  if (f->probe) {
-    tl__pg_param_text(&p, f->probe);
-    sql_add(&q, " AND s.probe = $%d", p.n);
-  }
-  if (f->delay_ns >= 0) {
-    tl__pg_param_i64(&p, f->delay_ns);
-    sql_add(&q, " AND s.delay_ns = $%d", p.n);
-  }
-  if (f->since_ns) {
-    tl__pg_param_i64(&p, f->since_ns);
-    sql_add(&q, " AND s.started_ns >= $%d", p.n);
-  }
-  if (f->until_ns) {
-    tl__pg_param_i64(&p, f->until_ns);
-    sql_add(&q, " AND s.started_ns < $%d", p.n);
-  }
-  if (f->host) {
-    tl__pg_param_text(&p, f->host);
-    sql_add(&q, " AND (h.hostname = $%d OR left(h.fingerprint, length($%d)) = $%d)", p.n, p.n, p.n);
-  }
-  for (size_t i = 0; i < f->tag_count; i++) {
-    tl__pg_param_text(&p, f->tag_keys[i]);
-    tl__pg_param_text(&p, f->tag_values[i]);
-    sql_add(&q,
-            " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
-            "AND t.key = $%d AND t.value = $%d)",
-            p.n - 1, p.n);
-  }
-  if (f->status) {
-    tl__pg_param_text(&p, f->status);
-    sql_add(&q, " AND s.status = $%d", p.n);
-  }
-  sql_add(&q, " ORDER BY s.started_ns, s.id");
-  if (q.overflow || p.n >= TL_PG_PARAMS_MAX)
-    return tl__store_fail(s, TL_EINVAL, "filter is too large");
-
-  int err;
-  PGresult *r = tl__pg_query(s, q.buf, &p, 0, "listing sessions", &err);
+  free(q);
+  free(p);
   if (!r)
     return err;
   size_t n = (size_t)PQntuples(r);
@@ -434,32 +266,12 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     PQclear(r);
     return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   }
-  for (size_t i = 0; i < n; i++) {
-    int row = (int)i;
+  for (size_t i = 0; i < n && !err; i++) {
     tl_session *x = &out->items[out->count++];
-    x->id = tl__pg_i64(r, row, 0);
-    x->uuid = dup_val(r, row, 1);
-    x->run_uuid = dup_val(r, row, 2);
-    x->label = dup_val(r, row, 3);
-    x->probe = dup_val(r, row, 4);
-    x->hostname = dup_val(r, row, 5);
-    x->host_fingerprint = dup_val(r, row, 6);
-    x->status = dup_val(r, row, 7);
-    x->command_line = dup_val(r, row, 8);
-    x->tl_version = dup_val(r, row, 9);
-    x->libuv_version = dup_val(r, row, 10);
-    x->delay_ns = tl__pg_i64(r, row, 11);
-    x->warmup = tl__pg_i64(r, row, 12);
-    x->started_ns = tl__pg_i64(r, row, 13);
-    x->ended_ns = tl__pg_i64(r, row, 14);
-    x->sample_count = tl__pg_i64(r, row, 15);
-    x->missed_periods = tl__pg_i64(r, row, 16);
-    if (!x->uuid || !x->run_uuid || !x->label || !x->probe || !x->hostname ||
-        !x->host_fingerprint || !x->status || !x->command_line || !x->tl_version ||
-        !x->libuv_version) {
+    if (!read_session(r, (int)i, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-      break;
-    }
+    else
+      err = tl__session_settle(s, x, tl__pg_i64(r, (int)i, 17), tl__pg_i64(r, (int)i, 18));
   }
   PQclear(r);
   if (err)
@@ -598,7 +410,7 @@ static int pg_read_begin(tl_store *s) {
 
 static void pg_read_end(tl_store *s) {
   PGconn *c = tl__pg_conn(s);
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (c && PQtransactionStatus(c) == PQTRANS_INTRANS)
     PQclear(PQexec(c, "COMMIT"));
   else
@@ -610,7 +422,7 @@ enum { WINDOW = 1024 }; /* session ids a window of facts or tags spans */
 /* Reads the rows of sessions [lo, lo + WINDOW) into w with sql (session
  * id, key, value, evidence; $1 and $2 the ends). */
 static int rows_window_fill(tl_store *s, tl_pg_rows *w, const char *sql, int64_t lo) {
-  rows_window_clear(w);
+  tl__pg_rows_clear(w);
   tl_pg_params p = {0};
   tl__pg_param_i64(&p, lo);
   tl__pg_param_i64(&p, lo + WINDOW);
@@ -633,7 +445,7 @@ static int rows_window_fill(tl_store *s, tl_pg_rows *w, const char *sql, int64_t
   }
   PQclear(r);
   if (err) {
-    rows_window_clear(w);
+    tl__pg_rows_clear(w);
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading session details");
   }
   w->lo = lo;
@@ -684,14 +496,14 @@ static int read_rows(tl_store *s, tl_pg_rows *w, const char *sql, int64_t sessio
 }
 
 static int pg_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &((tl_pg *)s->server)->facts,
+  return read_rows(s, &tl__pg(s)->facts,
                    "SELECT session_id, key COLLATE \"C\" AS k, value, evidence FROM host_facts "
                    "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
 }
 
 static int pg_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &((tl_pg *)s->server)->tags,
+  return read_rows(s, &tl__pg(s)->tags,
                    "SELECT session_id, key COLLATE \"C\" AS k, value, '' FROM session_tags "
                    "WHERE session_id >= $1 AND session_id < $2 ORDER BY session_id, k",
                    session_id, rows, count);
@@ -811,7 +623,8 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   return problems ? TL_ECORRUPT : TL_OK;
 }
 
-int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx) {
+static int pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
+                         void *ctx) {
   /* A server older than the causes has no table; asking it would abort the
    * read snapshot's transaction, so its existence is asked first. */
   int err;
@@ -827,14 +640,14 @@ int tl__pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_c
   tl__pg_param_i64(&p, session_id);
   tl__pg_param_i64(&p, kind);
   r = tl__pg_query(s,
-                   "SELECT count, data FROM session_causes WHERE session_id = $1 AND kind = $2 "
-                   "ORDER BY first_index",
+                   "SELECT kind::bigint, first_index, count, data FROM session_causes WHERE "
+                   "session_id = $1 AND ($2 < 0 OR kind = $2) ORDER BY kind, first_index",
                    &p, 1, "reading causes", &err);
   if (!r)
     return err;
   for (int i = 0; i < PQntuples(r) && err == TL_OK; i++)
-    err = fn(ctx, tl__pg_i64(r, i, 0), (const uint8_t *)PQgetvalue(r, i, 1),
-             (size_t)PQgetlength(r, i, 1));
+    err = fn(ctx, (int)tl__pg_i64(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
+             (const uint8_t *)PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3));
   PQclear(r);
   return err;
 }
@@ -875,8 +688,19 @@ static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summa
   return err;
 }
 
+static int pg_has_session(tl_store *s, const char *uuid, int *has) {
+  tl_pg_params p = {0};
+  tl__pg_param_text(&p, uuid);
+  int err;
+  PGresult *r =
+      tl__pg_query(s, "SELECT 1 FROM sessions WHERE uuid = $1", &p, 0, "finding a session", &err);
+  *has = r && PQntuples(r) > 0;
+  PQclear(r);
+  return err;
+}
+
 static int pg_delete(tl_store *s, const char *uuid) {
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};
@@ -896,7 +720,7 @@ static int pg_delete(tl_store *s, const char *uuid) {
 
 static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
                     int64_t *samples) {
-  forget_windows(s);
+  tl__pg_forget_windows(s);
   if (s->readonly)
     return tl__store_fail(s, TL_EREADONLY, "%s is open read-only", s->path);
   tl_pg_params p = {0};
@@ -918,22 +742,29 @@ static int pg_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *
   return TL_OK;
 }
 
+/* A server holds finished sessions pushed from files: it is not collected,
+ * imported or merged into, nor vacuumed by tl (autovacuum does that). */
 const tl_store_ops tl__pg_ops = {
     .name = "PostgreSQL server",
+    .server = 1,
+    .open = pg_open,
     .close = pg_close,
     .schema_version = pg_schema_version,
+    .read_begin = pg_read_begin,
+    .read_end = pg_read_end,
     .sessions = pg_sessions,
+    .has_session = pg_has_session,
     .labels = pg_labels,
     .label_delays = pg_label_delays,
     .scan_blocks = pg_scan_blocks,
-    .read_begin = pg_read_begin,
-    .read_end = pg_read_end,
     .facts = pg_facts,
     .tags = pg_tags,
     .hosts = pg_hosts,
+    .summary_blobs = pg_summary_blobs,
+    .cause_rows = pg_cause_rows,
+    .push = tl__pg_push,
     .info = pg_info,
     .check = pg_check,
     .delete_session = pg_delete,
     .prune = pg_prune,
-    .summary_blobs = pg_summary_blobs,
 };

@@ -1,4 +1,4 @@
-/* pg_internal.h: what the PostgreSQL backend's files (pg.c, pg_push.c)
+/* pg_internal.h: what the PostgreSQL backend's files (pg.c, conn.c, pg_push.c)
  * share. */
 #ifndef TL_PG_INTERNAL_H
 #define TL_PG_INTERNAL_H
@@ -6,7 +6,6 @@
 #include "pq.h"
 #include "store_internal.h"
 
-/* The server backend's state, at tl_store.server. */
 /* The facts or the tags of a window of sessions, read in one statement:
  * a report asks them of every session in turn. */
 typedef struct {
@@ -16,20 +15,23 @@ typedef struct {
   tl_fact_row *rows; /* n rows, by session then key */
 } tl_pg_rows;
 
+/* A server's handle: the common one first, so that the tl_store * the
+ * callers hold is this. */
 typedef struct {
-  PGconn *conn;
+  tl_store base;
+  PGconn *conn;           /* NULL until connected (libpq may not be loaded) */
   tl_pg_rows facts, tags; /* emptied by every write and every read transaction */
 } tl_pg;
 
-extern const tl_store_ops tl__pg_ops;
+/* The entries of tl__pg_ops that pg_push.c holds. */
+int tl__pg_push(tl_store *server, tl_store *local, const tl_push_opts *opts, tl_push_stats *out);
 
 /* The server migrations compiled in from schema/pg/ (tl_pg_schema.c). */
 extern const char *const tl__pg_migrations[];
 extern const size_t tl__pg_migration_count;
 
-static inline PGconn *tl__pg_conn(tl_store *s) {
-  return s->server ? ((tl_pg *)s->server)->conn : NULL;
-}
+static inline tl_pg *tl__pg(tl_store *s) { return (tl_pg *)s; }
+static inline PGconn *tl__pg_conn(tl_store *s) { return ((tl_pg *)s)->conn; }
 
 /* Text parameters of one statement; numbers are formatted into num. A NULL
  * text is SQL NULL. */
@@ -55,5 +57,12 @@ int64_t tl__pg_i64(const PGresult *r, int row, int col);
 int tl__pg_fail(tl_store *s, const PGresult *r, const char *doing);
 /* Rolls back the transaction s is in, if any. */
 void tl__pg_rollback(tl_store *s);
+/* msg made one line: newlines and tabs become spaces, runs of spaces one,
+ * no space at either end. */
+void tl__pg_one_line(char *msg);
+/* Empties a window of rows; forgets both of a handle's (after a write
+ * they may be stale). */
+void tl__pg_rows_clear(tl_pg_rows *w);
+void tl__pg_forget_windows(tl_store *s);
 
 #endif

@@ -5,117 +5,58 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store_internal.h"
-
-void tl_filter_init(tl_filter *f) {
-  memset(f, 0, sizeof *f);
-  f->delay_ns = -1;
-}
+#include "sqlite_internal.h"
 
 static char *dup_col(sqlite3_stmt *st, int i) {
   const unsigned char *t = sqlite3_column_text(st, i);
   return strdup(t ? (const char *)t : "");
 }
 
-void tl__session_free(tl_session *x) {
-  free(x->uuid);
-  free(x->run_uuid);
-  free(x->label);
-  free(x->probe);
-  free(x->hostname);
-  free(x->host_fingerprint);
-  free(x->status);
-  free(x->command_line);
-  free(x->tl_version);
-  free(x->libuv_version);
-}
+/* SQLite's SQL of the session filter (query.c). */
+static const tl__sql_dialect dialect = {
+    .param = '?',
+    .running_cols = "s.pid, s.heartbeat_ns",
+};
 
-void tl_session_list_free(tl_session_list *list) {
-  if (!list)
-    return;
-  for (size_t i = 0; i < list->count; i++)
-    tl__session_free(&list->items[i]);
-  free(list->items);
-  list->items = NULL;
-  list->count = 0;
-}
-
-/* A growing SQL text; the filter only ever appends fixed fragments, the
- * values themselves are bound. */
-typedef struct {
-  char buf[4096];
-  size_t len;
-  int overflow;
-} sqlbuf;
-
-static void sql_add(sqlbuf *b, const char *s) {
-  size_t n = strlen(s);
-  if (b->len + n + 1 > sizeof b->buf) {
-    b->overflow = 1;
-    return;
-  }
-  memcpy(b->buf + b->len, s, n + 1);
-  b->len += n;
+/* The session of the row at st, or NULL when out of memory. */
+static int read_session(sqlite3_stmt *st, tl_session *x) {
+  x->id = sqlite3_column_int64(st, 0);
+  x->uuid = dup_col(st, 1);
+  x->run_uuid = dup_col(st, 2);
+  x->label = dup_col(st, 3);
+  x->probe = dup_col(st, 4);
+  x->hostname = dup_col(st, 5);
+  x->host_fingerprint = dup_col(st, 6);
+  x->status = dup_col(st, 7);
+  x->command_line = dup_col(st, 8);
+  x->tl_version = dup_col(st, 9);
+  x->libuv_version = dup_col(st, 10);
+  x->delay_ns = sqlite3_column_int64(st, 11);
+  x->warmup = sqlite3_column_int64(st, 12);
+  x->started_ns = sqlite3_column_int64(st, 13);
+  x->ended_ns = sqlite3_column_int64(st, 14);
+  x->sample_count = sqlite3_column_int64(st, 15);
+  x->missed_periods = sqlite3_column_int64(st, 16);
+  return x->uuid && x->run_uuid && x->label && x->probe && x->hostname && x->host_fingerprint &&
+         x->status && x->command_line && x->tl_version && x->libuv_version;
 }
 
 int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
-  sqlbuf q = {.len = 0};
-  sql_add(&q, "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, "
-              "s.status, s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, "
-              "s.started_ns, coalesce(s.ended_ns, 0), s.sample_count, s.missed_periods, "
-              "s.pid, s.heartbeat_ns FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE 1");
-  if (f->label_count) {
-    sql_add(&q, " AND s.label IN (?");
-    for (size_t i = 1; i < f->label_count; i++)
-      sql_add(&q, ", ?");
-    sql_add(&q, ")");
-  }
-  if (f->probe)
-    sql_add(&q, " AND s.probe = ?");
-  if (f->delay_ns >= 0)
-    sql_add(&q, " AND s.delay_ns = ?");
-  if (f->since_ns)
-    sql_add(&q, " AND s.started_ns >= ?");
-  if (f->until_ns)
-    sql_add(&q, " AND s.started_ns < ?");
-  if (f->host)
-    sql_add(&q, " AND (h.hostname = ?1000 OR substr(h.fingerprint, 1, length(?1000)) = ?1000)");
-  for (size_t i = 0; i < f->tag_count; i++)
-    sql_add(&q, " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
-                "AND t.key = ? AND t.value = ?)");
-  if (f->status) /* a stale 'running' one is 'interrupted' (below) */
-    sql_add(&q, " AND (s.status = ? OR s.status = 'running')");
-  sql_add(&q, " ORDER BY s.started_ns, s.id");
-  if (q.overflow)
-    return tl__store_fail(s, TL_EINVAL, "filter is too large");
-
+  tl__session_query *q = malloc(sizeof *q);
+  if (!q)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  int err = tl__session_query_build(s, &dialect, f, q);
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, q.buf, -1, &st, NULL);
+  int rc = err ? SQLITE_OK : sqlite3_prepare_v2(tl__sqlite_db(s), q->sql, -1, &st, NULL);
   if (rc != SQLITE_OK)
-    return tl__store_sqlfail(s, rc, "listing sessions");
-  int at = 1;
-  for (size_t i = 0; i < f->label_count; i++)
-    sqlite3_bind_text(st, at++, f->labels[i], -1, SQLITE_STATIC);
-  if (f->probe)
-    sqlite3_bind_text(st, at++, f->probe, -1, SQLITE_STATIC);
-  if (f->delay_ns >= 0)
-    sqlite3_bind_int64(st, at++, f->delay_ns);
-  if (f->since_ns)
-    sqlite3_bind_int64(st, at++, f->since_ns);
-  if (f->until_ns)
-    sqlite3_bind_int64(st, at++, f->until_ns);
-  if (f->host)
-    sqlite3_bind_text(st, 1000, f->host, -1, SQLITE_STATIC);
-  for (size_t i = 0; i < f->tag_count; i++) {
-    sqlite3_bind_text(st, at++, f->tag_keys[i], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, at++, f->tag_values[i], -1, SQLITE_STATIC);
-  }
-  if (f->status)
-    sqlite3_bind_text(st, at++, f->status, -1, SQLITE_STATIC);
-
+    err = tl__store_sqlfail(s, rc, "listing sessions");
+  for (int i = 0; !err && i < q->n; i++)
+    if (q->params[i].text)
+      sqlite3_bind_text(st, i + 1, q->params[i].text, -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_int64(st, i + 1, q->params[i].num);
   size_t cap = 0;
-  int err = TL_OK;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (out->count == cap) {
       cap = cap ? cap * 2 : 16;
       tl_session *p = realloc(out->items, cap * sizeof *p);
@@ -126,49 +67,15 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
       out->items = p;
     }
     tl_session *x = &out->items[out->count++];
-    x->id = sqlite3_column_int64(st, 0);
-    x->uuid = dup_col(st, 1);
-    x->run_uuid = dup_col(st, 2);
-    x->label = dup_col(st, 3);
-    x->probe = dup_col(st, 4);
-    x->hostname = dup_col(st, 5);
-    x->host_fingerprint = dup_col(st, 6);
-    x->status = dup_col(st, 7);
-    x->command_line = dup_col(st, 8);
-    x->tl_version = dup_col(st, 9);
-    x->libuv_version = dup_col(st, 10);
-    x->delay_ns = sqlite3_column_int64(st, 11);
-    x->warmup = sqlite3_column_int64(st, 12);
-    x->started_ns = sqlite3_column_int64(st, 13);
-    x->ended_ns = sqlite3_column_int64(st, 14);
-    x->sample_count = sqlite3_column_int64(st, 15);
-    x->missed_periods = sqlite3_column_int64(st, 16);
-    if (!x->uuid || !x->run_uuid || !x->label || !x->probe || !x->hostname ||
-        !x->host_fingerprint || !x->status || !x->command_line || !x->tl_version ||
-        !x->libuv_version) {
+    if (!read_session(st, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-      break;
-    }
-    /* The truth, even where no write could record it yet. */
-    if (strcmp(x->status, "running") == 0 &&
-        tl__session_gone(x->hostname, sqlite3_column_int64(st, 17), x->started_ns,
-                         sqlite3_column_int64(st, 18), tl__stale_ns())) {
-      free(x->status);
-      x->status = strdup("interrupted");
-      x->ended_ns = sqlite3_column_int64(st, 18);
-      if (!x->status) {
-        err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-        break;
-      }
-    }
-    if (f->status && strcmp(x->status, f->status) != 0) {
-      tl__session_free(x);
-      out->count--;
-    }
+    else
+      err = tl__session_settle(s, x, sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18));
   }
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(s, rc, "listing sessions");
   sqlite3_finalize(st);
+  free(q);
   if (err)
     tl_session_list_free(out);
   return err;
@@ -178,8 +85,8 @@ int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count) {
   *labels = NULL;
   *count = 0;
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, "SELECT DISTINCT label FROM sessions ORDER BY label", -1, &st,
-                              NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
+                              "SELECT DISTINCT label FROM sessions ORDER BY label", -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "listing labels");
   size_t cap = 0;
@@ -215,7 +122,7 @@ int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count) {
 
 int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, TL__LABEL_DELAYS_SQL(""), -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), TL__LABEL_DELAYS_SQL(""), -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "summing up the labels");
   int err = TL_OK;
@@ -228,18 +135,12 @@ int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-void tl_strings_free(char **strings, size_t count) {
-  for (size_t i = 0; i < count; i++)
-    free(strings[i]);
-  free(strings);
-}
-
 /* One statement per session, so that its blocks and its sample_count come
  * from one snapshot even while a collector commits. */
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                            tl_block_cb fn, void *ctx) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db,
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                               "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
                               "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
                               "ON b.session_id = s.id WHERE s.id = ? ORDER BY b.seq",
@@ -292,49 +193,17 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
   return err;
 }
 
-typedef struct {
-  tl_store *store;
-  tl_samples_cb fn;
-  void *ctx;
-  int64_t values[TL_BLOCK_MAX];
-} decode_ctx;
-
-static int decode_block(void *arg, const tl_block *b) {
-  decode_ctx *d = arg;
-  const char *why;
-  if (tl_block_decode(b, d->values, &why))
-    return tl__block_fail(d->store, b, why);
-  return d->fn(d->ctx, d->values, (size_t)b->count);
-}
-
-int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) {
-  decode_ctx *d = malloc(sizeof *d);
-  if (!d)
-    return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
-  d->store = s;
-  d->fn = fn;
-  d->ctx = ctx;
-  int err = tl_store_scan_blocks(s, &session_id, 1, NULL, decode_block, d);
-  free(d);
-  return err;
-}
-
 int tl__sqlite_read_begin(tl_store *s) {
   /* A deferred transaction takes its snapshot at the first read; read once
    * now so that the snapshot is the moment of this call. */
-  int rc = sqlite3_exec(s->db, "BEGIN DEFERRED; SELECT 1 FROM sessions LIMIT 1", NULL, NULL, NULL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), "BEGIN DEFERRED; SELECT 1 FROM sessions LIMIT 1", NULL,
+                        NULL, NULL);
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "starting a read");
 }
 
 void tl__sqlite_read_end(tl_store *s) {
-  if (!sqlite3_get_autocommit(s->db))
-    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-}
-
-void tl__sqlite_forget_statements(tl_store *s) {
-  sqlite3_finalize(s->facts_st);
-  sqlite3_finalize(s->tags_st);
-  s->facts_st = s->tags_st = NULL;
+  if (!sqlite3_get_autocommit(tl__sqlite_db(s)))
+    sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
 }
 
 /* The rows of sql (prepared once into *cached) for the session. */
@@ -342,7 +211,7 @@ static int read_rows(tl_store *s, sqlite3_stmt **cached, const char *sql, int64_
                      tl_fact_row **rows, size_t *count) {
   *rows = NULL;
   *count = 0;
-  int rc = *cached ? SQLITE_OK : sqlite3_prepare_v2(s->db, sql, -1, cached, NULL);
+  int rc = *cached ? SQLITE_OK : sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, cached, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "reading session details");
   sqlite3_stmt *st = *cached;
@@ -382,40 +251,15 @@ static int read_rows(tl_store *s, sqlite3_stmt **cached, const char *sql, int64_
 }
 
 int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &s->facts_st,
+  return read_rows(s, &tl__sqlite(s)->facts_st,
                    "SELECT key, value, evidence FROM host_facts WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
 }
 
 int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &s->tags_st,
+  return read_rows(s, &tl__sqlite(s)->tags_st,
                    "SELECT key, value, '' FROM session_tags WHERE session_id = ? ORDER BY key",
                    session_id, rows, count);
-}
-
-void tl_fact_rows_free(tl_fact_row *rows, size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    free(rows[i].key);
-    free(rows[i].value);
-    free(rows[i].evidence);
-  }
-  free(rows);
-}
-
-const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *key) {
-  for (size_t i = 0; i < count; i++)
-    if (strcmp(rows[i].key, key) == 0)
-      return rows[i].value;
-  return NULL;
-}
-
-void tl_host_rows_free(tl_host_row *rows, size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    free(rows[i].fingerprint);
-    free(rows[i].hostname);
-    tl_fact_rows_free(rows[i].facts, rows[i].fact_count);
-  }
-  free(rows);
 }
 
 int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
@@ -423,7 +267,7 @@ int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
   *count = 0;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(
-      s->db,
+      tl__sqlite_db(s),
       "SELECT h.fingerprint, h.hostname, h.first_seen, h.last_seen, "
       "(SELECT count(*) FROM sessions x WHERE x.host_id = h.id), "
       "(SELECT x.id FROM sessions x WHERE x.host_id = h.id ORDER BY x.started_ns DESC, x.id DESC "
@@ -459,8 +303,8 @@ int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
   sqlite3_finalize(st);
   for (size_t i = 0; i < *count && err == TL_OK; i++)
     if ((*rows)[i].latest_session_id)
-      err = tl_store_facts(s, (*rows)[i].latest_session_id, &(*rows)[i].facts,
-                           &(*rows)[i].fact_count);
+      err = tl__sqlite_facts(s, (*rows)[i].latest_session_id, &(*rows)[i].facts,
+                             &(*rows)[i].fact_count);
   if (err) {
     tl_host_rows_free(*rows, *count);
     *rows = NULL;
@@ -474,7 +318,7 @@ int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count) {
 
 static int query_i64(tl_store *s, const char *sql, int64_t *out) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, &st, NULL);
   if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     *out = sqlite3_column_int64(st, 0);
     rc = SQLITE_OK;
@@ -484,7 +328,7 @@ static int query_i64(tl_store *s, const char *sql, int64_t *out) {
 }
 
 int tl__sqlite_info(tl_store *s, tl_store_stats *x) {
-  x->schema_version = tl_store_schema_version(s);
+  x->schema_version = tl__sqlite_schema_version(s);
   x->schema_latest = tl_schema_latest();
   int err =
       query_i64(s, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
@@ -515,7 +359,7 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   } while (0)
 
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA integrity_check", -1, &st, NULL);
   if (rc != SQLITE_OK)
     return tl__store_sqlfail(s, rc, "checking integrity");
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -525,7 +369,7 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
-    PROBLEM("integrity check failed: %s", sqlite3_errmsg(s->db));
+    PROBLEM("integrity check failed: %s", sqlite3_errmsg(tl__sqlite_db(s)));
     return TL_ECORRUPT;
   }
 
@@ -534,7 +378,7 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
    * number of pages. */
   int page = 0;
   struct stat fst;
-  rc = sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL);
+  rc = sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA page_size", -1, &st, NULL);
   if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
     page = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
@@ -542,7 +386,7 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     PROBLEM("the file is %lld bytes, not a whole number of %d-byte pages: it was cut short",
             (long long)fst.st_size, page);
 
-  rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL);
+  rc = sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA foreign_key_check", -1, &st, NULL);
   if (rc == SQLITE_OK) {
     while (sqlite3_step(st) == SQLITE_ROW)
       PROBLEM("table %s row %lld refers to a missing %s row", sqlite3_column_text(st, 0),
@@ -559,27 +403,27 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM %s WHERE typeof(id) <> 'integer' OR id <> rowid", keyed[k]);
     int64_t bad = 0;
-    rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    rc = sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, &st, NULL);
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
       bad = sqlite3_column_int64(st, 0);
     else
-      PROBLEM("table %s cannot be read: %s", keyed[k], sqlite3_errmsg(s->db));
+      PROBLEM("table %s cannot be read: %s", keyed[k], sqlite3_errmsg(tl__sqlite_db(s)));
     sqlite3_finalize(st);
     if (bad)
       PROBLEM("table %s: %lld rows have lost their id (its definition is damaged)", keyed[k],
               (long long)bad);
   }
 
-  int version = tl_store_schema_version(s);
+  int version = tl__sqlite_schema_version(s);
   if (version != tl_schema_latest())
     PROBLEM("schema version is %d, this tl expects %d", version, tl_schema_latest());
 
   /* Sessions whose collector is gone are marked 'interrupted' here; where
    * that cannot be written (a full disk), each is a problem saying why. */
-  if (!s->readonly && tl_store_recover_stale(s, tl__stale_ns(), NULL) != TL_OK) {
+  if (!s->readonly && tl__sqlite_recover_stale(s, tl__stale_ns(), NULL) != TL_OK) {
     char why[sizeof s->errmsg];
     snprintf(why, sizeof why, "%s", s->errmsg);
-    rc = sqlite3_prepare_v2(s->db,
+    rc = sqlite3_prepare_v2(tl__sqlite_db(s),
                             "SELECT s.uuid, s.pid, s.heartbeat_ns, h.hostname, s.started_ns "
                             "FROM sessions s "
                             "JOIN hosts h ON h.id = s.host_id WHERE s.status = 'running' "
@@ -602,4 +446,19 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     return err;
 #undef PROBLEM
   return problems ? TL_ECORRUPT : TL_OK;
+}
+
+int tl__sqlite_has_session(tl_store *s, const char *uuid, int *has) {
+  *has = 0;
+  sqlite3_stmt *st = NULL;
+  int rc =
+      sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT 1 FROM sessions WHERE uuid = ?", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    *has = rc == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? TL_OK
+                                               : tl__store_sqlfail(s, rc, "finding a session");
 }

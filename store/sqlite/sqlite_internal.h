@@ -1,0 +1,105 @@
+/* sqlite_internal.h: what the SQLite backend's files share: its handle
+ * type, its entries of the table of operations (store_internal.h) and the
+ * helpers its writers have in common. Nothing outside this folder sees
+ * SQLite. */
+#ifndef TL_SQLITE_INTERNAL_H
+#define TL_SQLITE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#include "store_internal.h"
+
+/* A SQLite file's handle: the common one first, so that the tl_store * the
+ * callers hold is this. */
+typedef struct {
+  tl_store base;
+  sqlite3 *db; /* NULL until the file opens */
+  /* A file's queries of a session's facts and tags, prepared at first use
+   * (a report asks them of every session) and finalized before db closes. */
+  sqlite3_stmt *facts_st, *tags_st;
+} tl_sqlite;
+
+static inline tl_sqlite *tl__sqlite(tl_store *s) { return (tl_sqlite *)s; }
+static inline sqlite3 *tl__sqlite_db(tl_store *s) { return ((tl_sqlite *)s)->db; }
+
+/* Maps a SQLite result code to a tl error and records sqlite's message with
+ * what was being done (fail.c). */
+int tl__store_sqlfail(tl_store *s, int rc, const char *doing);
+/* What fail.c asks of a file, which opening it asks too: whether the file
+ * system that holds path is read-only; whether path-shm or path-wal cannot
+ * be written while path can (then named in buf); what a file that is not a
+ * regular one is ("a FIFO"); and what to do about such a -shm or -wal. */
+int tl__sqlite_on_readonly_fs(const char *path);
+int tl__sqlite_readonly_sidecar(const char *path, char *buf, size_t len);
+const char *tl__sqlite_special_kind(mode_t mode);
+extern const char tl__sqlite_sidecar_hint[];
+
+/* The entries of tl__sqlite_ops (ops.c), by the file that holds them. */
+/* store.c: opening, closing, stale sessions */
+int tl__sqlite_open(const tl_store_ops *self, tl_store **out, const char *path, int flags);
+void tl__sqlite_close(tl_store *s);
+int tl__sqlite_schema_version(tl_store *s);
+int tl__sqlite_recover_stale(tl_store *s, int64_t stale_ns, int *count);
+/* Finalizes the statements the handle keeps prepared, before db closes. */
+void tl__sqlite_forget_statements(tl_store *s);
+/* read.c: reading sessions, samples and details; info and check */
+int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out);
+int tl__sqlite_has_session(tl_store *s, const char *uuid, int *has);
+int tl__sqlite_labels(tl_store *s, char ***labels, size_t *count);
+int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx);
+int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                           tl_block_cb fn, void *ctx);
+int tl__sqlite_read_begin(tl_store *s);
+void tl__sqlite_read_end(tl_store *s);
+int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count);
+int tl__sqlite_info(tl_store *s, tl_store_stats *stats);
+int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);
+/* admin.c: deleting, pruning, vacuuming */
+int tl__sqlite_delete(tl_store *s, const char *uuid);
+int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,
+                     int64_t *samples);
+int tl__sqlite_vacuum(tl_store *s);
+/* writer.c: a session being collected */
+int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out,
+                            char uuid_out[37]);
+/* causes.c: the rows of session_causes */
+int tl__sqlite_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
+                          void *ctx);
+int tl__sqlite_write_begin(tl_store *s, size_t bytes, const char *doing);
+int tl__sqlite_write_end(tl_store *s, int err, const char *doing);
+int tl__sqlite_put_cause_row(tl_store *s, int64_t session_id, int kind, int64_t first,
+                             int64_t count, const uint8_t *data, size_t len, const char *doing);
+/* import.c, merge.c */
+int tl__sqlite_import(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_cb on_bad,
+                      void *ctx, char uuid_out[37], int64_t *imported, int64_t *bad_rows);
+int tl__sqlite_merge(tl_store *d, const char *const *paths, size_t n, tl_merge_stats *stats);
+/* summary.c: session_summaries */
+int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                             void *ctx);
+
+/* Whether bytes of new data can be committed and still leave the room kept
+ * for ending the sessions (writer.c): what is written beside the samples
+ * (their causes, counters) must never take it. */
+int tl__sqlite_room_for(const tl_store *s, size_t bytes);
+
+/* Computes and stores (replacing) the summary of a session, inside the
+ * caller's write transaction. tl__summary_put_ended does it in a savepoint
+ * of its own and leaves the transaction as it was when it fails, so that a
+ * session still ends when its summary cannot be made (it is then computed
+ * when read); fed, when not NULL, has had every sample of the session added
+ * already (tl__summary_add), so that only the percentiles' ranks are read. */
+int tl__summary_put(tl_store *s, tl__summarizer *z, int64_t session_id);
+/* Stores m as the summary of session_id of the file s (replacing). */
+int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
+/* Stores an encoded summary as it is (one tl__summary_decode accepted). */
+int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len);
+int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
+/* Inside the caller's write transaction: records the host and a new
+ * 'running' session with its tags and facts; uuid_out gets its UUID. */
+int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[37],
+                       int64_t *session_id);
+
+#endif
