@@ -290,7 +290,7 @@ struct tl_host {
   char fingerprint[65];
 };
 
-/* Adds or replaces a fact; copies the strings. The value is stored safely:
+/* Adds or replaces a fact (host_facts.c); copies the strings. The value is stored safely:
  * control characters and bytes that are not UTF-8 become "\xNN", leading and
  * trailing blanks go, and it is cut at TL_HOST_VALUE_MAX bytes. A NULL value
  * is "unknown". */
@@ -337,11 +337,11 @@ struct tl__host_env {
  * Call tl__host_env_close() when done. */
 int tl__host_env_default(tl__host_env *env);
 void tl__host_env_close(tl__host_env *env);
-/* What every OS's tl__host_env_default starts from (host.c): root "/", the
+/* What every OS's tl__host_env_default starts from (host_env.c): root "/", the
  * CPUID instruction, uname(3); the rest unset. TL_ESYS when / cannot be
  * opened. */
 int tl__host_env_open(tl__host_env *env);
-/* The CPUID instruction on x86 (host.c); -1 elsewhere or past the highest
+/* The CPUID instruction on x86 (host_env.c); -1 elsewhere or past the highest
  * leaf. */
 int tl__host_cpuid(const tl__host_env *env, uint32_t leaf, uint32_t sub, uint32_t r[4]);
 

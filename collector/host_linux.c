@@ -343,21 +343,24 @@ int tl__host_detect_load(const tl__host_env *env, tl_host *h, const char *when) 
   return err;
 }
 
-static int detect_linux(const tl__host_env *env, tl_host *h) {
-  struct utsname u;
+/* Who the machine is: uname's names, the machine id, the OS release and the
+ * C library. u is uname's answer (zeroed when *have_uname is 0), for the
+ * kernel steps after. */
+static int detect_identity(const tl__host_env *env, tl_host *h, struct utsname *u,
+                           int *have_uname) {
   char buf[TL_HOST_VALUE_MAX], path[300];
   int err = TL_OK;
-  int have_uname = env->uname && env->uname(env, &u) == 0;
-  if (!have_uname)
-    memset(&u, 0, sizeof u);
-  const char *ue = have_uname ? "uname" : "uname failed";
-  err = tl__host_set(h, "hostname", have_uname ? u.nodename : NULL, ue);
+  *have_uname = env->uname && env->uname(env, u) == 0;
+  if (!*have_uname)
+    memset(u, 0, sizeof *u);
+  const char *ue = *have_uname ? "uname" : "uname failed";
+  err = tl__host_set(h, "hostname", *have_uname ? u->nodename : NULL, ue);
   if (!err)
-    err = tl__host_set(h, "kernel.release", have_uname ? u.release : NULL, ue);
+    err = tl__host_set(h, "kernel.release", *have_uname ? u->release : NULL, ue);
   if (!err)
-    err = tl__host_set(h, "kernel.version", have_uname ? u.version : NULL, ue);
+    err = tl__host_set(h, "kernel.version", *have_uname ? u->version : NULL, ue);
   if (!err)
-    err = tl__host_set(h, "arch", have_uname ? u.machine : NULL, ue);
+    err = tl__host_set(h, "arch", *have_uname ? u->machine : NULL, ue);
 
   /* machine-id: systemd's, else D-Bus's copy. */
   if (!err) {
@@ -387,9 +390,13 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
   free(text);
   if (!err)
     err = tl__host_set(h, "libc", env->libc, "confstr _CS_GNU_LIBC_VERSION");
+  return err;
+}
 
-  if (!err)
-    err = detect_cpuinfo(env, h);
+/* The CPUs: /proc/cpuinfo, CPUID, how many there are and their frequency. */
+static int detect_cpu(const tl__host_env *env, tl_host *h) {
+  char path[300];
+  int err = detect_cpuinfo(env, h);
   if (!err)
     err = tl__host_detect_cpuid(env, h);
   if (!err)
@@ -406,18 +413,25 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
     snprintf(path, sizeof path, "sys/devices/system/cpu/cpu0/cpufreq/%s", freq[i].file);
     err = set_line(env, h, freq[i].key, path);
   }
+  return err;
+}
 
+/* Memory and swap from /proc/meminfo. */
+static int detect_memory(const tl__host_env *env, tl_host *h) {
+  char *text = NULL;
   if (tl__host_read(env, "proc/meminfo", &text, NULL) != 0)
     text = NULL;
-  if (!err)
-    err = set_meminfo(env, h, text, "mem.total_bytes", "MemTotal");
+  int err = set_meminfo(env, h, text, "mem.total_bytes", "MemTotal");
   if (!err)
     err = set_meminfo(env, h, text, "swap.total_bytes", "SwapTotal");
   free(text);
+  return err;
+}
 
-  if (!err)
-    err = set_line(env, h, "clocksource.current",
-                   "sys/devices/system/clocksource/clocksource0/current_clocksource");
+/* The clocksource and this thread's timer slack. */
+static int detect_clock(const tl__host_env *env, tl_host *h) {
+  int err = set_line(env, h, "clocksource.current",
+                     "sys/devices/system/clocksource/clocksource0/current_clocksource");
   if (!err)
     err = set_line(env, h, "clocksource.available",
                    "sys/devices/system/clocksource/clocksource0/available_clocksource");
@@ -428,48 +442,57 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
     else
       err = set_line(env, h, "timer_slack_ns", "proc/self/timerslack_ns");
   }
+  return err;
+}
 
+/* HZ from the kernel's build configuration (NULL when there is none). */
+static int set_kernel_hz(tl_host *h, const char *config, const char *config_path) {
+  const char *p = config ? strstr(config, "\nCONFIG_HZ=") : NULL;
+  char ev[640];
+  snprintf(ev, sizeof ev, "/%s", config_path);
+  if (p) {
+    long hz = strtol(p + 11, NULL, 10);
+    return hz > 0 ? tl__host_setf(h, "kernel.hz", ev, "%ld", hz)
+                  : tl__host_set(h, "kernel.hz", "unknown", ev);
+  }
+  return tl__host_set(h, "kernel.hz", "unknown", config ? ev : "no kernel config in /boot to tell");
+}
+
+/* The kernel: HZ, the preemption model, isolated and tickless CPUs, from
+ * its build configuration, uname -v (u) and its command line. */
+static int detect_kernel(const tl__host_env *env, tl_host *h, const struct utsname *u,
+                         int have_uname) {
   /* The kernel's build configuration tells HZ and the preemption model. */
   char *config = NULL;
   char config_path[300];
-  snprintf(config_path, sizeof config_path, "boot/config-%s", u.release);
-  if (!have_uname || strchr(u.release, '/') || tl__host_read(env, config_path, &config, NULL) != 0)
+  snprintf(config_path, sizeof config_path, "boot/config-%s", u->release);
+  if (!have_uname || strchr(u->release, '/') || tl__host_read(env, config_path, &config, NULL) != 0)
     config = NULL;
-  if (!err) {
-    const char *p = config ? strstr(config, "\nCONFIG_HZ=") : NULL;
-    char ev[640];
-    snprintf(ev, sizeof ev, "/%s", config_path);
-    if (p) {
-      long hz = strtol(p + 11, NULL, 10);
-      err = hz > 0 ? tl__host_setf(h, "kernel.hz", ev, "%ld", hz)
-                   : tl__host_set(h, "kernel.hz", "unknown", ev);
-    } else {
-      err = tl__host_set(h, "kernel.hz", "unknown",
-                         config ? ev : "no kernel config in /boot to tell");
-    }
-  }
+  int err = set_kernel_hz(h, config, config_path);
   char *cmdline = NULL;
   int cmd_err = tl__host_read(env, "proc/cmdline", &cmdline, NULL);
   if (!err)
-    err = detect_preempt(env, h, have_uname ? u.version : "", cmdline, config, config_path);
+    err = detect_preempt(env, h, have_uname ? u->version : "", cmdline, config, config_path);
   if (!err)
     err = set_cmdline_param(h, cmdline, cmd_err, "kernel.isolcpus", "isolcpus=");
   if (!err)
     err = set_cmdline_param(h, cmdline, cmd_err, "kernel.nohz_full", "nohz_full=");
   free(cmdline);
   free(config);
+  return err;
+}
 
-  if (!err) {
-    /* DMI names the hardware: "Dell Inc. PowerEdge R640", "QEMU Standard PC ...". */
-    char vendor[256], product[256];
-    int v = tl__host_read_line(env, "sys/class/dmi/id/sys_vendor", vendor, sizeof vendor);
-    int p = tl__host_read_line(env, "sys/class/dmi/id/product_name", product, sizeof product);
-    if (v == 0 && p == 0)
-      err = tl__host_setf(h, "hw.model", "/sys/class/dmi/id/sys_vendor, product_name", "%s %s",
-                          vendor, product);
-    else
-      err = set_line(env, h, "hw.model", "proc/device-tree/model");
-  }
+/* What the machine runs on: the hardware's name, the VM, the cloud, the
+ * container and the limits it sets. */
+static int detect_platform(const tl__host_env *env, tl_host *h) {
+  /* DMI names the hardware: "Dell Inc. PowerEdge R640", "QEMU Standard PC ...". */
+  char vendor[256], product[256];
+  int v = tl__host_read_line(env, "sys/class/dmi/id/sys_vendor", vendor, sizeof vendor);
+  int p = tl__host_read_line(env, "sys/class/dmi/id/product_name", product, sizeof product);
+  int err = v == 0 && p == 0
+                ? tl__host_setf(h, "hw.model", "/sys/class/dmi/id/sys_vendor, product_name",
+                                "%s %s", vendor, product)
+                : set_line(env, h, "hw.model", "proc/device-tree/model");
   if (!err)
     err = tl__host_detect_vm(env, h);
   if (!err)
@@ -478,18 +501,41 @@ static int detect_linux(const tl__host_env *env, tl_host *h) {
     err = tl__host_detect_container(env, h);
   if (!err)
     err = tl__host_detect_limits(env, h);
+  return err;
+}
+
+/* Seconds since boot from /proc/uptime. */
+static int detect_uptime(const tl__host_env *env, tl_host *h) {
+  char buf[TL_HOST_VALUE_MAX];
+  /* The upper bound keeps the cast defined for "1e300" or "inf"
+   * (fuzz_host/regress-uptime-huge); NaN fails up >= 0. */
+  double up;
+  if (tl__host_read_line(env, "proc/uptime", buf, sizeof buf) == 0 &&
+      sscanf(buf, "%lf", &up) == 1 && up >= 0 && up < (double)LLONG_MAX)
+    return tl__host_setf(h, "uptime_s", "/proc/uptime", "%lld", (long long)up);
+  return tl__host_set(h, "uptime_s", "unknown", "/proc/uptime");
+}
+
+/* Every fact, in the order they are shown: the steps above one after the
+ * other, stopping at the first failure. */
+static int detect_linux(const tl__host_env *env, tl_host *h) {
+  struct utsname u;
+  int have_uname;
+  int err = detect_identity(env, h, &u, &have_uname);
+  if (!err)
+    err = detect_cpu(env, h);
+  if (!err)
+    err = detect_memory(env, h);
+  if (!err)
+    err = detect_clock(env, h);
+  if (!err)
+    err = detect_kernel(env, h, &u, have_uname);
+  if (!err)
+    err = detect_platform(env, h);
   if (!err)
     err = tl__host_detect_load(env, h, "start");
-  if (!err) {
-    /* The upper bound keeps the cast defined for "1e300" or "inf"
-     * (fuzz_host/regress-uptime-huge); NaN fails up >= 0. */
-    double up;
-    if (tl__host_read_line(env, "proc/uptime", buf, sizeof buf) == 0 &&
-        sscanf(buf, "%lf", &up) == 1 && up >= 0 && up < (double)LLONG_MAX)
-      err = tl__host_setf(h, "uptime_s", "/proc/uptime", "%lld", (long long)up);
-    else
-      err = tl__host_set(h, "uptime_s", "unknown", "/proc/uptime");
-  }
+  if (!err)
+    err = detect_uptime(env, h);
   return err;
 }
 

@@ -212,9 +212,12 @@ static int mac_vm(const tl__host_env *env, tl_host *h, const char *model) {
   return tl__host_set(h, "vm", "other", "sysctl kern.hv_vmm_present: 1");
 }
 
-int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
+/* Who the machine is: its names, hardware UUID, macOS version, architecture
+ * and C library, and whether this process is translated (Rosetta). *arm
+ * tells the CPU step after whether the machine is Apple silicon. */
+static int mac_identity(const tl__host_env *env, tl_host *h, int *arm) {
   int err = TL_OK;
-  char model[256] = "", ver[128], brand[256];
+  char ver[128];
   struct utsname u;
   int have_uname = env->uname && env->uname(env, &u) == 0;
   if (have_uname) {
@@ -246,11 +249,11 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
    * where uname says x86_64. */
   int64_t cputype = 0;
   int have_type = mac_int(env, "hw.cputype", &cputype) == 0;
-  int arm = have_type && (cputype & ~MAC_CPU_ARCH_ABI64) == MAC_CPU_TYPE_ARM;
+  *arm = have_type && (cputype & ~MAC_CPU_ARCH_ABI64) == MAC_CPU_TYPE_ARM;
   if (!err) {
     if (have_type && (cputype & ~MAC_CPU_ARCH_ABI64) == MAC_CPU_TYPE_X86)
       err = tl__host_set(h, "arch", "x86_64", "sysctl hw.cputype");
-    else if (arm)
+    else if (*arm)
       err = tl__host_set(h, "arch", "arm64", "sysctl hw.cputype");
     else
       err = tl__host_set(h, "arch", have_uname ? u.machine : "unknown", "uname");
@@ -267,11 +270,17 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
       err = tl__host_set(h, "cpu.translated", e == -ENOENT ? "no" : "unknown",
                          "sysctl sysctl.proc_translated");
   }
+  return err;
+}
 
+/* The CPUs: model and vendor, x86's family/model/stepping, how many there
+ * are, their frequency and performance levels. */
+static int mac_cpu(const tl__host_env *env, tl_host *h, int arm) {
+  char brand[256];
+  int err = TL_OK;
   int have_brand = mac_str(env, "machdep.cpu.brand_string", brand, sizeof brand) == 0;
-  if (!err)
-    err = tl__host_set(h, "cpu.model", have_brand ? brand : "unknown",
-                       "sysctl machdep.cpu.brand_string");
+  err = tl__host_set(h, "cpu.model", have_brand ? brand : "unknown",
+                     "sysctl machdep.cpu.brand_string");
   if (!err && have_brand)
     err = tl__host_set(h, "cpu.brand", brand, "sysctl machdep.cpu.brand_string");
   if (!err) {
@@ -302,8 +311,12 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
     err = mac_set_int(env, h, "cpu.freq.max_khz", "hw.cpufrequency_max", 1000);
   if (!err)
     err = mac_perflevels(env, h);
-  if (!err)
-    err = mac_set_int(env, h, "mem.total_bytes", "hw.memsize", 1);
+  return err;
+}
+
+/* Memory and swap. */
+static int mac_memory(const tl__host_env *env, tl_host *h) {
+  int err = mac_set_int(env, h, "mem.total_bytes", "hw.memsize", 1);
   if (!err) {
     mac_swapusage sw;
     size_t n = sizeof sw;
@@ -313,19 +326,20 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
     else
       err = tl__host_set(h, "swap.total_bytes", "unknown", "sysctl vm.swapusage");
   }
-  if (!err) {
-    int have_model = mac_str(env, "hw.model", model, sizeof model) == 0;
-    err = tl__host_set(h, "hw.model", have_model ? model : "unknown", "sysctl hw.model");
-  }
-  if (!err) {
-    /* struct clockinfo starts with hz. */
-    int32_t ci[5];
-    size_t n = sizeof ci;
-    if (env->sysctl && env->sysctl(env, "kern.clockrate", ci, &n) == 0 && n >= sizeof ci[0])
-      err = tl__host_setf(h, "kernel.hz", "sysctl kern.clockrate", "%d", ci[0]);
-    else
-      err = tl__host_set(h, "kernel.hz", "unknown", "sysctl kern.clockrate");
-  }
+  return err;
+}
+
+/* The kernel's clock and timers: HZ, the clock tl reads, timer coalescing,
+ * power (which coalescing follows) and preemption. */
+static int mac_kernel(const tl__host_env *env, tl_host *h) {
+  int err = TL_OK;
+  /* struct clockinfo starts with hz. */
+  int32_t ci[5];
+  size_t n = sizeof ci;
+  if (env->sysctl && env->sysctl(env, "kern.clockrate", ci, &n) == 0 && n >= sizeof ci[0])
+    err = tl__host_setf(h, "kernel.hz", "sysctl kern.clockrate", "%d", ci[0]);
+  else
+    err = tl__host_set(h, "kernel.hz", "unknown", "sysctl kern.clockrate");
   if (!err)
     err = tl__host_set(h, "clocksource.current", "mach_continuous_time",
                        "macOS: libuv's uv_hrtime and tl's probes");
@@ -335,6 +349,37 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
     err = mac_power(env, h);
   if (!err)
     err = tl__host_set(h, "kernel.preempt", "full", "XNU preempts kernel threads");
+  return err;
+}
+
+/* Seconds since boot, from kern.boottime and now. */
+static int mac_uptime(const tl__host_env *env, tl_host *h) {
+  mac_timeval tv;
+  size_t n = sizeof tv;
+  int64_t now = env->now_s ? env->now_s : (int64_t)time(NULL);
+  if (env->sysctl && env->sysctl(env, "kern.boottime", &tv, &n) == 0 && n == sizeof tv &&
+      tv.tv_sec > 0 && tv.tv_sec <= now)
+    return tl__host_setf(h, "uptime_s", "sysctl kern.boottime", "%lld",
+                         (long long)(now - tv.tv_sec));
+  return tl__host_set(h, "uptime_s", "unknown", "sysctl kern.boottime");
+}
+
+/* Every fact, in the order they are shown: the steps above one after the
+ * other, stopping at the first failure. */
+int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
+  char model[256] = "";
+  int arm = 0;
+  int err = mac_identity(env, h, &arm);
+  if (!err)
+    err = mac_cpu(env, h, arm);
+  if (!err)
+    err = mac_memory(env, h);
+  if (!err) {
+    int have_model = mac_str(env, "hw.model", model, sizeof model) == 0;
+    err = tl__host_set(h, "hw.model", have_model ? model : "unknown", "sysctl hw.model");
+  }
+  if (!err)
+    err = mac_kernel(env, h);
   if (!err)
     err = mac_vm(env, h, model);
   if (!err)
@@ -343,16 +388,7 @@ int tl__host_detect_macos(const tl__host_env *env, tl_host *h) {
     err = tl__host_set(h, "container", "none", "macOS runs no Linux containers natively");
   if (!err)
     err = tl__host_detect_macos_load(env, h, "start");
-  if (!err) {
-    mac_timeval tv;
-    size_t n = sizeof tv;
-    int64_t now = env->now_s ? env->now_s : (int64_t)time(NULL);
-    if (env->sysctl && env->sysctl(env, "kern.boottime", &tv, &n) == 0 && n == sizeof tv &&
-        tv.tv_sec > 0 && tv.tv_sec <= now)
-      err = tl__host_setf(h, "uptime_s", "sysctl kern.boottime", "%lld",
-                          (long long)(now - tv.tv_sec));
-    else
-      err = tl__host_set(h, "uptime_s", "unknown", "sysctl kern.boottime");
-  }
+  if (!err)
+    err = mac_uptime(env, h);
   return err;
 }

@@ -4,7 +4,7 @@
  * on Apple Silicon). The clock is libuv's. Host detection's calls are here
  * too: sysctlbyname(3), uname(3), gethostuuid(2) and pmset(1), handed to
  * host_macos.c (which decides what the answers mean) through tl__host_env;
- * CPUID on Intel Macs is tl__host_cpuid in host.c. */
+ * CPUID on Intel Macs is tl__host_cpuid in host_env.c. */
 /* sysctlbyname and gethostuuid are Darwin extensions to POSIX: the build
  * defines _DARWIN_C_SOURCE for Apple targets (CMakeLists.txt, tl_warnings). */
 #include <errno.h>

@@ -55,6 +55,60 @@ static const char usage[] =
     "\n"
     "Exit status: 0 done, 1 failure, 2 usage error, 3 interrupted (samples kept).\n";
 
+/* The options: the collection's (the plan checks them) and tlcollect's own. */
+enum {
+  OPT_DURATION = 256,
+  OPT_WARMUP,
+  OPT_GAP,
+  OPT_DB,
+  OPT_DRY_RUN,
+  OPT_LIST_PROBES,
+  OPT_INTERVAL,
+  OPT_CONCURRENCY,
+  OPT_CPU,
+  OPT_PRIORITY,
+  OPT_QOS,
+  OPT_MLOCK,
+  OPT_LOAD,
+  OPT_REPEAT,
+  OPT_EVERY,
+  OPT_ARM_FROM,
+  OPT_BROWSER_MODE,
+  OPT_NO_CAUSES,
+};
+enum { OPT_HOST_INFO = 512, OPT_JSON };
+static const struct option longopts[] = {
+    {"label", required_argument, NULL, 'l'},
+    {"delays", required_argument, NULL, 'd'},
+    {"count", required_argument, NULL, 'n'},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"probe", required_argument, NULL, 'p'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"gap", required_argument, NULL, OPT_GAP},
+    {"tag", required_argument, NULL, 't'},
+    {"db", required_argument, NULL, OPT_DB},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"quiet", no_argument, NULL, 'q'},
+    {"list-probes", no_argument, NULL, OPT_LIST_PROBES},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
+    {"cpu", required_argument, NULL, OPT_CPU},
+    {"priority", required_argument, NULL, OPT_PRIORITY},
+    {"qos", required_argument, NULL, OPT_QOS},
+    {"mlock", no_argument, NULL, OPT_MLOCK},
+    {"no-causes", no_argument, NULL, OPT_NO_CAUSES},
+    {"load", required_argument, NULL, OPT_LOAD},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"every", required_argument, NULL, OPT_EVERY},
+    {"arm-from", required_argument, NULL, OPT_ARM_FROM},
+    {"browser-mode", required_argument, NULL, OPT_BROWSER_MODE},
+    {"host-info", no_argument, NULL, OPT_HOST_INFO},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
 static void on_signal(int sig) {
   (void)sig;
   tl_collect_stop();
@@ -153,58 +207,6 @@ static int run(int argc, char **argv) {
    * 'interrupted' with a one-line error, instead of SIGXFSZ killing the
    * process with its sessions left 'running'. */
   signal(SIGXFSZ, SIG_IGN);
-  enum {
-    OPT_DURATION = 256,
-    OPT_WARMUP,
-    OPT_GAP,
-    OPT_DB,
-    OPT_DRY_RUN,
-    OPT_LIST_PROBES,
-    OPT_INTERVAL,
-    OPT_CONCURRENCY,
-    OPT_CPU,
-    OPT_PRIORITY,
-    OPT_QOS,
-    OPT_MLOCK,
-    OPT_LOAD,
-    OPT_REPEAT,
-    OPT_EVERY,
-    OPT_ARM_FROM,
-    OPT_BROWSER_MODE,
-    OPT_NO_CAUSES,
-  };
-  enum { OPT_HOST_INFO = 512, OPT_JSON };
-  static const struct option longopts[] = {
-      {"label", required_argument, NULL, 'l'},
-      {"delays", required_argument, NULL, 'd'},
-      {"count", required_argument, NULL, 'n'},
-      {"duration", required_argument, NULL, OPT_DURATION},
-      {"probe", required_argument, NULL, 'p'},
-      {"warmup", required_argument, NULL, OPT_WARMUP},
-      {"gap", required_argument, NULL, OPT_GAP},
-      {"tag", required_argument, NULL, 't'},
-      {"db", required_argument, NULL, OPT_DB},
-      {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-      {"quiet", no_argument, NULL, 'q'},
-      {"list-probes", no_argument, NULL, OPT_LIST_PROBES},
-      {"interval", required_argument, NULL, OPT_INTERVAL},
-      {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
-      {"cpu", required_argument, NULL, OPT_CPU},
-      {"priority", required_argument, NULL, OPT_PRIORITY},
-      {"qos", required_argument, NULL, OPT_QOS},
-      {"mlock", no_argument, NULL, OPT_MLOCK},
-      {"no-causes", no_argument, NULL, OPT_NO_CAUSES},
-      {"load", required_argument, NULL, OPT_LOAD},
-      {"repeat", required_argument, NULL, OPT_REPEAT},
-      {"every", required_argument, NULL, OPT_EVERY},
-      {"arm-from", required_argument, NULL, OPT_ARM_FROM},
-      {"browser-mode", required_argument, NULL, OPT_BROWSER_MODE},
-      {"host-info", no_argument, NULL, OPT_HOST_INFO},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0},
-  };
   tl_collect_plan plan;
   tl_collect_plan_init(&plan);
   const char *db = NULL;
