@@ -417,22 +417,14 @@ static int sweep_passes(tl_sweep *w) {
   }
   while (!err) {
     size_t open = 0;
-    for (size_t k = 0; k < w->nt && !err; k++) {
-      target *x = &w->t[k];
-      if (!tl__rank_open(&x->r))
-        continue;
-      open++;
-      for (size_t j = w->tfirst[x->set]; j < k && x->r.same == SIZE_MAX; j++)
-        if (tl__sweep_taker(&w->t[j]) && w->t[j].r.lo == x->r.lo && w->t[j].r.hi == x->r.hi)
-          x->r.same = j;
-      /* The group's few ranges count where counting takes little, even
-       * where collecting would take less: they then count in the fast
-       * table, and no sample need be picked out for a list. */
-      if (x->r.same == SIZE_MAX)
-        tl__rank_plan(&x->r, x->set == w->ns);
-    }
-    if (!err)
-      err = tl__sweep_fast_setup(w);
+    /* The group's few ranges count where counting takes little, even where
+     * collecting would take less: they then count in the fast table, and
+     * no sample need be picked out for a list. */
+    for (size_t set = 0; set <= w->ns; set++)
+      if (w->tend[set] > w->tfirst[set])
+        open += tl__rank_open_set(&w->t[w->tfirst[set]].r, sizeof *w->t,
+                                  w->tend[set] - w->tfirst[set], w->tfirst[set], set == w->ns);
+    err = tl__sweep_fast_setup(w);
     for (size_t k = 0; k < w->nt && !err; k++)
       if (tl__sweep_taker(&w->t[k]))
         err = tl__rank_alloc(&w->t[k].r);

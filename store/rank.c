@@ -54,6 +54,29 @@ void tl__rank_plan(tl__rank *r, int prefer_count) {
     r->mode = TL__RANK_NARROW;
 }
 
+/* The i-th of ranks stride bytes apart from first. */
+static tl__rank *rank_at(tl__rank *first, size_t stride, size_t i) {
+  return (tl__rank *)(void *)((char *)first + i * stride);
+}
+
+size_t tl__rank_open_set(tl__rank *first, size_t stride, size_t n, size_t base, int prefer_count) {
+  size_t open = 0;
+  for (size_t k = 0; k < n; k++) {
+    tl__rank *x = rank_at(first, stride, k);
+    if (!tl__rank_open(x))
+      continue;
+    open++;
+    for (size_t j = 0; j < k && x->same == SIZE_MAX; j++) {
+      const tl__rank *y = rank_at(first, stride, j);
+      if (tl__rank_takes(y) && y->lo == x->lo && y->hi == x->hi)
+        x->same = base + j;
+    }
+    if (x->same == SIZE_MAX)
+      tl__rank_plan(x, prefer_count);
+  }
+  return open;
+}
+
 int tl__rank_alloc(tl__rank *r) {
   uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1;
   if (r->mode == TL__RANK_COUNT) {

@@ -5,7 +5,8 @@
  * want-th (1-based) of the inside samples there. Its caller locates it in
  * a histogram (tl__rank_locate), then runs passes over the samples until it
  * is done: before each pass tl__rank_open tells whether it still needs one,
- * tl__rank_plan and tl__rank_alloc choose and ready how it reads its range,
+ * tl__rank_plan and tl__rank_alloc choose and ready how it reads its range
+ * (tl__rank_open_set opens and plans the ranks of one set of samples),
  * tl__rank_take is handed every sample of the pass inside [lo, hi], and
  * tl__rank_resolve gives the value, or a narrower range for the next pass.
  * Several ranks of one set of samples with the same range read it once: the
@@ -65,6 +66,13 @@ static inline int tl__rank_takes(const tl__rank *r) { return !r->done && r->same
  * takes less memory (counted when prefer_count and counting is small), or
  * when both take more than TL__RANK_BYTES, cut into parts to narrow it. */
 void tl__rank_plan(tl__rank *r, int prefer_count);
+
+/* Before a pass, the n ranks of one set of samples, the i-th at
+ * (char *)first + i * stride (in records of the caller's): opens each
+ * (tl__rank_open), then points one whose range an earlier open one reads at
+ * that one (same: base + its index), or else plans how it reads its range
+ * (tl__rank_plan). The number still open. */
+size_t tl__rank_open_set(tl__rank *first, size_t stride, size_t n, size_t base, int prefer_count);
 
 /* The memory of r's mode (none when its counts are lent); TL_ENOMEM. */
 int tl__rank_alloc(tl__rank *r);

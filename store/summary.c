@@ -18,24 +18,8 @@
 #include "rank.h"
 #include "summary_internal.h"
 
-const double tl_summary_pcts[TL_SUMMARY_PCTS] = {50, 90, 99, 99.9, 99.99};
-
-enum {
-  SUB = 1 << TL_SUMMARY_SUB_BITS,
-  MARKS = 1 << 16, /* slots of the map of the ranges a pass reads */
-};
-
-void tl_summary_bucket_bounds(size_t b, int64_t *lo, int64_t *hi) {
-  if (b < SUB) {
-    *lo = *hi = (int64_t)b;
-    return;
-  }
-  int e = (int)(b / SUB) + TL_SUMMARY_SUB_BITS - 1;
-  uint64_t sub = b % SUB;
-  uint64_t l = (SUB + sub) << (e - TL_SUMMARY_SUB_BITS);
-  *lo = (int64_t)l;
-  *hi = (int64_t)(l + ((uint64_t)1 << (e - TL_SUMMARY_SUB_BITS)) - 1);
-}
+/* Slots of the map of the ranges a pass reads. */
+enum { MARKS = 1 << 16 };
 
 /* ======================================================================== */
 /* The summarizer's state                                                    */
@@ -219,21 +203,16 @@ static int changed(tl_store *s, int64_t session_id) {
 static int resolve_all(tl_store *s, tl__summarizer *z, int64_t session_id) {
   int err = TL_OK;
   for (;;) {
-    size_t open = 0;
-    for (size_t k = 0; k < TL_SUMMARY_PCTS && !err; k++) {
+    size_t open = tl__rank_open_set(z->t, sizeof *z->t, TL_SUMMARY_PCTS, 0, 0);
+    for (size_t k = 0, seen = 0; k < TL_SUMMARY_PCTS && !err; k++) {
       tl__rank *x = &z->t[k];
-      if (!tl__rank_open(x))
+      if (x->done)
         continue;
-      z->lo = open && z->lo < x->lo ? z->lo : x->lo;
-      z->hi = open && z->hi > x->hi ? z->hi : x->hi;
-      open++;
-      for (size_t j = 0; j < k && x->same == SIZE_MAX; j++)
-        if (tl__rank_takes(&z->t[j]) && z->t[j].lo == x->lo && z->t[j].hi == x->hi)
-          x->same = j;
-      if (x->same == SIZE_MAX) {
-        tl__rank_plan(x, 0);
+      z->lo = seen && z->lo < x->lo ? z->lo : x->lo;
+      z->hi = seen && z->hi > x->hi ? z->hi : x->hi;
+      seen = 1;
+      if (tl__rank_takes(x))
         err = tl__rank_alloc(x);
-      }
     }
     if (err || !open)
       break;

@@ -263,7 +263,8 @@ typedef int (*tl_block_cb)(void *ctx, const tl_block *b);
 int tl_store_scan_blocks(tl_store *store, const int64_t *session_ids, size_t n,
                          tl_block_filter_cb filter, tl_block_cb fn, void *ctx);
 
-/* A summary of a session (summary.c; its stored form is in docs/schema.md):
+/* A summary of a session (summary.c, its percentiles and buckets
+ * summary_buckets.c; its stored form is in docs/schema.md):
  * count, extremes, exact sums, its own exact nearest-rank values at
  * tl_summary_pcts, and a log-linear histogram: exact below 2^SUB_BITS ns,
  * then 2^SUB_BITS buckets per power of two (tl_summary_bucket). */
