@@ -92,6 +92,19 @@ void tl__section_title(tl__page *p);
  * document); returns the page's first failure, else TL_EIO when its output
  * failed, else TL_OK. */
 int tl__page_end(tl__page *p);
+/* The page's (probe, delay) blocks as tl__delays_of gives them, allocated
+ * (the caller frees); NULL with the page marked failed when out of memory
+ * (write.c). */
+size_t *tl__page_blocks(tl__page *p, size_t *n);
+/* Sections of the comparison page that live in files of their own, called
+ * by tl_render (page.c) in reading order: the charts (page_charts.c), the
+ * hosts and sessions (page_hosts.c), how it was measured (page_method.c). */
+void tl__section_charts(tl__page *p);
+void tl__section_hosts(tl__page *p);
+void tl__section_method(tl__page *p);
+/* Markdown pages list every session and command line only up to this many;
+ * beyond, they summarize (the page must not grow with the runs). */
+enum { TL__MD_LIST_MAX = 24 };
 /* tl__stats_for for the page being written. */
 const tl_stats *tl__page_stats(const tl__page *p);
 /* The link to a host's page of the site, or NULL when the page is not part
@@ -127,6 +140,8 @@ void tl__md_list_labels(FILE *f, const tl_comparison *c);
 
 /* "2026-11-30" (UTC). */
 void tl__date_only(int64_t ns, char *buf, size_t len);
+/* "2026-11-30 09:56": short enough not to wrap in a table (UTC). */
+void tl__minute(int64_t ns, char *buf, size_t len);
 
 /* v, or "unknown" when NULL or empty. */
 const char *tl__or_unknown(const char *v);

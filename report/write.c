@@ -113,3 +113,13 @@ void tl__md_list_labels(FILE *f, const tl_comparison *c) {
     tl_md_escape(f, c->labels[i]);
   }
 }
+
+/* The page's (probe, delay) blocks as delays_of gives them, allocated (the
+ * caller frees); NULL with the page marked failed when out of memory. */
+size_t *tl__page_blocks(tl__page *p, size_t *n) {
+  size_t *idx = calloc(p->c->group_count + 1, sizeof *idx);
+  *n = idx ? tl__delays_of(p->c, idx) : 0;
+  if (!idx)
+    p->failed = TL_ENOMEM;
+  return idx;
+}

@@ -1,0 +1,321 @@
+/* page_method.c: the How it was measured section of the comparison page:
+ * what each probe measures (or that another tool measured it, for imported
+ * sessions), how the percentiles are defined, and the command lines that
+ * made the sessions, once each: a label's repeated runs as one entry, and
+ * imports that differ only in start, delay and file as one shape. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* A fenced code block around text that may hold backticks: the fence is
+ * longer than any run of backticks inside. */
+static void code_block(FILE *f, const char *text) {
+  size_t run = 0, longest = 0;
+  for (const char *s = text; *s; s++) {
+    run = *s == '`' ? run + 1 : 0;
+    if (run > longest)
+      longest = run;
+  }
+  size_t fence = longest < 3 ? 3 : longest + 1;
+  for (size_t i = 0; i < fence; i++)
+    fputc('`', f);
+  fputs("sh\n", f);
+  tl__md_literal(f, text);
+  fputc('\n', f);
+  for (size_t i = 0; i < fence; i++)
+    fputc('`', f);
+  fputs("\n\n", f);
+}
+
+static void command_lines(tl__page *p);
+
+void tl__section_method(tl__page *p) {
+  const tl_comparison *c = p->c;
+  tl__heading(p, "how-it-was-measured", "How it was measured");
+  FILE *f = tl__prose(p);
+  size_t n = c->sessions.count, *same = tl__sessions_first(c, TL__SAME_PROBE);
+  if (!same)
+    p->failed = TL_ENOMEM;
+  for (size_t i = 0; same && i < n; i++) {
+    const char *probe = c->sessions.items[i].probe;
+    if (same[i] != i)
+      continue;
+    size_t sessions = 0, imported = 0;
+    for (size_t j = i; j < n; j++)
+      if (strcmp(c->sessions.items[j].probe, probe) == 0) {
+        sessions++;
+        imported += strncmp(c->sessions.items[j].host_fingerprint, "imported:", 9) == 0;
+      }
+    fputs("- **", f);
+    tl_md_escape(f, probe);
+    fputs("**: ", f);
+    /* tl cannot know how another tool measured what it imported, whatever
+     * its --probe says. */
+    if (imported == sessions) {
+      fputs("imported with `tlstore import --probe ", f);
+      tl__md_literal(f, probe);
+      fputs("`: measured by another tool, not by tl, which cannot say how.", f);
+    } else {
+      tl_md_escape(f, tl__probe_definition(probe));
+      if (imported)
+        fprintf(f,
+                " %zu of its %zu sessions were imported (`tlstore import`): measured by "
+                "another tool, not by tl.",
+                imported, sessions);
+    }
+    fputc('\n', f);
+  }
+  free(same);
+  fputs("\nPercentiles are exact and nearest-rank over every raw sample: pN is the smallest "
+        "measured latency that at least N percent of the samples do not exceed (the "
+        "ceil(N/100 \xC3\x97 n)-th smallest of n), never an interpolation or an estimate. The "
+        "mean and the standard deviation (population) are over the same samples.\n\n",
+        f);
+  command_lines(p);
+}
+
+/* Which command lines need their call in the heading: those of a label
+ * that ran more than one command line, when all the sessions of that command
+ * line share one probe and delay. A malloc'ed array of flags by session,
+ * set at each command line's first session (cmd: TL__SAME_COMMAND, label:
+ * TL__SAME_LABEL), or NULL when out of memory. Linear in the sessions. */
+static char *command_calls(const tl_comparison *c, const size_t *cmd, const size_t *label) {
+  size_t n = c->sessions.count;
+  size_t *commands = calloc(n + 1, sizeof *commands);
+  char *mixed = calloc(n + 1, 1), *call = calloc(n + 1, 1);
+  if (!commands || !mixed || !call) {
+    free(call);
+    call = NULL;
+  }
+  for (size_t i = 0; call && i < n; i++) {
+    const tl_session *s = &c->sessions.items[i], *first = &c->sessions.items[cmd[i]];
+    commands[label[i]] += cmd[i] == i;
+    if (s->delay_ns != first->delay_ns || strcmp(s->probe, first->probe) != 0)
+      mixed[cmd[i]] = 1;
+  }
+  for (size_t i = 0; call && i < n; i++)
+    call[i] = cmd[i] == i && commands[label[i]] > 1 && !mixed[i];
+  free(commands);
+  free(mixed);
+  return call;
+}
+
+/* What one import changes from the next: its --start, its --delay and
+ * the file it read (the last word). */
+enum { IMPORT_START, IMPORT_DELAY, IMPORT_FILE, IMPORT_PARTS };
+
+/* An import's command line ("tlstore import ... --start D --delay T
+ * FILE") with what one import changes from the next left out, so that a
+ * month of imports made by one script is one command: a malloc'ed string
+ * of the other words, the three parts' words into part[] (pointers into
+ * cmd with their lengths); NULL when cmd is no import or memory ran out. */
+static char *import_shape(const char *cmd, const char *part[IMPORT_PARTS],
+                          size_t part_len[IMPORT_PARTS]) {
+  static const char *const option[] = {"--start", "--delay"};
+  if (strncmp(cmd, "tlstore import ", 15) != 0)
+    return NULL;
+  size_t n = strlen(cmd), at = 0;
+  char *shape = malloc(n + 1);
+  for (int k = 0; k < IMPORT_PARTS; k++) {
+    part[k] = "";
+    part_len[k] = 0;
+  }
+  const char *w = cmd, *prev = NULL;
+  size_t prev_len = 0;
+  while (shape && *w) {
+    size_t len = strcspn(w, " ");
+    int skip = w + len == cmd + n && w[0] != '-'; /* the file */
+    if (skip) {
+      part[IMPORT_FILE] = w;
+      part_len[IMPORT_FILE] = len;
+    }
+    for (int k = 0; k < 2 && prev; k++)
+      if (prev_len == strlen(option[k]) && strncmp(prev, option[k], prev_len) == 0) {
+        part[k] = w;
+        part_len[k] = len;
+        skip = 1;
+      }
+    if (!skip) {
+      memcpy(shape + at, w, len);
+      at += len;
+      shape[at++] = ' ';
+    }
+    prev = w;
+    prev_len = len;
+    w += len + strspn(w + len, " ");
+  }
+  if (shape)
+    shape[at] = '\0';
+  return shape;
+}
+
+/* The commands of the sessions, once each: a session's label and command
+ * line, an import's without what changes from one import to the next. */
+typedef struct {
+  const tl_comparison *c;
+  char **shape; /* per session: import_shape, or NULL */
+} command_keys;
+
+static const char *command_key(const void *ctx, size_t i, int part) {
+  const command_keys *k = ctx;
+  const tl_session *s = &k->c->sessions.items[i];
+  return part ? (k->shape[i] ? k->shape[i] : s->command_line) : s->label;
+}
+
+/* For each command (at its first session): which parts vary among its
+ * imports, and its first few delays. */
+enum { SHOWN_DELAYS = 8 };
+typedef struct {
+  int varies[IMPORT_PARTS];
+  size_t delays;
+  int64_t delay_ns[SHOWN_DELAYS];
+} import_group;
+
+static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, import_group *groups) {
+  const char *a[IMPORT_PARTS], *b[IMPORT_PARTS];
+  size_t al[IMPORT_PARTS], bl[IMPORT_PARTS];
+  import_group *g = &groups[cmd[j]];
+  char *x = import_shape(c->sessions.items[j].command_line, a, al);
+  char *y = import_shape(c->sessions.items[cmd[j]].command_line, b, bl);
+  for (int k = 0; x && y && k < IMPORT_PARTS; k++)
+    g->varies[k] |= al[k] != bl[k] || strncmp(a[k], b[k], al[k]) != 0;
+  free(x);
+  free(y);
+  int64_t d = c->sessions.items[j].delay_ns;
+  size_t i = 0;
+  while (i < g->delays && g->delay_ns[i] != d)
+    i++;
+  if (i == g->delays && i < SHOWN_DELAYS)
+    g->delay_ns[g->delays++] = d;
+}
+
+/* After an import's command line: what its other imports change. */
+static void import_note(FILE *f, const tl_session *s, const import_group *g, size_t runs) {
+  static const char *const said[] = {"`--start`", "`--delay`", "the file"};
+  size_t n = 0;
+  for (int k = 0; k < IMPORT_PARTS; k++)
+    n += g->varies[k] != 0;
+  if (runs < 2 || !n)
+    return;
+  fputs("The others differ from it only in ", f);
+  for (int k = 0, i = 0; k < IMPORT_PARTS; k++) {
+    if (!g->varies[k])
+      continue;
+    fprintf(f, "%s%s", i ? (i + 1 == (int)n ? " and " : ", ") : "", said[k]);
+    if (k == IMPORT_DELAY) {
+      fputs(" (", f);
+      for (size_t d = 0; d < g->delays; d++) {
+        char call[96];
+        tl__call_name(s->probe, g->delay_ns[d], call, sizeof call);
+        fputs(d ? ", " : "", f);
+        tl_md_escape(f, call);
+      }
+      fputs(g->delays == SHOWN_DELAYS ? " ...)" : ")", f);
+    }
+    i++;
+  }
+  fputs(".\n\n", f);
+}
+
+/* The command lines, once each: the runs of a label that share one command
+ * line (a scheduled job) are one entry with their count and dates, and so
+ * are imports that differ only in their start, delay and file. HTML folds
+ * them into <details>; Markdown lists at most TL__MD_LIST_MAX. */
+static void command_lines(tl__page *p) {
+  const tl_comparison *c = p->c;
+  size_t n = c->sessions.count, shown = 0, total = 0;
+  int html = p->o->format == TL_FORMAT_HTML;
+  FILE *f = tl__prose(p);
+  fputs("### Command lines\n\n", f);
+  if (html) {
+    tl__prose_flush(p);
+    fputs("<details><summary>The command line of every run</summary>\n", p->out);
+    f = tl__prose(p);
+  }
+  /* The runs of each label and command line (counted at their first
+   * sessions) and the newest of them, kept at the key's first session. */
+  command_keys keys = {c, calloc(n + 1, sizeof *keys.shape)};
+  for (size_t i = 0; keys.shape && i < n; i++) {
+    const char *part[IMPORT_PARTS];
+    size_t len[IMPORT_PARTS];
+    keys.shape[i] = import_shape(c->sessions.items[i].command_line, part, len);
+  }
+  size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = malloc((n + 1) * sizeof *cmd);
+  if (keys.shape && cmd && tl__first_same(n, 2, command_key, &keys, cmd) != TL_OK) {
+    free(cmd);
+    cmd = NULL;
+  }
+  size_t *label = tl__sessions_first(c, TL__SAME_LABEL);
+  char *with_call = cmd && label ? command_calls(c, cmd, label) : NULL;
+  size_t *runs_of = calloc(n + 1, sizeof *runs_of);
+  int64_t *last_of = calloc(n + 1, sizeof *last_of);
+  import_group *imports = calloc(n + 1, sizeof *imports);
+  if (!keys.shape || !run || !cmd || !label || !with_call || !runs_of || !last_of || !imports) {
+    p->failed = TL_ENOMEM;
+    n = 0;
+  }
+  for (size_t j = 0; j < n; j++)
+    if (keys.shape[j])
+      note_import(c, cmd, j, imports);
+  for (size_t i = 0; i < n; i++)
+    if (run[i] == i) {
+      int64_t t = c->sessions.items[i].started_ns;
+      if (!runs_of[cmd[i]]++ || t > last_of[cmd[i]])
+        last_of[cmd[i]] = t;
+    }
+  /* The first run of this label with this command line speaks for all. */
+  for (size_t i = 0; i < n; i++) {
+    const tl_session *s = &c->sessions.items[i];
+    if (run[i] != i || cmd[i] != i)
+      continue;
+    total++;
+    if (!html && shown >= TL__MD_LIST_MAX)
+      continue;
+    shown++;
+    size_t runs = runs_of[i];
+    int64_t last = last_of[i];
+    char date[32], end[32], call[96];
+    tl__minute(s->started_ns, date, sizeof date);
+    fputs("**", f);
+    tl_md_escape(f, c->details[i].label ? c->details[i].label : s->label);
+    fputs("**", f);
+    if (with_call[i]) {
+      tl__call_name(s->probe, s->delay_ns, call, sizeof call);
+      fputs(", ", f);
+      tl_md_escape(f, call);
+    }
+    fputs(" on ", f);
+    tl_md_escape(f, s->hostname);
+    if (runs > 1) {
+      tl__date_only(s->started_ns, date, sizeof date);
+      tl__date_only(last, end, sizeof end);
+      fprintf(f, ", %zu %s from %s to %s (UTC)%s:\n\n", runs, keys.shape[i] ? "imports" : "runs",
+              date, end, keys.shape[i] ? ", the first" : "");
+    } else {
+      fprintf(f, ", %s UTC:\n\n", date);
+    }
+    code_block(f, *s->command_line ? s->command_line : "(not recorded)");
+    if (keys.shape[i])
+      import_note(f, s, &imports[i], runs);
+  }
+  for (size_t i = 0; keys.shape && i < c->sessions.count; i++)
+    free(keys.shape[i]);
+  free(keys.shape);
+  free(imports);
+  free(run);
+  free(cmd);
+  free(label);
+  free(with_call);
+  free(runs_of);
+  free(last_of);
+  if (total > shown)
+    fprintf(f,
+            "And %zu more command lines: in the HTML page (`--format html`) and in JSON "
+            "(`--format json`).\n\n",
+            total - shown);
+  if (html) {
+    tl__prose_flush(p);
+    fputs("</details>\n", p->out);
+  }
+}
