@@ -174,7 +174,7 @@ int tl__host_page(const char *fingerprint, const char *ext, char *buf, size_t le
 const char *tl__probe_definition(const char *probe);
 
 /* ------------------------------------------------------------------------ */
-/* Charts (svg.c): inline SVG, no script, no external font or file           */
+/* Charts (svg.c, svg_charts.c, svg_trend.c): inline SVG, nothing external   */
 
 /* The style number (colour, dash, marker) of a label on page p (see
  * tl_page_opts.style_order). */
@@ -262,7 +262,7 @@ void tl__by_answer(tl__page *p);
  * ",\n \"by_confounds\": [...]"). */
 void tl__by_json(FILE *o, const tl_comparison *c);
 /* p50, p90 and p99 lateness of each value of a numeric --by key, with
- * their intervals, for one probe and delay (svg.c). */
+ * their intervals, for one probe and delay (svg_trend.c). */
 void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns);
 
 /* JSON (json.c). */
