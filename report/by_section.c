@@ -130,7 +130,7 @@ static void host_facts(tl__page *p) {
     size_t said = 0, unknown = 0;
     for (int known = 1; known >= 0; known--) {
       for (size_t k = 0; k < nkeys; k++) {
-        int host = strcmp(keys[k].name, "hostname") == 0;
+        int host = keys[k].session_field;
         const char *v = host ? s->hostname : tl__fact(&c->details[i], keys[k].fact);
         if ((v && *v) != known)
           continue;
@@ -140,9 +140,8 @@ static void host_facts(tl__page *p) {
           continue;
         }
         char lim[32], named[TL__BY_NAME_MAX];
-        const char *eff = host ? v
-                               : tl_host_key_value(&keys[k], c->details[i].facts,
-                                                   c->details[i].fact_count, lim, sizeof lim);
+        const char *eff = tl_host_key_of(&keys[k], s->hostname, c->details[i].facts,
+                                         c->details[i].fact_count, lim, sizeof lim);
         tl__by_name(&keys[k], eff, named, sizeof named);
         fputs(said++ ? " \xC2\xB7 **" : "**", f);
         tl_md_escape(f, keys[k].name);
@@ -232,7 +231,7 @@ int tl__by_confounds(const tl_comparison *c, FILE *f) {
       int used = 0;
       for (size_t i = 0; k && i < by.n; i++)
         used |= by.k[i].key == k;
-      if (used || (k && strcmp(k->name, "hostname") == 0))
+      if (used || (k && k->session_field))
         continue; /* hosts: said above, with their fingerprints */
       size_t n = w == 0   ? distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf)
                  : w == 1 ? distinct(c, c->labels[l], probe_of, NULL, buf, sizeof buf)

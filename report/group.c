@@ -126,8 +126,9 @@ static void part_of(const tl_host_key *k, const char *v, part *out) {
       out->unknown = 1;
     } else {
       out->num = n;
-      if (strcmp(k->name, "cpus") == 0)
-        snprintf(out->text, sizeof out->text, "%lld CPU%s", (long long)n, n == 1 ? "" : "s");
+      if (k->unit)
+        snprintf(out->text, sizeof out->text, "%lld %s%s", (long long)n, k->unit,
+                 n == 1 ? "" : "s");
       else
         snprintf(out->text, sizeof out->text, "%lld", (long long)n);
     }
@@ -229,10 +230,8 @@ static void value_of(const tl__by *by, const tl_session *s, const session_rows *
     const char *v;
     if (!k)
       v = tl_fact_rows_get(r->tags, r->nt, by->k[i].tag);
-    else if (strcmp(k->name, "hostname") == 0)
-      v = s->hostname;
     else
-      v = tl_host_key_value(k, r->facts, r->nf, lim, sizeof lim);
+      v = tl_host_key_of(k, s->hostname, r->facts, r->nf, lim, sizeof lim);
     part_of(k, v, &out->p[i]);
   }
   value_name(by, out);
@@ -596,9 +595,8 @@ int tl__by_part(const tl_comparison *c, size_t i, const tl_host_key *k, const ch
   char lim[32];
   const tl_session_detail *d = &c->details[i];
   const char *v = !k ? tl__tag(d, tag)
-                  : strcmp(k->name, "hostname") == 0
-                      ? c->sessions.items[i].hostname
-                      : tl_host_key_value(k, d->facts, d->fact_count, lim, sizeof lim);
+                     : tl_host_key_of(k, c->sessions.items[i].hostname, d->facts, d->fact_count,
+                                      lim, sizeof lim);
   part named;
   part_of(k, v, &named);
   snprintf(name, len, "%s", named.unknown ? "" : named.text);

@@ -11,25 +11,26 @@
 #include "store_internal.h"
 
 static const tl_host_key keys[] = {
-    {"os", "os.name", TL_KEY_TEXT, "operating system", NULL},
-    {"kernel", "kernel.release", TL_KEY_TEXT, "kernel release", NULL},
-    {"arch", "arch", TL_KEY_TEXT, "machine architecture", NULL},
-    {"cpu", "cpu.model", TL_KEY_TEXT, "processor model", NULL},
+    {"os", "os.name", TL_KEY_TEXT, "operating system", NULL, NULL, 0},
+    {"kernel", "kernel.release", TL_KEY_TEXT, "kernel release", NULL, NULL, 0},
+    {"arch", "arch", TL_KEY_TEXT, "machine architecture", NULL, NULL, 0},
+    {"cpu", "cpu.model", TL_KEY_TEXT, "processor model", NULL, NULL, 0},
     {"cpus", "cpu.logical", TL_KEY_COUNT,
      "logical CPUs, by count, or fewer when a cgroup's cpuset or CPU quota leaves fewer",
-     "cgroup.cpus"},
+     "cgroup.cpus", "CPU", 0},
     {"memory", "mem.total_bytes", TL_KEY_BYTES,
      "total memory, by size class, or a cgroup's memory limit when smaller",
-     "cgroup.memory_limit_bytes"},
-    {"vm", "vm", TL_KEY_TEXT, "hypervisor, or none", NULL},
-    {"cloud", "cloud", TL_KEY_TEXT, "cloud provider, or none", NULL},
-    {"container", "container", TL_KEY_TEXT, "container runtime, or none", NULL},
-    {"clocksource", "clocksource.current", TL_KEY_TEXT, "kernel clock source", NULL},
-    {"preempt", "kernel.preempt", TL_KEY_TEXT, "kernel preemption model", NULL},
-    {"governor", "cpu.governor", TL_KEY_TEXT, "CPU frequency governor", NULL},
-    {"hz", "kernel.hz", TL_KEY_COUNT, "kernel timer frequency", NULL},
-    {"quota", "cgroup.cpu_quota", TL_KEY_TEXT, "a cgroup's CPU quota in CPUs, or none", NULL},
-    {"hostname", "hostname", TL_KEY_TEXT, "host name", NULL},
+     "cgroup.memory_limit_bytes", NULL, 0},
+    {"vm", "vm", TL_KEY_TEXT, "hypervisor, or none", NULL, NULL, 0},
+    {"cloud", "cloud", TL_KEY_TEXT, "cloud provider, or none", NULL, NULL, 0},
+    {"container", "container", TL_KEY_TEXT, "container runtime, or none", NULL, NULL, 0},
+    {"clocksource", "clocksource.current", TL_KEY_TEXT, "kernel clock source", NULL, NULL, 0},
+    {"preempt", "kernel.preempt", TL_KEY_TEXT, "kernel preemption model", NULL, NULL, 0},
+    {"governor", "cpu.governor", TL_KEY_TEXT, "CPU frequency governor", NULL, NULL, 0},
+    {"hz", "kernel.hz", TL_KEY_COUNT, "kernel timer frequency", NULL, NULL, 0},
+    {"quota", "cgroup.cpu_quota", TL_KEY_TEXT, "a cgroup's CPU quota in CPUs, or none", NULL, NULL,
+     0},
+    {"hostname", "hostname", TL_KEY_TEXT, "host name", NULL, NULL, 1},
 };
 
 const tl_host_key *tl_host_keys(size_t *count) {
@@ -42,6 +43,11 @@ const tl_host_key *tl_host_key_find(const char *name) {
     if (strcmp(keys[i].name, name) == 0)
       return &keys[i];
   return NULL;
+}
+
+const char *tl_host_key_of(const tl_host_key *k, const char *hostname, const tl_fact_row *facts,
+                           size_t n, char *buf, size_t len) {
+  return k->session_field ? hostname : tl_host_key_value(k, facts, n, buf, len);
 }
 
 /* The effective value: the smaller of the host's and its limit. Both are
@@ -157,13 +163,13 @@ int tl_host_fact_parse(const char *arg, const tl_host_key **key, char *value, si
   memcpy(name, arg, n);
   name[n] = '\0';
   const tl_host_key *k = tl_host_key_find(name);
-  if (!k || strcmp(k->name, "hostname") == 0) {
+  if (!k || k->session_field) {
     if (why && whylen) {
       size_t at =
           (size_t)snprintf(why, whylen, "%s '%.32s'; facts: ",
                            k ? "the host is given by --host, not the fact" : "unknown fact", name);
       for (size_t i = 0; i < sizeof keys / sizeof keys[0] && at < whylen; i++)
-        if (strcmp(keys[i].name, "hostname") != 0)
+        if (!keys[i].session_field)
           at += (size_t)snprintf(why + at, whylen - at, "%s%s", i ? ", " : "", keys[i].name);
     }
     return TL_EINVAL;

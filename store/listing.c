@@ -110,7 +110,7 @@ int tl_store_write_hosts(tl_store *s, FILE *out) {
     fprintf(out, "  %lld session%s, %s .. %s\n", (long long)r->sessions,
             r->sessions == 1 ? "" : "s", first, last);
     for (size_t k = 0; k < nkeys; k++) {
-      if (strcmp(keys[k].name, "hostname") == 0)
+      if (keys[k].session_field)
         continue; /* on the first line */
       fprintf(out, "  %-12s ", keys[k].name);
       put_host_value(out, &keys[k], tl_fact_rows_get(r->facts, r->fact_count, keys[k].fact));

@@ -30,6 +30,8 @@ typedef struct {
   tl_key_kind kind;
   const char *about; /* a few words for listings */
   const char *limit; /* a fact that may lower it (a cgroup's limit), or NULL */
+  const char *unit;  /* a count's unit in a group's name ("2 CPUs"), or NULL: a bare number */
+  int session_field; /* the session's own column (its host name), not a recorded fact */
 } tl_host_key;
 
 /* Every host key, in the order listings show them. */
@@ -335,6 +337,11 @@ const char *tl_fact_rows_get(const tl_fact_row *rows, size_t count, const char *
  * into buf; NULL when the fact was not recorded. */
 const char *tl_host_key_value(const tl_host_key *k, const tl_fact_row *facts, size_t n, char *buf,
                               size_t len);
+/* The value of a session with host name hostname and facts under key k:
+ * its host name for the key that is the session's own column (hostname),
+ * else tl_host_key_value. */
+const char *tl_host_key_of(const tl_host_key *k, const char *hostname, const tl_fact_row *facts,
+                           size_t n, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Maintenance                                                               */
