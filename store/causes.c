@@ -27,30 +27,6 @@
 
 enum { CAUSES_VERSION = 1, VARINT_MAX = 10 };
 
-static size_t put_varint(uint8_t *out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = (uint8_t)v;
-  return n;
-}
-
-/* The varint at *p (before end), advancing *p; 0 when malformed. */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  uint64_t x = 0;
-  for (int shift = 0; *p < end && shift < 64; shift += 7) {
-    uint8_t b = *(*p)++;
-    x |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *v = x;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* ns to whole microseconds, rounded; -1 (not measured) stays apart as 0. */
 static uint64_t us_or_none(int64_t ns) { return ns < 0 ? 0 : (uint64_t)((ns + 500) / 1000) + 1; }
 
@@ -80,15 +56,17 @@ size_t tl_causes_bound(size_t n) { return 1 + VARINT_MAX + n * 4 * VARINT_MAX + 
 size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out) {
   size_t at = 0;
   out[at++] = CAUSES_VERSION;
-  at += put_varint(out + at, n);
+  at += tl__varint_put(out + at, n);
   int64_t prev = 0;
   for (size_t i = 0; i < n; i++) {
-    at += put_varint(out + at, (uint64_t)(c[i].index - prev));
+    at += tl__varint_put(out + at, (uint64_t)(c[i].index - prev));
     prev = c[i].index;
-    at += put_varint(out + at, (uint64_t)((c[i].latency_ns + 500) / 1000));
-    at += put_varint(out + at, us_or_none(c[i].runq_wait_ns));
+    at += tl__varint_put(out + at, (uint64_t)((c[i].latency_ns + 500) / 1000));
+    at += tl__varint_put(out + at, us_or_none(c[i].runq_wait_ns));
     uint64_t sw = c[i].nivcsw < 0 ? 0 : (uint64_t)c[i].nivcsw + 1;
-    at += put_varint(out + at, sw << 2 | (uint64_t)(c[i].migrated < 0 ? 0 : c[i].migrated ? 2 : 1));
+    at += tl__varint_put(out + at, sw << 2 | (uint64_t)(c[i].migrated < 0 ? 0
+                                                        : c[i].migrated   ? 2
+                                                                          : 1));
   }
   uint32_t crc = tl_crc32c(0, out, at);
   memcpy(out + at, &crc, 4);
@@ -104,13 +82,13 @@ int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t 
     return -1;
   const uint8_t *p = data + 1, *end = data + len - 4;
   uint64_t n, idx, lat, runq, sw;
-  if (!get_varint(&p, end, &n) || n > max)
+  if (!tl__varint_get(&p, end, &n) || n > max)
     return -1;
   int64_t prev = 0;
   for (uint64_t i = 0; i < n; i++) {
-    if (!get_varint(&p, end, &idx) || !get_varint(&p, end, &lat) || !get_varint(&p, end, &runq) ||
-        !get_varint(&p, end, &sw) || idx > INT64_MAX / 2 || lat > INT64_MAX / 2000 ||
-        runq > INT64_MAX / 2000 || (sw >> 2) > INT32_MAX || (sw & 3) == 3)
+    if (!tl__varint_get(&p, end, &idx) || !tl__varint_get(&p, end, &lat) ||
+        !tl__varint_get(&p, end, &runq) || !tl__varint_get(&p, end, &sw) || idx > INT64_MAX / 2 ||
+        lat > INT64_MAX / 2000 || runq > INT64_MAX / 2000 || (sw >> 2) > INT32_MAX || (sw & 3) == 3)
       return -1;
     prev += (int64_t)idx;
     out[i] = (tl_cause){prev, (int64_t)lat * 1000, runq ? (int64_t)(runq - 1) * 1000 : -1,
@@ -129,7 +107,7 @@ static size_t encode_values(const int64_t *v, size_t n, uint8_t *out) {
   size_t at = 0;
   out[at++] = CAUSES_VERSION;
   for (size_t i = 0; i < n; i++)
-    at += put_varint(out + at, v[i] < 0 ? 0 : (uint64_t)v[i] + 1);
+    at += tl__varint_put(out + at, v[i] < 0 ? 0 : (uint64_t)v[i] + 1);
   uint32_t crc = tl_crc32c(0, out, at);
   memcpy(out + at, &crc, 4);
   return at + 4;
@@ -146,7 +124,7 @@ static int decode_values(const uint8_t *data, size_t len, int64_t *v, size_t n) 
   const uint8_t *p = data + 1, *end = data + len - 4;
   for (size_t i = 0; i < n; i++) {
     uint64_t x;
-    if (!get_varint(&p, end, &x) || x > INT64_MAX)
+    if (!tl__varint_get(&p, end, &x) || x > INT64_MAX)
       return -1;
     v[i] = (int64_t)x - 1;
   }

@@ -205,6 +205,23 @@ static const uint8_t *read_varint(const uint8_t *p, const uint8_t *end, uint64_t
   return p;
 }
 
+size_t tl__varint_put(uint8_t *out, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = (uint8_t)v;
+  return n;
+}
+
+int tl__varint_get(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  const uint8_t *next = read_varint(*p, end, v);
+  if (next)
+    *p = next;
+  return next != NULL;
+}
+
 static int varint_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
                          size_t n) {
   if (max < min)

@@ -25,33 +25,6 @@ static uint64_t get64(const uint8_t *p) {
   return v;
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    p[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  p[n++] = (uint8_t)v;
-  return n;
-}
-
-/* A varint at *p (before end) into *v; 0 when it runs past end or is longer
- * than 10 bytes. */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  uint64_t x = 0;
-  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
-    uint8_t c = *(*p)++;
-    if (shift == 63 && c > 1)
-      return 0;
-    x |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) {
-      *v = x;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 static uint32_t checksum(const uint8_t *blob, size_t len) {
   return tl_crc32c(tl_crc32c(0, blob, 4), blob + HEAD, len - HEAD);
 }
@@ -85,8 +58,8 @@ size_t tl__summary_encode(const tl_summary *m, uint8_t *out) {
     if (!m->hist[b])
       continue;
     nz++;
-    at += put_varint(out + at, m->hist_first + b - prev);
-    at += put_varint(out + at, (uint64_t)m->hist[b]);
+    at += tl__varint_put(out + at, m->hist_first + b - prev);
+    at += tl__varint_put(out + at, (uint64_t)m->hist[b]);
     prev = m->hist_first + b;
   }
   for (int i = 0; i < 4; i++)
@@ -141,7 +114,7 @@ int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summar
   uint64_t at = m->hist_first, total = 0;
   for (uint64_t i = 0; i < nz; i++) {
     uint64_t gap, c;
-    if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &c) || (i && !gap) || !c ||
+    if (!tl__varint_get(&p, end, &gap) || !tl__varint_get(&p, end, &c) || (i && !gap) || !c ||
         c > (uint64_t)m->count - total || gap >= m->hist_len ||
         at + gap >= m->hist_first + m->hist_len)
       return TL_ECORRUPT;
