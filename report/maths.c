@@ -82,6 +82,20 @@ double tl__t_quantile(double p, double df) {
   return 0.5 * (lo + hi);
 }
 
+/* Whether tl__t_quantile(p, df) is below c, from one t_cdf: 1 or 0, or -1
+ * when too close to tell. The bisection above ends on lo < q <= hi (in
+ * t_cdf) with hi - lo <= 1e-10 hi, hi <= 16 for df >= 1 and p <= 0.975, and
+ * t's density is below 0.4: so t_cdf(hi) - t_cdf(lo) < 7e-10. A c whose
+ * t_cdf is more than 1e-9 above p lies above hi (by more than 9e-10), one
+ * more than 1e-9 below p below lo. A search over the number of sessions
+ * asks this a dozen times a pair of groups. */
+int tl__t_quantile_below(double p, double df, double c) {
+  if (!(df >= 1 && p > 0.5 && p <= 0.975 && c > 0 && c < INFINITY))
+    return -1;
+  double at = t_cdf(c, df > 1e7 ? 1e7 : df);
+  return at > p + 1e-9 ? 1 : at < p - 1e-9 ? 0 : -1;
+}
+
 /* ======================================================================== */
 /* Random draws                                                              */
 
