@@ -403,21 +403,48 @@ typedef struct {
   size_t *cuts;
   double *pv;
   size_t ncut, max;
-  uint64_t *inv; /* inv[d] = UINT64_MAX / d, for the shuffles */
-  double *w;     /* the weights of a segment's splits (shuffled_split) */
+  uint64_t *inv;  /* inv[d] = UINT64_MAX / d, for the shuffles */
+  double *w;      /* the weights of a segment's splits (shuffled_split) */
+  uint32_t *pick; /* a shuffle's draws (shuffled_split) */
 } seg_ctx;
 
 /* Shuffles perm[0..n) once (Fisher-Yates from the end) and returns its best
  * split's share of sq, in the same pass: after step i, perm[i..n) is final,
  * so the sum right of split i is known. With w[t] = n / (t (n - t)) the
  * split's sum of squares is w[t] (left - t mean)^2, which is
- * t (n - t) / n (m1 - m2)^2 without a division. */
-static double shuffled_split(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
+ * t (n - t) / n (m1 - m2)^2 without a division. The draws come first, on
+ * their own: each depends on nothing before it, so they overlap, where
+ * mixed with the swaps and the sums each would wait for those. */
+int tl__stats_steps_direct;
+
+/* shuffled_split as first written: each draw beside its swap (the tests'
+ * reference, under tl__stats_steps_direct). */
+static double shuffled_split_direct(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
   double mean = total / (double)n, best = 0, right = 0;
   for (size_t i = n - 1; i > 0; i--) {
     size_t j = (size_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
     double v = c->perm[j];
     c->perm[j] = c->perm[i];
+    c->perm[i] = v;
+    right += v;
+    if (i >= c->L && n - i >= c->L) {
+      double d = (total - right) - (double)i * mean, q = c->w[i] * d * d;
+      best = q > best ? q : best;
+    }
+  }
+  return best / sq;
+}
+
+static double shuffled_split(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
+  if (tl__stats_steps_direct)
+    return shuffled_split_direct(c, n, r, total, sq);
+  uint32_t *pick = c->pick;
+  for (size_t i = n - 1; i > 0; i--)
+    pick[i] = (uint32_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
+  double mean = total / (double)n, best = 0, right = 0;
+  for (size_t i = n - 1; i > 0; i--) {
+    double v = c->perm[pick[i]];
+    c->perm[pick[i]] = c->perm[i];
     c->perm[i] = v;
     right += v;
     if (i >= c->L && n - i >= c->L) {
@@ -486,15 +513,16 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   size_t nb = n > STEP_POINTS ? STEP_POINTS : n;
   double *bins = nb < n ? malloc(nb * sizeof *bins) : NULL;
   seg_ctx c = {
-      bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL};
+      bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL, NULL};
   c.perm = malloc(nb * sizeof *c.perm);
   c.cuts = malloc((max + 2) * sizeof *c.cuts);
   c.pv = malloc((max + 2) * sizeof *c.pv);
   c.inv = malloc((nb + 1) * sizeof *c.inv);
   c.w = malloc((nb + 1) * sizeof *c.w);
+  c.pick = malloc((nb + 1) * sizeof *c.pick);
   double *tmp = malloc(n * sizeof *tmp);
   int rc = TL_ENOMEM;
-  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp || (nb < n && !bins))
+  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !c.pick || !tmp || (nb < n && !bins))
     goto done;
   for (size_t b = 0; bins && b < nb; b++) {
     size_t from = b * n / nb, to = (b + 1) * n / nb;
@@ -550,6 +578,7 @@ done:
   free(c.pv);
   free(c.inv);
   free(c.w);
+  free(c.pick);
   free(tmp);
   return rc;
 }

@@ -3,8 +3,10 @@
  * below a value, from one t distribution function instead of the quantile
  * (on many random degrees of freedom and values, most of them within a hair
  * of the quantile); a pair of groups looked up through the pairs' index
- * instead of a scan of every pair; and the statistics without the rank test
- * equal to those with it in everything else. */
+ * instead of a scan of every pair; the change-point search with its
+ * shuffles' draws made ahead as with each draw beside its swap; and the
+ * statistics without the rank test equal to those with it in everything
+ * else. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,6 +69,43 @@ static void t_quantile_below_as_worked_out(void **state) {
   assert_int_equal(tl__t_quantile_below(0.99, 10, 3), -1);
   assert_int_equal(tl__t_quantile_below(0.975, 10, NAN), -1);
   assert_int_equal(tl__t_quantile_below(0.975, NAN, 3), -1);
+}
+
+/* The change-point search with its draws made ahead of the swaps finds
+ * the steps, places and p-values of the search that draws beside each swap,
+ * on random series of many lengths (binned past 5,000 points), with none,
+ * one or several steps, ties and constant stretches. */
+static void steps_as_found_directly(void **state) {
+  (void)state;
+  enum { MAX = 8 };
+  size_t with_steps = 0;
+  for (int round = 0; round < 160; round++) {
+    size_t n = round % 16 == 15 ? 6000 + (size_t)(unit() * 3000) : 6 + (size_t)(unit() * 900);
+    double *x = malloc(n * sizeof *x);
+    int shape = round % 5;
+    size_t steps_in = shape == 0 ? 0 : (size_t)shape;
+    for (size_t i = 0; i < n; i++) {
+      double level = 100 + 40 * (double)((i * (steps_in + 1)) / n % 2);
+      x[i] = shape == 4 ? floor(level + unit() * 4) : level + (unit() - 0.5) * 60;
+    }
+    tl_step_opts o = {0};
+    o.seed = 0x1234u + (uint64_t)round;
+    tl_step fast[MAX], direct[MAX];
+    size_t nf = 99, nd = 98;
+    assert_int_equal(tl_steps_find(x, n, &o, fast, MAX, &nf), TL_OK);
+    tl__stats_steps_direct = 1;
+    assert_int_equal(tl_steps_find(x, n, &o, direct, MAX, &nd), TL_OK);
+    tl__stats_steps_direct = 0;
+    assert_int_equal(nf, nd);
+    for (size_t i = 0; i < nf; i++) {
+      assert_int_equal(fast[i].index, direct[i].index);
+      assert_true(fast[i].before == direct[i].before && fast[i].after == direct[i].after);
+      assert_true(fast[i].p_value == direct[i].p_value);
+    }
+    with_steps += nf > 0;
+    free(x);
+  }
+  assert_true(with_steps > 60); /* the steps planted were found, so the tests ran in full */
 }
 
 /* ======================================================================== */
@@ -189,6 +228,7 @@ static void pairs_found_as_scanned(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_quantile_below_as_worked_out),
+      cmocka_unit_test(steps_as_found_directly),
       cmocka_unit_test_setup_teardown(pairs_found_as_scanned, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
