@@ -134,6 +134,8 @@ extern int tl__stats_boot_search;
 /* Set, the change-point search shuffles as first written, each draw beside
  * its swap (the tests compare the two). */
 extern int tl__stats_steps_direct;
+/* Set, tl__t_quantile's bisection works out every t_cdf it asks about. */
+extern int tl__stats_t_direct;
 
 /* ------------------------------------------------------------------------ */
 /* Grouping by what the machine is (group.c)                                */

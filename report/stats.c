@@ -56,8 +56,9 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
   const tl__sset *x = &g->set;
   g->rep = malloc(np * B * sizeof *g->rep);
   double *w = malloc(x->ns * sizeof *w);
-  /* The sessions' sizes side by side: a draw reads one, not a session's
-   * whole record (a cache miss each, with many sessions). */
+  /* The sessions' sizes side by side, for the samples a resample holds:
+   * not a session's whole record each (a cache miss each, with many
+   * sessions). */
   int64_t *size = malloc(x->ns * sizeof *size);
   tl__boot bt = {0};
   if (!g->rep || !w || !size || tl__boot_init(x, &bt)) {
@@ -73,11 +74,11 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
     int64_t total = 0;
     while (total == 0) { /* a resample of empty sessions only is drawn again */
       memset(w, 0, x->ns * sizeof *w);
-      for (size_t i = 0; i < x->ns; i++) {
-        size_t pick = (size_t)tl__rng_below_mod(&r, &by_ns);
-        w[pick] += 1;
-        total += size[pick];
-      }
+      for (size_t i = 0; i < x->ns; i++)
+        w[tl__rng_below_mod(&r, &by_ns)] += 1;
+      /* the samples drawn, in order rather than at each draw's random place */
+      for (size_t i = 0; i < x->ns; i++)
+        total += (int64_t)w[i] * size[i];
     }
     tl__boot_weigh(&bt, w);
     for (size_t k = 0; k < np; k++)

@@ -2,7 +2,8 @@
  * many groups give the answers of the long ones: whether a t quantile lies
  * below a value, from one t distribution function instead of the quantile
  * (on many random degrees of freedom and values, most of them within a hair
- * of the quantile); a pair of groups looked up through the pairs' index
+ * of the quantile); the quantile itself with most of its bisection's
+ * answers known ahead; a pair of groups looked up through the pairs' index
  * instead of a scan of every pair; the change-point search with its
  * shuffles' draws made ahead as with each draw beside its swap; and the
  * statistics without the rank test equal to those with it in everything
@@ -69,6 +70,26 @@ static void t_quantile_below_as_worked_out(void **state) {
   assert_int_equal(tl__t_quantile_below(0.99, 10, 3), -1);
   assert_int_equal(tl__t_quantile_below(0.975, 10, NAN), -1);
   assert_int_equal(tl__t_quantile_below(0.975, NAN, 3), -1);
+}
+
+/* The t quantile with most of its bisection's answers settled ahead is
+ * the one that works every answer out, to the last bit: on degrees of
+ * freedom from 0.3 to 10^8 (fractional, as Welch's are) and several p. */
+static void t_quantile_as_bisected(void **state) {
+  (void)state;
+  const double ps[] = {0.975, 0.975, 0.975, 0.95, 0.995, 0.6, 0.9999};
+  for (int i = 0; i < 6000; i++) {
+    double df = i % 50 == 0 ? 1 + i % 7 : exp(log(0.3) + unit() * (log(1e8) - log(0.3)));
+    double p = ps[i % (sizeof ps / sizeof ps[0])];
+    double fast = tl__t_quantile(p, df);
+    tl__stats_t_direct = 1;
+    double direct = tl__t_quantile(p, df);
+    tl__stats_t_direct = 0;
+    assert_true(fast == direct);
+  }
+  assert_true(fabs(tl__t_quantile(0.975, 1) - 12.7062047) < 1e-6);
+  assert_true(fabs(tl__t_quantile(0.975, 1e9) - 1.959964) < 1e-6);
+  assert_true(isnan(tl__t_quantile(0.975, 0)) && isnan(tl__t_quantile(0.4, 5)));
 }
 
 /* The change-point search with its draws made ahead of the swaps finds
@@ -228,6 +249,7 @@ static void pairs_found_as_scanned(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_quantile_below_as_worked_out),
+      cmocka_unit_test(t_quantile_as_bisected),
       cmocka_unit_test(steps_as_found_directly),
       cmocka_unit_test_setup_teardown(pairs_found_as_scanned, setup, teardown),
   };
