@@ -23,6 +23,7 @@
 #include "report_internal.h"
 #include "stats_internal.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_report.h"
 
 static uint64_t rng_state = 0x5eed5eed12345678ULL;
@@ -159,22 +160,9 @@ static int teardown(void **state) {
 
 static void add_session(fixture *f, const char *label, int64_t delay_ns, const int64_t *v,
                         size_t n) {
-  tl_session_spec spec = {
-      .run_uuid = "run",
-      .label = label,
-      .probe = "settimeout",
-      .delay_ns = delay_ns,
-      .command_line = "tlcollect",
-      .host_fingerprint = "feedfacefeedface",
-      .hostname = "stats",
-      .libuv_version = "1.44.2",
-  };
-  tl_writer *w;
-  char uuid[37];
-  assert_int_equal(tl_writer_begin(f->s, &spec, &w, uuid), TL_OK);
-  if (n)
-    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
-  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  tl_session_spec spec = tl_test_spec(label);
+  spec.delay_ns = delay_ns;
+  assert_true(tl_test_write_session(f->s, &spec, v, n, 0) > 0);
 }
 
 enum { LABELS = 9, DELAYS = 2, SESSIONS = 3, SAMPLES = 300 };
