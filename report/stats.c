@@ -408,6 +408,16 @@ static int group_changes(const tl_group *grp, const tl__gcalc *c, tl_group_stats
   return rc;
 }
 
+/* Without the rank test the pairs need of a group only its counts and its
+ * sessions' logs: its samples can go before the next group's are read, so
+ * that a block of 200 hosts does not hold 200 groups' samples at once. */
+static void drop_samples(tl__gcalc *g) {
+  size_t m = g->set.m, ns = g->set.ns;
+  tl__sset_free(&g->set);
+  g->set.m = m;
+  g->set.ns = ns;
+}
+
 /* One more pair of out, the array grown by half when full. */
 static tl_pair_stats *new_pair(tl_stats *out, size_t *cap) {
   if (out->pair_count == *cap) {
@@ -475,6 +485,8 @@ static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, 
       gs->method = calc[block[k]].method;
       memcpy(gs->pct, calc[block[k]].pct, sizeof gs->pct);
       rc = group_changes(g, &calc[block[k]], gs);
+      if (!ranked)
+        drop_samples(&calc[block[k]]);
     }
     for (size_t i = 0; i < nb && !rc; i++)
       for (size_t j = i + 1; j < nb && !rc; j++) {
