@@ -96,8 +96,15 @@ typedef struct {
 static uint64_t peek_bits(const bit_reader *r) {
   uint64_t v = 0;
   size_t byte = (size_t)(r->at / 8);
-  for (size_t i = 0; i < 8; i++)
-    v = v << 8 | (byte + i < r->len ? r->p[byte + i] : 0);
+  if (byte + 8 <= r->len) {
+    memcpy(&v, r->p + byte, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+  } else {
+    for (size_t i = 0; i < 8; i++)
+      v = v << 8 | (byte + i < r->len ? r->p[byte + i] : 0);
+  }
   return v << (r->at % 8);
 }
 
@@ -113,16 +120,24 @@ static uint64_t get_bits(bit_reader *r, int n) {
 
 /* 0 when the code runs past the end or holds no 64-bit value. */
 static int get_eg(bit_reader *r, int k, uint64_t *v) {
+  /* Most codes are short: read from one window. */
+  uint64_t w = peek_bits(r);
+  int z = w ? __builtin_clzll(w) : 64, n = z + k + 1;
+  if (z + n <= 57) {
+    r->at += (uint64_t)(z + n);
+    *v = ((w << z) >> (64 - n)) - (1ULL << k);
+    return r->at <= (uint64_t)r->len * 8;
+  }
   int zeros = 0;
   for (;;) {
-    uint64_t w = peek_bits(r);
-    int z = w ? __builtin_clzll(w) : 57;
-    zeros += z;
-    r->at += (uint64_t)z;
-    if (w || zeros > 64 || r->at > (uint64_t)r->len * 8)
+    uint64_t next = peek_bits(r);
+    int lead = next ? __builtin_clzll(next) : 57;
+    zeros += lead;
+    r->at += (uint64_t)lead;
+    if (next || zeros > 64 || r->at > (uint64_t)r->len * 8)
       break;
   }
-  int n = zeros + k + 1;
+  n = zeros + k + 1;
   if (n > 65 || r->at + (uint64_t)n > (uint64_t)r->len * 8)
     return 0;
   uint64_t top = n == 65 ? get_bits(r, 1) : 0, x = get_bits(r, n == 65 ? 64 : n);

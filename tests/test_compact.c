@@ -69,9 +69,8 @@ static size_t encode_v1(const tl_summary *m, uint8_t *out) {
   out[0] = 1;
   out[1] = TL_SUMMARY_SUB_BITS;
   out[2] = TL_SUMMARY_PCTS;
-  uint64_t fixed[] = {(uint64_t)m->count,       (uint64_t)m->min_ns,
-                      (uint64_t)m->max_ns,      (uint64_t)m->sum,
-                      (uint64_t)(m->sum >> 64), (uint64_t)m->sumsq,
+  uint64_t fixed[] = {(uint64_t)m->count,        (uint64_t)m->min_ns,      (uint64_t)m->max_ns,
+                      (uint64_t)m->sum,          (uint64_t)(m->sum >> 64), (uint64_t)m->sumsq,
                       (uint64_t)(m->sumsq >> 64)};
   for (size_t i = 0; i < 7 + TL_SUMMARY_PCTS; i++)
     for (int b = 0; b < 8; b++)
@@ -158,7 +157,8 @@ static char *session_csv(size_t h, size_t t, int d, size_t *len) {
     uint64_t r = next_rand();
     int k = __builtin_ctzll(r | (1ULL << 12));
     int64_t floor_ns = 40000 + 500 * (int64_t)h + 700 * (int64_t)t;
-    int64_t v = (d ? 50000000 : 1000000) + floor_ns + (int64_t)((r >> 20) % (uint64_t)(floor_ns << k));
+    int64_t v =
+        (d ? 50000000 : 1000000) + floor_ns + (int64_t)((r >> 20) % (uint64_t)(floor_ns << k));
     at += (size_t)sprintf(csv + at, "%lld\n", (long long)v);
   }
   *len = at;
@@ -177,9 +177,8 @@ static void import_fleet(tl_store *s, int change) {
         FILE *in = fmemopen(csv, len, "r");
         char host[32];
         snprintf(host, sizeof host, "droplet-%zu", h);
-        const char *facts[2] = {h == 0 && change >= 0 && (int)t >= change ? "memory=2G"
-                                                                           : "memory=1G",
-                                "cpus=1"};
+        const char *facts[2] = {
+            h == 0 && change >= 0 && (int)t >= change ? "memory=2G" : "memory=1G", "cpus=1"};
         tl_import_opts o;
         tl_import_opts_init(&o);
         o.format = TL_SAMPLES_CSV;
@@ -256,9 +255,9 @@ static void fleet_is_compact(void **state) {
   free(facts);
   assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
   /* A set lost is found by the check. */
-  assert_int_equal(sqlite3_exec(tl__sqlite_db(s), "DELETE FROM fact_sets WHERE host_id = 2", NULL,
-                                NULL, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_exec(tl__sqlite_db(s), "DELETE FROM fact_sets WHERE host_id = 2", NULL, NULL, NULL),
+      SQLITE_OK);
   assert_int_equal(tl_store_check(s, NULL, NULL), TL_ECORRUPT);
   tl_store_close(s);
 }

@@ -51,12 +51,10 @@ static int set_holds(tl_store *s, int64_t host_id, int64_t id, const tl_fact *co
     sqlite3_bind_int64(st, 1, host_id);
     sqlite3_bind_int64(st, 2, id);
     while (*same && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-      *same = i < n &&
-              strcmp((const char *)sqlite3_column_text(st, 0), sorted[i]->key) == 0 &&
-              strcmp((const char *)sqlite3_column_text(st, 1), text_or_empty(sorted[i]->value)) ==
-                  0 &&
-              strcmp((const char *)sqlite3_column_text(st, 2),
-                     text_or_empty(sorted[i]->evidence)) == 0;
+      *same =
+          i < n && strcmp((const char *)sqlite3_column_text(st, 0), sorted[i]->key) == 0 &&
+          strcmp((const char *)sqlite3_column_text(st, 1), text_or_empty(sorted[i]->value)) == 0 &&
+          strcmp((const char *)sqlite3_column_text(st, 2), text_or_empty(sorted[i]->evidence)) == 0;
       i++;
     }
   }
@@ -70,8 +68,9 @@ static int set_holds(tl_store *s, int64_t host_id, int64_t id, const tl_fact *co
 /* The number of the host's latest fact set, 0 when it has none. */
 static int latest_set(tl_store *s, int64_t host_id, int64_t *id) {
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT coalesce(max(id), 0) FROM fact_sets WHERE host_id = ?",
-                              -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
+                              "SELECT coalesce(max(id), 0) FROM fact_sets WHERE host_id = ?", -1,
+                              &st, NULL);
   *id = 0;
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(st, 1, host_id);
@@ -228,8 +227,8 @@ int tl__facts_into_sets(tl_store *s) {
                           "SELECT key, value, evidence FROM session_facts WHERE session_id = ? "
                           "ORDER BY key",
                           -1, &rows, NULL) != SQLITE_OK ||
-       sqlite3_prepare_v2(db, "UPDATE sessions SET fact_set_id = ? WHERE id = ?", -1, &upd,
-                          NULL) != SQLITE_OK))
+       sqlite3_prepare_v2(db, "UPDATE sessions SET fact_set_id = ? WHERE id = ?", -1, &upd, NULL) !=
+           SQLITE_OK))
     err = tl__store_sqlfail(s, sqlite3_errcode(db), "upgrading the schema");
   for (size_t i = 0; i < n && !err; i++) {
     tl_fact *facts;
