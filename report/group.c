@@ -295,7 +295,7 @@ int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char
   out->numeric = by->n == 1 && by->k[0].key && by->k[0].key->kind != TL_KEY_TEXT;
   /* Each session's label becomes its group; its own label goes to orig. */
   for (size_t i = 0; i < list->count && !rc; i++) {
-    char *name = strdup(vals[i].name);
+    char *name = tl_strpool_get(list->strings, vals[i].name);
     if (!name) {
       rc = TL_ENOMEM;
       break;

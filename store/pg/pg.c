@@ -218,19 +218,24 @@ static const tl__sql_dialect dialect = {
     .running_cols = "0, 0",
 };
 
-/* The session of row; 0 when out of memory. */
-static int read_session(const PGresult *r, int row, tl_session *x) {
+/* The session of row, its strings in pool; 0 when out of memory. */
+/* Column col of row, in the pool; NULL when out of memory. */
+static char *pool_val(tl_strpool *pool, const PGresult *r, int row, int col) {
+  return tl_strpool_get_len(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session *x) {
   x->id = tl__pg_i64(r, row, 0);
-  x->uuid = dup_val(r, row, 1);
-  x->run_uuid = dup_val(r, row, 2);
-  x->label = dup_val(r, row, 3);
-  x->probe = dup_val(r, row, 4);
-  x->hostname = dup_val(r, row, 5);
-  x->host_fingerprint = dup_val(r, row, 6);
-  x->status = dup_val(r, row, 7);
-  x->command_line = dup_val(r, row, 8);
-  x->tl_version = dup_val(r, row, 9);
-  x->libuv_version = dup_val(r, row, 10);
+  x->uuid = pool_val(pool, r, row, 1);
+  x->run_uuid = pool_val(pool, r, row, 2);
+  x->label = pool_val(pool, r, row, 3);
+  x->probe = pool_val(pool, r, row, 4);
+  x->hostname = pool_val(pool, r, row, 5);
+  x->host_fingerprint = pool_val(pool, r, row, 6);
+  x->status = pool_val(pool, r, row, 7);
+  x->command_line = pool_val(pool, r, row, 8);
+  x->tl_version = pool_val(pool, r, row, 9);
+  x->libuv_version = pool_val(pool, r, row, 10);
   x->delay_ns = tl__pg_i64(r, row, 11);
   x->warmup = tl__pg_i64(r, row, 12);
   x->started_ns = tl__pg_i64(r, row, 13);
@@ -260,18 +265,18 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   free(p);
   if (!r)
     return err;
-  size_t n = (size_t)PQntuples(r);
-  out->items = calloc(n ? n : 1, sizeof *out->items);
-  if (!out->items) {
-    PQclear(r);
-    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-  }
+  size_t n = (size_t)PQntuples(r), cap = n;
+  out->items = malloc((n ? n : 1) * sizeof *out->items);
+  out->strings = tl_strpool_new();
+  if (!out->items || !out->strings)
+    err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   for (size_t i = 0; i < n && !err; i++) {
-    tl_session *x = &out->items[out->count++];
-    if (!read_session(r, (int)i, x))
+    tl_session *x;
+    if (tl__session_list_add(out, &cap, &x) || !read_session(r, (int)i, out->strings, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
     else
-      err = tl__session_settle(s, x, tl__pg_i64(r, (int)i, 17), tl__pg_i64(r, (int)i, 18));
+      err = tl__session_settle(s, out->strings, x, tl__pg_i64(r, (int)i, 17),
+                               tl__pg_i64(r, (int)i, 18));
   }
   PQclear(r);
   if (err)
@@ -623,8 +628,10 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   return problems ? TL_ECORRUPT : TL_OK;
 }
 
-static int pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
-                         void *ctx) {
+/* The rows of up to 1,000 sessions a statement, by their place in ids. */
+static int pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds,
+                         tl__cause_row_cb fn, void *ctx) {
+  enum { BATCH = 1000 };
   /* A server older than the causes has no table; asking it would abort the
    * read snapshot's transaction, so its existence is asked first. */
   int err;
@@ -634,21 +641,36 @@ static int pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_ro
     return err;
   int have = PQgetvalue(r, 0, 0)[0] == 't';
   PQclear(r);
-  if (!have)
-    return TL_OK;
-  tl_pg_params p = {0};
-  tl__pg_param_i64(&p, session_id);
-  tl__pg_param_i64(&p, kind);
-  r = tl__pg_query(s,
-                   "SELECT kind::bigint, first_index, count, data FROM session_causes WHERE "
-                   "session_id = $1 AND ($2 < 0 OR kind = $2) ORDER BY kind, first_index",
-                   &p, 1, "reading causes", &err);
-  if (!r)
-    return err;
-  for (int i = 0; i < PQntuples(r) && err == TL_OK; i++)
-    err = fn(ctx, (int)tl__pg_i64(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
-             (const uint8_t *)PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3));
-  PQclear(r);
+  for (size_t from = 0; have && from < n && err == TL_OK; from += BATCH) {
+    size_t m = n - from < BATCH ? n - from : BATCH;
+    char *list = id_array(ids + from, m);
+    if (!list)
+      return tl__store_fail(s, TL_ENOMEM, "out of memory reading causes");
+    tl_pg_params p = {0};
+    tl__pg_param_text(&p, list);
+    tl__pg_param_i64(&p, kinds);
+    r = tl__pg_query(s,
+                     "SELECT u.ord, c.kind::bigint, c.first_index, c.count, c.data FROM "
+                     "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) JOIN session_causes c "
+                     "ON c.session_id = u.id WHERE $2::bigint = -1 OR (c.kind BETWEEN 0 AND 62 "
+                     "AND ($2::bigint >> c.kind) & 1 = 1) ORDER BY u.ord, c.kind, c.first_index",
+                     &p, 1, "reading causes", &err);
+    free(list);
+    if (!r)
+      return err;
+    for (int i = 0; i < PQntuples(r) && err == TL_OK; i++) {
+      int64_t ord = tl__pg_i64(r, i, 0);
+      if (ord < 1 || (size_t)ord > m) {
+        err = tl__store_fail(s, TL_ECORRUPT, "%s: the server sent a cause of no session asked",
+                             s->path);
+        break;
+      }
+      err = fn(ctx, from + (size_t)ord - 1, (int)tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
+               tl__pg_i64(r, i, 3), (const uint8_t *)PQgetvalue(r, i, 4),
+               (size_t)PQgetlength(r, i, 4));
+    }
+    PQclear(r);
+  }
   return err;
 }
 
