@@ -47,7 +47,11 @@ static int count_tail(void *arg, size_t index, const tl_summary *m) {
   (void)index;
   tail_ctx *t = arg;
   tl_tail_split *at90 = &t->gc->at90;
-  for (size_t k = 0; k < m->hist_len; k++) {
+  /* No bucket up to the one that holds the lower bound starts above it:
+   * the walk starts past it. */
+  int64_t below = t->p90 >= 0 && t->p90 < t->p99 ? t->p90 : t->p99;
+  size_t past = below < 0 ? 0 : tl_summary_bucket(below) + 1;
+  for (size_t k = past > m->hist_first ? past - m->hist_first : 0; k < m->hist_len; k++) {
     int64_t lo, hi, n = m->hist[k];
     if (!n)
       continue;
@@ -92,8 +96,10 @@ static void add_bands(const tl_cause_sums *sums, int64_t p50, int64_t p90, int t
                       tl_tail_split *at90) {
   for (int b = 0; b < TL_CAUSE_BANDS; b++) {
     int64_t lo, hi, n = sums->band_samples[b];
+    if (!n)
+      continue;
     tl_cause_band_bounds(b, &lo, &hi);
-    if (!n || lo <= p90)
+    if (lo <= p90)
       continue;
     double most = (double)n * ((double)hi - (double)p50);
     int64_t wait = (double)sums->band_wait_ns[b] < most ? sums->band_wait_ns[b] : (int64_t)most;

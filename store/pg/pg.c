@@ -246,12 +246,21 @@ static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session
          x->status && x->command_line && x->tl_version && x->libuv_version;
 }
 
+/* One row of the sessions' query into the list. */
+static int add_session_row(tl_store *s, const PGresult *r, tl_session_list *out, size_t *cap) {
+  tl_session *x;
+  if (tl__session_list_add(out, cap, &x) || !read_session(r, 0, out->strings, x))
+    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  return tl__session_settle(s, out->strings, x, tl__pg_i64(r, 0, 17), tl__pg_i64(r, 0, 18));
+}
+
+/* Streamed a row at a time: the whole result of a fleet's sessions held
+ * at once cost a report more than the list itself. */
 static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   tl__session_query *q = malloc(sizeof *q);
   tl_pg_params *p = malloc(sizeof *p);
   int err = q && p ? tl__session_query_build(s, &dialect, f, q)
                    : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-  PGresult *r = NULL;
   if (!err) {
     p->n = 0;
     for (int i = 0; i < q->n; i++)
@@ -259,28 +268,30 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
         tl__pg_param_text(p, q->params[i].text);
       else
         tl__pg_param_i64(p, q->params[i].num);
-    r = tl__pg_query(s, q->sql, p, 0, "listing sessions", &err);
+    PGconn *c = tl__pg_conn(s);
+    if (!PQsendQueryParams(c, q->sql, p->n, NULL, p->v, NULL, NULL, 0) || !PQsetSingleRowMode(c))
+      err = tl__pg_fail(s, NULL, "listing sessions");
   }
   free(q);
   free(p);
-  if (!r)
+  if (err)
     return err;
-  size_t n = (size_t)PQntuples(r), cap = n;
-  out->items = malloc((n ? n : 1) * sizeof *out->items);
-  out->strings = tl_strpool_new();
-  if (!out->items || !out->strings)
+  if (!(out->strings = tl_strpool_new()))
     err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-  for (size_t i = 0; i < n && !err; i++) {
-    tl_session *x;
-    if (tl__session_list_add(out, &cap, &x) || !read_session(r, (int)i, out->strings, x))
-      err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-    else
-      err = tl__session_settle(s, out->strings, x, tl__pg_i64(r, (int)i, 17),
-                               tl__pg_i64(r, (int)i, 18));
+  size_t cap = 0;
+  PGresult *r;
+  while ((r = PQgetResult(tl__pg_conn(s)))) {
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_SINGLE_TUPLE && err == TL_OK)
+      err = add_session_row(s, r, out, &cap);
+    else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK)
+      err = tl__pg_fail(s, r, "listing sessions");
+    PQclear(r); /* after an error, the rest of the rows are read and dropped */
   }
-  PQclear(r);
   if (err)
     tl_session_list_free(out);
+  else
+    tl__session_list_fit(out);
   return err;
 }
 
