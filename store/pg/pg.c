@@ -334,20 +334,6 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-/* ids[0..n) as a PostgreSQL array literal, "{1,2,3}"; malloc'ed, or NULL. */
-static char *id_array(const int64_t *ids, size_t n) {
-  char *list = malloc(n * 21 + 3);
-  size_t at = 0;
-  if (!list)
-    return NULL;
-  list[at++] = '{';
-  for (size_t i = 0; i < n; i++)
-    at += (size_t)sprintf(list + at, "%s%lld", i ? "," : "", (long long)ids[i]);
-  list[at++] = '}';
-  list[at] = '\0';
-  return list;
-}
-
 /* The blocks of the sessions ids[0..n) in that order, streamed a row at a
  * time in one statement (a round trip per session cost a fleet's report a
  * second per thousand sessions), with the checks every backend makes
@@ -357,7 +343,7 @@ static char *id_array(const int64_t *ids, size_t n) {
 static int scan_sessions(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                          tl_block_cb fn, void *ctx) {
   PGconn *c = tl__pg_conn(s);
-  char *list = id_array(ids, n);
+  char *list = tl__pg_id_array(ids, n);
   if (!list)
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
   const char *v[1] = {list};
@@ -639,88 +625,6 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   return problems ? TL_ECORRUPT : TL_OK;
 }
 
-/* The rows of up to 1,000 sessions a statement, by their place in ids. */
-static int pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds,
-                         tl__cause_row_cb fn, void *ctx) {
-  enum { BATCH = 1000 };
-  /* A server older than the causes has no table; asking it would abort the
-   * read snapshot's transaction, so its existence is asked first. */
-  int err;
-  PGresult *r = tl__pg_query(s, "SELECT to_regclass('session_causes') IS NOT NULL", NULL, 0,
-                             "reading causes", &err);
-  if (!r)
-    return err;
-  int have = PQgetvalue(r, 0, 0)[0] == 't';
-  PQclear(r);
-  for (size_t from = 0; have && from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    char *list = id_array(ids + from, m);
-    if (!list)
-      return tl__store_fail(s, TL_ENOMEM, "out of memory reading causes");
-    tl_pg_params p = {0};
-    tl__pg_param_text(&p, list);
-    tl__pg_param_i64(&p, kinds);
-    r = tl__pg_query(s,
-                     "SELECT u.ord, c.kind::bigint, c.first_index, c.count, c.data FROM "
-                     "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) JOIN session_causes c "
-                     "ON c.session_id = u.id WHERE $2::bigint = -1 OR (c.kind BETWEEN 0 AND 62 "
-                     "AND ($2::bigint >> c.kind) & 1 = 1) ORDER BY u.ord, c.kind, c.first_index",
-                     &p, 1, "reading causes", &err);
-    free(list);
-    if (!r)
-      return err;
-    for (int i = 0; i < PQntuples(r) && err == TL_OK; i++) {
-      int64_t ord = tl__pg_i64(r, i, 0);
-      if (ord < 1 || (size_t)ord > m) {
-        err = tl__store_fail(s, TL_ECORRUPT, "%s: the server sent a cause of no session asked",
-                             s->path);
-        break;
-      }
-      err = fn(ctx, from + (size_t)ord - 1, (int)tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
-               tl__pg_i64(r, i, 3), (const uint8_t *)PQgetvalue(r, i, 4),
-               (size_t)PQgetlength(r, i, 4));
-    }
-    PQclear(r);
-  }
-  return err;
-}
-
-/* One query per session, in binary form: the summary's bytes as stored. */
-/* The summaries of ids[0..n), up to 1,000 sessions a statement, in order. */
-static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
-                            void *ctx) {
-  enum { BATCH = 1000 };
-  int err = TL_OK;
-  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    char *list = id_array(ids + from, m);
-    if (!list)
-      return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
-    tl_pg_params p = {0};
-    tl__pg_param_text(&p, list);
-    PGresult *r = tl__pg_query(s,
-                               "SELECT s.id IS NOT NULL, s.uuid, s.sample_count, m.data FROM "
-                               "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) LEFT JOIN "
-                               "sessions s ON s.id = u.id LEFT JOIN session_summaries m ON "
-                               "m.session_id = s.id ORDER BY u.ord",
-                               &p, 1, "reading summaries", &err);
-    free(list);
-    if (!r)
-      break;
-    for (size_t k = 0; k < m && k < (size_t)PQntuples(r) && err == TL_OK; k++) {
-      int row = (int)k;
-      if (!*PQgetvalue(r, row, 0)) /* a binary bool: 0, no such session */
-        err = fn(ctx, from + k, "?", -1, NULL, 0);
-      else
-        err = fn(ctx, from + k, PQgetvalue(r, row, 1), tl__pg_i64(r, row, 2),
-                 PQgetisnull(r, row, 3) ? NULL : (const uint8_t *)PQgetvalue(r, row, 3),
-                 (size_t)PQgetlength(r, row, 3));
-    }
-    PQclear(r);
-  }
-  return err;
-}
-
 static int pg_has_session(tl_store *s, const char *uuid, int *has) {
   tl_pg_params p = {0};
   tl__pg_param_text(&p, uuid);
@@ -793,8 +697,8 @@ const tl_store_ops tl__pg_ops = {
     .facts = pg_facts,
     .tags = pg_tags,
     .hosts = pg_hosts,
-    .summary_blobs = pg_summary_blobs,
-    .cause_rows = pg_cause_rows,
+    .summary_blobs = tl__pg_summary_blobs,
+    .cause_rows = tl__pg_cause_rows,
     .push = tl__pg_push,
     .info = pg_info,
     .check = pg_check,
