@@ -48,3 +48,29 @@ tl_store *tl_test_sessions(const char *db, size_t count, tl_session_list *list) 
   assert_int_equal(list->count, count);
   return s;
 }
+
+tl_session_spec tl_test_spec(const char *label) {
+  tl_session_spec spec = {.run_uuid = "r",
+                          .label = label,
+                          .probe = "settimeout",
+                          .command_line = "t",
+                          .host_fingerprint = "f",
+                          .hostname = "h",
+                          .libuv_version = "1"};
+  return spec;
+}
+
+int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const int64_t *v, size_t n,
+                              size_t batch) {
+  tl_writer *w;
+  char uuid[37];
+  assert_int_equal(tl_writer_begin(st, spec, &w, uuid), TL_OK);
+  int64_t id = tl_writer_session_id(w);
+  for (size_t at = 0; at < n;) {
+    size_t k = batch && batch < n - at ? batch : n - at;
+    assert_int_equal(tl_writer_add(w, v + at, k), TL_OK);
+    at += k;
+  }
+  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  return id;
+}

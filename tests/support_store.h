@@ -24,4 +24,13 @@ tl_store_stats tl_test_stats(const char *db);
  * (free the list, then close it). */
 tl_store *tl_test_sessions(const char *db, size_t count, tl_session_list *list);
 
+/* A session spec with every field set to a fixed value (label, probe
+ * settimeout, host h), for tests that only care about the samples. */
+tl_session_spec tl_test_spec(const char *label);
+
+/* Writes the n samples v to st as one complete session of spec, in batches
+ * of at most batch samples (0: all at once); returns its id. */
+int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const int64_t *v, size_t n,
+                              size_t batch);
+
 #endif

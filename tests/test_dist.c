@@ -11,6 +11,7 @@
 
 #include "chart.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 static void hand_computed(void **state) {
@@ -121,19 +122,8 @@ static void sweep_against_sort(void **state) {
       if (k == 3 && x % 100 == 2)
         v[i] = ((int64_t)1 << 31) + (int64_t)(x >> 32); /* 2.1 to 6.4 s */
     }
-    tl_session_spec spec = {.run_uuid = "r",
-                            .label = "a",
-                            .probe = "settimeout",
-                            .command_line = "t",
-                            .host_fingerprint = "f",
-                            .hostname = "h",
-                            .libuv_version = "1"};
-    tl_writer *w;
-    char uuid[37];
-    assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
-    ids[k] = tl_writer_session_id(w);
-    assert_int_equal(tl_writer_add(w, v, PER), TL_OK);
-    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+    tl_session_spec spec = tl_test_spec("a");
+    ids[k] = tl_test_write_session(st, &spec, v, PER, 0);
   }
   const double own[] = {50, 90, 99, 25, 75, 99.5};
   const double gp[] = {0, 1, 10, 25, 50, 60, 75, 90, 95, 99, 99.9, 99.99, 100};

@@ -19,6 +19,7 @@
 
 #include "store_internal.h"
 #include "support.h"
+#include "support_store.h"
 
 enum { SHAPES = 5 };
 
@@ -52,27 +53,11 @@ static void draw(int64_t *v, size_t n, int shape, uint64_t *x) {
   }
 }
 
+/* In batches of a size drawn per session, so that the writer's summary
+ * sees boundaries anywhere. */
 static int64_t write_session(tl_store *st, const int64_t *v, size_t n, uint64_t *x) {
-  tl_session_spec spec = {.run_uuid = "r",
-                          .label = "a",
-                          .probe = "settimeout",
-                          .command_line = "t",
-                          .host_fingerprint = "f",
-                          .hostname = "h",
-                          .libuv_version = "1"};
-  tl_writer *w;
-  char uuid[37];
-  assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
-  int64_t id = tl_writer_session_id(w);
-  /* In batches of any size, so that the writer's summary sees them so. */
-  for (size_t at = 0; at < n;) {
-    size_t k = 1 + (size_t)(next(x) % 20000);
-    k = k < n - at ? k : n - at;
-    assert_int_equal(tl_writer_add(w, v + at, k), TL_OK);
-    at += k;
-  }
-  assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
-  return id;
+  tl_session_spec spec = tl_test_spec("a");
+  return tl_test_write_session(st, &spec, v, n, 1 + (size_t)(next(x) % 20000));
 }
 
 static int keep_summary(void *ctx, size_t index, const tl_summary *m) {
