@@ -118,6 +118,8 @@ void tl_session_list_keep(tl_session_list *list, const char *keep) {
     else if (!list->strings)
       tl__session_free(&list->items[i]);
   list->count = kept;
+  if (!kept) /* an empty list holds nothing, as one read empty */
+    tl_session_list_free(list);
 }
 
 int tl__session_list_add(tl_session_list *list, size_t *cap, tl_session **out) {

@@ -178,8 +178,9 @@ typedef struct {
   tl_session *items;
   size_t count;
   /* The items' strings, when the list holds them in a pool (every list
-   * tl_store_sessions makes: a session then costs its row and its two
-   * UUIDs); NULL when each string is malloc'd on its own. */
+   * tl_store_sessions makes that holds a session: a session then costs
+   * its row and the strings it alone has); NULL when each string is
+   * malloc'd on its own, and in an empty list, which holds nothing. */
   tl_strpool *strings;
 } tl_session_list;
 
@@ -219,7 +220,7 @@ int tl_filter_option(tl_filter_args *a, const char *name, const char *v, char *w
 int tl_store_sessions(tl_store *store, const tl_filter *filter, tl_session_list *out);
 void tl_session_list_free(tl_session_list *list);
 /* Keeps the sessions whose keep[i] is non-zero, in order, and frees what
- * only the others held. */
+ * only the others held (all of it when none is kept). */
 void tl_session_list_keep(tl_session_list *list, const char *keep);
 
 /* Damaged sessions. A read that finds a session's samples damaged fails

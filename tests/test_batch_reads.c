@@ -297,7 +297,18 @@ static void session_strings_are_pooled(void **state) {
   assert_int_equal(l.items[0].id, want3);
   assert_int_equal(l.items[1].id, want7);
   assert_string_equal(l.items[1].label, "l1");
+  char none[2] = {0, 0};
+  tl_session_list_keep(&l, none); /* nothing kept: nothing held */
+  assert_int_equal(l.count, 0);
+  assert_null(l.items);
+  assert_null(l.strings);
   tl_session_list_free(&l);
+  flt.label_count = 1;
+  const char *no_label[] = {"none"};
+  flt.labels = no_label;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  assert_int_equal(l.count, 0);
+  assert_null(l.strings);
   tl_store_close(s);
 }
 

@@ -276,8 +276,6 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   free(p);
   if (err)
     return err;
-  if (!(out->strings = tl_strpool_new()))
-    err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   size_t cap = 0;
   PGresult *r;
   while ((r = PQgetResult(tl__pg_conn(s)))) {

@@ -73,8 +73,6 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   }
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(s, rc, "listing sessions");
-  if (err == TL_OK && !out->strings && !(out->strings = tl_strpool_new()))
-    err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   sqlite3_finalize(st);
   free(q);
   if (err)
