@@ -8,7 +8,11 @@
  * vary by the hour of the day and per session.
  *
  * build: writes DAYS days of HOSTS hosts (default 200) into DB (a new
- *        file), saying the import rate as it goes, and its size.
+ *        file), saying the import rate as it goes, at the start (the first
+ *        2,000 sessions) and at the end (the last 2,000), the bytes the
+ *        process wrote to disk per import (/proc/self/io), and the file's
+ *        size per sample, whole and by table (SQLite's dbstat table, or
+ *        the length of every row where it is not compiled in).
  * time:  runs the reports (default page, --by memory, --check, JSON, HTML,
  *        --site) on the last 1, 7 and 30 days of a DAYS-day fleet file (those
  *        it holds, --since) and tlstore check on the whole, and prints wall
@@ -19,6 +23,7 @@
  * Usage: bench_fleet build DB DAYS [HOSTS]
  *        bench_fleet time DIR DB TLREPORT TLSTORE DAYS [YEAR_DB] */
 #include <inttypes.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +61,39 @@ static int64_t sample_at(size_t h, int d, size_t t, size_t i) {
   return (d == 0 ? 1000000 : delays_ns[d]) + floor_ns + tail * (100 + slow) / 100;
 }
 
+/* Bytes this process has written to disk so far, -1 where unknown. */
+static long long written_bytes(void) {
+  FILE *f = fopen("/proc/self/io", "r");
+  long long v = -1;
+  char line[128];
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "write_bytes: %lld", &v) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return v;
+}
+
+/* Bytes a table takes with its indexes, whole pages (SQLite's dbstat). */
+static void print_by_table(const char *path, double samples) {
+  sqlite3 *db;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db,
+                         "SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d "
+                         "LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY 1 ORDER BY 2 DESC",
+                         -1, &st, NULL) == SQLITE_OK) {
+    printf("  bytes a sample by table, with its indexes:");
+    while (sqlite3_step(st) == SQLITE_ROW)
+      printf(" %s %.3f", sqlite3_column_text(st, 0), sqlite3_column_double(st, 1) / samples);
+    printf("\n");
+  } else {
+    printf("  bytes by table: this SQLite has no dbstat table (SQLITE_ENABLE_DBSTAT_VTAB)\n");
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 static void build(const char *path, size_t days, size_t hosts) {
   bench_remove_db(path);
   tl_store *s;
@@ -64,8 +102,9 @@ static void build(const char *path, size_t days, size_t hosts) {
   char *csv = malloc(PER_SESSION * 24);
   if (!csv)
     bench_die("out of memory", NULL);
-  double t0 = bench_now_s(), last = t0;
+  double t0 = bench_now_s(), last = t0, edge = t0;
   size_t done = 0, total = days * 24 * hosts * 2;
+  long long w0 = written_bytes();
   for (size_t t = 0; t < days * 24; t++)
     for (size_t h = 0; h < hosts; h++)
       for (int d = 0; d < 2; d++) {
@@ -92,7 +131,15 @@ static void build(const char *path, size_t days, size_t hosts) {
         if (!in || tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL))
           bench_die("import", s);
         fclose(in);
-        if (++done % 20000 == 0) {
+        ++done;
+        if (total >= 4000 && (done == 2000 || done == total - 2000 || done == total)) {
+          double now = bench_now_s();
+          if (done != total - 2000)
+            printf("  %s 2,000 sessions: %.0f sessions/s\n", done == 2000 ? "first" : "last",
+                   2000 / (now - edge));
+          edge = now;
+        }
+        if (done % 20000 == 0) {
           double now = bench_now_s();
           printf("  %zu of %zu sessions, %.0f sessions/s\n", done, total, 20000 / (now - last));
           fflush(stdout);
@@ -101,11 +148,16 @@ static void build(const char *path, size_t days, size_t hosts) {
       }
   tl_store_close(s);
   free(csv);
+  long long w1 = written_bytes();
+  if (w0 >= 0 && w1 >= 0)
+    printf("  written to disk: %.0f KB an import (write_bytes of /proc/self/io)\n",
+           (double)(w1 - w0) / 1000.0 / (double)total);
   long long bytes = bench_file_size(path);
   printf("built %s: %zu days, %zu hosts, %zu sessions, %zu samples in %.1f s; %lld bytes, %.2f "
          "bytes a sample\n",
          path, days, hosts, total, total * PER_SESSION, bench_now_s() - t0, bytes,
          (double)bytes / (double)(total * PER_SESSION));
+  print_by_table(path, (double)(total * PER_SESSION));
 }
 
 typedef struct {

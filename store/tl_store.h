@@ -287,7 +287,7 @@ int tl_store_scan_blocks(tl_store *store, const int64_t *session_ids, size_t n,
  * count, extremes, exact sums, its own exact nearest-rank values at
  * tl_summary_pcts, and a log-linear histogram: exact below 2^SUB_BITS ns,
  * then 2^SUB_BITS buckets per power of two (tl_summary_bucket). */
-enum { TL_SUMMARY_SUB_BITS = 11, TL_SUMMARY_PCTS = 5, TL_SUMMARY_VERSION = 1 };
+enum { TL_SUMMARY_SUB_BITS = 11, TL_SUMMARY_PCTS = 5, TL_SUMMARY_VERSION = 2 };
 enum { TL_SUMMARY_BUCKETS = (64 - TL_SUMMARY_SUB_BITS + 1) << TL_SUMMARY_SUB_BITS };
 extern const double tl_summary_pcts[TL_SUMMARY_PCTS]; /* 50, 90, 99, 99.9, 99.99 */
 typedef struct {

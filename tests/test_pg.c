@@ -352,7 +352,13 @@ static void other_sumsq(const char *path, int64_t id) {
   uint8_t *b = malloc(len);
   memcpy(b, sqlite3_column_blob(st, 0), len);
   sqlite3_finalize(st);
-  b[48] ^= 1; /* the low byte of the sum of squares (docs/schema.md) */
+  /* The low bit of the sum of squares (docs/schema.md, version 2): the
+   * first byte of the sixth varint after the 8-byte head. */
+  size_t at = 8;
+  for (int skip = 0; skip < 5; skip++)
+    while (b[at++] & 0x80)
+      ;
+  b[at] ^= 1;
   uint32_t crc = tl_crc32c(tl_crc32c(0, b, 4), b + 8, len - 8);
   for (int i = 0; i < 4; i++)
     b[4 + i] = (uint8_t)(crc >> (8 * i));

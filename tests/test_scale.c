@@ -598,10 +598,11 @@ static void prune_and_delete(void **state) {
   /* Nothing dangles. */
   int64_t rows = -1;
   sqlite3_stmt *st;
-  sqlite3_prepare_v2(tl__sqlite_db(s),
-                     "SELECT (SELECT count(*) FROM sample_blocks) + (SELECT count(*) FROM "
-                     "session_tags) + (SELECT count(*) FROM host_facts)",
-                     -1, &st, NULL);
+  sqlite3_prepare_v2(
+      tl__sqlite_db(s),
+      "SELECT (SELECT count(*) FROM sample_blocks) + (SELECT count(*) FROM "
+      "session_tags) + (SELECT count(*) FROM host_facts) + (SELECT count(*) FROM fact_sets)",
+      -1, &st, NULL);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   rows = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);

@@ -1,7 +1,8 @@
 /* admin.c: keeping a long-running database in shape: deleting one session,
  * pruning old ones, and vacuuming the file. Deleting a session removes its
- * samples, tags and facts with it (ON DELETE CASCADE); hosts stay, since
- * they are the identity other sessions and later merges refer to. */
+ * samples, tags and facts with it (ON DELETE CASCADE), and the fact sets
+ * no session refers to any more; hosts stay, since they are the identity
+ * other sessions and later merges refer to. */
 #include <string.h>
 
 #include "sqlite_internal.h"
@@ -13,9 +14,15 @@ static int begin(tl_store *s, const char *doing) {
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
+/* Commits, after dropping the fact sets the deleted sessions left unused. */
 static int finish(tl_store *s, int err, const char *doing) {
   if (err == TL_OK) {
-    int rc = sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
+    int rc = sqlite3_exec(tl__sqlite_db(s),
+                          "DELETE FROM fact_sets WHERE (host_id, id) NOT IN (SELECT host_id, "
+                          "fact_set_id FROM sessions WHERE fact_set_id IS NOT NULL)",
+                          NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
       return TL_OK;
     err = tl__store_sqlfail(s, rc, doing);

@@ -43,10 +43,10 @@ static int exec(tl_store *s, const char *sql, const char *doing) {
   return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, doing);
 }
 
-/* Inside the import's transaction: the new 'running' session, and the
- * statement its blocks go in by. */
+/* Inside the import's transaction: the new session, and the statement its
+ * blocks go in by. */
 static int start_session(block_out *b, const tl__import_plan *p, char uuid[37]) {
-  int err = tl__session_insert(b->s, &p->spec, uuid, &b->session_id);
+  int err = tl__session_insert(b->s, &p->spec, "complete", uuid, &b->session_id);
   sqlite3 *db = tl__sqlite_db(b->s);
   if (!err && sqlite3_prepare_v2(db,
                                  "INSERT INTO sample_blocks (session_id, seq, count, min_ns, "

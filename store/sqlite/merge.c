@@ -36,8 +36,8 @@ static const char *const col_names[COMPARED_COLS] = {
 static const char *const detail_sql[3][2] = {
     {"SELECT key, value FROM session_tags WHERE session_id = ?1 ORDER BY key",
      "INSERT INTO session_tags (session_id, key, value) VALUES (?1, ?2, ?3)"},
-    {"SELECT key, value, evidence FROM host_facts WHERE session_id = ?1 ORDER BY key",
-     "INSERT INTO host_facts (session_id, key, value, evidence) VALUES (?1, ?2, ?3, ?4)"},
+    {"SELECT key, value, evidence FROM session_facts WHERE session_id = ?1 ORDER BY key",
+     NULL}, /* a copy's go in a fact set (fact_set_for) */
     {"SELECT seq, count, min_ns, max_ns, codec, data FROM sample_blocks WHERE session_id = ?1 "
      "ORDER BY seq",
      "INSERT INTO sample_blocks (session_id, seq, count, min_ns, max_ns, codec, data) "
@@ -222,10 +222,21 @@ static int verify_session(merger *m, sqlite3_stmt *s, const char *uuid, int64_t 
   return err;
 }
 
+/* The source session's facts, in a fact set of the database's host. */
+static int fact_set_for(merger *m, int64_t src_id, int64_t host_id, int64_t *set_id) {
+  tl_fact *facts;
+  size_t n;
+  int err = tl__fact_rows(m->src, m->detail_src[1], src_id, &facts, &n);
+  if (err == TL_OK)
+    err = tl__fact_set_for(m->dst, host_id, facts, n, set_id);
+  tl__facts_free(facts, n);
+  return err;
+}
+
 /* Copies a new, verified session: host, row, details, and its summary
  * when m->summarise. */
 static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
-  int rc, err = TL_OK;
+  int rc;
   /* The host: known by fingerprint, its seen-range widened. */
   sqlite3_bind_value(m->host_find, 1, sqlite3_column_value(s, 2));
   rc = sqlite3_step(m->host_find);
@@ -244,10 +255,19 @@ static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
   if (rc != SQLITE_ROW)
     return tl__store_sqlfail(m->dst, rc, "recording a host");
 
-  /* The session: its columns in SESSION_COLS order, host by id. */
+  /* The session: its columns in SESSION_COLS order, host by id, facts in
+   * the host's set. */
+  int64_t set_id;
+  int err = fact_set_for(m, src_id, host_id, &set_id);
+  if (err)
+    return err;
   for (int c = 0; c < COMPARED_COLS; c++)
     sqlite3_bind_value(m->insert, c + 1, sqlite3_column_value(s, c));
   sqlite3_bind_int64(m->insert, 3, host_id);
+  if (set_id)
+    sqlite3_bind_int64(m->insert, COMPARED_COLS + 1, set_id);
+  else
+    sqlite3_bind_null(m->insert, COMPARED_COLS + 1);
   if (m->ended_by_death) { /* as every reader of the source shows it */
     sqlite3_bind_text(m->insert, COL_STATUS + 1, "interrupted", -1, SQLITE_STATIC);
     sqlite3_bind_value(m->insert, COL_ENDED + 1, sqlite3_column_value(s, COL_HEARTBEAT));
@@ -258,7 +278,8 @@ static int copy_session(merger *m, sqlite3_stmt *s, int64_t src_id) {
   if (rc != SQLITE_ROW)
     return tl__store_sqlfail(m->dst, rc, "copying a session");
   for (int k = 0; k < 3 && err == TL_OK; k++)
-    err = copy_details(m, k, src_id, dst_id);
+    if (m->detail_ins[k])
+      err = copy_details(m, k, src_id, dst_id);
   if (err == TL_OK)
     err = copy_causes(m, src_id, dst_id);
   if (err || !m->summarise)
@@ -478,7 +499,10 @@ static const char source_check_sql[] =
     "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT session_id FROM session_tags) t WHERE NOT EXISTS "
     "(SELECT 1 FROM sessions s WHERE s.id = t.session_id)) "
     "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT session_id FROM host_facts) f WHERE NOT EXISTS "
-    "(SELECT 1 FROM sessions s WHERE s.id = f.session_id))";
+    "(SELECT 1 FROM sessions s WHERE s.id = f.session_id)) "
+    "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT host_id, fact_set_id FROM sessions WHERE "
+    "fact_set_id IS NOT NULL) s WHERE NOT EXISTS (SELECT 1 FROM fact_sets f WHERE f.host_id = "
+    "s.host_id AND f.id = s.fact_set_id))";
 
 static int check_source(merger *m) {
   sqlite3_stmt *st = NULL;
@@ -533,14 +557,14 @@ static int merge_one(merger *m) {
     err = prepare(d,
                   "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, "
                   "warmup, started_ns, ended_ns, heartbeat_ns, pid, status, sample_count, "
-                  "missed_periods, tl_version, libuv_version, command_line) VALUES (?, ?, ?, ?, "
-                  "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                  "missed_periods, tl_version, libuv_version, command_line, fact_set_id) VALUES "
+                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                   &m->insert);
   for (int k = 0; k < 3 && !err; k++) {
     err = prepare(m->src, detail_sql[k][0], &m->detail_src[k]);
     if (!err)
       err = prepare(d, detail_sql[k][0], &m->detail_dst[k]);
-    if (!err)
+    if (!err && detail_sql[k][1])
       err = prepare(d, detail_sql[k][1], &m->detail_ins[k]);
   }
   if (!err)

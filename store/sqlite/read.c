@@ -252,9 +252,10 @@ static int read_rows(tl_store *s, sqlite3_stmt **cached, const char *sql, int64_
 }
 
 int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
-  return read_rows(s, &tl__sqlite(s)->facts_st,
-                   "SELECT key, value, evidence FROM host_facts WHERE session_id = ? ORDER BY key",
-                   session_id, rows, count);
+  return read_rows(
+      s, &tl__sqlite(s)->facts_st,
+      "SELECT key, value, evidence FROM session_facts WHERE session_id = ? ORDER BY key",
+      session_id, rows, count);
 }
 
 int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
@@ -392,6 +393,18 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     while (sqlite3_step(st) == SQLITE_ROW)
       PROBLEM("table %s row %lld refers to a missing %s row", sqlite3_column_text(st, 0),
               (long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 2));
+    sqlite3_finalize(st);
+  }
+  /* A fact set is named by host and number, which no foreign key checks. */
+  rc = sqlite3_prepare_v2(tl__sqlite_db(s),
+                          "SELECT uuid, fact_set_id FROM sessions s WHERE fact_set_id IS NOT NULL "
+                          "AND NOT EXISTS (SELECT 1 FROM fact_sets f WHERE f.host_id = s.host_id "
+                          "AND f.id = s.fact_set_id)",
+                          -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW)
+      PROBLEM("session %.36s: its host facts (fact set %lld of its host) are missing",
+              sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1));
     sqlite3_finalize(st);
   }
 

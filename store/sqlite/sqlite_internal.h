@@ -98,9 +98,23 @@ int tl__summary_write(tl_store *s, int64_t session_id, const tl_summary *m);
 /* Stores an encoded summary as it is (one tl__summary_decode accepted). */
 int tl__summary_write_blob(tl_store *s, int64_t session_id, const uint8_t *blob, size_t len);
 int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed);
+/* facts.c: inside the caller's write transaction, the number of the fact
+ * set of a new session of host_id with facts[0..n): the host's latest when
+ * it holds the same facts, else a new one; *id 0 for no facts. */
+int tl__fact_set_for(tl_store *s, int64_t host_id, const tl_fact *facts, size_t n, int64_t *id);
+/* The rows (key, value, evidence) st gives for session_id, copied into
+ * *facts (free with tl__facts_free). */
+int tl__fact_rows(tl_store *s, sqlite3_stmt *st, int64_t session_id, tl_fact **facts, size_t *n);
+void tl__facts_free(tl_fact *facts, size_t n);
+/* Migration 6: adds sessions.fact_set_id unless there, and moves every
+ * session's facts into fact sets. */
+int tl__facts_column(tl_store *s);
+int tl__facts_into_sets(tl_store *s);
 /* Inside the caller's write transaction: records the host and a new
- * 'running' session with its tags and facts; uuid_out gets its UUID. */
-int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[37],
-                       int64_t *session_id);
+ * session with its tags and facts, its status 'running' (a collector's) or
+ * 'complete' (an import's, whose transaction holds all of it: it never
+ * enters the index of running sessions); uuid_out gets its UUID. */
+int tl__session_insert(tl_store *s, const tl_session_spec *spec, const char *status,
+                       char uuid_out[37], int64_t *session_id);
 
 #endif

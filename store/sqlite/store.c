@@ -138,7 +138,14 @@ static int migrate(tl_store *s, int from) {
     rc = pragma_int(s, "PRAGMA user_version", &from);
   for (int v = from; rc == TL_OK && v < (int)tl__migration_count; v++) {
     char sql[64];
-    rc = exec(s, tl__migrations[v], "applying a schema migration");
+    /* Migration 6 needs sessions.fact_set_id first (SQLite cannot add a
+     * column only if missing), then moves the facts into sets. */
+    if (v + 1 == 6)
+      rc = tl__facts_column(s);
+    if (rc == TL_OK)
+      rc = exec(s, tl__migrations[v], "applying a schema migration");
+    if (rc == TL_OK && v + 1 == 6)
+      rc = tl__facts_into_sets(s);
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
     if (rc == TL_OK)
       rc = exec(s, sql, "recording the schema version");

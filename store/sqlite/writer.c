@@ -117,21 +117,23 @@ static int insert_facts(tl_store *s, int64_t session_id, const tl_fact *facts, s
   return err;
 }
 
-int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[37],
-                       int64_t *session_id) {
+int tl__session_insert(tl_store *s, const tl_session_spec *spec, const char *status,
+                       char uuid_out[37], int64_t *session_id) {
   int err = check_spec(s, spec);
   if (err)
     return err;
   tl_uuid4(uuid_out);
-  int64_t now = spec->started_ns > 0 ? spec->started_ns : tl__now_ns(), host_id = 0;
+  int64_t now = spec->started_ns > 0 ? spec->started_ns : tl__now_ns(), host_id = 0, set_id = 0;
   sqlite3_stmt *st = NULL;
   err = upsert_host(s, spec, now, &host_id);
+  if (err == TL_OK)
+    err = tl__fact_set_for(s, host_id, spec->facts, spec->fact_count, &set_id);
   if (err == TL_OK) {
     int rc = sqlite3_prepare_v2(
         tl__sqlite_db(s),
         "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
-        "started_ns, heartbeat_ns, pid, status, tl_version, libuv_version, command_line) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) RETURNING id",
+        "started_ns, heartbeat_ns, pid, tl_version, libuv_version, command_line, fact_set_id, "
+        "status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         -1, &st, NULL);
     if (rc != SQLITE_OK) {
       err = tl__store_sqlfail(s, rc, "starting a session");
@@ -149,6 +151,9 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
       bind_text(st, 11, TL_VERSION);
       bind_text(st, 12, spec->libuv_version);
       bind_text(st, 13, spec->command_line);
+      if (set_id)
+        sqlite3_bind_int64(st, 14, set_id);
+      bind_text(st, 15, status);
       rc = sqlite3_step(st);
       if (rc == SQLITE_ROW)
         *session_id = sqlite3_column_int64(st, 0);
@@ -161,8 +166,6 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, char uuid_out[3
     err = insert_pairs(s, "INSERT INTO session_tags (session_id, key, value) VALUES (?, ?, ?)",
                        *session_id, spec->tag_keys, spec->tag_values, NULL, spec->tag_count,
                        "recording tags");
-  if (err == TL_OK)
-    err = insert_facts(s, *session_id, spec->facts, spec->fact_count);
   return err;
 }
 
@@ -178,7 +181,7 @@ int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer 
                 ? TL_OK
                 : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting a session");
   if (err == TL_OK)
-    err = tl__session_insert(s, spec, uuid_out, &w->session_id);
+    err = tl__session_insert(s, spec, "running", uuid_out, &w->session_id);
   if (err == TL_OK && sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     err = tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting a session");
   if (err) {

@@ -1,0 +1,334 @@
+/* test_compact.c: small sessions stored compactly. A session summary's
+ * stored form (version 2, and version 1 still read) round-trips every shape
+ * of histogram and refuses damage; a fleet of 1,000-sample imports keeps
+ * its summaries under a bound per sample and its host facts once per host;
+ * a file of schema version 5 (facts per session) migrates to fact sets with
+ * every session's facts unchanged; a merge keeps them shared. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sqlite_internal.h"
+#include "support.h"
+
+typedef tl_test_fixture fixture;
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t next_rand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+/* ======================================================================== */
+/* The summary's stored form                                                 */
+
+/* A summary of a random shape in m, its histogram in hist: buckets from a
+ * random minimum, dense or sparse, counts of one or huge. Count, sums and
+ * percentiles need only be consistent with the histogram's layout. */
+static void random_summary(int shape, tl_summary *m, int64_t *hist) {
+  memset(m, 0, sizeof *m);
+  m->hist = hist;
+  if (shape == 0)
+    return; /* no samples */
+  static const int64_t lows[] = {0, 5, 2047, 1000000, 50000000, INT64_MAX / 4};
+  m->min_ns = lows[next_rand() % 6] + (int64_t)(next_rand() % 1000);
+  int64_t span = shape == 1 ? 0 : (int64_t)(next_rand() % (shape == 2 ? 100 : 100000000));
+  if (shape == 3)
+    span = INT64_MAX - m->min_ns; /* to the largest latency */
+  m->max_ns = m->min_ns + span;
+  m->hist_first = tl_summary_bucket(m->min_ns);
+  m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
+  memset(hist, 0, m->hist_len * sizeof *hist);
+  int dense = next_rand() % 2;
+  for (size_t b = 0; b < m->hist_len; b++) {
+    int filled = b == 0 || b == m->hist_len - 1 || (dense ? next_rand() % 4 : !(next_rand() % 50));
+    if (!filled)
+      continue;
+    uint64_t r = next_rand();
+    hist[b] = r % 3 ? 1 : r % 5 ? (int64_t)(r >> 40) % 20 + 1 : (int64_t)(r >> 20);
+    m->count += hist[b];
+  }
+  m->sum = (unsigned __int128)next_rand() << 40 | next_rand();
+  m->sumsq = (unsigned __int128)next_rand() << 64 | next_rand();
+  int64_t at = m->min_ns;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    m->pct_ns[k] = at += (int64_t)(next_rand() % (uint64_t)((m->max_ns - at) / 4 + 1));
+}
+
+/* Version 1 as docs/schema.md lays it out, written here from the text. */
+static size_t encode_v1(const tl_summary *m, uint8_t *out) {
+  memset(out, 0, 108);
+  out[0] = 1;
+  out[1] = TL_SUMMARY_SUB_BITS;
+  out[2] = TL_SUMMARY_PCTS;
+  uint64_t fixed[] = {(uint64_t)m->count,        (uint64_t)m->min_ns,      (uint64_t)m->max_ns,
+                      (uint64_t)m->sum,          (uint64_t)(m->sum >> 64), (uint64_t)m->sumsq,
+                      (uint64_t)(m->sumsq >> 64)};
+  for (size_t i = 0; i < 7 + TL_SUMMARY_PCTS; i++)
+    for (int b = 0; b < 8; b++)
+      out[8 + 8 * i + (size_t)b] =
+          (uint8_t)((i < 7 ? fixed[i] : (uint64_t)m->pct_ns[i - 7]) >> (8 * b));
+  size_t at = 108, nz = 0, prev = 0;
+  for (size_t b = 0; b < m->hist_len; b++)
+    if (m->hist[b]) {
+      at += tl__varint_put(out + at, nz++ ? b - prev : 0);
+      at += tl__varint_put(out + at, (uint64_t)m->hist[b]);
+      prev = b;
+    }
+  for (int b = 0; b < 4; b++)
+    out[104 + b] = (uint8_t)(nz >> (8 * b));
+  uint32_t crc = tl_crc32c(tl_crc32c(0, out, 4), out + 8, at - 8);
+  for (int b = 0; b < 4; b++)
+    out[4 + b] = (uint8_t)(crc >> (8 * b));
+  return at;
+}
+
+static void summary_forms_round_trip(void **state) {
+  (void)state;
+  static int64_t hist[TL_SUMMARY_BUCKETS], back[TL_SUMMARY_BUCKETS];
+  uint8_t *blob = malloc(40 * TL_SUMMARY_BUCKETS);
+  for (int round = 0; round < 600; round++) {
+    tl_summary m, got;
+    const char *why;
+    random_summary(round % 5, &m, hist);
+    size_t len = tl__summary_encode(&m, blob);
+    assert_true(len <= tl__summary_bound(&m));
+    assert_int_equal(blob[0], 2);
+    assert_int_equal(tl__summary_decode(blob, len, back, &got, &why), TL_OK);
+    assert_true(tl__summary_equal(&m, &got));
+    len = encode_v1(&m, blob);
+    assert_int_equal(tl__summary_decode(blob, len, back, &got, &why), TL_OK);
+    assert_true(tl__summary_equal(&m, &got));
+  }
+  free(blob);
+}
+
+/* Any flipped bit, any cut, and (checksum made right again) any changed
+ * byte is refused or, for the last, decodes to a summary whose histogram
+ * still adds up to its count: never read past the blob, never a crash. */
+static void summary_damage_refused(void **state) {
+  (void)state;
+  static int64_t hist[TL_SUMMARY_BUCKETS], back[TL_SUMMARY_BUCKETS];
+  uint8_t blob[4096], bad[4096];
+  for (int round = 0; round < 60; round++) {
+    tl_summary m, got;
+    const char *why;
+    do
+      random_summary(2, &m, hist);
+    while (tl__summary_bound(&m) > sizeof blob);
+    size_t len = tl__summary_encode(&m, blob);
+    for (size_t i = 0; i < len; i++) {
+      memcpy(bad, blob, len);
+      bad[i] ^= (uint8_t)(1u << (next_rand() % 8));
+      assert_int_equal(tl__summary_decode(bad, len, back, &got, &why), TL_ECORRUPT);
+      assert_int_equal(tl__summary_decode(blob, i, back, &got, &why), TL_ECORRUPT);
+      bad[i] = (uint8_t)next_rand();
+      uint32_t crc = tl_crc32c(tl_crc32c(0, bad, 4), bad + 8, len - 8);
+      for (int b = 0; b < 4; b++)
+        bad[4 + b] = (uint8_t)(crc >> (8 * b));
+      if (i >= 8 && tl__summary_decode(bad, len, back, &got, &why) == TL_OK) {
+        int64_t total = 0;
+        for (size_t b = 0; b < got.hist_len; b++)
+          total += got.hist[b];
+        assert_int_equal(total, got.count);
+      }
+    }
+  }
+}
+
+/* ======================================================================== */
+/* A fleet of small imports                                                  */
+
+enum { HOSTS = 6, HOURS = 10, PER = 1000 };
+
+/* A timer-like session of PER samples as CSV: a floor and a long tail. */
+static char *session_csv(size_t h, size_t t, int d, size_t *len) {
+  char *csv = malloc(PER * 24);
+  size_t at = 0;
+  for (size_t i = 0; i < PER; i++) {
+    uint64_t r = next_rand();
+    int k = __builtin_ctzll(r | (1ULL << 12));
+    int64_t floor_ns = 40000 + 500 * (int64_t)h + 700 * (int64_t)t;
+    int64_t v =
+        (d ? 50000000 : 1000000) + floor_ns + (int64_t)((r >> 20) % (uint64_t)(floor_ns << k));
+    at += (size_t)sprintf(csv + at, "%lld\n", (long long)v);
+  }
+  *len = at;
+  return csv;
+}
+
+/* Imports HOSTS x HOURS x 2 sessions as tlstore import --host --start
+ * --fact does; the memory fact of host 0 changes at hour `change` (-1:
+ * never), which makes it a second set. */
+static void import_fleet(tl_store *s, int change) {
+  for (size_t t = 0; t < HOURS; t++)
+    for (size_t h = 0; h < HOSTS; h++)
+      for (int d = 0; d < 2; d++) {
+        size_t len;
+        char *csv = session_csv(h, t, d, &len);
+        FILE *in = fmemopen(csv, len, "r");
+        char host[32];
+        snprintf(host, sizeof host, "droplet-%zu", h);
+        const char *facts[2] = {
+            h == 0 && change >= 0 && (int)t >= change ? "memory=2G" : "memory=1G", "cpus=1"};
+        tl_import_opts o;
+        tl_import_opts_init(&o);
+        o.format = TL_SAMPLES_CSV;
+        o.label = "droplet";
+        o.probe = "settimeout";
+        o.delay_ns = d ? 50000000 : 0;
+        o.hostname = host;
+        o.started_ns = 1790812800LL * 1000000000LL + (int64_t)(t * 3600 + h) * 1000000000LL;
+        o.facts = facts;
+        o.fact_count = 2;
+        assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
+        fclose(in);
+        free(csv);
+      }
+}
+
+static int64_t query_i64(tl_store *s, const char *sql) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(tl__sqlite_db(s), sql, -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* Every session's facts as one string, in session order. */
+static char *all_facts(tl_store *s) {
+  tl_filter f;
+  tl_filter_init(&f);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &f, &list), TL_OK);
+  size_t cap = 1 << 20, at = 0;
+  char *out = malloc(cap);
+  out[0] = '\0';
+  for (size_t i = 0; i < list.count; i++) {
+    tl_fact_row *rows;
+    size_t n;
+    assert_int_equal(tl_store_facts(s, list.items[i].id, &rows, &n), TL_OK);
+    for (size_t k = 0; k < n; k++) {
+      size_t need = strlen(rows[k].key) + strlen(rows[k].value) + strlen(rows[k].evidence) + 64;
+      if (at + need >= cap)
+        out = realloc(out, cap *= 2);
+      at += (size_t)sprintf(out + at, "%s %s=%s (%s)\n", list.items[i].uuid, rows[k].key,
+                            rows[k].value, rows[k].evidence);
+    }
+    tl_fact_rows_free(rows, n);
+  }
+  tl_session_list_free(&list);
+  return out;
+}
+
+/* Summaries cost at most 0.3 bytes a sample (version 1: about 0.6) and
+ * each host's facts are stored once while they stay the same: one set per
+ * host, two for the host whose memory changed, 3 facts each. */
+static void fleet_is_compact(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  import_fleet(s, 4);
+  int64_t samples = (int64_t)HOSTS * HOURS * 2 * PER;
+  assert_int_equal(query_i64(s, "SELECT sum(sample_count) FROM sessions"), samples);
+  double summary_bytes =
+      (double)query_i64(s, "SELECT sum(length(data)) FROM session_summaries") / (double)samples;
+  assert_true(summary_bytes < 0.3);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM host_facts"), 0);
+  assert_int_equal(query_i64(s, "SELECT count(DISTINCT host_id || ':' || id) FROM fact_sets"),
+                   HOSTS + 1);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM fact_sets"), 3 * (HOSTS + 1));
+  /* Read back per session: the host's facts at the session's hour. */
+  char *facts = all_facts(s);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM session_facts"), 3 * HOSTS * HOURS * 2);
+  assert_non_null(strstr(facts, "mem.total_bytes=2147483648 (tlstore import --fact)"));
+  assert_non_null(strstr(facts, "hostname=droplet-5 (tlstore import --host)"));
+  free(facts);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  /* A set lost is found by the check. */
+  assert_int_equal(
+      sqlite3_exec(tl__sqlite_db(s), "DELETE FROM fact_sets WHERE host_id = 2", NULL, NULL, NULL),
+      SQLITE_OK);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_ECORRUPT);
+  tl_store_close(s);
+}
+
+/* Back to schema version 5, facts in host_facts per session, as an older tl
+ * wrote them: migration 6 puts them in sets and every session reads the
+ * same facts; a merge into a new file keeps them shared; deleting every
+ * session leaves no set behind. */
+static void facts_migrate_and_merge(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  import_fleet(s, 7);
+  /* A fact added to one session later wins over its set's. */
+  assert_int_equal(sqlite3_exec(tl__sqlite_db(s),
+                                "INSERT INTO host_facts VALUES (3, 'cpu.logical', '4', 'later')",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  char *before = all_facts(s);
+  assert_non_null(strstr(before, "cpu.logical=4 (later)"));
+  tl_store_close(s);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "BEGIN; CREATE TEMP TABLE all_facts AS SELECT * FROM "
+                                "session_facts; DELETE FROM host_facts; INSERT INTO host_facts "
+                                "SELECT * FROM all_facts; DROP VIEW session_facts; "
+                                "DROP TABLE fact_sets; ALTER TABLE sessions DROP COLUMN "
+                                "fact_set_id; PRAGMA user_version = 5; COMMIT",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(db);
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_EREADONLY);
+  tl_store_close(s);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
+  char *after = all_facts(s);
+  assert_string_equal(before, after);
+  /* Hosts 2..5 one set each; host 0 one before hour 7, one after; host 1
+   * one for its first session (with its own fact), one from its second. */
+  assert_int_equal(query_i64(s, "SELECT count(DISTINCT host_id || ':' || id) FROM fact_sets"),
+                   HOSTS + 2);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM host_facts"), 0);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  tl_store_close(s);
+
+  char *copy = tl_test_path(f->dir, "copy.db");
+  assert_int_equal(tl_store_open(&s, copy, 0), TL_OK);
+  const char *paths[] = {f->db};
+  assert_int_equal(tl_store_merge(s, paths, 1, NULL), TL_OK);
+  char *merged = all_facts(s);
+  assert_string_equal(before, merged);
+  assert_int_equal(query_i64(s, "SELECT count(DISTINCT host_id || ':' || id) FROM fact_sets"),
+                   HOSTS + 2);
+  int64_t pruned;
+  assert_int_equal(tl_store_prune(s, INT64_MAX, NULL, &pruned, NULL), TL_OK);
+  assert_int_equal(pruned, HOSTS * HOURS * 2);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM fact_sets"), 0);
+  tl_store_close(s);
+  free(copy);
+  free(before);
+  free(after);
+  free(merged);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(summary_forms_round_trip),
+      cmocka_unit_test(summary_damage_refused),
+      cmocka_unit_test_setup_teardown(fleet_is_compact, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(facts_migrate_and_merge, tl_test_setup, tl_test_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
