@@ -339,8 +339,15 @@ static int run_sessions(tl__run *run, const tl_session_spec *spec, run_setup *su
                         tl_collect_result *results, char *errbuf, size_t errlen) {
   const tl_collect_opts *opts = su->opts;
   int err = begin_sessions(run, spec, su, results);
-  if (err)
-    return tl_fail(errbuf, errlen, err, "%s", tl_store_errmsg(run->store));
+  if (err) {
+    /* Those that began end now, with no samples, rather than stay 'running'. */
+    tl_fail(errbuf, errlen, err, "%s", tl_store_errmsg(run->store));
+    for (size_t i = 0; i < su->opts->delay_count; i++) {
+      tl_writer_end(run->d[i].writer, "interrupted");
+      run->d[i].writer = NULL;
+    }
+    return err;
+  }
 
   /* The host's counters from now to the end, read by the writer thread. */
   tl__counter_clock_open(&run->counters, tl__os_mono_ns());

@@ -25,6 +25,7 @@ struct tl_store {
   int64_t damaged_id;                /* the session of the last TL_ECORRUPT read, or 0 */
   int64_t left_out[TL_LEFT_OUT_MAX]; /* sessions tl_store_sessions no longer lists */
   size_t left_out_count;
+  size_t writers_open; /* sessions being written; each keeps room to end */
 };
 
 /* One row of label_delays; a non-zero return stops the rows with it. */

@@ -394,7 +394,11 @@ static void tmpfs_full(void **state) {
 /* A tmpfs that a database already lives on, filled by another file until
  * about 1.5 MB is left: the collector's sessions start, their samples soon
  * no longer fit, and even then they end 'interrupted', not 'running'. */
-static void tmpfs_nearly_full(void **state) {
+/* A collector of one session per delay on a disk with 1.5 MiB left: it
+ * fails with a one-line error, and every session it began ends (the
+ * statuses start with want), none left 'running': the room kept free must
+ * end them all. */
+static void nearly_full(void **state, const char *delays, const char *want) {
   fixture *f = *state;
   char *mnt = tl_test_path(f->dir, "small");
   assert_int_equal(mkdir(mnt, 0755), 0);
@@ -403,7 +407,7 @@ static void tmpfs_nearly_full(void **state) {
                "-c",
                "cd \"$4\" && \"$1\" --db \"$3\" --label kept --delays 0 --count 3 -q && "
                "{ dd if=/dev/zero of=fill bs=64k 2>/dev/null; truncate -s -1536K fill; } && "
-               "\"$1\" --db \"$3\" --label f --probe uv --delays 0,1 --duration 10s -q; "
+               "\"$1\" --db \"$3\" --label f --probe uv --delays \"$5\" --duration 10s -q; "
                "echo \"exit=$?\"; "
                "sqlite3 \"$3\" \"SELECT 'status=' || group_concat(status) FROM sessions\"; "
                "\"$2\" --db \"$3\" check; echo \"check=$?\"",
@@ -412,21 +416,34 @@ static void tmpfs_nearly_full(void **state) {
                TLSTORE,
                db,
                mnt,
+               (char *)delays,
                NULL};
   char *out, *err;
   int rc = tl_test_run_with(a, NULL, mount_tmpfs_large, mnt, &out, &err);
+  char want_line[128];
+  snprintf(want_line, sizeof want_line, "status=%s", want);
   if (rc == 125) {
     tl_test_skip_part("no tmpfs (mounting needs CAP_SYS_ADMIN)");
   } else {
-    if (rc != 0 || !strstr(out, "exit=1\n") ||
-        !strstr(out, "status=complete,interrupted,interrupted\n") ||
+    if (rc != 0 || !strstr(out, "exit=1\n") || !strstr(out, want_line) || strstr(out, "running") ||
         !strstr(out, "ok\ncheck=0\n") || !tl_test_one_line(err) || !strstr(err, "free some space"))
-      fail_msg("on a nearly full tmpfs: exit %d, stdout '%s', stderr '%s'", rc, out, err);
+      fail_msg("on a nearly full tmpfs (delays %s): exit %d, stdout '%s', stderr '%s'", delays, rc,
+               out, err);
   }
   free(out);
   free(err);
   free(db);
   free(mnt);
+}
+
+static void tmpfs_nearly_full(void **state) {
+  nearly_full(state, "0,1", "complete,interrupted,interrupted\n");
+}
+
+/* More sessions than the room left can end: those that cannot begin are
+ * refused, and those that began end. */
+static void tmpfs_nearly_full_many_delays(void **state) {
+  nearly_full(state, "0,1,2,5,10,20", "complete,interrupted");
 }
 
 /* However little room the disk has left when a session starts, from none
@@ -1395,6 +1412,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(tmpfs_nearly_full_many_delays, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_any_room_left, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(stale_session_while_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_only_file_and_folder, tl_test_setup, tl_test_teardown),

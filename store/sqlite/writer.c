@@ -169,6 +169,32 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, const char *sta
   return err;
 }
 
+/* What a batch leaves free on the file system: enough for the frames that
+ * end every open session (its status and end time), which must still fit
+ * once samples no longer do, or the sessions would stay 'running'. Ending a
+ * session rewrites its row's page, the page of the index of running
+ * sessions and a b-tree page above them: one WAL frame each. A collector
+ * writes one session per delay at once, all on one handle. */
+enum { FRAME = 65536 + 24, FRAMES_TO_END = 3 };
+
+static int room_to_end(const tl_store *s, size_t bytes, size_t sessions) {
+  sessions = sessions ? sessions : 1;
+  uint64_t need = (uint64_t)bytes + bytes / 4 + 4 * FRAME + sessions * FRAMES_TO_END * FRAME;
+  struct statvfs v;
+  return statvfs(s->path, &v) != 0 || (uint64_t)v.f_bavail * v.f_frsize >= need;
+}
+
+static int room_for(const tl_store *s, size_t bytes) {
+  return room_to_end(s, bytes, s->writers_open);
+}
+
+static int no_room(tl_store *s, const char *doing) {
+  return tl__store_fail(s, TL_EFULL,
+                        "%s: %s: the disk is full or a file-size limit is near (free some space, "
+                        "or use --db on another disk)",
+                        s->path, doing);
+}
+
 int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out,
                             char uuid_out[37]) {
   if (s->readonly)
@@ -182,6 +208,9 @@ int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer 
                 : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting a session");
   if (err == TL_OK)
     err = tl__session_insert(s, spec, "running", uuid_out, &w->session_id);
+  /* A session begins only with room to end it and every other open one. */
+  if (err == TL_OK && !room_to_end(s, 0, s->writers_open + 1))
+    err = no_room(s, "starting a session");
   if (err == TL_OK && sqlite3_exec(tl__sqlite_db(s), "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     err = tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting a session");
   if (err) {
@@ -192,31 +221,9 @@ int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer 
   /* Without room for it the summary is made from the blocks at the end. */
   if ((w->summary = tl__summarizer_new()))
     tl__summary_begin(w->summary);
+  s->writers_open++;
   *out = w;
   return TL_OK;
-}
-
-/* What a batch leaves free on the file system: enough for the frames that
- * end the sessions (their status and end time), which must still fit once
- * samples no longer do, or the sessions would stay 'running'. */
-enum { FRAME = 65536 + 24, ROOM_RESERVE = 2 * FRAME };
-
-/* Whether about bytes of new sample data can be committed with ROOM_RESERVE
- * still free on the database's file system. Every page a commit touches is
- * one more 64 KiB WAL frame (the sample pages, the session's row, the b-tree
- * pages above them), hence the margin. A file-size limit is per file: there
- * the WAL is moved into the database to make room (see tl_writer_end). */
-static int room_for(const tl_store *s, size_t bytes) {
-  uint64_t need = (uint64_t)bytes + bytes / 4 + 4 * FRAME + ROOM_RESERVE;
-  struct statvfs v;
-  return statvfs(s->path, &v) != 0 || (uint64_t)v.f_bavail * v.f_frsize >= need;
-}
-
-static int no_room(tl_store *s, const char *doing) {
-  return tl__store_fail(s, TL_EFULL,
-                        "%s: %s: the disk is full or a file-size limit is near (free some space, "
-                        "or use --db on another disk)",
-                        s->path, doing);
 }
 
 /* Facts come at a session's end too, after its samples filled the disk: they
@@ -455,6 +462,7 @@ int tl_writer_end(tl_writer *w, const char *status) {
     memcpy(s->errmsg, flush_msg, sizeof flush_msg);
   else
     err = end_err;
+  s->writers_open--;
   free(w->pending);
   tl__summarizer_free(w->summary);
   free(w);
