@@ -271,13 +271,24 @@ static void locate_ranks(tl__summarizer *z) {
     m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
   }
   m->hist = z->hist + m->hist_first;
+  /* The ranks rise with the percentiles: one walk up the histogram finds
+   * every one's bucket, as tl__rank_locate would. */
+  int64_t cum = 0;
+  size_t b = 0;
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
     tl__rank *x = &z->t[k];
     memset(x, 0, sizeof *x); /* its memory was freed after the last session */
     x->done = !m->count;
     if (x->done)
       continue;
-    tl__rank_locate(x, tl_rank(tl_summary_pcts[k], m->count), m->hist, m->hist_first, m->hist_len);
+    int64_t rank = tl_rank(tl_summary_pcts[k], m->count);
+    while (b < m->hist_len && cum + m->hist[b] < rank)
+      cum += m->hist[b++];
+    if (b < m->hist_len) {
+      tl_summary_bucket_bounds(m->hist_first + b, &x->lo, &x->hi);
+      x->want = rank - cum;
+      x->inside = m->hist[b];
+    }
     x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
     x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
     int64_t v;
