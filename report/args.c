@@ -186,8 +186,11 @@ static int make_page(void *arg) {
   int rc = tl_compare(m->store, &m->a->compare, &cmp, m->err, m->errlen);
   if (rc)
     return rc;
-  /* Every format carries the statistics ("How sure is this?"). */
-  rc = tl_stats_compute(m->store, &cmp, &stats, m->err, m->errlen);
+  /* Every format carries the statistics ("How sure is this?"); only JSON
+   * the rank test of every pair. */
+  rc = m->page.format == TL_FORMAT_JSON
+           ? tl_stats_compute(m->store, &cmp, &stats, m->err, m->errlen)
+           : tl_stats_compute_unranked(m->store, &cmp, &stats, m->err, m->errlen);
   tl_page_opts page = m->page;
   page.stats = &stats;
   if (page.format == TL_FORMAT_MD && m->a->output)

@@ -4,6 +4,7 @@
  * on a host's page, the host's facts as --by groups them. Which session
  * falls in which group is group.c's. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,28 +14,139 @@
 /* On the page: what the groups hold                                        */
 
 /* The distinct values, "a, b, c", of what(c, session) over the sessions of
- * label into buf; returns how many (values past the buffer still count). */
+ * each label, in the order they first appear: text[l] (cut at len, the
+ * values past it still counted in count[l]). One pass through the sessions
+ * with a hash set of each label's values seen: asking label by label, each
+ * session against those before it, grows with labels x sessions x hosts. */
 typedef const char *(*session_text)(const tl_comparison *c, size_t i, const void *arg);
 
-static size_t distinct(const tl_comparison *c, const char *label, session_text what,
-                       const void *arg, char *buf, size_t len) {
-  size_t n = 0, at = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    if (strcmp(c->sessions.items[i].label, label) != 0)
-      continue;
-    char v[TL__BY_NAME_MAX + 16];
-    snprintf(v, sizeof v, "%s", what(c, i, arg));
-    int seen = 0;
-    for (size_t k = 0; k < i && !seen; k++)
-      seen = strcmp(c->sessions.items[k].label, label) == 0 && strcmp(what(c, k, arg), v) == 0;
-    if (seen)
-      continue;
-    n++;
-    if (at < len)
-      at += (size_t)snprintf(buf + at, len - at, "%s%s", n > 1 ? ", " : "", v);
+typedef struct {
+  size_t label;
+  char *value;
+  uint64_t hash;
+} seen_value;
+
+typedef struct {
+  seen_value *slot;
+  size_t cap, used;
+} seen_set;
+
+static uint64_t value_hash(size_t label, const char *v) {
+  uint64_t h = 1469598103934665603ULL ^ label; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h ^ (h >> 29);
+}
+
+/* The slot of (label, v): where it is, or the empty one it would take. */
+static seen_value *seen_slot(seen_set *s, size_t label, const char *v, uint64_t h) {
+  for (size_t at = (size_t)h & (s->cap - 1);; at = (at + 1) & (s->cap - 1)) {
+    seen_value *e = &s->slot[at];
+    if (!e->value || (e->hash == h && e->label == label && strcmp(e->value, v) == 0))
+      return e;
   }
-  return n;
+}
+
+/* Adds (label, v), doubling the table past half full. TL_OK or TL_ENOMEM. */
+static int seen_add(seen_set *s, size_t label, const char *v) {
+  if (2 * (s->used + 1) > s->cap) {
+    seen_set grown = {calloc(s->cap * 2, sizeof *grown.slot), s->cap * 2, s->used};
+    if (!grown.slot)
+      return TL_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slot[i].value)
+        *seen_slot(&grown, s->slot[i].label, s->slot[i].value, s->slot[i].hash) = s->slot[i];
+    free(s->slot);
+    *s = grown;
+  }
+  uint64_t h = value_hash(label, v);
+  seen_value *e = seen_slot(s, label, v, h);
+  if (e->value)
+    return TL_OK;
+  if (!(e->value = strdup(v)))
+    return TL_ENOMEM;
+  e->label = label;
+  e->hash = h;
+  s->used++;
+  return TL_OK;
+}
+
+static void seen_free(seen_set *s) {
+  for (size_t i = 0; i < s->cap; i++)
+    free(s->slot[i].value);
+  free(s->slot);
+}
+
+/* Each session's label, as the index of the first label of its name in
+ * c->labels (label_count for none); the caller frees. NULL when out of
+ * memory. */
+static size_t *label_of_sessions(const tl_comparison *c) {
+  size_t n = c->sessions.count, *first = tl__sessions_first(c, TL__SAME_LABEL);
+  size_t *label = first ? malloc((n ? n : 1) * sizeof *label) : NULL;
+  for (size_t i = 0; label && i < n; i++) {
+    if (first[i] != i) {
+      label[i] = label[first[i]];
+      continue;
+    }
+    size_t l = 0;
+    while (l < c->label_count && strcmp(c->labels[l], c->sessions.items[i].label) != 0)
+      l++;
+    label[i] = l;
+  }
+  free(first);
+  return label;
+}
+
+enum { VALUES_LEN = 1024 }; /* of each label's text */
+
+typedef struct {
+  char (*text)[VALUES_LEN];
+  size_t *count;
+} label_values;
+
+static void label_values_free(label_values *lv) {
+  free(lv->text);
+  free(lv->count);
+}
+
+/* Fills lv for what over the sessions of every label of c. A session counts
+ * a value (cut to TL__BY_NAME_MAX + 15 bytes) unless an earlier session of
+ * its label had it whole. TL_OK or TL_ENOMEM. */
+static int distinct_all(const tl_comparison *c, session_text what, const void *arg,
+                        label_values *lv) {
+  size_t nl = c->label_count;
+  lv->text = calloc(nl + 1, sizeof *lv->text);
+  lv->count = calloc(nl + 1, sizeof *lv->count);
+  size_t *label = label_of_sessions(c), *at = calloc(nl + 1, sizeof *at);
+  seen_set seen = {calloc(64, sizeof *seen.slot), 64, 0};
+  int rc = lv->text && lv->count && label && at && seen.slot ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; i < c->sessions.count && !rc; i++) {
+    size_t l = label[i];
+    if (l >= nl)
+      continue;
+    const char *whole = what(c, i, arg); /* may change with the next call */
+    char v[TL__BY_NAME_MAX + 16];
+    snprintf(v, sizeof v, "%s", whole);
+    if (!seen_slot(&seen, l, v, value_hash(l, v))->value) {
+      size_t n = ++lv->count[l];
+      if (at[l] < VALUES_LEN)
+        at[l] +=
+            (size_t)snprintf(lv->text[l] + at[l], VALUES_LEN - at[l], "%s%s", n > 1 ? ", " : "", v);
+    }
+    rc = seen_add(&seen, l, whole);
+  }
+  /* A label named twice has the values of its first. */
+  for (size_t l = 0; l < nl && !rc; l++)
+    for (size_t k = 0; !lv->count[l] && k < l; k++)
+      if (strcmp(c->labels[k], c->labels[l]) == 0) {
+        lv->count[l] = lv->count[k];
+        memcpy(lv->text[l], lv->text[k], sizeof lv->text[l]);
+        break;
+      }
+  free(label);
+  free(at);
+  seen_free(&seen);
+  return rc;
 }
 
 static const char *own_label(const tl_comparison *c, size_t i, const void *arg) {
@@ -167,9 +279,27 @@ void tl__host_facts_section(tl__page *p) {
     host_facts(p);
 }
 
+/* How many sessions each label of c has; the caller frees. NULL when out
+ * of memory. */
+static size_t *sessions_by_label(const tl_comparison *c) {
+  size_t *label = label_of_sessions(c), *count = calloc(c->label_count + 1, sizeof *count);
+  for (size_t i = 0; label && count && i < c->sessions.count; i++)
+    count[label[i]]++; /* label_count: none */
+  for (size_t l = 0; count && l < c->label_count; l++)
+    for (size_t k = 0; !count[l] && k < l; k++)
+      if (strcmp(c->labels[k], c->labels[l]) == 0)
+        count[l] = count[k]; /* a label named twice */
+  if (!label) {
+    free(count);
+    count = NULL;
+  }
+  free(label);
+  return count;
+}
+
 void tl__by_section(tl__page *p) {
   const tl_comparison *c = p->c;
-  char title[200], buf[1024], id[256], text[256];
+  char title[200], id[256], text[256];
   if (!tl__by_heading(c, id, sizeof id, text, sizeof text))
     return;
   const tl__by by = *c->by_keys;
@@ -195,48 +325,60 @@ void tl__by_section(tl__page *p) {
       align[cols++] = 'l';
     }
   align[cols] = '\0';
-  tl__table *t = tl__table_new(cols, head, align);
+  /* Each column's values for every group at once. */
+  label_values labels = {0}, hosts = {0}, facts[TL_BY_MAX] = {{0}};
+  int rc = distinct_all(c, own_label, NULL, &labels);
+  if (!rc)
+    rc = distinct_all(c, host_name, NULL, &hosts);
+  size_t *count = rc ? NULL : sessions_by_label(c);
+  for (size_t i = 0; i < by.n && !rc; i++)
+    if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT)
+      rc = distinct_all(c, fact_of, by.k[i].key, &facts[i]);
+  tl__table *t = rc || !count ? NULL : tl__table_new(cols, head, align);
   for (size_t l = 0; t && l < c->label_count; l++) {
-    size_t n = 0;
-    for (size_t i = 0; i < c->sessions.count; i++)
-      n += strcmp(c->sessions.items[i].label, c->labels[l]) == 0;
     tl__table_add(t, c->labels[l]);
-    tl__table_addf(t, "%zu", n);
-    distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf);
-    tl__table_add(t, buf);
-    distinct(c, c->labels[l], host_name, NULL, buf, sizeof buf);
-    tl__table_add(t, buf);
+    tl__table_addf(t, "%zu", count[l]);
+    tl__table_add(t, labels.text[l]);
+    tl__table_add(t, hosts.text[l]);
     for (size_t i = 0; i < by.n; i++)
-      if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT) {
-        distinct(c, c->labels[l], fact_of, by.k[i].key, buf, sizeof buf);
-        tl__table_add(t, buf);
-      }
+      if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT)
+        tl__table_add(t, facts[i].text[l]);
   }
-  tl__put_table(p, t);
+  if (t)
+    tl__put_table(p, t);
+  label_values_free(&labels);
+  label_values_free(&hosts);
+  for (size_t i = 0; i < by.n; i++)
+    label_values_free(&facts[i]);
+  free(count);
 }
 
 int tl__by_confounds(const tl_comparison *c, FILE *f) {
-  char buf[1024];
   if (!c->by_keys)
     return 0;
   const tl__by by = *c->by_keys;
   size_t nkeys;
   const tl_host_key *keys = tl_host_keys(&nkeys);
+  /* Labels, probes, then every host fact that is not a --by key (hosts:
+   * said above, with their fingerprints): each one's values for every group
+   * at once. */
+  label_values *what = calloc(2 + nkeys, sizeof *what);
+  int rc = what ? TL_OK : TL_ENOMEM;
+  for (size_t w = 0; w < 2 + nkeys && !rc; w++) {
+    const tl_host_key *k = w >= 2 ? &keys[w - 2] : NULL;
+    int used = 0;
+    for (size_t i = 0; k && i < by.n; i++)
+      used |= by.k[i].key == k;
+    if (used || (k && k->session_field))
+      continue;
+    rc = distinct_all(c, w == 0 ? own_label : w == 1 ? probe_of : fact_named, k, &what[w]);
+  }
   int any = 0;
-  for (size_t l = 0; l < c->label_count; l++) {
+  for (size_t l = 0; l < c->label_count && !rc; l++) {
     int opened = 0;
-    /* Labels, probes, then every host fact that is not a --by key. */
     for (size_t w = 0; w < 2 + nkeys; w++) {
       const tl_host_key *k = w >= 2 ? &keys[w - 2] : NULL;
-      int used = 0;
-      for (size_t i = 0; k && i < by.n; i++)
-        used |= by.k[i].key == k;
-      if (used || (k && k->session_field))
-        continue; /* hosts: said above, with their fingerprints */
-      size_t n = w == 0   ? distinct(c, c->labels[l], own_label, NULL, buf, sizeof buf)
-                 : w == 1 ? distinct(c, c->labels[l], probe_of, NULL, buf, sizeof buf)
-                          : distinct(c, c->labels[l], fact_named, k, buf, sizeof buf);
-      if (n < 2)
+      if (!what[w].count || what[w].count[l] < 2)
         continue;
       if (!opened) {
         fputs("- Inside **", f);
@@ -244,11 +386,14 @@ int tl__by_confounds(const tl_comparison *c, FILE *f) {
         fputs("** differ: ", f);
       }
       fprintf(f, "%s%s ", opened ? "; " : "", w == 0 ? "labels" : w == 1 ? "probes" : k->name);
-      tl_md_escape(f, buf);
+      tl_md_escape(f, what[w].text[l]);
       opened = any = 1;
     }
     if (opened)
       fputs(".\n", f);
   }
+  for (size_t w = 0; what && w < 2 + nkeys; w++)
+    label_values_free(&what[w]);
+  free(what);
   return any;
 }

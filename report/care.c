@@ -331,32 +331,103 @@ static int busy_hosts(const tl__page *p, FILE *f) {
   return busy > 0;
 }
 
+/* Which traits each label recorded, worked out once for the page: asking
+ * label by label and trait by trait, through every session each time,
+ * grows with labels squared times sessions (200 hosts compared --by
+ * hostname). */
+typedef struct {
+  const tl_comparison *c;
+  unsigned char *known; /* [l * tl__trait_count + k]: some session of label l knows trait k */
+  unsigned char *has;   /* [l]: label l has sessions */
+} recorded;
+
+typedef struct {
+  const char *name;
+  size_t at; /* in c->labels */
+} named;
+
+static int by_name(const void *a, const void *b) {
+  const named *x = a, *y = b;
+  int d = strcmp(x->name, y->name);
+  return d ? d : (x->at > y->at) - (x->at < y->at);
+}
+
+static int name_is(const void *key, const void *item) {
+  return strcmp(key, ((const named *)item)->name);
+}
+
+/* Marks what session i tells of the label at. */
+static void recorded_add(recorded *r, size_t i, size_t at) {
+  r->has[at] = 1;
+  for (size_t k = 0; k < tl__trait_count; k++) {
+    fact x = {&tl__traits[k], NULL, ""};
+    unsigned char *known = &r->known[at * tl__trait_count + k];
+    if (!*known && fact_value(r->c, i, &x))
+      *known = 1;
+  }
+}
+
+/* Fills r for c: one pass through the sessions, each session's label (or
+ * labels of that name) found by a binary search. TL_OK or TL_ENOMEM. */
+static int recorded_init(recorded *r, const tl_comparison *c) {
+  size_t nl = c->label_count;
+  r->c = c;
+  r->known = calloc(nl * tl__trait_count + 1, 1);
+  r->has = calloc(nl + 1, 1);
+  named *sorted = malloc((nl + 1) * sizeof *sorted);
+  if (!r->known || !r->has || !sorted) {
+    free(sorted);
+    return TL_ENOMEM;
+  }
+  for (size_t l = 0; l < nl; l++)
+    sorted[l] = (named){c->labels[l], l};
+  qsort(sorted, nl, sizeof *sorted, by_name);
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    const char *name = c->sessions.items[i].label;
+    const named *hit = bsearch(name, sorted, nl, sizeof *sorted, name_is);
+    if (!hit)
+      continue;
+    size_t from = (size_t)(hit - sorted), to = from + 1;
+    while (from > 0 && strcmp(sorted[from - 1].name, name) == 0)
+      from--;
+    while (to < nl && strcmp(sorted[to].name, name) == 0)
+      to++;
+    for (size_t j = from; j < to; j++)
+      recorded_add(r, i, sorted[j].at);
+  }
+  free(sorted);
+  return TL_OK;
+}
+
+static void recorded_free(recorded *r) {
+  free(r->known);
+  free(r->has);
+}
+
 /* Whether nobody recorded trait k for label l (imported data has none). */
-static int trait_unknown(const tl_comparison *c, size_t l, size_t k) {
-  char buf[256];
-  fact x = {&tl__traits[k], NULL, ""};
+static int trait_unknown(const recorded *r, size_t l, size_t k) {
   return tl__traits[k].care && strcmp(tl__traits[k].key, "libuv") != 0 &&
-         fact_values(c, c->labels[l], &x, buf, sizeof buf) <= 0;
+         !r->known[l * tl__trait_count + k];
 }
 
 /* Whether trait k is unknown for every label with sessions. */
-static int unknown_for_all(const tl_comparison *c, size_t k) {
-  for (size_t l = 0; l < c->label_count; l++)
-    if (has_sessions(c, c->labels[l]) && !trait_unknown(c, l, k))
+static int unknown_for_all(const recorded *r, size_t k) {
+  for (size_t l = 0; l < r->c->label_count; l++)
+    if (r->has[l] && !trait_unknown(r, l, k))
       return 0;
   return 1;
 }
 
 /* One bullet naming the traits that lead says (l == SIZE_MAX: those unknown
  * for every label; else those unknown for label l alone). */
-static int unknown_bullet(const tl_comparison *c, size_t l, const char *lead, const char *label,
+static int unknown_bullet(const recorded *r, size_t l, const char *lead, const char *label,
                           const char *tail, FILE *f) {
   char unknown[512];
   size_t at = 0, count = 0;
   unknown[0] = '\0';
   for (size_t k = 0; k < tl__trait_count; k++) {
-    int all = unknown_for_all(c, k);
-    if (l == SIZE_MAX ? !all : all || !trait_unknown(c, l, k))
+    int all = unknown_for_all(r, k);
+    if (l == SIZE_MAX ? !all : all || !trait_unknown(r, l, k))
       continue;
     if (at < sizeof unknown)
       at += (size_t)snprintf(unknown + at, sizeof unknown - at, "%s%s", count ? ", " : "",
@@ -381,24 +452,30 @@ static int unknown_bullet(const tl_comparison *c, size_t l, const char *lead, co
  * agreement; what is unknown for every label is said once. */
 static int unrecorded(const tl__page *p, FILE *f) {
   const tl_comparison *c = p->c;
+  recorded r;
+  if (recorded_init(&r, c) != TL_OK) {
+    recorded_free(&r);
+    return 0;
+  }
   size_t labels = 0, only = 0;
   for (size_t l = 0; l < c->label_count; l++)
-    if (has_sessions(c, c->labels[l]))
+    if (r.has[l])
       labels++, only = l;
-  if (!labels)
-    return 0;
-  if (labels == 1)
-    return unknown_bullet(c, SIZE_MAX, "- Unknown for ", c->labels[only], " (not recorded): ", f);
-  int any = unknown_bullet(c, SIZE_MAX, "- Unknown for every label", NULL,
-                           " (not recorded, so not compared): ", f);
-  for (size_t l = 0; l < c->label_count; l++)
-    if (has_sessions(c, c->labels[l]))
-      any |= unknown_bullet(c, l, any ? "- Also unknown for " : "- Unknown for ", c->labels[l],
-                            any ? ": " : " (not recorded, so not compared): ", f);
+  int any = 0;
+  if (labels == 1) {
+    any = unknown_bullet(&r, SIZE_MAX, "- Unknown for ", c->labels[only], " (not recorded): ", f);
+  } else if (labels > 1) {
+    any = unknown_bullet(&r, SIZE_MAX, "- Unknown for every label", NULL,
+                         " (not recorded, so not compared): ", f);
+    for (size_t l = 0; l < c->label_count; l++)
+      if (r.has[l])
+        any |= unknown_bullet(&r, l, any ? "- Also unknown for " : "- Unknown for ", c->labels[l],
+                              any ? ": " : " (not recorded, so not compared): ", f);
+  }
+  recorded_free(&r);
   return any;
 }
 
-/* Labels measured with different probes. */
 static int other_probes(const tl__page *p, FILE *f) {
   const tl_comparison *c = p->c;
   if (c->label_count < 2)

@@ -153,6 +153,10 @@ static void pairs(FILE *o, const tl_comparison *c, const tl_stats *st) {
       tl_fput_json(o, line);
       fputc('}', o);
     }
+    if (!st->ranked) { /* statistics made without the rank test */
+      fputs("],\n   \"mann_whitney\": null}", o);
+      continue;
+    }
     fputs("],\n   \"mann_whitney\": {\"u\": ", o);
     num(o, p->mw.u);
     fputs(", \"z\": ", o);

@@ -64,22 +64,102 @@ static double t_cdf(double t, double df) {
   return t > 0 ? 1 - tail : tail;
 }
 
+/* The bisection below asks t_cdf(x) < p some 35 times. Where the answer is
+ * sure without working t_cdf out, it is not worked out: t_cdf is monotone
+ * and good to about 1e-13, so left of a point where it is below p - 1e-9
+ * every answer is yes, right of one where it is above p + 1e-9 every answer
+ * no. Newton's steps find two such points close around the quantile first
+ * (about five t_cdf), which leaves the bisection about eight of its own:
+ * the same answers, so the same quantile to the last bit. A page comparing
+ * 200 hosts works out 200,000 of these. */
+typedef struct {
+  double p, df;
+  double a, b; /* t_cdf(a) < p - 1e-9, t_cdf(b) > p + 1e-9 */
+  int noting;  /* a and b narrow with every t_cdf worked out */
+} t_search;
+
+static double t_cdf_noted(t_search *k, double x) {
+  double v = t_cdf(x, k->df);
+  if (k->noting && v < k->p - 1e-9 && x > k->a)
+    k->a = x;
+  if (k->noting && v > k->p + 1e-9 && x < k->b)
+    k->b = x;
+  return v;
+}
+
+/* t_cdf(x, df) < p, as the bisection would work it out. */
+static int t_below_p(t_search *k, double x) {
+  if (x <= k->a)
+    return 1;
+  if (x >= k->b)
+    return 0;
+  return t_cdf_noted(k, x) < k->p;
+}
+
+/* Narrows [a, b] around the quantile by Newton's steps from the normal's
+ * (with two terms of Cornish and Fisher's expansion for p = 0.975, the
+ * intervals'): t_cdf is concave right of 0, so a step from the right lands
+ * left of the quantile and the steps from the left do not pass it. */
+static void t_narrow(t_search *k) {
+  double df = k->df, x = 0;
+  if (k->p == 0.975) {
+    double z = 1.959963984540054, z3 = z * z * z;
+    x = z + (z3 + z) / (4 * df) + (5 * z3 * z * z + 16 * z3 + 3 * z) / (96 * df * df);
+  }
+  double log_c = lgamma((df + 1) / 2) - lgamma(df / 2) - 0.5 * log(df * 3.141592653589793);
+  for (int i = 0; i < 40; i++) {
+    double f = exp(log_c - 0.5 * (df + 1) * log1p(x * x / df));
+    double miss = t_cdf_noted(k, x) - k->p;
+    if (!(f > 0) || !isfinite(miss))
+      return;
+    if (fabs(miss) < 1e-12) {
+      t_cdf_noted(k, x - 3e-9 / f);
+      t_cdf_noted(k, x + 3e-9 / f);
+      return;
+    }
+    x -= miss / f;
+    x = x > 0 ? x : 0;
+  }
+}
+
+int tl__stats_t_direct;
+
 double tl__t_quantile(double p, double df) {
   if (!(df > 0) || !(p > 0.5 && p < 1))
     return NAN;
   if (df > 1e7)
     df = 1e7; /* the normal's, to 1e-7 */
+  /* t_cdf(0) is 0.5 exactly */
+  t_search k = {p, df, p - 1e-9 > 0.5 ? 0 : -INFINITY, INFINITY, !tl__stats_t_direct};
+  if (!k.noting)
+    k.a = -INFINITY; /* as first written: every answer worked out */
+  else if (df >= 1)
+    t_narrow(&k);
   double lo = 0, hi = 1;
-  while (t_cdf(hi, df) < p && hi < 1e12)
+  while (t_below_p(&k, hi) && hi < 1e12)
     hi *= 2;
   for (int i = 0; i < 100 && hi - lo > 1e-10 * hi; i++) {
     double mid = 0.5 * (lo + hi);
-    if (t_cdf(mid, df) < p)
+    if (t_below_p(&k, mid))
       lo = mid;
     else
       hi = mid;
   }
   return 0.5 * (lo + hi);
+}
+
+/* Whether tl__t_quantile(p, df) is below c, from one t_cdf: 1 or 0, or -1
+ * when too close to tell. The bisection above ends on lo < q <= hi (in
+ * t_cdf) with hi - lo <= 1e-10 hi, hi <= 16 for df >= 1 and p <= 0.975, and
+ * t's density is below 0.4: so t_cdf(hi) - t_cdf(lo) < 7e-10. A c whose
+ * t_cdf is more than 1e-9 above p lies above hi (by more than 9e-10), one
+ * more than 1e-9 below p below lo. A search over the number of sessions
+ * asks this a dozen times a pair of groups. */
+int tl__t_quantile_below(double p, double df, double c) {
+  if (!(df >= 1 && p > 0.5 && p <= 0.975 && c > 0 && c < INFINITY))
+    return -1;
+  double at = t_cdf(c, df > 1e7 ? 1e7 : df);
+  return at > p + 1e-9 ? 1 : at < p - 1e-9 ? 0 : -1;
 }
 
 /* ======================================================================== */
@@ -389,21 +469,48 @@ typedef struct {
   size_t *cuts;
   double *pv;
   size_t ncut, max;
-  uint64_t *inv; /* inv[d] = UINT64_MAX / d, for the shuffles */
-  double *w;     /* the weights of a segment's splits (shuffled_split) */
+  uint64_t *inv;  /* inv[d] = UINT64_MAX / d, for the shuffles */
+  double *w;      /* the weights of a segment's splits (shuffled_split) */
+  uint32_t *pick; /* a shuffle's draws (shuffled_split) */
 } seg_ctx;
 
 /* Shuffles perm[0..n) once (Fisher-Yates from the end) and returns its best
  * split's share of sq, in the same pass: after step i, perm[i..n) is final,
  * so the sum right of split i is known. With w[t] = n / (t (n - t)) the
  * split's sum of squares is w[t] (left - t mean)^2, which is
- * t (n - t) / n (m1 - m2)^2 without a division. */
-static double shuffled_split(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
+ * t (n - t) / n (m1 - m2)^2 without a division. The draws come first, on
+ * their own: each depends on nothing before it, so they overlap, where
+ * mixed with the swaps and the sums each would wait for those. */
+int tl__stats_steps_direct;
+
+/* shuffled_split as first written: each draw beside its swap (the tests'
+ * reference, under tl__stats_steps_direct). */
+static double shuffled_split_direct(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
   double mean = total / (double)n, best = 0, right = 0;
   for (size_t i = n - 1; i > 0; i--) {
     size_t j = (size_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
     double v = c->perm[j];
     c->perm[j] = c->perm[i];
+    c->perm[i] = v;
+    right += v;
+    if (i >= c->L && n - i >= c->L) {
+      double d = (total - right) - (double)i * mean, q = c->w[i] * d * d;
+      best = q > best ? q : best;
+    }
+  }
+  return best / sq;
+}
+
+static double shuffled_split(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
+  if (tl__stats_steps_direct)
+    return shuffled_split_direct(c, n, r, total, sq);
+  uint32_t *pick = c->pick;
+  for (size_t i = n - 1; i > 0; i--)
+    pick[i] = (uint32_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
+  double mean = total / (double)n, best = 0, right = 0;
+  for (size_t i = n - 1; i > 0; i--) {
+    double v = c->perm[pick[i]];
+    c->perm[pick[i]] = c->perm[i];
     c->perm[i] = v;
     right += v;
     if (i >= c->L && n - i >= c->L) {
@@ -472,15 +579,16 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   size_t nb = n > STEP_POINTS ? STEP_POINTS : n;
   double *bins = nb < n ? malloc(nb * sizeof *bins) : NULL;
   seg_ctx c = {
-      bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL};
+      bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL, NULL};
   c.perm = malloc(nb * sizeof *c.perm);
   c.cuts = malloc((max + 2) * sizeof *c.cuts);
   c.pv = malloc((max + 2) * sizeof *c.pv);
   c.inv = malloc((nb + 1) * sizeof *c.inv);
   c.w = malloc((nb + 1) * sizeof *c.w);
+  c.pick = malloc((nb + 1) * sizeof *c.pick);
   double *tmp = malloc(n * sizeof *tmp);
   int rc = TL_ENOMEM;
-  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !tmp || (nb < n && !bins))
+  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !c.pick || !tmp || (nb < n && !bins))
     goto done;
   for (size_t b = 0; bins && b < nb; b++) {
     size_t from = b * n / nb, to = (b + 1) * n / nb;
@@ -536,6 +644,7 @@ done:
   free(c.pv);
   free(c.inv);
   free(c.w);
+  free(c.pick);
   free(tmp);
   return rc;
 }

@@ -331,6 +331,8 @@ typedef struct {
   size_t host_fp_count;
   const char *ext; /* of the pages: "html" or "md" */
   int force;
+  tl_stats all_stats; /* of all, once: the comparison page, the index and a lone label's page */
+  int have_all_stats;
 } site;
 
 static int add_page(site *s, page_kind kind, size_t at, const char *name) {
@@ -401,18 +403,28 @@ static int put_page(site *s, size_t at, const tl_comparison *c, const tl_page_op
   o.compare_by = s->grouped ? s->grouped->by : NULL;
   o.host_pages = s->host_fps;
   o.host_page_count = s->host_fp_count;
-  tl_stats st;
-  memset(&st, 0, sizeof st);
-  int rc = tl_stats_compute(s->store, c, &st, s->err, s->errlen); /* the index's changes too */
+  tl_stats own, *st = &own;
+  memset(&own, 0, sizeof own);
+  int rc = TL_OK;
+  if (c == s->all && !s->have_all_stats) {
+    st = &s->all_stats; /* worked out once for every page of all */
+    rc = tl_stats_compute_unranked(s->store, c, st, s->err, s->errlen);
+    s->have_all_stats = rc == TL_OK;
+  } else if (c == s->all) {
+    st = &s->all_stats;
+  } else {
+    /* the index's changes too; no page of the site says the rank test */
+    rc = tl_stats_compute_unranked(s->store, c, st, s->err, s->errlen);
+  }
   if (rc) {
     fclose(m);
     free(buf);
-    tl_stats_free(&st);
+    tl_stats_free(&own);
     return rc;
   }
-  o.stats = &st;
+  o.stats = st;
   rc = p->kind == PAGE_INDEX ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
-  tl_stats_free(&st);
+  tl_stats_free(&own);
   if (fclose(m) != 0 && rc == TL_OK)
     rc = TL_EIO;
   if (rc)
@@ -465,17 +477,19 @@ static int plan_pages(site *s, const tl_comparison *all) {
     snprintf(name, sizeof name, "label-%s.%s", all->labels[i], s->ext);
     rc = add_page(s, PAGE_LABEL, i, name);
   }
+  /* Each host at its first session, through one hash table. */
+  size_t *first = tl__sessions_first(all, TL__SAME_MACHINE);
+  if (!first)
+    return errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
   for (size_t i = 0; i < all->sessions.count && !rc; i++) {
     const tl_session *x = &all->sessions.items[i];
-    size_t k = 0;
-    while (k < i && strcmp(all->sessions.items[k].host_fingerprint, x->host_fingerprint) != 0)
-      k++;
-    if (k == i && tl__host_page(x->host_fingerprint, s->ext, name, sizeof name) == 0 &&
+    if (first[i] == i && tl__host_page(x->host_fingerprint, s->ext, name, sizeof name) == 0 &&
         !host_ambiguous(all, x->host_fingerprint)) {
       rc = add_page(s, PAGE_HOST, i, name);
       s->host_fps[s->host_fp_count++] = x->host_fingerprint;
     }
   }
+  free(first);
   snprintf(name, sizeof name, "index.%s", s->ext);
   if (!rc)
     rc = add_page(s, PAGE_INDEX, 0, name);
@@ -496,9 +510,13 @@ static int make_page(site *s, size_t at, const tl_compare_opts *opts, const tl_c
     return put_page(s, at, all, page, "Timer latency results");
   case PAGE_LABEL: {
     const char *label = all->labels[p->at];
+    snprintf(title, sizeof title, "Timer latency on %s", label);
+    /* The page of the only label is the comparison of every label: made
+     * once (a fleet's label holds every session). */
+    if (all->label_count == 1 && !opts->baseline)
+      return put_page(s, at, all, page, title);
     if ((rc = sub_compare(s->store, opts, &label, 1, NULL, &one, s)))
       return rc;
-    snprintf(title, sizeof title, "Timer latency on %s", label);
     break;
   }
   default: {
@@ -527,9 +545,15 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
     *pages = 0;
-  site s = {store,  -1,   dir,  NULL, 0, err,
-            errlen, NULL, NULL, NULL, 0, page->format == TL_FORMAT_MD ? "md" : "html",
-            force};
+  site s;
+  memset(&s, 0, sizeof s);
+  s.store = store;
+  s.dirfd = -1;
+  s.dir = dir;
+  s.err = err;
+  s.errlen = errlen;
+  s.ext = page->format == TL_FORMAT_MD ? "md" : "html";
+  s.force = force;
   /* With --by, compare.html is grouped by it; the label and host pages and
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
@@ -593,6 +617,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     tl_comparison_free(&grouped);
   if (have_all)
     tl_comparison_free(&all);
+  tl_stats_free(&s.all_stats);
   free(s.pages);
   free(s.host_fps);
   if (pages)

@@ -56,8 +56,9 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
   const tl__sset *x = &g->set;
   g->rep = malloc(np * B * sizeof *g->rep);
   double *w = malloc(x->ns * sizeof *w);
-  /* The sessions' sizes side by side: a draw reads one, not a session's
-   * whole record (a cache miss each, with many sessions). */
+  /* The sessions' sizes side by side, for the samples a resample holds:
+   * not a session's whole record each (a cache miss each, with many
+   * sessions). */
   int64_t *size = malloc(x->ns * sizeof *size);
   tl__boot bt = {0};
   if (!g->rep || !w || !size || tl__boot_init(x, &bt)) {
@@ -73,11 +74,11 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
     int64_t total = 0;
     while (total == 0) { /* a resample of empty sessions only is drawn again */
       memset(w, 0, x->ns * sizeof *w);
-      for (size_t i = 0; i < x->ns; i++) {
-        size_t pick = (size_t)tl__rng_below_mod(&r, &by_ns);
-        w[pick] += 1;
-        total += size[pick];
-      }
+      for (size_t i = 0; i < x->ns; i++)
+        w[tl__rng_below_mod(&r, &by_ns)] += 1;
+      /* the samples drawn, in order rather than at each draw's random place */
+      for (size_t i = 0; i < x->ns; i++)
+        total += (int64_t)w[i] * size[i];
     }
     tl__boot_weigh(&bt, w);
     for (size_t k = 0; k < np; k++)
@@ -247,7 +248,13 @@ static double welch_df(double qa, size_t na, double qb, size_t nb) {
  * clear. */
 static int enough_sessions(double d, double va, double vb, int64_t n) {
   double df = welch_df(va / (double)n, (size_t)n, vb / (double)n, (size_t)n);
-  return tl__t_quantile(0.975, df) * sqrt((va + vb) / (double)n) < d;
+  double se = sqrt((va + vb) / (double)n);
+  /* t se < d asked as t < d / se: a settled answer leaves a margin of
+   * 5e-11 around t, far more than the quotient's rounding. */
+  int below = se > 0 ? tl__t_quantile_below(0.975, df, d / se) : -1;
+  if (below >= 0)
+    return below;
+  return tl__t_quantile(0.975, df) * se < d;
 }
 
 /* The smallest number of sessions a label (at most 10,000) with which a log
@@ -335,6 +342,7 @@ void tl_stats_free(tl_stats *st) {
   }
   free(st->groups);
   free(st->pairs);
+  free(st->pair_since);
   memset(st, 0, sizeof *st);
 }
 
@@ -400,8 +408,46 @@ static int group_changes(const tl_group *grp, const tl__gcalc *c, tl_group_stats
   return rc;
 }
 
-int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
-                     size_t errlen) {
+/* Without the rank test the pairs need of a group only its counts and its
+ * sessions' logs: its samples can go before the next group's are read, so
+ * that a block of 200 hosts does not hold 200 groups' samples at once. */
+static void drop_samples(tl__gcalc *g) {
+  size_t m = g->set.m, ns = g->set.ns;
+  tl__sset_free(&g->set);
+  g->set.m = m;
+  g->set.ns = ns;
+}
+
+/* One more pair of out, the array grown by half when full. */
+static tl_pair_stats *new_pair(tl_stats *out, size_t *cap) {
+  if (out->pair_count == *cap) {
+    size_t more = *cap ? *cap + *cap / 2 : 16;
+    tl_pair_stats *grown = realloc(out->pairs, more * sizeof *grown);
+    if (!grown)
+      return NULL;
+    out->pairs = grown;
+    *cap = more;
+  }
+  tl_pair_stats *p = &out->pairs[out->pair_count++];
+  memset(p, 0, sizeof *p);
+  return p;
+}
+
+/* The pairs of a as the first group are made together, b rising: where
+ * they begin, for tl__pair_of. */
+static int index_pairs(tl_stats *out) {
+  out->pair_since = malloc((out->group_count ? out->group_count : 1) * sizeof *out->pair_since);
+  if (!out->pair_since)
+    return TL_ENOMEM;
+  for (size_t g = 0; g < out->group_count; g++)
+    out->pair_since[g] = SIZE_MAX;
+  for (size_t i = out->pair_count; i-- > 0;)
+    out->pair_since[out->pairs[i].a] = i;
+  return TL_OK;
+}
+
+static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, tl_stats *out,
+                         char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   size_t ng = cmp->group_count;
   out->groups = calloc(ng ? ng : 1, sizeof *out->groups);
@@ -414,6 +460,8 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
     goto fail;
   }
   out->group_count = ng;
+  out->ranked = ranked;
+  size_t cap = 0;
   /* One probe and delay at a time, so that only its groups' samples are in
    * memory together. */
   for (size_t first = 0; first < ng && !rc; first++) {
@@ -437,20 +485,19 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
       gs->method = calc[block[k]].method;
       memcpy(gs->pct, calc[block[k]].pct, sizeof gs->pct);
       rc = group_changes(g, &calc[block[k]], gs);
+      if (!ranked)
+        drop_samples(&calc[block[k]]);
     }
     for (size_t i = 0; i < nb && !rc; i++)
       for (size_t j = i + 1; j < nb && !rc; j++) {
         const tl__gcalc *a = &calc[block[i]], *b = &calc[block[j]];
         if (!a->set.m || !b->set.m)
           continue;
-        tl_pair_stats *more = realloc(out->pairs, (out->pair_count + 1) * sizeof *more);
-        if (!more) {
+        tl_pair_stats *p = new_pair(out, &cap);
+        if (!p) {
           rc = TL_ENOMEM;
           break;
         }
-        out->pairs = more;
-        tl_pair_stats *p = &out->pairs[out->pair_count++];
-        memset(p, 0, sizeof *p);
         p->a = block[i];
         p->b = block[j];
         const tl_group *ga = &cmp->groups[block[i]];
@@ -469,11 +516,14 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
           int64_t mag = p->diff_ns[k] < 0 ? -p->diff_ns[k] : p->diff_ns[k];
           p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
         }
-        rc = tl_mann_whitney(a->set.pool, a->set.m, b->set.pool, b->set.m, &p->mw);
+        if (ranked)
+          rc = tl_mann_whitney(a->set.pool, a->set.m, b->set.pool, b->set.m, &p->mw);
       }
     for (size_t k = 0; k < nb; k++)
       tl__gcalc_free(&calc[block[k]]);
   }
+  if (!rc)
+    rc = index_pairs(out);
 fail:
   for (size_t i = 0; i < ng && calc; i++)
     tl__gcalc_free(&calc[i]);
@@ -481,4 +531,14 @@ fail:
   free(done);
   free(block);
   return rc ? tl__store_failed(store, rc, err, errlen) : TL_OK;
+}
+
+int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
+                     size_t errlen) {
+  return stats_compute(store, cmp, 1, out, err, errlen);
+}
+
+int tl_stats_compute_unranked(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
+                              size_t errlen) {
+  return stats_compute(store, cmp, 0, out, err, errlen);
 }

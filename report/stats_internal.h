@@ -68,6 +68,9 @@ double tl__rng_beta(tl__rng *r, double a, double b);
 /* The p quantile (0.5 < p < 1) of Student's t with df degrees of freedom
  * (df > 0, fractional allowed); NAN outside. */
 double tl__t_quantile(double p, double df);
+/* Whether tl__t_quantile(p, df) < c (1 or 0) without working the quantile
+ * out, or -1 when too close to tell. */
+int tl__t_quantile_below(double p, double df, double c);
 /* The seed of a group's draws: its label, probe and delay, and a purpose. */
 uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns, const char *what);
 /* qsort's comparison of int64_t. */

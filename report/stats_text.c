@@ -12,12 +12,28 @@
 /* ======================================================================== */
 /* Verdicts                                                                  */
 
+/* A pair's first group comes first in the comparison (a < b): the pairs
+ * of the smaller, from where they begin, b rising. A page looks pairs up by
+ * the row and column of its tables: a scan of every pair each time grows
+ * with the fourth power of the groups. */
 const tl_pair_stats *tl__pair_of(const tl_stats *st, size_t a, size_t b) {
-  for (size_t i = 0; st && i < st->pair_count; i++)
-    if ((st->pairs[i].a == a && st->pairs[i].b == b) ||
-        (st->pairs[i].a == b && st->pairs[i].b == a))
-      return &st->pairs[i];
-  return NULL;
+  size_t lo = a < b ? a : b, hi = a < b ? b : a;
+  if (!st || !st->pair_since || lo >= st->group_count || st->pair_since[lo] == SIZE_MAX)
+    return NULL;
+  /* The first pair from there at or past hi, or of another first group:
+   * at most group_count ahead. */
+  size_t from = st->pair_since[lo], to = from + st->group_count;
+  to = to < st->pair_count ? to : st->pair_count;
+  while (from < to) {
+    size_t mid = from + (to - from) / 2;
+    if (st->pairs[mid].a == lo && st->pairs[mid].b < hi)
+      from = mid + 1;
+    else
+      to = mid;
+  }
+  return from < st->pair_count && st->pairs[from].a == lo && st->pairs[from].b == hi
+             ? &st->pairs[from]
+             : NULL;
 }
 
 int tl__clearly_below(const tl_stats *st, size_t a, size_t b, size_t k) {
@@ -319,6 +335,32 @@ int tl__stats_markdown(const tl_comparison *cmp, const tl_stats *st, FILE *out) 
   return ferror(out) ? TL_EIO : TL_OK;
 }
 
+/* The rank test's bullet of pair p (a and b its groups). */
+static void md_rank_test(FILE *out, const tl_pair_stats *p, const tl_group *a, const tl_group *b) {
+  const tl_group *fast = p->mw.a_below_b >= 0.5 ? a : b, *slow = fast == a ? b : a;
+  double share = p->mw.a_below_b >= 0.5 ? p->mw.a_below_b : 1 - p->mw.a_below_b;
+  char pv[32];
+  if (p->mw.p_value < 0.001)
+    snprintf(pv, sizeof pv, "p < 0.001");
+  else
+    snprintf(pv, sizeof pv, "p = %.3f", p->mw.p_value);
+  if (p->mw.p_value < 0.05) {
+    fputs("- As a whole the distributions differ (Mann-Whitney, ", out);
+    fputs(pv, out);
+    fputs("): a call on ", out);
+    tl_md_escape(out, fast->label);
+    fputs(" is faster than one on ", out);
+    tl_md_escape(out, slow->label);
+    fprintf(out, " %.0f%% of the time.\n", share * 100);
+  } else {
+    fputs("- As a whole the distributions of ", out);
+    tl_md_escape(out, a->label);
+    fputs(" and ", out);
+    tl_md_escape(out, b->label);
+    fprintf(out, " are not clearly different (Mann-Whitney, %s).\n", pv);
+  }
+}
+
 void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, int all) {
   char line[1024];
   /* Warnings: percentiles that rest on too few samples, and unbounded ends. */
@@ -361,28 +403,8 @@ void tl__stats_notes(FILE *out, const tl_comparison *cmp, const tl_stats *st, in
       md_prose(out, line);
       fputs(".\n", out);
     }
-    const tl_group *fast = p->mw.a_below_b >= 0.5 ? a : b, *slow = fast == a ? b : a;
-    double share = p->mw.a_below_b >= 0.5 ? p->mw.a_below_b : 1 - p->mw.a_below_b;
-    char pv[32];
-    if (p->mw.p_value < 0.001)
-      snprintf(pv, sizeof pv, "p < 0.001");
-    else
-      snprintf(pv, sizeof pv, "p = %.3f", p->mw.p_value);
-    if (p->mw.p_value < 0.05) {
-      fputs("- As a whole the distributions differ (Mann-Whitney, ", out);
-      fputs(pv, out);
-      fputs("): a call on ", out);
-      tl_md_escape(out, fast->label);
-      fputs(" is faster than one on ", out);
-      tl_md_escape(out, slow->label);
-      fprintf(out, " %.0f%% of the time.\n", share * 100);
-    } else {
-      fputs("- As a whole the distributions of ", out);
-      tl_md_escape(out, a->label);
-      fputs(" and ", out);
-      tl_md_escape(out, b->label);
-      fprintf(out, " are not clearly different (Mann-Whitney, %s).\n", pv);
-    }
+    if (st->ranked) /* else the statistics were made without it */
+      md_rank_test(out, p, a, b);
     if (i + 1 == st->pair_count || !tl__same_block(&cmp->groups[st->pairs[i + 1].a], a))
       fputs("\n", out);
   }

@@ -413,6 +413,9 @@ typedef struct tl_stats {
   size_t group_count;
   tl_pair_stats *pairs; /* every pair of groups with the same probe and delay */
   size_t pair_count;
+  int ranked;         /* the pairs carry the rank test (mw); else it was left out */
+  size_t *pair_since; /* per group a: its first pair as a (the pairs of a are
+                         together, b rising), for looking a pair up; SIZE_MAX: none */
 } tl_stats;
 
 /* Computes the statistics of a comparison built by tl_compare on the same
@@ -422,6 +425,11 @@ typedef struct tl_stats {
  * (also after a failure; NULL is fine). Errors go to err. */
 int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
                      size_t errlen);
+/* tl_stats_compute without the rank test of each pair (ranked 0), which
+ * only the JSON export and the statistics' own Markdown say: it reads all
+ * of both groups' kept samples, for every pair of groups. */
+int tl_stats_compute_unranked(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
+                              size_t errlen);
 void tl_stats_free(tl_stats *st);
 
 /* One plain-text sentence (no Markdown; escape it for the page) about
