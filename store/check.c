@@ -317,7 +317,8 @@ int tl__check_sessions(tl_store *s, int what, tl_problem_cb report, void *ctx, i
   if (!err) {
     s->errmsg[0] = '\0';
     /* Sessions put off come after their batch: back in order. */
-    qsort(c->late, c->nlate, sizeof *c->late, by_session);
+    if (c->nlate)
+      qsort(c->late, c->nlate, sizeof *c->late, by_session);
     for (size_t k = 0; k < c->nlate; k++)
       say(c, c->late[k].msg);
   }
