@@ -47,7 +47,11 @@ static int count_tail(void *arg, size_t index, const tl_summary *m) {
   (void)index;
   tail_ctx *t = arg;
   tl_tail_split *at90 = &t->gc->at90;
-  for (size_t k = 0; k < m->hist_len; k++) {
+  /* No bucket up to the one that holds the lower bound starts above it:
+   * the walk starts past it. */
+  int64_t below = t->p90 >= 0 && t->p90 < t->p99 ? t->p90 : t->p99;
+  size_t past = below < 0 ? 0 : tl_summary_bucket(below) + 1;
+  for (size_t k = past > m->hist_first ? past - m->hist_first : 0; k < m->hist_len; k++) {
     int64_t lo, hi, n = m->hist[k];
     if (!n)
       continue;
@@ -69,11 +73,7 @@ typedef struct {
   int have_periods, have_steal, any;
 } counter_sums;
 
-static void sum_counters(tl_store *store, int64_t id, counter_sums *cs) {
-  tl_counter_row *r;
-  size_t n;
-  if (tl_store_counters(store, id, &r, &n) != TL_OK)
-    return;
+static void sum_counters(const tl_counter_row *r, size_t n, counter_sums *cs) {
   cs->any |= n > 0;
   for (size_t i = 0; i < n; i++) {
     if (r[i].nr_periods >= 0 && r[i].nr_throttled >= 0) {
@@ -88,7 +88,6 @@ static void sum_counters(tl_store *store, int64_t id, counter_sums *cs) {
       cs->have_steal = 1;
     }
   }
-  free(r);
 }
 
 /* Adds the run-queue wait of a session's samples in latency bands wholly
@@ -97,8 +96,10 @@ static void add_bands(const tl_cause_sums *sums, int64_t p50, int64_t p90, int t
                       tl_tail_split *at90) {
   for (int b = 0; b < TL_CAUSE_BANDS; b++) {
     int64_t lo, hi, n = sums->band_samples[b];
+    if (!n)
+      continue;
     tl_cause_band_bounds(b, &lo, &hi);
-    if (!n || lo <= p90)
+    if (lo <= p90)
       continue;
     double most = (double)n * ((double)hi - (double)p50);
     int64_t wait = (double)sums->band_wait_ns[b] < most ? sums->band_wait_ns[b] : (int64_t)most;
@@ -109,21 +110,29 @@ static void add_bands(const tl_cause_sums *sums, int64_t p50, int64_t p90, int t
   }
 }
 
+/* A group's read of its sessions' causes: the tail's bounds, and each
+ * session's counters, summed before. */
+typedef struct {
+  const tail_ctx *t;
+  const counter_sums *cs; /* the group's sessions' */
+  tl_group_causes *gc;
+  int recorded; /* a session recorded causes */
+} causes_ctx;
+
 /* Adds one session's kept causes of tail samples to gc, and its bands to
- * gc->at90 when p90 >= 0; throttled says the session's cgroup throttled.
- * Whether the session recorded causes at all. */
-static int add_causes(tl_store *store, int64_t id, const tail_ctx *t, int throttled,
-                      tl_group_causes *gc) {
-  tl_cause *c;
-  size_t n;
-  int64_t p50 = t->p50, p99 = t->p99;
-  tl_cause_sums *sums = malloc(sizeof *sums);
-  if (!sums || tl_store_causes(store, id, &c, &n, sums) != TL_OK) {
-    free(sums);
-    return 0; /* damaged: its tail stays not attributed */
-  }
-  if (t->p90 >= 0)
-    add_bands(sums, p50, t->p90, throttled, &gc->at90);
+ * gc->at90 when p90 >= 0, throttled when its cgroup throttled. A damaged
+ * session's tail stays not attributed. */
+static int add_causes(void *arg, size_t index, int err, const tl_cause *c, size_t n,
+                      const tl_cause_sums *sums) {
+  causes_ctx *x = arg;
+  if (err)
+    return TL_OK;
+  const counter_sums *cs = &x->cs[index];
+  int throttled = cs->have_periods && cs->throttled > 0;
+  tl_group_causes *gc = x->gc;
+  int64_t p50 = x->t->p50, p99 = x->t->p99;
+  if (x->t->p90 >= 0)
+    add_bands(sums, p50, x->t->p90, throttled, &gc->at90);
   for (size_t i = 0; i < n; i++) {
     /* Kept latencies are to the microsecond: above the p99 by more than
      * the rounding, so that a sample at the p99 is not counted. */
@@ -138,10 +147,8 @@ static int add_causes(tl_store *store, int64_t id, const tail_ctx *t, int thrott
     gc->nivcsw += c[i].nivcsw > 0 ? c[i].nivcsw : 0;
     gc->migrations += c[i].migrated > 0;
   }
-  free(c);
-  int recorded = sums->samples > 0;
-  free(sums);
-  return recorded;
+  x->recorded |= sums->samples > 0;
+  return TL_OK;
 }
 
 /* The split never claims more than the tail holds: the histogram's
@@ -157,8 +164,38 @@ static void settle(int64_t tail_samples, int64_t tail_ns, int64_t *measured, int
   *not_attributed_ns = tail_ns - *wait_ns;
 }
 
-static int group_causes(tl_store *store, const tl_comparison *c, const tl_group *g,
-                        tl_group_causes *gc) {
+/* The counters of a session of the group: those read for every session
+ * (from the comparison's list), else its own. */
+static counter_sums group_counters(tl_store *store, const counter_sums *cs, int64_t id,
+                                   ptrdiff_t i) {
+  counter_sums one = {0};
+  if (i >= 0)
+    return cs[i];
+  tl_counter_row *r;
+  size_t n;
+  if (tl_store_counters(store, id, &r, &n) == TL_OK)
+    sum_counters(r, n, &one);
+  free(r);
+  return one;
+}
+
+/* The facts the split names, from the first session that recorded each. */
+static void group_facts(const tl_session_detail *d, tl_group_causes *gc, double *cpus) {
+  const char *v = tl__fact(d, "timer_slack_ns");
+  if (v && gc->timer_slack_ns < 0 && strspn(v, "0123456789") == strlen(v) && *v)
+    gc->timer_slack_ns = strtoll(v, NULL, 10);
+  v = tl__fact(d, "cgroup.cpu_quota");
+  if (v && !gc->quota[0] && strcmp(v, "unknown") != 0)
+    snprintf(gc->quota, sizeof gc->quota, "%s", v);
+  v = tl__fact(d, "cpu.logical");
+  if (v && *cpus == 0)
+    *cpus = strtod(v, NULL);
+}
+
+/* One group's split, its counters (cs: of every session of the
+ * comparison) and its causes read for all its sessions at once. */
+static int group_causes(tl_store *store, const tl_comparison *c, const counter_sums *cs,
+                        const tl_group *g, tl_group_causes *gc) {
   memset(gc, 0, sizeof *gc);
   gc->timer_slack_ns = -1;
   gc->periods = gc->throttled_periods = -1;
@@ -173,36 +210,30 @@ static int group_causes(tl_store *store, const tl_comparison *c, const tl_group 
   tail_ctx t = {p50, p99, k90 >= 0 ? g->dist.pct_ns[k90] : -1, gc};
   if (tl_store_summaries(store, g->session_ids, g->session_count, count_tail, &t) != TL_OK)
     return TL_OK; /* no histogram: no tail to split */
-  counter_sums all = {0};
+  counter_sums all = {0}, *own = malloc((g->session_count + 1) * sizeof *own);
+  if (!own)
+    return TL_ENOMEM;
   double cpus = 0;
   int recorded = 0; /* a session recorded causes or counters: there is something to say */
   size_t from = 0;
   for (size_t s = 0; s < g->session_count; s++) {
-    counter_sums cs = {0};
-    sum_counters(store, g->session_ids[s], &cs);
-    recorded |= add_causes(store, g->session_ids[s], &t, cs.have_periods && cs.throttled > 0, gc);
-    recorded |= cs.any;
-    all.periods += cs.periods;
-    all.throttled += cs.throttled;
-    all.have_periods |= cs.have_periods;
-    all.steal_ns += cs.steal_ns;
-    all.irq_ns += cs.irq_ns;
-    all.span_ms += cs.span_ms;
-    all.have_steal |= cs.have_steal;
     ptrdiff_t i = tl__session_index(c, g->session_ids[s], &from);
-    if (i < 0)
-      continue;
-    const tl_session_detail *d = &c->details[i];
-    const char *v = tl__fact(d, "timer_slack_ns");
-    if (v && gc->timer_slack_ns < 0 && strspn(v, "0123456789") == strlen(v) && *v)
-      gc->timer_slack_ns = strtoll(v, NULL, 10);
-    v = tl__fact(d, "cgroup.cpu_quota");
-    if (v && !gc->quota[0] && strcmp(v, "unknown") != 0)
-      snprintf(gc->quota, sizeof gc->quota, "%s", v);
-    v = tl__fact(d, "cpu.logical");
-    if (v && cpus == 0)
-      cpus = strtod(v, NULL);
+    own[s] = group_counters(store, cs, g->session_ids[s], i);
+    recorded |= own[s].any;
+    all.periods += own[s].periods;
+    all.throttled += own[s].throttled;
+    all.have_periods |= own[s].have_periods;
+    all.steal_ns += own[s].steal_ns;
+    all.irq_ns += own[s].irq_ns;
+    all.span_ms += own[s].span_ms;
+    all.have_steal |= own[s].have_steal;
+    if (i >= 0)
+      group_facts(&c->details[i], gc, &cpus);
   }
+  causes_ctx x = {&t, own, gc, 0};
+  tl_store_causes_of(store, g->session_ids, g->session_count, add_causes, &x);
+  free(own);
+  recorded |= x.recorded;
   if (all.have_periods) {
     gc->periods = all.periods;
     gc->throttled_periods = all.throttled;
@@ -290,34 +321,44 @@ static int fold_counters(const tl_counter_row *r, size_t n, tl_session_counters 
   return TL_OK;
 }
 
-/* Every session's counters; what cannot be read stays unknown. */
-static int session_counters(tl_store *store, tl_comparison *c) {
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    tl_counter_row *r;
-    size_t n;
-    if (tl_store_counters(store, c->sessions.items[i].id, &r, &n) != TL_OK || !n) {
-      free(r);
-      continue;
-    }
-    if (!c->counters && !(c->counters = calloc(c->sessions.count, sizeof *c->counters))) {
-      free(r);
-      return TL_ENOMEM;
-    }
-    int err = fold_counters(r, n, &c->counters[i]);
-    free(r);
-    if (err)
-      return err;
-  }
-  return TL_OK;
+/* Every session's counters, read at once: folded into c->counters and
+ * summed into cs[]. What cannot be read stays unknown. */
+typedef struct {
+  tl_comparison *c;
+  counter_sums *cs;
+} counters_ctx;
+
+static int take_counters(void *arg, size_t i, int err, const tl_counter_row *r, size_t n) {
+  counters_ctx *x = arg;
+  tl_comparison *c = x->c;
+  if (err || !n)
+    return TL_OK;
+  sum_counters(r, n, &x->cs[i]);
+  if (!c->counters && !(c->counters = calloc(c->sessions.count, sizeof *c->counters)))
+    return TL_ENOMEM;
+  return fold_counters(r, n, &c->counters[i]);
+}
+
+static int session_counters(tl_store *store, tl_comparison *c, counter_sums *cs) {
+  int64_t *ids = malloc((c->sessions.count + 1) * sizeof *ids);
+  if (!ids)
+    return TL_ENOMEM;
+  for (size_t i = 0; i < c->sessions.count; i++)
+    ids[i] = c->sessions.items[i].id;
+  counters_ctx x = {c, cs};
+  int err = tl_store_counters_of(store, ids, c->sessions.count, take_counters, &x);
+  free(ids);
+  return err == TL_ENOMEM ? err : TL_OK; /* the rest: what was read is kept */
 }
 
 int tl__causes_compute(tl_store *store, tl_comparison *c) {
   if (!c->group_count)
     return TL_OK;
   c->causes = calloc(c->group_count, sizeof *c->causes);
-  if (!c->causes)
-    return TL_ENOMEM;
-  for (size_t i = 0; i < c->group_count; i++)
-    group_causes(store, c, &c->groups[i], &c->causes[i]);
-  return session_counters(store, c);
+  counter_sums *cs = calloc(c->sessions.count + 1, sizeof *cs);
+  int err = c->causes && cs ? session_counters(store, c, cs) : TL_ENOMEM;
+  for (size_t i = 0; i < c->group_count && !err; i++)
+    group_causes(store, c, cs, &c->groups[i], &c->causes[i]);
+  free(cs);
+  return err;
 }

@@ -59,9 +59,8 @@ void tl_comparison_free(tl_comparison *c) {
     free(block_of_groups(c));
   }
   for (size_t i = 0; c->details && i < c->sessions.count; i++) {
-    free(c->details[i].label);
-    tl_fact_rows_free(c->details[i].facts, c->details[i].fact_count);
-    tl_fact_rows_free(c->details[i].tags, c->details[i].tag_count);
+    free(c->details[i].facts); /* their strings are the sessions' pool's */
+    free(c->details[i].tags);
   }
   free(c->details);
   free(c->causes);
@@ -123,25 +122,13 @@ static int group_cmp(const tl_comparison *c, const tl_group *a, const tl_group *
 /* Keeps the sessions whose keep[i] is set, in order, and frees the others;
  * orig (may be NULL) holds a string per session that goes with it. */
 static int drop_sessions(tl_session_list *list, const char *keep, char **orig) {
-  tl_session_list dropped = {calloc(list->count + 1, sizeof(tl_session)), 0};
-  if (!dropped.items)
-    return TL_ENOMEM;
   size_t kept = 0;
-  for (size_t i = 0; i < list->count; i++) {
-    if (keep[i]) {
-      if (orig)
-        orig[kept] = orig[i];
-      list->items[kept++] = list->items[i];
-    } else {
-      if (orig)
-        free(orig[i]);
-      dropped.items[dropped.count++] = list->items[i];
-    }
-  }
+  for (size_t i = 0; orig && i < list->count; i++)
+    if (keep[i])
+      orig[kept++] = orig[i];
   for (size_t i = kept; orig && i < list->count; i++)
     orig[i] = NULL;
-  list->count = kept;
-  tl_session_list_free(&dropped);
+  tl_session_list_keep(list, keep);
   return TL_OK;
 }
 
@@ -265,20 +252,42 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
   return rc;
 }
 
+/* rows[0..n) as read, copied to *out with their strings in pool: a fleet's
+ * thousands of sessions repeat a few facts, each once in memory. rows are
+ * freed either way. */
+static int pool_rows(tl_strpool *pool, tl_fact_row *rows, size_t n, tl_fact_row **out) {
+  *out = n ? malloc(n * sizeof **out) : NULL;
+  int rc = !n || *out ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; i < n && !rc; i++) {
+    tl_fact_row *y = &(*out)[i];
+    y->key = tl_strpool_get(pool, rows[i].key);
+    y->value = tl_strpool_get(pool, rows[i].value);
+    y->evidence = tl_strpool_get(pool, rows[i].evidence);
+    if (!y->key || !y->value || !y->evidence)
+      rc = TL_ENOMEM;
+  }
+  tl_fact_rows_free(rows, n);
+  return rc;
+}
+
 /* Facts and tags of every session, and its own label when grouped --by
- * (orig, whose strings the details then own). */
+ * (orig); the strings are the sessions' pool's. */
 static int session_details(tl_store *store, tl_comparison *c, char **orig) {
   c->details = calloc(c->sessions.count, sizeof *c->details);
   if (!c->details)
     return TL_ENOMEM;
   for (size_t i = 0; orig && i < c->sessions.count; i++)
     c->details[i].label = orig[i];
+  tl_strpool *pool = c->sessions.strings;
   for (size_t i = 0; i < c->sessions.count; i++) {
     tl_session_detail *d = &c->details[i];
     int64_t id = c->sessions.items[i].id;
-    int rc = tl_store_facts(store, id, &d->facts, &d->fact_count);
+    tl_fact_row *facts, *tags;
+    int rc = tl_store_facts(store, id, &facts, &d->fact_count);
     if (!rc)
-      rc = tl_store_tags(store, id, &d->tags, &d->tag_count);
+      rc = pool_rows(pool, facts, d->fact_count, &d->facts);
+    if (!rc && !(rc = tl_store_tags(store, id, &tags, &d->tag_count)))
+      rc = pool_rows(pool, tags, d->tag_count, &d->tags);
     if (rc)
       return rc;
   }
@@ -392,6 +401,72 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   return rc;
 }
 
+/* Whether two strings of a list are the same: in a pool, the same
+ * string is the same pointer. */
+static int same_text(const tl_session_list *list, const char *a, const char *b) {
+  return list->strings ? a == b : strcmp(a, b) == 0;
+}
+
+static int same_group(const tl_session_list *list, const tl_session *a, const tl_session *b) {
+  return same_text(list, a->label, b->label) && same_text(list, a->probe, b->probe) &&
+         a->delay_ns == b->delay_ns;
+}
+
+/* The group of each session (by its first session's place in the order of
+ * sessions): a malloc'd array of list->count, and their number in *n; NULL
+ * when out of memory. */
+static size_t *assign_groups(const tl_session_list *list, size_t *n) {
+  size_t *group_of = malloc((list->count + 1) * sizeof *group_of);
+  size_t *first = malloc((list->count + 1) * sizeof *first); /* a session of each group */
+  *n = 0;
+  if (!group_of || !first) {
+    free(group_of);
+    free(first);
+    return NULL;
+  }
+  size_t last = 0;
+  for (size_t i = 0; i < list->count; i++) {
+    const tl_session *s = &list->items[i];
+    size_t k = last; /* sessions of a group often follow each other */
+    if (k >= *n || !same_group(list, &list->items[first[k]], s))
+      for (k = 0; k < *n && !same_group(list, &list->items[first[k]], s);)
+        k++;
+    if (k >= *n) {
+      k = (*n)++;
+      first[k] = i;
+    }
+    group_of[i] = last = k;
+  }
+  free(first);
+  return group_of;
+}
+
+/* Names each of the n groups and gives it its sessions' ids, in order. */
+static int fill_groups(tl_comparison *out, const size_t *group_of, size_t n) {
+  for (size_t i = 0; i < out->sessions.count; i++)
+    out->groups[group_of[i]].session_count++;
+  out->group_count = n;
+  for (size_t k = 0; k < n; k++) {
+    tl_group *g = &out->groups[k];
+    if (!(g->session_ids = malloc(g->session_count * sizeof *g->session_ids)))
+      return TL_ENOMEM;
+    g->session_count = 0;
+  }
+  for (size_t i = 0; i < out->sessions.count; i++) {
+    const tl_session *s = &out->sessions.items[i];
+    tl_group *g = &out->groups[group_of[i]];
+    if (!g->session_count) {
+      g->label = strdup(s->label);
+      g->probe = strdup(s->probe);
+      g->delay_ns = s->delay_ns;
+      if (!g->label || !g->probe)
+        return TL_ENOMEM;
+    }
+    g->session_ids[g->session_count++] = s->id;
+  }
+  return TL_OK;
+}
+
 int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
                 char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -420,46 +495,28 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
     rc = labels_of_sessions(store, o, out, err, errlen);
   if (!rc && groups && (rc = session_details(store, out, orig)))
     tl__store_failed(store, rc, err, errlen);
-  if (orig) {
-    /* Those not handed to the details (after a failure). */
-    if (!out->details)
-      for (size_t i = 0; i < out->sessions.count; i++)
-        free(orig[i]);
-    free(orig);
-  }
+  free(orig); /* its strings are the sessions' */
   if (rc)
     tl_comparison_free(out);
   if (rc || !groups)
     return rc;
 
   /* Groups: one per distinct (label, probe, delay). */
-  group_block *blk = calloc(1, sizeof *blk + out->sessions.count * sizeof *blk->groups);
-  tl__kept **kept = calloc(out->sessions.count + 1, sizeof *kept);
+  size_t ngroups, *group_of = assign_groups(&out->sessions, &ngroups);
+  group_block *blk = group_of ? calloc(1, sizeof *blk + ngroups * sizeof *blk->groups) : NULL;
+  tl__kept **kept = calloc(ngroups + 1, sizeof *kept);
   if (!blk || !kept) {
+    free(group_of);
     free(blk);
     free(kept);
     goto oom;
   }
   blk->kept = kept;
   out->groups = blk->groups;
-  for (size_t i = 0; i < out->sessions.count; i++) {
-    const tl_session *s = &out->sessions.items[i];
-    tl_group *g = NULL;
-    for (size_t k = 0; k < out->group_count && !g; k++)
-      if (strcmp(out->groups[k].label, s->label) == 0 &&
-          strcmp(out->groups[k].probe, s->probe) == 0 && out->groups[k].delay_ns == s->delay_ns)
-        g = &out->groups[k];
-    if (!g) {
-      g = &out->groups[out->group_count++];
-      g->label = strdup(s->label);
-      g->probe = strdup(s->probe);
-      g->delay_ns = s->delay_ns;
-      g->session_ids = calloc(out->sessions.count, sizeof *g->session_ids);
-      if (!g->label || !g->probe || !g->session_ids)
-        goto oom;
-    }
-    g->session_ids[g->session_count++] = s->id;
-  }
+  rc = fill_groups(out, group_of, ngroups);
+  free(group_of);
+  if (rc)
+    goto oom;
   /* Insertion sort: a comparison has few groups. */
   for (size_t i = 1; i < out->group_count; i++)
     for (size_t k = i; k > 0 && group_cmp(out, &out->groups[k - 1], &out->groups[k]) > 0; k--) {

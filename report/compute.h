@@ -169,8 +169,9 @@ char *tl__by_spec(const tl__by *by);
 int tl__by_numeric_axis(const tl__by *by);
 /* "memory", "memory and cpus". */
 void tl__by_title(const tl__by *by, char *buf, size_t len);
-/* Gives every session of list its group name as its label, moving its own
- * label to orig[i] (list->count entries, owned by the caller afterwards),
+/* Gives every session of list (from tl_store_sessions) its group name as
+ * its label, in the list's pool, and its own label to orig[i] (list->count
+ * entries, whose strings stay the list's),
  * and lists the groups in out (free with tl__by_groups_free). */
 int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
                   tl__by_groups *out, char *err, size_t errlen);

@@ -248,30 +248,73 @@ void tl__by_groups_free(tl__by_groups *g) {
   memset(g, 0, sizeof *g);
 }
 
-int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
-                  tl__by_groups *out, char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
-  value *vals = calloc(list->count + 1, sizeof *vals);
-  size_t *order = calloc(list->count + 1, sizeof *order);
-  int rc = vals && order ? TL_OK : TL_ENOMEM;
+/* The distinct values of a list's sessions, in the order first seen;
+ * each one's name in the list's pool, so that a name is found by its
+ * pointer. */
+typedef struct {
+  value *v;
+  char **name;
+  size_t n, cap;
+} distinct;
+
+/* The place of v, named name (pooled), among d's values, added when new;
+ * SIZE_MAX when out of memory. */
+static size_t distinct_add(distinct *d, const value *v, char *name) {
+  for (size_t k = 0; k < d->n; k++)
+    if (d->name[k] == name)
+      return k;
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 16;
+    value *more = realloc(d->v, cap * sizeof *more);
+    if (more)
+      d->v = more;
+    char **names = realloc(d->name, cap * sizeof *names);
+    if (names)
+      d->name = names;
+    if (!more || !names)
+      return SIZE_MAX;
+    d->cap = cap;
+  }
+  d->v[d->n] = *v;
+  d->name[d->n] = name;
+  return d->n++;
+}
+
+/* Each session's group name (in the list's pool) to name_of[i], and the
+ * distinct values to d: a value a session, kept, cost a fleet's --by page
+ * hundreds of bytes a session. */
+static int values_of_sessions(tl_store *store, const tl__by *by, tl_session_list *list,
+                              char **name_of, distinct *d, char *err, size_t errlen) {
+  value *cur = malloc(sizeof *cur);
+  int rc = cur ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; i < list->count && !rc; i++) {
     session_rows r;
     if ((rc = rows_read(store, &list->items[i], &r)))
       snprintf(err, errlen, "%s", tl_store_errmsg(store));
     else
-      value_of(by, &list->items[i], &r, &vals[i]);
+      value_of(by, &list->items[i], &r, cur);
     rows_free(&r);
+    if (!rc && (!(name_of[i] = tl_strpool_get(list->strings, cur->name)) ||
+                distinct_add(d, cur, name_of[i]) == SIZE_MAX))
+      rc = TL_ENOMEM;
   }
-  /* Distinct values, in order (insertion sort of the first of each). */
-  size_t n = 0;
-  for (size_t i = 0; i < list->count && !rc; i++) {
-    size_t k = 0;
-    while (k < n && strcmp(vals[order[k]].name, vals[i].name) != 0)
-      k++;
-    if (k < n)
-      continue;
-    order[n] = i;
-    for (k = n++; k > 0 && value_cmp(by, &vals[order[k - 1]], &vals[order[k]]) > 0; k--) {
+  free(cur);
+  return rc;
+}
+
+int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
+                  tl__by_groups *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  distinct d = {NULL, NULL, 0, 0};
+  char **name_of = calloc(list->count + 1, sizeof *name_of);
+  int rc = name_of ? values_of_sessions(store, by, list, name_of, &d, err, errlen) : TL_ENOMEM;
+  /* The distinct values in order (insertion sort, in the order first seen). */
+  size_t n = d.n, *order = calloc(n + 1, sizeof *order);
+  if (!rc && !order)
+    rc = TL_ENOMEM;
+  for (size_t i = 0; i < n && !rc; i++) {
+    order[i] = i;
+    for (size_t k = i; k > 0 && value_cmp(by, &d.v[order[k - 1]], &d.v[order[k]]) > 0; k--) {
       size_t t = order[k];
       order[k] = order[k - 1];
       order[k - 1] = t;
@@ -284,7 +327,7 @@ int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char
       rc = TL_ENOMEM;
   }
   for (size_t k = 0; k < n && !rc; k++) {
-    const value *v = &vals[order[k]];
+    const value *v = &d.v[order[k]];
     if (!(out->names[k] = strdup(v->name)))
       rc = TL_ENOMEM;
     out->count = k + 1;
@@ -295,15 +338,12 @@ int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char
   out->numeric = by->n == 1 && by->k[0].key && by->k[0].key->kind != TL_KEY_TEXT;
   /* Each session's label becomes its group; its own label goes to orig. */
   for (size_t i = 0; i < list->count && !rc; i++) {
-    char *name = strdup(vals[i].name);
-    if (!name) {
-      rc = TL_ENOMEM;
-      break;
-    }
     orig[i] = list->items[i].label;
-    list->items[i].label = name;
+    list->items[i].label = name_of[i];
   }
-  free(vals);
+  free(d.v);
+  free(d.name);
+  free(name_of);
   free(order);
   if (rc == TL_ENOMEM)
     snprintf(err, errlen, "out of memory");

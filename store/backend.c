@@ -170,6 +170,7 @@ static int is_left_out(const tl_store *s, int64_t id) {
 int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   out->items = NULL;
   out->count = 0;
+  out->strings = NULL;
   if (f->label_count > 256 || f->tag_count > 64)
     return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
   int err = s->ops->sessions(s, f, out);
@@ -177,15 +178,17 @@ int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     return err;
   /* The backend's rows also hold the 'running' sessions a status filter
    * names (query.c): each is now settled as readers show it. */
-  size_t kept = 0;
-  for (size_t i = 0; i < out->count; i++) {
-    tl_session *x = &out->items[i];
-    if (is_left_out(s, x->id) || (f->status && strcmp(x->status, f->status) != 0))
-      tl__session_free(x);
-    else
-      out->items[kept++] = *x;
+  char *keep = malloc(out->count + 1);
+  if (!keep) {
+    tl_session_list_free(out);
+    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   }
-  out->count = kept;
+  for (size_t i = 0; i < out->count; i++) {
+    const tl_session *x = &out->items[i];
+    keep[i] = !is_left_out(s, x->id) && (!f->status || strcmp(x->status, f->status) == 0);
+  }
+  tl_session_list_keep(out, keep);
+  free(keep);
   return TL_OK;
 }
 

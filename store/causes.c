@@ -152,17 +152,18 @@ static int write_end(tl_store *s, int err, const char *doing) {
   return s->ops->write_end ? s->ops->write_end(s, err, doing) : err;
 }
 
-/* Calls fn with each row of kind of a session, by first_index. */
+/* Calls fn with each row of kind of one session, by first_index. */
 static int each_row(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx) {
-  int err = s->ops->cause_rows(s, session_id, kind, fn, ctx);
+  int err = s->ops->cause_rows(s, &session_id, 1, INT64_C(1) << kind, fn, ctx);
   if (err == TL_ECORRUPT)
     tl__store_fail(s, err, "%s: the causes of session %lld are damaged" TL__CHECK_HINT, s->path,
                    (long long)session_id);
   return err;
 }
 
-static int read_sums(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
-                     size_t len) {
+static int read_sums(void *ctx, size_t index, int kind, int64_t first, int64_t count,
+                     const uint8_t *data, size_t len) {
+  (void)index;
   (void)kind;
   (void)first;
   (void)count;
@@ -179,8 +180,9 @@ static int read_sums(void *ctx, int kind, int64_t first, int64_t count, const ui
 
 /* The bands row: (band, samples, wait in microseconds) for each band with
  * samples, count the number of bands. Adds to sums. */
-static int read_bands(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
-                      size_t len) {
+static int read_bands(void *ctx, size_t index, int kind, int64_t first, int64_t count,
+                      const uint8_t *data, size_t len) {
+  (void)index;
   (void)kind;
   (void)first;
   tl_cause_sums *sums = ctx;
@@ -270,28 +272,16 @@ int tl_store_set_counters(tl_store *s, int64_t session_id, const tl_counter_row 
 }
 
 /* ======================================================================== */
-/* Reading                                                                   */
-
-/* Ends a read of a session's rows: running out of memory gets its message,
- * and a failed read hands over nothing (what was read is freed). Returns
- * what the caller owns. */
-static void *read_done(tl_store *s, int err, const char *what, void *items) {
-  if (err == TL_ENOMEM)
-    tl__store_fail(s, err, "out of memory reading %s", what);
-  if (err) {
-    free(items);
-    return NULL;
-  }
-  return items;
-}
+/* Reading, many sessions at a time                                          */
 
 typedef struct {
   tl_cause *items;
   size_t n, cap;
 } cause_list;
 
-static int read_causes(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
-                       size_t len) {
+static int read_causes(void *ctx, size_t index, int kind, int64_t first, int64_t count,
+                       const uint8_t *data, size_t len) {
+  (void)index;
   (void)kind;
   (void)first;
   cause_list *l = ctx;
@@ -311,56 +301,198 @@ static int read_causes(void *ctx, int kind, int64_t first, int64_t count, const 
   return TL_OK;
 }
 
-int tl_store_causes(tl_store *s, int64_t session_id, tl_cause **out, size_t *n,
-                    tl_cause_sums *sums) {
-  memset(sums, 0, sizeof *sums);
-  cause_list l = {NULL, 0, 0};
-  int err = each_row(s, session_id, KIND_SUMS, read_sums, sums);
-  if (err == TL_OK)
-    err = each_row(s, session_id, KIND_BANDS, read_bands, sums);
-  if (err == TL_OK)
-    err = each_row(s, session_id, KIND_CAUSES, read_causes, &l);
-  *out = read_done(s, err, "causes", l.items);
-  *n = err ? 0 : l.n;
-  return err;
-}
-
+/* A session's counters: one row of them at most. The memory is kept from
+ * session to session. */
 typedef struct {
   tl_counter_row *rows;
-  size_t n;
+  size_t n, cap;
+  int seen;   /* the session's row was read */
+  int64_t *v; /* cap * COUNTER_FIELDS values, decoded */
 } counter_list;
 
-static int read_counters(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *data,
-                         size_t len) {
+static int read_counters(void *ctx, size_t index, int kind, int64_t first, int64_t count,
+                         const uint8_t *data, size_t len) {
+  (void)index;
   (void)kind;
   (void)first;
   counter_list *l = ctx;
-  if (count <= 0 || (size_t)count > len || l->rows)
+  if (count <= 0 || (size_t)count > len || l->seen)
     return TL_ECORRUPT;
-  int64_t *v = malloc((size_t)count * COUNTER_FIELDS * sizeof *v);
-  l->rows = malloc((size_t)count * sizeof *l->rows);
-  if (!v || !l->rows) {
-    free(v);
-    return TL_ENOMEM;
+  l->seen = 1;
+  if ((size_t)count > l->cap) {
+    tl_counter_row *rows = realloc(l->rows, (size_t)count * sizeof *rows);
+    if (rows)
+      l->rows = rows;
+    int64_t *v = realloc(l->v, (size_t)count * COUNTER_FIELDS * sizeof *v);
+    if (v)
+      l->v = v;
+    if (!rows || !v)
+      return TL_ENOMEM;
+    l->cap = (size_t)count;
   }
-  if (decode_values(data, len, v, (size_t)count * COUNTER_FIELDS)) {
-    free(v);
+  if (decode_values(data, len, l->v, (size_t)count * COUNTER_FIELDS))
     return TL_ECORRUPT;
-  }
   for (int64_t i = 0; i < count; i++) {
-    const int64_t *f = v + i * COUNTER_FIELDS;
+    const int64_t *f = l->v + i * COUNTER_FIELDS;
     l->rows[i] =
         (tl_counter_row){f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11]};
   }
   l->n = (size_t)count;
-  free(v);
   return TL_OK;
 }
 
+/* A read of many sessions' rows (causes or counters): the rows of the
+ * session at `at` gather here, and it is handed over when a later one's
+ * rows come, or the read ends; a session without rows is handed over
+ * empty. A damaged row makes its session damaged, not the read. */
+typedef struct {
+  tl_store *s;
+  const int64_t *ids;
+  size_t at;
+  int bad; /* TL_ECORRUPT: a row of the session at `at` is damaged */
+  cause_list causes;
+  tl_cause_sums *sums;
+  counter_list counters;
+  tl_causes_cb on_causes; /* one of the two */
+  tl_counters_cb on_counters;
+  void *ctx;
+} batch;
+
+static int hand_over(batch *b) {
+  if (b->bad) {
+    tl__store_fail(b->s, b->bad, "%s: the causes of session %lld are damaged" TL__CHECK_HINT,
+                   b->s->path, (long long)b->ids[b->at]);
+    b->causes.n = b->counters.n = 0;
+    memset(b->sums, 0, sizeof *b->sums);
+  }
+  int err = b->on_causes
+                ? b->on_causes(b->ctx, b->at, b->bad, b->causes.items, b->causes.n, b->sums)
+                : b->on_counters(b->ctx, b->at, b->bad, b->counters.rows, b->counters.n);
+  b->causes.n = b->counters.n = 0;
+  b->counters.seen = 0;
+  memset(b->sums, 0, sizeof *b->sums);
+  b->bad = TL_OK;
+  b->at++;
+  return err;
+}
+
+/* Hands over every session before index. */
+static int hand_over_to(batch *b, size_t index) {
+  int err = TL_OK;
+  while (err == TL_OK && b->at < index)
+    err = hand_over(b);
+  return err;
+}
+
+static int batch_row(void *ctx, size_t index, int kind, int64_t first, int64_t count,
+                     const uint8_t *data, size_t len) {
+  batch *b = ctx;
+  int err = index < b->at
+                ? tl__store_fail(b->s, TL_ECORRUPT, "%s: causes read out of order", b->s->path)
+                : hand_over_to(b, index);
+  if (err || b->bad)
+    return err;
+  if (kind == KIND_SUMS)
+    err = read_sums(b->sums, index, kind, first, count, data, len);
+  else if (kind == KIND_BANDS)
+    err = read_bands(b->sums, index, kind, first, count, data, len);
+  else if (kind == KIND_CAUSES)
+    err = read_causes(&b->causes, index, kind, first, count, data, len);
+  else if (kind == KIND_COUNTERS)
+    err = read_counters(&b->counters, index, kind, first, count, data, len);
+  if (err == TL_ECORRUPT) {
+    b->bad = err;
+    err = TL_OK;
+  }
+  return err;
+}
+
+static int read_batch(batch *b, const int64_t *ids, size_t n, int64_t kinds, const char *what) {
+  b->ids = ids;
+  b->sums = calloc(1, sizeof *b->sums);
+  int err = b->sums ? b->s->ops->cause_rows(b->s, ids, n, kinds, batch_row, b) : TL_ENOMEM;
+  if (err == TL_OK)
+    err = hand_over_to(b, n);
+  if (err == TL_ENOMEM)
+    tl__store_fail(b->s, err, "out of memory reading %s", what);
+  free(b->sums);
+  free(b->causes.items);
+  free(b->counters.rows);
+  free(b->counters.v);
+  return err;
+}
+
+int tl_store_causes_of(tl_store *s, const int64_t *ids, size_t n, tl_causes_cb fn, void *ctx) {
+  batch b = {.s = s, .on_causes = fn, .ctx = ctx};
+  return read_batch(&b, ids, n, 1 << KIND_CAUSES | 1 << KIND_SUMS | 1 << KIND_BANDS, "causes");
+}
+
+int tl_store_counters_of(tl_store *s, const int64_t *ids, size_t n, tl_counters_cb fn, void *ctx) {
+  batch b = {.s = s, .on_counters = fn, .ctx = ctx};
+  return read_batch(&b, ids, n, 1 << KIND_COUNTERS, "counters");
+}
+
+/* ======================================================================== */
+/* Reading one session                                                       */
+
+typedef struct {
+  void *items; /* a copy, malloc'd; NULL when none */
+  size_t n;
+  tl_cause_sums *sums;
+} one_read;
+
+static int copy_out(one_read *o, const void *items, size_t n, size_t size) {
+  o->n = n;
+  if (!n)
+    return TL_OK;
+  if (!(o->items = malloc(n * size)))
+    return TL_ENOMEM;
+  memcpy(o->items, items, n * size);
+  return TL_OK;
+}
+
+static int one_causes(void *ctx, size_t index, int err, const tl_cause *c, size_t n,
+                      const tl_cause_sums *sums) {
+  (void)index;
+  one_read *o = ctx;
+  memcpy(o->sums, sums, sizeof *sums);
+  return err ? err : copy_out(o, c, n, sizeof *c);
+}
+
+static int one_counters(void *ctx, size_t index, int err, const tl_counter_row *rows, size_t n) {
+  (void)index;
+  return err ? err : copy_out(ctx, rows, n, sizeof *rows);
+}
+
+/* Ends a read of one session: a failed read hands over nothing. */
+static int one_done(int err, one_read *o, void **out, size_t *n) {
+  if (err) {
+    free(o->items);
+    o->items = NULL;
+    o->n = 0;
+  }
+  *out = o->items;
+  *n = o->n;
+  return err;
+}
+
+int tl_store_causes(tl_store *s, int64_t session_id, tl_cause **out, size_t *n,
+                    tl_cause_sums *sums) {
+  memset(sums, 0, sizeof *sums);
+  one_read o = {NULL, 0, sums};
+  int err = tl_store_causes_of(s, &session_id, 1, one_causes, &o);
+  if (err)
+    memset(sums, 0, sizeof *sums);
+  void *items;
+  err = one_done(err, &o, &items, n);
+  *out = items;
+  return err;
+}
+
 int tl_store_counters(tl_store *s, int64_t session_id, tl_counter_row **out, size_t *n) {
-  counter_list l = {NULL, 0};
-  int err = each_row(s, session_id, KIND_COUNTERS, read_counters, &l);
-  *out = read_done(s, err, "counters", l.rows);
-  *n = err ? 0 : l.n;
+  one_read o = {NULL, 0, NULL};
+  void *items;
+  int err = one_done(tl_store_counters_of(s, &session_id, 1, one_counters, &o), &o, &items, n);
+  *out = items;
   return err;
 }

@@ -67,12 +67,12 @@ int64_t tl__stale_ns(void) {
   return (int64_t)(sec * 1e9);
 }
 
-int tl__session_settle(tl_store *s, tl_session *x, int64_t pid, int64_t heartbeat_ns) {
+int tl__session_settle(tl_store *s, tl_strpool *pool, tl_session *x, int64_t pid,
+                       int64_t heartbeat_ns) {
   if (strcmp(x->status, "running") != 0 ||
       !tl__session_gone(x->hostname, pid, x->started_ns, heartbeat_ns, tl__stale_ns()))
     return TL_OK;
-  free(x->status);
-  x->status = strdup("interrupted");
+  x->status = tl_strpool_get(pool, "interrupted");
   x->ended_ns = heartbeat_ns;
   return x->status ? TL_OK : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
 }
@@ -101,11 +101,47 @@ void tl__session_free(tl_session *x) {
 void tl_session_list_free(tl_session_list *list) {
   if (!list)
     return;
-  for (size_t i = 0; i < list->count; i++)
+  for (size_t i = 0; !list->strings && i < list->count; i++)
     tl__session_free(&list->items[i]);
+  tl_strpool_free(list->strings);
   free(list->items);
   list->items = NULL;
   list->count = 0;
+  list->strings = NULL;
+}
+
+void tl_session_list_keep(tl_session_list *list, const char *keep) {
+  size_t kept = 0;
+  for (size_t i = 0; i < list->count; i++)
+    if (keep[i])
+      list->items[kept++] = list->items[i];
+    else if (!list->strings)
+      tl__session_free(&list->items[i]);
+  list->count = kept;
+  if (!kept) /* an empty list holds nothing, as one read empty */
+    tl_session_list_free(list);
+}
+
+int tl__session_list_add(tl_session_list *list, size_t *cap, tl_session **out) {
+  if (!list->strings && !(list->strings = tl_strpool_new()))
+    return TL_ENOMEM;
+  if (list->count == *cap) {
+    size_t more = *cap ? *cap * 2 : 16;
+    tl_session *p = realloc(list->items, more * sizeof *p);
+    if (!p)
+      return TL_ENOMEM;
+    list->items = p;
+    *cap = more;
+  }
+  *out = &list->items[list->count++];
+  memset(*out, 0, sizeof **out);
+  return TL_OK;
+}
+
+void tl__session_list_fit(tl_session_list *list) {
+  tl_session *p = list->count ? realloc(list->items, list->count * sizeof *p) : NULL;
+  if (p)
+    list->items = p;
 }
 
 void tl_strings_free(char **strings, size_t count) {

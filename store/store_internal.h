@@ -30,10 +30,13 @@ struct tl_store {
 /* One row of label_delays; a non-zero return stops the rows with it. */
 typedef int (*tl__label_delay_cb)(void *ctx, const char *label, int64_t delay_ns, int64_t sessions,
                                   int64_t samples);
-/* One row of a session's causes (causes.c): its kind, the index of its
- * first sample, how many it holds and its blob. */
-typedef int (*tl__cause_row_cb)(void *ctx, int kind, int64_t first_index, int64_t count,
-                                const uint8_t *data, size_t len);
+/* One row of the causes (causes.c) of the session ids[index] of a read:
+ * its kind, the index of its first sample, how many it holds and its blob. */
+typedef int (*tl__cause_row_cb)(void *ctx, size_t index, int kind, int64_t first_index,
+                                int64_t count, const uint8_t *data, size_t len);
+/* The kinds a read of causes asks for, one bit a kind (1 << kind); every
+ * kind, whatever its number, with TL__CAUSE_KINDS_ALL. */
+#define TL__CAUSE_KINDS_ALL (-1)
 
 /* The query of label_delays, the same for both backends but for how labels
  * sort (COLLATE: "" for SQLite, whose default is bytewise). Sessions are
@@ -84,9 +87,13 @@ struct tl_store_ops {
    * none; sample_count -1 when the session is not there), in order. */
   int (*summary_blobs)(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                        void *ctx);
-  /* Calls fn with each row of kind (-1: every kind) of a session's causes,
-   * by kind and first_index; none from a store older than the causes. */
-  int (*cause_rows)(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn, void *ctx);
+  /* Calls fn with each row of the kinds asked (a mask, TL__CAUSE_KINDS_ALL)
+   * of the causes of the sessions ids[0..n), session by session in that
+   * order, then by kind and first_index; in a few statements, never one a
+   * session (a report reads every session's). None from a store older than
+   * the causes. A failed read is an error, never fewer rows. */
+  int (*cause_rows)(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, tl__cause_row_cb fn,
+                    void *ctx);
 
   /* Writing */
   /* A new 'running' session; the writer it returns is the backend's own
@@ -181,7 +188,13 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
 /* A 'running' session whose collector is gone (tl__session_gone) made
  * 'interrupted', ended at its last heartbeat: what every reader shows,
  * even where no write could record it yet. */
-int tl__session_settle(tl_store *s, tl_session *x, int64_t pid, int64_t heartbeat_ns);
+int tl__session_settle(tl_store *s, tl_strpool *pool, tl_session *x, int64_t pid,
+                       int64_t heartbeat_ns);
+/* A new zeroed item at the end of a list a backend fills, whose strings go
+ * in its pool (made here with the first); TL_ENOMEM. *cap is the room the
+ * items have. tl__session_list_fit then frees the room left over. */
+int tl__session_list_add(tl_session_list *list, size_t *cap, tl_session **out);
+void tl__session_list_fit(tl_session_list *list);
 
 /* TL_OK when entry (whether s's backend has the entry for doing) is true;
  * otherwise TL_EUNAVAIL with a message that doing (a phrase: "merging")

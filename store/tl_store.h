@@ -144,7 +144,16 @@ int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n);
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
-/* One session as stored. Strings are owned by the array they came in. */
+/* Strings kept once each, for lists of many sessions that repeat them
+ * (strpool.c): tl_strpool_get gives the pool's copy of s, made at first sight,
+ * or NULL when out of memory; the copies live until tl_strpool_free. */
+typedef struct tl_strpool tl_strpool;
+tl_strpool *tl_strpool_new(void);
+char *tl_strpool_get(tl_strpool *pool, const char *s);
+char *tl_strpool_get_len(tl_strpool *pool, const char *s, size_t len);
+void tl_strpool_free(tl_strpool *pool);
+
+/* One session as stored. Strings are owned by the list they came in. */
 typedef struct {
   int64_t id;
   char *uuid;
@@ -168,6 +177,11 @@ typedef struct {
 typedef struct {
   tl_session *items;
   size_t count;
+  /* The items' strings, when the list holds them in a pool (every list
+   * tl_store_sessions makes that holds a session: a session then costs
+   * its row and the strings it alone has); NULL when each string is
+   * malloc'd on its own, and in an empty list, which holds nothing. */
+  tl_strpool *strings;
 } tl_session_list;
 
 /* Which sessions a query covers; zero fields match everything. */
@@ -205,6 +219,9 @@ int tl_filter_option(tl_filter_args *a, const char *name, const char *v, char *w
 /* Sessions matching the filter, oldest first. Free with tl_session_list_free. */
 int tl_store_sessions(tl_store *store, const tl_filter *filter, tl_session_list *out);
 void tl_session_list_free(tl_session_list *list);
+/* Keeps the sessions whose keep[i] is non-zero, in order, and frees what
+ * only the others held (all of it when none is kept). */
+void tl_session_list_keep(tl_session_list *list, const char *keep);
 
 /* Damaged sessions. A read that finds a session's samples damaged fails
  * with TL_ECORRUPT naming it; tl_store_damaged_session then gives its id (0
@@ -705,9 +722,27 @@ int tl_store_add_causes(tl_store *store, int64_t session_id, const tl_cause *cau
 /* Replaces the session's counters with rows[0..n), in one transaction. */
 int tl_store_set_counters(tl_store *store, int64_t session_id, const tl_counter_row *rows,
                           size_t n);
-/* The stored causes of a session, by index, and its totals (zero when
- * none). *out is malloc'd (NULL when none); the caller frees it. A server,
- * or a file older than the causes, has none: TL_OK with nothing. */
+/* The stored causes of the sessions session_ids[0..n), read in a few
+ * statements whatever n: fn gets each session in turn, by its place in
+ * session_ids, with its kept causes by index and its totals (zero when
+ * none), which live until fn returns, and err: TL_OK, or TL_ECORRUPT when
+ * a row of the session is damaged (its causes are then empty and the
+ * message is on the store). A non-zero return of fn stops the read and is
+ * returned, as is a failure of the store. A store older than the causes
+ * has none: every session comes empty. */
+typedef int (*tl_causes_cb)(void *ctx, size_t index, int err, const tl_cause *causes, size_t n,
+                            const tl_cause_sums *sums);
+int tl_store_causes_of(tl_store *store, const int64_t *session_ids, size_t n, tl_causes_cb fn,
+                       void *ctx);
+/* The stored counters of many sessions, oldest first, as tl_store_causes_of. */
+typedef int (*tl_counters_cb)(void *ctx, size_t index, int err, const tl_counter_row *rows,
+                              size_t n);
+int tl_store_counters_of(tl_store *store, const int64_t *session_ids, size_t n, tl_counters_cb fn,
+                         void *ctx);
+/* The stored causes of one session, by index, and its totals (zero when
+ * none). *out is malloc'd (NULL when none); the caller frees it. A store
+ * older than the causes has none: TL_OK with nothing; a damaged row:
+ * TL_ECORRUPT. */
 int tl_store_causes(tl_store *store, int64_t session_id, tl_cause **out, size_t *n,
                     tl_cause_sums *sums);
 /* The stored counters of a session, oldest first; as tl_store_causes. */

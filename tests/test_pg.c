@@ -988,6 +988,140 @@ static void a_server_refuses_what_only_a_file_does(void **state) {
   free(path);
 }
 
+/* ======================================================================== */
+/* Reads of many sessions                                                    */
+
+/* Random causes and counters (or none) for every session of the file. */
+static void add_causes_to_file(const char *db) {
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (size_t k = 0; k < l.count; k++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    size_t n = (size_t)(x >> 60) % 4;
+    tl_cause c[3];
+    for (size_t i = 0; i < n; i++)
+      c[i] = (tl_cause){(int64_t)(i * 9 + k), (int64_t)(2000 + k) * 1000, (int64_t)i * 1000,
+                        (int32_t)i, (int32_t)(k % 2)};
+    tl_cause_sums sums;
+    memset(&sums, 0, sizeof sums);
+    sums.samples = (int64_t)(k + 1);
+    sums.band_samples[k % TL_CAUSE_BANDS] = 3;
+    if (n)
+      assert_int_equal(tl_store_add_causes(s, l.items[k].id, c, n, &sums), TL_OK);
+    tl_counter_row r[2] = {{1000, 1000, (int64_t)k, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+                           {2000, 1000, 1, -1, 2, 3, 4, 5, 6, 7, 8, 0}};
+    if (k % 3)
+      assert_int_equal(tl_store_set_counters(s, l.items[k].id, r, 1 + k % 2), TL_OK);
+  }
+  tl_session_list_free(&l);
+  tl_store_close(s);
+}
+
+/* What came for each place of a batched read from the server. */
+typedef struct {
+  tl_store *file;
+  const int64_t *file_ids; /* the file's id of each place, -1 for none */
+  size_t calls;
+  int damaged;
+} batch_seen;
+
+static int same_causes_as_file(void *ctx, size_t index, int err, const tl_cause *c, size_t n,
+                               const tl_cause_sums *sums) {
+  batch_seen *b = ctx;
+  assert_int_equal(index, b->calls++);
+  if (err) {
+    assert_int_equal(err, TL_ECORRUPT);
+    b->damaged++;
+    return TL_OK;
+  }
+  tl_cause *want;
+  size_t nwant;
+  tl_cause_sums wsums;
+  assert_int_equal(tl_store_causes(b->file, b->file_ids[index], &want, &nwant, &wsums), TL_OK);
+  assert_int_equal(n, nwant);
+  if (n)
+    assert_memory_equal(c, want, n * sizeof *c);
+  assert_memory_equal(sums, &wsums, sizeof wsums);
+  free(want);
+  return TL_OK;
+}
+
+static int same_counters_as_file(void *ctx, size_t index, int err, const tl_counter_row *r,
+                                 size_t n) {
+  batch_seen *b = ctx;
+  assert_int_equal(index, b->calls++);
+  assert_int_equal(err, TL_OK);
+  tl_counter_row *want;
+  size_t nwant;
+  assert_int_equal(tl_store_counters(b->file, b->file_ids[index], &want, &nwant), TL_OK);
+  assert_int_equal(n, nwant);
+  if (n)
+    assert_memory_equal(r, want, n * sizeof *r);
+  free(want);
+  return TL_OK;
+}
+
+/* The server reads the causes and counters of many sessions in a few
+ * statements (more than one batch here, with ids repeated, out of order
+ * and missing) and gives each what the file gives; a damaged row fails its
+ * session and no other. */
+static void many_sessions_causes_as_the_file(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "a", 60, 50);
+  add_causes_to_file(db);
+  push_ok(db, f->url);
+  tl_store *file = NULL, *server = NULL;
+  assert_int_equal(tl_store_open(&file, db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(tl_store_open(&server, f->url, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list lf, ls;
+  assert_int_equal(tl_store_sessions(file, &flt, &lf), TL_OK);
+  assert_int_equal(tl_store_sessions(server, &flt, &ls), TL_OK);
+  assert_int_equal(lf.count, ls.count);
+  enum { ASKED = 2500 };
+  int64_t *ids = malloc(ASKED * sizeof *ids), *file_ids = malloc(ASKED * sizeof *file_ids);
+  for (size_t i = 0; i < ASKED; i++) {
+    size_t k = (i * 37) % ls.count;
+    assert_string_equal(ls.items[k].uuid, lf.items[k].uuid);
+    ids[i] = ls.items[k].id;
+    file_ids[i] = lf.items[k].id;
+  }
+  ids[5] = -1; /* no such session: none */
+  file_ids[5] = -1;
+  batch_seen b = {file, file_ids, 0, 0};
+  assert_int_equal(tl_store_causes_of(server, ids, ASKED, same_causes_as_file, &b), TL_OK);
+  assert_int_equal(b.calls, ASKED);
+  assert_int_equal(b.damaged, 0);
+  batch_seen c = {file, file_ids, 0, 0};
+  assert_int_equal(tl_store_counters_of(server, ids, ASKED, same_counters_as_file, &c), TL_OK);
+  assert_int_equal(c.calls, ASKED);
+  /* One damaged row. */
+  sql(f->name, "UPDATE session_causes SET data = '\\x0102030405'::bytea WHERE session_id = %lld",
+      (long long)ls.items[1].id);
+  batch_seen d = {file, file_ids, 0, 0};
+  assert_int_equal(tl_store_causes_of(server, ids, 300, same_causes_as_file, &d), TL_OK);
+  assert_int_equal(d.calls, 300);
+  size_t want = 0;
+  for (size_t i = 0; i < 300; i++)
+    want += ids[i] == ls.items[1].id;
+  assert_true(want > 0);
+  assert_int_equal(d.damaged, want);
+  tl_session_list_free(&lf);
+  tl_session_list_free(&ls);
+  free(ids);
+  free(file_ids);
+  tl_store_close(file);
+  tl_store_close(server);
+  free(db);
+}
+
 int main(void) {
   pg_host = getenv("TL_TEST_PG_HOST");
   pg_user = getenv("TL_TEST_PG_USER");
@@ -1015,6 +1149,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(cut_off_pushes_are_completed_by_the_next, setup, teardown),
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
       cmocka_unit_test_setup_teardown(a_server_refuses_what_only_a_file_does, setup, teardown),
+      cmocka_unit_test_setup_teardown(many_sessions_causes_as_the_file, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,19 +218,24 @@ static const tl__sql_dialect dialect = {
     .running_cols = "0, 0",
 };
 
-/* The session of row; 0 when out of memory. */
-static int read_session(const PGresult *r, int row, tl_session *x) {
+/* The session of row, its strings in pool; 0 when out of memory. */
+/* Column col of row, in the pool; NULL when out of memory. */
+static char *pool_val(tl_strpool *pool, const PGresult *r, int row, int col) {
+  return tl_strpool_get_len(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session *x) {
   x->id = tl__pg_i64(r, row, 0);
-  x->uuid = dup_val(r, row, 1);
-  x->run_uuid = dup_val(r, row, 2);
-  x->label = dup_val(r, row, 3);
-  x->probe = dup_val(r, row, 4);
-  x->hostname = dup_val(r, row, 5);
-  x->host_fingerprint = dup_val(r, row, 6);
-  x->status = dup_val(r, row, 7);
-  x->command_line = dup_val(r, row, 8);
-  x->tl_version = dup_val(r, row, 9);
-  x->libuv_version = dup_val(r, row, 10);
+  x->uuid = pool_val(pool, r, row, 1);
+  x->run_uuid = pool_val(pool, r, row, 2);
+  x->label = pool_val(pool, r, row, 3);
+  x->probe = pool_val(pool, r, row, 4);
+  x->hostname = pool_val(pool, r, row, 5);
+  x->host_fingerprint = pool_val(pool, r, row, 6);
+  x->status = pool_val(pool, r, row, 7);
+  x->command_line = pool_val(pool, r, row, 8);
+  x->tl_version = pool_val(pool, r, row, 9);
+  x->libuv_version = pool_val(pool, r, row, 10);
   x->delay_ns = tl__pg_i64(r, row, 11);
   x->warmup = tl__pg_i64(r, row, 12);
   x->started_ns = tl__pg_i64(r, row, 13);
@@ -241,12 +246,21 @@ static int read_session(const PGresult *r, int row, tl_session *x) {
          x->status && x->command_line && x->tl_version && x->libuv_version;
 }
 
+/* One row of the sessions' query into the list. */
+static int add_session_row(tl_store *s, const PGresult *r, tl_session_list *out, size_t *cap) {
+  tl_session *x;
+  if (tl__session_list_add(out, cap, &x) || !read_session(r, 0, out->strings, x))
+    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  return tl__session_settle(s, out->strings, x, tl__pg_i64(r, 0, 17), tl__pg_i64(r, 0, 18));
+}
+
+/* Streamed a row at a time: the whole result of a fleet's sessions held
+ * at once cost a report more than the list itself. */
 static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   tl__session_query *q = malloc(sizeof *q);
   tl_pg_params *p = malloc(sizeof *p);
   int err = q && p ? tl__session_query_build(s, &dialect, f, q)
                    : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-  PGresult *r = NULL;
   if (!err) {
     p->n = 0;
     for (int i = 0; i < q->n; i++)
@@ -254,28 +268,28 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
         tl__pg_param_text(p, q->params[i].text);
       else
         tl__pg_param_i64(p, q->params[i].num);
-    r = tl__pg_query(s, q->sql, p, 0, "listing sessions", &err);
+    PGconn *c = tl__pg_conn(s);
+    if (!PQsendQueryParams(c, q->sql, p->n, NULL, p->v, NULL, NULL, 0) || !PQsetSingleRowMode(c))
+      err = tl__pg_fail(s, NULL, "listing sessions");
   }
   free(q);
   free(p);
-  if (!r)
+  if (err)
     return err;
-  size_t n = (size_t)PQntuples(r);
-  out->items = calloc(n ? n : 1, sizeof *out->items);
-  if (!out->items) {
-    PQclear(r);
-    return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  size_t cap = 0;
+  PGresult *r;
+  while ((r = PQgetResult(tl__pg_conn(s)))) {
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_SINGLE_TUPLE && err == TL_OK)
+      err = add_session_row(s, r, out, &cap);
+    else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK)
+      err = tl__pg_fail(s, r, "listing sessions");
+    PQclear(r); /* after an error, the rest of the rows are read and dropped */
   }
-  for (size_t i = 0; i < n && !err; i++) {
-    tl_session *x = &out->items[out->count++];
-    if (!read_session(r, (int)i, x))
-      err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-    else
-      err = tl__session_settle(s, x, tl__pg_i64(r, (int)i, 17), tl__pg_i64(r, (int)i, 18));
-  }
-  PQclear(r);
   if (err)
     tl_session_list_free(out);
+  else
+    tl__session_list_fit(out);
   return err;
 }
 
@@ -318,20 +332,6 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-/* ids[0..n) as a PostgreSQL array literal, "{1,2,3}"; malloc'ed, or NULL. */
-static char *id_array(const int64_t *ids, size_t n) {
-  char *list = malloc(n * 21 + 3);
-  size_t at = 0;
-  if (!list)
-    return NULL;
-  list[at++] = '{';
-  for (size_t i = 0; i < n; i++)
-    at += (size_t)sprintf(list + at, "%s%lld", i ? "," : "", (long long)ids[i]);
-  list[at++] = '}';
-  list[at] = '\0';
-  return list;
-}
-
 /* The blocks of the sessions ids[0..n) in that order, streamed a row at a
  * time in one statement (a round trip per session cost a fleet's report a
  * second per thousand sessions), with the checks every backend makes
@@ -341,7 +341,7 @@ static char *id_array(const int64_t *ids, size_t n) {
 static int scan_sessions(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                          tl_block_cb fn, void *ctx) {
   PGconn *c = tl__pg_conn(s);
-  char *list = id_array(ids, n);
+  char *list = tl__pg_id_array(ids, n);
   if (!list)
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
   const char *v[1] = {list};
@@ -622,71 +622,6 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
   return problems ? TL_ECORRUPT : TL_OK;
 }
 
-static int pg_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
-                         void *ctx) {
-  /* A server older than the causes has no table; asking it would abort the
-   * read snapshot's transaction, so its existence is asked first. */
-  int err;
-  PGresult *r = tl__pg_query(s, "SELECT to_regclass('session_causes') IS NOT NULL", NULL, 0,
-                             "reading causes", &err);
-  if (!r)
-    return err;
-  int have = PQgetvalue(r, 0, 0)[0] == 't';
-  PQclear(r);
-  if (!have)
-    return TL_OK;
-  tl_pg_params p = {0};
-  tl__pg_param_i64(&p, session_id);
-  tl__pg_param_i64(&p, kind);
-  r = tl__pg_query(s,
-                   "SELECT kind::bigint, first_index, count, data FROM session_causes WHERE "
-                   "session_id = $1 AND ($2 < 0 OR kind = $2) ORDER BY kind, first_index",
-                   &p, 1, "reading causes", &err);
-  if (!r)
-    return err;
-  for (int i = 0; i < PQntuples(r) && err == TL_OK; i++)
-    err = fn(ctx, (int)tl__pg_i64(r, i, 0), tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
-             (const uint8_t *)PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3));
-  PQclear(r);
-  return err;
-}
-
-/* One query per session, in binary form: the summary's bytes as stored. */
-/* The summaries of ids[0..n), up to 1,000 sessions a statement, in order. */
-static int pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
-                            void *ctx) {
-  enum { BATCH = 1000 };
-  int err = TL_OK;
-  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    char *list = id_array(ids + from, m);
-    if (!list)
-      return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
-    tl_pg_params p = {0};
-    tl__pg_param_text(&p, list);
-    PGresult *r = tl__pg_query(s,
-                               "SELECT s.id IS NOT NULL, s.uuid, s.sample_count, m.data FROM "
-                               "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) LEFT JOIN "
-                               "sessions s ON s.id = u.id LEFT JOIN session_summaries m ON "
-                               "m.session_id = s.id ORDER BY u.ord",
-                               &p, 1, "reading summaries", &err);
-    free(list);
-    if (!r)
-      break;
-    for (size_t k = 0; k < m && k < (size_t)PQntuples(r) && err == TL_OK; k++) {
-      int row = (int)k;
-      if (!*PQgetvalue(r, row, 0)) /* a binary bool: 0, no such session */
-        err = fn(ctx, from + k, "?", -1, NULL, 0);
-      else
-        err = fn(ctx, from + k, PQgetvalue(r, row, 1), tl__pg_i64(r, row, 2),
-                 PQgetisnull(r, row, 3) ? NULL : (const uint8_t *)PQgetvalue(r, row, 3),
-                 (size_t)PQgetlength(r, row, 3));
-    }
-    PQclear(r);
-  }
-  return err;
-}
-
 static int pg_has_session(tl_store *s, const char *uuid, int *has) {
   tl_pg_params p = {0};
   tl__pg_param_text(&p, uuid);
@@ -759,8 +694,8 @@ const tl_store_ops tl__pg_ops = {
     .facts = pg_facts,
     .tags = pg_tags,
     .hosts = pg_hosts,
-    .summary_blobs = pg_summary_blobs,
-    .cause_rows = pg_cause_rows,
+    .summary_blobs = tl__pg_summary_blobs,
+    .cause_rows = tl__pg_cause_rows,
     .push = tl__pg_push,
     .info = pg_info,
     .check = pg_check,

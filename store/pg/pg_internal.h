@@ -65,4 +65,13 @@ void tl__pg_one_line(char *msg);
 void tl__pg_rows_clear(tl_pg_rows *w);
 void tl__pg_forget_windows(tl_store *s);
 
+/* pg_batch.c: ids[0..n) as a PostgreSQL array literal, "{1,2,3}";
+ * malloc'ed, or NULL. And the entries of tl__pg_ops that read many
+ * sessions at once. */
+char *tl__pg_id_array(const int64_t *ids, size_t n);
+int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, tl__cause_row_cb fn,
+                      void *ctx);
+int tl__pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
+                         void *ctx);
+
 #endif

@@ -156,8 +156,9 @@ static int push_summary(copier *c, int64_t local_id) {
 #define CAUSES_DOING "sending the causes of late samples"
 
 /* One row of the file's causes, as it is. */
-static int send_cause_row(void *ctx, int kind, int64_t first, int64_t count, const uint8_t *blob,
-                          size_t len) {
+static int send_cause_row(void *ctx, size_t index, int kind, int64_t first, int64_t count,
+                          const uint8_t *blob, size_t len) {
+  (void)index; /* one session */
   copier *c = ctx;
   char *hex = bytea_hex(blob, len);
   if (!hex)
@@ -183,7 +184,7 @@ static int send_cause_row(void *ctx, int kind, int64_t first, int64_t count, con
 static int push_causes(copier *c, int64_t local_id) {
   int err = tl__pg_exec(c->server, "SAVEPOINT causes", NULL, CAUSES_DOING);
   if (err == TL_OK)
-    err = c->local->ops->cause_rows(c->local, local_id, -1, send_cause_row, c);
+    err = c->local->ops->cause_rows(c->local, &local_id, 1, TL__CAUSE_KINDS_ALL, send_cause_row, c);
   if (err == TL_EPERM)
     err = tl__pg_exec(c->server, "ROLLBACK TO SAVEPOINT causes", NULL, CAUSES_DOING);
   return err;

@@ -18,19 +18,26 @@ static const tl__sql_dialect dialect = {
     .running_cols = "s.pid, s.heartbeat_ns",
 };
 
-/* The session of the row at st, or NULL when out of memory. */
-static int read_session(sqlite3_stmt *st, tl_session *x) {
+/* Column i's text, in the pool; NULL when out of memory. */
+static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return tl_strpool_get_len(pool, t ? (const char *)t : "",
+                            t ? (size_t)sqlite3_column_bytes(st, i) : 0);
+}
+
+/* The session of the row at st, its strings in pool; 0 when out of memory. */
+static int read_session(sqlite3_stmt *st, tl_strpool *pool, tl_session *x) {
   x->id = sqlite3_column_int64(st, 0);
-  x->uuid = dup_col(st, 1);
-  x->run_uuid = dup_col(st, 2);
-  x->label = dup_col(st, 3);
-  x->probe = dup_col(st, 4);
-  x->hostname = dup_col(st, 5);
-  x->host_fingerprint = dup_col(st, 6);
-  x->status = dup_col(st, 7);
-  x->command_line = dup_col(st, 8);
-  x->tl_version = dup_col(st, 9);
-  x->libuv_version = dup_col(st, 10);
+  x->uuid = pool_col(pool, st, 1);
+  x->run_uuid = pool_col(pool, st, 2);
+  x->label = pool_col(pool, st, 3);
+  x->probe = pool_col(pool, st, 4);
+  x->hostname = pool_col(pool, st, 5);
+  x->host_fingerprint = pool_col(pool, st, 6);
+  x->status = pool_col(pool, st, 7);
+  x->command_line = pool_col(pool, st, 8);
+  x->tl_version = pool_col(pool, st, 9);
+  x->libuv_version = pool_col(pool, st, 10);
   x->delay_ns = sqlite3_column_int64(st, 11);
   x->warmup = sqlite3_column_int64(st, 12);
   x->started_ns = sqlite3_column_int64(st, 13);
@@ -57,20 +64,12 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
       sqlite3_bind_int64(st, i + 1, q->params[i].num);
   size_t cap = 0;
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (out->count == cap) {
-      cap = cap ? cap * 2 : 16;
-      tl_session *p = realloc(out->items, cap * sizeof *p);
-      if (!p) {
-        err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-        break;
-      }
-      out->items = p;
-    }
-    tl_session *x = &out->items[out->count++];
-    if (!read_session(st, x))
+    tl_session *x;
+    if (tl__session_list_add(out, &cap, &x) || !read_session(st, out->strings, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
     else
-      err = tl__session_settle(s, x, sqlite3_column_int64(st, 17), sqlite3_column_int64(st, 18));
+      err = tl__session_settle(s, out->strings, x, sqlite3_column_int64(st, 17),
+                               sqlite3_column_int64(st, 18));
   }
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(s, rc, "listing sessions");
@@ -78,6 +77,8 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   free(q);
   if (err)
     tl_session_list_free(out);
+  else
+    tl__session_list_fit(out);
   return err;
 }
 

@@ -18,6 +18,7 @@ typedef struct {
   /* A file's queries of a session's facts and tags, prepared at first use
    * (a report asks them of every session) and finalized before db closes. */
   sqlite3_stmt *facts_st, *tags_st;
+  sqlite3_stmt *causes_st; /* the rows of a session's causes, the same way */
 } tl_sqlite;
 
 static inline tl_sqlite *tl__sqlite(tl_store *s) { return (tl_sqlite *)s; }
@@ -66,8 +67,8 @@ int tl__sqlite_vacuum(tl_store *s);
 int tl__sqlite_writer_begin(tl_store *s, const tl_session_spec *spec, tl_writer **out,
                             char uuid_out[37]);
 /* causes.c: the rows of session_causes */
-int tl__sqlite_cause_rows(tl_store *s, int64_t session_id, int kind, tl__cause_row_cb fn,
-                          void *ctx);
+int tl__sqlite_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds,
+                          tl__cause_row_cb fn, void *ctx);
 int tl__sqlite_write_begin(tl_store *s, size_t bytes, const char *doing);
 int tl__sqlite_write_end(tl_store *s, int err, const char *doing);
 int tl__sqlite_put_cause_row(tl_store *s, int64_t session_id, int kind, int64_t first,

@@ -373,7 +373,8 @@ int tl__sqlite_open(const tl_store_ops *self, tl_store **out, const char *path, 
 void tl__sqlite_forget_statements(tl_store *s) {
   sqlite3_finalize(tl__sqlite(s)->facts_st);
   sqlite3_finalize(tl__sqlite(s)->tags_st);
-  tl__sqlite(s)->facts_st = tl__sqlite(s)->tags_st = NULL;
+  sqlite3_finalize(tl__sqlite(s)->causes_st);
+  tl__sqlite(s)->facts_st = tl__sqlite(s)->tags_st = tl__sqlite(s)->causes_st = NULL;
 }
 
 void tl__sqlite_close(tl_store *s) {

@@ -1,0 +1,353 @@
+/* test_batch_reads.c: the reads a report makes of many sessions at once
+ * (tl_store_causes_of, tl_store_counters_of, tl_store_sessions' pooled
+ * strings) give for every session what a read of that session alone gives,
+ * in the order asked, with ids repeated, missing or out of order; a
+ * damaged row fails its session and no other; a read that fails is an
+ * error, never fewer rows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "support.h"
+#include "tl_store.h"
+
+enum { SESSIONS = 40 };
+
+static uint64_t next_random(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* SESSIONS sessions, each with a random number of cause rows (0 to 3),
+ * counters or none; their ids in ids. */
+static void make_sessions(tl_store *s, int64_t *ids) {
+  uint64_t x = 88172645463325252u;
+  for (int k = 0; k < SESSIONS; k++) {
+    char label[16];
+    snprintf(label, sizeof label, "l%d", k % 3);
+    tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000031",
+                            .label = label,
+                            .probe = "nanosleep",
+                            .delay_ns = 1000000,
+                            .command_line = "t",
+                            .host_fingerprint = "ab",
+                            .hostname = "h"};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    ids[k] = tl_writer_session_id(w);
+    int rows = (int)(next_random(&x) % 4);
+    if (k % 10 == 1 && !rows)
+      rows = 1; /* some the tests below damage */
+    for (int r = 0; r < rows; r++) {
+      tl_cause c[3];
+      size_t n = 1 + next_random(&x) % 3;
+      for (size_t i = 0; i < n; i++)
+        c[i] =
+            (tl_cause){(int64_t)(r * 100 + i * 7), (int64_t)(1000 + next_random(&x) % 9000) * 1000,
+                       (int64_t)(next_random(&x) % 5000) * 1000, (int32_t)(i % 3), (int32_t)r % 2};
+      tl_cause_sums sums;
+      memset(&sums, 0, sizeof sums);
+      sums.samples = 100 + k;
+      sums.runq_wait_ns = k * 1000;
+      sums.band_samples[k % TL_CAUSE_BANDS] = r + 1;
+      sums.band_wait_ns[k % TL_CAUSE_BANDS] = (r + 1) * 1000;
+      assert_int_equal(tl_store_add_causes(s, ids[k], c, n, &sums), TL_OK);
+    }
+    if (next_random(&x) % 3) {
+      tl_counter_row cr[4];
+      size_t n = 1 + next_random(&x) % 4;
+      for (size_t i = 0; i < n; i++)
+        cr[i] = (tl_counter_row){(int64_t)(i + 1) * 1000,
+                                 1000,
+                                 k,
+                                 -1,
+                                 5,
+                                 100 + (int64_t)i,
+                                 3,
+                                 -1,
+                                 10,
+                                 k % 2,
+                                 7,
+                                 2400000};
+      assert_int_equal(tl_store_set_counters(s, ids[k], cr, n), TL_OK);
+    }
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+}
+
+/* What a batched read handed over: for each place, the calls, the error
+ * and a copy of what came. */
+typedef struct {
+  const int64_t *ids;
+  tl_store *s;
+  size_t n, calls, last;
+  int errs[SESSIONS * 2 + 4];
+} seen;
+
+static int check_causes(void *ctx, size_t index, int err, const tl_cause *c, size_t n,
+                        const tl_cause_sums *sums) {
+  seen *v = ctx;
+  assert_true(index < v->n);
+  assert_true(v->calls == 0 || index == v->last + 1); /* each once, in order */
+  v->calls++;
+  v->last = index;
+  v->errs[index] = err;
+  if (err)
+    return TL_OK;
+  tl_cause *one;
+  size_t none;
+  tl_cause_sums alone;
+  assert_int_equal(tl_store_causes(v->s, v->ids[index], &one, &none, &alone), TL_OK);
+  assert_int_equal(n, none);
+  if (n)
+    assert_memory_equal(c, one, n * sizeof *c);
+  assert_memory_equal(sums, &alone, sizeof alone);
+  free(one);
+  return TL_OK;
+}
+
+static int check_counters(void *ctx, size_t index, int err, const tl_counter_row *r, size_t n) {
+  seen *v = ctx;
+  assert_true(index < v->n);
+  assert_true(v->calls == 0 || index == v->last + 1);
+  v->calls++;
+  v->last = index;
+  v->errs[index] = err;
+  if (err)
+    return TL_OK;
+  tl_counter_row *one;
+  size_t none;
+  assert_int_equal(tl_store_counters(v->s, v->ids[index], &one, &none), TL_OK);
+  assert_int_equal(n, none);
+  if (n)
+    assert_memory_equal(r, one, n * sizeof *r);
+  free(one);
+  return TL_OK;
+}
+
+/* The ids shuffled, the first ones twice, and one no session has. */
+static size_t asked_ids(const int64_t *ids, int64_t *asked) {
+  size_t n = 0;
+  for (int k = SESSIONS - 1; k >= 0; k -= 2)
+    asked[n++] = ids[k];
+  for (int k = 0; k < SESSIONS; k += 2)
+    asked[n++] = ids[k];
+  asked[n++] = ids[SESSIONS - 1] + 1000;
+  asked[n++] = ids[0];
+  asked[n++] = ids[1];
+  return n;
+}
+
+static void batches_equal_one_by_one(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t ids[SESSIONS], asked[SESSIONS * 2 + 4];
+  make_sessions(s, ids);
+  size_t n = asked_ids(ids, asked);
+  seen v = {asked, s, n, 0, 0, {0}};
+  assert_int_equal(tl_store_causes_of(s, asked, n, check_causes, &v), TL_OK);
+  assert_int_equal(v.calls, n);
+  seen u = {asked, s, n, 0, 0, {0}};
+  assert_int_equal(tl_store_counters_of(s, asked, n, check_counters, &u), TL_OK);
+  assert_int_equal(u.calls, n);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(v.errs[i] + u.errs[i], TL_OK);
+  /* Nothing asked: no call. */
+  assert_int_equal(tl_store_causes_of(s, asked, 0, check_causes, &v), TL_OK);
+  assert_int_equal(v.calls, n);
+  tl_store_close(s);
+}
+
+static void exec_sql(const char *db, const char *sql) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  char *why = NULL;
+  int rc = sqlite3_exec(h, sql, NULL, NULL, &why);
+  if (rc != SQLITE_OK)
+    fail_msg("%s: %s", sql, why ? why : "?");
+  sqlite3_close(h);
+}
+
+static void damaged_row_fails_its_session_only(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t ids[SESSIONS];
+  make_sessions(s, ids);
+  tl_store_close(s);
+  char sql[300];
+  int64_t bad = ids[SESSIONS / 2];
+  snprintf(sql, sizeof sql,
+           "INSERT OR REPLACE INTO session_causes VALUES (%lld, 1, 0, 1, x'01020304050607');"
+           "INSERT OR REPLACE INTO session_causes VALUES (%lld, 2, 0, 1, x'0102030405');",
+           (long long)bad, (long long)bad);
+  exec_sql(f->db, sql);
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  seen v = {ids, s, SESSIONS, 0, 0, {0}};
+  assert_int_equal(tl_store_causes_of(s, ids, SESSIONS, check_causes, &v), TL_OK);
+  assert_int_equal(v.calls, SESSIONS);
+  seen u = {ids, s, SESSIONS, 0, 0, {0}};
+  assert_int_equal(tl_store_counters_of(s, ids, SESSIONS, check_counters, &u), TL_OK);
+  assert_int_equal(u.calls, SESSIONS);
+  for (int k = 0; k < SESSIONS; k++) {
+    assert_int_equal(v.errs[k], ids[k] == bad ? TL_ECORRUPT : TL_OK);
+    assert_int_equal(u.errs[k], ids[k] == bad ? TL_ECORRUPT : TL_OK);
+  }
+  char want[64];
+  snprintf(want, sizeof want, "causes of session %lld are damaged", (long long)bad);
+  assert_non_null(strstr(tl_store_errmsg(s), want));
+  /* Alone, the damaged session fails as before. */
+  tl_cause *c;
+  size_t n;
+  tl_cause_sums sums;
+  assert_int_equal(tl_store_causes(s, bad, &c, &n, &sums), TL_ECORRUPT);
+  assert_null(c);
+  assert_int_equal(n + (size_t)sums.samples, 0);
+  tl_store_close(s);
+}
+
+static int count_calls(void *ctx, size_t index, int err, const tl_cause *c, size_t n,
+                       const tl_cause_sums *sums) {
+  (void)index;
+  (void)err;
+  (void)c;
+  (void)n;
+  (void)sums;
+  return ++*(int *)ctx == 3 ? 42 : TL_OK;
+}
+
+/* A row that fails as it is read (a view whose value overflows for one
+ * session) makes the read fail: it never passes for a session without
+ * causes. A non-zero return of the callback stops the read. */
+static void failed_step_is_an_error(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t ids[SESSIONS];
+  make_sessions(s, ids);
+  int calls = 0;
+  assert_int_equal(tl_store_causes_of(s, ids, SESSIONS, count_calls, &calls), 42);
+  assert_int_equal(calls, 3);
+  tl_store_close(s);
+  char sql[600];
+  snprintf(sql, sizeof sql,
+           "ALTER TABLE session_causes RENAME TO held; CREATE VIEW session_causes AS SELECT "
+           "session_id, kind, first_index, count, CASE WHEN session_id = %lld THEN "
+           "abs(-9223372036854775807 - 1) ELSE data END AS data FROM held;",
+           (long long)ids[1]);
+  exec_sql(f->db, sql);
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  calls = 0;
+  int err = tl_store_causes_of(s, ids, SESSIONS, count_calls, &calls);
+  assert_int_not_equal(err, TL_OK);
+  assert_int_not_equal(err, 42);
+  assert_true(calls <= 1); /* the first session, at most */
+  assert_non_null(strstr(tl_store_errmsg(s), "reading causes"));
+  tl_cause *c;
+  size_t n;
+  tl_cause_sums sums;
+  assert_int_not_equal(tl_store_causes(s, ids[1], &c, &n, &sums), TL_OK);
+  assert_int_equal(tl_store_causes(s, ids[0], &c, &n, &sums), TL_OK);
+  free(c);
+  tl_store_close(s);
+}
+
+/* The list's strings are pooled: one copy of each distinct one, and the
+ * same text as the rows hold. */
+static void session_strings_are_pooled(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t ids[SESSIONS];
+  make_sessions(s, ids);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list l;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  assert_int_equal(l.count, SESSIONS);
+  assert_non_null(l.strings);
+  for (size_t i = 0; i < l.count; i++) {
+    char want[16];
+    snprintf(want, sizeof want, "l%d", (int)(i % 3));
+    assert_string_equal(l.items[i].label, want);
+    assert_string_equal(l.items[i].probe, "nanosleep");
+    assert_ptr_equal(l.items[i].probe, l.items[0].probe);
+    assert_ptr_equal(l.items[i].label, l.items[i % 3].label);
+    assert_string_equal(l.items[i].status, "complete");
+    for (size_t k = 0; k < i; k++)
+      assert_string_not_equal(l.items[i].uuid, l.items[k].uuid);
+  }
+  char *keep = calloc(l.count, 1);
+  keep[3] = keep[7] = 1;
+  int64_t want3 = l.items[3].id, want7 = l.items[7].id;
+  tl_session_list_keep(&l, keep);
+  free(keep);
+  assert_int_equal(l.count, 2);
+  assert_int_equal(l.items[0].id, want3);
+  assert_int_equal(l.items[1].id, want7);
+  assert_string_equal(l.items[1].label, "l1");
+  char none[2] = {0, 0};
+  tl_session_list_keep(&l, none); /* nothing kept: nothing held */
+  assert_int_equal(l.count, 0);
+  assert_null(l.items);
+  assert_null(l.strings);
+  tl_session_list_free(&l);
+  flt.label_count = 1;
+  const char *no_label[] = {"none"};
+  flt.labels = no_label;
+  assert_int_equal(tl_store_sessions(s, &flt, &l), TL_OK);
+  assert_int_equal(l.count, 0);
+  assert_null(l.strings);
+  tl_store_close(s);
+}
+
+static void pool_keeps_one_copy(void **state) {
+  (void)state;
+  tl_strpool *p = tl_strpool_new();
+  assert_non_null(p);
+  char *first[3000];
+  for (int i = 0; i < 3000; i++) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "value %d", i);
+    first[i] = tl_strpool_get(p, buf);
+    assert_string_equal(first[i], buf);
+  }
+  for (int i = 0; i < 3000; i++) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "value %d", i);
+    assert_ptr_equal(tl_strpool_get(p, buf), first[i]);
+    assert_ptr_equal(tl_strpool_get_len(p, buf, strlen(buf)), first[i]);
+  }
+  assert_string_equal(tl_strpool_get_len(p, "value 12", 7), "value 1");
+  assert_ptr_equal(tl_strpool_get_len(p, "value 12", 7), first[1]);
+  assert_string_equal(tl_strpool_get(p, ""), "");
+  char big[100000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  assert_string_equal(tl_strpool_get(p, big), big);
+  tl_strpool_free(p);
+  tl_strpool_free(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(batches_equal_one_by_one, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(damaged_row_fails_its_session_only, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(failed_step_is_an_error, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(session_strings_are_pooled, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test(pool_keeps_one_copy),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
