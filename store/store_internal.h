@@ -131,12 +131,17 @@ extern const tl_store_ops tl__sqlite_ops;
 extern const tl_store_ops tl__pg_ops;
 #endif
 
-/* The check of the samples shared by the backends: every session's blocks
+/* The check of the sessions shared by the backends (check.c), in one pass
+ * over each session's blocks. TL__CHECK_SAMPLES: every session's blocks
  * pass their checksums and decode, are numbered 0, 1, 2 ... and add up to
  * the count the session records (the same reading a report does, so
- * whatever would stop a report shows here). Each problem goes to report and
- * adds to *problems; the result is TL_OK unless the store failed. */
-int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
+ * whatever would stop a report shows here). TL__CHECK_SUMMARIES: every
+ * stored summary decodes, holds its session's sample_count and equals the
+ * summary of its blocks. Each problem goes to report (those of the samples
+ * first, then those of the summaries, each in the order of the sessions)
+ * and adds to *problems; the result is TL_OK unless the store failed. */
+enum { TL__CHECK_SAMPLES = 1, TL__CHECK_SUMMARIES = 2 };
+int tl__check_sessions(tl_store *s, int what, tl_problem_cb report, void *ctx, int *problems);
 
 /* The migrations compiled in from schema/ (tl_schema.c, generated). */
 extern const char *const tl__migrations[];
@@ -244,6 +249,10 @@ void tl__summary_add(tl__summarizer *z, const int64_t *v, size_t n);
 void tl__summary_totals(const tl__summarizer *z, tl_summary *saved);
 void tl__summary_take_back(tl__summarizer *z, const tl_summary *saved, const int64_t *v, size_t n);
 int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out);
+/* finish without reading any block: 0 with *out when the samples added
+ * settle every percentile (the usual case), 1 when some need their blocks
+ * read again (tl__summary_compute does). */
+int tl__summary_finish_quick(tl__summarizer *z, const tl_summary **out);
 /* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
  * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
  * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */
@@ -267,9 +276,7 @@ int tl__summary_pick_begin(tl__summary_pick *p, tl_store *src, int64_t session_i
 void tl__summary_pick_add(tl__summary_pick *p, const int64_t *v, size_t n);
 int tl__summary_pick_finish(tl__summary_pick *p, tl_store *src, int64_t session_id,
                             const uint8_t **blob, size_t *len);
-/* tlstore check's part: every stored summary decodes, holds its session's
- * sample_count and equals the summary of its blocks; each one that does not
- * goes to report and adds to *problems. */
+/* tl__check_sessions(s, TL__CHECK_SUMMARIES, ...). */
 int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
 
 /* A heartbeat older than this marks a 'running' session from another host

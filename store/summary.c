@@ -260,8 +260,9 @@ int tl__summary_compute(tl_store *s, tl__summarizer *z, int64_t session_id,
   return err ? err : tl__summary_finish(s, z, session_id, out);
 }
 
-int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
-  int err = TL_OK;
+/* The percentiles' ranks located in the histogram, narrowed by the windows
+ * the samples went through. */
+static void locate_ranks(tl__summarizer *z) {
   tl_summary *m = &z->sum;
   if (!m->count)
     m->hist_first = m->hist_len = 0;
@@ -270,24 +271,52 @@ int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const
     m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
   }
   m->hist = z->hist + m->hist_first;
+  /* The ranks rise with the percentiles: one walk up the histogram finds
+   * every one's bucket, as tl__rank_locate would. */
+  int64_t cum = 0;
+  size_t b = 0;
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++) {
     tl__rank *x = &z->t[k];
     memset(x, 0, sizeof *x); /* its memory was freed after the last session */
     x->done = !m->count;
     if (x->done)
       continue;
-    tl__rank_locate(x, tl_rank(tl_summary_pcts[k], m->count), m->hist, m->hist_first, m->hist_len);
+    int64_t rank = tl_rank(tl_summary_pcts[k], m->count);
+    while (b < m->hist_len && cum + m->hist[b] < rank)
+      cum += m->hist[b++];
+    if (b < m->hist_len) {
+      tl_summary_bucket_bounds(m->hist_first + b, &x->lo, &x->hi);
+      x->want = rank - cum;
+      x->inside = m->hist[b];
+    }
     x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
     x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
     int64_t v;
     if (tl__watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
       x->lo = x->hi = v;
   }
-  err = resolve_all(s, z, session_id);
+}
+
+int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const tl_summary **out) {
+  tl_summary *m = &z->sum;
+  locate_ranks(z);
+  int err = resolve_all(s, z, session_id);
   for (size_t k = 0; k < TL_SUMMARY_PCTS && m->count; k++)
     m->pct_ns[k] = z->t[k].value;
   *out = m;
   return err;
+}
+
+int tl__summary_finish_quick(tl__summarizer *z, const tl_summary **out) {
+  tl_summary *m = &z->sum;
+  locate_ranks(z);
+  for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
+    if (tl__rank_open(&z->t[k]))
+      return 1;
+  for (size_t k = 0; k < TL_SUMMARY_PCTS && m->count; k++)
+    m->pct_ns[k] = z->t[k].value;
+  *out = m;
+  return 0;
 }
 
 /* ======================================================================== */
@@ -333,75 +362,6 @@ int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb 
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
   int err = s->ops->summary_blobs(s, ids, n, one_summary, &c);
   tl__summarizer_free(c.z);
-  return err;
-}
-
-typedef struct {
-  tl_store *s;
-  tl__summarizer *z;
-  int64_t *hist;
-  const int64_t *ids;
-  tl_problem_cb report;
-  void *ctx;
-  int *problems;
-} check_ctx;
-
-static int check_one(void *arg, size_t i, const char *uuid, int64_t sample_count,
-                     const uint8_t *blob, size_t len) {
-  check_ctx *c = arg;
-  if (!blob)
-    return TL_OK; /* running, damaged blocks, or from before summaries */
-  const char *why = NULL;
-  tl_summary stored;
-  const tl_summary *fresh;
-  int err = TL_OK;
-  if (tl__summary_decode(blob, len, c->hist, &stored, &why) == TL_OK) {
-    why = NULL;
-    if (stored.count != sample_count)
-      why = "its count differs from the session's";
-    else if ((err = tl__summary_compute(c->s, c->z, c->ids[i], &fresh)) == TL_ECORRUPT)
-      err = TL_OK; /* the blocks' problem, which the check of samples reports */
-    else if (!err && !tl__summary_equal(&stored, fresh))
-      why = "it differs from the session's samples";
-  }
-  if (!err)
-    c->s->errmsg[0] = '\0';
-  if (why) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "session %.36s: summary: %s", uuid, why);
-    if (c->report)
-      c->report(c->ctx, msg);
-    (*c->problems)++;
-  }
-  return err;
-}
-
-int tl__check_summaries(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
-  tl_filter f;
-  tl_filter_init(&f);
-  tl_session_list list;
-  int err = tl_store_sessions(s, &f, &list);
-  if (err)
-    return err;
-  check_ctx c = {s,
-                 tl__summarizer_new(),
-                 malloc(TL_SUMMARY_BUCKETS * sizeof(int64_t)),
-                 NULL,
-                 report,
-                 ctx,
-                 problems};
-  int64_t *ids = malloc(list.count * sizeof *ids + 1);
-  if (!c.z || !c.hist || !ids)
-    err = tl__store_fail(s, TL_ENOMEM, "out of memory checking summaries");
-  for (size_t i = 0; !err && i < list.count; i++)
-    ids[i] = list.items[i].id;
-  c.ids = ids;
-  if (!err)
-    err = s->ops->summary_blobs(s, ids, list.count, check_one, &c);
-  free(ids);
-  free(c.hist);
-  tl__summarizer_free(c.z);
-  tl_session_list_free(&list);
   return err;
 }
 

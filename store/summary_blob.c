@@ -93,7 +93,7 @@ typedef struct {
 } bit_reader;
 
 /* The next 57 bits or more, topmost first; zero past the end. */
-static uint64_t peek_bits(const bit_reader *r) {
+static inline uint64_t peek_bits(const bit_reader *r) {
   uint64_t v = 0;
   size_t byte = (size_t)(r->at / 8);
   if (byte + 8 <= r->len) {
@@ -288,10 +288,27 @@ static int decode_v1(const uint8_t *blob, size_t len, int64_t *hist, tl_summary 
   return p == end && total == (uint64_t)m->count && at == m->hist_len - 1 ? TL_OK : TL_ECORRUPT;
 }
 
+/* tl__varint_get, with the one- and two-byte forms (most of a summary's
+ * numbers) read in line. */
+static inline int varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  const uint8_t *q = *p;
+  if (end - q >= 2 && q[0] < 0x80) {
+    *v = q[0];
+    *p = q + 1;
+    return 1;
+  }
+  if (end - q >= 2 && q[1] < 0x80 && q[1]) {
+    *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+    *p = q + 2;
+    return 1;
+  }
+  return tl__varint_get(p, end, v);
+}
+
 /* The next varint as a non-negative int64 no larger than max. */
 static int get_upto(const uint8_t **p, const uint8_t *end, uint64_t max, int64_t *out) {
   uint64_t v;
-  if (!tl__varint_get(p, end, &v) || v > max)
+  if (!varint(p, end, &v) || v > max)
     return 0;
   *out = (int64_t)v;
   return 1;
@@ -299,7 +316,7 @@ static int get_upto(const uint8_t **p, const uint8_t *end, uint64_t max, int64_t
 
 static int get_u128(const uint8_t **p, const uint8_t *end, unsigned __int128 *out) {
   uint64_t lo, hi;
-  if (!tl__varint_get(p, end, &lo) || !tl__varint_get(p, end, &hi))
+  if (!varint(p, end, &lo) || !varint(p, end, &hi))
     return 0;
   *out = (unsigned __int128)hi << 64 | lo;
   return 1;
@@ -322,13 +339,82 @@ static int v2_numbers(const uint8_t **p, const uint8_t *end, tl_summary *m) {
   return 1;
 }
 
+/* A window of the stream: w holds the bits from r->at on, topmost first,
+ * of which the first `got` are read and shifted out; 57 of them were read
+ * from the stream, the rest are zeros. */
+typedef struct {
+  uint64_t w;
+  int got;
+} window;
+
+static inline void window_load(bit_reader *r, window *x) {
+  r->at += (uint64_t)x->got;
+  x->w = peek_bits(r);
+  x->got = 0;
+}
+
+/* The next code of order k from the window, when it lies there whole. */
+static inline int window_eg(window *x, int k, uint64_t *v) {
+  int z = x->w ? __builtin_clzll(x->w) : 64, n = z + k + 1;
+  if (x->got + z + n > 57)
+    return 0;
+  *v = ((x->w << z) >> (64 - n)) - (1ULL << k);
+  x->w <<= z + n;
+  x->got += z + n;
+  return 1;
+}
+
+/* The next code of order k, from the window, from the next one, or (a long
+ * code) by get_eg; 0 when there is none. */
+static inline int next_eg(bit_reader *r, window *x, int k, uint64_t *v) {
+  if (window_eg(x, k, v))
+    return 1;
+  window_load(r, x);
+  if (window_eg(x, k, v))
+    return 1;
+  int ok = get_eg(r, k, v);
+  window_load(r, x);
+  return ok;
+}
+
+/* The histogram's nz buckets from their codes, read a window of 57 bits at
+ * a time (a few codes each) without a check a code: one that runs past the
+ * end reads zeros, and the end's check (a whole number of bytes read)
+ * fails. */
+static int histogram_codes(bit_reader *r, int kg, int kc, uint64_t nz, tl_summary *m, int64_t *hist,
+                           uint64_t *at, uint64_t *total) {
+  const uint64_t len = m->hist_len;
+  uint64_t b = 0, left = (uint64_t)m->count, gap, c;
+  window x = {0, 0};
+  window_load(r, &x);
+  /* The first bucket is the first of the span: a count, no gap. */
+  if (!next_eg(r, &x, kc, &c) || c >= left)
+    return 0;
+  hist[0] = (int64_t)(c + 1);
+  left -= c + 1;
+  for (uint64_t i = 1; i < nz; i++) {
+    if (!next_eg(r, &x, kg, &gap) || !next_eg(r, &x, kc, &c))
+      return 0;
+    /* Past the last bucket, or more samples than are left. */
+    if (gap >= len - b - 1 || c >= left)
+      return 0;
+    b += gap + 1;
+    hist[b] = (int64_t)(c + 1);
+    left -= c + 1;
+  }
+  r->at += (uint64_t)x.got;
+  *at = b;
+  *total = (uint64_t)m->count - left;
+  return 1;
+}
+
 static int decode_v2(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
                      const char **why) {
   const uint8_t *p = blob + HEAD, *end = blob + len;
   int kg = blob[3] & 15, kc = blob[3] >> 4;
   uint64_t nz;
   *why = "impossible values";
-  if (!v2_numbers(&p, end, m) || !tl__varint_get(&p, end, &nz))
+  if (!v2_numbers(&p, end, m) || !varint(&p, end, &nz))
     return TL_ECORRUPT;
   if (m->count == 0 && (m->min_ns || m->max_ns))
     return TL_ECORRUPT;
@@ -343,12 +429,8 @@ static int decode_v2(const uint8_t *blob, size_t len, int64_t *hist, tl_summary 
     return TL_ECORRUPT;
   bit_reader r = {p, (size_t)(end - p), 0};
   uint64_t at = 0, total = 0;
-  for (uint64_t i = 0; i < nz; i++) {
-    uint64_t gap = 0, c;
-    if ((i && !get_eg(&r, kg, &gap)) || !get_eg(&r, kc, &c) ||
-        !add_bucket(m, hist, &at, gap + (i != 0), c + 1, &total))
-      return TL_ECORRUPT;
-  }
+  if (!histogram_codes(&r, kg, kc, nz, m, hist, &at, &total))
+    return TL_ECORRUPT;
   /* Nothing after the codes but the last byte's zero bits. */
   if ((r.at + 7) / 8 != r.len || (r.at % 8 && (p[r.len - 1] & (0xff >> (r.at % 8)))))
     return TL_ECORRUPT;

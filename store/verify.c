@@ -2,7 +2,7 @@
  * blocks are numbered 0, 1, 2 ... with possible counts, minimums and
  * maximums, and add up to the count the session records (tl__block_run);
  * the scan decodes each block and verifies its checksum; tlstore check
- * reads every session that way. A failure names the session and the block
+ * reads every session that way (check.c). A failure names the session and the block
  * and leaves it as the damaged one, for tlreport --skip-damaged. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,42 +63,5 @@ int tl_store_scan(tl_store *s, int64_t session_id, tl_samples_cb fn, void *ctx) 
   d->ctx = ctx;
   int err = tl_store_scan_blocks(s, &session_id, 1, NULL, decode_block, d);
   free(d);
-  return err;
-}
-
-/* ======================================================================== */
-/* Checks shared by the backends                                             */
-
-static int no_samples(void *ctx, const int64_t *v, size_t n) {
-  (void)ctx;
-  (void)v;
-  (void)n;
-  return TL_OK;
-}
-
-int tl__check_samples(tl_store *s, tl_problem_cb report, void *ctx, int *problems) {
-  tl_filter f;
-  tl_filter_init(&f);
-  tl_session_list list;
-  int err = tl_store_sessions(s, &f, &list);
-  size_t plen = strlen(s->path);
-  for (size_t i = 0; err == TL_OK && i < list.count; i++) {
-    int rc = tl_store_scan(s, list.items[i].id, no_samples, NULL);
-    if (rc != TL_ECORRUPT) {
-      err = rc; /* TL_OK, or the file or server failed: no verdict */
-      continue;
-    }
-    /* The message without the store's name and the advice to run check. */
-    const char *m = s->errmsg;
-    if (strncmp(m, s->path, plen) == 0 && m[plen] == ':' && m[plen + 1] == ' ')
-      m += plen + 2;
-    const char *hint = strstr(m, TL__CHECK_HINT);
-    char msg[sizeof s->errmsg];
-    snprintf(msg, sizeof msg, "%.*s", hint ? (int)(hint - m) : (int)strlen(m), m);
-    if (report)
-      report(ctx, msg);
-    (*problems)++;
-  }
-  tl_session_list_free(&list);
   return err;
 }

@@ -615,9 +615,8 @@ static int pg_check(tl_store *s, tl_problem_cb report, void *ctx) {
     return TL_ECORRUPT; /* the checks below read those tables */
   /* Foreign keys and unique keys are the server's to keep; the samples are
    * checked as in a file. */
-  int err = tl__check_samples(s, report, ctx, &problems);
-  if (!err && version >= 2)
-    err = tl__check_summaries(s, report, ctx, &problems);
+  int err = tl__check_sessions(s, TL__CHECK_SAMPLES | (version >= 2 ? TL__CHECK_SUMMARIES : 0),
+                               report, ctx, &problems);
   if (err)
     return err;
   return problems ? TL_ECORRUPT : TL_OK;

@@ -453,9 +453,8 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     s->errmsg[0] = '\0';
   }
 
-  int err = tl__check_samples(s, report, ctx, &problems);
-  if (!err && version >= 3)
-    err = tl__check_summaries(s, report, ctx, &problems);
+  int err = tl__check_sessions(s, TL__CHECK_SAMPLES | (version >= 3 ? TL__CHECK_SUMMARIES : 0),
+                               report, ctx, &problems);
   if (err)
     return err;
 #undef PROBLEM
