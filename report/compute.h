@@ -131,9 +131,6 @@ void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, s
  * by the binary search over every session that the table of marks replaced,
  * so that the two can be compared. */
 extern int tl__stats_boot_search;
-/* Set, the change-point search shuffles as first written, each draw beside
- * its swap (the tests compare the two). */
-extern int tl__stats_steps_direct;
 /* Set, tl__t_quantile's bisection works out every t_cdf it asks about. */
 extern int tl__stats_t_direct;
 

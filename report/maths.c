@@ -462,16 +462,12 @@ static double median_of(const double *x, size_t n, double *tmp) {
 
 typedef struct {
   const double *x;
-  size_t L;
   double alpha;
   uint64_t seed;
-  double *perm;
+  tl__shuffle sh; /* the buffers of the permutation test */
   size_t *cuts;
   double *pv;
   size_t ncut, max;
-  uint64_t *inv;  /* inv[d] = UINT64_MAX / d, for the shuffles */
-  double *w;      /* the weights of a segment's splits (shuffled_split) */
-  uint32_t *pick; /* a shuffle's draws (shuffled_split) */
 } seg_ctx;
 
 /* Shuffles perm[0..n) once (Fisher-Yates from the end) and returns its best
@@ -481,40 +477,19 @@ typedef struct {
  * t (n - t) / n (m1 - m2)^2 without a division. The draws come first, on
  * their own: each depends on nothing before it, so they overlap, where
  * mixed with the swaps and the sums each would wait for those. */
-int tl__stats_steps_direct;
-
-/* shuffled_split as first written: each draw beside its swap (the tests'
- * reference, under tl__stats_steps_direct). */
-static double shuffled_split_direct(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
-  double mean = total / (double)n, best = 0, right = 0;
-  for (size_t i = n - 1; i > 0; i--) {
-    size_t j = (size_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
-    double v = c->perm[j];
-    c->perm[j] = c->perm[i];
-    c->perm[i] = v;
-    right += v;
-    if (i >= c->L && n - i >= c->L) {
-      double d = (total - right) - (double)i * mean, q = c->w[i] * d * d;
-      best = q > best ? q : best;
-    }
-  }
-  return best / sq;
-}
-
-static double shuffled_split(seg_ctx *c, size_t n, tl__rng *r, double total, double sq) {
-  if (tl__stats_steps_direct)
-    return shuffled_split_direct(c, n, r, total, sq);
-  uint32_t *pick = c->pick;
+double tl__shuffled_split(const tl__shuffle *s, size_t n, tl__rng *r, double total, double sq) {
+  uint32_t *pick = s->pick;
+  double *perm = s->perm;
   for (size_t i = n - 1; i > 0; i--)
-    pick[i] = (uint32_t)mod_by(tl__rng_next(r), i + 1, c->inv[i + 1]);
+    pick[i] = (uint32_t)mod_by(tl__rng_next(r), i + 1, s->inv[i + 1]);
   double mean = total / (double)n, best = 0, right = 0;
   for (size_t i = n - 1; i > 0; i--) {
-    double v = c->perm[pick[i]];
-    c->perm[pick[i]] = c->perm[i];
-    c->perm[i] = v;
+    double v = perm[pick[i]];
+    perm[pick[i]] = perm[i];
+    perm[i] = v;
     right += v;
-    if (i >= c->L && n - i >= c->L) {
-      double d = (total - right) - (double)i * mean, q = c->w[i] * d * d;
+    if (i >= s->L && n - i >= s->L) {
+      double d = (total - right) - (double)i * mean, q = s->w[i] * d * d;
       best = q > best ? q : best;
     }
   }
@@ -525,7 +500,7 @@ static void binseg(seg_ctx *c, size_t lo, size_t hi) {
   size_t n = hi - lo, at;
   if (c->ncut >= c->max)
     return;
-  double stat = best_split(c->x + lo, n, c->L, &at);
+  double stat = best_split(c->x + lo, n, c->sh.L, &at);
   if (stat <= 0)
     return;
   /* Permutation test: how often does a shuffled segment split as well? */
@@ -535,15 +510,15 @@ static void binseg(seg_ctx *c, size_t lo, size_t hi) {
   for (size_t i = 0; i < n; i++)
     sq += (c->x[lo + i] - total / (double)n) * (c->x[lo + i] - total / (double)n);
   for (size_t t = 1; t < n; t++)
-    c->w[t] = (double)n / ((double)t * (double)(n - t));
+    c->sh.w[t] = (double)n / ((double)t * (double)(n - t));
   tl__rng r = {c->seed ^ ((uint64_t)lo * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)hi};
-  memcpy(c->perm, c->x + lo, n * sizeof *c->perm);
+  memcpy(c->sh.perm, c->x + lo, n * sizeof *c->sh.perm);
   size_t as_good = 0;
   /* p only grows with the shuffles that split as well: once it is above
    * alpha the rest cannot bring it back, so stop there (the usual case where
    * nothing changed); the answer is the same. */
   for (int k = 0; k < PERMUTATIONS && !((double)(as_good + 1) / (PERMUTATIONS + 1) > c->alpha); k++)
-    as_good += shuffled_split(c, n, &r, total, sq) >= stat * (1 - 1e-12);
+    as_good += tl__shuffled_split(&c->sh, n, &r, total, sq) >= stat * (1 - 1e-12);
   double p = (double)(as_good + 1) / (PERMUTATIONS + 1);
   if (p > c->alpha)
     return;
@@ -578,17 +553,24 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
    * points' own. */
   size_t nb = n > STEP_POINTS ? STEP_POINTS : n;
   double *bins = nb < n ? malloc(nb * sizeof *bins) : NULL;
-  seg_ctx c = {
-      bins ? bins : x, d.min_segment, d.alpha, d.seed, NULL, NULL, NULL, 0, max, NULL, NULL, NULL};
-  c.perm = malloc(nb * sizeof *c.perm);
+  seg_ctx c = {bins ? bins : x,
+               d.alpha,
+               d.seed,
+               {NULL, d.min_segment, NULL, NULL, NULL},
+               NULL,
+               NULL,
+               0,
+               max};
+  tl__shuffle *sh = &c.sh;
+  double *w = sh->w = malloc((nb + 1) * sizeof *w);
+  uint64_t *inv = sh->inv = malloc((nb + 1) * sizeof *inv);
+  sh->perm = malloc(nb * sizeof *sh->perm);
+  sh->pick = malloc((nb + 1) * sizeof *sh->pick);
   c.cuts = malloc((max + 2) * sizeof *c.cuts);
   c.pv = malloc((max + 2) * sizeof *c.pv);
-  c.inv = malloc((nb + 1) * sizeof *c.inv);
-  c.w = malloc((nb + 1) * sizeof *c.w);
-  c.pick = malloc((nb + 1) * sizeof *c.pick);
   double *tmp = malloc(n * sizeof *tmp);
   int rc = TL_ENOMEM;
-  if (!c.perm || !c.cuts || !c.pv || !c.inv || !c.w || !c.pick || !tmp || (nb < n && !bins))
+  if (!sh->perm || !c.cuts || !c.pv || !inv || !w || !sh->pick || !tmp || (nb < n && !bins))
     goto done;
   for (size_t b = 0; bins && b < nb; b++) {
     size_t from = b * n / nb, to = (b + 1) * n / nb;
@@ -598,7 +580,7 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
     bins[b] = sum / (double)(to - from);
   }
   for (size_t i = 1; i <= nb; i++)
-    c.inv[i] = UINT64_MAX / i;
+    inv[i] = UINT64_MAX / i;
   binseg(&c, 0, nb);
   for (size_t i = 0; bins && i < c.ncut; i++)
     c.cuts[i] = c.cuts[i] * n / nb; /* the bin's first point */
@@ -639,12 +621,12 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *o, tl_step *ste
   rc = TL_OK;
 done:
   free(bins);
-  free(c.perm);
+  free(sh->perm);
   free(c.cuts);
   free(c.pv);
-  free(c.inv);
-  free(c.w);
-  free(c.pick);
+  free(inv);
+  free(w);
+  free(sh->pick);
   free(tmp);
   return rc;
 }

@@ -71,6 +71,19 @@ double tl__t_quantile(double p, double df);
 /* Whether tl__t_quantile(p, df) < c (1 or 0) without working the quantile
  * out, or -1 when too close to tell. */
 int tl__t_quantile_below(double p, double df, double c);
+/* The permutation test of the change-point search (binary segmentation):
+ * the buffers of one segment's shuffles, each n + 1 long. */
+typedef struct {
+  double *perm;   /* the segment's values, shuffled in place */
+  size_t L;       /* the shortest side a split may have */
+  double *w;      /* w[t] = n / (t (n - t)), the weight of split t */
+  uint64_t *inv;  /* inv[d] = UINT64_MAX / d, for the draws */
+  uint32_t *pick; /* one shuffle's draws */
+} tl__shuffle;
+/* Shuffles s->perm[0..n) once (Fisher-Yates from the end, the draw of step
+ * i being tl__rng_next(r) % (i + 1)) and returns the best split's sum of
+ * squares over sq, total being the values' sum. */
+double tl__shuffled_split(const tl__shuffle *s, size_t n, tl__rng *r, double total, double sq);
 /* The seed of a group's draws: its label, probe and delay, and a purpose. */
 uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns, const char *what);
 /* qsort's comparison of int64_t. */

@@ -4,8 +4,8 @@
  * (on many random degrees of freedom and values, most of them within a hair
  * of the quantile); the quantile itself with most of its bisection's
  * answers known ahead; a pair of groups looked up through the pairs' index
- * instead of a scan of every pair; the change-point search with its
- * shuffles' draws made ahead as with each draw beside its swap; and the
+ * instead of a scan of every pair; the change-point search's shuffles with
+ * their draws made ahead as with each draw beside its swap; and the
  * statistics without the rank test (which let each group's samples go
  * early) equal to those with it in everything else. */
 #include <math.h>
@@ -93,41 +93,88 @@ static void t_quantile_as_bisected(void **state) {
   assert_true(isnan(tl__t_quantile(0.975, 0)) && isnan(tl__t_quantile(0.4, 5)));
 }
 
-/* The change-point search with its draws made ahead of the swaps finds
- * the steps, places and p-values of the search that draws beside each swap,
- * on random series of many lengths (binned past 5,000 points), with none,
- * one or several steps, ties and constant stretches. */
-static void steps_as_found_directly(void **state) {
+/* The change-point search's shuffle as first written, each draw beside its
+ * swap and taken with a plain remainder: the reference the library's
+ * shuffle, its draws made ahead through a multiplication, must match. */
+static double shuffled_split_reference(double *perm, size_t n, size_t L, const double *w,
+                                       tl__rng *r, double total, double sq) {
+  double mean = total / (double)n, best = 0, right = 0;
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t j = (size_t)(tl__rng_next(r) % (i + 1));
+    double v = perm[j];
+    perm[j] = perm[i];
+    perm[i] = v;
+    right += v;
+    if (i >= L && n - i >= L) {
+      double d = (total - right) - (double)i * mean, q = w[i] * d * d;
+      best = q > best ? q : best;
+    }
+  }
+  return best / sq;
+}
+
+/* The change-point search's shuffles, with their draws made ahead of the
+ * swaps, give the reference's every split statistic, shuffled order and
+ * next draw, shuffle after shuffle, on random segments of 2 to 5,000 points
+ * (the longest a search shuffles), with or without a step, ties and
+ * constant stretches; then the search itself finds the steps planted. */
+static void steps_as_shuffled_directly(void **state) {
   (void)state;
-  enum { MAX = 8 };
-  size_t with_steps = 0;
-  for (int round = 0; round < 160; round++) {
-    size_t n = round % 16 == 15 ? 6000 + (size_t)(unit() * 3000) : 6 + (size_t)(unit() * 900);
-    double *x = malloc(n * sizeof *x);
+  enum { MAX = 8, LONGEST = 5000 };
+  double *w = malloc((LONGEST + 1) * sizeof *w), *ref = malloc(LONGEST * sizeof *ref);
+  uint64_t *inv = malloc((LONGEST + 1) * sizeof *inv);
+  tl__shuffle sh = {malloc(LONGEST * sizeof(double)), 0, w, inv,
+                    malloc((LONGEST + 1) * sizeof(uint32_t))};
+  for (size_t d = 1; d <= LONGEST; d++)
+    inv[d] = UINT64_MAX / d;
+  size_t better = 0;
+  for (int round = 0; round < 300; round++) {
+    size_t n = round % 10 == 9 ? LONGEST - (size_t)(unit() * 40) : 2 + (size_t)(unit() * 1200);
     int shape = round % 5;
-    size_t steps_in = shape == 0 ? 0 : (size_t)shape;
     for (size_t i = 0; i < n; i++) {
-      double level = 100 + 40 * (double)((i * (steps_in + 1)) / n % 2);
-      x[i] = shape == 4 ? floor(level + unit() * 4) : level + (unit() - 0.5) * 60;
+      double level = 100 + 40 * (double)((i * (size_t)(shape + 1)) / n % 2);
+      sh.perm[i] = shape == 4 ? floor(level + unit() * 4) : level + (unit() - 0.5) * 60;
     }
+    sh.L = 1 + (size_t)(unit() * (double)(n / 2));
+    double total = 0, sq = 0;
+    for (size_t i = 0; i < n; i++)
+      total += sh.perm[i];
+    for (size_t i = 0; i < n; i++)
+      sq += (sh.perm[i] - total / (double)n) * (sh.perm[i] - total / (double)n);
+    for (size_t t = 1; t < n; t++)
+      w[t] = (double)n / ((double)t * (double)(n - t));
+    memcpy(ref, sh.perm, n * sizeof *ref);
+    tl__rng rf = {0x1234u + (uint64_t)round}, rr = rf;
+    for (int k = 0; k < 20; k++) {
+      double fast = tl__shuffled_split(&sh, n, &rf, total, sq);
+      double direct = shuffled_split_reference(ref, n, sh.L, w, &rr, total, sq);
+      assert_true(fast == direct);
+      assert_memory_equal(sh.perm, ref, n * sizeof *ref);
+      assert_true(rf.s == rr.s);
+      better += fast > 0;
+    }
+  }
+  assert_true(better > 3000); /* most shuffles had a split to weigh */
+  free(sh.perm);
+  free(sh.pick);
+  free(w);
+  free(ref);
+  free(inv);
+  /* The search on a series with one clear step finds it (binned past 5,000). */
+  for (size_t n = 600; n <= 9000; n += 8400) {
+    double *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+      x[i] = (i < n / 3 ? 100 : 150) + (unit() - 0.5) * 30;
     tl_step_opts o = {0};
-    o.seed = 0x1234u + (uint64_t)round;
-    tl_step fast[MAX], direct[MAX];
-    size_t nf = 99, nd = 98;
-    assert_int_equal(tl_steps_find(x, n, &o, fast, MAX, &nf), TL_OK);
-    tl__stats_steps_direct = 1;
-    assert_int_equal(tl_steps_find(x, n, &o, direct, MAX, &nd), TL_OK);
-    tl__stats_steps_direct = 0;
-    assert_int_equal(nf, nd);
-    for (size_t i = 0; i < nf; i++) {
-      assert_int_equal(fast[i].index, direct[i].index);
-      assert_true(fast[i].before == direct[i].before && fast[i].after == direct[i].after);
-      assert_true(fast[i].p_value == direct[i].p_value);
-    }
-    with_steps += nf > 0;
+    o.seed = 0x77u;
+    tl_step steps[MAX];
+    size_t ns = 99;
+    assert_int_equal(tl_steps_find(x, n, &o, steps, MAX, &ns), TL_OK);
+    assert_int_equal(ns, 1);
+    assert_true(steps[0].index >= n / 3 - n / 500 - 1 && steps[0].index <= n / 3 + n / 500 + 1);
+    assert_true(steps[0].p_value < 0.01);
     free(x);
   }
-  assert_true(with_steps > 60); /* the steps planted were found, so the tests ran in full */
 }
 
 /* ======================================================================== */
@@ -245,7 +292,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_quantile_below_as_worked_out),
       cmocka_unit_test(t_quantile_as_bisected),
-      cmocka_unit_test(steps_as_found_directly),
+      cmocka_unit_test(steps_as_shuffled_directly),
       cmocka_unit_test_setup_teardown(pairs_found_as_scanned, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
