@@ -41,28 +41,45 @@ static void add_bucket(int64_t *samples, int64_t *past_ns, int64_t n, int64_t lo
   *past_ns = sum >= 0x1p63 ? INT64_MAX : (int64_t)sum;
 }
 
+/* Adds bucket k of m's histogram (n samples) to the tails it lies above. */
+static void tail_bucket(tail_ctx *t, const tl_summary *m, size_t k, int64_t n) {
+  int64_t lo, hi;
+  tl_summary_bucket_bounds(m->hist_first + k, &lo, &hi);
+  if (hi > m->max_ns)
+    hi = m->max_ns;
+  if (lo > t->p99)
+    add_bucket(&t->gc->tail_samples, &t->gc->tail_ns, n, lo, hi, t->p50);
+  if (t->p90 >= 0 && lo > t->p90)
+    add_bucket(&t->gc->at90.tail_samples, &t->gc->at90.tail_ns, n, lo, hi, t->p50);
+}
+
 /* Counts one session's samples above the p99 (and the p90) and their time
- * past p50, from its histogram: the midpoint of each bucket above. */
+ * past p50, from its histogram: the midpoint of each bucket above. Where
+ * the summary lists its non-empty buckets, only those are visited. */
 static int count_tail(void *arg, size_t index, const tl_summary *m) {
   (void)index;
   tail_ctx *t = arg;
-  tl_tail_split *at90 = &t->gc->at90;
   /* No bucket up to the one that holds the lower bound starts above it:
    * the walk starts past it. */
   int64_t below = t->p90 >= 0 && t->p90 < t->p99 ? t->p90 : t->p99;
   size_t past = below < 0 ? 0 : tl_summary_bucket(below) + 1;
-  for (size_t k = past > m->hist_first ? past - m->hist_first : 0; k < m->hist_len; k++) {
-    int64_t lo, hi, n = m->hist[k];
-    if (!n)
-      continue;
-    tl_summary_bucket_bounds(m->hist_first + k, &lo, &hi);
-    if (hi > m->max_ns)
-      hi = m->max_ns;
-    if (lo > t->p99)
-      add_bucket(&t->gc->tail_samples, &t->gc->tail_ns, n, lo, hi, t->p50);
-    if (t->p90 >= 0 && lo > t->p90)
-      add_bucket(&at90->tail_samples, &at90->tail_ns, n, lo, hi, t->p50);
+  size_t from = past > m->hist_first ? past - m->hist_first : 0;
+  if (m->nz_at) {
+    size_t lo = 0, hi = m->nz; /* the first listed bucket at or past from */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (m->nz_at[mid] < from)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t i = lo; i < m->nz; i++)
+      tail_bucket(t, m, m->nz_at[i], m->hist[m->nz_at[i]]);
+    return 0;
   }
+  for (size_t k = from; k < m->hist_len; k++)
+    if (m->hist[k])
+      tail_bucket(t, m, k, m->hist[k]);
   return 0;
 }
 

@@ -298,8 +298,13 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
       }
   }
   locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
-  for (size_t b = 0; b < sum->hist_len; b++)
-    w->ghist[sum->hist_first + b] += sum->hist[b];
+  int64_t *to = w->ghist + sum->hist_first;
+  if (sum->nz_at)
+    for (size_t k = 0; k < sum->nz; k++)
+      to[sum->nz_at[k]] += sum->hist[sum->nz_at[k]];
+  else
+    for (size_t b = 0; b < sum->hist_len; b++)
+      to[b] += sum->hist[b];
   return 0;
 }
 

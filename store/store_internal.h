@@ -260,6 +260,12 @@ size_t tl__summary_bound(const tl_summary *m);
 size_t tl__summary_encode(const tl_summary *m, uint8_t *out);
 int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
                        const char **why);
+/* The same into a hist that is all zeros, without clearing its span: only
+ * the buckets with samples are written, their offsets listed in nz_at (room
+ * for TL_SUMMARY_BUCKETS) and m->nz_at. After a failure, m's span may hold
+ * some of them. */
+int tl__summary_decode_sparse(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *nz_at,
+                              tl_summary *m, const char **why);
 int tl__summary_equal(const tl_summary *a, const tl_summary *b);
 /* A session's summary for a copy of it (tlstore merge, tlstore push): the
  * source's stored one, byte for byte, when it decodes and agrees in count,

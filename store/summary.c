@@ -324,7 +324,8 @@ int tl__summary_finish_quick(tl__summarizer *z, const tl_summary **out) {
 
 typedef struct {
   tl_store *s;
-  tl__summarizer *z;
+  tl__summarizer *z; /* its hist all zeros between sessions */
+  uint32_t *nz_at;   /* TL_SUMMARY_BUCKETS, a decoded histogram's buckets */
   const int64_t *ids;
   tl_summary_cb fn;
   void *ctx;
@@ -338,11 +339,17 @@ static int one_summary(void *arg, size_t i, const char *uuid, int64_t sample_cou
   if (!blob) {
     const tl_summary *m;
     int err = tl__summary_compute(c->s, z, c->ids[i], &m);
-    return err ? err : c->fn(c->ctx, i, m);
+    if (err)
+      return err;
+    err = c->fn(c->ctx, i, m);
+    memset(z->hist + m->hist_first, 0, m->hist_len * sizeof *z->hist);
+    return err;
   }
+  /* Only the buckets with samples are written, then cleared: a long tail
+   * spans thousands of empty ones. */
   const char *why;
   tl_summary stored;
-  int bad = tl__summary_decode(blob, len, z->hist, &stored, &why);
+  int bad = tl__summary_decode_sparse(blob, len, z->hist, c->nz_at, &stored, &why);
   if (!bad && stored.count != sample_count) {
     bad = TL_ECORRUPT;
     why = "its count differs from the session's";
@@ -352,16 +359,25 @@ static int one_summary(void *arg, size_t i, const char *uuid, int64_t sample_cou
                 : c->fn(c->ctx, i, &stored);
   if (bad) /* for tlreport --skip-damaged */
     c->s->damaged_id = c->ids[i];
-  memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
+  if (bad)
+    memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
+  else
+    for (size_t k = 0; k < stored.nz; k++)
+      z->hist[stored.nz_at[k]] = 0;
   return err;
 }
 
 int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn, void *ctx) {
-  summaries_ctx c = {s, tl__summarizer_new(), ids, fn, ctx};
-  if (!c.z)
+  summaries_ctx c = {
+      s, tl__summarizer_new(), malloc(TL_SUMMARY_BUCKETS * sizeof *c.nz_at), ids, fn, ctx};
+  if (!c.z || !c.nz_at) {
+    tl__summarizer_free(c.z);
+    free(c.nz_at);
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+  }
   int err = s->ops->summary_blobs(s, ids, n, one_summary, &c);
   tl__summarizer_free(c.z);
+  free(c.nz_at);
   return err;
 }
 

@@ -234,29 +234,35 @@ static int possible(const tl_summary *m) {
   return 1;
 }
 
-/* Lays out m's histogram in hist, from min_ns's bucket to max_ns's. */
-static void histogram_span(tl_summary *m, int64_t *hist) {
+/* Lays out m's histogram in hist, from min_ns's bucket to max_ns's: cleared
+ * first, unless nz_at is to list the buckets written (hist is then all
+ * zeros already). */
+static void histogram_span(tl_summary *m, int64_t *hist, uint32_t *nz_at) {
   m->hist = hist;
+  m->nz_at = nz_at;
   if (!m->count)
     return;
   m->hist_first = tl_summary_bucket(m->min_ns);
   m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
-  memset(hist, 0, m->hist_len * sizeof *hist);
+  if (!nz_at)
+    memset(hist, 0, m->hist_len * sizeof *hist);
 }
 
 /* Adds the bucket gap after *at holding c samples, when it can be: not past
  * the maximum's bucket, no more samples than the count. */
-static int add_bucket(tl_summary *m, int64_t *hist, uint64_t *at, uint64_t gap, uint64_t c,
-                      uint64_t *total) {
+static int add_bucket(tl_summary *m, int64_t *hist, uint32_t *nz_at, uint64_t *at, uint64_t gap,
+                      uint64_t c, uint64_t *total) {
   if (!c || c > (uint64_t)m->count - *total || gap >= m->hist_len || *at + gap >= m->hist_len)
     return 0;
   *at += gap;
   hist[*at] = (int64_t)c;
+  if (nz_at)
+    nz_at[m->nz++] = (uint32_t)*at;
   *total += c;
   return 1;
 }
 
-static int decode_v1(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
+static int decode_v1(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *nz_at, tl_summary *m,
                      const char **why) {
   *why = "too short";
   if (len < V1_LEVELS + 4)
@@ -275,14 +281,14 @@ static int decode_v1(const uint8_t *blob, size_t len, int64_t *hist, tl_summary 
   uint64_t nz = (uint64_t)blob[V1_LEVELS] | (uint64_t)blob[V1_LEVELS + 1] << 8 |
                 (uint64_t)blob[V1_LEVELS + 2] << 16 | (uint64_t)blob[V1_LEVELS + 3] << 24;
   *why = "bad histogram";
-  histogram_span(m, hist);
+  histogram_span(m, hist, nz_at);
   if (!m->count)
     return nz == 0 && p == end && m->min_ns == 0 && m->max_ns == 0 ? TL_OK : TL_ECORRUPT;
   uint64_t at = 0, total = 0;
   for (uint64_t i = 0; i < nz; i++) {
     uint64_t gap, c;
     if (!tl__varint_get(&p, end, &gap) || !tl__varint_get(&p, end, &c) || (i ? !gap : gap) ||
-        !add_bucket(m, hist, &at, gap, c, &total))
+        !add_bucket(m, hist, nz_at, &at, gap, c, &total))
       return TL_ECORRUPT;
   }
   return p == end && total == (uint64_t)m->count && at == m->hist_len - 1 ? TL_OK : TL_ECORRUPT;
@@ -382,7 +388,7 @@ static inline int next_eg(bit_reader *r, window *x, int k, uint64_t *v) {
  * end reads zeros, and the end's check (a whole number of bytes read)
  * fails. */
 static int histogram_codes(bit_reader *r, int kg, int kc, uint64_t nz, tl_summary *m, int64_t *hist,
-                           uint64_t *at, uint64_t *total) {
+                           uint32_t *nz_at, uint64_t *at, uint64_t *total) {
   const uint64_t len = m->hist_len;
   uint64_t b = 0, left = (uint64_t)m->count, gap, c;
   window x = {0, 0};
@@ -392,6 +398,8 @@ static int histogram_codes(bit_reader *r, int kg, int kc, uint64_t nz, tl_summar
     return 0;
   hist[0] = (int64_t)(c + 1);
   left -= c + 1;
+  if (nz_at)
+    nz_at[m->nz++] = 0;
   for (uint64_t i = 1; i < nz; i++) {
     if (!next_eg(r, &x, kg, &gap) || !next_eg(r, &x, kc, &c))
       return 0;
@@ -401,6 +409,8 @@ static int histogram_codes(bit_reader *r, int kg, int kc, uint64_t nz, tl_summar
     b += gap + 1;
     hist[b] = (int64_t)(c + 1);
     left -= c + 1;
+    if (nz_at)
+      nz_at[m->nz++] = (uint32_t)b;
   }
   r->at += (uint64_t)x.got;
   *at = b;
@@ -408,7 +418,7 @@ static int histogram_codes(bit_reader *r, int kg, int kc, uint64_t nz, tl_summar
   return 1;
 }
 
-static int decode_v2(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
+static int decode_v2(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *nz_at, tl_summary *m,
                      const char **why) {
   const uint8_t *p = blob + HEAD, *end = blob + len;
   int kg = blob[3] & 15, kc = blob[3] >> 4;
@@ -422,14 +432,14 @@ static int decode_v2(const uint8_t *blob, size_t len, int64_t *hist, tl_summary 
     if (m->pct_ns[k])
       return TL_ECORRUPT;
   *why = "bad histogram";
-  histogram_span(m, hist);
+  histogram_span(m, hist, nz_at);
   if (!m->count)
     return nz == 0 && p == end ? TL_OK : TL_ECORRUPT;
   if (nz == 0 || nz > m->hist_len)
     return TL_ECORRUPT;
   bit_reader r = {p, (size_t)(end - p), 0};
   uint64_t at = 0, total = 0;
-  if (!histogram_codes(&r, kg, kc, nz, m, hist, &at, &total))
+  if (!histogram_codes(&r, kg, kc, nz, m, hist, nz_at, &at, &total))
     return TL_ECORRUPT;
   /* Nothing after the codes but the last byte's zero bits. */
   if ((r.at + 7) / 8 != r.len || (r.at % 8 && (p[r.len - 1] & (0xff >> (r.at % 8)))))
@@ -437,8 +447,8 @@ static int decode_v2(const uint8_t *blob, size_t len, int64_t *hist, tl_summary 
   return total == (uint64_t)m->count && at == m->hist_len - 1 ? TL_OK : TL_ECORRUPT;
 }
 
-int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
-                       const char **why) {
+static int decode(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *nz_at, tl_summary *m,
+                  const char **why) {
   memset(m, 0, sizeof *m);
   m->hist = hist;
   *why = "too short";
@@ -453,12 +463,23 @@ int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summar
                  (uint32_t)blob[7] << 24;
   if (crc != checksum(blob, len))
     return TL_ECORRUPT;
-  int err = blob[0] == 1 ? decode_v1(blob, len, hist, m, why) : decode_v2(blob, len, hist, m, why);
+  int err = blob[0] == 1 ? decode_v1(blob, len, hist, nz_at, m, why)
+                         : decode_v2(blob, len, hist, nz_at, m, why);
   if (err == TL_OK && !possible(m)) {
     *why = "impossible values";
     err = TL_ECORRUPT;
   }
   return err;
+}
+
+int tl__summary_decode(const uint8_t *blob, size_t len, int64_t *hist, tl_summary *m,
+                       const char **why) {
+  return decode(blob, len, hist, NULL, m, why);
+}
+
+int tl__summary_decode_sparse(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *nz_at,
+                              tl_summary *m, const char **why) {
+  return decode(blob, len, hist, nz_at, m, why);
 }
 
 int tl__summary_equal(const tl_summary *a, const tl_summary *b) {

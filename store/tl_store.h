@@ -296,6 +296,10 @@ typedef struct {
   int64_t pct_ns[TL_SUMMARY_PCTS];
   size_t hist_first, hist_len; /* the buckets from min_ns's to max_ns's */
   const int64_t *hist;         /* hist_len counts, of buckets hist_first... */
+  /* When not NULL, the offsets in hist of its nz non-zero counts, in order:
+   * a reader may visit only those (a long tail's span is mostly zeros). */
+  const uint32_t *nz_at;
+  size_t nz;
 } tl_summary;
 /* The histogram bucket of a latency, and the latencies [lo, hi] it holds
  * (inline: a report computes it for every sample it reads). */

@@ -1,6 +1,7 @@
 /* test_compact.c: small sessions stored compactly. A session summary's
  * stored form (version 2, and version 1 still read) round-trips every shape
- * of histogram and refuses damage; a fleet of 1,000-sample imports keeps
+ * of histogram, also read sparsely (the buckets with samples listed, no
+ * other written), and refuses damage; a fleet of 1,000-sample imports keeps
  * its summaries under a bound per sample and its host facts once per host;
  * a file of schema version 5 (facts per session) migrates to fact sets with
  * every session's facts unchanged; a merge keeps them shared. */
@@ -93,7 +94,8 @@ static size_t encode_v1(const tl_summary *m, uint8_t *out) {
 
 static void summary_forms_round_trip(void **state) {
   (void)state;
-  static int64_t hist[TL_SUMMARY_BUCKETS], back[TL_SUMMARY_BUCKETS];
+  static int64_t hist[TL_SUMMARY_BUCKETS], back[TL_SUMMARY_BUCKETS], sparse[TL_SUMMARY_BUCKETS];
+  static uint32_t nz_at[TL_SUMMARY_BUCKETS];
   uint8_t *blob = malloc(40 * TL_SUMMARY_BUCKETS);
   for (int round = 0; round < 600; round++) {
     tl_summary m, got;
@@ -107,6 +109,25 @@ static void summary_forms_round_trip(void **state) {
     len = encode_v1(&m, blob);
     assert_int_equal(tl__summary_decode(blob, len, back, &got, &why), TL_OK);
     assert_true(tl__summary_equal(&m, &got));
+    assert_null(got.nz_at);
+    /* Both forms again into a cleared histogram, listing the buckets with
+     * samples: the same summary, and nothing written but those. */
+    for (int form = 0; form < 2; form++) {
+      len = form ? encode_v1(&m, blob) : tl__summary_encode(&m, blob);
+      memset(sparse, 0, sizeof sparse);
+      assert_int_equal(tl__summary_decode_sparse(blob, len, sparse, nz_at, &got, &why), TL_OK);
+      assert_true(tl__summary_equal(&m, &got));
+      assert_ptr_equal(got.nz_at, nz_at);
+      size_t nz = 0;
+      for (size_t b = 0; b < got.hist_len; b++)
+        if (got.hist[b]) {
+          assert_true(nz < got.nz && got.nz_at[nz] == b);
+          nz++;
+        }
+      assert_int_equal(nz, got.nz);
+      for (size_t b = got.hist_len; b < TL_SUMMARY_BUCKETS; b++)
+        assert_int_equal(sparse[b], 0);
+    }
   }
   free(blob);
 }
