@@ -521,6 +521,7 @@ int tl__stats_boot_search;
 void tl__boot_free(tl__boot *bt) {
   free(bt->unit);
   free(bt->per);
+  free(bt->w);
   free(bt->mark);
   free(bt->row);
   memset(bt, 0, sizeof *bt);
@@ -539,9 +540,10 @@ int tl__boot_init(const tl__sset *x, tl__boot *bt) {
   size_t most = m / step + 2;
   bt->unit = malloc(ns * sizeof *bt->unit);
   bt->per = malloc(ns * sizeof *bt->per);
+  bt->w = malloc(ns * sizeof *bt->w);
   bt->mark = malloc(most * sizeof *bt->mark);
   bt->row = malloc(most * ns * sizeof *bt->row);
-  if (!bt->unit || !bt->per || !bt->mark || !bt->row) {
+  if (!bt->unit || !bt->per || !bt->w || !bt->mark || !bt->row) {
     tl__boot_free(bt);
     return TL_ENOMEM;
   }
@@ -564,13 +566,20 @@ int tl__boot_init(const tl__sset *x, tl__boot *bt) {
   return TL_OK;
 }
 
-/* Readies a replicate of weights w (session i counted w[i] times). */
-void tl__boot_weigh(tl__boot *bt, const double *w) {
+/* Readies a replicate that counts session i count[i] times. */
+void tl__boot_weigh(tl__boot *bt, const uint32_t *count) {
   /* The factor tl__sset_at multiplies a session's count by (it divides after
    * multiplying: the same while every sample is kept, within a rounding
    * otherwise). */
   for (size_t i = 0; i < bt->x->ns; i++)
-    bt->unit[i] = w[i] * bt->per[i];
+    bt->unit[i] = (double)count[i] * bt->per[i];
+}
+
+/* tl__sset_at for the replicate, its counts as weights. */
+static int64_t boot_search(tl__boot *bt, const uint32_t *count, double rank) {
+  for (size_t i = 0; i < bt->x->ns; i++)
+    bt->w[i] = (double)count[i];
+  return tl__sset_at(bt->x, bt->w, rank);
 }
 
 /* The replicate's weight below mark t: exact while every sample is kept
@@ -602,13 +611,13 @@ static double boot_below(const tl__boot *bt, size_t t) {
  * earlier replicates of k started from, when those are few), then a walk
  * from it, adding each sample's weight. Should rounding keep the walk from
  * the rank (not while every sample is kept), tl__sset_at answers. */
-int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k) {
+int64_t tl__boot_at(tl__boot *bt, const uint32_t *count, double rank, size_t k) {
   const tl__sset *x = bt->x;
   double need = rank - 1e-6;
   size_t lo = 0, hi = bt->marks; /* the weight below lo is under need */
   int hi_ok = 0;                 /* the weight below hi is known to reach it */
   if (tl__stats_boot_search)
-    return tl__sset_at(x, w, rank);
+    return boot_search(bt, count, rank);
   if (bt->seen[k] && (bt->seen_hi[k] - bt->seen_lo[k]) * 8 < bt->marks) {
     size_t a = bt->seen_lo[k], b = bt->seen_hi[k] + 1;
     if (a > 0 && boot_below(bt, a) >= need)
@@ -623,7 +632,7 @@ int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k) {
     }
   }
   if (!hi_ok && boot_below(bt, hi) < need)
-    return tl__sset_at(x, w, rank);
+    return boot_search(bt, count, rank);
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
     if (boot_below(bt, mid) < need)
@@ -655,7 +664,7 @@ int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k) {
     if (c >= need)
       return v;
   }
-  return tl__sset_at(x, w, rank);
+  return boot_search(bt, count, rank);
 }
 
 /* Exact values at 1-based ranks of the whole group: from the pool when every

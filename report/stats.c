@@ -55,7 +55,9 @@ static int64_t samples_needed(double pct) {
 static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
   const tl__sset *x = &g->set;
   g->rep = malloc(np * B * sizeof *g->rep);
-  double *w = malloc(x->ns * sizeof *w);
+  /* Each session's count in a resample: small, so that the draws' random
+   * increments stay in the cache with many sessions. */
+  uint32_t *w = calloc(x->ns ? x->ns : 1, sizeof *w);
   /* The sessions' sizes side by side, for the samples a resample holds:
    * not a session's whole record each (a cache miss each, with many
    * sessions). */

@@ -157,6 +157,7 @@ typedef struct {
   const tl__sset *x;
   double *unit; /* in a replicate: the weight of one kept sample of each session */
   double *per;  /* samples per kept sample of each session */
+  double *w;    /* a replicate's counts as tl__sset_at takes them, when it answers */
   size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
   float *row;   /* (marks + 1) x sessions counts (exact below 2^24) */
   size_t marks;
@@ -169,10 +170,10 @@ typedef struct {
 /* The table of marks of x (tl__boot_free frees it); TL_ENOMEM. */
 int tl__boot_init(const tl__sset *x, tl__boot *bt);
 void tl__boot_free(tl__boot *bt);
-/* Readies a replicate of weights w (session i counted w[i] times), then
- * tl__sset_at(x, w, rank) for it at percentile k, faster. */
-void tl__boot_weigh(tl__boot *bt, const double *w);
-int64_t tl__boot_at(tl__boot *bt, const double *w, double rank, size_t k);
+/* Readies a replicate that counts session i count[i] times, then
+ * tl__sset_at(x, w, rank) for it at percentile k (w[i] = count[i]), faster. */
+void tl__boot_weigh(tl__boot *bt, const uint32_t *count);
+int64_t tl__boot_at(tl__boot *bt, const uint32_t *count, double rank, size_t k);
 
 /* ------------------------------------------------------------------------ */
 /* One group's statistics (stats.c)                                          */
