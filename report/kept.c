@@ -524,6 +524,8 @@ void tl__boot_free(tl__boot *bt) {
   free(bt->w);
   free(bt->mark);
   free(bt->row);
+  free(bt->below);
+  free(bt->below_gen);
   memset(bt, 0, sizeof *bt);
 }
 
@@ -543,7 +545,9 @@ int tl__boot_init(const tl__sset *x, tl__boot *bt) {
   bt->w = malloc(ns * sizeof *bt->w);
   bt->mark = malloc(most * sizeof *bt->mark);
   bt->row = malloc(most * ns * sizeof *bt->row);
-  if (!bt->unit || !bt->per || !bt->w || !bt->mark || !bt->row) {
+  bt->below = malloc(most * sizeof *bt->below);
+  bt->below_gen = calloc(most, sizeof *bt->below_gen);
+  if (!bt->unit || !bt->per || !bt->w || !bt->mark || !bt->row || !bt->below || !bt->below_gen) {
     tl__boot_free(bt);
     return TL_ENOMEM;
   }
@@ -573,6 +577,10 @@ void tl__boot_weigh(tl__boot *bt, const uint32_t *count) {
    * otherwise). */
   for (size_t i = 0; i < bt->x->ns; i++)
     bt->unit[i] = (double)count[i] * bt->per[i];
+  if (++bt->gen == 0) { /* after 2^32 replicates, every mark's weight is old again */
+    memset(bt->below_gen, 0, (bt->marks + 1) * sizeof *bt->below_gen);
+    bt->gen = 1;
+  }
 }
 
 /* tl__sset_at for the replicate, its counts as weights. */
@@ -586,7 +594,7 @@ static int64_t boot_search(tl__boot *bt, const uint32_t *count, double rank) {
  * (whole numbers), otherwise the same products as tl__sset_at's summed in
  * another order. Eight sums side by side, so that it vectorizes and the
  * additions overlap. */
-static double boot_below(const tl__boot *bt, size_t t) {
+static double weight_below(const tl__boot *bt, size_t t) {
   const float *r = bt->row + t * bt->x->ns;
   const double *u = bt->unit;
   size_t ns = bt->x->ns, i = 0;
@@ -604,6 +612,17 @@ static double boot_below(const tl__boot *bt, size_t t) {
   for (; i < ns; i++)
     s0 += u[i] * (double)r[i];
   return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+}
+
+/* weight_below, each mark's worked out once a replicate: the searches of
+ * its percentiles visit the same few marks, a product over every session
+ * each. */
+static double boot_below(tl__boot *bt, size_t t) {
+  if (bt->below_gen[t] != bt->gen) {
+    bt->below[t] = weight_below(bt, t);
+    bt->below_gen[t] = bt->gen;
+  }
+  return bt->below[t];
 }
 
 /* tl__sset_at(x, w, rank) for the weights of the last tl__boot_weigh, percentile k:

@@ -161,6 +161,10 @@ typedef struct {
   size_t *mark; /* marks + 1 positions in the pool, from 0 to m */
   float *row;   /* (marks + 1) x sessions counts (exact below 2^24) */
   size_t marks;
+  /* The replicate's weight below each mark, once worked out: below[t] holds
+   * it while below_gen[t] is gen (one more each replicate). */
+  double *below;
+  uint32_t *below_gen, gen;
   /* Per percentile, the marks the walks have started from so far: the next
    * replicate's is most likely among them. */
   size_t seen_lo[TL_MAX_PCTS], seen_hi[TL_MAX_PCTS];
