@@ -223,11 +223,6 @@ int tl__cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* ======================================================================== */
 /* Binomial and order statistics                                             */
 
@@ -454,10 +449,52 @@ static double best_split(const double *x, size_t n, size_t L, size_t *at) {
   return best / sq;
 }
 
+static double median3(double a, double b, double c) {
+  if (a > b) {
+    double t = a;
+    a = b;
+    b = t;
+  }
+  return c < a ? a : c > b ? b : c;
+}
+
+/* The k-th smallest of a[0..n) (k < n), the smaller ones moved before it:
+ * quickselect, three-way, so that runs of equal values end it early. */
+static double select_kth(double *a, size_t n, size_t k) {
+  size_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    double p = median3(a[lo], a[lo + (hi - lo) / 2], a[hi - 1]), t;
+    size_t lt = lo, i = lo, gt = hi; /* [lo, lt) < p, [lt, i) == p, [gt, hi) > p */
+    while (i < gt) {
+      if (a[i] < p) {
+        t = a[lt], a[lt++] = a[i], a[i++] = t;
+      } else if (a[i] > p) {
+        t = a[--gt], a[gt] = a[i], a[i] = t;
+      } else {
+        i++;
+      }
+    }
+    if (k < lt)
+      hi = lt;
+    else if (k >= gt)
+      lo = gt;
+    else
+      return p;
+  }
+  return a[k];
+}
+
+/* The median of x[0..n) (n >= 1), by selection rather than a sort: the
+ * series of a fleet's sessions are long. */
 static double median_of(const double *x, size_t n, double *tmp) {
   memcpy(tmp, x, n * sizeof *x);
-  qsort(tmp, n, sizeof *tmp, cmp_dbl);
-  return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+  double upper = select_kth(tmp, n, n / 2);
+  if (n % 2)
+    return upper;
+  double lower = tmp[0]; /* the largest of those before the upper middle */
+  for (size_t i = 1; i < n / 2; i++)
+    lower = tmp[i] > lower ? tmp[i] : lower;
+  return (lower + upper) / 2;
 }
 
 typedef struct {

@@ -113,6 +113,20 @@ static double shuffled_split_reference(double *perm, size_t n, size_t L, const d
   return best / sq;
 }
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double sorted_median(const double *x, size_t n) {
+  double *t = malloc(n * sizeof *t);
+  memcpy(t, x, n * sizeof *t);
+  qsort(t, n, sizeof *t, by_value);
+  double m = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  free(t);
+  return m;
+}
+
 /* The change-point search's shuffles, with their draws made ahead of the
  * swaps, give the reference's every split statistic, shuffled order and
  * next draw, shuffle after shuffle, on random segments of 2 to 5,000 points
@@ -160,11 +174,13 @@ static void steps_as_shuffled_directly(void **state) {
   free(w);
   free(ref);
   free(inv);
-  /* The search on a series with one clear step finds it (binned past 5,000). */
-  for (size_t n = 600; n <= 9000; n += 8400) {
+  /* The search on a series with one clear step finds it (binned past 5,000),
+   * with the medians either side as a sort gives them (ties, odd and even
+   * lengths). */
+  for (size_t n = 600; n <= 9001; n += 1681) {
     double *x = malloc(n * sizeof *x);
     for (size_t i = 0; i < n; i++)
-      x[i] = (i < n / 3 ? 100 : 150) + (unit() - 0.5) * 30;
+      x[i] = (i < n / 3 ? 100 : 150) + floor((unit() - 0.5) * 30 * (n % 2 ? 1 : 8)) / 8;
     tl_step_opts o = {0};
     o.seed = 0x77u;
     tl_step steps[MAX];
@@ -173,6 +189,9 @@ static void steps_as_shuffled_directly(void **state) {
     assert_int_equal(ns, 1);
     assert_true(steps[0].index >= n / 3 - n / 500 - 1 && steps[0].index <= n / 3 + n / 500 + 1);
     assert_true(steps[0].p_value < 0.01);
+    size_t at = steps[0].index;
+    assert_true(steps[0].before == sorted_median(x, at));
+    assert_true(steps[0].after == sorted_median(x + at, n - at));
     free(x);
   }
 }
