@@ -586,12 +586,49 @@ int tl_by_help(tl_store *store, const tl_filter *filter, FILE *out, char *err, s
   return TL_OK;
 }
 
+/* Whether some session of filter's knows each key of by, reading no
+ * further than the first session that knows them all (a fleet's first,
+ * usually): 1 yes; 0 no, or not known for sure (a tag key the tally would
+ * not count, a failed read), which the whole tally then says. */
+static int keys_known(tl_store *store, const tl__by *by, const tl_filter *filter) {
+  for (size_t i = 0; i < by->n; i++)
+    if (!by->k[i].key &&
+        (tl_label_check(by->k[i].tag, NULL, 0) || strlen(by->k[i].tag) > TL_TAG_KEY_MAX))
+      return 0;
+  tl_session_list list;
+  if (tl_store_sessions(store, filter, &list))
+    return 0;
+  int known[TL_BY_MAX] = {0};
+  size_t left = by->n;
+  for (size_t s = 0; s < list.count && left; s++) {
+    session_rows r;
+    int rc = rows_read(store, &list.items[s], &r);
+    for (size_t i = 0; i < by->n && !rc; i++) {
+      tl__by one = {.n = 1};
+      one.k[0] = by->k[i];
+      value v;
+      value_of(&one, &list.items[s], &r, &v);
+      if (!known[i] && !v.p[0].unknown) {
+        known[i] = 1;
+        left--;
+      }
+    }
+    rows_free(&r);
+    if (rc)
+      break;
+  }
+  tl_session_list_free(&list);
+  return left == 0;
+}
+
 int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char *err,
                 size_t errlen) {
   tl__by by;
   int rc = tl__by_parse(spec, &by, err, errlen);
   if (rc && rc != TL_ENOTFOUND)
     return rc;
+  if (!rc && keys_known(store, &by, filter))
+    return TL_OK;
   /* Every key must be one some session records; otherwise say which keys
    * this database has. */
   char head[160];
