@@ -355,9 +355,11 @@ static void add_session(fixture *f, const char *label, int64_t delay_ns, const i
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
-  assert_int_equal(
-      sqlite3_prepare_v2(db, "UPDATE sessions SET started_ns = ? WHERE uuid = ?", -1, &st, NULL),
-      SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(
+                       db,
+                       "UPDATE sessions SET started_ns = ? WHERE " TL_TEST_UUID_TEXT("uuid") " = ?",
+                       -1, &st, NULL),
+                   SQLITE_OK);
   sqlite3_bind_int64(st, 1, started_ns);
   sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
   assert_int_equal(sqlite3_step(st), SQLITE_DONE);
