@@ -5,6 +5,7 @@
  * committed sample kept, a one-line error that says what to do, a non-zero
  * exit, no session left half-written, and no crash. */
 #define _GNU_SOURCE /* unshare, CLONE_NEWNS */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -331,6 +332,105 @@ static void file_size_limit_signal(void **state) {
   }
   snap_free(s, n);
   tlstore_check_ok(f->db);
+}
+
+/* The limit above which a page cannot be written: over SQLite's shared
+ * memory file (32 KiB, which a reader writes) and under the page. */
+enum { PAGE_LIMIT = 40 << 10 };
+
+static int not_the_database(const struct dirent *e) {
+  return strncmp(e->d_name, "tl.db", 5) != 0 && e->d_name[0] != '.';
+}
+
+/* Every file in dir but the database's (and . and ..), as one text: each
+ * one's name then its bytes, in the order of their names. A temporary file
+ * left behind shows too (".tl-report-..."), as does any change. */
+static char *folder_text(const char *dir) {
+  struct dirent **names;
+  int n = scandir(dir, &names, not_the_database, alphasort);
+  assert_true(n >= 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  assert_non_null(m);
+  DIR *d = opendir(dir); /* the hidden ones, by name only */
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+      fprintf(m, "hidden %s\n", e->d_name);
+  if (d)
+    closedir(d);
+  for (int i = 0; i < n; i++) {
+    char *path = tl_test_path(dir, names[i]->d_name);
+    size_t flen = 0;
+    char *bytes = tl_test_read_file(path, &flen);
+    fprintf(m, "== %s %zu\n", names[i]->d_name, bytes ? flen : 0);
+    if (bytes)
+      fwrite(bytes, 1, flen, m);
+    free(bytes);
+    free(path);
+    free(names[i]);
+  }
+  free(names);
+  fclose(m);
+  return text;
+}
+
+/* A page, a site or a page to standard output whose writing fails part way
+ * (a file-size limit stands in for a full disk): what was there before is
+ * left byte for byte, no temporary file stays behind, and no part of the
+ * page is printed. Pages are written as they are made, never held whole in
+ * memory, so only the rename of a whole file may replace one. */
+static void failed_write_keeps_the_old_page(void **state) {
+  fixture *f = *state;
+  static const char *const labels[] = {"a", "b", "c"};
+  for (size_t i = 0; i < 3; i++)
+    collect_with(f->db, labels[i], "uv", "0,1", "50");
+  char *page = tl_test_path(f->dir, "page.html"), *site = tl_test_path(f->dir, "site");
+  char *w_page[] = {TLREPORT, "--db", f->db, "--format", "html", "-o", page, NULL};
+  char *w_site[] = {TLREPORT, "--db", f->db, "--site", site, NULL};
+  char *w_out[] = {TLREPORT, "--db", f->db, "--format", "html", NULL};
+  char *const *writers[] = {w_page, w_site};
+  for (size_t i = 0; i < 2; i++) {
+    char *out, *err;
+    if (tl_test_run(writers[i], NULL, &out, &err) != 0)
+      fail_msg("%s: %s", writers[i][3], err);
+    free(out);
+    free(err);
+  }
+  size_t len;
+  free(tl_test_read_file(page, &len));
+  if (len <= PAGE_LIMIT)
+    fail_msg("the page (%zu bytes) must be larger than the limit", len);
+  char *before = folder_text(f->dir);
+  char *site_before = folder_text(site);
+
+  /* Under the limit: every writer fails with one line naming the cause. */
+  rlim_t limit = PAGE_LIMIT;
+  for (size_t i = 0; i < 2; i++)
+    free(expect_failure(writers[i], NULL, limit_file_size, &limit, 1, "File too large"));
+  char *env[] = {NULL, NULL};
+  char tmpdir[4200];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", f->dir);
+  env[0] = tmpdir;
+  char *out, *err;
+  int rc = tl_test_run_with(w_out, env, limit_file_size, &limit, &out, &err);
+  if (rc != 1 || !strstr(err, "File too large") || out[0])
+    fail_msg("to standard output: exit %d, %zu bytes out, '%s'", rc, strlen(out), err);
+  free(out);
+  free(err);
+
+  char *after = folder_text(f->dir), *site_after = folder_text(site);
+  assert_string_equal(before, after); /* no page changed, nothing left beside */
+  assert_string_equal(site_before, site_after);
+  assert_null(strstr(after, "hidden"));
+  assert_null(strstr(site_after, "hidden"));
+  free(before);
+  free(after);
+  free(site_before);
+  free(site_after);
+  free(page);
+  free(site);
 }
 
 /* A real full file system: a 256 KiB tmpfs mounted in a private mount
@@ -1411,6 +1511,8 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(failed_write_keeps_the_old_page, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full_many_delays, tl_test_setup,
                                       tl_test_teardown),
