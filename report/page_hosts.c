@@ -167,8 +167,8 @@ static void session_list(tl__page *p) {
     tl__table_addf(t, "%lld", (long long)s->sample_count);
     int64_t armed = tl_probe_armed_ns(s->probe, s->delay_ns);
     for (int k = 1; k <= 2; k++) {
-      if (d->dist.count) {
-        tl__say_time((double)(d->dist.pct_ns[k] - armed), v, sizeof v);
+      if (d->count) {
+        tl__say_time((double)(d->pct_ns[k] - armed), v, sizeof v);
         tl__table_add(t, v);
       } else {
         tl__table_add(t, "-");

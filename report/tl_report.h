@@ -68,8 +68,15 @@ typedef struct {
   size_t fact_count;
   tl_fact_row *tags; /* --tag KEY=VALUE of the session, sorted by key */
   size_t tag_count;
-  tl_dist dist;    /* the session's own p50, p90 and p99, for the trend chart */
-  tl_dist at_pcts; /* its own values at the groups' percentiles, for the statistics */
+  /* Its own distribution, kept small (a fleet has hundreds of thousands of
+   * sessions; tl__session_dist makes a tl_dist of it): its samples' moments
+   * (count 0: none) and its values at pcts, which are 50, 90 and 99 (for the
+   * trend chart), then the groups' percentiles (for the statistics). */
+  int64_t count, min_ns, max_ns;
+  double mean_ns, stddev_ns;
+  size_t pct_count;
+  const double *pcts; /* shared by every session of the comparison */
+  int64_t *pct_ns;
 } tl_session_detail;
 
 /* The time past p50 of a group's samples above one percentile, split by
@@ -132,6 +139,7 @@ typedef struct {
   size_t label_count;
   tl_session_list sessions;   /* every session behind the comparison, oldest first */
   tl_session_detail *details; /* sessions.count entries, same order */
+  void *detail_values;        /* what the details' pcts and pct_ns point into */
   int baseline;               /* index into labels of --baseline, or -1 */
   char *by;        /* grouped --by this ("memory", "memory and cpus"): labels are its values;
                       NULL when grouped by label */
