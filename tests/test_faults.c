@@ -250,6 +250,101 @@ static void memory_bounded(void **state) {
 }
 
 /* ======================================================================== */
+/* A report's memory grows with its groups, not its sessions                 */
+
+#ifndef TL_TEST_ASAN
+/* Imports sessions [from, to) of a small fleet into db: 100 hosts of two
+ * sizes, a session of a few samples an hour each, one label and delay (so
+ * one group whatever the number of sessions), as `tlstore import` by a
+ * script would. */
+static void import_fleet(const char *db, int from, int to) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  for (int i = from; i < to; i++) {
+    int h = i % 100;
+    char csv[64], host[32];
+    snprintf(csv, sizeof csv, "%d\n%d\n%d\n", 1000 + i % 97, 2000 + i % 89, 3000 + h);
+    snprintf(host, sizeof host, "droplet-%03d", h);
+    const char *facts[] = {h % 2 ? "memory=2G" : "memory=1G", h % 2 ? "cpus=2" : "cpus=1"};
+    FILE *in = fmemopen(csv, strlen(csv), "r");
+    tl_import_opts o;
+    tl_import_opts_init(&o);
+    o.format = TL_SAMPLES_CSV;
+    o.label = "fleet";
+    o.probe = "settimeout";
+    o.delay_ns = 50000000;
+    o.hostname = host;
+    o.started_ns = 1790812800LL * 1000000000LL + (int64_t)(i / 100) * 3600LL * 1000000000LL;
+    o.facts = facts;
+    o.fact_count = 2;
+    assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
+    fclose(in);
+  }
+  tl_store_close(s);
+}
+
+/* The most memory (KiB) argv held, run to success with its output dropped. */
+static long peak_kib(char *const argv[]) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int status;
+  struct rusage ru;
+  assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("%s: status %d", argv[0], status);
+  return ru.ru_maxrss;
+}
+#endif
+
+enum { FLEET_FEW = 2000, FLEET_MANY = 10000, BYTES_A_SESSION = 1536 };
+
+/* Each output of tlreport over 2,000 and then 10,000 sessions of one group:
+ * the 8,000 more may cost at most 1.5 KiB each, all told (the session
+ * list, what the page says of each, the statistics' share). A page held in
+ * memory (JSON is a kilobyte a session) or a per-session structure of the
+ * size of a distribution breaks it. */
+static void memory_grows_with_groups(void **state) {
+#ifdef TL_TEST_ASAN
+  (void)state;
+  tl_test_skip_part("AddressSanitizer's shadow memory and quarantine hide the program's own");
+#else
+  fixture *f = *state;
+  char *site = tl_test_path(f->dir, "site");
+  char *md[] = {TLREPORT, "--db", f->db, NULL, NULL};
+  char *json[] = {TLREPORT, "--db", f->db, "--format", "json", NULL};
+  char *html[] = {TLREPORT, "--db", f->db, "--format", "html", NULL};
+  char *by[] = {TLREPORT, "--db", f->db, "--by", "memory", NULL};
+  char *site_a[] = {TLREPORT, "--db", f->db, "--force", "--site", site, NULL};
+  char *const *runs[] = {md, json, html, by, site_a};
+  enum { RUNS = sizeof runs / sizeof runs[0] };
+  long few[RUNS];
+  import_fleet(f->db, 0, FLEET_FEW);
+  for (size_t r = 0; r < RUNS; r++)
+    few[r] = peak_kib(runs[r]);
+  import_fleet(f->db, FLEET_FEW, FLEET_MANY);
+  for (size_t r = 0; r < RUNS; r++) {
+    long many = peak_kib(runs[r]);
+    double each = (double)(many - few[r]) * 1024.0 / (FLEET_MANY - FLEET_FEW);
+    if (getenv("TL_TEST_SHOW"))
+      fprintf(stderr, "%s %s: %ld %ld KiB: %.0f B\n", runs[r][3] ? runs[r][3] : "",
+              runs[r][4] ? runs[r][4] : "", few[r], many, each);
+    if (each > BYTES_A_SESSION)
+      fail_msg("%s %s: %ld KiB at %d sessions, %ld at %d: %.0f bytes a session more",
+               runs[r][3] ? runs[r][3] : "(the page)", runs[r][4] ? runs[r][4] : "", few[r],
+               FLEET_FEW, many, FLEET_MANY, each);
+  }
+  free(site);
+#endif
+}
+
+/* ======================================================================== */
 /* Disk full                                                                 */
 
 /* A file-size limit makes every write past it fail with EFBIG, as a full
@@ -1507,6 +1602,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(memory_bounded, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(memory_grows_with_groups, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
