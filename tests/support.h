@@ -16,6 +16,14 @@ typedef struct {
 int tl_test_setup(void **state);
 int tl_test_teardown(void **state);
 
+/* SQL of a sessions.uuid or run_uuid column (named c) as text, whichever
+ * way the file stores it (16 bytes or text): the expression docs/schema.md
+ * gives for SQL of one's own. */
+#define TL_TEST_UUID_TEXT(c)                                                                       \
+  "CASE typeof(" c ") WHEN 'blob' THEN lower(substr(hex(" c "), 1, 8) || '-' || substr(hex(" c     \
+  "), 9, 4) || '-' || substr(hex(" c "), 13, 4) || '-' || substr(hex(" c "), 17, 4) || '-' || "    \
+  "substr(hex(" c "), 21)) ELSE " c " END"
+
 /* A fresh temporary folder (removed by tl_test_rmdir); path owned by caller. */
 char *tl_test_tmpdir(void);
 void tl_test_rmdir(const char *path);

@@ -2,9 +2,12 @@
  * support_store.h); tests/CMakeLists.txt links it into those only. */
 #include "support_store.h"
 
+#include "support.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,4 +76,29 @@ int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const i
   }
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
   return id;
+}
+
+int tl_test_store_setup(void **state) {
+  if (access("/dev/shm", W_OK) == 0)
+    setenv("TMPDIR", "/dev/shm", 1);
+  tl_test_store *f = calloc(1, sizeof *f);
+  *state = f;
+  if (!f)
+    return -1;
+  f->dir = tl_test_tmpdir();
+  f->db = f->dir ? tl_test_path(f->dir, "tl.db") : NULL;
+  return f->db && tl_store_open(&f->s, f->db, 0) == TL_OK ? 0 : -1;
+}
+
+int tl_test_store_teardown(void **state) {
+  tl_test_store *f = *state;
+  if (!f)
+    return 0;
+  tl_store_close(f->s);
+  if (f->dir)
+    tl_test_rmdir(f->dir);
+  free(f->dir);
+  free(f->db);
+  free(f);
+  return 0;
 }

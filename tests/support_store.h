@@ -33,4 +33,15 @@ tl_session_spec tl_test_spec(const char *label);
 int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const int64_t *v, size_t n,
                               size_t batch);
 
+/* A fresh store tl.db in a temporary folder, for cmocka's setup and
+ * teardown (the state is a tl_test_store). The folder is in /dev/shm where
+ * there is one: the tests that use it store hundreds of small sessions, and
+ * durability is not what they test. */
+typedef struct {
+  char *dir, *db;
+  tl_store *s;
+} tl_test_store;
+int tl_test_store_setup(void **state);
+int tl_test_store_teardown(void **state);
+
 #endif

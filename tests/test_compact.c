@@ -3,7 +3,9 @@
  * of histogram and refuses damage; a fleet of 1,000-sample imports keeps
  * its summaries under a bound per sample and its host facts once per host;
  * a file of schema version 5 (facts per session) migrates to fact sets with
- * every session's facts unchanged; a merge keeps them shared. */
+ * every session's facts unchanged; a merge keeps them shared; a file of
+ * schema version 6 gets its UUIDs as bytes and loses its index of runs,
+ * every row reading the same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -262,6 +264,126 @@ static void fleet_is_compact(void **state) {
   tl_store_close(s);
 }
 
+/* What a fleet's rows and index entries hold, in bytes a sample: the
+ * payload of every b-tree cell (SQLite's dbstat), without the slack of
+ * whole pages, which a small fleet cannot show. -1 when this SQLite has no
+ * dbstat table. */
+static double payload_per_sample(sqlite3 *db, int64_t samples) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT sum(payload) FROM dbstat", -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  double v = (double)sqlite3_column_int64(st, 0) / (double)samples;
+  sqlite3_finalize(st);
+  return v;
+}
+
+#define UUID_TEXT TL_TEST_UUID_TEXT
+
+/* The rows of every table that holds a session's data, as one string, in
+ * key order: blocks byte for byte, summaries, sessions (UUIDs as text),
+ * facts and tags. */
+static char *all_rows(sqlite3 *db) {
+  static const char *const sql =
+      "SELECT group_concat(r, char(10)) FROM ("
+      "SELECT session_id || ' ' || seq || ' ' || count || ' ' || min_ns || ' ' || max_ns || ' ' || "
+      "codec || ' ' || hex(data) AS r FROM sample_blocks "
+      "UNION ALL SELECT session_id || ' ' || hex(data) FROM session_summaries "
+      "UNION ALL SELECT quote(id) || " UUID_TEXT("uuid") " || ' ' || " UUID_TEXT(
+          "run_uuid") " || host_id || label || probe || delay_ns || warmup || started_ns || "
+                      "quote(ended_ns) || "
+                      "heartbeat_ns || pid || status || sample_count || missed_periods || "
+                      "tl_version || "
+                      "libuv_version || command_line || quote(fact_set_id) FROM sessions "
+                      "UNION ALL SELECT session_id || key || value || evidence FROM session_facts "
+                      "UNION ALL SELECT session_id || key || value FROM session_tags)";
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  char *rows = strdup((const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return rows;
+}
+
+/* Schema version 6 as an older tl wrote it: UUIDs as text (one run's
+ * written by hand, not a UUID) and an index of runs. */
+static const char *const back_to_v6 =
+    "BEGIN; UPDATE sessions SET uuid = " UUID_TEXT("uuid") ", run_uuid = " UUID_TEXT(
+        "run_uuid") "; UPDATE sessions SET run_uuid = 'Run by hand' WHERE id = 2; "
+                    "CREATE INDEX sessions_run ON sessions(run_uuid); PRAGMA user_version = 6; "
+                    "COMMIT";
+
+/* Every session of the list reads as a UUID found in rows, is found by it
+ * and (the first) deleted by it; returns how many runs were `Run by hand`. */
+static int sessions_by_uuid(tl_store *s, const char *rows) {
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, HOSTS * HOURS * 2);
+  int by_hand = 0;
+  for (size_t i = 0; i < list.count; i++) {
+    by_hand += strcmp(list.items[i].run_uuid, "Run by hand") == 0;
+    assert_int_equal(strlen(list.items[i].uuid), 36);
+    assert_non_null(strstr(rows, list.items[i].uuid));
+    int has = 0;
+    assert_int_equal(tl__sqlite_has_session(s, list.items[i].uuid, &has), TL_OK);
+    assert_true(has);
+  }
+  assert_int_equal(tl_store_delete(s, list.items[0].uuid), TL_OK);
+  assert_int_equal(tl_store_delete(s, list.items[0].uuid), TL_ENOTFOUND);
+  tl_session_list_free(&list);
+  return by_hand;
+}
+
+/* Migration 7 stores tl's UUIDs as 16 bytes, keeps other text, drops the
+ * index of runs and changes nothing else: every row reads the same through
+ * SQL and through tl, and the file checks clean. A fleet's rows and index
+ * entries then hold under 2.98 bytes a sample, 0.1 less than in version 6
+ * (the samples here are wider than a timer's). */
+static void sessions_compacted(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  import_fleet(s, -1);
+  int64_t samples = (int64_t)HOSTS * HOURS * 2 * PER;
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM sessions WHERE typeof(uuid) = 'blob' AND "
+                                "typeof(run_uuid) = 'blob' AND length(uuid) = 16"),
+                   HOSTS * HOURS * 2);
+  double after = payload_per_sample(tl__sqlite_db(s), samples);
+  tl_store_close(s);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, back_to_v6, NULL, NULL, NULL), SQLITE_OK);
+  char *before = all_rows(db);
+  double v6 = payload_per_sample(db, samples);
+  sqlite3_close(db);
+
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(tl_store_schema_version(s), 7);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'sessions_run'"),
+                   0);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM sessions WHERE typeof(uuid) = 'blob'"),
+                   HOSTS * HOURS * 2);
+  assert_int_equal(query_i64(s, "SELECT count(*) FROM sessions WHERE typeof(run_uuid) = 'text'"),
+                   1);
+  char *migrated = all_rows(tl__sqlite_db(s));
+  assert_string_equal(before, migrated);
+  assert_int_equal(tl_store_check(s, NULL, NULL), TL_OK);
+  assert_int_equal(sessions_by_uuid(s, before), 1);
+  tl_store_close(s);
+  free(before);
+  free(migrated);
+  if (after < 0) {
+    print_message("bytes a sample not measured: this SQLite has no dbstat table\n");
+    return;
+  }
+  print_message("rows and index entries: %.3f bytes a sample, %.3f in schema version 6\n", after,
+                v6);
+  assert_true(after < 2.98);
+  assert_true(v6 - after > 0.09);
+}
+
 /* Back to schema version 5, facts in host_facts per session, as an older tl
  * wrote them: migration 6 puts them in sets and every session reads the
  * same facts; a merge into a new file keeps them shared; deleting every
@@ -329,6 +451,7 @@ int main(void) {
       cmocka_unit_test(summary_damage_refused),
       cmocka_unit_test_setup_teardown(fleet_is_compact, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(facts_migrate_and_merge, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sessions_compacted, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1208,7 +1208,8 @@ static void three_imported(const fixture *f, char uuid[37]) {
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
   assert_int_equal(
-      sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE label = 'c'", -1, &st, NULL),
+      sqlite3_prepare_v2(db, "SELECT " TL_TEST_UUID_TEXT("uuid") " FROM sessions WHERE label = 'c'",
+                         -1, &st, NULL),
       SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   snprintf(uuid, 37, "%s", (const char *)sqlite3_column_text(st, 0));

@@ -302,11 +302,13 @@ static void file_summaries(const char *path, char *uuid[SUMMARIES], char *hex[SU
   sqlite3 *db;
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(db,
-                                      "SELECT s.uuid, hex(m.data) FROM sessions s LEFT JOIN "
-                                      "session_summaries m ON m.session_id = s.id ORDER BY s.id",
-                                      -1, &st, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(db,
+                         "SELECT " TL_TEST_UUID_TEXT(
+                             "s.uuid") ", hex(m.data) FROM sessions s LEFT JOIN "
+                                       "session_summaries m ON m.session_id = s.id ORDER BY s.id",
+                         -1, &st, NULL),
+      SQLITE_OK);
   for (int i = 0; i < SUMMARIES; i++) {
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     uuid[i] = strdup((const char *)sqlite3_column_text(st, 0));

@@ -1662,8 +1662,10 @@ static void skip_damaged_session(void **state) {
   sqlite3 *db;
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(db, "SELECT uuid FROM sessions WHERE id = 2", -1, &st, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "SELECT " TL_TEST_UUID_TEXT("uuid") " FROM sessions WHERE id = 2", -1,
+                         &st, NULL),
+      SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   char uuid[40];
   snprintf(uuid, sizeof uuid, "%s", (const char *)sqlite3_column_text(st, 0));

@@ -20,6 +20,7 @@
 #include "report_internal.h"
 #include "stats_internal.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_report.h"
 
 /* ======================================================================== */
@@ -323,32 +324,7 @@ static void planted_steps(void **state) {
 /* ======================================================================== */
 /* Through the store                                                         */
 
-typedef struct {
-  char *dir, *db;
-  tl_store *s;
-} fixture;
-
-static int setup(void **state) {
-  /* These tests store hundreds of small sessions; durability is not what
-   * they test, so use memory-backed storage where there is one. */
-  if (access("/dev/shm", W_OK) == 0)
-    setenv("TMPDIR", "/dev/shm", 1);
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir && tl_store_open(&f->s, f->db, 0) == TL_OK ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_store_close(f->s);
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_store fixture;
 
 static int64_t session_counter;
 static const char *session_probe = "settimeout"; /* of the sessions add_session stores */
@@ -379,9 +355,11 @@ static void add_session(fixture *f, const char *label, int64_t delay_ns, const i
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
-  assert_int_equal(
-      sqlite3_prepare_v2(db, "UPDATE sessions SET started_ns = ? WHERE uuid = ?", -1, &st, NULL),
-      SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(
+                       db,
+                       "UPDATE sessions SET started_ns = ? WHERE " TL_TEST_UUID_TEXT("uuid") " = ?",
+                       -1, &st, NULL),
+                   SQLITE_OK);
   sqlite3_bind_int64(st, 1, started_ns);
   sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
   assert_int_equal(sqlite3_step(st), SQLITE_DONE);
@@ -1846,32 +1824,51 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_ci_against_binomial),
       cmocka_unit_test(order_ci_same_ranks_as_reference),
-      cmocka_unit_test_setup_teardown(kept_samples_sorted, setup, teardown),
-      cmocka_unit_test_setup_teardown(kept_part_as_read, setup, teardown),
+      cmocka_unit_test_setup_teardown(kept_samples_sorted, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(kept_part_as_read, tl_test_store_setup,
+                                      tl_test_store_teardown),
       cmocka_unit_test(remainder_as_divided),
-      cmocka_unit_test_setup_teardown(load_with_dist_as_apart, setup, teardown),
+      cmocka_unit_test_setup_teardown(load_with_dist_as_apart, tl_test_store_setup,
+                                      tl_test_store_teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(mann_whitney_long_runs),
       cmocka_unit_test(planted_steps),
-      cmocka_unit_test_setup_teardown(identical_data_claims_nothing, setup, teardown),
-      cmocka_unit_test_setup_teardown(microseconds_keep_their_digits, setup, teardown),
-      cmocka_unit_test_setup_teardown(shifted_data_found_and_covered, setup, teardown),
-      cmocka_unit_test_setup_teardown(order_interval_is_the_sorted_samples, setup, teardown),
-      cmocka_unit_test_setup_teardown(too_few_samples_warned, setup, teardown),
-      cmocka_unit_test_setup_teardown(planted_step_found_on_its_date, setup, teardown),
-      cmocka_unit_test_setup_teardown(session_spread_reported, setup, teardown),
-      cmocka_unit_test_setup_teardown(empty_and_short_sessions, setup, teardown),
-      cmocka_unit_test_setup_teardown(regression_check, setup, teardown),
-      cmocka_unit_test_setup_teardown(check_compares_lateness, setup, teardown),
-      cmocka_unit_test_setup_teardown(large_groups_and_determinism, setup, teardown),
-      cmocka_unit_test_setup_teardown(session_bootstrap_as_searched, setup, teardown),
-      cmocka_unit_test_setup_teardown(reservoir_keeps_every_position_alike, setup, teardown),
-      cmocka_unit_test_setup_teardown(intervals_cover_the_truth, setup, teardown),
-      cmocka_unit_test_setup_teardown(twins_drifting_claim_little, setup, teardown),
-      cmocka_unit_test_setup_teardown(baseline_table_rests_on_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(identical_data_claims_nothing, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(microseconds_keep_their_digits, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(shifted_data_found_and_covered, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(order_interval_is_the_sorted_samples, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(too_few_samples_warned, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(planted_step_found_on_its_date, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(session_spread_reported, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(empty_and_short_sessions, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(regression_check, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(check_compares_lateness, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(large_groups_and_determinism, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(session_bootstrap_as_searched, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(reservoir_keeps_every_position_alike, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(intervals_cover_the_truth, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(twins_drifting_claim_little, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(baseline_table_rests_on_sessions, tl_test_store_setup,
+                                      tl_test_store_teardown),
       cmocka_unit_test(group_intervals_at_every_size),
-      cmocka_unit_test_setup_teardown(hostile_text, setup, teardown),
-      cmocka_unit_test_setup_teardown(golden_page, setup, teardown),
+      cmocka_unit_test_setup_teardown(hostile_text, tl_test_store_setup, tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(golden_page, tl_test_store_setup, tl_test_store_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

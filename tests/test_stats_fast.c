@@ -133,30 +133,7 @@ static void steps_as_found_directly(void **state) {
 /* ======================================================================== */
 /* Through the store                                                         */
 
-typedef struct {
-  char *dir, *db;
-  tl_store *s;
-} fixture;
-
-static int setup(void **state) {
-  if (access("/dev/shm", W_OK) == 0)
-    setenv("TMPDIR", "/dev/shm", 1);
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = tl_test_tmpdir();
-  f->db = tl_test_path(f->dir, "tl.db");
-  *state = f;
-  return f->dir && tl_store_open(&f->s, f->db, 0) == TL_OK ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  tl_store_close(f->s);
-  tl_test_rmdir(f->dir);
-  free(f->dir);
-  free(f->db);
-  free(f);
-  return 0;
-}
+typedef tl_test_store fixture;
 
 static void add_session(fixture *f, const char *label, int64_t delay_ns, const int64_t *v,
                         size_t n) {
@@ -246,7 +223,8 @@ int main(void) {
       cmocka_unit_test(t_quantile_below_as_worked_out),
       cmocka_unit_test(t_quantile_as_bisected),
       cmocka_unit_test(steps_as_found_directly),
-      cmocka_unit_test_setup_teardown(pairs_found_as_scanned, setup, teardown),
+      cmocka_unit_test_setup_teardown(pairs_found_as_scanned, tl_test_store_setup,
+                                      tl_test_store_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

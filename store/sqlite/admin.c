@@ -43,7 +43,7 @@ int tl__sqlite_delete(tl_store *s, const char *uuid) {
   if (rc != SQLITE_OK) {
     err = tl__store_sqlfail(s, rc, doing);
   } else {
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    tl__bind_uuid(st, 1, uuid);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
       id = sqlite3_column_int64(st, 0);

@@ -25,11 +25,18 @@ static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i) {
                             t ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
+/* Column i's UUID as text (uuid.c), in the pool; NULL when out of memory. */
+static char *pool_uuid(tl_strpool *pool, sqlite3_stmt *st, int i) {
+  char buf[37];
+  const char *t = tl__column_uuid(st, i, buf);
+  return tl_strpool_get_len(pool, t, strlen(t));
+}
+
 /* The session of the row at st, its strings in pool; 0 when out of memory. */
 static int read_session(sqlite3_stmt *st, tl_strpool *pool, tl_session *x) {
   x->id = sqlite3_column_int64(st, 0);
-  x->uuid = pool_col(pool, st, 1);
-  x->run_uuid = pool_col(pool, st, 2);
+  x->uuid = pool_uuid(pool, st, 1);
+  x->run_uuid = pool_uuid(pool, st, 2);
   x->label = pool_col(pool, st, 3);
   x->probe = pool_col(pool, st, 4);
   x->hostname = pool_col(pool, st, 5);
@@ -155,8 +162,9 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
     tl__block_run run = {.id = ids[i], .uuid = uuid, .recorded = -1};
     while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
       if (run.recorded < 0) {
-        const unsigned char *u = sqlite3_column_text(st, 0);
-        snprintf(uuid, sizeof uuid, "%s", u ? (const char *)u : "?");
+        char buf[37];
+        const char *u = tl__column_uuid(st, 0, buf);
+        snprintf(uuid, sizeof uuid, "%s", *u ? u : "?");
         run.recorded = sqlite3_column_int64(st, 1);
       }
       if (sqlite3_column_type(st, 2) == SQLITE_NULL)
@@ -401,10 +409,11 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
                           "AND NOT EXISTS (SELECT 1 FROM fact_sets f WHERE f.host_id = s.host_id "
                           "AND f.id = s.fact_set_id)",
                           -1, &st, NULL);
+  char uuid[37];
   if (rc == SQLITE_OK) {
     while (sqlite3_step(st) == SQLITE_ROW)
       PROBLEM("session %.36s: its host facts (fact set %lld of its host) are missing",
-              sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1));
+              tl__column_uuid(st, 0, uuid), (long long)sqlite3_column_int64(st, 1));
     sqlite3_finalize(st);
   }
 
@@ -448,7 +457,7 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
                            sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 2),
                            tl__stale_ns()))
         PROBLEM("session %s: its collector is gone, but it could not be marked 'interrupted': %s",
-                sqlite3_column_text(st, 0), why);
+                tl__column_uuid(st, 0, uuid), why);
     sqlite3_finalize(st);
     s->errmsg[0] = '\0';
   }
@@ -467,7 +476,7 @@ int tl__sqlite_has_session(tl_store *s, const char *uuid, int *has) {
   int rc =
       sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT 1 FROM sessions WHERE uuid = ?", -1, &st, NULL);
   if (rc == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    tl__bind_uuid(st, 1, uuid);
     rc = sqlite3_step(st);
     *has = rc == SQLITE_ROW;
   }

@@ -36,6 +36,14 @@ int tl__sqlite_readonly_sidecar(const char *path, char *buf, size_t len);
 const char *tl__sqlite_special_kind(mode_t mode);
 extern const char tl__sqlite_sidecar_hint[];
 
+/* uuid.c: a session's UUID and its run's as stored (16 bytes when tl made
+ * them, else text). Binds text as stored, with its own copy; the text of
+ * column i (buf when it was stored as bytes; "" for NULL), valid until the
+ * next step; tl_uuid_blob(text), for the migration, the stored form. */
+int tl__bind_uuid(sqlite3_stmt *st, int i, const char *text);
+const char *tl__column_uuid(sqlite3_stmt *st, int i, char buf[37]);
+void tl__uuid_blob_fn(sqlite3_context *cx, int argc, sqlite3_value **argv);
+
 /* The entries of tl__sqlite_ops (ops.c), by the file that holds them. */
 /* store.c: opening, closing, stale sessions */
 int tl__sqlite_open(const tl_store_ops *self, tl_store **out, const char *path, int flags);

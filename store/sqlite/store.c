@@ -128,7 +128,10 @@ static int migrate(tl_store *s, int from) {
                               block_upgrade_fn, NULL, NULL) == SQLITE_OK &&
               sqlite3_create_function(tl__sqlite_db(s), "tl_session_summary", 1,
                                       SQLITE_UTF8 | SQLITE_DIRECTONLY, &sctx, session_summary_fn,
-                                      NULL, NULL) == SQLITE_OK
+                                      NULL, NULL) == SQLITE_OK &&
+              sqlite3_create_function(tl__sqlite_db(s), "tl_uuid_blob", 1,
+                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                      tl__uuid_blob_fn, NULL, NULL) == SQLITE_OK
           ? TL_OK
           : tl__store_sqlfail(s, sqlite3_errcode(tl__sqlite_db(s)), "starting the schema upgrade");
   if (rc == TL_OK)

@@ -74,9 +74,10 @@ int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summ
     sqlite3_bind_int64(st, 1, ids[i]);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-      const unsigned char *u = sqlite3_column_text(st, 0);
-      err = fn(ctx, i, u ? (const char *)u : "?", sqlite3_column_int64(st, 1),
-               sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+      char buf[37];
+      const char *u = tl__column_uuid(st, 0, buf);
+      err = fn(ctx, i, *u ? u : "?", sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 2),
+               (size_t)sqlite3_column_bytes(st, 2));
     } else if (rc == SQLITE_DONE) {
       err = fn(ctx, i, "?", -1, NULL, 0);
     } else {

@@ -138,8 +138,8 @@ int tl__session_insert(tl_store *s, const tl_session_spec *spec, const char *sta
     if (rc != SQLITE_OK) {
       err = tl__store_sqlfail(s, rc, "starting a session");
     } else {
-      bind_text(st, 1, uuid_out);
-      bind_text(st, 2, spec->run_uuid);
+      tl__bind_uuid(st, 1, uuid_out);
+      tl__bind_uuid(st, 2, spec->run_uuid);
       sqlite3_bind_int64(st, 3, host_id);
       bind_text(st, 4, spec->label);
       bind_text(st, 5, spec->probe);
