@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "report_internal.h"
 
@@ -152,14 +153,21 @@ const char *tl_report_args_check(tl_report_args *a, char *why, size_t whylen) {
   return NULL;
 }
 
-/* One making of what a asks for: the page into memory (buf, len), or the
- * site. With --skip-damaged it may be made again (tl_report_skipping_damaged). */
+/* One making of what a asks for: the page, or the site. With
+ * --skip-damaged it may be made again (tl_report_skipping_damaged). The
+ * page is written as it is made, never held whole in memory: with -o into
+ * a temporary file beside its place (file), for standard output into a
+ * scratch file copied out once the page is whole, so that a failure prints
+ * nothing (or, where no scratch file can be made, into memory: buf). */
 typedef struct {
   tl_store *store;
   const tl_report_args *a;
   tl_page_opts page; /* a->page, with the sessions left out */
-  char *buf;
+  FILE *out;         /* where the page is being made, or NULL */
+  tl_report_file *file;
+  char *buf; /* the page in memory (in_memory) */
   size_t len;
+  int in_memory;
   char *err;
   size_t errlen;
   tl_chart_files charts; /* a Markdown page's charts, written beside it (-o) */
@@ -172,16 +180,72 @@ static int make_site(void *arg) {
   return tl_site_write(m->store, &a->compare, &m->page, a->site, a->force, NULL, m->err, m->errlen);
 }
 
-/* The page of the comparison a asks for, made in memory first so that a
- * failure writes nothing. */
+/* A file in $TMPDIR (or /tmp) that no name reaches, or NULL. */
+static FILE *scratch_open(void) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s/tlreport-XXXXXX", dir && *dir ? dir : "/tmp") >=
+      (int)sizeof path)
+    return NULL;
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return NULL;
+  unlink(path);
+  FILE *f = fdopen(fd, "w+");
+  if (!f)
+    close(fd);
+  return f;
+}
+
+/* Drops what a making before wrote of the page. */
+static void page_drop(making *m) {
+  if (m->out && !m->file)
+    fclose(m->out);
+  tl_report_file_discard(m->file);
+  m->out = NULL;
+  m->file = NULL;
+  free(m->buf);
+  m->buf = NULL;
+  m->len = 0;
+  m->in_memory = 0;
+}
+
+/* Where the page is made: a->output's temporary file, else a scratch file,
+ * else memory. */
+static int page_open(making *m) {
+  if (m->file)
+    return tl_report_file_restart(m->file)
+               ? tl_fail(m->err, m->errlen, TL_EIO, "%s: %s", m->a->output, strerror(errno))
+               : TL_OK;
+  if (m->a->output) {
+    m->file = tl_report_file_open(m->a->output, m->a->force, &m->out, m->err, m->errlen);
+    return m->file ? TL_OK : TL_EIO;
+  }
+  page_drop(m);
+  m->out = scratch_open();
+  if (!m->out)
+    m->in_memory = (m->out = open_memstream(&m->buf, &m->len)) != NULL;
+  return m->out ? TL_OK : tl_fail(m->err, m->errlen, TL_ENOMEM, "out of memory");
+}
+
+/* TL_OK when every byte of the page so far reached its file; otherwise the
+ * failure with its reason (a full disk is no fault of the page). */
+static int page_written(making *m) {
+  errno = 0;
+  if (fflush(m->out) == 0 && !ferror(m->out))
+    return TL_OK;
+  int e = errno ? errno : EIO;
+  return tl_fail(m->err, m->errlen, e == ENOSPC ? TL_EFULL : TL_EIO, "writing %s failed: %s",
+                 m->a->output ? m->a->output : "the page to a temporary file", strerror(e));
+}
+
+/* The page of the comparison a asks for, written as it is made where
+ * nothing shows it until it is whole. */
 static int make_page(void *arg) {
   making *m = arg;
   tl_comparison cmp;
   tl_stats stats;
   memset(&stats, 0, sizeof stats);
-  free(m->buf);
-  m->buf = NULL;
-  m->len = 0;
   tl_chart_files_free(&m->charts);
   int rc = tl_compare(m->store, &m->a->compare, &cmp, m->err, m->errlen);
   if (rc)
@@ -195,14 +259,14 @@ static int make_page(void *arg) {
   page.stats = &stats;
   if (page.format == TL_FORMAT_MD && m->a->output)
     page.charts = &m->charts;
-  FILE *mem = rc ? NULL : open_memstream(&m->buf, &m->len);
-  if (!rc && !mem)
-    rc = tl_fail(m->err, m->errlen, TL_ENOMEM, "out of memory");
-  if (mem) {
-    rc = tl_render(&cmp, &page, mem);
-    if (fclose(mem) != 0 && rc == TL_OK)
-      rc = TL_EIO;
-    if (rc)
+  if (!rc)
+    rc = page_open(m);
+  if (!rc) {
+    rc = tl_render(&cmp, &page, m->out);
+    int written = page_written(m);
+    if (written)
+      rc = written;
+    else if (rc)
       tl_fail(m->err, m->errlen, rc, "making the page failed: %s", tl_strerror(rc));
   }
   tl_stats_free(&stats);
@@ -210,11 +274,32 @@ static int make_page(void *arg) {
   return rc;
 }
 
+/* The page, made whole, to out. */
+static int copy_out(making *m, FILE *out) {
+  if (m->in_memory) {
+    fclose(m->out);
+    m->out = NULL;
+    m->in_memory = 0;
+    if (fwrite(m->buf, 1, m->len, out) != m->len)
+      return tl_fail(m->err, m->errlen, tl_write_failed(out, errno), "writing the report failed");
+    return TL_OK;
+  }
+  char chunk[1 << 16];
+  size_t n;
+  rewind(m->out);
+  while ((n = fread(chunk, 1, sizeof chunk, m->out)) > 0)
+    if (fwrite(chunk, 1, n, out) != n)
+      return tl_fail(m->err, m->errlen, tl_write_failed(out, errno), "writing the report failed");
+  if (ferror(m->out))
+    return tl_fail(m->err, m->errlen, TL_EIO, "reading the page back failed: %s", strerror(errno));
+  return TL_OK;
+}
+
 /* The page or the site, then the page to a->output or out. */
 static int write_report(tl_store *store, const tl_report_args *a, FILE *out, char *err,
                         size_t errlen) {
   tl_left_out_list left = {NULL, 0};
-  making m = {store, a, a->page, NULL, 0, err, errlen, {NULL, NULL, 0}, ""};
+  making m = {store, a, a->page, NULL, NULL, NULL, 0, 0, err, errlen, {NULL, NULL, 0}, ""};
   m.page.left_out = &left;
   if (a->output) {
     /* page.md's charts are page-1.svg ... beside it. */
@@ -228,13 +313,14 @@ static int write_report(tl_store *store, const tl_report_args *a, FILE *out, cha
   int (*make)(void *) = a->site ? make_site : make_page;
   int rc =
       a->skip_damaged ? tl_report_skipping_damaged(store, make, &m, &left, err, errlen) : make(&m);
-  if (!rc && a->output && m.charts.count)
-    rc = tl_report_write_page_and_charts(a->output, m.buf, m.len, &m.charts, a->force, err, errlen);
-  else if (!rc && a->output)
-    rc = tl_report_write_file(a->output, m.buf, m.len, a->force, err, errlen);
-  else if (!rc && !a->site && fwrite(m.buf, 1, m.len, out) != m.len)
-    rc = tl_fail(err, errlen, tl_write_failed(out, errno), "writing the report failed");
-  free(m.buf);
+  if (!rc && m.file) {
+    rc = tl_report_file_place(m.file, &m.charts, err, errlen);
+    m.file = NULL;
+    m.out = NULL;
+  } else if (!rc && !a->site) {
+    rc = copy_out(&m, out);
+  }
+  page_drop(&m);
   tl_chart_files_free(&m.charts);
   tl_left_out_free(&left);
   return rc;

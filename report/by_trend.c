@@ -115,9 +115,12 @@ static size_t trend_rows(const tl_comparison *c, const tl__by *by, int axis, con
   size_t n = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
-    const tl_dist *d = &c->details[i].dist;
-    if ((in && !in[i]) || strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns || !d->count)
+    if ((in && !in[i]) || strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns ||
+        !c->details[i].count)
       continue;
+    tl_dist own;
+    const tl_dist *d = &own;
+    tl__session_dist(&c->details[i], 0, 3, &own);
     int k90 = tl__pct_index(d, tl__by_trend_pcts[0]), k99 = tl__pct_index(d, tl__by_trend_pcts[1]);
     char name[96];
     double x;

@@ -63,6 +63,7 @@ void tl_comparison_free(tl_comparison *c) {
     free(c->details[i].tags);
   }
   free(c->details);
+  free(c->detail_values);
   free(c->causes);
   free(c->counters);
   tl_strings_free(c->labels, c->label_count);
@@ -235,13 +236,15 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
       tl__kept_values(*kept, ci_rank, ci_val, nci);
     size_t from = 0;
     for (size_t i = 0; i < g->session_count; i++) {
-      size_t k = (size_t)tl__session_index(c, g->session_ids[i], &from);
-      int64_t v[3 + TL_MAX_PCTS];
+      tl_session_detail *x = &c->details[tl__session_index(c, g->session_ids[i], &from)];
       for (size_t j = 0; j < 3 + np; j++)
-        v[j] = tl_sweep_session_value(w, i, j);
+        x->pct_ns[j] = tl_sweep_session_value(w, i, j);
       tl_sweep_dist(w, i, &d);
-      c->details[k].dist = with_pcts(&d, own, v, 3);
-      c->details[k].at_pcts = with_pcts(&d, pcts, v + 3, np);
+      x->count = d.count;
+      x->min_ns = d.min_ns;
+      x->max_ns = d.max_ns;
+      x->mean_ns = d.mean_ns;
+      x->stddev_ns = d.stddev_ns;
     }
   }
   tl_sweep_close(w);
@@ -291,6 +294,26 @@ static int session_details(tl_store *store, tl_comparison *c, char **orig) {
     if (rc)
       return rc;
   }
+  return TL_OK;
+}
+
+/* Room for every session's own percentiles: 50, 90 and 99, then pcts[0..np),
+ * shared, then each session's values at them, in one block. */
+static int detail_values(tl_comparison *c, const double *pcts, size_t np) {
+  size_t n = 3 + np, ns = c->sessions.count;
+  double *at = malloc(n * sizeof *at + ns * n * sizeof(int64_t));
+  if (!at)
+    return TL_ENOMEM;
+  memcpy(at, (const double[]){50, 90, 99}, 3 * sizeof *at);
+  memcpy(at + 3, pcts, np * sizeof *pcts);
+  int64_t *v = (int64_t *)(at + n);
+  for (size_t i = 0; i < ns; i++) {
+    c->details[i].pct_count = n;
+    c->details[i].pcts = at;
+    c->details[i].pct_ns = v + i * n;
+    memset(c->details[i].pct_ns, 0, n * sizeof *v);
+  }
+  c->detail_values = at;
   return TL_OK;
 }
 
@@ -537,6 +560,8 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
       tl_comparison_free(out);
       return tl_fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
     }
+  if (detail_values(out, pcts, np))
+    goto oom;
   size_t budget = KEPT_BUDGET;
   for (size_t i = 0; i < out->group_count && !rc; i++)
     rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i]);

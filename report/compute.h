@@ -22,6 +22,10 @@
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);
 /* Whether groups a and b have the same probe and delay (stats.c). */
 int tl__same_block(const tl_group *a, const tl_group *b);
+/* The distribution of session detail d at its percentiles [first,
+ * first + n): (d, 0, 3) its own p50, p90 and p99, (d, 3, d->pct_count - 3)
+ * its values at the groups' percentiles. */
+void tl__session_dist(const tl_session_detail *d, size_t first, size_t n, tl_dist *out);
 /* The index of percentile p among d's, or -1. */
 int tl__pct_index(const tl_dist *d, double p);
 /* The group of label, probe and delay in c, or NULL. */

@@ -251,7 +251,7 @@ const char *tl__table_cell(const tl__table *t, size_t row, size_t col) {
   return i < t->n ? t->text[i] : "";
 }
 
-static void write_md(const tl__table *t, FILE *out) {
+static void md_head(const tl__table *t, FILE *out) {
   fputc('|', out);
   for (size_t c = 0; c < t->cols; c++) {
     fputc(' ', out);
@@ -262,6 +262,9 @@ static void write_md(const tl__table *t, FILE *out) {
   for (size_t c = 0; c < t->cols; c++)
     fputs(t->align[c] == 'r' ? "--:|" : "---|", out);
   fputc('\n', out);
+}
+
+static void md_cells(const tl__table *t, FILE *out) {
   for (size_t i = 0; i < t->n; i++) {
     if (i % t->cols == 0)
       fputc('|', out);
@@ -279,7 +282,6 @@ static void write_md(const tl__table *t, FILE *out) {
     if (i % t->cols == t->cols - 1)
       fputc('\n', out);
   }
-  fputc('\n', out);
 }
 
 /* Tables of TL__FOLD_COLS columns or more fold on a phone: each row a
@@ -288,7 +290,7 @@ static void write_md(const tl__table *t, FILE *out) {
  * and its percentiles read without scrolling sideways. */
 enum { TL__FOLD_COLS = 3 };
 
-static void write_html(const tl__table *t, FILE *out) {
+static void html_head(const tl__table *t, FILE *out) {
   fputs(t->cols >= TL__FOLD_COLS ? "<div class=\"scroll fold\"><table>\n<thead><tr>"
                                  : "<div class=\"scroll\"><table>\n<thead><tr>",
         out);
@@ -298,6 +300,9 @@ static void write_html(const tl__table *t, FILE *out) {
     fputs("</th>", out);
   }
   fputs("</tr></thead>\n<tbody>\n", out);
+}
+
+static void html_cells(const tl__table *t, FILE *out) {
   for (size_t i = 0; i < t->n; i++) {
     size_t c = i % t->cols;
     if (c == 0)
@@ -328,16 +333,35 @@ static void write_html(const tl__table *t, FILE *out) {
     if (c == t->cols - 1)
       fputs("</tr>\n", out);
   }
-  fputs("</tbody>\n</table></div>\n", out);
+}
+
+void tl__table_write_head(const tl__table *t, tl_format format, FILE *out) {
+  (format == TL_FORMAT_HTML ? html_head : md_head)(t, out);
+}
+
+int tl__table_write_rows(tl__table *t, tl_format format, FILE *out) {
+  if (t->oom)
+    return TL_ENOMEM;
+  (format == TL_FORMAT_HTML ? html_cells : md_cells)(t, out);
+  for (size_t i = 0; i < t->n; i++) {
+    free(t->text[i]);
+    free(t->href[i]);
+  }
+  t->n = 0;
+  return TL_OK;
+}
+
+void tl__table_write_foot(const tl__table *t, tl_format format, FILE *out) {
+  (void)t;
+  fputs(format == TL_FORMAT_HTML ? "</tbody>\n</table></div>\n" : "\n", out);
 }
 
 int tl__table_write(const tl__table *t, tl_format format, FILE *out) {
   if (t->oom)
     return TL_ENOMEM;
-  if (format == TL_FORMAT_HTML)
-    write_html(t, out);
-  else
-    write_md(t, out);
+  tl__table_write_head(t, format, out);
+  (format == TL_FORMAT_HTML ? html_cells : md_cells)(t, out);
+  tl__table_write_foot(t, format, out);
   return TL_OK;
 }
 

@@ -297,7 +297,9 @@ static void json_session(FILE *o, const tl_comparison *c, size_t i) {
   fputs(",\n   \"facts\": ", o);
   rows(o, d->facts, d->fact_count);
   fputs(",\n   \"distribution\": ", o);
-  dist(o, &d->dist, "  ");
+  tl_dist own;
+  tl__session_dist(d, 0, 3, &own);
+  dist(o, &own, "  ");
   tl__causes_session_json(o, c, i);
   fputc('}', o);
 }

@@ -729,13 +729,11 @@ int tl__sset_values_at_ranks(tl_store *store, const tl__sset *x, const int64_t *
 
 /* The value at pct among those the comparison computed for the session. */
 static int known_value(const tl_session_detail *d, double pct, int64_t *out) {
-  const tl_dist *ds[] = {&d->dist, &d->at_pcts};
-  for (size_t i = 0; i < 2; i++)
-    for (size_t k = 0; k < ds[i]->pct_count; k++)
-      if (ds[i]->pcts[k] == pct) {
-        *out = ds[i]->pct_ns[k];
-        return 1;
-      }
+  for (size_t k = 0; k < d->pct_count; k++)
+    if (d->pcts[k] == pct) {
+      *out = d->pct_ns[k];
+      return 1;
+    }
   return 0;
 }
 

@@ -80,3 +80,16 @@ int tl__pct_index(const tl_dist *d, double p) {
       return (int)i;
   return -1;
 }
+
+void tl__session_dist(const tl_session_detail *d, size_t first, size_t n, tl_dist *out) {
+  memset(out, 0, sizeof *out);
+  out->count = d->count;
+  out->min_ns = d->min_ns;
+  out->max_ns = d->max_ns;
+  out->mean_ns = d->mean_ns;
+  out->stddev_ns = d->stddev_ns;
+  for (size_t k = first; k < first + n && k < d->pct_count && out->pct_count < TL_MAX_PCTS; k++) {
+    out->pcts[out->pct_count] = d->pcts[k];
+    out->pct_ns[out->pct_count++] = d->pct_ns[k];
+  }
+}

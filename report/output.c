@@ -37,7 +37,7 @@ static int errf(char *err, size_t errlen, int code, const char *what, const char
  * the umask. */
 #define NEW_FILE ((mode_t)-1)
 
-/* Whether name inside dirfd may be replaced (see tl_report_write_file);
+/* Whether name inside dirfd may be replaced (see tl_report_file_open);
  * *mode receives the permissions the new file gets: those of the file it
  * replaces when that file is the user's own, so that a private page stays
  * private, or NEW_FILE (another user's mode, a world-writable 0666 say, is
@@ -76,11 +76,11 @@ static int check_target(int dirfd, const char *name, const char *shown, int forc
   return TL_OK;
 }
 
-/* Writes data to a new temporary file in dirfd, named in tmp, synced and
- * closed, with the given mode (NEW_FILE: 0644 less the umask). On failure
- * nothing is left behind and err says why. */
-static int write_temp(int dirfd, const char *shown, const char *data, size_t len, mode_t mode,
-                      char tmp[64], char *err, size_t errlen) {
+/* Opens a new temporary file in dirfd, named in tmp, with the given mode
+ * (NEW_FILE: 0644 less the umask), for a page to be written into as it is
+ * made. NULL with err set (and *rc the error) when it cannot be made. */
+static FILE *temp_open(int dirfd, const char *shown, mode_t mode, char tmp[64], int *rc, char *err,
+                       size_t errlen) {
   int fd = -1;
   for (unsigned i = 0; i < 1000 && fd < 0; i++) {
     snprintf(tmp, 64, ".tl-report-%ld-%u.tmp", (long)getpid(), i);
@@ -91,38 +91,55 @@ static int write_temp(int dirfd, const char *shown, const char *data, size_t len
   }
   if (fd < 0) {
     snprintf(err, errlen, "cannot write beside %s: %s", shown, strerror(errno));
-    return errno == EACCES || errno == EPERM ? TL_EPERM : TL_EIO;
+    *rc = errno == EACCES || errno == EPERM ? TL_EPERM : TL_EIO;
+    return NULL;
   }
-  size_t done = 0;
-  int rc = TL_OK, saved = 0;
-  if (mode != NEW_FILE && fchmod(fd, mode) != 0) { /* exactly the old mode, whatever the umask */
-    rc = TL_EIO;
-    saved = errno;
-  }
-  while (rc == TL_OK && done < len) {
-    ssize_t w = write(fd, data + done, len - done);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      saved = w < 0 ? errno : ENOSPC;
-      rc = saved == ENOSPC ? TL_EFULL : TL_EIO;
-      break;
-    }
-    done += (size_t)w;
-  }
-  if (rc == TL_OK && fsync(fd) != 0) {
-    rc = TL_EIO;
-    saved = errno;
-  }
-  if (close(fd) != 0 && rc == TL_OK) {
-    rc = TL_EIO;
-    saved = errno;
-  }
-  if (rc) {
+  FILE *f = NULL; /* exactly the old mode, whatever the umask */
+  if (mode == NEW_FILE || fchmod(fd, mode) == 0)
+    f = fdopen(fd, "w");
+  if (!f) {
+    snprintf(err, errlen, "writing %s failed: %s", shown, strerror(errno));
+    close(fd);
     unlinkat(dirfd, tmp, 0);
-    snprintf(err, errlen, "writing %s failed: %s", shown, strerror(saved));
+    *rc = TL_EIO;
   }
-  return rc;
+  return f;
+}
+
+/* Ends the temporary file f of temp_open: flushed, synced and closed, or,
+ * when rc (the making's result) or any of that fails, removed. Returns rc
+ * or the failure, with err set for the latter. */
+static int temp_close(int dirfd, FILE *f, const char *tmp, const char *shown, int rc, char *err,
+                      size_t errlen) {
+  int saved = 0, failed = rc;
+  errno = 0;
+  int flushed = fflush(f) == 0 && !ferror(f), why = errno ? errno : EIO;
+  if (!failed && !flushed)
+    failed = saved = why;
+  if (!failed && fsync(fileno(f)) != 0)
+    failed = saved = errno;
+  if (fclose(f) != 0 && !failed)
+    failed = saved = errno;
+  if (!failed)
+    return TL_OK;
+  unlinkat(dirfd, tmp, 0);
+  if (rc)
+    return rc;
+  snprintf(err, errlen, "writing %s failed: %s", shown, strerror(saved));
+  return saved == ENOSPC ? TL_EFULL : TL_EIO;
+}
+
+/* Writes data to a new temporary file in dirfd, named in tmp, synced and
+ * closed, with the given mode. On failure nothing is left behind and err
+ * says why. */
+static int write_temp(int dirfd, const char *shown, const char *data, size_t len, mode_t mode,
+                      char tmp[64], char *err, size_t errlen) {
+  int rc = TL_OK;
+  FILE *f = temp_open(dirfd, shown, mode, tmp, &rc, err, errlen);
+  if (!f)
+    return rc;
+  fwrite(data, 1, len, f);
+  return temp_close(dirfd, f, tmp, shown, TL_OK, err, errlen);
 }
 
 /* Moves the written temporary file over name. */
@@ -171,19 +188,6 @@ static int open_folder(const char *dir, char *err, size_t errlen) {
   return fd;
 }
 
-/* Writes data to name inside the open folder dirfd (see tl_report_write_file). */
-static int write_at(int dirfd, const char *name, const char *shown, const char *data, size_t len,
-                    int force, char *err, size_t errlen) {
-  mode_t mode;
-  char tmp[64];
-  int rc = check_target(dirfd, name, shown, force, &mode, err, errlen);
-  if (!rc)
-    rc = write_temp(dirfd, shown, data, len, mode, tmp, err, errlen);
-  if (!rc)
-    rc = put_in_place(dirfd, tmp, name, shown, err, errlen);
-  return rc;
-}
-
 /* Splits path into its folder (into dir) and its file name (*name, inside
  * path); TL_EINVAL with err set when path names no file or is too long. */
 static int split_path(const char *path, char *dir, size_t dirlen, const char **name, char *err,
@@ -218,35 +222,65 @@ static int open_folder_of(const char *path, char dir[4096], const char **name, i
   return dirfd;
 }
 
-int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
-                         size_t errlen) {
+/* ------------------------------------------------------------------------ */
+/* A page written as it is made, with its charts                             */
+
+/* The page goes to a temporary file beside path while it is made, so that
+ * memory does not hold it; its charts are then written as the site's are:
+ * every name checked first (a refusal writes nothing), each file to a
+ * temporary beside its place, and only then renamed into place, the page
+ * last, so that it never links a chart that is not there. */
+struct tl_report_file {
+  int dirfd;
   char dir[4096];
-  const char *name;
-  int rc, dirfd = open_folder_of(path, dir, &name, &rc, err, errlen);
-  if (dirfd < 0)
-    return rc;
-  rc = write_at(dirfd, name, path, data, len, force, err, errlen);
-  close(dirfd);
-  return rc;
+  const char *path, *name; /* name inside path */
+  mode_t mode;
+  char tmp[64];
+  FILE *out;
+  int force;
+};
+
+tl_report_file *tl_report_file_open(const char *path, int force, FILE **out, char *err,
+                                    size_t errlen) {
+  tl_report_file *f = calloc(1, sizeof *f);
+  if (!f) {
+    errf(err, errlen, TL_ENOMEM, "could not be written (out of memory)", path);
+    return NULL;
+  }
+  int rc;
+  f->path = path;
+  f->force = force;
+  f->dirfd = open_folder_of(path, f->dir, &f->name, &rc, err, errlen);
+  if (f->dirfd >= 0 && !check_target(f->dirfd, f->name, path, force, &f->mode, err, errlen))
+    f->out = temp_open(f->dirfd, path, f->mode, f->tmp, &rc, err, errlen);
+  if (!f->out) {
+    if (f->dirfd >= 0)
+      close(f->dirfd);
+    free(f);
+    return NULL;
+  }
+  *out = f->out;
+  return f;
 }
 
-/* ------------------------------------------------------------------------ */
-/* A Markdown page with its charts                                           */
+int tl_report_file_restart(tl_report_file *f) {
+  if (fflush(f->out) != 0 || ftruncate(fileno(f->out), 0) != 0)
+    return TL_EIO;
+  rewind(f->out);
+  return TL_OK;
+}
 
-/* The page and its chart files go in as the site does: every name is
- * checked first (a refusal writes nothing), each file is written to a
- * temporary beside its place, and only then are they renamed into place,
- * the page last, so that it never links a chart that is not there. */
+/* The chart files of a page into their temporary files, then in place. */
 typedef struct {
   const char *name, *data;
   size_t len;
   mode_t mode;
   char tmp[64];
   int written;
-} md_file;
+} chart_file;
 
-static int place_md_files(int dirfd, const char *folder, md_file *files, size_t n, int force,
-                          char *err, size_t errlen) {
+static int place_charts(int dirfd, const char *folder, chart_file *files, size_t n, int force,
+                        char *err, size_t errlen) {
   int rc = TL_OK;
   char shown[4200];
   for (size_t i = 0; i < n && !rc; i++) {
@@ -270,29 +304,41 @@ static int place_md_files(int dirfd, const char *folder, md_file *files, size_t 
   return rc;
 }
 
-int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
-                                    const tl_chart_files *charts, int force, char *err,
-                                    size_t errlen) {
-  char dir[4096];
-  const char *name;
-  int rc, dirfd = open_folder_of(path, dir, &name, &rc, err, errlen);
-  if (dirfd < 0)
-    return rc;
-  size_t n = charts ? charts->count : 0;
-  md_file *files = calloc(n + 1, sizeof *files);
-  if (!files) {
-    close(dirfd);
-    return errf(err, errlen, TL_ENOMEM, "could not be written (out of memory)", path);
+int tl_report_file_place(tl_report_file *f, const tl_chart_files *charts, char *err,
+                         size_t errlen) {
+  int rc = temp_close(f->dirfd, f->out, f->tmp, f->path, TL_OK, err, errlen);
+  size_t n = charts && !rc ? charts->count : 0;
+  chart_file *files = n ? calloc(n, sizeof *files) : NULL;
+  if (n && !files)
+    rc = errf(err, errlen, TL_ENOMEM, "could not be written (out of memory)", f->path);
+  for (size_t i = 0; files && i < n; i++) {
+    files[i].name = charts->items[i].name;
+    files[i].data = charts->items[i].data;
+    files[i].len = charts->items[i].len;
   }
-  for (size_t i = 0; i <= n; i++) {
-    files[i].name = i < n ? charts->items[i].name : name;
-    files[i].data = i < n ? charts->items[i].data : data;
-    files[i].len = i < n ? charts->items[i].len : len;
-  }
-  rc = place_md_files(dirfd, dir, files, n + 1, force, err, errlen);
-  close(dirfd);
+  if (!rc && n)
+    rc = place_charts(f->dirfd, f->dir, files, n, f->force, err, errlen);
+  /* What is there may have changed while the page was made. */
+  mode_t mode;
+  if (!rc)
+    rc = check_target(f->dirfd, f->name, f->path, f->force, &mode, err, errlen);
+  if (!rc)
+    rc = put_in_place(f->dirfd, f->tmp, f->name, f->path, err, errlen);
+  else
+    unlinkat(f->dirfd, f->tmp, 0);
+  close(f->dirfd);
   free(files);
+  free(f);
   return rc;
+}
+
+void tl_report_file_discard(tl_report_file *f) {
+  if (!f)
+    return;
+  fclose(f->out);
+  unlinkat(f->dirfd, f->tmp, 0);
+  close(f->dirfd);
+  free(f);
 }
 
 /* ======================================================================== */
@@ -385,11 +431,7 @@ static int put_charts(site *s, const tl_chart_files *charts) {
 static int put_page(site *s, size_t at, const tl_comparison *c, const tl_page_opts *base,
                     const char *title) {
   site_page *p = &s->pages[at];
-  char *buf = NULL, stem[128];
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  if (!m)
-    return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", p->name);
+  char stem[128];
   tl_page_opts o = *base;
   snprintf(stem, sizeof stem, "%.*s", (int)(strlen(p->name) - strlen(s->ext) - 1), p->name);
   tl_chart_files charts = {stem, NULL, 0};
@@ -416,22 +458,21 @@ static int put_page(site *s, size_t at, const tl_comparison *c, const tl_page_op
     /* the index's changes too; no page of the site says the rank test */
     rc = tl_stats_compute_unranked(s->store, c, st, s->err, s->errlen);
   }
-  if (rc) {
-    fclose(m);
-    free(buf);
-    tl_stats_free(&own);
-    return rc;
+  /* Straight into its temporary file: memory never holds the page. */
+  char shown[4200];
+  snprintf(shown, sizeof shown, "%s/%s", s->dir, p->name);
+  FILE *m = rc ? NULL : temp_open(s->dirfd, shown, p->mode, p->tmp, &rc, s->err, s->errlen);
+  if (m) {
+    o.stats = st;
+    int made = p->kind == PAGE_INDEX ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
+    if (ferror(m))
+      made = TL_OK; /* a write that failed: temp_close says why */
+    else if (made)
+      errf(s->err, s->errlen, made, "could not be made", p->name);
+    rc = temp_close(s->dirfd, m, p->tmp, shown, made, s->err, s->errlen);
+    p->written = rc == TL_OK;
   }
-  o.stats = st;
-  rc = p->kind == PAGE_INDEX ? tl__render_index(c, &o, m) : tl_render(c, &o, m);
   tl_stats_free(&own);
-  if (fclose(m) != 0 && rc == TL_OK)
-    rc = TL_EIO;
-  if (rc)
-    errf(s->err, s->errlen, rc, "could not be made", p->name);
-  else
-    rc = put_file(s, p, buf, len, 1);
-  free(buf);
   if (!rc)
     rc = put_charts(s, &charts); /* p moves when the list grows */
   tl_chart_files_free(&charts);

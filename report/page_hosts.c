@@ -137,6 +137,7 @@ static void session_summary(tl__page *p) {
 
 /* Every session, one row each: folded into <details> in HTML; in Markdown
  * only while short, so that the page does not grow with the runs. */
+enum { SESSION_ROWS = 1024 };
 static void session_list(tl__page *p) {
   const tl_comparison *c = p->c;
   size_t n = c->sessions.count;
@@ -151,7 +152,19 @@ static void session_list(tl__page *p) {
   static const char *const shead[] = {"started (UTC)", "label",   "host",     "probe",    "delay",
                                       "status",        "samples", "p90 late", "p99 late", "tags"};
   tl__table *t = tl__table_new(10, shead, "llllrlrrrl");
-  for (size_t i = 0; t && i < n; i++) {
+  if (!t) {
+    p->failed = TL_ENOMEM;
+    return;
+  }
+  /* Written a few rows at a time: a fleet's month is 288,000 rows. */
+  tl__prose_flush(p);
+  if (html)
+    fprintf(p->out, "<details><summary>All %zu sessions</summary>\n", n);
+  tl_format format = p->o->format;
+  tl__table_write_head(t, format, p->out);
+  for (size_t i = 0; i < n && !p->failed; i++) {
+    if (i % SESSION_ROWS == 0 && tl__table_write_rows(t, format, p->out))
+      p->failed = TL_ENOMEM;
     const tl_session *s = &c->sessions.items[i];
     const tl_session_detail *d = &c->details[i];
     char buf[1024], href[128], v[48];
@@ -167,8 +180,8 @@ static void session_list(tl__page *p) {
     tl__table_addf(t, "%lld", (long long)s->sample_count);
     int64_t armed = tl_probe_armed_ns(s->probe, s->delay_ns);
     for (int k = 1; k <= 2; k++) {
-      if (d->dist.count) {
-        tl__say_time((double)(d->dist.pct_ns[k] - armed), v, sizeof v);
+      if (d->count) {
+        tl__say_time((double)(d->pct_ns[k] - armed), v, sizeof v);
         tl__table_add(t, v);
       } else {
         tl__table_add(t, "-");
@@ -181,11 +194,10 @@ static void session_list(tl__page *p) {
                              d->tags[k].value);
     tl__table_add(t, buf);
   }
-  if (html) {
-    tl__prose_flush(p);
-    fprintf(p->out, "<details><summary>All %zu sessions</summary>\n", n);
-  }
-  tl__put_table(p, t);
+  if (tl__table_write_rows(t, format, p->out))
+    p->failed = TL_ENOMEM;
+  tl__table_write_foot(t, format, p->out);
+  tl__table_free(t);
   if (html)
     fputs("</details>\n", p->out);
 }

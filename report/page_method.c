@@ -154,7 +154,7 @@ static char *import_shape(const char *cmd, const char *part[IMPORT_PARTS],
  * line, an import's without what changes from one import to the next. */
 typedef struct {
   const tl_comparison *c;
-  char **shape; /* per session: import_shape, or NULL */
+  const char **shape; /* per session: import_shape (each distinct one once), or NULL */
 } command_keys;
 
 static const char *command_key(const void *ctx, size_t i, int part) {
@@ -172,10 +172,9 @@ typedef struct {
   int64_t delay_ns[SHOWN_DELAYS];
 } import_group;
 
-static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, import_group *groups) {
+static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, import_group *g) {
   const char *a[IMPORT_PARTS], *b[IMPORT_PARTS];
   size_t al[IMPORT_PARTS], bl[IMPORT_PARTS];
-  import_group *g = &groups[cmd[j]];
   char *x = import_shape(c->sessions.items[j].command_line, a, al);
   char *y = import_shape(c->sessions.items[cmd[j]].command_line, b, bl);
   for (int k = 0; x && y && k < IMPORT_PARTS; k++)
@@ -235,11 +234,17 @@ static void command_lines(tl__page *p) {
   }
   /* The runs of each label and command line (counted at their first
    * sessions) and the newest of them, kept at the key's first session. */
+  /* A fleet's month of imports by one script has one shape: kept once. */
   command_keys keys = {c, calloc(n + 1, sizeof *keys.shape)};
-  for (size_t i = 0; keys.shape && i < n; i++) {
+  tl_strpool *shapes = tl_strpool_new();
+  for (size_t i = 0; keys.shape && shapes && i < n; i++) {
     const char *part[IMPORT_PARTS];
     size_t len[IMPORT_PARTS];
-    keys.shape[i] = import_shape(c->sessions.items[i].command_line, part, len);
+    char *shape = import_shape(c->sessions.items[i].command_line, part, len);
+    keys.shape[i] = shape ? tl_strpool_get(shapes, shape) : NULL;
+    if (shape && !keys.shape[i])
+      p->failed = TL_ENOMEM;
+    free(shape);
   }
   size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = malloc((n + 1) * sizeof *cmd);
   if (keys.shape && cmd && tl__first_same(n, 2, command_key, &keys, cmd) != TL_OK) {
@@ -250,14 +255,20 @@ static void command_lines(tl__page *p) {
   char *with_call = cmd && label ? command_calls(c, cmd, label) : NULL;
   size_t *runs_of = calloc(n + 1, sizeof *runs_of);
   int64_t *last_of = calloc(n + 1, sizeof *last_of);
-  import_group *imports = calloc(n + 1, sizeof *imports);
-  if (!keys.shape || !run || !cmd || !label || !with_call || !runs_of || !last_of || !imports) {
+  /* What varies among the imports of each command, at its place among the
+   * commands (at_cmd, by first session). */
+  size_t ncmd = 0, *at_cmd = malloc((n + 1) * sizeof *at_cmd);
+  for (size_t i = 0; cmd && at_cmd && i < n; i++)
+    at_cmd[i] = cmd[i] == i ? ncmd++ : SIZE_MAX;
+  import_group *imports = calloc(ncmd + 1, sizeof *imports);
+  if (!keys.shape || !shapes || !run || !cmd || !label || !with_call || !runs_of || !last_of ||
+      !at_cmd || !imports) {
     p->failed = TL_ENOMEM;
     n = 0;
   }
   for (size_t j = 0; j < n; j++)
     if (keys.shape[j])
-      note_import(c, cmd, j, imports);
+      note_import(c, cmd, j, &imports[at_cmd[cmd[j]]]);
   for (size_t i = 0; i < n; i++)
     if (run[i] == i) {
       int64_t t = c->sessions.items[i].started_ns;
@@ -297,11 +308,11 @@ static void command_lines(tl__page *p) {
     }
     code_block(f, *s->command_line ? s->command_line : "(not recorded)");
     if (keys.shape[i])
-      import_note(f, s, &imports[i], runs);
+      import_note(f, s, &imports[at_cmd[i]], runs);
   }
-  for (size_t i = 0; keys.shape && i < c->sessions.count; i++)
-    free(keys.shape[i]);
+  tl_strpool_free(shapes);
   free(keys.shape);
+  free(at_cmd);
   free(imports);
   free(run);
   free(cmd);

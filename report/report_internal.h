@@ -43,6 +43,12 @@ size_t tl__table_rows(const tl__table *t);
 const char *tl__table_cell(const tl__table *t, size_t row, size_t col);
 /* Writes the table; TL_ENOMEM when a cell was lost. */
 int tl__table_write(const tl__table *t, tl_format format, FILE *out);
+/* The same in parts, for a table too long to hold: its head, then each
+ * time some rows were added those rows (forgotten once written), then its
+ * foot. */
+void tl__table_write_head(const tl__table *t, tl_format format, FILE *out);
+int tl__table_write_rows(tl__table *t, tl_format format, FILE *out);
+void tl__table_write_foot(const tl__table *t, tl_format format, FILE *out);
 void tl__table_free(tl__table *t);
 
 /* ------------------------------------------------------------------------ */

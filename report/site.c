@@ -12,7 +12,7 @@
 static int sampled_in(const tl_comparison *c, size_t i, const tl_group *g) {
   const tl_session *s = &c->sessions.items[i];
   return strcmp(s->label, g->label) == 0 && strcmp(s->probe, g->probe) == 0 &&
-         s->delay_ns == g->delay_ns && c->details[i].dist.count;
+         s->delay_ns == g->delay_ns && c->details[i].count;
 }
 
 /* A sparkline of the last (at most SPARK) sessions' p90 lateness of group
@@ -75,7 +75,7 @@ static size_t spark_points(const tl_comparison *c, const tl_group *g, int per_da
   for (size_t i = c->sessions.count; i-- > 0 && n < SPARK;) {
     if (!sampled_in(c, i, g))
       continue;
-    double late = (double)(c->details[i].dist.pct_ns[1] - armed);
+    double late = (double)(c->details[i].pct_ns[1] - armed);
     long long d = (long long)(c->sessions.items[i].started_ns / 1000000000 / DAY);
     if (!per_day) {
       v[n++] = late;
@@ -150,7 +150,7 @@ static double recent_p90(const tl_comparison *c, const tl_group *g, size_t *used
   int64_t armed = tl_probe_armed_ns(g->probe, g->delay_ns);
   for (size_t i = c->sessions.count; i-- > 0 && n < RECENT;)
     if (sampled_in(c, i, g))
-      v[n++] = (double)(c->details[i].dist.pct_ns[1] - armed);
+      v[n++] = (double)(c->details[i].pct_ns[1] - armed);
   *used = n;
   if (!n)
     return NAN;

@@ -10,12 +10,13 @@
 #include "report_internal.h"
 #include "svg_internal.h"
 
-/* Session i's own p50/p90/p99 when it is a point of the trend of probe and
- * delay (of label; NULL: any), else NULL. */
-static const tl_dist *trend_point(const tl_comparison *c, size_t i, const char *label,
-                                  const char *probe, int64_t delay_ns) {
+/* Session i's details (its own p50/p90/p99 first among its pct_ns) when it
+ * is a point of the trend of probe and delay (of label; NULL: any), else
+ * NULL. */
+static const tl_session_detail *trend_point(const tl_comparison *c, size_t i, const char *label,
+                                            const char *probe, int64_t delay_ns) {
   const tl_session *s = &c->sessions.items[i];
-  const tl_dist *d = &c->details[i].dist;
+  const tl_session_detail *d = &c->details[i];
   if ((label && strcmp(s->label, label) != 0) || strcmp(s->probe, probe) != 0 ||
       s->delay_ns != delay_ns || !d->count)
     return NULL;
@@ -45,7 +46,7 @@ static size_t trend_series(const tl_comparison *c, const char *label, const char
   double armed = (double)tl_probe_armed_ns(probe, delay_ns);
   size_t n = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
-    const tl_dist *d = trend_point(c, i, label, probe, delay_ns);
+    const tl_session_detail *d = trend_point(c, i, label, probe, delay_ns);
     if (!d)
       continue;
     double v = (double)d->pct_ns[which] - armed;
@@ -97,7 +98,7 @@ static size_t trend_extent(const tl_comparison *c, const char *probe, int64_t de
   double armed = (double)tl_probe_armed_ns(probe, delay_ns), t0 = 0, t1 = 0, hi = 0, lo = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
-    const tl_dist *d = trend_point(c, i, NULL, probe, delay_ns);
+    const tl_session_detail *d = trend_point(c, i, NULL, probe, delay_ns);
     if (!d)
       continue;
     double t = (double)s->started_ns / 1e9;

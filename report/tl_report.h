@@ -68,8 +68,15 @@ typedef struct {
   size_t fact_count;
   tl_fact_row *tags; /* --tag KEY=VALUE of the session, sorted by key */
   size_t tag_count;
-  tl_dist dist;    /* the session's own p50, p90 and p99, for the trend chart */
-  tl_dist at_pcts; /* its own values at the groups' percentiles, for the statistics */
+  /* Its own distribution, kept small (a fleet has hundreds of thousands of
+   * sessions; tl__session_dist makes a tl_dist of it): its samples' moments
+   * (count 0: none) and its values at pcts, which are 50, 90 and 99 (for the
+   * trend chart), then the groups' percentiles (for the statistics). */
+  int64_t count, min_ns, max_ns;
+  double mean_ns, stddev_ns;
+  size_t pct_count;
+  const double *pcts; /* shared by every session of the comparison */
+  int64_t *pct_ns;
 } tl_session_detail;
 
 /* The time past p50 of a group's samples above one percentile, split by
@@ -132,6 +139,7 @@ typedef struct {
   size_t label_count;
   tl_session_list sessions;   /* every session behind the comparison, oldest first */
   tl_session_detail *details; /* sessions.count entries, same order */
+  void *detail_values;        /* what the details' pcts and pct_ns point into */
   int baseline;               /* index into labels of --baseline, or -1 */
   char *by;        /* grouped --by this ("memory", "memory and cpus"): labels are its values;
                       NULL when grouped by label */
@@ -269,29 +277,33 @@ void tl_html_escape(FILE *out, const char *s);
 /* ------------------------------------------------------------------------ */
 /* Writing files                                                             */
 
-/* Replaces path with len bytes of data: written to a temporary file in the
- * same folder, then renamed over path, so a failed write leaves no half
- * file. An existing path that is not tl output (no TL_REPORT_MARKER in its
- * first line), a symbolic link or not a regular file is refused with
- * TL_ECONFLICT unless force is set (a link is then replaced, never
- * followed). A replaced file keeps its permissions; a new one gets 0644
- * less the umask. */
-int tl_report_write_file(const char *path, const char *data, size_t len, int force, char *err,
-                         size_t errlen);
-
-/* Writes a Markdown page to path and its chart files (may be NULL) beside
- * it, by tl_report_write_file's rules, as --site does: every name checked
- * before any file is written, the page put in place last. */
-int tl_report_write_page_and_charts(const char *path, const char *data, size_t len,
-                                    const tl_chart_files *charts, int force, char *err,
+/* A page written to path as it is made: into a temporary file in the same
+ * folder (*out, from tl_report_file_open), renamed over path by
+ * tl_report_file_place, so that neither memory holds the page nor a failed
+ * run leaves half a file. An existing path that is not tl output (no
+ * TL_REPORT_MARKER in its first line), a symbolic link or not a regular
+ * file is refused with TL_ECONFLICT unless force is set (a link is then
+ * replaced, never followed), before anything is written. A replaced file
+ * keeps its permissions; a new one gets 0644 less the umask. */
+typedef struct tl_report_file tl_report_file;
+/* NULL with err set when path may not be written. */
+tl_report_file *tl_report_file_open(const char *path, int force, FILE **out, char *err,
                                     size_t errlen);
+/* Empties the file, for a page made again. */
+int tl_report_file_restart(tl_report_file *f);
+/* Puts the page in place with a Markdown page's chart files (may be NULL)
+ * beside it, as --site does: every chart's name checked before any is
+ * written, the page put in place last. Frees f, whatever the result. */
+int tl_report_file_place(tl_report_file *f, const tl_chart_files *charts, char *err, size_t errlen);
+/* Removes the temporary file and frees f (may be NULL). */
+void tl_report_file_discard(tl_report_file *f);
 
 /* Writes a static site into dir (created when missing): index.html, one
  * page per label (label-LABEL.html), one per host (host-FINGERPRINT.html,
  * or host-imported-NAME.html for imported data) and the comparison
  * (compare.html), linked relatively. Only names made of validated labels,
  * imported host names that are valid labels and hex fingerprints are written, each inside dir
- * through tl_report_write_file rules. All or nothing: every page is checked
+ * by tl_report_file_open's rules. All or nothing: every page is checked
  * and made before any takes its place, so a refused or failed run leaves
  * the folder as it was (and creates none). Same database and options give
  * the same bytes. *pages receives the number of files written (may be

@@ -237,8 +237,9 @@ static tl_sweep *sweep_new(source_fn source, void *src, size_t ns, const double 
   if (ok && snp) {
     w->spcts = malloc(snp * sizeof *w->spcts);
     w->shandle = malloc(ns * snp * sizeof *w->shandle + 1);
+    w->svalue = malloc(ns * snp * sizeof *w->svalue + 1);
     w->shist = calloc(LOG_BUCKETS, sizeof *w->shist);
-    ok = w->spcts && w->shandle && w->shist;
+    ok = w->spcts && w->shandle && w->svalue && w->shist;
     if (ok) {
       memcpy(w->spcts, spcts, snp * sizeof *spcts);
       memset(w->shandle, 0xff, ns * snp * sizeof *w->shandle);
@@ -264,6 +265,7 @@ static void sweep_free(tl_sweep *w) {
   free(w->shist);
   free(w->spcts);
   free(w->shandle);
+  free(w->svalue);
   free(w->bits);
   free(w->head);
   tl__sweep_fast_free(w);
@@ -286,16 +288,19 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
   m->sumsq = sum->sumsq;
   if (!m->count)
     return 0;
+  /* A percentile the summary holds takes no target: a fleet's group has
+   * hundreds of thousands of sessions, and a target is 150 bytes. */
   for (size_t k = 0; k < w->snp; k++) {
-    size_t h = target_add(w, s, tl_rank(w->spcts[k], m->count));
+    size_t j = 0;
+    while (j < TL_SUMMARY_PCTS && tl_summary_pcts[j] != w->spcts[k])
+      j++;
+    size_t h =
+        j < TL_SUMMARY_PCTS ? SUMMARY_VALUE : target_add(w, s, tl_rank(w->spcts[k], m->count));
     if (h == SIZE_MAX)
       return TL_ENOMEM;
     w->shandle[s * w->snp + k] = h;
-    for (size_t j = 0; j < TL_SUMMARY_PCTS; j++)
-      if (tl_summary_pcts[j] == w->spcts[k]) {
-        w->t[h].r.done = 1;
-        w->t[h].r.value = sum->pct_ns[j];
-      }
+    if (h == SUMMARY_VALUE)
+      w->svalue[s * w->snp + k] = sum->pct_ns[j];
   }
   locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
   int64_t *to = w->ghist + sum->hist_first;
@@ -528,7 +533,8 @@ int64_t tl_sweep_value(const tl_sweep *w, size_t handle) {
 }
 
 int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k) {
-  return tl_sweep_value(w, w->shandle[session * w->snp + k]);
+  size_t at = session * w->snp + k;
+  return w->shandle[at] == SUMMARY_VALUE ? w->svalue[at] : tl_sweep_value(w, w->shandle[at]);
 }
 
 tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,

@@ -47,6 +47,9 @@ typedef struct {
                    (count_fast), and r.same an earlier target of the set */
 } target;
 
+/* In shandle: a session's percentile that its summary gave, not a target. */
+#define SUMMARY_VALUE (SIZE_MAX - 1)
+
 struct tl_sweep {
   source_fn source;
   void *src;
@@ -57,7 +60,9 @@ struct tl_sweep {
   size_t ns; /* sessions; the group is set ns */
   double *spcts;
   size_t snp;
-  size_t *shandle;       /* ns x snp: the target of each session's percentile */
+  size_t *shandle;       /* ns x snp: the target of each session's percentile, or
+                            SUMMARY_VALUE: its value is in svalue */
+  int64_t *svalue;       /* ns x snp: the session's percentiles its summary gave */
   moments *m;            /* ns + 1: every session, then the group */
   int64_t *shist;        /* the log histogram of the session being read (pass 1) */
   int64_t *ghist;        /* the group's */

@@ -133,6 +133,7 @@ typedef struct {
   tl_comparison c;
   tl_session items[FAKE_MAX];
   tl_session_detail d[FAKE_MAX];
+  int64_t own[FAKE_MAX][3]; /* each session's p50, p90 and p99 */
   tl_fact_row fact[FAKE_MAX];
   char mem[FAKE_MAX][24], host[FAKE_MAX][48];
   int64_t v[DRAW_SAMPLES];
@@ -173,13 +174,13 @@ static void fake_draw(fake *f, size_t values, size_t hosts, size_t sessions, dou
         memset(d, 0, sizeof *d);
         d->facts = &f->fact[n];
         d->fact_count = 1;
-        d->dist.count = DRAW_SAMPLES;
-        d->dist.pct_count = 3;
+        d->count = DRAW_SAMPLES;
+        d->pct_count = 3;
         static const double pcts[3] = {50, 90, 99};
-        for (size_t k = 0; k < 3; k++) {
-          d->dist.pcts[k] = pcts[k];
-          d->dist.pct_ns[k] = nearest_rank(f->v, DRAW_SAMPLES, pcts[k]);
-        }
+        d->pcts = pcts;
+        d->pct_ns = f->own[n];
+        for (size_t k = 0; k < 3; k++)
+          d->pct_ns[k] = nearest_rank(f->v, DRAW_SAMPLES, pcts[k]);
       }
     }
   f->c.sessions.count = n;

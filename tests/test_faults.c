@@ -5,6 +5,7 @@
  * committed sample kept, a one-line error that says what to do, a non-zero
  * exit, no session left half-written, and no crash. */
 #define _GNU_SOURCE /* unshare, CLONE_NEWNS */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -249,6 +250,101 @@ static void memory_bounded(void **state) {
 }
 
 /* ======================================================================== */
+/* A report's memory grows with its groups, not its sessions                 */
+
+#ifndef TL_TEST_ASAN
+/* Imports sessions [from, to) of a small fleet into db: 100 hosts of two
+ * sizes, a session of a few samples an hour each, one label and delay (so
+ * one group whatever the number of sessions), as `tlstore import` by a
+ * script would. */
+static void import_fleet(const char *db, int from, int to) {
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  for (int i = from; i < to; i++) {
+    int h = i % 100;
+    char csv[64], host[32];
+    snprintf(csv, sizeof csv, "%d\n%d\n%d\n", 1000 + i % 97, 2000 + i % 89, 3000 + h);
+    snprintf(host, sizeof host, "droplet-%03d", h);
+    const char *facts[] = {h % 2 ? "memory=2G" : "memory=1G", h % 2 ? "cpus=2" : "cpus=1"};
+    FILE *in = fmemopen(csv, strlen(csv), "r");
+    tl_import_opts o;
+    tl_import_opts_init(&o);
+    o.format = TL_SAMPLES_CSV;
+    o.label = "fleet";
+    o.probe = "settimeout";
+    o.delay_ns = 50000000;
+    o.hostname = host;
+    o.started_ns = 1790812800LL * 1000000000LL + (int64_t)(i / 100) * 3600LL * 1000000000LL;
+    o.facts = facts;
+    o.fact_count = 2;
+    assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
+    fclose(in);
+  }
+  tl_store_close(s);
+}
+
+/* The most memory (KiB) argv held, run to success with its output dropped. */
+static long peak_kib(char *const argv[]) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int status;
+  struct rusage ru;
+  assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("%s: status %d", argv[0], status);
+  return ru.ru_maxrss;
+}
+#endif
+
+enum { FLEET_FEW = 2000, FLEET_MANY = 10000, BYTES_A_SESSION = 1536 };
+
+/* Each output of tlreport over 2,000 and then 10,000 sessions of one group:
+ * the 8,000 more may cost at most 1.5 KiB each, all told (the session
+ * list, what the page says of each, the statistics' share). A page held in
+ * memory (JSON is a kilobyte a session) or a per-session structure of the
+ * size of a distribution breaks it. */
+static void memory_grows_with_groups(void **state) {
+#ifdef TL_TEST_ASAN
+  (void)state;
+  tl_test_skip_part("AddressSanitizer's shadow memory and quarantine hide the program's own");
+#else
+  fixture *f = *state;
+  char *site = tl_test_path(f->dir, "site");
+  char *md[] = {TLREPORT, "--db", f->db, NULL, NULL};
+  char *json[] = {TLREPORT, "--db", f->db, "--format", "json", NULL};
+  char *html[] = {TLREPORT, "--db", f->db, "--format", "html", NULL};
+  char *by[] = {TLREPORT, "--db", f->db, "--by", "memory", NULL};
+  char *site_a[] = {TLREPORT, "--db", f->db, "--force", "--site", site, NULL};
+  char *const *runs[] = {md, json, html, by, site_a};
+  enum { RUNS = sizeof runs / sizeof runs[0] };
+  long few[RUNS];
+  import_fleet(f->db, 0, FLEET_FEW);
+  for (size_t r = 0; r < RUNS; r++)
+    few[r] = peak_kib(runs[r]);
+  import_fleet(f->db, FLEET_FEW, FLEET_MANY);
+  for (size_t r = 0; r < RUNS; r++) {
+    long many = peak_kib(runs[r]);
+    double each = (double)(many - few[r]) * 1024.0 / (FLEET_MANY - FLEET_FEW);
+    if (getenv("TL_TEST_SHOW"))
+      fprintf(stderr, "%s %s: %ld %ld KiB: %.0f B\n", runs[r][3] ? runs[r][3] : "",
+              runs[r][4] ? runs[r][4] : "", few[r], many, each);
+    if (each > BYTES_A_SESSION)
+      fail_msg("%s %s: %ld KiB at %d sessions, %ld at %d: %.0f bytes a session more",
+               runs[r][3] ? runs[r][3] : "(the page)", runs[r][4] ? runs[r][4] : "", few[r],
+               FLEET_FEW, many, FLEET_MANY, each);
+  }
+  free(site);
+#endif
+}
+
+/* ======================================================================== */
 /* Disk full                                                                 */
 
 /* A file-size limit makes every write past it fail with EFBIG, as a full
@@ -331,6 +427,105 @@ static void file_size_limit_signal(void **state) {
   }
   snap_free(s, n);
   tlstore_check_ok(f->db);
+}
+
+/* The limit above which a page cannot be written: over SQLite's shared
+ * memory file (32 KiB, which a reader writes) and under the page. */
+enum { PAGE_LIMIT = 40 << 10 };
+
+static int not_the_database(const struct dirent *e) {
+  return strncmp(e->d_name, "tl.db", 5) != 0 && e->d_name[0] != '.';
+}
+
+/* Every file in dir but the database's (and . and ..), as one text: each
+ * one's name then its bytes, in the order of their names. A temporary file
+ * left behind shows too (".tl-report-..."), as does any change. */
+static char *folder_text(const char *dir) {
+  struct dirent **names;
+  int n = scandir(dir, &names, not_the_database, alphasort);
+  assert_true(n >= 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  assert_non_null(m);
+  DIR *d = opendir(dir); /* the hidden ones, by name only */
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+      fprintf(m, "hidden %s\n", e->d_name);
+  if (d)
+    closedir(d);
+  for (int i = 0; i < n; i++) {
+    char *path = tl_test_path(dir, names[i]->d_name);
+    size_t flen = 0;
+    char *bytes = tl_test_read_file(path, &flen);
+    fprintf(m, "== %s %zu\n", names[i]->d_name, bytes ? flen : 0);
+    if (bytes)
+      fwrite(bytes, 1, flen, m);
+    free(bytes);
+    free(path);
+    free(names[i]);
+  }
+  free(names);
+  fclose(m);
+  return text;
+}
+
+/* A page, a site or a page to standard output whose writing fails part way
+ * (a file-size limit stands in for a full disk): what was there before is
+ * left byte for byte, no temporary file stays behind, and no part of the
+ * page is printed. Pages are written as they are made, never held whole in
+ * memory, so only the rename of a whole file may replace one. */
+static void failed_write_keeps_the_old_page(void **state) {
+  fixture *f = *state;
+  static const char *const labels[] = {"a", "b", "c"};
+  for (size_t i = 0; i < 3; i++)
+    collect_with(f->db, labels[i], "uv", "0,1", "50");
+  char *page = tl_test_path(f->dir, "page.html"), *site = tl_test_path(f->dir, "site");
+  char *w_page[] = {TLREPORT, "--db", f->db, "--format", "html", "-o", page, NULL};
+  char *w_site[] = {TLREPORT, "--db", f->db, "--site", site, NULL};
+  char *w_out[] = {TLREPORT, "--db", f->db, "--format", "html", NULL};
+  char *const *writers[] = {w_page, w_site};
+  for (size_t i = 0; i < 2; i++) {
+    char *out, *err;
+    if (tl_test_run(writers[i], NULL, &out, &err) != 0)
+      fail_msg("%s: %s", writers[i][3], err);
+    free(out);
+    free(err);
+  }
+  size_t len;
+  free(tl_test_read_file(page, &len));
+  if (len <= PAGE_LIMIT)
+    fail_msg("the page (%zu bytes) must be larger than the limit", len);
+  char *before = folder_text(f->dir);
+  char *site_before = folder_text(site);
+
+  /* Under the limit: every writer fails with one line naming the cause. */
+  rlim_t limit = PAGE_LIMIT;
+  for (size_t i = 0; i < 2; i++)
+    free(expect_failure(writers[i], NULL, limit_file_size, &limit, 1, "File too large"));
+  char *env[] = {NULL, NULL};
+  char tmpdir[4200];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", f->dir);
+  env[0] = tmpdir;
+  char *out, *err;
+  int rc = tl_test_run_with(w_out, env, limit_file_size, &limit, &out, &err);
+  if (rc != 1 || !strstr(err, "File too large") || out[0])
+    fail_msg("to standard output: exit %d, %zu bytes out, '%s'", rc, strlen(out), err);
+  free(out);
+  free(err);
+
+  char *after = folder_text(f->dir), *site_after = folder_text(site);
+  assert_string_equal(before, after); /* no page changed, nothing left beside */
+  assert_string_equal(site_before, site_after);
+  assert_null(strstr(after, "hidden"));
+  assert_null(strstr(site_after, "hidden"));
+  free(before);
+  free(after);
+  free(site_before);
+  free(site_after);
+  free(page);
+  free(site);
 }
 
 /* A real full file system: a 256 KiB tmpfs mounted in a private mount
@@ -1408,10 +1603,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(kill9_keeps_every_committed_sample, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(memory_bounded, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(memory_grows_with_groups, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(disk_full_ends_sessions_cleanly, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(failed_write_keeps_the_old_page, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full_many_delays, tl_test_setup,
                                       tl_test_teardown),

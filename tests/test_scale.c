@@ -988,14 +988,16 @@ static void comparison_exact_everywhere(void **state) {
     at += sizes[k];
     qsort(v[k], sizes[k], sizeof *v[k], cmp);
     const tl_session_detail *d = &c.details[k];
-    assert_int_equal(d->dist.count, (int64_t)sizes[k]);
-    assert_int_equal(d->dist.min_ns, v[k][0]);
-    assert_int_equal(d->dist.max_ns, v[k][sizes[k] - 1]);
-    for (size_t j = 0; j < d->dist.pct_count; j++)
-      assert_int_equal(d->dist.pct_ns[j], v[k][tl_rank(d->dist.pcts[j], (int64_t)sizes[k]) - 1]);
-    assert_int_equal(d->at_pcts.pct_count, 7);
-    for (size_t j = 0; j < 7; j++)
-      assert_int_equal(d->at_pcts.pct_ns[j], v[k][tl_rank(p[j], (int64_t)sizes[k]) - 1]);
+    assert_int_equal(d->count, (int64_t)sizes[k]);
+    assert_int_equal(d->min_ns, v[k][0]);
+    assert_int_equal(d->max_ns, v[k][sizes[k] - 1]);
+    /* Its own p50, p90 and p99, then the page's percentiles. */
+    assert_int_equal(d->pct_count, 3 + 7);
+    static const double own[3] = {50, 90, 99};
+    for (size_t j = 0; j < d->pct_count; j++) {
+      assert_true(d->pcts[j] == (j < 3 ? own[j] : p[j - 3]));
+      assert_int_equal(d->pct_ns[j], v[k][tl_rank(d->pcts[j], (int64_t)sizes[k]) - 1]);
+    }
   }
   qsort(all, total, sizeof *all, cmp);
   assert_int_equal(g->dist.count, (int64_t)total);

@@ -1631,6 +1631,7 @@ static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np
   cmp.sessions.count = ns;
   cmp.sessions.items = calloc(ns, sizeof *cmp.sessions.items);
   cmp.details = calloc(ns, sizeof *cmp.details);
+  int64_t *at_ns = malloc(ns * np * sizeof *at_ns + 1);
   int64_t *ids = malloc(ns * sizeof *ids), *v = malloc(per * sizeof *v);
   char(*uuid)[24] = malloc(ns * sizeof *uuid);
   for (size_t i = 0; i < ns; i++) {
@@ -1662,13 +1663,13 @@ static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np
     }
     assert_int_equal(tl__kept_add(k, i, v, per), 0);
     qsort(v, per, sizeof *v, cmp_i64);
-    tl_dist *d = &cmp.details[i].at_pcts;
+    tl_session_detail *d = &cmp.details[i];
     d->count = (int64_t)per;
     d->pct_count = np;
-    for (size_t q = 0; q < np; q++) {
-      d->pcts[q] = pcts[q];
+    d->pcts = pcts;
+    d->pct_ns = at_ns + i * np;
+    for (size_t q = 0; q < np; q++)
       d->pct_ns[q] = v[tl_rank(pcts[q], (int64_t)per) - 1];
-    }
   }
   assert_int_equal(tl__kept_finish(k), TL_OK);
   /* Every session keeps its share (below 64 slots exactly, above by chance,
@@ -1699,6 +1700,7 @@ static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np
   free(v);
   free(ids);
   free(cmp.details);
+  free(at_ns);
   free(cmp.sessions.items);
 }
 
