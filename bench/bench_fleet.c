@@ -20,7 +20,10 @@
  *        host's year (1 host, 365 days: 17,520 sessions, built in DIR unless
  *        given).
  *
- * Usage: bench_fleet build DB DAYS [HOSTS]
+ * build takes the blocks' codec as a fifth argument (0, tl's own choice,
+ * the default; 2 or 3 to compare them).
+ *
+ * Usage: bench_fleet build DB DAYS [HOSTS [CODEC]]
  *        bench_fleet time DIR DB TLREPORT TLSTORE DAYS [YEAR_DB] */
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -29,6 +32,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "codec_internal.h"
 #include "tl_report.h"
 
 enum { PER_SESSION = 1000, SIZES = 4 };
@@ -94,10 +98,10 @@ static void print_by_table(const char *path, double samples) {
   sqlite3_close(db);
 }
 
-static void build(const char *path, size_t days, size_t hosts) {
+static void build(const char *path, size_t days, size_t hosts, int codec) {
   bench_remove_db(path);
   tl_store *s;
-  if (tl_store_open(&s, path, 0))
+  if (tl_store_open(&s, path, 0) || tl_store_set_codec(s, codec))
     bench_die("open", s);
   char *csv = malloc(PER_SESSION * 24);
   if (!csv)
@@ -240,19 +244,20 @@ static void time_all(const char *dir, const char *db, const char *tlreport, cons
 int main(int argc, char **argv) {
   tl_set_progname("bench_fleet");
   if (argc >= 4 && strcmp(argv[1], "build") == 0) {
-    build(argv[2], (size_t)atoi(argv[3]), argc > 4 ? (size_t)atoi(argv[4]) : 200);
+    build(argv[2], (size_t)atoi(argv[3]), argc > 4 ? (size_t)atoi(argv[4]) : 200,
+          argc > 5 ? atoi(argv[5]) : TL_CODEC_DEFAULT);
     return 0;
   }
   if (argc >= 7 && strcmp(argv[1], "time") == 0) {
     char year[4096];
     snprintf(year, sizeof year, "%s/year.db", argv[2]);
     if (argc <= 7)
-      build(year, 365, 1);
+      build(year, 365, 1, TL_CODEC_DEFAULT);
     time_all(argv[2], argv[3], argv[4], argv[5], argc > 7 ? argv[7] : year, (size_t)atoi(argv[6]),
              200);
     return 0;
   }
-  fprintf(stderr, "usage: bench_fleet build DB DAYS [HOSTS]\n"
+  fprintf(stderr, "usage: bench_fleet build DB DAYS [HOSTS [CODEC]]\n"
                   "       bench_fleet time DIR DB TLREPORT TLSTORE DAYS [YEAR_DB]\n");
   return 2;
 }

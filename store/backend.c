@@ -152,7 +152,7 @@ int tl_store_push(tl_store *local, tl_store *server, const tl_push_opts *opts, t
 }
 
 int tl_store_set_codec(tl_store *s, int codec) {
-  if (codec != TL_CODEC_VARINT && codec != TL_CODEC_PACKED)
+  if (codec < TL_CODEC_DEFAULT || codec > TL_CODEC_PREFIX)
     return tl__store_fail(s, TL_EINVAL, "unknown block codec %d", codec);
   s->codec = codec;
   return TL_OK;

@@ -3,7 +3,8 @@
  *
  * The header (TL_BLOCK_HEADER bytes, integers little-endian):
  *   byte 0     header version, TL_BLOCK_VERSION (1)
- *   byte 1     codec of the payload: TL_CODEC_VARINT (1)
+ *   byte 1     codec of the payload: TL_CODEC_VARINT (1), TL_CODEC_PACKED (2)
+ *              or TL_CODEC_PREFIX (3)
  *   bytes 2-3  sample count, 1..TL_BLOCK_MAX
  *   bytes 4-7  CRC32C of bytes 0-3, then seq, min_ns and max_ns (8 bytes
  *              each), then the payload
@@ -23,7 +24,7 @@
  * (latency - block min). Timer latencies cluster tightly above their
  * requested delay, so most samples take 2 or 3 bytes.
  *
- * Codec 2, what tl writes now, packs the same differences d = latency -
+ * Codec 2 packs the same differences d = latency -
  * block min at a fixed width of b bits (frame of reference), and patches the
  * few samples that need more (the exceptions, the rare slow wake-ups) from a
  * list after them. Its payload:
@@ -41,7 +42,12 @@
  * then adds the exceptions' high parts; every width, count, position and
  * value is checked against the block, so no payload makes it read or write
  * out of bounds. Timer data takes 17-18 bits a sample this way, against
- * 24 for the varints. */
+ * 24 for the varints.
+ *
+ * Codec 3 (codec_prefix.c) codes each difference's bit length through a
+ * prefix code made for the block, then its bits below the highest: 16-17
+ * bits a sample of timer data. tl writes each block in the smaller of
+ * codecs 2 and 3, and reads all three forever. */
 #include <pthread.h>
 #include <string.h>
 
@@ -377,11 +383,8 @@ static void pack_any(const int64_t *v, unsigned b, uint64_t base, size_t groups,
 }
 /* clang-format on */
 
-static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out) {
-  uint64_t base = (uint64_t)lo;
-  unsigned L = bit_length((uint64_t)hi - base), pw = bit_length(n - 1);
-  /* How many differences have each bit length, then the best width: the
-   * samples longer than b are the exceptions. */
+/* How many differences v - base have each bit length 0..64. */
+static void length_counts(const int64_t *v, size_t n, uint64_t base, uint32_t out[65]) {
   uint32_t count[4][65] = {{0}}; /* four tables, so that no count waits for the last */
   size_t i = 0;
   for (; i + 4 <= n; i += 4)
@@ -389,10 +392,19 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
       count[j][bit_length((uint64_t)v[i + j] - base)]++;
   for (; i < n; i++)
     count[0][bit_length((uint64_t)v[i] - base)]++;
+  for (int k = 0; k <= 64; k++)
+    out[k] = count[0][k] + count[1][k] + count[2][k] + count[3][k];
+}
+
+/* The width that makes codec 2's payload smallest, from the counts of the
+ * bit lengths: the samples longer than b are the exceptions. Its size into
+ * *size and its exception count into *e. */
+static unsigned packed_width(const uint32_t *count, size_t n, unsigned L, size_t *size, size_t *e) {
+  unsigned pw = bit_length(n - 1);
   size_t longer[66]; /* longer[k]: samples of bit length k or more */
   longer[65] = 0;
   for (int k = 64; k >= 0; k--)
-    longer[k] = longer[k + 1] + count[0][k] + count[1][k] + count[2][k] + count[3][k];
+    longer[k] = longer[k + 1] + count[k];
   unsigned b = L;
   size_t best = packed_size(n, L, 0, pw, L);
   for (unsigned k = 0; k < L; k++) {
@@ -402,7 +414,17 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
       b = k;
     }
   }
-  size_t e = b < L ? longer[b + 1] : 0;
+  *size = best;
+  *e = b < L ? longer[b + 1] : 0;
+  return b;
+}
+
+/* Codec 2's payload at width b with e exceptions. */
+static size_t packed_write(const int64_t *v, size_t n, int64_t lo, int64_t hi, unsigned b, size_t e,
+                           uint8_t *out) {
+  uint64_t base = (uint64_t)lo;
+  unsigned L = bit_length((uint64_t)hi - base), pw = bit_length(n - 1);
+  size_t i;
   out[0] = (uint8_t)b;
   out[1] = (uint8_t)(e & 0xff);
   out[2] = (uint8_t)(e >> 8);
@@ -430,6 +452,14 @@ static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, 
     bits_put(&ex, ((uint64_t)v[at[x]] - base) >> b, hw);
   }
   return (size_t)(bits_end(&ex) - out);
+}
+
+static size_t packed_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out) {
+  uint32_t count[65];
+  size_t size, e;
+  length_counts(v, n, (uint64_t)lo, count);
+  unsigned b = packed_width(count, n, bit_length((uint64_t)hi - (uint64_t)lo), &size, &e);
+  return packed_write(v, n, lo, hi, b, e, out);
 }
 
 /* Unpacks groups of 8 samples of b bits (b bytes each) with fixed shifts:
@@ -517,7 +547,45 @@ static int packed_decode(const uint8_t *in, size_t len, int64_t min, int64_t max
 /* ======================================================================== */
 /* Blocks                                                                    */
 
-size_t tl_block_bound(size_t n) { return TL_BLOCK_HEADER + 16 + n * 10; }
+/* Codec 3 forced on one sample of 64 bits takes 33 + 10 bytes. */
+size_t tl_block_bound(size_t n) { return TL_BLOCK_HEADER + 40 + n * 10; }
+
+/* The payload in codec 2 or 3, whichever is smaller (codec 2 when equal,
+ * as it decodes faster); its codec into *codec. Both sizes come from one
+ * count of the bit lengths, and only the smaller is written. */
+static size_t smaller_encode(const int64_t *v, size_t n, int64_t lo, int64_t hi, uint8_t *out,
+                             int *codec) {
+  uint32_t count[65];
+  size_t packed, e;
+  unsigned L = bit_length((uint64_t)hi - (uint64_t)lo);
+  length_counts(v, n, (uint64_t)lo, count);
+  unsigned b = packed_width(count, n, L, &packed, &e);
+  tl__prefix_plan_t plan;
+  if (tl__prefix_plan(count, L, &plan) >= packed) {
+    *codec = TL_CODEC_PACKED;
+    return packed_write(v, n, lo, hi, b, e, out);
+  }
+  *codec = TL_CODEC_PREFIX;
+  return tl__prefix_encode(v, n, lo, &plan, out);
+}
+
+static size_t payload_encode(int *codec, const int64_t *v, size_t n, int64_t lo, int64_t hi,
+                             uint8_t *out) {
+  uint32_t count[65];
+  tl__prefix_plan_t plan;
+  switch (*codec) {
+  case TL_CODEC_VARINT:
+    return varint_encode(v, n, lo, out);
+  case TL_CODEC_PACKED:
+    return packed_encode(v, n, lo, hi, out);
+  case TL_CODEC_PREFIX:
+    length_counts(v, n, (uint64_t)lo, count);
+    tl__prefix_plan(count, bit_length((uint64_t)hi - (uint64_t)lo), &plan);
+    return tl__prefix_encode(v, n, lo, &plan, out);
+  default:
+    return smaller_encode(v, n, lo, hi, out, codec);
+  }
+}
 
 size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, uint8_t *out,
                           int64_t *min, int64_t *max) {
@@ -526,13 +594,10 @@ size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, ui
     lo = v[i] < lo ? v[i] : lo;
     hi = v[i] > hi ? v[i] : hi;
   }
-  uint8_t *payload = out + TL_BLOCK_HEADER;
-  size_t len = codec == TL_CODEC_VARINT ? varint_encode(v, n, lo, payload)
-                                        : packed_encode(v, n, lo, hi, payload);
+  size_t len = payload_encode(&codec, v, n, lo, hi, out + TL_BLOCK_HEADER);
   *min = lo;
   *max = hi;
-  return tl__block_seal(out, codec == TL_CODEC_VARINT ? codec : TL_CODEC_PACKED, n, seq, lo, hi,
-                        len);
+  return tl__block_seal(out, codec, n, seq, lo, hi, len);
 }
 
 size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
@@ -554,7 +619,7 @@ int tl_block_verify(const tl_block *b, const char **why) {
     return TL_ECORRUPT;
   }
   const uint8_t *h = b->data;
-  if (h[1] != b->codec || (b->codec != TL_CODEC_VARINT && b->codec != TL_CODEC_PACKED)) {
+  if (h[1] != b->codec || b->codec < TL_CODEC_VARINT || b->codec > TL_CODEC_PREFIX) {
     *why = "unknown codec";
     return TL_ECORRUPT;
   }
@@ -578,8 +643,11 @@ int tl_block_decode(const tl_block *b, int64_t *out, const char **why) {
     return err;
   const uint8_t *p = b->data + TL_BLOCK_HEADER;
   size_t len = b->len - TL_BLOCK_HEADER, n = (size_t)b->count;
-  if (b->codec == TL_CODEC_VARINT ? varint_decode(p, len, b->min_ns, b->max_ns, out, n)
-                                  : packed_decode(p, len, b->min_ns, b->max_ns, out, n)) {
+  int err2 = b->codec == TL_CODEC_VARINT ? varint_decode(p, len, b->min_ns, b->max_ns, out, n)
+             : b->codec == TL_CODEC_PACKED
+                 ? packed_decode(p, len, b->min_ns, b->max_ns, out, n)
+                 : tl__prefix_decode(p, len, b->min_ns, b->max_ns, out, n);
+  if (err2) {
     if (why)
       *why = "samples do not decode";
     return TL_ECORRUPT;

@@ -20,9 +20,10 @@
  * payload; docs/schema.md) followed by the codec's payload. */
 enum { TL_BLOCK_HEADER = 8, TL_BLOCK_VERSION = 1 };
 enum {
-  TL_CODEC_VARINT = 1,               /* LEB128 varints of (latency - min_ns) */
-  TL_CODEC_PACKED = 2,               /* (latency - min_ns) bit-packed, with patched exceptions */
-  TL_CODEC_DEFAULT = TL_CODEC_PACKED /* what new blocks use */
+  TL_CODEC_DEFAULT = 0, /* what new blocks use: the smaller of codecs 2 and 3, block by block */
+  TL_CODEC_VARINT = 1,  /* LEB128 varints of (latency - min_ns) */
+  TL_CODEC_PACKED = 2,  /* (latency - min_ns) bit-packed, with patched exceptions */
+  TL_CODEC_PREFIX = 3   /* the bit length of (latency - min_ns) prefix-coded, then its low bits */
 };
 
 /* CRC32C (Castagnoli) of n bytes, continuing from crc (0 to start). */
@@ -34,8 +35,10 @@ uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n);
 size_t tl_block_bound(size_t n);
 size_t tl_block_encode(const int64_t *v, size_t n, int64_t seq, uint8_t *out, int64_t *min,
                        int64_t *max);
-/* The same in a given codec (TL_CODEC_VARINT, else TL_CODEC_PACKED): tl
- * writes TL_CODEC_DEFAULT; the older codec stays for comparisons. */
+/* The same in a given codec (TL_CODEC_VARINT, TL_CODEC_PACKED or
+ * TL_CODEC_PREFIX; anything else is TL_CODEC_DEFAULT, which writes the
+ * smaller of codecs 2 and 3, codec 2 when equal). tl writes
+ * TL_CODEC_DEFAULT; the others stay for comparisons. */
 size_t tl_block_encode_as(int codec, const int64_t *v, size_t n, int64_t seq, uint8_t *out,
                           int64_t *min, int64_t *max);
 /* The codec of the blocks this handle writes from now on (the writer,

@@ -153,6 +153,21 @@ extern const size_t tl__migration_count;
  * ends its encoder with it. */
 size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t min, int64_t max,
                       size_t payload_len);
+/* Codec 3 (codec_prefix.c): plan finds the code of a block from how many
+ * of its samples' differences have each bit length 0..L (L that of max -
+ * min) and returns the payload's size, which encode then writes into out
+ * (that many bytes); decode reads n samples from a payload of len bytes,
+ * TL_ECORRUPT when it is not one the encoder writes for [min, max]. */
+typedef struct {
+  unsigned L;      /* bit length of max - min */
+  uint8_t len[65]; /* code length of each bit length 0..L, 0 when absent */
+  size_t size;     /* payload bytes */
+} tl__prefix_plan_t;
+size_t tl__prefix_plan(const uint32_t *count, unsigned L, tl__prefix_plan_t *plan);
+size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefix_plan_t *plan,
+                         uint8_t *out);
+int tl__prefix_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
+                      size_t n);
 /* A block of schema version 1 (codec 1 data without a header) as a sealed
  * block in out (tl_block_bound(count) bytes), or 0 when it does not decode
  * to count samples between min and max, which then stays as it is and fails

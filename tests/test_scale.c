@@ -1031,23 +1031,29 @@ static void comparison_exact_everywhere(void **state) {
 
 /* ======================================================================== */
 
-/* tl_samples() from the sqlite3 shell gives back exactly the samples. */
+/* tl_samples() from the sqlite3 shell gives back exactly the samples, of
+ * blocks in codec 2 (uniform samples) and codec 3 (a spread of widths). */
 static void sqlite_shell_extension(void **state) {
   fixture *f = *state;
   if (access(SQLITE3_SHELL, X_OK) != 0)
     tl_test_skip("no sqlite3 shell (apt-get install sqlite3)");
   tl_store *s = open_db(f->dir, "q.db");
-  int64_t v[5000];
+  int64_t v[5000], w[3000];
   uint64_t x = 5;
-  int64_t sum_a = 0, sum_b = 0;
+  int64_t sum_a = 0, sum_b = 0, sum_c = 0;
   for (int i = 0; i < 5000; i++) {
     v[i] = lcg(&x) % 200000000;
     sum_a += v[i];
     sum_b += i < 10 ? v[i] : 0;
   }
+  for (int i = 0; i < 3000; i++) {
+    w[i] = 1000000 + (int64_t)((lcg(&x) % 5000000) >> (lcg(&x) % 20));
+    sum_c += w[i];
+  }
   char u[37];
   add_session(s, "a", "h", 0, v, 5000, u); /* two blocks */
   add_session(s, "b", "h", 0, v, 10, u);
+  add_session(s, "c", "h", 0, w, 3000, u);
   tl_store_close(s);
   char *db = tl_test_path(f->dir, "q.db");
   char load[4200];
@@ -1059,14 +1065,18 @@ static void sqlite_shell_extension(void **state) {
                   "SELECT s.label, count(*), sum(x.latency_ns), min(x.seq), max(x.seq) FROM "
                   "sessions s, tl_samples(s.id) x GROUP BY s.label ORDER BY s.label;"
                   "SELECT latency_ns FROM tl_samples(1) WHERE seq IN (0, 4096, 4999) ORDER BY seq;"
-                  "SELECT count(*) FROM tl_samples;",
+                  "SELECT count(*) FROM tl_samples;"
+                  "SELECT group_concat(codec) FROM (SELECT codec FROM sample_blocks "
+                  "ORDER BY session_id, seq);",
                   NULL};
   char *out = NULL, *err = NULL;
   assert_int_equal(tl_test_run(argv, NULL, &out, &err), 0);
   char want[512];
-  snprintf(want, sizeof want, "a|5000|%lld|0|4999\nb|10|%lld|0|9\n%lld\n%lld\n%lld\n5010\n",
-           (long long)sum_a, (long long)sum_b, (long long)v[0], (long long)v[4096],
-           (long long)v[4999]);
+  snprintf(want, sizeof want,
+           "a|5000|%lld|0|4999\nb|10|%lld|0|9\nc|3000|%lld|0|2999\n%lld\n%lld\n%lld\n8010\n"
+           "2,2,2,3\n",
+           (long long)sum_a, (long long)sum_b, (long long)sum_c, (long long)v[0],
+           (long long)v[4096], (long long)v[4999]);
   assert_string_equal(out, want);
   free(out);
   free(err);

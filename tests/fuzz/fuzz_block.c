@@ -1,7 +1,8 @@
 /* fuzz_block.c: the sample block codecs, the one decoder that reads bytes
  * from the database file. The input is an 18-byte prefix (min and span as
  * little-endian 64-bit numbers, n as 16 bits) and the payload, tried as the
- * payload of each codec (1, varints; 2, bit packing with exceptions).
+ * payload of each codec (1, varints; 2, bit packing with exceptions; 3,
+ * prefix-coded bit lengths).
  *   - The payload sealed with a correct header: tl_block_decode never reads
  *     past len and never writes past n values; what it accepts lies in
  *     [min, max] and survives an encode/decode round trip in the same codec,
@@ -9,7 +10,8 @@
  *     min is min. Any one bit flipped in the sealed block, or a different
  *     seq, min or max, fails its checksum.
  *   - The input as it is, header and all: never a crash.
- *   - The input as raw samples: they survive a round trip in either codec. */
+ *   - The input as raw samples: they survive a round trip in each codec and
+ *     in tl's own choice between codecs 2 and 3, which is the smaller. */
 #include "fuzz.h"
 #include "store_internal.h"
 
@@ -20,7 +22,8 @@ static uint64_t le64(const uint8_t *p) {
   return v;
 }
 
-static const int codecs[2] = {TL_CODEC_VARINT, TL_CODEC_PACKED};
+enum { CODECS = 3 };
+static const int codecs[CODECS] = {TL_CODEC_VARINT, TL_CODEC_PACKED, TL_CODEC_PREFIX};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int64_t out[TL_BLOCK_MAX], again[TL_BLOCK_MAX];
@@ -33,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *in = data + 18;
     size_t len = size - 18;
     int64_t seq = (int64_t)(size % 7);
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < CODECS; c++) {
       int codec = codecs[c];
       uint8_t *sealed = malloc(TL_BLOCK_HEADER + len); /* exact size: ASan sees an overread */
       memcpy(sealed + TL_BLOCK_HEADER, in, len);
@@ -95,17 +98,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   /* Raw samples: the input as non-negative 64-bit values. */
   size_t n = size / 8 < TL_BLOCK_MAX ? size / 8 : TL_BLOCK_MAX;
-  for (int c = 0; n && c < 2; c++) {
+  size_t size_of[CODECS + 1];
+  for (int c = 0; n && c <= CODECS; c++) {
     int64_t lo, hi;
+    int codec = c < CODECS ? codecs[c] : TL_CODEC_DEFAULT;
     for (size_t i = 0; i < n; i++)
       out[i] = (int64_t)(le64(data + 8 * i) >> 1);
-    size_t elen = tl_block_encode_as(codecs[c], out, n, 3, enc, &lo, &hi);
+    size_t elen = tl_block_encode_as(codec, out, n, 3, enc, &lo, &hi);
     TL_FUZZ_ASSERT(elen <= tl_block_bound(n));
+    TL_FUZZ_ASSERT(enc[1] == (codec ? codec : size_of[2] < size_of[1] ? 3 : 2));
+    size_of[c] = elen;
+    if (codec == TL_CODEC_DEFAULT)
+      TL_FUZZ_ASSERT(elen == (size_of[1] < size_of[2] ? size_of[1] : size_of[2]));
     tl_block e = {.seq = 3,
                   .count = (int64_t)n,
                   .min_ns = lo,
                   .max_ns = hi,
-                  .codec = codecs[c],
+                  .codec = enc[1],
                   .data = enc,
                   .len = elen};
     TL_FUZZ_ASSERT(tl_block_decode(&e, again, NULL) == TL_OK);

@@ -1,0 +1,300 @@
+/* codec_prefix.c: codec 3 of sample blocks, the bit lengths of the
+ * differences coded through a canonical prefix (Huffman) code. codec.c owns
+ * the block around it (header, checksum, the choice of codec); this file
+ * owns the payload only.
+ *
+ * Each sample is d = latency - block min, as in codec 2. Its symbol is the
+ * bit length s of d (0..L, L = bit length of max_ns - min_ns), written as
+ * the symbol's code, then, for s >= 2, the s - 1 bits of d below its
+ * highest set bit (that bit is implied). Timer data spreads over a few bit
+ * lengths with a long tail, so the common lengths take 1-3 bits of code
+ * where codec 2 spends the width of the block's slowest common sample on
+ * every one. The payload:
+ *   first ceil((L + 1) / 2) bytes  the code length of each symbol 0..L, 0
+ *                 (absent) to PREFIX_MAX_LEN, 4 bits each: symbol k in the
+ *                 low half of byte k / 2 when k is even, the high half when
+ *                 odd; a spare high half is 0
+ *   then          for each sample in order its code, then its low bits,
+ *                 packed from bit 0 of each byte upwards to the payload's
+ *                 last byte, filled with zero bits
+ * The codes are canonical (as in DEFLATE): shorter codes first, and among
+ * one length the smaller symbol first; a code is written from its first
+ * bit, so that the decoder looks up the next PREFIX_MAX_LEN bits in one
+ * table. The lengths may leave codes unused (a block of one symbol gives it
+ * the length 1), never more codes than fit. The decoder refuses any length
+ * above PREFIX_MAX_LEN, lengths that do not form a prefix code, a code that
+ * no symbol has, a sample above max_ns, a stream that runs past the payload
+ * or ends before its last byte. */
+#include <string.h>
+
+#include "store_internal.h"
+
+/* The encoder's limit on a code's length: it keeps the decoder's table at
+ * 4096 entries at most, and costs timer data nothing measurable (its
+ * codes rarely pass 10 bits). */
+enum { PREFIX_MAX_LEN = 12, PREFIX_SYMBOLS = 65 };
+
+static unsigned bit_length(uint64_t x) { return x ? 64u - (unsigned)__builtin_clzll(x) : 0; }
+
+static size_t lengths_bytes(unsigned L) { return (L + 2) / 2; }
+
+/* ======================================================================== */
+/* The code                                                                  */
+
+/* Huffman code lengths of the nsym weights w (0: absent) into len, by
+ * merging the two lightest nodes until one is left (nsym <= 65, so the
+ * quadratic search costs little beside a block's samples). Returns the
+ * longest length. */
+static unsigned huffman_lengths(const uint64_t *w, unsigned nsym, uint8_t *len) {
+  uint64_t weight[2 * PREFIX_SYMBOLS];
+  int parent[2 * PREFIX_SYMBOLS], live[2 * PREFIX_SYMBOLS];
+  unsigned nodes = nsym, present = 0;
+  for (unsigned s = 0; s < nsym; s++) {
+    weight[s] = w[s];
+    live[s] = w[s] != 0;
+    parent[s] = -1;
+    present += w[s] != 0;
+    len[s] = 0;
+  }
+  if (present == 1) {
+    for (unsigned s = 0; s < nsym; s++)
+      len[s] = w[s] ? 1 : 0;
+    return 1;
+  }
+  for (unsigned left = present; left > 1; left--) {
+    int a = -1, b = -1;
+    for (unsigned k = 0; k < nodes; k++) {
+      if (!live[k])
+        continue;
+      if (a < 0 || weight[k] < weight[a]) {
+        b = a;
+        a = (int)k;
+      } else if (b < 0 || weight[k] < weight[b]) {
+        b = (int)k;
+      }
+    }
+    weight[nodes] = weight[a] + weight[b];
+    live[nodes] = 1;
+    parent[nodes] = -1;
+    live[a] = live[b] = 0;
+    parent[a] = parent[b] = (int)nodes++;
+  }
+  /* A parent is made after its children: depths from the root down. */
+  uint8_t depth[2 * PREFIX_SYMBOLS];
+  unsigned longest = 0;
+  for (unsigned k = nodes; k-- > 0;) {
+    depth[k] = parent[k] < 0 ? 0 : (uint8_t)(depth[parent[k]] + 1);
+    if (k < nsym && w[k]) {
+      len[k] = depth[k];
+      longest = depth[k] > longest ? depth[k] : longest;
+    }
+  }
+  return longest;
+}
+
+/* Code lengths of at most PREFIX_MAX_LEN bits: while the Huffman code is
+ * longer, the weights are halved (each kept at 1 or more), which flattens
+ * the rare symbols' tail; 65 equal weights need only 7 bits. */
+static void limited_lengths(const uint64_t *count, unsigned nsym, uint8_t *len) {
+  uint64_t w[PREFIX_SYMBOLS];
+  memcpy(w, count, nsym * sizeof *w);
+  while (huffman_lengths(w, nsym, len) > PREFIX_MAX_LEN)
+    for (unsigned s = 0; s < nsym; s++)
+      w[s] = w[s] ? (w[s] + 1) / 2 : 0;
+}
+
+/* The canonical code of each symbol of length len[s], its bits reversed so
+ * that its first bit is bit 0 (the order the stream is read in). */
+static void canonical_codes(const uint8_t *len, unsigned nsym, uint16_t *code) {
+  unsigned per_len[PREFIX_MAX_LEN + 1] = {0}, next[PREFIX_MAX_LEN + 1];
+  for (unsigned s = 0; s < nsym; s++)
+    per_len[len[s]]++;
+  per_len[0] = 0;
+  unsigned c = 0;
+  for (unsigned l = 1; l <= PREFIX_MAX_LEN; l++) {
+    c = (c + per_len[l - 1]) << 1;
+    next[l] = c;
+  }
+  for (unsigned s = 0; s < nsym; s++) {
+    code[s] = 0;
+    if (!len[s])
+      continue;
+    unsigned v = next[len[s]]++, r = 0;
+    for (unsigned b = 0; b < len[s]; b++)
+      r |= ((v >> b) & 1u) << (len[s] - 1 - b);
+    code[s] = (uint16_t)r;
+  }
+}
+
+/* ======================================================================== */
+/* Encoding                                                                  */
+
+size_t tl__prefix_plan(const uint32_t *count, unsigned L, tl__prefix_plan_t *plan) {
+  uint64_t weight[PREFIX_SYMBOLS], bits = 0;
+  for (unsigned s = 0; s <= L; s++)
+    weight[s] = count[s];
+  limited_lengths(weight, L + 1, plan->len);
+  for (unsigned s = 0; s <= L; s++)
+    bits += weight[s] * (plan->len[s] + (s ? s - 1 : 0));
+  plan->L = L;
+  plan->size = lengths_bytes(L) + (size_t)((bits + 7) / 8);
+  return plan->size;
+}
+
+typedef struct {
+  uint8_t *p;
+  uint64_t acc;
+  unsigned fill; /* bits in acc, < 64 */
+} bit_writer;
+
+/* Appends the low width bits of v (v < 2^width, width <= 63). */
+static inline void put_bits(bit_writer *w, uint64_t v, unsigned width) {
+  w->acc |= v << w->fill;
+  w->fill += width;
+  if (w->fill >= 64) {
+    for (int i = 0; i < 8; i++)
+      w->p[i] = (uint8_t)(w->acc >> (8 * i));
+    w->p += 8;
+    w->fill -= 64;
+    w->acc = w->fill ? v >> (width - w->fill) : 0;
+  }
+}
+
+size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefix_plan_t *plan,
+                         uint8_t *out) {
+  unsigned L = plan->L;
+  size_t head = lengths_bytes(L);
+  memset(out, 0, head);
+  for (unsigned s = 0; s <= L; s++)
+    out[s / 2] |= (uint8_t)(plan->len[s] << (4 * (s & 1)));
+  uint16_t code[PREFIX_SYMBOLS];
+  canonical_codes(plan->len, L + 1, code);
+  bit_writer w = {out + head, 0, 0};
+  for (size_t i = 0; i < n; i++) {
+    uint64_t d = (uint64_t)v[i] - (uint64_t)lo;
+    unsigned s = bit_length(d);
+    put_bits(&w, code[s], plan->len[s]);
+    if (s >= 2)
+      put_bits(&w, d & (~(uint64_t)0 >> (65 - s)), s - 1);
+  }
+  for (unsigned i = 0; i < w.fill; i += 8)
+    *w.p++ = (uint8_t)(w.acc >> i);
+  return (size_t)(w.p - out);
+}
+
+/* ======================================================================== */
+/* Decoding                                                                  */
+
+/* The lengths at the payload's start into len (symbols 0..L) and the table
+ * of the next `bits` stream bits: each entry the symbol << 4 | its code's
+ * length, 0 where no code starts so. 0 when the lengths are not the
+ * encoder's kind of code. */
+static int read_code(const uint8_t *in, unsigned L, uint16_t *table, unsigned *bits) {
+  uint8_t len[PREFIX_SYMBOLS];
+  unsigned longest = 0;
+  uint32_t kraft = 0; /* the share of codes used, in units of 2^-PREFIX_MAX_LEN */
+  for (unsigned s = 0; s <= L; s++) {
+    len[s] = (uint8_t)((in[s / 2] >> (4 * (s & 1))) & 0xf);
+    if (len[s] > PREFIX_MAX_LEN)
+      return 0;
+    if (len[s])
+      kraft += 1u << (PREFIX_MAX_LEN - len[s]);
+    longest = len[s] > longest ? len[s] : longest;
+  }
+  if (!(L & 1) && in[L / 2] >> 4) /* the spare half of the last byte */
+    return 0;
+  if (!longest || kraft > 1u << PREFIX_MAX_LEN)
+    return 0;
+  uint16_t code[PREFIX_SYMBOLS];
+  canonical_codes(len, L + 1, code);
+  size_t size = (size_t)1 << longest;
+  if (kraft < 1u << PREFIX_MAX_LEN) /* else every entry is some code's */
+    memset(table, 0, size * sizeof *table);
+  for (unsigned s = 0; s <= L; s++)
+    for (size_t at = code[s]; len[s] && at < size; at += (size_t)1 << len[s])
+      table[at] = (uint16_t)(s << 4 | len[s]);
+  *bits = longest;
+  return 1;
+}
+
+/* Reads the stream from bit 0 of each byte upwards, 56 bits or more ready
+ * after each refill; past the end it takes zero bytes and counts them, so
+ * a stream that ran over is found at the end without a read outside. */
+typedef struct {
+  const uint8_t *p, *end;
+  uint64_t acc;
+  unsigned nbits;
+  size_t over; /* zero bytes taken past the end */
+} bit_reader;
+
+static inline void refill(bit_reader *r) {
+  if (r->end - r->p >= 8) {
+    r->acc |= tl__load_le64(r->p) << r->nbits;
+    r->p += (63 - r->nbits) >> 3;
+    r->nbits |= 56;
+    return;
+  }
+  while (r->nbits <= 56) {
+    uint64_t b = 0;
+    if (r->p < r->end)
+      b = *r->p++;
+    else
+      r->over++;
+    r->acc |= b << r->nbits;
+    r->nbits += 8;
+  }
+}
+
+static inline uint64_t take_bits(bit_reader *r, unsigned width) { /* width <= 56, ready */
+  uint64_t v = r->acc & ((((uint64_t)1) << width) - 1);
+  r->acc >>= width;
+  r->nbits -= width;
+  return v;
+}
+
+/* The s - 1 bits of d below its highest: up to 63, so in two reads when
+ * they may not all be ready. */
+static inline uint64_t low_bits(bit_reader *r, unsigned x) {
+  if (x <= 40)
+    return take_bits(r, x);
+  uint64_t v = take_bits(r, 32);
+  refill(r);
+  return v | take_bits(r, x - 32) << 32;
+}
+
+int tl__prefix_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
+                      size_t n) {
+  if (max < min || n < 1 || n > TL_BLOCK_MAX)
+    return TL_ECORRUPT;
+  uint64_t span = (uint64_t)max - (uint64_t)min, base = (uint64_t)min;
+  unsigned L = bit_length(span), bits;
+  size_t head = lengths_bytes(L);
+  uint16_t table[1u << PREFIX_MAX_LEN];
+  if (len <= head || !read_code(in, L, table, &bits))
+    return TL_ECORRUPT;
+  bit_reader r = {in + head, in + len, 0, 0, 0};
+  uint64_t mask = ((uint64_t)1 << bits) - 1;
+  for (size_t i = 0; i < n; i++) {
+    refill(&r);
+    unsigned e = table[r.acc & mask], s = e >> 4, l = e & 0xf, x = s - (s != 0);
+    if (!e)
+      return TL_ECORRUPT;
+    uint64_t d;
+    if (s <= 41) { /* code and low bits in one go: 52 bits at most, all ready */
+      d = (((uint64_t)1 << s) >> 1) | ((r.acc >> l) & (((uint64_t)1 << x) - 1));
+      r.acc >>= l + x;
+      r.nbits -= l + x;
+    } else {
+      take_bits(&r, l);
+      d = ((uint64_t)1 << (s - 1)) | low_bits(&r, x);
+    }
+    if (d > span)
+      return TL_ECORRUPT;
+    out[i] = (int64_t)(base + d);
+  }
+  /* Every bit read lies inside the stream, and its last byte holds some. */
+  size_t stream = len - head, used = (size_t)(r.p - (in + head)) + r.over;
+  uint64_t consumed = (uint64_t)used * 8 - r.nbits;
+  return consumed <= (uint64_t)stream * 8 && consumed + 8 > (uint64_t)stream * 8 ? TL_OK
+                                                                                 : TL_ECORRUPT;
+}
