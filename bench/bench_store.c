@@ -113,6 +113,7 @@ static codec_speed codec_run(int codec, const bench_samples *real, size_t n) {
     uint8_t *p = enc + k * tl_block_bound(TL_BLOCK_MAX);
     b[k] = (tl_block){.seq = (int64_t)k, .count = (int64_t)cnt, .codec = codec, .data = p};
     b[k].len = tl_block_encode_as(codec, v + at, cnt, b[k].seq, p, &b[k].min_ns, &b[k].max_ns);
+    b[k].codec = p[1]; /* the one written: the default picks per block */
     bytes += b[k].len;
   }
   r.encode = (double)n / (bench_now_s() - t0);
@@ -174,6 +175,14 @@ static double ingest_plain(const char *path, const bench_samples *real, size_t n
   return (double)n / t;
 }
 
+/* One row of the table: v for tl, codec 2 and codec 1, and tl's over codec 1. */
+static void print_row(const char *what, int decimals, const double v[3]) {
+  printf("  %-38s", what);
+  for (int c = 0; c < 3; c++)
+    printf(" %14.*f", decimals, v[c]);
+  printf(" %8.2f\n", v[0] / v[2]);
+}
+
 int main(int argc, char **argv) {
   tl_set_progname("bench_store");
   const char *dir = argc > 1 ? argv[1] : "/tmp";
@@ -186,53 +195,53 @@ int main(int argc, char **argv) {
   printf("collecting %d real settimeout(0) samples on this machine...\n", REAL);
   bench_samples real = bench_collect_real(path, REAL, NULL);
 
-  /* Codec 2 (what tl writes) and codec 1 (before it), interleaved. */
-  static const int codecs[2] = {TL_CODEC_PACKED, TL_CODEC_VARINT};
-  double rate[2][RUNS], bps[2] = {0, 0}, plain_rate[RUNS], plain_bps = 0;
-  double enc[2][RUNS], dec[2][RUNS], enc_bps[2] = {0, 0};
+  /* What tl writes (the smaller of codecs 2 and 3, block by block), codec 2
+   * alone, and codec 1, interleaved. */
+  enum { NC = 3 };
+  static const int codecs[NC] = {TL_CODEC_DEFAULT, TL_CODEC_PACKED, TL_CODEC_VARINT};
+  static const char *const names[NC] = {"tl (2 or 3)", "codec 2", "codec 1"};
+  double rate[NC][RUNS], bps[NC] = {0}, plain_rate[RUNS], plain_bps = 0;
+  double enc[NC][RUNS], dec[NC][RUNS], enc_bps[NC] = {0};
   for (int r = 0; r < RUNS; r++) {
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < NC; c++) {
       codec_speed cs = codec_run(codecs[c], &real, n);
       enc[c][r] = cs.encode;
       dec[c][r] = cs.decode;
       enc_bps[c] = cs.bytes;
       rate[c][r] = ingest_tl(path, codecs[c], &real, n, batch, &bps[c]);
-      if (c == 1 && !recovered_exactly(path, &real, n))
-        bench_die("codec 1 samples did not read back", NULL);
+      if (c > 0 && !recovered_exactly(path, &real, n))
+        bench_die("samples of an older codec did not read back", NULL);
     }
     plain_rate[r] = ingest_plain(plain, &real, n, batch, &plain_bps);
   }
-  /* The last ingest in each codec was read back above (codec 1) or below. */
-  double med[2], enc_med[2], dec_med[2];
-  for (int c = 0; c < 2; c++) {
+  /* The last ingest in each older codec was read back above; tl's below. */
+  double med[NC], enc_med[NC], dec_med[NC];
+  for (int c = 0; c < NC; c++) {
     med[c] = bench_median(rate[c], RUNS);
     enc_med[c] = bench_median(enc[c], RUNS);
     dec_med[c] = bench_median(dec[c], RUNS);
   }
   double plain_med = bench_median(plain_rate, RUNS);
-  int exact = ingest_tl(path, TL_CODEC_PACKED, &real, n, batch, &bps[0]) > 0 &&
+  int exact = ingest_tl(path, TL_CODEC_DEFAULT, &real, n, batch, &bps[0]) > 0 &&
               recovered_exactly(path, &real, n);
-  printf("\n%zu real samples (%d collected, replayed), median of %d runs; codec 2 is what tl "
-         "writes, codec 1 what it wrote before\n",
+  printf("\n%zu real samples (%d collected, replayed), median of %d runs; tl writes the smaller "
+         "of codecs 2 and 3 for each block, and wrote codec 2, then codec 1, before\n",
          n, REAL, RUNS);
-  printf("  %-36s %14s %14s %8s\n", "", "codec 2", "codec 1", "2 / 1");
-  printf("  %-36s %14.2f %14.2f %8.2f\n", "bytes per sample, encoded blocks", enc_bps[0],
-         enc_bps[1], enc_bps[0] / enc_bps[1]);
-  printf("  %-36s %14.2f %14.2f %8.2f\n", "bytes per sample, whole file", bps[0], bps[1],
-         bps[0] / bps[1]);
-  printf("  %-36s %14.0f %14.0f %8.2f\n", "encode, samples/s", enc_med[0], enc_med[1],
-         enc_med[0] / enc_med[1]);
-  printf("  %-36s %14.0f %14.0f %8.2f\n", "decode, samples/s", dec_med[0], dec_med[1],
-         dec_med[0] / dec_med[1]);
-  printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of blocks read",
-         dec_med[0] * enc_bps[0] / 1e9, dec_med[1] * enc_bps[1] / 1e9,
-         dec_med[0] * enc_bps[0] / (dec_med[1] * enc_bps[1]));
-  printf("  %-36s %14.2f %14.2f %8.2f\n", "decode, GB/s of samples (8 B each)",
-         dec_med[0] * 8 / 1e9, dec_med[1] * 8 / 1e9, dec_med[0] / dec_med[1]);
-  printf("  %-36s %14.0f %14.0f %8.2f\n", "writer ingest, samples/s (batch 100k)", med[0], med[1],
-         med[0] / med[1]);
+  double dgb[NC], dsg[NC];
+  for (int c = 0; c < NC; c++) {
+    dgb[c] = dec_med[c] * enc_bps[c] / 1e9;
+    dsg[c] = dec_med[c] * 8 / 1e9;
+  }
+  printf("  %-38s %14s %14s %14s %8s\n", "", names[0], names[1], names[2], "tl / 1");
+  print_row("bytes per sample, encoded blocks", 2, enc_bps);
+  print_row("bytes per sample, whole file", 2, bps);
+  print_row("encode, samples/s", 0, enc_med);
+  print_row("decode, samples/s", 0, dec_med);
+  print_row("decode, GB/s of blocks read", 2, dgb);
+  print_row("decode, GB/s of samples (8 B each)", 2, dsg);
+  print_row("writer ingest, samples/s (batch 100k)", 0, med);
   printf("\nbaseline: one row per sample in a plain SQLite table, same pragmas\n");
-  printf("  %-36s %14.0f samples/s, codec 2 ingests %.1fx as fast\n", "ingest", plain_med,
+  printf("  %-36s %14.0f samples/s, tl ingests %.1fx as fast\n", "ingest", plain_med,
          med[0] / plain_med);
   printf("  %-36s %14.2f bytes/sample, %.1fx codec 2's\n", "whole file", plain_bps,
          plain_bps / bps[0]);
