@@ -17,7 +17,10 @@
  * Over a store, pass 1 reads no sample: each session's stored summary
  * (tl_store_summaries) has its count, extremes, sums, histogram (the same
  * layout) and its own percentiles at the usual levels, so a group's ranks
- * are located at once, and the next pass reads only what they need.
+ * are located at once, and the next pass reads only what they need. The
+ * group's histogram then also gives the tail above any value, with its
+ * time past another (tl_sweep_tail), so that the report's causes need not
+ * read every summary again.
  *
  * The passes after the first skip, verified but undecoded, every stored
  * block whose min..max (kept in the block's row) misses all the ranges still
@@ -262,6 +265,7 @@ static void sweep_free(tl_sweep *w) {
   free(w->tfirst);
   free(w->tend);
   free(w->ghist);
+  free(w->gclamp);
   free(w->shist);
   free(w->spcts);
   free(w->shandle);
@@ -273,6 +277,35 @@ static void sweep_free(tl_sweep *w) {
   free(w->asked_at);
   free(w->values);
   free(w);
+}
+
+/* Notes how far the midpoint of sum's top bucket moves when the bucket is
+ * held at the session's maximum, times its samples (tl_sweep_tail). */
+static void clamp_note(tl_sweep *w, const tl_summary *sum) {
+  size_t last = sum->hist_len;
+  if (sum->nz_at)
+    last = sum->nz ? sum->nz_at[sum->nz - 1] + 1 : 0;
+  while (last && !sum->hist[last - 1])
+    last--;
+  if (!last)
+    return;
+  size_t b = sum->hist_first + last - 1;
+  int64_t lo, hi, moved;
+  log_bounds(b, &lo, &hi);
+  if (b > log_index(sum->max_ns) || lo > sum->max_ns) {
+    w->tail_unknown = 1; /* a bucket above the maximum: no midpoint to hold */
+    return;
+  }
+  if (hi <= sum->max_ns)
+    return;
+  if (!w->gclamp && !(w->gclamp = calloc(LOG_BUCKETS, sizeof *w->gclamp))) {
+    w->tail_unknown = 1;
+    return;
+  }
+  int64_t shift = (lo + (sum->max_ns - lo) / 2) - (lo + (hi - lo) / 2);
+  if (__builtin_mul_overflow(sum->hist[last - 1], shift, &moved) ||
+      __builtin_add_overflow(w->gclamp[b], moved, &w->gclamp[b]))
+    w->tail_unknown = 1;
 }
 
 /* Pass 1 from a session's summary: its moments, its own percentiles where
@@ -310,6 +343,7 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
   else
     for (size_t b = 0; b < sum->hist_len; b++)
       to[b] += sum->hist[b];
+  clamp_note(w, sum);
   return 0;
 }
 
@@ -371,6 +405,32 @@ int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank) {
     }
   }
   return hi < w->m[w->ns].max ? hi : w->m[w->ns].max;
+}
+
+int tl_sweep_tail(const tl_sweep *w, int64_t above_ns, int64_t from_ns, int64_t *samples,
+                  int64_t *past_ns) {
+  *samples = *past_ns = 0;
+  const moments *g = &w->m[w->ns];
+  if (!w->store || !w->first_done || w->tail_unknown || above_ns < 0)
+    return 0;
+  if (!g->count || above_ns >= g->max)
+    return 1;
+  int64_t n = 0, sum = 0;
+  for (size_t b = log_index(above_ns) + 1; b <= log_index(g->max); b++) {
+    if (!w->ghist[b])
+      continue;
+    int64_t lo, hi, past;
+    log_bounds(b, &lo, &hi);
+    if (__builtin_sub_overflow(lo + (hi - lo) / 2, from_ns, &past) ||
+        __builtin_mul_overflow(w->ghist[b], past, &past) ||
+        __builtin_add_overflow(past, w->gclamp ? w->gclamp[b] : 0, &past) ||
+        __builtin_add_overflow(sum, past, &sum))
+      return 0;
+    n += w->ghist[b];
+  }
+  *samples = n;
+  *past_ns = sum;
+  return 1;
 }
 
 const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len) {

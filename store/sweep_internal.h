@@ -72,6 +72,12 @@ struct tl_sweep {
   size_t nt, tcap;
   int first_done;
   int oom;
+  /* Pass 1 from summaries: per log bucket, how far its samples' midpoints
+   * move when the bucket is held at its session's maximum (only a
+   * session's top bucket moves), summed over the sessions; NULL until one
+   * moves. tail_unknown: one could not be counted (tl_sweep_tail). */
+  int64_t *gclamp;
+  int tail_unknown;
   /* Passes after the first. */
   uint64_t *bits;  /* buckets of the open ranges of the group and the current session */
   int32_t *head;   /* per bucket: the first target taking its samples, or -1 */

@@ -548,6 +548,14 @@ size_t tl_sweep_want(tl_sweep *w, int64_t rank);
  * above the value there, and at most the maximum): a bound known after
  * pass 1. */
 int64_t tl_sweep_bucket_top(const tl_sweep *w, int64_t rank);
+/* After pass 1 from a store's summaries: the group's samples in the
+ * buckets wholly above above_ns (tl_summary_bucket) into *samples, and the
+ * sum of their time past from_ns into *past_ns, each at its bucket's
+ * midpoint, a session's top bucket held at the session's maximum: what
+ * summing each session's buckets gives, without reading them again. 1, or
+ * 0 when not known (pass 1 read samples, or the sum passes 2^63). */
+int tl_sweep_tail(const tl_sweep *w, int64_t above_ns, int64_t from_ns, int64_t *samples,
+                  int64_t *past_ns);
 /* After pass 1: the group's log-linear histogram (tl_summary_bucket), the
  * counts of *len buckets from *first (the minimum's to the maximum's). */
 const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len);
