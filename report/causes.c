@@ -10,12 +10,13 @@
  *   read (a child probe, macOS, a sample tl did not keep).
  *
  * The tail's count and time come from the sessions' stored histograms
- * (within 1/2048 of each value), the causes from the slowest samples tl
- * kept with their run-queue wait. Steal and interrupt time are known only
- * per second and host-wide, so they are shown beside the split as shares
- * of the CPU time during the sessions, never put into it: a sample is not
- * blamed on the hypervisor because the hypervisor stole time that second.
- * causes_page.c says it on the page and in JSON. */
+ * (within 1/2048 of each value), as the group's sweep counted them while
+ * it read them (compare.c), else read again here; the causes from the
+ * slowest samples tl kept with their run-queue wait. Steal and interrupt
+ * time are known only per second and host-wide, so they are shown beside
+ * the split as shares of the CPU time during the sessions, never put into
+ * it: a sample is not blamed on the hypervisor because the hypervisor
+ * stole time that second. causes_page.c says it on the page and in JSON. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,10 +210,35 @@ static void group_facts(const tl_session_detail *d, tl_group_causes *gc, double 
     *cpus = strtod(v, NULL);
 }
 
+/* Whether counted is the tail count_tail finds: at the same values, and
+ * below 2^53, where count_tail's sums in double are exact integers, so that
+ * the order of its additions does not matter. */
+static int tail_counted(const tl__tail *counted, const tail_ctx *t) {
+  const int64_t exact = INT64_C(1) << 53;
+  return counted && counted->known && counted->p50 == t->p50 && counted->p99 == t->p99 &&
+         counted->p90 == t->p90 && counted->past_ns[0] < exact &&
+         (t->p90 < 0 || counted->past_ns[1] < exact);
+}
+
+/* The tail's count and time: as counted, else from the sessions'
+ * summaries read again. Fails when they cannot be read. */
+static int tail_of(tl_store *store, const tl_group *g, const tl__tail *counted, tail_ctx *t) {
+  if (!tail_counted(counted, t))
+    return tl_store_summaries(store, g->session_ids, g->session_count, count_tail, t);
+  t->gc->tail_samples = counted->samples[0];
+  t->gc->tail_ns = counted->past_ns[0];
+  if (t->p90 >= 0) {
+    t->gc->at90.tail_samples = counted->samples[1];
+    t->gc->at90.tail_ns = counted->past_ns[1];
+  }
+  return TL_OK;
+}
+
 /* One group's split, its counters (cs: of every session of the
- * comparison) and its causes read for all its sessions at once. */
+ * comparison) and its causes read for all its sessions at once; counted:
+ * its tail already counted, or NULL. */
 static int group_causes(tl_store *store, const tl_comparison *c, const counter_sums *cs,
-                        const tl_group *g, tl_group_causes *gc) {
+                        const tl_group *g, const tl__tail *counted, tl_group_causes *gc) {
   memset(gc, 0, sizeof *gc);
   gc->timer_slack_ns = -1;
   gc->periods = gc->throttled_periods = -1;
@@ -225,7 +251,7 @@ static int group_causes(tl_store *store, const tl_comparison *c, const counter_s
   gc->floor_ns = p50 - tl_probe_armed_ns(g->probe, g->delay_ns);
   gc->at90.known = k90 >= 0;
   tail_ctx t = {p50, p99, k90 >= 0 ? g->dist.pct_ns[k90] : -1, gc};
-  if (tl_store_summaries(store, g->session_ids, g->session_count, count_tail, &t) != TL_OK)
+  if (tail_of(store, g, counted, &t) != TL_OK)
     return TL_OK; /* no histogram: no tail to split */
   counter_sums all = {0}, *own = malloc((g->session_count + 1) * sizeof *own);
   if (!own)
@@ -368,14 +394,14 @@ static int session_counters(tl_store *store, tl_comparison *c, counter_sums *cs)
   return err == TL_ENOMEM ? err : TL_OK; /* the rest: what was read is kept */
 }
 
-int tl__causes_compute(tl_store *store, tl_comparison *c) {
+int tl__causes_compute(tl_store *store, tl_comparison *c, const tl__tail *tails) {
   if (!c->group_count)
     return TL_OK;
   c->causes = calloc(c->group_count, sizeof *c->causes);
   counter_sums *cs = calloc(c->sessions.count + 1, sizeof *cs);
   int err = c->causes && cs ? session_counters(store, c, cs) : TL_ENOMEM;
   for (size_t i = 0; i < c->group_count && !err; i++)
-    group_causes(store, c, cs, &c->groups[i], &c->causes[i]);
+    group_causes(store, c, cs, &c->groups[i], tails ? &tails[i] : NULL, &c->causes[i]);
   free(cs);
   return err;
 }

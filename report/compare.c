@@ -165,13 +165,28 @@ static tl_dist with_pcts(const tl_dist *d, const double *pcts, const int64_t *va
   return out;
 }
 
+/* The tail of d that causes.c splits, counted from the summaries pass 1
+ * read (tl_sweep_tail): its samples above p99 and p90, and their time past
+ * p50. */
+static void tail_count(const tl_sweep *w, const tl_dist *d, tl__tail *t) {
+  int k50 = tl__pct_index(d, 50), k90 = tl__pct_index(d, 90), k99 = tl__pct_index(d, 99);
+  if (k50 < 0 || k99 < 0 || !d->count)
+    return;
+  t->p50 = d->pct_ns[k50];
+  t->p99 = d->pct_ns[k99];
+  t->p90 = k90 >= 0 ? d->pct_ns[k90] : -1;
+  t->known = tl_sweep_tail(w, t->p99, t->p50, &t->samples[0], &t->past_ns[0]) &&
+             (t->p90 < 0 || tl_sweep_tail(w, t->p90, t->p50, &t->samples[1], &t->past_ns[1]));
+}
+
 /* Everything the page shows of a group, found in the same passes over its
  * samples (usually two): its distribution, the points of its percentile
  * chart, its histogram, its sessions' own percentiles (p50, p90 and p99 for
  * the trend chart, and the page's for the statistics) and, within budget
- * (bytes), the samples the statistics keep (into *kept). */
+ * (bytes), the samples the statistics keep (into *kept), and the tail
+ * that causes.c splits (into *tail). */
 static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
-                       size_t np, size_t *budget, tl__kept **kept) {
+                       size_t np, size_t *budget, tl__kept **kept, tl__tail *tail) {
   double own[3 + TL_MAX_PCTS] = {50, 90, 99};
   memcpy(own + 3, pcts, np * sizeof *pcts);
   tl_sweep *w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
@@ -229,6 +244,7 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     tl_sweep_dist(w, g->session_count, &d);
     g->dist = with_pcts(&d, pcts, vals, np);
     g->spectrum = with_pcts(&d, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS);
+    tail_count(w, &g->dist, tail);
     int64_t ci_val[2 * TL_MAX_PCTS];
     for (size_t k = 0; k < nci; k++)
       ci_val[k] = tl_sweep_value(w, ci_at[k]);
@@ -563,10 +579,14 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
   if (detail_values(out, pcts, np))
     goto oom;
   size_t budget = KEPT_BUDGET;
+  tl__tail *tails = calloc(out->group_count + 1, sizeof *tails);
+  if (!tails)
+    goto oom;
   for (size_t i = 0; i < out->group_count && !rc; i++)
-    rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i]);
+    rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i], &tails[i]);
   if (!rc)
-    rc = tl__causes_compute(store, out);
+    rc = tl__causes_compute(store, out, tails);
+  free(tails);
   if (rc) {
     tl__store_failed(store, rc, err, errlen);
     tl_comparison_free(out);

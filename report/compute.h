@@ -219,10 +219,20 @@ int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
 /* ------------------------------------------------------------------------ */
 /* Why the tail is long (causes.c)                                          */
 
+/* A group's tail as the pass that read its sessions' summaries counted it
+ * (compare.c, tl_sweep_tail): the samples above its p99 and above its p90
+ * ([0] and [1]), and their time past its p50. known 0: causes.c reads the
+ * summaries again. */
+typedef struct {
+  int known;
+  int64_t p50, p90, p99; /* the values counted at; p90 -1: not among the group's */
+  int64_t samples[2], past_ns[2];
+} tl__tail;
+
 /* Fills c->causes and c->counters from the store: each session's kept
- * causes, counters and summary. Only running out of memory fails; what
- * cannot be read (an older file, a server, a damaged blob) is "not
- * attributed". */
-int tl__causes_compute(tl_store *store, tl_comparison *c);
+ * causes, counters and summary (tails, NULL or one per group: the tail
+ * already counted). Only running out of memory fails; what cannot be read
+ * (an older file, a server, a damaged blob) is "not attributed". */
+int tl__causes_compute(tl_store *store, tl_comparison *c, const tl__tail *tails);
 
 #endif
