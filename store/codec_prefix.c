@@ -152,8 +152,11 @@ static inline void put_bits(bit_writer *w, uint64_t v, unsigned width) {
   w->acc |= v << w->fill;
   w->fill += width;
   if (w->fill >= 64) {
-    for (int i = 0; i < 8; i++)
-      w->p[i] = (uint8_t)(w->acc >> (8 * i));
+    uint64_t le = w->acc;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    le = __builtin_bswap64(le);
+#endif
+    memcpy(w->p, &le, 8);
     w->p += 8;
     w->fill -= 64;
     w->acc = w->fill ? v >> (width - w->fill) : 0;
@@ -172,10 +175,14 @@ size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefi
   bit_writer w = {out + head, 0, 0};
   for (size_t i = 0; i < n; i++) {
     uint64_t d = (uint64_t)v[i] - (uint64_t)lo;
-    unsigned s = bit_length(d);
-    put_bits(&w, code[s], plan->len[s]);
-    if (s >= 2)
-      put_bits(&w, d & (~(uint64_t)0 >> (65 - s)), s - 1);
+    unsigned s = bit_length(d), l = plan->len[s], x = s ? s - 1 : 0;
+    uint64_t low = s >= 2 ? d & (~(uint64_t)0 >> (65 - s)) : 0; /* the x bits below the highest */
+    if (l + x <= 63) { /* code and low bits in one put: all but the rare huge sample */
+      put_bits(&w, code[s] | low << l, l + x);
+    } else {
+      put_bits(&w, code[s], l);
+      put_bits(&w, low, x);
+    }
   }
   for (unsigned i = 0; i < w.fill; i += 8)
     *w.p++ = (uint8_t)(w.acc >> i);
