@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "store_internal.h"
+#include "support_codec.h"
 
 static uint64_t next_random(uint64_t *x) {
   *x ^= *x << 13;
@@ -184,26 +185,9 @@ static void encoder_picks_smaller(void **state) {
   assert_memory_equal(buf, b2, len);
 }
 
-/* A codec 3 payload sealed with a correct checksum, in a buffer of its
- * exact size so that the sanitizers see a read past it. */
+/* A crafted payload of this test's codec (support_codec.h). */
 static int decode_crafted(const uint8_t *payload, size_t len, size_t n, int64_t min, int64_t max) {
-  uint8_t *block = malloc(TL_BLOCK_HEADER + len);
-  assert_non_null(block);
-  if (len)
-    memcpy(block + TL_BLOCK_HEADER, payload, len);
-  size_t blen = tl__block_seal(block, TL_CODEC_PREFIX, n, 0, min, max, len);
-  tl_block b = {.count = (int64_t)n,
-                .min_ns = min,
-                .max_ns = max,
-                .codec = TL_CODEC_PREFIX,
-                .data = block,
-                .len = blen};
-  int err = tl_block_decode(&b, back, NULL);
-  if (err == TL_OK)
-    for (size_t i = 0; i < n; i++)
-      assert_true(back[i] >= min && back[i] <= max);
-  free(block);
-  return err;
+  return tl_test_decode_crafted(TL_CODEC_PREFIX, payload, len, n, min, max, back);
 }
 
 static void crafted_payloads(void **state) {
