@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -76,6 +77,25 @@ int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const i
   }
   assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
   return id;
+}
+
+void tl_test_import_fleet_session(tl_store *s, const char *csv, const char *host,
+                                  const char *memory, const char *cpus, int64_t hour) {
+  const char *facts[] = {memory, cpus};
+  FILE *in = fmemopen((void *)csv, strlen(csv), "r");
+  assert_non_null(in);
+  tl_import_opts o;
+  tl_import_opts_init(&o);
+  o.format = TL_SAMPLES_CSV;
+  o.label = "fleet";
+  o.probe = "settimeout";
+  o.delay_ns = 50000000;
+  o.hostname = host;
+  o.started_ns = 1790812800LL * 1000000000LL + hour * 3600LL * 1000000000LL;
+  o.facts = facts;
+  o.fact_count = 2;
+  assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
+  fclose(in);
 }
 
 int tl_test_store_setup(void **state) {

@@ -33,6 +33,13 @@ tl_session_spec tl_test_spec(const char *label);
 int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const int64_t *v, size_t n,
                               size_t batch);
 
+/* Imports the CSV text csv into s as one complete session of label "fleet"
+ * (settimeout, 50 ms) on host, with the facts memory and cpus ("key=value"),
+ * started hour hours after 2026-10-01 00:00 UTC, as `tlstore import` by a
+ * fleet's script would; fails the test otherwise. */
+void tl_test_import_fleet_session(tl_store *s, const char *csv, const char *host,
+                                  const char *memory, const char *cpus, int64_t hour);
+
 /* A fresh store tl.db in a temporary folder, for cmocka's setup and
  * teardown (the state is a tl_test_store). The folder is in /dev/shm where
  * there is one: the tests that use it store hundreds of small sessions, and

@@ -265,20 +265,8 @@ static void import_fleet(const char *db, int from, int to) {
     char csv[64], host[32];
     snprintf(csv, sizeof csv, "%d\n%d\n%d\n", 1000 + i % 97, 2000 + i % 89, 3000 + h);
     snprintf(host, sizeof host, "droplet-%03d", h);
-    const char *facts[] = {h % 2 ? "memory=2G" : "memory=1G", h % 2 ? "cpus=2" : "cpus=1"};
-    FILE *in = fmemopen(csv, strlen(csv), "r");
-    tl_import_opts o;
-    tl_import_opts_init(&o);
-    o.format = TL_SAMPLES_CSV;
-    o.label = "fleet";
-    o.probe = "settimeout";
-    o.delay_ns = 50000000;
-    o.hostname = host;
-    o.started_ns = 1790812800LL * 1000000000LL + (int64_t)(i / 100) * 3600LL * 1000000000LL;
-    o.facts = facts;
-    o.fact_count = 2;
-    assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
-    fclose(in);
+    tl_test_import_fleet_session(s, csv, host, h % 2 ? "memory=2G" : "memory=1G",
+                                 h % 2 ? "cpus=2" : "cpus=1", i / 100);
   }
   tl_store_close(s);
 }

@@ -18,6 +18,7 @@
 
 #include "report_internal.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 typedef tl_test_fixture fixture;
@@ -97,20 +98,7 @@ static void build_hosts(const fixture *f) {
     /* Two sizes, each a little under what it was sold as, as machines report. */
     char memory[64];
     snprintf(memory, sizeof memory, "memory=%lld", h % 2 ? 2000000000LL - h : 1000000000LL - h);
-    const char *facts[] = {memory, h % 2 ? "cpus=2" : "cpus=1"};
-    FILE *in = fmemopen(csv, strlen(csv), "r");
-    tl_import_opts o;
-    tl_import_opts_init(&o);
-    o.format = TL_SAMPLES_CSV;
-    o.label = "fleet";
-    o.probe = "settimeout";
-    o.delay_ns = 50000000;
-    o.hostname = host;
-    o.started_ns = 1790812800LL * 1000000000LL + (int64_t)h * 3600LL * 1000000000LL;
-    o.facts = facts;
-    o.fact_count = 2;
-    assert_int_equal(tl_store_import(s, in, &o, NULL, NULL, NULL, NULL, NULL), TL_OK);
-    fclose(in);
+    tl_test_import_fleet_session(s, csv, host, memory, h % 2 ? "cpus=2" : "cpus=1", h);
   }
   tl_store_close(s);
 }
