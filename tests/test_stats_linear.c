@@ -5,7 +5,8 @@
  * covers the population's percentile about 95% of the time where an
  * interval over the samples alone (ignoring that they come in sessions)
  * covers it far less often, its width is the bootstrap's on the same
- * groups, and a group above the threshold takes it and says so. */
+ * groups, and a group at the threshold takes it and says so, built by hand
+ * and through the store. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,9 +17,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "report_internal.h"
 #include "stats_internal.h"
+#include "support.h"
+#include "support_store.h"
 #include "tl_report.h"
 
 enum {
@@ -232,6 +236,103 @@ static void large_groups_take_it(void **state) {
   }
 }
 
+/* Runs sql on db with the binds a and b (each when not negative). */
+static int64_t exec_ids(sqlite3 *db, const char *sql, int64_t a, int64_t b) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_int64(st, 1, a);
+  if (b >= 0)
+    sqlite3_bind_int64(st, 2, b);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  return sqlite3_last_insert_rowid(db);
+}
+
+/* Through the store, as a page computes it: a label with
+ * TL_STATS_LINEAR_SESSIONS sessions takes Woodruff's interval, each holding
+ * the pooled p50 and p90 with a width, and its section says so. A session
+ * written through the store costs a durable commit, so WRITTEN of them are
+ * written and copied in one transaction to make the rest (each value then
+ * comes 40 times over: runs of ties shorter than the intervals span). */
+static void store_group_takes_it(void **state) {
+  tl_test_store *f = *state;
+  enum { PER = 8, WRITTEN = 250 };
+  tl_session_spec spec = tl_test_spec("big");
+  uint64_t r = 0x5eed;
+  int64_t first[WRITTEN];
+  for (size_t i = 0; i < WRITTEN; i++) {
+    int64_t v[PER];
+    for (size_t j = 0; j < PER; j++)
+      v[j] = (int64_t)((double)(next(&r) % BASE_NS) * factor(i % FACTORS, 0.5));
+    first[i] = tl_test_write_session(f->s, &spec, v, PER, 0);
+  }
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+  for (int64_t c = WRITTEN; c < TL_STATS_LINEAR_SESSIONS; c++) {
+    int64_t from = first[c % WRITTEN];
+    int64_t to = exec_ids(
+        db,
+        "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
+        "started_ns, ended_ns, heartbeat_ns, pid, status, sample_count, missed_periods, "
+        "tl_version, libuv_version, command_line, fact_set_id) SELECT substr(uuid, 1, 24) || "
+        "printf('%012x', ?2), run_uuid, host_id, label, probe, delay_ns, warmup, started_ns + ?2, "
+        "ended_ns + ?2, heartbeat_ns + ?2, pid, status, sample_count, missed_periods, "
+        "tl_version, libuv_version, command_line, fact_set_id FROM sessions WHERE id = ?1",
+        from, c);
+    exec_ids(db,
+             "INSERT INTO sample_blocks SELECT ?2, seq, count, min_ns, max_ns, codec, data "
+             "FROM sample_blocks WHERE session_id = ?1",
+             from, to);
+    exec_ids(db,
+             "INSERT INTO session_summaries SELECT ?2, data FROM session_summaries "
+             "WHERE session_id = ?1",
+             from, to);
+    exec_ids(db,
+             "INSERT INTO session_causes SELECT ?2, kind, first_index, count, data "
+             "FROM session_causes WHERE session_id = ?1",
+             from, to);
+  }
+  assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  const char *labels[] = {"big"};
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = 1;
+  o.pcts[0] = 50;
+  o.pcts[1] = 90;
+  o.pct_count = 2;
+  tl_comparison cmp;
+  tl_stats st;
+  char err[512];
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
+  assert_int_equal(st.group_count, 1);
+  const tl_group *g = &cmp.groups[0];
+  const tl_group_stats *gs = &st.groups[0];
+  assert_int_equal(g->session_count, TL_STATS_LINEAR_SESSIONS);
+  assert_int_equal(gs->method, TL_CI_SESSIONS);
+  assert_true(gs->linear);
+  for (size_t k = 0; k < g->dist.pct_count; k++) {
+    const tl_pct_stats *p = &gs->pct[k];
+    int64_t est = g->dist.pct_ns[k];
+    if (!(p->lo_ns <= est && est <= p->hi_ns && p->lo_ns < p->hi_ns))
+      fail_msg("p%g %lld not in (%lld to %lld)", g->dist.pcts[k], (long long)est,
+               (long long)p->lo_ns, (long long)p->hi_ns);
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  assert_int_equal(tl__stats_markdown(&cmp, &st, m), TL_OK);
+  fclose(m);
+  assert_non_null(strstr(buf, "from Woodruff's interval over its sessions (10000)"));
+  free(buf);
+  tl_stats_free(&st);
+  tl_comparison_free(&cmp);
+}
+
 /* The page names the method each group's intervals came from. */
 static void page_says_which(void **state) {
   (void)state;
@@ -266,6 +367,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(covers_like_the_bootstrap),
       cmocka_unit_test(large_groups_take_it),
+      cmocka_unit_test_setup_teardown(store_group_takes_it, tl_test_store_setup,
+                                      tl_test_store_teardown),
       cmocka_unit_test(page_says_which),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
