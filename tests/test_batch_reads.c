@@ -335,9 +335,81 @@ static void pool_keeps_one_copy(void **state) {
   char big[100000];
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = '\0';
-  assert_string_equal(tl_strpool_get(p, big), big);
+  char *kept = tl_strpool_get(p, big);
+  assert_string_equal(kept, big);
+  assert_ptr_equal(tl_strpool_get(p, big), kept);
+  big[50000] = 'y'; /* the same length and hash prefix, another string */
+  char *other = tl_strpool_get(p, big);
+  assert_string_equal(other, big);
+  assert_ptr_not_equal(other, kept);
   tl_strpool_free(p);
   tl_strpool_free(NULL);
+}
+
+/* Strings that differ only past the first eight bytes, or only in their
+ * last byte, or only in length, are each kept apart; many of them grow the
+ * table without losing one. */
+static void pool_tells_near_strings_apart(void **state) {
+  (void)state;
+  tl_strpool *p = tl_strpool_new();
+  assert_non_null(p);
+  enum { N = 50000 };
+  char **first = malloc(N * sizeof *first);
+  assert_non_null(first);
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < N; i++) {
+      char buf[48];
+      snprintf(buf, sizeof buf, "0123456789abcdef-%d", i);
+      char *got = tl_strpool_get_len(p, buf, strlen(buf) - (size_t)(i % 3 == 0));
+      if (round)
+        assert_ptr_equal(got, first[i]);
+      else
+        first[i] = got;
+      assert_int_equal(strlen(got), strlen(buf) - (size_t)(i % 3 == 0));
+      assert_int_equal(strncmp(got, buf, strlen(got)), 0);
+    }
+  char *a = tl_strpool_get(p, "abcdefgh"), *b = tl_strpool_get(p, "abcdefgh\x01");
+  assert_ptr_not_equal(a, b);
+  assert_string_equal(a, "abcdefgh");
+  assert_ptr_equal(tl_strpool_get_len(p, "abcdefghZ", 8), a);
+  assert_ptr_equal(tl_strpool_get(p, ""), tl_strpool_get_len(p, "x", 0));
+  free(first);
+  tl_strpool_free(p);
+}
+
+/* An added string is a copy of its own: neither shared with an equal one
+ * nor found by a later get. */
+static void pool_add_copies_apart(void **state) {
+  (void)state;
+  tl_strpool *p = tl_strpool_new();
+  assert_non_null(p);
+  const char *uuid = "0b6c3d1e-7f4a-4b8c-9d2e-3f4a5b6c7d8e";
+  char *got = tl_strpool_get(p, uuid);
+  char *added = tl_strpool_add(p, uuid, strlen(uuid));
+  assert_string_equal(added, uuid);
+  assert_ptr_not_equal(added, got);
+  assert_ptr_not_equal(tl_strpool_add(p, uuid, strlen(uuid)), added);
+  assert_ptr_equal(tl_strpool_get(p, uuid), got);
+  char *fresh = tl_strpool_add(p, "only added", 4);
+  assert_string_equal(fresh, "only");
+  assert_ptr_not_equal(tl_strpool_get(p, "only"), fresh);
+  assert_string_equal(tl_strpool_add(p, "", 0), "");
+  /* Past a chunk, and many: each stays as it was written. */
+  static char big[200000];
+  memset(big, 'u', sizeof big - 1);
+  assert_string_equal(tl_strpool_add(p, big, sizeof big - 1), big);
+  char *many[20000];
+  for (int i = 0; i < 20000; i++) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%036d", i);
+    many[i] = tl_strpool_add(p, buf, 36);
+  }
+  for (int i = 0; i < 20000; i++) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%036d", i);
+    assert_string_equal(many[i], buf);
+  }
+  tl_strpool_free(p);
 }
 
 int main(void) {
@@ -348,6 +420,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(failed_step_is_an_error, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(session_strings_are_pooled, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(pool_keeps_one_copy),
+      cmocka_unit_test(pool_tells_near_strings_apart),
+      cmocka_unit_test(pool_add_copies_apart),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,16 +218,21 @@ static const tl__sql_dialect dialect = {
     .running_cols = "0, 0",
 };
 
-/* The session of row, its strings in pool; 0 when out of memory. */
 /* Column col of row, in the pool; NULL when out of memory. */
 static char *pool_val(tl_strpool *pool, const PGresult *r, int row, int col) {
   return tl_strpool_get_len(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
 }
 
+/* A UUID column: each session's own, so copied without a look-up. */
+static char *pool_uuid(tl_strpool *pool, const PGresult *r, int row, int col) {
+  return tl_strpool_add(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+/* The session of row, its strings in pool; 0 when out of memory. */
 static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session *x) {
   x->id = tl__pg_i64(r, row, 0);
-  x->uuid = pool_val(pool, r, row, 1);
-  x->run_uuid = pool_val(pool, r, row, 2);
+  x->uuid = pool_uuid(pool, r, row, 1);
+  x->run_uuid = pool_uuid(pool, r, row, 2);
   x->label = pool_val(pool, r, row, 3);
   x->probe = pool_val(pool, r, row, 4);
   x->hostname = pool_val(pool, r, row, 5);

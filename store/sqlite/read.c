@@ -25,11 +25,12 @@ static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i) {
                             t ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
-/* Column i's UUID as text (uuid.c), in the pool; NULL when out of memory. */
+/* Column i's UUID as text (uuid.c), copied into the pool: each session's
+ * own, so not looked up there. NULL when out of memory. */
 static char *pool_uuid(tl_strpool *pool, sqlite3_stmt *st, int i) {
   char buf[37];
   const char *t = tl__column_uuid(st, i, buf);
-  return tl_strpool_get_len(pool, t, strlen(t));
+  return tl_strpool_add(pool, t, t == buf ? 36 : strlen(t));
 }
 
 /* The session of the row at st, its strings in pool; 0 when out of memory. */
