@@ -339,6 +339,16 @@ typedef struct {
 } tl_fact_row;
 int tl_store_facts(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
 int tl_store_tags(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
+/* The facts and tags of the sessions session_ids[0..n), each as
+ * tl_store_facts and tl_store_tags give it, in a few statements when the
+ * sessions are many (a report reads every session's): fn gets each
+ * session in turn, by its place in session_ids, with rows that live until
+ * it returns (none for an id no session has). A non-zero return of fn
+ * stops the read and is returned, as is a failure of the store. */
+typedef int (*tl_details_cb)(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
+                             const tl_fact_row *tags, size_t ntags);
+int tl_store_details_of(tl_store *store, const int64_t *session_ids, size_t n, tl_details_cb fn,
+                        void *ctx);
 void tl_fact_rows_free(tl_fact_row *rows, size_t count);
 
 /* A host in the database, with the facts of its latest session. */

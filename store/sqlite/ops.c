@@ -17,6 +17,7 @@ const tl_store_ops tl__sqlite_ops = {
     .scan_blocks = tl__sqlite_scan_blocks,
     .facts = tl__sqlite_facts,
     .tags = tl__sqlite_tags,
+    .details_of = tl__sqlite_details_of,
     .hosts = tl__sqlite_hosts,
     .summary_blobs = tl__sqlite_summary_blobs,
     .cause_rows = tl__sqlite_cause_rows,
