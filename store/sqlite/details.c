@@ -8,6 +8,7 @@
  * they are; one with facts of its own is read through the view, which
  * says how the two mix. A few sessions of a large file are read one by
  * one, which costs less than reading the whole file. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,12 +24,16 @@ typedef struct {
   size_t n, cap;
 } row_table;
 
-/* One session: its host and fact set (-1 when none), and whether host_facts
- * holds facts of its own. */
+/* One session, in 16 bytes (a fleet has hundreds of thousands): its host,
+ * and its fact set and whether host_facts holds facts of its own, as
+ * (set + 1) * 2 + own; set -1: none. */
 typedef struct {
-  int64_t id, host, set;
-  int own;
+  int64_t id;
+  uint32_t host, set_own;
 } session_row;
+
+enum { SET_MAX = (int64_t)(UINT32_MAX / 2) - 2 };
+enum { TOO_LARGE = 1 }; /* read_sessions: numbers that do not fit, never a tl_err */
 
 typedef struct {
   tl_strpool *pool;
@@ -101,11 +106,18 @@ static int read_sessions(tl_store *s, details *d) {
       }
       d->sessions = p;
     }
+    int64_t host = sqlite3_column_int64(st, 1), set = sqlite3_column_int64(st, 2);
+    if (host < 0 || host > (int64_t)UINT32_MAX || set < -1 || set > SET_MAX) {
+      err = TOO_LARGE;
+      break;
+    }
     d->sessions[d->nsessions++] =
-        (session_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                      sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3)};
+        (session_row){sqlite3_column_int64(st, 0), (uint32_t)host,
+                      (uint32_t)(set + 1) * 2 + (sqlite3_column_int(st, 3) != 0)};
   }
   sqlite3_finalize(st);
+  if (err == TOO_LARGE)
+    return err; /* numbers too large to keep in 16 bytes: read one by one */
   if (err)
     return tl__store_fail(s, err, "out of memory reading session details");
   return rc == SQLITE_DONE ? TL_OK : tl__store_sqlfail(s, rc, "reading session details");
@@ -144,12 +156,13 @@ static int hand_over(tl_store *s, const details *d, int64_t id, size_t i, tl_det
                      void *ctx) {
   const session_row *x = session_of(d, id);
   size_t tf = 0, tt = 0, sf = 0, st = 0;
-  if (x) {
+  int own = x && x->set_own % 2;
+  int64_t set = x ? (int64_t)(x->set_own / 2) - 1 : -1;
+  if (x)
     tt = rows_of(&d->tags, id, 0, &tf);
-    if (!x->own && x->set >= 0)
-      st = rows_of(&d->sets, x->host, x->set, &sf);
-  }
-  if (!x || !x->own)
+  if (x && !own && set >= 0)
+    st = rows_of(&d->sets, x->host, set, &sf);
+  if (!own)
     return fn(ctx, i, d->sets.rows + sf, st - sf, d->tags.rows + tf, tt - tf);
   tl_fact_row *facts;
   size_t nf;
@@ -190,8 +203,11 @@ int tl__sqlite_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_
                      &d.tags, d.pool, 0);
   if (!err)
     err = read_sessions(s, &d);
-  for (size_t i = 0; i < n && !err; i++)
-    err = hand_over(s, &d, ids[i], i, fn, ctx);
+  if (err == TOO_LARGE)
+    err = tl__details_one_by_one(s, ids, n, fn, ctx);
+  else
+    for (size_t i = 0; i < n && !err; i++)
+      err = hand_over(s, &d, ids[i], i, fn, ctx);
   row_table *t[] = {&d.sets, &d.tags};
   for (int k = 0; k < 2; k++) {
     free(t[k]->owner);
