@@ -509,9 +509,15 @@ static int fill_groups(tl_comparison *out, const size_t *group_of, size_t n) {
   return TL_OK;
 }
 
-int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
-                char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
+/* The sessions of o into out->sessions: the store's, or given's (taken
+ * over) when the caller chose them already. */
+static int list_sessions(tl_store *store, const tl_compare_opts *o, tl_session_list *given,
+                         tl_comparison *out, char *err, size_t errlen) {
+  if (given) {
+    out->sessions = *given;
+    memset(given, 0, sizeof *given);
+    return TL_OK;
+  }
   int rc = o->by ? TL_OK : check_labels(store, o, err, errlen);
   if (rc)
     return rc;
@@ -519,8 +525,15 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
   f.labels = o->by ? NULL : o->labels;
   f.label_count = o->by ? 0 : o->label_count;
   rc = tl_store_sessions(store, &f, &out->sessions);
+  return rc ? tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store)) : TL_OK;
+}
+
+static int compare_sessions(tl_store *store, const tl_compare_opts *o, int groups,
+                            tl_session_list *given, tl_comparison *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  int rc = list_sessions(store, o, given, out, err, errlen);
   if (rc)
-    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+    return rc;
   if (out->sessions.count == 0) {
     tl_comparison_free(out);
     return tl_fail(err, errlen, TL_ENOTFOUND,
@@ -599,6 +612,16 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
 oom:
   tl_comparison_free(out);
   return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+}
+
+int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+                char *err, size_t errlen) {
+  return compare_sessions(store, o, groups, NULL, out, err, errlen);
+}
+
+int tl__compare_given(tl_store *store, const tl_compare_opts *o, tl_session_list *sessions,
+                      tl_comparison *out, char *err, size_t errlen) {
+  return compare_sessions(store, o, 1, sessions, out, err, errlen);
 }
 
 int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,

@@ -276,6 +276,8 @@ int tl_store_read_begin(tl_store *s) { return s->ops->read_begin(s); }
 
 void tl_store_read_end(tl_store *s) { s->ops->read_end(s); }
 
+int tl_store_read_cache(tl_store *s, int64_t bytes) { return s->ops->read_cache(s, bytes); }
+
 int tl_store_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
   return s->ops->facts(s, session_id, rows, count);
 }

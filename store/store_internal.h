@@ -71,6 +71,7 @@ struct tl_store_ops {
   /* Reading */
   int (*read_begin)(tl_store *s);
   void (*read_end)(tl_store *s);
+  int (*read_cache)(tl_store *s, int64_t bytes);
   int (*sessions)(tl_store *s, const tl_filter *f, tl_session_list *out);
   /* Whether a session of that UUID is there, without listing them all. */
   int (*has_session)(tl_store *s, const char *uuid, int *has);

@@ -332,6 +332,10 @@ int tl_store_summaries(tl_store *store, const int64_t *session_ids, size_t n, tl
  * called without begin. */
 int tl_store_read_begin(tl_store *store);
 void tl_store_read_end(tl_store *store);
+/* Lets the handle keep up to bytes of the database it read in memory (0:
+ * its usual amount), for a reader that reads the same parts again and
+ * again; a store that keeps nothing itself (a server) ignores it. */
+int tl_store_read_cache(tl_store *store, int64_t bytes);
 
 /* Host facts of a session, as key/value/evidence triples. */
 typedef struct {

@@ -408,6 +408,13 @@ static int pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_fi
   return err;
 }
 
+/* The server caches what it reads; the client holds only rows. */
+static int pg_read_cache(tl_store *s, int64_t bytes) {
+  (void)s;
+  (void)bytes;
+  return TL_OK;
+}
+
 static int pg_read_begin(tl_store *s) {
   return tl__pg_exec(s, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", NULL,
                      "starting a read");
@@ -691,6 +698,7 @@ const tl_store_ops tl__pg_ops = {
     .schema_version = pg_schema_version,
     .read_begin = pg_read_begin,
     .read_end = pg_read_end,
+    .read_cache = pg_read_cache,
     .sessions = pg_sessions,
     .has_session = pg_has_session,
     .labels = pg_labels,

@@ -10,6 +10,7 @@ const tl_store_ops tl__sqlite_ops = {
     .schema_version = tl__sqlite_schema_version,
     .read_begin = tl__sqlite_read_begin,
     .read_end = tl__sqlite_read_end,
+    .read_cache = tl__sqlite_read_cache,
     .sessions = tl__sqlite_sessions,
     .has_session = tl__sqlite_has_session,
     .labels = tl__sqlite_labels,
