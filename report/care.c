@@ -43,8 +43,19 @@ const size_t tl__trait_count = sizeof tl__traits / sizeof tl__traits[0];
 typedef struct {
   const tl__trait *t; /* NULL for a tag */
   const char *tag;
-  char name[96]; /* "kernel", "tag load" */
+  char name[96];    /* "kernel", "tag load" */
+  int libuv;        /* t is the session's libuv version */
+  const char *host; /* else the host fact that holds t, or NULL */
 } fact;
+
+/* Trait k as a fact, its host fact looked up once: its value is asked of
+ * every session. */
+static fact trait_fact(size_t k) {
+  fact f = {&tl__traits[k], NULL, "", strcmp(tl__traits[k].key, "libuv") == 0, NULL};
+  const tl_host_key *hk = f.libuv ? NULL : tl_host_key_find(f.t->key);
+  f.host = hk ? hk->fact : NULL;
+  return f;
+}
 
 /* The value of f for session i, or NULL when unknown (a missing tag is
  * "(none)": not tagging is a difference too). */
@@ -54,10 +65,9 @@ static const char *fact_value(const tl_comparison *c, size_t i, const fact *f) {
     const char *v = tl__tag(d, f->tag);
     return v ? v : "(none)";
   }
-  if (strcmp(f->t->key, "libuv") == 0)
+  if (f->libuv)
     return c->sessions.items[i].libuv_version;
-  const tl_host_key *k = tl_host_key_find(f->t->key);
-  const char *v = k ? tl__fact(d, k->fact) : NULL;
+  const char *v = f->host ? tl__fact(d, f->host) : NULL;
   return v && strcmp(v, "unknown") != 0 ? v : NULL;
 }
 
@@ -220,7 +230,7 @@ static int facts_and_tags(const tl__page *p, FILE *out) {
   for (size_t i = 0; i < tl__trait_count; i++) {
     if (!tl__traits[i].care)
       continue;
-    fact f = {&tl__traits[i], NULL, ""};
+    fact f = trait_fact(i);
     snprintf(f.name, sizeof f.name, "%s", tl__traits[i].name);
     any |= fact_bullets(out, c, &f);
   }
@@ -238,7 +248,7 @@ static int facts_and_tags(const tl__page *p, FILE *out) {
   for (size_t j = 0; j < n; j++) {
     if (first[j] != j)
       continue;
-    fact f = {NULL, keys[j], ""};
+    fact f = {NULL, keys[j], "", 0, NULL};
     snprintf(f.name, sizeof f.name, "tag %s", keys[j]);
     any |= fact_bullets(out, c, &f);
   }
@@ -339,6 +349,9 @@ typedef struct {
   const tl_comparison *c;
   unsigned char *known; /* [l * tl__trait_count + k]: some session of label l knows trait k */
   unsigned char *has;   /* [l]: label l has sessions */
+  fact *asked;          /* the traits trait_unknown asks about (trait_fact) */
+  size_t *asked_at;     /* their places in tl__traits */
+  size_t nasked;
 } recorded;
 
 typedef struct {
@@ -359,39 +372,56 @@ static int name_is(const void *key, const void *item) {
 /* Marks what session i tells of the label at. */
 static void recorded_add(recorded *r, size_t i, size_t at) {
   r->has[at] = 1;
-  for (size_t k = 0; k < tl__trait_count; k++) {
-    fact x = {&tl__traits[k], NULL, ""};
-    unsigned char *known = &r->known[at * tl__trait_count + k];
-    if (!*known && fact_value(r->c, i, &x))
+  for (size_t a = 0; a < r->nasked; a++) {
+    unsigned char *known = &r->known[at * tl__trait_count + r->asked_at[a]];
+    if (!*known && fact_value(r->c, i, &r->asked[a]))
       *known = 1;
   }
 }
 
+/* Whether trait k is one nobody may have recorded (imported data has none). */
+static int trait_asked(size_t k) {
+  return tl__traits[k].care && strcmp(tl__traits[k].key, "libuv") != 0;
+}
+
 /* Fills r for c: one pass through the sessions, each session's label (or
- * labels of that name) found by a binary search. TL_OK or TL_ENOMEM. */
+ * labels of that name) found by a binary search, unless it is the previous
+ * session's (the pool's one copy). TL_OK or TL_ENOMEM. */
 static int recorded_init(recorded *r, const tl_comparison *c) {
   size_t nl = c->label_count;
   r->c = c;
   r->known = calloc(nl * tl__trait_count + 1, 1);
   r->has = calloc(nl + 1, 1);
+  r->asked = malloc(tl__trait_count * sizeof *r->asked);
+  r->asked_at = malloc(tl__trait_count * sizeof *r->asked_at);
   named *sorted = malloc((nl + 1) * sizeof *sorted);
-  if (!r->known || !r->has || !sorted) {
+  if (!r->known || !r->has || !r->asked || !r->asked_at || !sorted) {
     free(sorted);
     return TL_ENOMEM;
   }
+  r->nasked = 0;
+  for (size_t k = 0; k < tl__trait_count; k++)
+    if (trait_asked(k)) {
+      r->asked_at[r->nasked] = k;
+      r->asked[r->nasked++] = trait_fact(k);
+    }
   for (size_t l = 0; l < nl; l++)
     sorted[l] = (named){c->labels[l], l};
   qsort(sorted, nl, sizeof *sorted, by_name);
+  const char *last = NULL;
+  size_t from = 0, to = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const char *name = c->sessions.items[i].label;
-    const named *hit = bsearch(name, sorted, nl, sizeof *sorted, name_is);
-    if (!hit)
-      continue;
-    size_t from = (size_t)(hit - sorted), to = from + 1;
-    while (from > 0 && strcmp(sorted[from - 1].name, name) == 0)
-      from--;
-    while (to < nl && strcmp(sorted[to].name, name) == 0)
-      to++;
+    if (name != last) {
+      const named *hit = bsearch(name, sorted, nl, sizeof *sorted, name_is);
+      from = hit ? (size_t)(hit - sorted) : 0;
+      to = hit ? from + 1 : 0;
+      while (hit && from > 0 && strcmp(sorted[from - 1].name, name) == 0)
+        from--;
+      while (hit && to < nl && strcmp(sorted[to].name, name) == 0)
+        to++;
+      last = name;
+    }
     for (size_t j = from; j < to; j++)
       recorded_add(r, i, sorted[j].at);
   }
@@ -402,12 +432,13 @@ static int recorded_init(recorded *r, const tl_comparison *c) {
 static void recorded_free(recorded *r) {
   free(r->known);
   free(r->has);
+  free(r->asked);
+  free(r->asked_at);
 }
 
 /* Whether nobody recorded trait k for label l (imported data has none). */
 static int trait_unknown(const recorded *r, size_t l, size_t k) {
-  return tl__traits[k].care && strcmp(tl__traits[k].key, "libuv") != 0 &&
-         !r->known[l * tl__trait_count + k];
+  return trait_asked(k) && !r->known[l * tl__trait_count + k];
 }
 
 /* Whether trait k is unknown for every label with sessions. */

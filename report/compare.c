@@ -272,9 +272,8 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
 }
 
 /* rows[0..n) as read, copied to *out with their strings in pool: a fleet's
- * thousands of sessions repeat a few facts, each once in memory. rows are
- * freed either way. */
-static int pool_rows(tl_strpool *pool, tl_fact_row *rows, size_t n, tl_fact_row **out) {
+ * thousands of sessions repeat a few facts, each once in memory. */
+static int pool_rows(tl_strpool *pool, const tl_fact_row *rows, size_t n, tl_fact_row **out) {
   *out = n ? malloc(n * sizeof **out) : NULL;
   int rc = !n || *out ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; i < n && !rc; i++) {
@@ -285,32 +284,36 @@ static int pool_rows(tl_strpool *pool, tl_fact_row *rows, size_t n, tl_fact_row 
     if (!y->key || !y->value || !y->evidence)
       rc = TL_ENOMEM;
   }
-  tl_fact_rows_free(rows, n);
   return rc;
+}
+
+static int detail_rows(void *ctx, size_t i, const tl_fact_row *facts, size_t nfacts,
+                       const tl_fact_row *tags, size_t ntags) {
+  tl_comparison *c = ctx;
+  tl_session_detail *d = &c->details[i];
+  d->fact_count = nfacts;
+  d->tag_count = ntags;
+  int rc = pool_rows(c->sessions.strings, facts, nfacts, &d->facts);
+  return rc ? rc : pool_rows(c->sessions.strings, tags, ntags, &d->tags);
 }
 
 /* Facts and tags of every session, and its own label when grouped --by
  * (orig); the strings are the sessions' pool's. */
 static int session_details(tl_store *store, tl_comparison *c, char **orig) {
-  c->details = calloc(c->sessions.count, sizeof *c->details);
-  if (!c->details)
+  size_t n = c->sessions.count;
+  c->details = calloc(n, sizeof *c->details);
+  int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  if (!c->details || !ids) {
+    free(ids);
     return TL_ENOMEM;
-  for (size_t i = 0; orig && i < c->sessions.count; i++)
-    c->details[i].label = orig[i];
-  tl_strpool *pool = c->sessions.strings;
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    tl_session_detail *d = &c->details[i];
-    int64_t id = c->sessions.items[i].id;
-    tl_fact_row *facts, *tags;
-    int rc = tl_store_facts(store, id, &facts, &d->fact_count);
-    if (!rc)
-      rc = pool_rows(pool, facts, d->fact_count, &d->facts);
-    if (!rc && !(rc = tl_store_tags(store, id, &tags, &d->tag_count)))
-      rc = pool_rows(pool, tags, d->tag_count, &d->tags);
-    if (rc)
-      return rc;
   }
-  return TL_OK;
+  for (size_t i = 0; orig && i < n; i++)
+    c->details[i].label = orig[i];
+  for (size_t i = 0; i < n; i++)
+    ids[i] = c->sessions.items[i].id;
+  int rc = tl_store_details_of(store, ids, n, detail_rows, c);
+  free(ids);
+  return rc;
 }
 
 /* Room for every session's own percentiles: 50, 90 and 99, then pcts[0..np),
@@ -506,9 +509,15 @@ static int fill_groups(tl_comparison *out, const size_t *group_of, size_t n) {
   return TL_OK;
 }
 
-int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
-                char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
+/* The sessions of o into out->sessions: the store's, or given's (taken
+ * over) when the caller chose them already. */
+static int list_sessions(tl_store *store, const tl_compare_opts *o, tl_session_list *given,
+                         tl_comparison *out, char *err, size_t errlen) {
+  if (given) {
+    out->sessions = *given;
+    memset(given, 0, sizeof *given);
+    return TL_OK;
+  }
   int rc = o->by ? TL_OK : check_labels(store, o, err, errlen);
   if (rc)
     return rc;
@@ -516,8 +525,15 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
   f.labels = o->by ? NULL : o->labels;
   f.label_count = o->by ? 0 : o->label_count;
   rc = tl_store_sessions(store, &f, &out->sessions);
+  return rc ? tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store)) : TL_OK;
+}
+
+static int compare_sessions(tl_store *store, const tl_compare_opts *o, int groups,
+                            tl_session_list *given, tl_comparison *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  int rc = list_sessions(store, o, given, out, err, errlen);
   if (rc)
-    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+    return rc;
   if (out->sessions.count == 0) {
     tl_comparison_free(out);
     return tl_fail(err, errlen, TL_ENOTFOUND,
@@ -596,6 +612,16 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
 oom:
   tl_comparison_free(out);
   return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+}
+
+int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+                char *err, size_t errlen) {
+  return compare_sessions(store, o, groups, NULL, out, err, errlen);
+}
+
+int tl__compare_given(tl_store *store, const tl_compare_opts *o, tl_session_list *sessions,
+                      tl_comparison *out, char *err, size_t errlen) {
+  return compare_sessions(store, o, 1, sessions, out, err, errlen);
 }
 
 int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,

@@ -120,6 +120,12 @@ void tl__comparison_drop_kept(tl_comparison *c);
  * sample is read. */
 int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
                 char *err, size_t errlen);
+/* tl__compare (with groups) of the given sessions, taken over (the list is
+ * left empty): what o's filter selects, in the store's order, chosen by the
+ * caller (a site narrows the list it read once to each host's). o->labels
+ * must name labels those sessions hold; o->filter is not applied again. */
+int tl__compare_given(tl_store *store, const tl_compare_opts *o, tl_session_list *sessions,
+                      tl_comparison *out, char *err, size_t errlen);
 tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget);
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);

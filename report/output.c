@@ -372,6 +372,7 @@ typedef struct {
   char *err;
   size_t errlen;
   const tl_comparison *all;     /* every label, by label: the site's colour order */
+  const tl_session_list *from;  /* the sessions every page narrows (read once) */
   const tl_comparison *grouped; /* compare.html grouped by --by, or NULL */
   const char **host_fps;        /* the hosts given a page, by fingerprint */
   size_t host_fp_count;
@@ -479,6 +480,54 @@ static int put_page(site *s, size_t at, const tl_comparison *c, const tl_page_op
   return rc;
 }
 
+/* Whether session x is one of labels' and, when host is set, one the
+ * store's host filter selects: its hostname, or a fingerprint prefix. */
+static int narrowed_in(const tl_session *x, const char *const *labels, size_t nl,
+                       const char *host) {
+  if (host && strcmp(x->hostname, host) != 0 && strncmp(x->host_fingerprint, host, strlen(host)))
+    return 0;
+  for (size_t l = 0; l < nl; l++)
+    if (strcmp(x->label, labels[l]) == 0)
+      return 1;
+  return 0;
+}
+
+/* Session x into list (its room made), its strings in the list's pool. */
+static int copy_session(tl_session_list *list, const tl_session *x) {
+  tl_session *y = &list->items[list->count++];
+  *y = *x;
+  char **text[] = {&y->uuid,       &y->run_uuid,         &y->label,  &y->probe,
+                   &y->hostname,   &y->host_fingerprint, &y->status, &y->command_line,
+                   &y->tl_version, &y->libuv_version};
+  for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+    if (!(*text[i] = tl_strpool_get(list->strings, *text[i])))
+      return TL_ENOMEM;
+  return TL_OK;
+}
+
+/* The sessions of s->from that a page of labels (and host) compares, in
+ * their order: what the store would list for that filter, without reading
+ * every session again for each of the site's pages. */
+static int narrow(const site *s, const char *const *labels, size_t nl, const char *host,
+                  tl_session_list *out) {
+  const tl_session_list *from = s->from;
+  memset(out, 0, sizeof *out);
+  size_t n = 0;
+  for (size_t i = 0; i < from->count; i++)
+    n += narrowed_in(&from->items[i], labels, nl, host);
+  if (!n)
+    return TL_OK;
+  out->items = malloc(n * sizeof *out->items);
+  out->strings = tl_strpool_new();
+  int rc = out->items && out->strings ? TL_OK : TL_ENOMEM;
+  for (size_t i = 0; i < from->count && !rc; i++)
+    if (narrowed_in(&from->items[i], labels, nl, host))
+      rc = copy_session(out, &from->items[i]);
+  if (rc)
+    tl_session_list_free(out);
+  return rc;
+}
+
 /* A comparison of the same sessions narrowed to labels and/or a host. */
 static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char *const *labels,
                        size_t nl, const char *host, tl_comparison *out, site *s) {
@@ -488,7 +537,14 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
   o.baseline = NULL;
   if (host)
     o.filter.host = host;
-  return tl_compare(store, &o, out, s->err, s->errlen);
+  tl_session_list list;
+  if (narrow(s, labels, nl, host, &list)) {
+    memset(out, 0, sizeof *out);
+    return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", s->dir);
+  }
+  int rc = tl__compare_given(store, &o, &list, out, s->err, s->errlen);
+  tl_session_list_free(&list); /* emptied when taken over */
+  return rc;
 }
 
 /* Whether a host page of fp would take in another host's sessions too: the
@@ -582,6 +638,39 @@ static int make_page(site *s, size_t at, const tl_compare_opts *opts, const tl_c
   return rc;
 }
 
+/* The host pages come last. Each reads every database page holding its
+ * sessions' summaries and samples, and a fleet's hosts share those pages
+ * (sessions of one time, of many hosts): the next host, in the order of
+ * their first sessions, needs nearly the same ones. A read cache of what
+ * one host page reads (160 MiB: 1,440 sessions, summaries and samples)
+ * then saves reading them again from the file; the samples kept for the
+ * pages of every label, all written by now, make room for it. */
+enum { HOST_PAGES_CACHE = 160 << 20 };
+
+static void before_host_pages(site *s, tl_comparison *grouped, tl_comparison *all) {
+  tl__comparison_drop_kept(all);
+  if (grouped)
+    tl__comparison_drop_kept(grouped);
+  (void)tl_store_read_cache(s->store, HOST_PAGES_CACHE); /* without it, only slower */
+}
+
+/* The sessions each page of the site narrows: those of the comparison of
+ * every label, or, when --last kept only some of them, the store's list
+ * again (into listed), since each page keeps its own last ones. */
+static int site_sessions(tl_store *store, const tl_compare_opts *by_label, const tl_comparison *all,
+                         tl_session_list *listed, const tl_session_list **from, char *err,
+                         size_t errlen) {
+  *from = &all->sessions;
+  if (by_label->last <= 0)
+    return TL_OK;
+  tl_filter f = by_label->filter;
+  f.labels = by_label->labels;
+  f.label_count = by_label->label_count;
+  int rc = tl_store_sessions(store, &f, listed);
+  *from = listed;
+  return rc ? tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store)) : TL_OK;
+}
+
 int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_opts *page,
                   const char *dir, int force, size_t *pages, char *err, size_t errlen) {
   if (pages)
@@ -599,19 +688,27 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
    * the index stay by label, so that their links hold. */
   tl_compare_opts by_label = *opts;
   tl_comparison grouped, all;
+  tl_session_list listed = {0};
   int have_grouped = 0, have_all = 0, made_dir = 0, rc = TL_OK;
   if (opts->by) {
     by_label.by = NULL;
     by_label.labels = NULL;
     by_label.label_count = 0;
     by_label.baseline = NULL;
-    rc = tl_compare(store, opts, &grouped, err, errlen);
+  }
+  /* One read snapshot for every page, so that they agree. */
+  if ((rc = tl_store_read_begin(store)))
+    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+  if (opts->by) {
+    rc = tl__compare(store, opts, 1, &grouped, err, errlen);
     have_grouped = rc == TL_OK;
   }
   if (!rc) {
-    rc = tl_compare(store, &by_label, &all, err, errlen);
+    rc = tl__compare(store, &by_label, 1, &all, err, errlen);
     have_all = rc == TL_OK;
   }
+  if (!rc)
+    rc = site_sessions(store, &by_label, &all, &listed, &s.from, err, errlen);
   if (!rc) {
     s.all = &all;
     s.grouped = have_grouped ? &grouped : NULL;
@@ -633,8 +730,14 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     rc = check_target(s.dirfd, s.pages[i].name, shown, force, &s.pages[i].mode, err, errlen);
   }
   size_t planned = s.count; /* the charts of Markdown pages follow */
-  for (size_t i = 0; i < planned && !rc; i++)
-    rc = make_page(&s, i, &by_label, have_grouped ? &grouped : NULL, &all, page);
+  for (int hosts = 0; hosts <= 1 && !rc; hosts++) {
+    if (hosts)
+      before_host_pages(&s, have_grouped ? &grouped : NULL, &all);
+    for (size_t i = 0; i < planned && !rc; i++)
+      if ((s.pages[i].kind == PAGE_HOST) == hosts)
+        rc = make_page(&s, i, &by_label, have_grouped ? &grouped : NULL, &all, page);
+  }
+  tl_store_read_cache(store, 0);
   /* Then all of them take their places, the charts first. */
   size_t placed = 0;
   for (int charts = 1; charts >= 0; charts--)
@@ -650,6 +753,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
   for (size_t i = 0; i < s.count; i++)
     if (s.pages[i].written)
       unlinkat(s.dirfd, s.pages[i].tmp, 0);
+  tl_store_read_end(store);
   if (s.dirfd >= 0)
     close(s.dirfd);
   if (rc && made_dir)
@@ -658,6 +762,7 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
     tl_comparison_free(&grouped);
   if (have_all)
     tl_comparison_free(&all);
+  tl_session_list_free(&listed);
   tl_stats_free(&s.all_stats);
   free(s.pages);
   free(s.host_fps);

@@ -107,47 +107,51 @@ enum { IMPORT_START, IMPORT_DELAY, IMPORT_FILE, IMPORT_PARTS };
 
 /* An import's command line ("tlstore import ... --start D --delay T
  * FILE") with what one import changes from the next left out, so that a
- * month of imports made by one script is one command: a malloc'ed string
- * of the other words, the three parts' words into part[] (pointers into
- * cmd with their lengths); NULL when cmd is no import or memory ran out. */
-static char *import_shape(const char *cmd, const char *part[IMPORT_PARTS],
-                          size_t part_len[IMPORT_PARTS]) {
-  static const char *const option[] = {"--start", "--delay"};
+ * month of imports made by one script is one command. Its three parts'
+ * words go into part[] (pointers into cmd with their lengths); the other
+ * words, each followed by a space, into shape when it is not NULL (it
+ * needs strlen(cmd) + 2 bytes). Returns the shape's length, or -1 when
+ * cmd is no import. One pass over cmd, the first of hundreds of
+ * thousands on a fleet's page. */
+static long import_shape(const char *cmd, char *shape, const char *part[IMPORT_PARTS],
+                         size_t part_len[IMPORT_PARTS]) {
   if (strncmp(cmd, "tlstore import ", 15) != 0)
-    return NULL;
-  size_t n = strlen(cmd), at = 0;
-  char *shape = malloc(n + 1);
+    return -1;
   for (int k = 0; k < IMPORT_PARTS; k++) {
     part[k] = "";
     part_len[k] = 0;
   }
-  const char *w = cmd, *prev = NULL;
-  size_t prev_len = 0;
-  while (shape && *w) {
-    size_t len = strcspn(w, " ");
-    int skip = w + len == cmd + n && w[0] != '-'; /* the file */
-    if (skip) {
+  size_t at = 0;
+  int after = -1; /* the part whose option the previous word was */
+  for (const char *w = cmd; *w;) {
+    const char *end = w;
+    while (*end && *end != ' ')
+      end++;
+    size_t len = (size_t)(end - w);
+    int file = !*end && w[0] != '-', value = after;
+    if (file) {
       part[IMPORT_FILE] = w;
       part_len[IMPORT_FILE] = len;
     }
-    for (int k = 0; k < 2 && prev; k++)
-      if (prev_len == strlen(option[k]) && strncmp(prev, option[k], prev_len) == 0) {
-        part[k] = w;
-        part_len[k] = len;
-        skip = 1;
-      }
-    if (!skip) {
+    if (value >= 0) {
+      part[value] = w;
+      part_len[value] = len;
+    }
+    after = len == 7 && strncmp(w, "--start", 7) == 0   ? IMPORT_START
+            : len == 7 && strncmp(w, "--delay", 7) == 0 ? IMPORT_DELAY
+                                                        : -1;
+    if (!file && value < 0 && shape) {
       memcpy(shape + at, w, len);
       at += len;
       shape[at++] = ' ';
     }
-    prev = w;
-    prev_len = len;
-    w += len + strspn(w + len, " ");
+    while (*end == ' ')
+      end++;
+    w = end;
   }
   if (shape)
     shape[at] = '\0';
-  return shape;
+  return (long)at;
 }
 
 /* The commands of the sessions, once each: a session's label and command
@@ -167,20 +171,25 @@ static const char *command_key(const void *ctx, size_t i, int part) {
  * imports, and its first few delays. */
 enum { SHOWN_DELAYS = 8 };
 typedef struct {
+  const char *first[IMPORT_PARTS]; /* the first import's parts (import_shape) */
+  size_t first_len[IMPORT_PARTS];
   int varies[IMPORT_PARTS];
   size_t delays;
   int64_t delay_ns[SHOWN_DELAYS];
 } import_group;
 
+/* Session j, an import of the command first seen at cmd[j], into g: the
+ * first one's parts kept, the others' compared with them. */
 static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, import_group *g) {
-  const char *a[IMPORT_PARTS], *b[IMPORT_PARTS];
-  size_t al[IMPORT_PARTS], bl[IMPORT_PARTS];
-  char *x = import_shape(c->sessions.items[j].command_line, a, al);
-  char *y = import_shape(c->sessions.items[cmd[j]].command_line, b, bl);
-  for (int k = 0; x && y && k < IMPORT_PARTS; k++)
-    g->varies[k] |= al[k] != bl[k] || strncmp(a[k], b[k], al[k]) != 0;
-  free(x);
-  free(y);
+  const char *a[IMPORT_PARTS];
+  size_t al[IMPORT_PARTS];
+  import_shape(c->sessions.items[j].command_line, NULL, a, al);
+  if (cmd[j] == j || !g->first[0]) {
+    memcpy(g->first, a, sizeof a);
+    memcpy(g->first_len, al, sizeof al);
+  }
+  for (int k = 0; k < IMPORT_PARTS; k++)
+    g->varies[k] |= al[k] != g->first_len[k] || memcmp(a[k], g->first[k], al[k]) != 0;
   int64_t d = c->sessions.items[j].delay_ns;
   size_t i = 0;
   while (i < g->delays && g->delay_ns[i] != d)
@@ -237,15 +246,25 @@ static void command_lines(tl__page *p) {
   /* A fleet's month of imports by one script has one shape: kept once. */
   command_keys keys = {c, calloc(n + 1, sizeof *keys.shape)};
   tl_strpool *shapes = tl_strpool_new();
+  char *shape = NULL;
+  size_t room = 0;
   for (size_t i = 0; keys.shape && shapes && i < n; i++) {
-    const char *part[IMPORT_PARTS];
-    size_t len[IMPORT_PARTS];
-    char *shape = import_shape(c->sessions.items[i].command_line, part, len);
-    keys.shape[i] = shape ? tl_strpool_get(shapes, shape) : NULL;
-    if (shape && !keys.shape[i])
+    const char *cl = c->sessions.items[i].command_line, *part[IMPORT_PARTS];
+    size_t len[IMPORT_PARTS], need = strlen(cl) + 2;
+    if (need > room) {
+      free(shape);
+      room = need * 2;
+      if (!(shape = malloc(room))) {
+        p->failed = TL_ENOMEM;
+        break;
+      }
+    }
+    long at = import_shape(cl, shape, part, len);
+    keys.shape[i] = at >= 0 ? tl_strpool_get_len(shapes, shape, (size_t)at) : NULL;
+    if (at >= 0 && !keys.shape[i])
       p->failed = TL_ENOMEM;
-    free(shape);
   }
+  free(shape);
   size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = malloc((n + 1) * sizeof *cmd);
   if (keys.shape && cmd && tl__first_same(n, 2, command_key, &keys, cmd) != TL_OK) {
     free(cmd);

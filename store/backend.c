@@ -276,12 +276,35 @@ int tl_store_read_begin(tl_store *s) { return s->ops->read_begin(s); }
 
 void tl_store_read_end(tl_store *s) { s->ops->read_end(s); }
 
+int tl_store_read_cache(tl_store *s, int64_t bytes) { return s->ops->read_cache(s, bytes); }
+
 int tl_store_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
   return s->ops->facts(s, session_id, rows, count);
 }
 
 int tl_store_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count) {
   return s->ops->tags(s, session_id, rows, count);
+}
+
+int tl__details_one_by_one(tl_store *s, const int64_t *ids, size_t n, tl_details_cb fn, void *ctx) {
+  int err = TL_OK;
+  for (size_t i = 0; i < n && !err; i++) {
+    tl_fact_row *facts = NULL, *tags = NULL;
+    size_t nf = 0, nt = 0;
+    err = s->ops->facts(s, ids[i], &facts, &nf);
+    if (!err)
+      err = s->ops->tags(s, ids[i], &tags, &nt);
+    if (!err)
+      err = fn(ctx, i, facts, nf, tags, nt);
+    tl_fact_rows_free(facts, nf);
+    tl_fact_rows_free(tags, nt);
+  }
+  return err;
+}
+
+int tl_store_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_cb fn, void *ctx) {
+  return s->ops->details_of ? s->ops->details_of(s, ids, n, fn, ctx)
+                            : tl__details_one_by_one(s, ids, n, fn, ctx);
 }
 
 int tl_store_hosts(tl_store *s, tl_host_row **rows, size_t *count) {

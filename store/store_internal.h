@@ -71,6 +71,7 @@ struct tl_store_ops {
   /* Reading */
   int (*read_begin)(tl_store *s);
   void (*read_end)(tl_store *s);
+  int (*read_cache)(tl_store *s, int64_t bytes);
   int (*sessions)(tl_store *s, const tl_filter *f, tl_session_list *out);
   /* Whether a session of that UUID is there, without listing them all. */
   int (*has_session)(tl_store *s, const char *uuid, int *has);
@@ -83,6 +84,9 @@ struct tl_store_ops {
                      tl_block_cb fn, void *ctx);
   int (*facts)(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
   int (*tags)(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+  /* tl_store_details_of in a few statements; NULL: session by session
+   * (tl__details_one_by_one). */
+  int (*details_of)(tl_store *s, const int64_t *ids, size_t n, tl_details_cb fn, void *ctx);
   int (*hosts)(tl_store *s, tl_host_row **rows, size_t *count);
   /* Calls fn with the stored summary of each session (blob NULL when it has
    * none; sample_count -1 when the session is not there), in order. */
@@ -204,6 +208,8 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
 /* A 'running' session whose collector is gone (tl__session_gone) made
  * 'interrupted', ended at its last heartbeat: what every reader shows,
  * even where no write could record it yet. */
+/* tl_store_details_of through the facts and tags of one session at a time. */
+int tl__details_one_by_one(tl_store *s, const int64_t *ids, size_t n, tl_details_cb fn, void *ctx);
 int tl__session_settle(tl_store *s, tl_strpool *pool, tl_session *x, int64_t pid,
                        int64_t heartbeat_ns);
 /* A new zeroed item at the end of a list a backend fills, whose strings go

@@ -3,7 +3,13 @@
  * of times; a malloc'd copy of each cost a report more than a kilobyte a
  * session. A pool holds one copy of each distinct string, packed into
  * large chunks, and a hash table of them (open addressing, at most half
- * full); everything goes at once with the pool. */
+ * full); everything goes at once with the pool. Strings known to be unique
+ * (a session's UUIDs) are only copied into the chunks: hashing them would
+ * find nothing to share.
+ *
+ * Each slot keeps its string's hash and length beside the pointer, so a
+ * probe and a growth of the table compare and move slots without reading
+ * the strings. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +24,15 @@ typedef struct chunk {
   char bytes[];
 } chunk;
 
+typedef struct {
+  char *s; /* NULL where empty */
+  uint32_t hash;
+  uint32_t len; /* UINT32_MAX for this length or longer */
+} slot;
+
 struct tl_strpool {
   chunk *chunks; /* the newest first */
-  char **slots;  /* cap entries, NULL where empty */
+  slot *slots;   /* cap entries */
   size_t cap, count;
 };
 
@@ -37,35 +49,64 @@ void tl_strpool_free(tl_strpool *p) {
   free(p);
 }
 
-/* FNV-1a: short strings, and no attacker who chooses them to collide
- * would gain more than a slower report. */
-static uint64_t hash(const char *s, size_t len) {
-  uint64_t h = 14695981039346656037u;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-  return h;
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdu;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53u;
+  return h ^ (h >> 33);
+}
+
+/* Eight bytes at a time, the tail zero-padded, then mixed: short strings,
+ * and no attacker who chooses them to collide would gain more than a
+ * slower report. */
+static uint32_t hash(const char *s, size_t len) {
+  uint64_t h = len * 0x9e3779b97f4a7c15u, w;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+  }
+  if (i < len) {
+    w = 0;
+    memcpy(&w, s + i, len - i);
+    h = (h ^ w) * 0x9e3779b97f4a7c15u;
+  }
+  return (uint32_t)(mix(h) >> 32);
+}
+
+static int same(const slot *x, const char *s, size_t len, uint32_t h) {
+  if (x->hash != h || x->len != (len < UINT32_MAX ? len : UINT32_MAX))
+    return 0;
+  if (len < UINT32_MAX) /* both hold len bytes: no need to look for an end */
+    return memcmp(x->s, s, len) == 0;
+  return strncmp(x->s, s, len) == 0 && x->s[len] == '\0';
 }
 
 /* The slot of s: where it is, or the empty one where it would go. */
-static size_t slot_of(const tl_strpool *p, const char *s, size_t len) {
-  size_t i = (size_t)hash(s, len) & (p->cap - 1);
-  while (p->slots[i] && (strncmp(p->slots[i], s, len) != 0 || p->slots[i][len] != '\0'))
+static size_t slot_of(const tl_strpool *p, const char *s, size_t len, uint32_t h) {
+  size_t i = h & (p->cap - 1);
+  while (p->slots[i].s && !same(&p->slots[i], s, len, h))
     i = (i + 1) & (p->cap - 1);
   return i;
 }
 
 static int grow(tl_strpool *p) {
   size_t cap = p->cap ? p->cap * 2 : 1024;
-  char **old = p->slots, **slots = calloc(cap, sizeof *slots);
+  slot *old = p->slots, *slots = calloc(cap, sizeof *slots);
   if (!slots)
     return -1;
-  size_t old_cap = p->cap;
+  for (size_t i = 0; i < p->cap; i++)
+    if (old[i].s) {
+      size_t at = old[i].hash & (cap - 1);
+      while (slots[at].s)
+        at = (at + 1) & (cap - 1);
+      slots[at] = old[i];
+    }
+  free(old);
   p->slots = slots;
   p->cap = cap;
-  for (size_t i = 0; i < old_cap; i++)
-    if (old[i])
-      p->slots[slot_of(p, old[i], strlen(old[i]))] = old[i];
-  free(old);
   return 0;
 }
 
@@ -86,19 +127,28 @@ static char *room(tl_strpool *p, size_t n) {
   return at;
 }
 
+char *tl_strpool_add(tl_strpool *p, const char *s, size_t len) {
+  char *copy = room(p, len + 1);
+  if (copy) {
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+  }
+  return copy;
+}
+
 char *tl_strpool_get_len(tl_strpool *p, const char *s, size_t len) {
   if ((p->count + 1) * 2 > p->cap && grow(p))
     return NULL;
-  size_t i = slot_of(p, s, len);
-  if (p->slots[i])
-    return p->slots[i];
-  char *copy = room(p, len + 1);
+  uint32_t h = hash(s, len);
+  size_t i = slot_of(p, s, len, h);
+  if (p->slots[i].s)
+    return p->slots[i].s;
+  char *copy = tl_strpool_add(p, s, len);
   if (!copy)
     return NULL;
-  memcpy(copy, s, len);
-  copy[len] = '\0';
   p->count++;
-  return p->slots[i] = copy;
+  p->slots[i] = (slot){copy, h, len < UINT32_MAX ? (uint32_t)len : UINT32_MAX};
+  return copy;
 }
 
 char *tl_strpool_get(tl_strpool *p, const char *s) { return tl_strpool_get_len(p, s, strlen(s)); }

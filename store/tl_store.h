@@ -146,11 +146,15 @@ int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n);
 
 /* Strings kept once each, for lists of many sessions that repeat them
  * (strpool.c): tl_strpool_get gives the pool's copy of s, made at first sight,
- * or NULL when out of memory; the copies live until tl_strpool_free. */
+ * or NULL when out of memory; the copies live until tl_strpool_free.
+ * tl_strpool_add copies len bytes of s into the pool without looking for
+ * an equal string, nor letting later calls find it: for strings that are
+ * never repeated (a session's UUIDs). */
 typedef struct tl_strpool tl_strpool;
 tl_strpool *tl_strpool_new(void);
 char *tl_strpool_get(tl_strpool *pool, const char *s);
 char *tl_strpool_get_len(tl_strpool *pool, const char *s, size_t len);
+char *tl_strpool_add(tl_strpool *pool, const char *s, size_t len);
 void tl_strpool_free(tl_strpool *pool);
 
 /* One session as stored. Strings are owned by the list they came in. */
@@ -328,6 +332,10 @@ int tl_store_summaries(tl_store *store, const int64_t *session_ids, size_t n, tl
  * called without begin. */
 int tl_store_read_begin(tl_store *store);
 void tl_store_read_end(tl_store *store);
+/* Lets the handle keep up to bytes of the database it read in memory (0:
+ * its usual amount), for a reader that reads the same parts again and
+ * again; a store that keeps nothing itself (a server) ignores it. */
+int tl_store_read_cache(tl_store *store, int64_t bytes);
 
 /* Host facts of a session, as key/value/evidence triples. */
 typedef struct {
@@ -335,6 +343,16 @@ typedef struct {
 } tl_fact_row;
 int tl_store_facts(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
 int tl_store_tags(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
+/* The facts and tags of the sessions session_ids[0..n), each as
+ * tl_store_facts and tl_store_tags give it, in a few statements when the
+ * sessions are many (a report reads every session's): fn gets each
+ * session in turn, by its place in session_ids, with rows that live until
+ * it returns (none for an id no session has). A non-zero return of fn
+ * stops the read and is returned, as is a failure of the store. */
+typedef int (*tl_details_cb)(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
+                             const tl_fact_row *tags, size_t ntags);
+int tl_store_details_of(tl_store *store, const int64_t *session_ids, size_t n, tl_details_cb fn,
+                        void *ctx);
 void tl_fact_rows_free(tl_fact_row *rows, size_t count);
 
 /* A host in the database, with the facts of its latest session. */

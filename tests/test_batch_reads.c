@@ -1,9 +1,8 @@
 /* test_batch_reads.c: the reads a report makes of many sessions at once
- * (tl_store_causes_of, tl_store_counters_of, tl_store_sessions' pooled
- * strings) give for every session what a read of that session alone gives,
- * in the order asked, with ids repeated, missing or out of order; a
- * damaged row fails its session and no other; a read that fails is an
- * error, never fewer rows. */
+ * (tl_store_causes_of, tl_store_counters_of, tl_store_details_of,
+ * tl_store_sessions' pooled strings) give for every session what a read of that session alone
+ * gives, in the order asked, with ids repeated, missing or out of order; a damaged row fails its
+ * session and no other; a read that fails is an error, never fewer rows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,6 +165,107 @@ static void batches_equal_one_by_one(void **state) {
   /* Nothing asked: no call. */
   assert_int_equal(tl_store_causes_of(s, asked, 0, check_causes, &v), TL_OK);
   assert_int_equal(v.calls, n);
+  tl_store_close(s);
+}
+
+/* Sessions on a few hosts, each with facts that repeat (one fact set for
+ * many sessions) or change, some with facts added later (their own, which
+ * win over the set's), some with tags, one with neither. */
+static void make_detailed_sessions(tl_store *s, int64_t *ids) {
+  for (int k = 0; k < SESSIONS; k++) {
+    char host[8], fp[8], kernel[16], tagv[8];
+    snprintf(host, sizeof host, "h%d", k % 4);
+    snprintf(fp, sizeof fp, "f%d", k % 4);
+    snprintf(kernel, sizeof kernel, "6.%d", k / 10);
+    snprintf(tagv, sizeof tagv, "%d", k % 3);
+    tl_fact facts[] = {{"kernel.release", kernel, "uname"},
+                       {"cpu.logical", k % 4 ? "2" : "8", ""},
+                       {"arch", "x86_64", "uname"}};
+    const char *tag_keys[] = {"load", "interval"}, *tag_values[] = {tagv, "10"};
+    tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000032",
+                            .label = k % 2 ? "a" : "b",
+                            .probe = "nanosleep",
+                            .delay_ns = 1000000,
+                            .command_line = "t",
+                            .host_fingerprint = fp,
+                            .hostname = host,
+                            .facts = k == 7 ? NULL : facts,
+                            .fact_count = k == 7 ? 0 : 3,
+                            .tag_keys = tag_keys,
+                            .tag_values = tag_values,
+                            .tag_count = k == 7 ? 0 : (size_t)(k % 3)};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    ids[k] = tl_writer_session_id(w);
+    if (k % 5 == 2) {
+      tl_fact later[] = {{"load.end", "0.5", "/proc/loadavg"}, {"arch", "arm64", "later"}};
+      assert_int_equal(tl_writer_add_facts(w, later, 2), TL_OK);
+    }
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+}
+
+static void rows_equal(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb) {
+  assert_int_equal(na, nb);
+  for (size_t i = 0; i < na; i++) {
+    assert_string_equal(a[i].key, b[i].key);
+    assert_string_equal(a[i].value, b[i].value);
+    assert_string_equal(a[i].evidence, b[i].evidence);
+  }
+}
+
+static int check_details(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
+                         const tl_fact_row *tags, size_t ntags) {
+  seen *v = ctx;
+  assert_true(index < v->n);
+  assert_true(v->calls == 0 || index == v->last + 1);
+  v->calls++;
+  v->last = index;
+  tl_fact_row *one;
+  size_t none;
+  assert_int_equal(tl_store_facts(v->s, v->ids[index], &one, &none), TL_OK);
+  rows_equal(facts, nfacts, one, none);
+  v->errs[index] = (int)nfacts; /* how many came, for the caller */
+  tl_fact_rows_free(one, none);
+  assert_int_equal(tl_store_tags(v->s, v->ids[index], &one, &none), TL_OK);
+  rows_equal(tags, ntags, one, none);
+  tl_fact_rows_free(one, none);
+  return TL_OK;
+}
+
+static int stop_at_third(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
+                         const tl_fact_row *tags, size_t ntags) {
+  (void)facts, (void)nfacts, (void)tags, (void)ntags;
+  *(size_t *)ctx = index;
+  return index == 2 ? TL_ECORRUPT : TL_OK;
+}
+
+/* Every session's facts and tags, read together, are what a read of that
+ * session alone gives: its fact set's, its own added later winning, none
+ * for an id no session has; asked for all the sessions (read at once) or
+ * for a few (read one by one). */
+static void details_equal_one_by_one(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t ids[SESSIONS], asked[SESSIONS * 2 + 4];
+  make_detailed_sessions(s, ids);
+  size_t n = asked_ids(ids, asked);
+  seen v = {asked, s, n, 0, 0, {0}};
+  assert_int_equal(tl_store_details_of(s, asked, n, check_details, &v), TL_OK);
+  assert_int_equal(v.calls, n);
+  size_t with_facts = 0;
+  for (size_t i = 0; i < n; i++)
+    with_facts += v.errs[i] > 0;
+  assert_true(with_facts > n / 2);       /* the check compared facts, not only empty lists */
+  assert_int_equal(v.errs[SESSIONS], 0); /* the id no session has */
+  seen few = {asked, s, 2, 0, 0, {0}};
+  assert_int_equal(tl_store_details_of(s, asked, 2, check_details, &few), TL_OK);
+  assert_int_equal(few.calls, 2);
+  size_t last = 0;
+  assert_int_equal(tl_store_details_of(s, asked, n, stop_at_third, &last), TL_ECORRUPT);
+  assert_int_equal(last, 2);
   tl_store_close(s);
 }
 
@@ -335,9 +435,81 @@ static void pool_keeps_one_copy(void **state) {
   char big[100000];
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = '\0';
-  assert_string_equal(tl_strpool_get(p, big), big);
+  char *kept = tl_strpool_get(p, big);
+  assert_string_equal(kept, big);
+  assert_ptr_equal(tl_strpool_get(p, big), kept);
+  big[50000] = 'y'; /* the same length and hash prefix, another string */
+  char *other = tl_strpool_get(p, big);
+  assert_string_equal(other, big);
+  assert_ptr_not_equal(other, kept);
   tl_strpool_free(p);
   tl_strpool_free(NULL);
+}
+
+/* Strings that differ only past the first eight bytes, or only in their
+ * last byte, or only in length, are each kept apart; many of them grow the
+ * table without losing one. */
+static void pool_tells_near_strings_apart(void **state) {
+  (void)state;
+  tl_strpool *p = tl_strpool_new();
+  assert_non_null(p);
+  enum { N = 50000 };
+  char **first = malloc(N * sizeof *first);
+  assert_non_null(first);
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < N; i++) {
+      char buf[48];
+      snprintf(buf, sizeof buf, "0123456789abcdef-%d", i);
+      char *got = tl_strpool_get_len(p, buf, strlen(buf) - (size_t)(i % 3 == 0));
+      if (round)
+        assert_ptr_equal(got, first[i]);
+      else
+        first[i] = got;
+      assert_int_equal(strlen(got), strlen(buf) - (size_t)(i % 3 == 0));
+      assert_int_equal(strncmp(got, buf, strlen(got)), 0);
+    }
+  char *a = tl_strpool_get(p, "abcdefgh"), *b = tl_strpool_get(p, "abcdefgh\x01");
+  assert_ptr_not_equal(a, b);
+  assert_string_equal(a, "abcdefgh");
+  assert_ptr_equal(tl_strpool_get_len(p, "abcdefghZ", 8), a);
+  assert_ptr_equal(tl_strpool_get(p, ""), tl_strpool_get_len(p, "x", 0));
+  free(first);
+  tl_strpool_free(p);
+}
+
+/* An added string is a copy of its own: neither shared with an equal one
+ * nor found by a later get. */
+static void pool_add_copies_apart(void **state) {
+  (void)state;
+  tl_strpool *p = tl_strpool_new();
+  assert_non_null(p);
+  const char *uuid = "0b6c3d1e-7f4a-4b8c-9d2e-3f4a5b6c7d8e";
+  char *got = tl_strpool_get(p, uuid);
+  char *added = tl_strpool_add(p, uuid, strlen(uuid));
+  assert_string_equal(added, uuid);
+  assert_ptr_not_equal(added, got);
+  assert_ptr_not_equal(tl_strpool_add(p, uuid, strlen(uuid)), added);
+  assert_ptr_equal(tl_strpool_get(p, uuid), got);
+  char *fresh = tl_strpool_add(p, "only added", 4);
+  assert_string_equal(fresh, "only");
+  assert_ptr_not_equal(tl_strpool_get(p, "only"), fresh);
+  assert_string_equal(tl_strpool_add(p, "", 0), "");
+  /* Past a chunk, and many: each stays as it was written. */
+  static char big[200000];
+  memset(big, 'u', sizeof big - 1);
+  assert_string_equal(tl_strpool_add(p, big, sizeof big - 1), big);
+  char *many[20000];
+  for (int i = 0; i < 20000; i++) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%036d", i);
+    many[i] = tl_strpool_add(p, buf, 36);
+  }
+  for (int i = 0; i < 20000; i++) {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%036d", i);
+    assert_string_equal(many[i], buf);
+  }
+  tl_strpool_free(p);
 }
 
 int main(void) {
@@ -347,7 +519,10 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(failed_step_is_an_error, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(session_strings_are_pooled, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(details_equal_one_by_one, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(pool_keeps_one_copy),
+      cmocka_unit_test(pool_tells_near_strings_apart),
+      cmocka_unit_test(pool_add_copies_apart),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

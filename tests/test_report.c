@@ -1450,6 +1450,61 @@ static char *list_dir(const char *dir) {
   return out;
 }
 
+/* With --last, each host page keeps that host's newest sessions, not those
+ * of the whole site: alpha's and beta's alternate, so the site's last two
+ * are one of each, while each host page holds two of its host's. */
+static void site_last_per_host(void **state) {
+  fixture *f = *state;
+  char *csv = tl_test_path(f->dir, "x.csv");
+  char data[8000];
+  size_t at = 0;
+  for (int i = 0; i < 600; i++)
+    at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", 1000 + (i * 37) % 300);
+  assert_int_equal(tl_test_write_file(csv, data, at), 0);
+  static const char *const hosts[] = {"alpha", "beta", "alpha", "beta"};
+  for (int k = 0; k < 4; k++) {
+    char *a[] = {TLSTORE,
+                 "--db",
+                 f->db,
+                 "import",
+                 "--format",
+                 "csv",
+                 csv,
+                 "--label",
+                 "x",
+                 "--probe",
+                 "uv",
+                 "--delay",
+                 "1ms",
+                 "--unit",
+                 "us",
+                 "--host",
+                 (char *)hosts[k],
+                 NULL};
+    char *out, *err;
+    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
+    free(out);
+    free(err);
+  }
+  char *dir = tl_test_path(f->dir, "site");
+  char *a[] = {TLREPORT, "--db", f->db, "--last", "2", "--site", dir, NULL};
+  free(run_report(a, 0, NULL));
+  for (int k = 0; k < 2; k++) {
+    char name[64], h1[64];
+    snprintf(name, sizeof name, "host-imported-%s.html", hosts[k]);
+    snprintf(h1, sizeof h1, "<h1>Timer latency on host %s</h1>", hosts[k]);
+    char *path = tl_test_path(dir, name);
+    char *page = tl_test_read_file(path, NULL);
+    assert_non_null(page);
+    assert_non_null(strstr(page, h1));
+    assert_non_null(strstr(page, "x: p90 is 269.0 µs late (2 sessions)."));
+    free(page);
+    free(path);
+  }
+  free(dir);
+  free(csv);
+}
+
 static void site(void **state) {
   fixture *f = *state;
   build_golden_db(f->db);
@@ -2056,6 +2111,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(markdown_charts_beside_the_page, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(imported_data_said_so, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(site_last_per_host, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),

@@ -54,6 +54,30 @@ static int collect(void *ctx, const int64_t *v, size_t n) {
   return 0;
 }
 
+/* A read cache of the size asked, in KiB as SQLite counts it, and back to
+ * SQLite's own 2,000 KiB at 0. */
+static long long cache_kib(tl_store *s) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA cache_size", -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  long long v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+static void read_cache(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  assert_int_equal(cache_kib(s), -2000);
+  assert_int_equal(tl_store_read_cache(s, 160 << 20), TL_OK);
+  assert_int_equal(cache_kib(s), -(160 << 10));
+  assert_int_equal(tl_store_read_cache(s, 0), TL_OK);
+  assert_int_equal(cache_kib(s), -2000);
+  tl_store_close(s);
+}
+
 static void round_trip(void **state) {
   fixture *f = *state;
   tl_store *s;
@@ -1578,6 +1602,7 @@ int main(int argc, char **argv) {
     return heap_steps();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(read_cache, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_filter_builder_for_both_dialects, tl_test_setup,
                                       tl_test_teardown),

@@ -218,16 +218,21 @@ static const tl__sql_dialect dialect = {
     .running_cols = "0, 0",
 };
 
-/* The session of row, its strings in pool; 0 when out of memory. */
 /* Column col of row, in the pool; NULL when out of memory. */
 static char *pool_val(tl_strpool *pool, const PGresult *r, int row, int col) {
   return tl_strpool_get_len(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
 }
 
+/* A UUID column: each session's own, so copied without a look-up. */
+static char *pool_uuid(tl_strpool *pool, const PGresult *r, int row, int col) {
+  return tl_strpool_add(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+/* The session of row, its strings in pool; 0 when out of memory. */
 static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session *x) {
   x->id = tl__pg_i64(r, row, 0);
-  x->uuid = pool_val(pool, r, row, 1);
-  x->run_uuid = pool_val(pool, r, row, 2);
+  x->uuid = pool_uuid(pool, r, row, 1);
+  x->run_uuid = pool_uuid(pool, r, row, 2);
   x->label = pool_val(pool, r, row, 3);
   x->probe = pool_val(pool, r, row, 4);
   x->hostname = pool_val(pool, r, row, 5);
@@ -401,6 +406,13 @@ static int pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_fi
   for (size_t i = 0; i < n && err == TL_OK; i += BATCH)
     err = scan_sessions(s, ids + i, n - i < BATCH ? n - i : BATCH, filter, fn, ctx);
   return err;
+}
+
+/* The server caches what it reads; the client holds only rows. */
+static int pg_read_cache(tl_store *s, int64_t bytes) {
+  (void)s;
+  (void)bytes;
+  return TL_OK;
 }
 
 static int pg_read_begin(tl_store *s) {
@@ -686,6 +698,7 @@ const tl_store_ops tl__pg_ops = {
     .schema_version = pg_schema_version,
     .read_begin = pg_read_begin,
     .read_end = pg_read_end,
+    .read_cache = pg_read_cache,
     .sessions = pg_sessions,
     .has_session = pg_has_session,
     .labels = pg_labels,

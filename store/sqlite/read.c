@@ -18,33 +18,49 @@ static const tl__sql_dialect dialect = {
     .running_cols = "s.pid, s.heartbeat_ns",
 };
 
+/* The previous row's strings by column: a listing repeats its labels,
+ * probes, statuses and versions row after row, and one equal to the
+ * previous row's needs no look-up in the pool. */
+enum { SESSION_TEXT_COLS = 11 };
+typedef struct {
+  const char *s[SESSION_TEXT_COLS];
+  size_t len[SESSION_TEXT_COLS];
+} previous_row;
+
 /* Column i's text, in the pool; NULL when out of memory. */
-static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i) {
+static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i, previous_row *prev) {
   const unsigned char *t = sqlite3_column_text(st, i);
-  return tl_strpool_get_len(pool, t ? (const char *)t : "",
-                            t ? (size_t)sqlite3_column_bytes(st, i) : 0);
+  const char *text = t ? (const char *)t : "";
+  size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+  if (prev->s[i] && prev->len[i] == len && memcmp(prev->s[i], text, len) == 0)
+    return (char *)prev->s[i];
+  char *kept = tl_strpool_get_len(pool, text, len);
+  prev->s[i] = kept;
+  prev->len[i] = len;
+  return kept;
 }
 
-/* Column i's UUID as text (uuid.c), in the pool; NULL when out of memory. */
+/* Column i's UUID as text (uuid.c), copied into the pool: each session's
+ * own, so not looked up there. NULL when out of memory. */
 static char *pool_uuid(tl_strpool *pool, sqlite3_stmt *st, int i) {
   char buf[37];
   const char *t = tl__column_uuid(st, i, buf);
-  return tl_strpool_get_len(pool, t, strlen(t));
+  return tl_strpool_add(pool, t, t == buf ? 36 : strlen(t));
 }
 
 /* The session of the row at st, its strings in pool; 0 when out of memory. */
-static int read_session(sqlite3_stmt *st, tl_strpool *pool, tl_session *x) {
+static int read_session(sqlite3_stmt *st, tl_strpool *pool, previous_row *prev, tl_session *x) {
   x->id = sqlite3_column_int64(st, 0);
   x->uuid = pool_uuid(pool, st, 1);
   x->run_uuid = pool_uuid(pool, st, 2);
-  x->label = pool_col(pool, st, 3);
-  x->probe = pool_col(pool, st, 4);
-  x->hostname = pool_col(pool, st, 5);
-  x->host_fingerprint = pool_col(pool, st, 6);
-  x->status = pool_col(pool, st, 7);
-  x->command_line = pool_col(pool, st, 8);
-  x->tl_version = pool_col(pool, st, 9);
-  x->libuv_version = pool_col(pool, st, 10);
+  x->label = pool_col(pool, st, 3, prev);
+  x->probe = pool_col(pool, st, 4, prev);
+  x->hostname = pool_col(pool, st, 5, prev);
+  x->host_fingerprint = pool_col(pool, st, 6, prev);
+  x->status = pool_col(pool, st, 7, prev);
+  x->command_line = pool_col(pool, st, 8, prev);
+  x->tl_version = pool_col(pool, st, 9, prev);
+  x->libuv_version = pool_col(pool, st, 10, prev);
   x->delay_ns = sqlite3_column_int64(st, 11);
   x->warmup = sqlite3_column_int64(st, 12);
   x->started_ns = sqlite3_column_int64(st, 13);
@@ -70,9 +86,10 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     else
       sqlite3_bind_int64(st, i + 1, q->params[i].num);
   size_t cap = 0;
+  previous_row prev = {{NULL}, {0}};
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     tl_session *x;
-    if (tl__session_list_add(out, &cap, &x) || !read_session(st, out->strings, x))
+    if (tl__session_list_add(out, &cap, &x) || !read_session(st, out->strings, &prev, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
     else
       err = tl__session_settle(s, out->strings, x, sqlite3_column_int64(st, 17),

@@ -61,8 +61,10 @@ int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_f
                            tl_block_cb fn, void *ctx);
 int tl__sqlite_read_begin(tl_store *s);
 void tl__sqlite_read_end(tl_store *s);
+int tl__sqlite_read_cache(tl_store *s, int64_t bytes);
 int tl__sqlite_facts(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
 int tl__sqlite_tags(tl_store *s, int64_t session_id, tl_fact_row **rows, size_t *count);
+int tl__sqlite_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_cb fn, void *ctx);
 int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count);
 int tl__sqlite_info(tl_store *s, tl_store_stats *stats);
 int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);

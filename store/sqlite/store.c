@@ -462,3 +462,12 @@ int tl__sqlite_recover_stale(tl_store *s, int64_t stale_ns, int *count) {
     *count = n;
   return TL_OK;
 }
+
+int tl__sqlite_read_cache(tl_store *s, int64_t bytes) {
+  /* SQLite's cache is in KiB when negative; -2000 is its default. */
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA cache_size = %lld",
+           bytes > 0 ? -(long long)(bytes >> 10) : -2000LL);
+  int rc = sqlite3_exec(tl__sqlite_db(s), sql, NULL, NULL, NULL);
+  return rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "sizing the read cache");
+}
