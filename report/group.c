@@ -586,39 +586,59 @@ int tl_by_help(tl_store *store, const tl_filter *filter, FILE *out, char *err, s
   return TL_OK;
 }
 
-/* Whether some session of filter's knows each key of by, reading no
- * further than the first session that knows them all (a fleet's first,
- * usually): 1 yes; 0 no, or not known for sure (a tag key the tally would
- * not count, a failed read), which the whole tally then says. */
-static int keys_known(tl_store *store, const tl__by *by, const tl_filter *filter) {
-  for (size_t i = 0; i < by->n; i++)
-    if (!by->k[i].key &&
-        (tl_label_check(by->k[i].tag, NULL, 0) || strlen(by->k[i].tag) > TL_TAG_KEY_MAX))
-      return 0;
-  tl_session_list list;
-  if (tl_store_sessions(store, filter, &list))
+/* Sessions read to learn whether a key is recorded: the first the store
+ * finds with a value of its facts or tag almost always has it. */
+enum { KNOWN_READ_MAX = 8 };
+
+/* Whether some session of filter's knows key i of by, from the few sessions
+ * the store finds recording its facts or tag (or any few, for a key of the
+ * session's own), read as the comparison reads them: 1 yes; 0 no, or not
+ * known for sure (a tag key the tally would not count, a value none of
+ * them can be grouped by, a failed read), which the whole tally then says. */
+static int key_known(tl_store *store, const tl__by *by, size_t i, const tl_filter *filter) {
+  const tl_host_key *k = by->k[i].key;
+  if (!k && (tl_label_check(by->k[i].tag, NULL, 0) || strlen(by->k[i].tag) > TL_TAG_KEY_MAX))
     return 0;
-  int known[TL_BY_MAX] = {0};
-  size_t left = by->n;
-  for (size_t s = 0; s < list.count && left; s++) {
+  tl_filter f = *filter;
+  const char *facts[2];
+  f.fact_keys = facts;
+  f.fact_key_count = 0;
+  f.has_tag = k ? NULL : by->k[i].tag;
+  f.limit = KNOWN_READ_MAX;
+  if (k && !k->session_field) {
+    facts[f.fact_key_count++] = k->fact;
+    if (k->limit)
+      facts[f.fact_key_count++] = k->limit;
+  }
+  tl_session_list list;
+  if (tl_store_sessions(store, &f, &list))
+    return 0;
+  tl__by one = {.n = 1};
+  one.k[0] = by->k[i];
+  int known = 0;
+  for (size_t s = 0; s < list.count && !known; s++) {
     session_rows r;
     int rc = rows_read(store, &list.items[s], &r);
-    for (size_t i = 0; i < by->n && !rc; i++) {
-      tl__by one = {.n = 1};
-      one.k[0] = by->k[i];
-      value v;
+    value v;
+    if (!rc) {
       value_of(&one, &list.items[s], &r, &v);
-      if (!known[i] && !v.p[0].unknown) {
-        known[i] = 1;
-        left--;
-      }
+      known = !v.p[0].unknown;
     }
     rows_free(&r);
     if (rc)
       break;
   }
   tl_session_list_free(&list);
-  return left == 0;
+  return known;
+}
+
+/* Whether some session of filter's knows each key of by, without listing
+ * every session. */
+static int keys_known(tl_store *store, const tl__by *by, const tl_filter *filter) {
+  for (size_t i = 0; i < by->n; i++)
+    if (!key_known(store, by, i, filter))
+      return 0;
+  return 1;
 }
 
 int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char *err,

@@ -16,6 +16,7 @@ static char *dup_col(sqlite3_stmt *st, int i) {
 static const tl__sql_dialect dialect = {
     .param = '?',
     .running_cols = "s.pid, s.heartbeat_ns",
+    .facts = "session_facts",
 };
 
 /* Column i's text, in the pool; NULL when out of memory. */
