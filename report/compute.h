@@ -72,6 +72,16 @@ typedef enum {
  * sessions.count indexes (the caller frees), or NULL when out of memory. */
 size_t *tl__sessions_first(const tl_comparison *c, tl__session_key which);
 
+/* For every session, the first one that holds the very same strings (by
+ * pointer, as a pooled list holds them) as its label, own label, probe,
+ * host, libuv version and facts and tags, and the same delay: what the
+ * page reads of a session then says the same of both, so that a question
+ * asked of every session can be asked once of each first one. Strings
+ * that are equal but not pooled only make fewer sessions alike. A malloc'ed
+ * array of sessions.count (the caller frees), or NULL when out of memory;
+ * needs c->details. */
+size_t *tl__sessions_alike(const tl_comparison *c);
+
 /* A list of items joined by ", " that shows its first show items and
  * folds the rest into a count: "a, b, c and 147 more hosts". A page's
  * lists show TL__LIST_SHOWN. */
