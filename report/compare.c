@@ -120,22 +120,33 @@ static int group_cmp(const tl_comparison *c, const tl_group *a, const tl_group *
   return (a->delay_ns > b->delay_ns) - (a->delay_ns < b->delay_ns);
 }
 
-/* Keeps the sessions whose keep[i] is set, in order, and frees the others;
- * orig (may be NULL) holds a string per session that goes with it. */
-static int drop_sessions(tl_session_list *list, const char *keep, char **orig) {
+/* Keeps the sessions of c whose keep[i] is set, in order, and frees the
+ * others, with their details when read; orig (may be NULL) holds a string
+ * per session that goes with it. */
+static int drop_sessions(tl_comparison *c, const char *keep, char **orig) {
+  tl_session_list *list = &c->sessions;
   size_t kept = 0;
   for (size_t i = 0; orig && i < list->count; i++)
     if (keep[i])
       orig[kept++] = orig[i];
   for (size_t i = kept; orig && i < list->count; i++)
     orig[i] = NULL;
+  kept = 0;
+  for (size_t i = 0; c->details && i < list->count; i++)
+    if (keep[i]) {
+      c->details[kept++] = c->details[i];
+    } else {
+      free(c->details[i].facts); /* their strings are the sessions' pool's */
+      free(c->details[i].tags);
+    }
   tl_session_list_keep(list, keep);
   return TL_OK;
 }
 
 /* Keeps only the newest `last` sessions of each label, probe and delay.
  * The list is oldest first, so it is walked from the end. */
-static int keep_last(tl_session_list *list, int64_t last, char **orig) {
+static int keep_last(tl_comparison *c, int64_t last, char **orig) {
+  tl_session_list *list = &c->sessions;
   if (last <= 0 || list->count == 0)
     return TL_OK;
   char *keep = calloc(list->count, 1);
@@ -151,7 +162,7 @@ static int keep_last(tl_session_list *list, int64_t last, char **orig) {
     }
     keep[i] = newer < last;
   }
-  int rc = drop_sessions(list, keep, orig);
+  int rc = drop_sessions(c, keep, orig);
   free(keep);
   return rc;
 }
@@ -289,14 +300,11 @@ static int pool_rows(tl_strpool *pool, tl_fact_row *rows, size_t n, tl_fact_row 
   return rc;
 }
 
-/* Facts and tags of every session, and its own label when grouped --by
- * (orig); the strings are the sessions' pool's. */
-static int session_details(tl_store *store, tl_comparison *c, char **orig) {
-  c->details = calloc(c->sessions.count, sizeof *c->details);
+/* Facts and tags of every session, their strings in the sessions' pool. */
+static int session_facts(tl_store *store, tl_comparison *c) {
+  c->details = calloc(c->sessions.count + 1, sizeof *c->details);
   if (!c->details)
     return TL_ENOMEM;
-  for (size_t i = 0; orig && i < c->sessions.count; i++)
-    c->details[i].label = orig[i];
   tl_strpool *pool = c->sessions.strings;
   for (size_t i = 0; i < c->sessions.count; i++) {
     tl_session_detail *d = &c->details[i];
@@ -311,6 +319,15 @@ static int session_details(tl_store *store, tl_comparison *c, char **orig) {
       return rc;
   }
   return TL_OK;
+}
+
+/* The details of every session: its facts and tags (read already with
+ * --by, which groups on them), and its own label when grouped --by (orig). */
+static int session_details(tl_store *store, tl_comparison *c, char **orig) {
+  int rc = c->details ? TL_OK : session_facts(store, c);
+  for (size_t i = 0; !rc && orig && i < c->sessions.count; i++)
+    c->details[i].label = orig[i];
+  return rc;
 }
 
 /* Room for every session's own percentiles: 50, 90 and 99, then pcts[0..np),
@@ -391,8 +408,10 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   int rc = tl__by_parse(o->by, by, err, errlen);
   if (rc)
     return TL_EINVAL;
+  if ((rc = session_facts(store, out)))
+    return tl__store_failed(store, rc, err, errlen);
   tl__by_groups g;
-  if ((rc = tl__by_assign(store, by, &out->sessions, orig, &g, err, errlen)))
+  if ((rc = tl__by_assign(by, &out->sessions, out->details, orig, &g, err, errlen)))
     return rc;
   char title[200], name[512];
   tl__by_title(by, title, sizeof title);
@@ -432,7 +451,7 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
       rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     for (size_t i = 0; keep && i < out->sessions.count; i++)
       keep[i] = label_pos(out, out->sessions.items[i].label) >= 0;
-    if (keep && drop_sessions(&out->sessions, keep, orig))
+    if (keep && drop_sessions(out, keep, orig))
       rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     free(keep);
   }
@@ -528,7 +547,7 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
   if (o->by && !orig)
     goto oom;
   rc = o->by ? labels_by(store, o, out, orig, err, errlen) : TL_OK;
-  if (!rc && keep_last(&out->sessions, o->last, orig))
+  if (!rc && keep_last(out, o->last, orig))
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
     rc = labels_of_sessions(store, o, out, err, errlen);

@@ -181,11 +181,11 @@ int tl__by_numeric_axis(const tl__by *by);
 /* "memory", "memory and cpus". */
 void tl__by_title(const tl__by *by, char *buf, size_t len);
 /* Gives every session of list (from tl_store_sessions) its group name as
- * its label, in the list's pool, and its own label to orig[i] (list->count
- * entries, whose strings stay the list's),
- * and lists the groups in out (free with tl__by_groups_free). */
-int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
-                  tl__by_groups *out, char *err, size_t errlen);
+ * its label, in the list's pool, from its facts and tags in details[i],
+ * and its own label to orig[i] (list->count entries, whose strings stay
+ * the list's), and lists the groups in out (free with tl__by_groups_free). */
+int tl__by_assign(const tl__by *by, tl_session_list *list, const tl_session_detail *details,
+                  char **orig, tl__by_groups *out, char *err, size_t errlen);
 void tl__by_groups_free(tl__by_groups *g);
 /* The group a person means by asked ("1G", "1024M", "2", "1G/2",
  * "unknown"), into buf; TL_ENOTFOUND listing the values when none is. */

@@ -283,17 +283,14 @@ static size_t distinct_add(distinct *d, const value *v, char *name) {
 /* Each session's group name (in the list's pool) to name_of[i], and the
  * distinct values to d: a value a session, kept, cost a fleet's --by page
  * hundreds of bytes a session. */
-static int values_of_sessions(tl_store *store, const tl__by *by, tl_session_list *list,
-                              char **name_of, distinct *d, char *err, size_t errlen) {
+static int values_of_sessions(const tl__by *by, tl_session_list *list,
+                              const tl_session_detail *details, char **name_of, distinct *d) {
   value *cur = malloc(sizeof *cur);
   int rc = cur ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; i < list->count && !rc; i++) {
-    session_rows r;
-    if ((rc = rows_read(store, &list->items[i], &r)))
-      snprintf(err, errlen, "%s", tl_store_errmsg(store));
-    else
-      value_of(by, &list->items[i], &r, cur);
-    rows_free(&r);
+    const tl_session_detail *x = &details[i];
+    session_rows r = {x->facts, x->tags, x->fact_count, x->tag_count};
+    value_of(by, &list->items[i], &r, cur);
     if (!rc && (!(name_of[i] = tl_strpool_get(list->strings, cur->name)) ||
                 distinct_add(d, cur, name_of[i]) == SIZE_MAX))
       rc = TL_ENOMEM;
@@ -302,12 +299,12 @@ static int values_of_sessions(tl_store *store, const tl__by *by, tl_session_list
   return rc;
 }
 
-int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
-                  tl__by_groups *out, char *err, size_t errlen) {
+int tl__by_assign(const tl__by *by, tl_session_list *list, const tl_session_detail *details,
+                  char **orig, tl__by_groups *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   distinct d = {NULL, NULL, 0, 0};
   char **name_of = calloc(list->count + 1, sizeof *name_of);
-  int rc = name_of ? values_of_sessions(store, by, list, name_of, &d, err, errlen) : TL_ENOMEM;
+  int rc = name_of ? values_of_sessions(by, list, details, name_of, &d) : TL_ENOMEM;
   /* The distinct values in order (insertion sort, in the order first seen). */
   size_t n = d.n, *order = calloc(n + 1, sizeof *order);
   if (!rc && !order)
