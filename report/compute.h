@@ -31,9 +31,10 @@ int tl__pct_index(const tl_dist *d, double p);
 /* The group of label, probe and delay in c, or NULL. */
 const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
                                int64_t delay_ns);
-/* The index of session id in c's sessions, or -1 (compare.c). The search
+/* The index of session id in c's sessions, or -1 (lookup.c). The search
  * starts at *from and leaves it after the session found: a group lists its
- * sessions in the comparison's order, so each is found at the first look. */
+ * sessions in the comparison's order, so each is found a few looks on
+ * (halving the way there where the ids rise, as they do), then anywhere. */
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
 /* The distinct (probe, delay) pairs, in group order of first appearance
  * sorted by probe then delay. Returns how many; *out has room for
