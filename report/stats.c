@@ -1,6 +1,7 @@
 /* stats.c: how sure a comparison is. Per group: confidence intervals of
- * percentiles (order statistics over the samples, or a bootstrap over
- * sessions when a group has several), warnings when a percentile rests on
+ * percentiles (order statistics over the samples, a bootstrap over sessions
+ * when a group has several, Woodruff's interval over sessions when it has
+ * very many), warnings when a percentile rests on
  * too few samples, the spread between sessions and lasting changes in the
  * per-session p90/p99 series; per pair of groups: the difference with a
  * bootstrap interval and a Mann-Whitney rank test. Every random draw comes
@@ -51,7 +52,8 @@ static int64_t samples_needed(double pct) {
 }
 
 /* The session bootstrap's replicates of every percentile of g (rows
- * sorted): resample the sessions, pool their samples, take the pN. */
+ * sorted): resample the sessions, pool their samples, take the pN; the
+ * intervals are their middle 95%. */
 static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
   const tl__sset *x = &g->set;
   g->rep = malloc(np * B * sizeof *g->rep);
@@ -91,7 +93,90 @@ static int session_replicates(tl__gcalc *g, const double *pcts, size_t np) {
   tl__boot_free(&bt);
   for (size_t k = 0; k < np; k++)
     sort_row(g->rep + k * B, B);
+  size_t cut = (size_t)(B * (1 - TL__CONF) / 2);
+  for (size_t k = 0; k < np; k++) {
+    g->pct[k].lo_ns = g->rep[k * B + cut];
+    g->pct[k].hi_ns = g->rep[k * B + B - 1 - cut];
+  }
   return TL_OK;
+}
+
+/* The first pooled sample whose running weight (cum) reaches rank, within
+ * the pool. */
+static size_t weighted_at(const double *cum, size_t m, double rank) {
+  size_t lo = 0, hi = m - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cum[mid] >= rank - 1e-6)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Woodruff's interval (1952) with the sessions as clusters: the estimated
+ * distribution function at the percentile's value q is a ratio over
+ * sessions, F = sum y_i / sum n_i (y_i the samples of session i up to q,
+ * n_i its samples), whose variance across clusters is linearised as
+ * used / (used - 1) sum (y_i - F n_i)^2 / (sum n_i)^2; the interval is the
+ * pool's values at the percentile's rank plus and minus t of that standard
+ * error. One pass over the kept samples a percentile, however many sessions
+ * they come from, where a bootstrap draws every session a replicate. A
+ * reduced session's kept sample stands for n / m of its samples, as in the
+ * bootstrap. */
+static int woodruff_intervals(tl__gcalc *g, const double *pcts, size_t np) {
+  const tl__sset *x = &g->set;
+  size_t ns = x->ns ? x->ns : 1, m = x->m, used = 0;
+  double *per = malloc(ns * sizeof *per), *y = malloc(ns * sizeof *y);
+  double *cum = malloc((m ? m : 1) * sizeof *cum), total = 0, run = 0;
+  if (!per || !y || !cum) {
+    free(per);
+    free(y);
+    free(cum);
+    return TL_ENOMEM;
+  }
+  for (size_t i = 0; i < x->ns; i++) {
+    per[i] = x->s[i].m ? (double)x->s[i].n / (double)x->s[i].m : 0;
+    used += x->s[i].m > 0;
+    total += x->s[i].m ? (double)x->s[i].n : 0;
+  }
+  for (size_t j = 0; j < m; j++)
+    cum[j] = (run += per[x->tag[j]]);
+  double t = used > 1 ? tl__t_quantile(0.5 + TL__CONF / 2, (double)(used - 1)) : 0;
+  for (size_t k = 0; k < np && m; k++) {
+    double rank = (double)tl_rank(pcts[k], x->n);
+    size_t at = weighted_at(cum, m, rank), end = at;
+    while (end < m && x->pool[end] == x->pool[at])
+      end++;
+    memset(y, 0, ns * sizeof *y);
+    for (size_t j = 0; j < end; j++)
+      y[x->tag[j]] += per[x->tag[j]];
+    double f = cum[end - 1] / total, sq = 0;
+    for (size_t i = 0; i < x->ns; i++) {
+      double e = x->s[i].m ? y[i] - f * (double)x->s[i].n : 0;
+      sq += e * e;
+    }
+    double half = used > 1 ? t * sqrt((double)used / (double)(used - 1) * sq) : 0;
+    int64_t lo = x->pool[weighted_at(cum, m, rank - half)];
+    int64_t hi = x->pool[weighted_at(cum, m, rank + half)];
+    /* A reduced pool's value may miss the exact estimate shown: the interval
+     * holds it, as every interval tl shows does. */
+    int64_t est = g->dist.count ? g->dist.pct_ns[k] : x->pool[at];
+    g->pct[k].lo_ns = lo < est ? lo : est;
+    g->pct[k].hi_ns = hi > est ? hi : est;
+  }
+  free(per);
+  free(y);
+  free(cum);
+  return TL_OK;
+}
+
+int tl__session_interval(tl__gcalc *g, const double *pcts, size_t np, int linear) {
+  free(g->rep);
+  g->rep = NULL;
+  g->linear = linear;
+  return linear ? woodruff_intervals(g, pcts, np) : session_replicates(g, pcts, np);
 }
 
 /* Each session's log lateness at every percentile, from its own exact
@@ -191,8 +276,6 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   if (!rc)
     rc = session_logs(g, own, np + TL_STATS_SERIES, np, armed_ns);
   free(own);
-  if (!rc && g->method == TL_CI_SESSIONS)
-    rc = session_replicates(g, pcts, np);
   if (rc)
     return rc;
 
@@ -204,12 +287,10 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
     p->few = p->above < TL_STATS_MIN_ABOVE;
     p->needed = samples_needed(pcts[k]);
     p->lo_ns = p->hi_ns = -1;
-    if (g->method == TL_CI_SESSIONS) {
-      size_t cut = (size_t)(B * (1 - TL__CONF) / 2);
-      p->lo_ns = g->rep[k * B + cut];
-      p->hi_ns = g->rep[k * B + B - 1 - cut];
-    }
   }
+  if (g->method == TL_CI_SESSIONS &&
+      (rc = tl__session_interval(g, pcts, np, with_samples >= TL_STATS_LINEAR_SESSIONS)))
+    return rc;
   size_t nr = tl__stats_ci_ranks(x->n, with_samples, pcts, np, ranks);
   if (nr && (rc = tl__sset_values_at_ranks(store, x, ranks, nr, vals)))
     return rc;
@@ -485,6 +566,7 @@ static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, 
       if (rc)
         break;
       gs->method = calc[block[k]].method;
+      gs->linear = calc[block[k]].linear;
       memcpy(gs->pct, calc[block[k]].pct, sizeof gs->pct);
       rc = group_changes(g, &calc[block[k]], gs);
       if (!ranked)

@@ -186,9 +186,10 @@ typedef struct {
   tl__sset set;
   tl_dist dist; /* exact */
   tl_ci_method method;
+  int linear;                    /* TL_CI_SESSIONS by Woodruff's interval (no rep) */
   tl_pct_stats pct[TL_MAX_PCTS]; /* intervals, warnings, spread */
   int64_t *rep;  /* pct_count x TL_STATS_REPLICATES session-bootstrap values, rows sorted
-                    (TL_CI_SESSIONS only) */
+                    (TL_CI_SESSIONS by the bootstrap only) */
   double *logl;  /* pct_count x used: each session's log lateness, the evidence of verdicts */
   size_t used;   /* sessions with samples */
   uint64_t seed; /* of this group's draws */
@@ -204,6 +205,13 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
                   const double *pcts, size_t np, const tl_dist *dist, int64_t armed_ns,
                   uint64_t seed, int series, const tl__kept *kept, tl__gcalc *g);
 void tl__gcalc_free(tl__gcalc *g);
+/* The intervals over sessions of g's percentiles pcts[0..np) (g->set, seed
+ * and dist made by tl__gcalc_run) into g->pct[k].lo_ns and hi_ns: by the
+ * session bootstrap (filling g->rep), or with linear by Woodruff's interval
+ * with the sessions as clusters, which tl__gcalc_run uses from
+ * TL_STATS_LINEAR_SESSIONS sessions with samples on. Open to the tests,
+ * which compare the two on the same groups. */
+int tl__session_interval(tl__gcalc *g, const double *pcts, size_t np, int linear);
 /* What the sessions say about b minus a at percentile k (stats.c; the
  * method is in docs/statistics.md). */
 typedef struct {

@@ -233,7 +233,7 @@ int tl__stats_ci_method(const tl_comparison *cmp, const tl_stats *st, char *buf,
     const tl_group *g = &cmp->groups[i];
     if (!g->dist.count)
       continue;
-    int m = st->groups[i].method == TL_CI_SESSIONS;
+    int m = st->groups[i].method != TL_CI_SESSIONS ? 0 : st->groups[i].linear ? 2 : 1;
     if (method >= 0 && m != method)
       return 0;
     method = m;
@@ -244,7 +244,9 @@ int tl__stats_ci_method(const tl_comparison *cmp, const tl_stats *st, char *buf,
   }
   if (method < 0)
     return 0;
-  const char *what = method ? "a bootstrap over its sessions" : "order statistics over its samples";
+  const char *what = method == 2   ? "Woodruff's interval over its sessions"
+                     : method == 1 ? "a bootstrap over its sessions"
+                                   : "order statistics over its samples";
   if (groups == 1 || lo == hi)
     snprintf(buf, len, "%s (%zu%s)", what, lo, groups > 1 ? " each" : "");
   else
@@ -307,7 +309,8 @@ tl__table *tl__stats_ci_table(const tl_comparison *cmp, const tl_stats *st, tl__
     if (!g->dist.count)
       tl__table_add(t, "no samples");
     else if (gs->method == TL_CI_SESSIONS)
-      tl__table_addf(t, "bootstrap over %zu sessions", g->session_count);
+      tl__table_addf(t, "%s over %zu sessions", gs->linear ? "Woodruff's interval" : "bootstrap",
+                     g->session_count);
     else
       tl__table_addf(t, "order statistics over %lld samples (%zu session%s)",
                      (long long)g->dist.count, g->session_count, g->session_count == 1 ? "" : "s");

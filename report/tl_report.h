@@ -320,11 +320,13 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
 /* label, probe and delay, so the same database gives the same bytes.        */
 
 enum {
-  TL_STATS_BOOT_SESSIONS = 5,   /* sessions a group needs to bootstrap over sessions */
-  TL_STATS_MIN_ABOVE = 10,      /* samples a percentile needs above it to be trusted */
-  TL_STATS_REPLICATES = 1000,   /* bootstrap replicates */
-  TL_STATS_KEEP = 1 << 18,      /* samples of one group held in memory at most */
-  TL_STATS_SERIES = 2,          /* per-session series: p90 and p99 */
+  TL_STATS_BOOT_SESSIONS = 5,       /* sessions a group needs to bootstrap over sessions */
+  TL_STATS_LINEAR_SESSIONS = 10000, /* sessions from which Woodruff's interval replaces the
+                                       bootstrap (its cost does not grow with sessions) */
+  TL_STATS_MIN_ABOVE = 10,          /* samples a percentile needs above it to be trusted */
+  TL_STATS_REPLICATES = 1000,       /* bootstrap replicates */
+  TL_STATS_KEEP = 1 << 18,          /* samples of one group held in memory at most */
+  TL_STATS_SERIES = 2,              /* per-session series: p90 and p99 */
   TL_STATS_MIN_SESSIONS = 2,    /* sessions a label needs for any verdict (run-to-run variation) */
   TL_STATS_FIRST_SESSIONS = 5,  /* sessions a label to collect when variation is unknown */
   TL_STATS_LOG_FLOOR_NS = 1000, /* a session's lateness below 1 us counts as 1 us in logs */
@@ -371,7 +373,8 @@ int tl_steps_find(const double *x, size_t n, const tl_step_opts *opts, tl_step *
 
 typedef enum {
   TL_CI_ORDER = 1,    /* order statistics over the samples (few sessions) */
-  TL_CI_SESSIONS = 2, /* bootstrap over sessions (TL_STATS_BOOT_SESSIONS or more) */
+  TL_CI_SESSIONS = 2, /* over sessions (TL_STATS_BOOT_SESSIONS or more): a bootstrap, or
+                         Woodruff's interval from TL_STATS_LINEAR_SESSIONS (linear) */
 } tl_ci_method;
 
 /* What one percentile of one group can claim. */
@@ -394,6 +397,7 @@ typedef struct {
 
 typedef struct {
   tl_ci_method method;
+  int linear;                          /* TL_CI_SESSIONS by Woodruff's interval, not a bootstrap */
   tl_pct_stats pct[TL_MAX_PCTS];       /* in the order of the group's dist.pcts */
   double series_pcts[TL_STATS_SERIES]; /* 90, 99 */
   int64_t *started_ns;                 /* session_count start times, oldest first */
