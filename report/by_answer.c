@@ -33,6 +33,13 @@
 /* ======================================================================== */
 /* The key and the sessions                                                  */
 
+/* Sessions alike (tl__sessions_alike): one of them, and how many. What
+ * the answer asks of every session it asks once of each unit, which a
+ * fleet's hundreds of thousands of sessions share among a few hundred. */
+typedef struct {
+  size_t first, count;
+} unit;
+
 /* What the answer knows of the comparison's sessions. */
 typedef struct {
   const tl_comparison *c;
@@ -40,11 +47,40 @@ typedef struct {
   int axis;      /* the numeric key the tail is ranked against, or -1 */
   size_t *group; /* each session's group: its index in c->labels */
   char *known;   /* per group: every key of it recorded (not an "unknown" group) */
+  unit *units;   /* in the order of their first sessions */
+  size_t unit_count;
+  size_t *unit_of; /* each session's unit */
 } answer;
 
 static void answer_free(answer *a) {
   free(a->group);
   free(a->known);
+  free(a->units);
+  free(a->unit_of);
+}
+
+/* The units of c's sessions, each session's unit and group; TL_ENOMEM. */
+static int units_of(const tl_comparison *c, answer *a) {
+  size_t *alike = tl__sessions_alike(c);
+  a->units = malloc((c->sessions.count + 1) * sizeof *a->units);
+  a->unit_of = malloc((c->sessions.count + 1) * sizeof *a->unit_of);
+  for (size_t i = 0; alike && a->units && a->unit_of && i < c->sessions.count; i++) {
+    if (alike[i] != i) {
+      a->unit_of[i] = a->unit_of[alike[i]];
+      a->units[a->unit_of[i]].count++;
+      a->group[i] = a->group[alike[i]];
+      continue;
+    }
+    a->unit_of[i] = a->unit_count;
+    a->units[a->unit_count++] = (unit){i, 1};
+    size_t l = 0;
+    while (l < c->label_count && strcmp(c->labels[l], c->sessions.items[i].label) != 0)
+      l++;
+    a->group[i] = l;
+  }
+  int rc = alike && a->units && a->unit_of ? TL_OK : TL_ENOMEM;
+  free(alike);
+  return rc;
 }
 
 /* 1 when ready (answer_free frees it), 0 when c is not --by, or TL_ENOMEM. */
@@ -61,13 +97,14 @@ static int answer_init(const tl_comparison *c, answer *a) {
     answer_free(a);
     return TL_ENOMEM;
   }
+  if (units_of(c, a)) {
+    answer_free(a);
+    return TL_ENOMEM;
+  }
   for (size_t l = 0; l < c->label_count; l++)
     a->known[l] = 1;
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    size_t l = 0;
-    while (l < c->label_count && strcmp(c->labels[l], c->sessions.items[i].label) != 0)
-      l++;
-    a->group[i] = l;
+  for (size_t u = 0; u < a->unit_count; u++) {
+    size_t i = a->units[u].first, l = a->group[i];
     for (size_t k = 0; k < a->by.n && l < c->label_count; k++) {
       char name[96];
       double num;
@@ -136,16 +173,19 @@ static int value_cmp(const char *a, double x, const char *b, double y) {
   return strcmp(a, b);
 }
 
-/* Adds a value, keeping the set in order. */
-static void vset_add(vset *s, const char *v, double num) {
+/* Adds a value of times sessions, keeping the set in order; past SET_MAX,
+ * each session of a value not kept counts once more. */
+static void vset_add(vset *s, const char *v, double num, size_t times) {
   size_t at = 0, kept = s->n < SET_MAX ? s->n : SET_MAX;
   while (at < kept && value_cmp(s->v[at], s->num[at], v, num) < 0)
     at++;
   if (at < kept && strcmp(s->v[at], v) == 0)
     return;
-  s->n++;
-  if (kept == SET_MAX)
+  if (kept == SET_MAX) {
+    s->n += times;
     return;
+  }
+  s->n++;
   memmove(s->v[at + 1], s->v[at], (kept - at) * sizeof s->v[0]);
   memmove(&s->num[at + 1], &s->num[at], (kept - at) * sizeof s->num[0]);
   snprintf(s->v[at], sizeof s->v[at], "%s", v);
@@ -216,12 +256,12 @@ static void keys_phrase(const tl__by *by, char *buf, size_t len) {
 static int goes_with(const answer *a, const aspect *s, vset *per, int *trend) {
   const tl_comparison *c = a->c;
   memset(per, 0, c->label_count * sizeof *per);
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    size_t l = a->group[i];
+  for (size_t u = 0; u < a->unit_count; u++) {
+    size_t i = a->units[u].first, l = a->group[i];
     char v[VALUE_MAX];
     double num;
     if (l < c->label_count && a->known[l] && value_of(c, s, i, v, sizeof v, &num))
-      vset_add(&per[l], v, num);
+      vset_add(&per[l], v, num, a->units[u].count);
   }
   size_t first = c->label_count, known = 0;
   int differ = 0, single = 1, up = 1, down = 1;
@@ -364,26 +404,34 @@ static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect
   const tl_comparison *c = p->c;
   vset all;
   memset(&all, 0, sizeof all);
-  for (size_t i = 0; i < c->sessions.count; i++) {
+  for (size_t u = 0; u < a->unit_count; u++) {
+    size_t i = a->units[u].first;
     char v[VALUE_MAX];
     double num;
     if (a->group[i] < c->label_count && a->known[a->group[i]] &&
         value_of(c, s, i, v, sizeof v, &num))
-      vset_add(&all, v, num);
+      vset_add(&all, v, num, a->units[u].count);
   }
+  unsigned char *unit_in = malloc(a->unit_count + 1);
+  if (!unit_in)
+    return TL_ENOMEM;
   char key[96];
   key_phrase(&a->by, (size_t)a->axis, key, sizeof key);
   aspect axis = {"", a->by.k[a->axis].key, NULL};
-  for (size_t w = 0; w < all.n && w < SET_MAX; w++) {
-    for (size_t i = 0; i < c->sessions.count; i++) {
+  int rc = TL_OK;
+  for (size_t w = 0; w < all.n && w < SET_MAX && !rc; w++) {
+    for (size_t u = 0; u < a->unit_count; u++) {
+      size_t i = a->units[u].first;
       char v[VALUE_MAX];
       double num;
-      in[i] = a->group[i] < c->label_count && a->known[a->group[i]] &&
-              value_of(c, s, i, v, sizeof v, &num) && strcmp(v, all.v[w]) == 0;
+      unit_in[u] = a->group[i] < c->label_count && a->known[a->group[i]] &&
+                   value_of(c, s, i, v, sizeof v, &num) && strcmp(v, all.v[w]) == 0;
     }
+    for (size_t i = 0; i < c->sessions.count; i++)
+      in[i] = unit_in[a->unit_of[i]];
     tl__by_trend t;
-    if (tl__by_trend_of(c, g0->probe, g0->delay_ns, in, &t))
-      return TL_ENOMEM;
+    if ((rc = tl__by_trend_of(c, g0->probe, g0->delay_ns, in, &t)))
+      break;
     if (t.values < 2)
       continue;
     /* The key's values among them, in order. */
@@ -391,12 +439,13 @@ static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect
     size_t at = 0;
     vset axis_values;
     memset(&axis_values, 0, sizeof axis_values);
-    for (size_t i = 0; i < c->sessions.count; i++) {
+    for (size_t u = 0; u < a->unit_count; u++) {
+      size_t i = a->units[u].first;
       char v[VALUE_MAX];
       double num;
       if (in[i] && strcmp(c->sessions.items[i].probe, g0->probe) == 0 &&
           c->sessions.items[i].delay_ns == g0->delay_ns && value_of(c, &axis, i, v, sizeof v, &num))
-        vset_add(&axis_values, v, num);
+        vset_add(&axis_values, v, num, a->units[u].count);
     }
     groups[0] = '\0';
     vset_list(&axis_values, groups, sizeof groups, &at);
@@ -412,7 +461,8 @@ static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect
     tl_md_escape(f, text);
     fputs(".\n", f);
   }
-  return TL_OK;
+  free(unit_in);
+  return rc;
 }
 
 /* Each group's p90 and p99 lateness for g0's probe and delay, in key order,

@@ -109,24 +109,46 @@ static void label_values_free(label_values *lv) {
   free(lv->count);
 }
 
+/* What distinct_all reads of the sessions, once for all its calls: each
+ * session's label (label_of_sessions) and the first session alike
+ * (tl__sessions_alike), whose values are its own. */
+typedef struct {
+  size_t *label, *alike;
+  char *cut; /* per session: its last value was cut */
+} sessions_read;
+
+static int sessions_read_init(const tl_comparison *c, sessions_read *r) {
+  r->label = label_of_sessions(c);
+  r->alike = tl__sessions_alike(c);
+  r->cut = calloc(c->sessions.count + 1, 1);
+  return r->label && r->alike && r->cut ? TL_OK : TL_ENOMEM;
+}
+
+static void sessions_read_free(sessions_read *r) {
+  free(r->label);
+  free(r->alike);
+  free(r->cut);
+}
+
 /* Fills lv for what over the sessions of every label of c. A session counts
  * a value (cut to TL__BY_NAME_MAX + 15 bytes) unless an earlier session of
- * its label had it whole. TL_OK or TL_ENOMEM. */
-static int distinct_all(const tl_comparison *c, session_text what, const void *arg,
-                        label_values *lv) {
+ * its label had it whole; a session alike an earlier one whose value was
+ * not cut has nothing new. TL_OK or TL_ENOMEM. */
+static int distinct_all(const tl_comparison *c, sessions_read *r, session_text what,
+                        const void *arg, label_values *lv) {
   size_t nl = c->label_count;
   lv->text = calloc(nl + 1, sizeof *lv->text);
   lv->count = calloc(nl + 1, sizeof *lv->count);
-  size_t *label = label_of_sessions(c), *at = calloc(nl + 1, sizeof *at);
+  size_t *label = r->label, *at = calloc(nl + 1, sizeof *at);
   seen_set seen = {calloc(64, sizeof *seen.slot), 64, 0};
-  int rc = lv->text && lv->count && label && at && seen.slot ? TL_OK : TL_ENOMEM;
+  int rc = lv->text && lv->count && at && seen.slot ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; i < c->sessions.count && !rc; i++) {
     size_t l = label[i];
-    if (l >= nl)
+    if (l >= nl || (r->alike[i] != i && !r->cut[r->alike[i]]))
       continue;
     const char *whole = what(c, i, arg); /* may change with the next call */
     char v[TL__BY_NAME_MAX + 16];
-    snprintf(v, sizeof v, "%s", whole);
+    r->cut[i] = (size_t)snprintf(v, sizeof v, "%s", whole) >= sizeof v;
     if (!seen_slot(&seen, l, v, value_hash(l, v))->value) {
       size_t n = ++lv->count[l];
       if (at[l] < VALUES_LEN)
@@ -143,7 +165,6 @@ static int distinct_all(const tl_comparison *c, session_text what, const void *a
         memcpy(lv->text[l], lv->text[k], sizeof lv->text[l]);
         break;
       }
-  free(label);
   free(at);
   seen_free(&seen);
   return rc;
@@ -327,13 +348,17 @@ void tl__by_section(tl__page *p) {
   align[cols] = '\0';
   /* Each column's values for every group at once. */
   label_values labels = {0}, hosts = {0}, facts[TL_BY_MAX] = {{0}};
-  int rc = distinct_all(c, own_label, NULL, &labels);
+  sessions_read r;
+  int rc = sessions_read_init(c, &r);
   if (!rc)
-    rc = distinct_all(c, host_name, NULL, &hosts);
+    rc = distinct_all(c, &r, own_label, NULL, &labels);
+  if (!rc)
+    rc = distinct_all(c, &r, host_name, NULL, &hosts);
   size_t *count = rc ? NULL : sessions_by_label(c);
   for (size_t i = 0; i < by.n && !rc; i++)
     if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT)
-      rc = distinct_all(c, fact_of, by.k[i].key, &facts[i]);
+      rc = distinct_all(c, &r, fact_of, by.k[i].key, &facts[i]);
+  sessions_read_free(&r);
   tl__table *t = rc || !count ? NULL : tl__table_new(cols, head, align);
   for (size_t l = 0; t && l < c->label_count; l++) {
     tl__table_add(t, c->labels[l]);
@@ -363,7 +388,8 @@ int tl__by_confounds(const tl_comparison *c, FILE *f) {
    * said above, with their fingerprints): each one's values for every group
    * at once. */
   label_values *what = calloc(2 + nkeys, sizeof *what);
-  int rc = what ? TL_OK : TL_ENOMEM;
+  sessions_read r;
+  int rc = sessions_read_init(c, &r) || !what ? TL_ENOMEM : TL_OK;
   for (size_t w = 0; w < 2 + nkeys && !rc; w++) {
     const tl_host_key *k = w >= 2 ? &keys[w - 2] : NULL;
     int used = 0;
@@ -371,8 +397,9 @@ int tl__by_confounds(const tl_comparison *c, FILE *f) {
       used |= by.k[i].key == k;
     if (used || (k && k->session_field))
       continue;
-    rc = distinct_all(c, w == 0 ? own_label : w == 1 ? probe_of : fact_named, k, &what[w]);
+    rc = distinct_all(c, &r, w == 0 ? own_label : w == 1 ? probe_of : fact_named, k, &what[w]);
   }
+  sessions_read_free(&r);
   int any = 0;
   for (size_t l = 0; l < c->label_count && !rc; l++) {
     int opened = 0;

@@ -120,22 +120,33 @@ static int group_cmp(const tl_comparison *c, const tl_group *a, const tl_group *
   return (a->delay_ns > b->delay_ns) - (a->delay_ns < b->delay_ns);
 }
 
-/* Keeps the sessions whose keep[i] is set, in order, and frees the others;
- * orig (may be NULL) holds a string per session that goes with it. */
-static int drop_sessions(tl_session_list *list, const char *keep, char **orig) {
+/* Keeps the sessions of c whose keep[i] is set, in order, and frees the
+ * others, with their details when read; orig (may be NULL) holds a string
+ * per session that goes with it. */
+static int drop_sessions(tl_comparison *c, const char *keep, char **orig) {
+  tl_session_list *list = &c->sessions;
   size_t kept = 0;
   for (size_t i = 0; orig && i < list->count; i++)
     if (keep[i])
       orig[kept++] = orig[i];
   for (size_t i = kept; orig && i < list->count; i++)
     orig[i] = NULL;
+  kept = 0;
+  for (size_t i = 0; c->details && i < list->count; i++)
+    if (keep[i]) {
+      c->details[kept++] = c->details[i];
+    } else {
+      free(c->details[i].facts); /* their strings are the sessions' pool's */
+      free(c->details[i].tags);
+    }
   tl_session_list_keep(list, keep);
   return TL_OK;
 }
 
 /* Keeps only the newest `last` sessions of each label, probe and delay.
  * The list is oldest first, so it is walked from the end. */
-static int keep_last(tl_session_list *list, int64_t last, char **orig) {
+static int keep_last(tl_comparison *c, int64_t last, char **orig) {
+  tl_session_list *list = &c->sessions;
   if (last <= 0 || list->count == 0)
     return TL_OK;
   char *keep = calloc(list->count, 1);
@@ -151,7 +162,7 @@ static int keep_last(tl_session_list *list, int64_t last, char **orig) {
     }
     keep[i] = newer < last;
   }
-  int rc = drop_sessions(list, keep, orig);
+  int rc = drop_sessions(c, keep, orig);
   free(keep);
   return rc;
 }
@@ -297,22 +308,28 @@ static int detail_rows(void *ctx, size_t i, const tl_fact_row *facts, size_t nfa
   return rc ? rc : pool_rows(c->sessions.strings, tags, ntags, &d->tags);
 }
 
-/* Facts and tags of every session, and its own label when grouped --by
- * (orig); the strings are the sessions' pool's. */
-static int session_details(tl_store *store, tl_comparison *c, char **orig) {
+/* Facts and tags of every session, their strings in the sessions' pool. */
+static int session_facts(tl_store *store, tl_comparison *c) {
   size_t n = c->sessions.count;
-  c->details = calloc(n, sizeof *c->details);
+  c->details = calloc(n + 1, sizeof *c->details);
   int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
   if (!c->details || !ids) {
     free(ids);
     return TL_ENOMEM;
   }
-  for (size_t i = 0; orig && i < n; i++)
-    c->details[i].label = orig[i];
   for (size_t i = 0; i < n; i++)
     ids[i] = c->sessions.items[i].id;
   int rc = tl_store_details_of(store, ids, n, detail_rows, c);
   free(ids);
+  return rc;
+}
+
+/* The details of every session: its facts and tags (read already with
+ * --by, which groups on them), and its own label when grouped --by (orig). */
+static int session_details(tl_store *store, tl_comparison *c, char **orig) {
+  int rc = c->details ? TL_OK : session_facts(store, c);
+  for (size_t i = 0; !rc && orig && i < c->sessions.count; i++)
+    c->details[i].label = orig[i];
   return rc;
 }
 
@@ -394,8 +411,10 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
   int rc = tl__by_parse(o->by, by, err, errlen);
   if (rc)
     return TL_EINVAL;
+  if ((rc = session_facts(store, out)))
+    return tl__store_failed(store, rc, err, errlen);
   tl__by_groups g;
-  if ((rc = tl__by_assign(store, by, &out->sessions, orig, &g, err, errlen)))
+  if ((rc = tl__by_assign(by, &out->sessions, out->details, orig, &g, err, errlen)))
     return rc;
   char title[200], name[512];
   tl__by_title(by, title, sizeof title);
@@ -435,7 +454,7 @@ static int labels_by(tl_store *store, const tl_compare_opts *o, tl_comparison *o
       rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     for (size_t i = 0; keep && i < out->sessions.count; i++)
       keep[i] = label_pos(out, out->sessions.items[i].label) >= 0;
-    if (keep && drop_sessions(&out->sessions, keep, orig))
+    if (keep && drop_sessions(out, keep, orig))
       rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
     free(keep);
   }
@@ -544,7 +563,7 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
   if (o->by && !orig)
     goto oom;
   rc = o->by ? labels_by(store, o, out, orig, err, errlen) : TL_OK;
-  if (!rc && keep_last(&out->sessions, o->last, orig))
+  if (!rc && keep_last(out, o->last, orig))
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
     rc = labels_of_sessions(store, o, out, err, errlen);

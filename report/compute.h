@@ -31,9 +31,10 @@ int tl__pct_index(const tl_dist *d, double p);
 /* The group of label, probe and delay in c, or NULL. */
 const tl_group *tl__find_group(const tl_comparison *c, const char *label, const char *probe,
                                int64_t delay_ns);
-/* The index of session id in c's sessions, or -1 (compare.c). The search
+/* The index of session id in c's sessions, or -1 (lookup.c). The search
  * starts at *from and leaves it after the session found: a group lists its
- * sessions in the comparison's order, so each is found at the first look. */
+ * sessions in the comparison's order, so each is found a few looks on
+ * (halving the way there where the ids rise, as they do), then anywhere. */
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
 /* The distinct (probe, delay) pairs, in group order of first appearance
  * sorted by probe then delay. Returns how many; *out has room for
@@ -71,6 +72,16 @@ typedef enum {
 /* tl__first_same over the comparison's sessions: a malloc'ed array of
  * sessions.count indexes (the caller frees), or NULL when out of memory. */
 size_t *tl__sessions_first(const tl_comparison *c, tl__session_key which);
+
+/* For every session, the first one that holds the very same strings (by
+ * pointer, as a pooled list holds them) as its label, own label, probe,
+ * host, libuv version and facts and tags, and the same delay: what the
+ * page reads of a session then says the same of both, so that a question
+ * asked of every session can be asked once of each first one. Strings
+ * that are equal but not pooled only make fewer sessions alike. A malloc'ed
+ * array of sessions.count (the caller frees), or NULL when out of memory;
+ * needs c->details. */
+size_t *tl__sessions_alike(const tl_comparison *c);
 
 /* A list of items joined by ", " that shows its first show items and
  * folds the rest into a count: "a, b, c and 147 more hosts". A page's
@@ -177,11 +188,11 @@ int tl__by_numeric_axis(const tl__by *by);
 /* "memory", "memory and cpus". */
 void tl__by_title(const tl__by *by, char *buf, size_t len);
 /* Gives every session of list (from tl_store_sessions) its group name as
- * its label, in the list's pool, and its own label to orig[i] (list->count
- * entries, whose strings stay the list's),
- * and lists the groups in out (free with tl__by_groups_free). */
-int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
-                  tl__by_groups *out, char *err, size_t errlen);
+ * its label, in the list's pool, from its facts and tags in details[i],
+ * and its own label to orig[i] (list->count entries, whose strings stay
+ * the list's), and lists the groups in out (free with tl__by_groups_free). */
+int tl__by_assign(const tl__by *by, tl_session_list *list, const tl_session_detail *details,
+                  char **orig, tl__by_groups *out, char *err, size_t errlen);
 void tl__by_groups_free(tl__by_groups *g);
 /* The group a person means by asked ("1G", "1024M", "2", "1G/2",
  * "unknown"), into buf; TL_ENOTFOUND listing the values when none is. */

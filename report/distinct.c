@@ -102,6 +102,78 @@ size_t *tl__sessions_first(const tl_comparison *c, tl__session_key which) {
   return first;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Sessions that hold the same strings                                      */
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL; }
+
+static uint64_t rows_hash(uint64_t h, const tl_fact_row *r, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    h = mix(mix(h, (uintptr_t)r[k].key), (uintptr_t)r[k].value);
+  return mix(h, n);
+}
+
+static int same_rows(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb) {
+  if (na != nb)
+    return 0;
+  for (size_t k = 0; k < na; k++)
+    if (a[k].key != b[k].key || a[k].value != b[k].value)
+      return 0;
+  return 1;
+}
+
+/* The hash of what alike compares of session i. */
+static uint64_t alike_hash(const tl_comparison *c, size_t i) {
+  const tl_session *s = &c->sessions.items[i];
+  const tl_session_detail *d = &c->details[i];
+  uint64_t h = 1469598103934665603ULL;
+  const void *parts[] = {s->label,        d->label, s->probe, s->hostname, s->host_fingerprint,
+                         s->libuv_version};
+  for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+    h = mix(h, (uintptr_t)parts[k]);
+  h = mix(h, (uint64_t)s->delay_ns);
+  h = rows_hash(rows_hash(h, d->facts, d->fact_count), d->tags, d->tag_count);
+  return h ^ (h >> 29);
+}
+
+static int alike(const tl_comparison *c, size_t i, size_t j) {
+  const tl_session *s = &c->sessions.items[i], *t = &c->sessions.items[j];
+  const tl_session_detail *d = &c->details[i], *e = &c->details[j];
+  return s->label == t->label && d->label == e->label && s->probe == t->probe &&
+         s->hostname == t->hostname && s->host_fingerprint == t->host_fingerprint &&
+         s->libuv_version == t->libuv_version && s->delay_ns == t->delay_ns &&
+         same_rows(d->facts, d->fact_count, e->facts, e->fact_count) &&
+         same_rows(d->tags, d->tag_count, e->tags, e->tag_count);
+}
+
+size_t *tl__sessions_alike(const tl_comparison *c) {
+  size_t n = c->sessions.count, cap = 16;
+  while (cap < 2 * n)
+    cap *= 2;
+  size_t *first = malloc((n ? n : 1) * sizeof *first);
+  size_t *slot = calloc(cap, sizeof *slot); /* session + 1; 0: empty */
+  uint64_t *hash = malloc((n ? n : 1) * sizeof *hash);
+  for (size_t i = 0; first && slot && hash && i < n; i++) {
+    hash[i] = alike_hash(c, i);
+    for (size_t at = (size_t)hash[i] & (cap - 1);; at = (at + 1) & (cap - 1)) {
+      size_t j = slot[at] - 1;
+      if (!slot[at])
+        slot[at] = i + 1;
+      else if (hash[j] != hash[i] || !alike(c, i, j))
+        continue;
+      first[i] = slot[at] - 1;
+      break;
+    }
+  }
+  if (!slot || !hash) {
+    free(first);
+    first = NULL;
+  }
+  free(slot);
+  free(hash);
+  return first;
+}
+
 size_t *tl__host_label_counts(const tl_comparison *c, const size_t *first, size_t nh) {
   size_t n = c->sessions.count, L = c->label_count;
   size_t *machine = tl__sessions_first(c, TL__SAME_MACHINE);

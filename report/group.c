@@ -283,17 +283,14 @@ static size_t distinct_add(distinct *d, const value *v, char *name) {
 /* Each session's group name (in the list's pool) to name_of[i], and the
  * distinct values to d: a value a session, kept, cost a fleet's --by page
  * hundreds of bytes a session. */
-static int values_of_sessions(tl_store *store, const tl__by *by, tl_session_list *list,
-                              char **name_of, distinct *d, char *err, size_t errlen) {
+static int values_of_sessions(const tl__by *by, tl_session_list *list,
+                              const tl_session_detail *details, char **name_of, distinct *d) {
   value *cur = malloc(sizeof *cur);
   int rc = cur ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; i < list->count && !rc; i++) {
-    session_rows r;
-    if ((rc = rows_read(store, &list->items[i], &r)))
-      snprintf(err, errlen, "%s", tl_store_errmsg(store));
-    else
-      value_of(by, &list->items[i], &r, cur);
-    rows_free(&r);
+    const tl_session_detail *x = &details[i];
+    session_rows r = {x->facts, x->tags, x->fact_count, x->tag_count};
+    value_of(by, &list->items[i], &r, cur);
     if (!rc && (!(name_of[i] = tl_strpool_get(list->strings, cur->name)) ||
                 distinct_add(d, cur, name_of[i]) == SIZE_MAX))
       rc = TL_ENOMEM;
@@ -302,12 +299,12 @@ static int values_of_sessions(tl_store *store, const tl__by *by, tl_session_list
   return rc;
 }
 
-int tl__by_assign(tl_store *store, const tl__by *by, tl_session_list *list, char **orig,
-                  tl__by_groups *out, char *err, size_t errlen) {
+int tl__by_assign(const tl__by *by, tl_session_list *list, const tl_session_detail *details,
+                  char **orig, tl__by_groups *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   distinct d = {NULL, NULL, 0, 0};
   char **name_of = calloc(list->count + 1, sizeof *name_of);
-  int rc = name_of ? values_of_sessions(store, by, list, name_of, &d, err, errlen) : TL_ENOMEM;
+  int rc = name_of ? values_of_sessions(by, list, details, name_of, &d) : TL_ENOMEM;
   /* The distinct values in order (insertion sort, in the order first seen). */
   size_t n = d.n, *order = calloc(n + 1, sizeof *order);
   if (!rc && !order)
@@ -586,39 +583,59 @@ int tl_by_help(tl_store *store, const tl_filter *filter, FILE *out, char *err, s
   return TL_OK;
 }
 
-/* Whether some session of filter's knows each key of by, reading no
- * further than the first session that knows them all (a fleet's first,
- * usually): 1 yes; 0 no, or not known for sure (a tag key the tally would
- * not count, a failed read), which the whole tally then says. */
-static int keys_known(tl_store *store, const tl__by *by, const tl_filter *filter) {
-  for (size_t i = 0; i < by->n; i++)
-    if (!by->k[i].key &&
-        (tl_label_check(by->k[i].tag, NULL, 0) || strlen(by->k[i].tag) > TL_TAG_KEY_MAX))
-      return 0;
-  tl_session_list list;
-  if (tl_store_sessions(store, filter, &list))
+/* Sessions read to learn whether a key is recorded: the first the store
+ * finds with a value of its facts or tag almost always has it. */
+enum { KNOWN_READ_MAX = 8 };
+
+/* Whether some session of filter's knows key i of by, from the few sessions
+ * the store finds recording its facts or tag (or any few, for a key of the
+ * session's own), read as the comparison reads them: 1 yes; 0 no, or not
+ * known for sure (a tag key the tally would not count, a value none of
+ * them can be grouped by, a failed read), which the whole tally then says. */
+static int key_known(tl_store *store, const tl__by *by, size_t i, const tl_filter *filter) {
+  const tl_host_key *k = by->k[i].key;
+  if (!k && (tl_label_check(by->k[i].tag, NULL, 0) || strlen(by->k[i].tag) > TL_TAG_KEY_MAX))
     return 0;
-  int known[TL_BY_MAX] = {0};
-  size_t left = by->n;
-  for (size_t s = 0; s < list.count && left; s++) {
+  tl_filter f = *filter;
+  const char *facts[2];
+  f.fact_keys = facts;
+  f.fact_key_count = 0;
+  f.has_tag = k ? NULL : by->k[i].tag;
+  f.limit = KNOWN_READ_MAX;
+  if (k && !k->session_field) {
+    facts[f.fact_key_count++] = k->fact;
+    if (k->limit)
+      facts[f.fact_key_count++] = k->limit;
+  }
+  tl_session_list list;
+  if (tl_store_sessions(store, &f, &list))
+    return 0;
+  tl__by one = {.n = 1};
+  one.k[0] = by->k[i];
+  int known = 0;
+  for (size_t s = 0; s < list.count && !known; s++) {
     session_rows r;
     int rc = rows_read(store, &list.items[s], &r);
-    for (size_t i = 0; i < by->n && !rc; i++) {
-      tl__by one = {.n = 1};
-      one.k[0] = by->k[i];
-      value v;
+    value v;
+    if (!rc) {
       value_of(&one, &list.items[s], &r, &v);
-      if (!known[i] && !v.p[0].unknown) {
-        known[i] = 1;
-        left--;
-      }
+      known = !v.p[0].unknown;
     }
     rows_free(&r);
     if (rc)
       break;
   }
   tl_session_list_free(&list);
-  return left == 0;
+  return known;
+}
+
+/* Whether some session of filter's knows each key of by, without listing
+ * every session. */
+static int keys_known(tl_store *store, const tl__by *by, const tl_filter *filter) {
+  for (size_t i = 0; i < by->n; i++)
+    if (!key_known(store, by, i, filter))
+      return 0;
+  return 1;
 }
 
 int tl_by_check(tl_store *store, const char *spec, const tl_filter *filter, char *err,

@@ -62,8 +62,36 @@ size_t tl__hosts_of(const tl_comparison *c, size_t *first, size_t *newest) {
   return n;
 }
 
+/* Where id is from *from on, in sessions whose ids rise there (as a store
+ * numbers sessions as they come): a gallop, then halving, so that a group
+ * whose sessions lie hundreds apart (one host's of a fleet's hundreds) costs
+ * a few looks a session, not a walk past all the others. n when not found
+ * so (ids that do not rise, or no such session). */
+static size_t gallop(const tl_session *items, size_t n, size_t from, int64_t id) {
+  if (from >= n || items[from].id > id)
+    return n;
+  size_t lo = from, step = 1; /* items[lo].id <= id */
+  while (lo + step < n && items[lo + step].id <= id) {
+    lo += step;
+    step *= 2;
+  }
+  size_t hi = lo + step < n ? lo + step : n; /* items[hi].id > id, or the end */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (items[mid].id <= id)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return items[lo].id == id ? lo : n;
+}
+
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from) {
-  size_t n = c->sessions.count;
+  size_t n = c->sessions.count, at = gallop(c->sessions.items, n, *from, id);
+  if (at < n) {
+    *from = at + 1;
+    return (ptrdiff_t)at;
+  }
   for (size_t k = 0; k < n; k++) {
     size_t i = (*from + k) % n;
     if (c->sessions.items[i].id == id) {

@@ -70,11 +70,27 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
         "AND t.key = %c%d AND t.value = %c%d)",
         p, k, p, v);
   }
+  if (f->fact_key_count) {
+    add(q, " AND EXISTS (SELECT 1 FROM %s x WHERE x.session_id = s.id AND x.key IN (", d->facts);
+    for (size_t i = 0; i < f->fact_key_count; i++)
+      add(q, "%s%c%d", i ? ", " : "", p, param(q, f->fact_keys[i], 0));
+    add(q, ") AND x.value NOT IN ('', 'unknown'))");
+  }
+  if (f->has_tag)
+    add(q,
+        " AND EXISTS (SELECT 1 FROM session_tags t WHERE t.session_id = s.id "
+        "AND t.key = %c%d AND t.value NOT IN ('', 'unknown'))",
+        p, param(q, f->has_tag, 0));
   /* A stale 'running' one is 'interrupted' (tl__session_settle), so the
    * running ones come too and tl_store_sessions keeps those that match. */
   if (f->status)
     add(q, " AND (s.status = %c%d OR s.status = 'running')", p, param(q, f->status, 0));
-  add(q, " ORDER BY s.started_ns, s.id");
+  /* With a limit, no order: the first rows that match end the query, where
+   * sorting would read them all. */
+  if (f->limit)
+    add(q, " LIMIT %c%d", p, param(q, NULL, (int64_t)f->limit));
+  else
+    add(q, " ORDER BY s.started_ns, s.id");
   if (q->overflow)
     return tl__store_fail(s, TL_EINVAL, "filter is too large");
   return TL_OK;

@@ -182,10 +182,12 @@ size_t tl__block_upgrade_v1(const uint8_t *in, size_t len, int64_t seq, int64_t 
 /* The filter of tl_store_sessions as SQL (query.c). A dialect says how
  * a backend's SQL differs: param is the mark of a numbered parameter ('?'
  * for ?1, '$' for $1); running_cols the two columns that judge a
- * 'running' session (its collector's pid and its heartbeat). */
+ * 'running' session (its collector's pid and its heartbeat); facts the
+ * table or view of every host fact of a session (session_id, key, value). */
 typedef struct {
   char param;
   const char *running_cols;
+  const char *facts;
 } tl__sql_dialect;
 enum { TL__SQL_PARAMS_MAX = 400 };
 typedef struct {

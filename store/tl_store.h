@@ -200,6 +200,16 @@ typedef struct {
   const char *const *tag_values;
   size_t tag_count;
   const char *status; /* NULL: any */
+  /* Sessions that record one of these host facts (fact_key_count of them),
+   * and that carry the tag key has_tag, with a value other than "" and
+   * "unknown"; none given: any session. */
+  const char *const *fact_keys;
+  size_t fact_key_count;
+  const char *has_tag;
+  /* At most this many sessions, in no set order (0: all, oldest first): for
+   * what one session answers, such as whether some session records a fact,
+   * without listing every session. */
+  size_t limit;
 } tl_filter;
 
 void tl_filter_init(tl_filter *f);

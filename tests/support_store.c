@@ -122,3 +122,154 @@ int tl_test_store_teardown(void **state) {
   free(f);
   return 0;
 }
+
+/* ======================================================================== */
+/* The filter of sessions that record a fact                                 */
+
+#define MEM "mem.total_bytes"
+#define LIM "cgroup.memory_limit_bytes"
+
+void tl_test_add_recording_sessions(tl_store *st) {
+  static const int64_t v[] = {1000000, 1200000, 1100000};
+  /* Label rN: what session N records (and, for 5 and 6, what is added to
+   * its facts later, which wins over what it started with). */
+  static const struct {
+    const char *fact, *value, *later, *tag, *tag_value;
+  } rows[] = {
+      {MEM, "1073741824", NULL, "load", "idle"},
+      {MEM, "unknown", NULL, "load", "unknown"},
+      {MEM, "", NULL, NULL, NULL},
+      {LIM, "536870912", NULL, "load", "busy"},
+      {NULL, NULL, NULL, NULL, NULL},
+      {MEM, "1073741824", "unknown", NULL, NULL},
+      {MEM, "unknown", "4294967296", NULL, NULL},
+      {"cpu.logical", "2", NULL, "zone", "eu"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char label[8];
+    snprintf(label, sizeof label, "r%zu", i);
+    tl_session_spec spec = tl_test_spec(label);
+    tl_fact fact = {rows[i].fact, rows[i].value, ""};
+    spec.facts = &fact;
+    spec.fact_count = rows[i].fact != NULL;
+    spec.tag_keys = &rows[i].tag;
+    spec.tag_values = &rows[i].tag_value;
+    spec.tag_count = rows[i].tag != NULL;
+    spec.started_ns = 1790812800LL * 1000000000LL + (int64_t)i * 1000000000LL;
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+    tl_fact later = {rows[i].fact, rows[i].later, ""};
+    if (rows[i].later)
+      assert_int_equal(tl_writer_add_facts(w, &later, 1), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+}
+
+/* Whether rows hold key with a value other than "" and "unknown". */
+static int records(const tl_fact_row *rows, size_t n, const char *key) {
+  const char *v = tl_fact_rows_get(rows, n, key);
+  return v && *v && strcmp(v, "unknown") != 0;
+}
+
+/* The labels of the sessions of s that f's facts and tag select, by reading
+ * each session's own facts and tags, "r0,r3" in the order of sessions. */
+static void labels_by_hand(tl_store *s, const tl_filter *f, char *buf, size_t len) {
+  tl_filter all = *f;
+  all.fact_key_count = 0;
+  all.has_tag = NULL;
+  all.limit = 0;
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &all, &list), TL_OK);
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < list.count; i++) {
+    tl_fact_row *facts, *tags;
+    size_t nf, nt;
+    assert_int_equal(tl_store_facts(s, list.items[i].id, &facts, &nf), TL_OK);
+    assert_int_equal(tl_store_tags(s, list.items[i].id, &tags, &nt), TL_OK);
+    int fact = !f->fact_key_count, tag = !f->has_tag || records(tags, nt, f->has_tag);
+    for (size_t k = 0; k < f->fact_key_count; k++)
+      fact |= records(facts, nf, f->fact_keys[k]);
+    if (fact && tag)
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "", list.items[i].label);
+    tl_fact_rows_free(facts, nf);
+    tl_fact_rows_free(tags, nt);
+  }
+  tl_session_list_free(&list);
+}
+
+/* The labels tl_store_sessions gives for f, "r0,r3", sorted. */
+static void labels_listed(tl_store *s, const tl_filter *f, char *buf, size_t len) {
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, f, &list), TL_OK);
+  char picked[16] = "";
+  for (size_t i = 0; i < list.count; i++) {
+    const char *l = list.items[i].label;
+    assert_true(l[0] == 'r' && l[1] >= '0' && l[1] <= '9' && !l[2]);
+    assert_null(strchr(picked, l[1])); /* no session twice */
+    picked[strlen(picked)] = l[1];
+  }
+  tl_session_list_free(&list);
+  size_t at = 0;
+  buf[0] = '\0';
+  for (char d = '0'; d <= '9'; d++)
+    if (strchr(picked, d))
+      at += (size_t)snprintf(buf + at, len - at, "%sr%c", at ? "," : "", d);
+}
+
+void tl_test_assert_recorded_filter(tl_store *s) {
+  static const char *const mem_or_limit[] = {MEM, LIM}, *const mem[] = {MEM},
+                           *const cpus[] = {"cpu.logical"}, *const none[] = {"no.such.fact"},
+                           *const r0_r5[] = {"r0", "r5", "r6"};
+  static const struct {
+    const char *const *facts;
+    size_t n;
+    const char *tag;
+    const char *const *labels;
+    size_t nlabels;
+    const char *want;
+  } cases[] = {
+      {mem_or_limit, 2, NULL, NULL, 0, "r0,r3,r6"},
+      {mem, 1, NULL, NULL, 0, "r0,r6"},
+      {cpus, 1, NULL, NULL, 0, "r7"},
+      {none, 1, NULL, NULL, 0, ""},
+      {NULL, 0, "load", NULL, 0, "r0,r3"},
+      {NULL, 0, "zone", NULL, 0, "r7"},
+      {NULL, 0, "no_such_tag", NULL, 0, ""},
+      {mem, 1, "load", NULL, 0, "r0"},
+      {mem_or_limit, 2, NULL, r0_r5, 3, "r0,r6"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tl_filter f;
+    tl_filter_init(&f);
+    f.fact_keys = cases[i].facts;
+    f.fact_key_count = cases[i].n;
+    f.has_tag = cases[i].tag;
+    f.labels = cases[i].labels;
+    f.label_count = cases[i].nlabels;
+    char want[64], got[64];
+    labels_by_hand(s, &f, want, sizeof want);
+    assert_string_equal(want, cases[i].want);
+    labels_listed(s, &f, got, sizeof got);
+    if (strcmp(got, want) != 0)
+      fail_msg("case %zu: the store selects %s; the sessions' facts say %s", i, got, want);
+    /* With a limit, that many of them (or all there are), no others. */
+    for (f.limit = 1; f.limit <= 4; f.limit++) {
+      labels_listed(s, &f, got, sizeof got);
+      size_t n = 0, of = *want ? 1 : 0;
+      for (const char *c = got; *c; c++)
+        n += *c == ',';
+      for (const char *c = want; *c; c++)
+        of += *c == ',';
+      assert_int_equal(*got ? n + 1 : 0, of < f.limit ? of : f.limit);
+      for (const char *c = got; *c; c += strcspn(c, ","), c += *c == ',') {
+        char one[8];
+        snprintf(one, sizeof one, "%.*s", (int)strcspn(c, ","), c);
+        if (!strstr(want, one))
+          fail_msg("case %zu, limit %zu: %s is not among %s", i, f.limit, one, want);
+      }
+    }
+  }
+}

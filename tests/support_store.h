@@ -40,6 +40,16 @@ int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const i
 void tl_test_import_fleet_session(tl_store *s, const char *csv, const char *host,
                                   const char *memory, const char *cpus, int64_t hour);
 
+/* Writes to st the sessions r0 ... r7, which record the host facts
+ * mem.total_bytes, cgroup.memory_limit_bytes or cpu.logical, or the tags
+ * load or zone, with a value, with "" or "unknown", or not at all, some of
+ * them changed by facts added later; and checks that tl_store_sessions of
+ * s (which holds them, a file or a server they were pushed to) selects by
+ * fact_keys, has_tag and limit exactly the sessions their own facts and
+ * tags say. */
+void tl_test_add_recording_sessions(tl_store *st);
+void tl_test_assert_recorded_filter(tl_store *s);
+
 /* A fresh store tl.db in a temporary folder, for cmocka's setup and
  * teardown (the state is a tl_test_store). The folder is in /dev/shm where
  * there is one: the tests that use it store hundreds of small sessions, and

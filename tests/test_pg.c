@@ -32,6 +32,7 @@
 
 #include "codec_internal.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 static const char *pg_host, *pg_user;
@@ -281,6 +282,22 @@ static void same_bytes_from_file_and_server(void **state) {
   assert_string_equal(table, file_table);
   free(file_info);
   free(info);
+  free(db);
+}
+
+/* A server selects the sessions that record a fact or a tag as a file
+ * does (tl_test_assert_recorded_filter): from its own table of facts. */
+static void recorded_fact_filter(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_test_add_recording_sessions(s);
+  tl_store_close(s);
+  push_ok(db, f->url);
+  assert_int_equal(tl_store_open(&s, f->url, TL_STORE_READONLY), TL_OK);
+  tl_test_assert_recorded_filter(s);
+  tl_store_close(s);
   free(db);
 }
 
@@ -1139,6 +1156,7 @@ int main(void) {
     cmocka_set_test_filter(getenv("TL_TEST_FILTER"));
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(same_bytes_from_file_and_server, setup, teardown),
+      cmocka_unit_test_setup_teardown(recorded_fact_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(summaries_sent_as_stored_or_made_again, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),

@@ -205,6 +205,18 @@ static void filters(void **state) {
   tl_store_close(s);
 }
 
+/* Sessions that record a fact or a tag, found without listing the others:
+ * exactly those whose own facts (a fact added later winning) and tags hold
+ * a value; with a limit, that many of them. test_pg asks a server the same. */
+static void recorded_fact_filter(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_test_add_recording_sessions(s);
+  tl_test_assert_recorded_filter(s);
+  tl_store_close(s);
+}
+
 /* One builder makes the session filter's SQL for both backends: the two
  * dialects' queries differ only in how a parameter is marked and in the
  * columns that judge a running session, and bind the same values in the
@@ -227,11 +239,17 @@ static void one_filter_builder_for_both_dialects(void **state) {
   flt.tag_values = v;
   flt.tag_count = 1;
   flt.status = "interrupted";
-  static const tl__sql_dialect question = {'?', "s.pid, s.heartbeat_ns"}, dollar = {'$', "0, 0"};
+  const char *facts[] = {"mem.total_bytes"};
+  flt.fact_keys = facts;
+  flt.fact_key_count = 1;
+  flt.has_tag = "zone";
+  flt.limit = 3;
+  static const tl__sql_dialect question = {'?', "s.pid, s.heartbeat_ns", "session_facts"},
+                               dollar = {'$', "0, 0", "session_facts"};
   tl__session_query *a = malloc(sizeof *a), *b = malloc(sizeof *b);
   assert_int_equal(tl__session_query_build(s, &question, &flt, a), TL_OK);
   assert_int_equal(tl__session_query_build(s, &dollar, &flt, b), TL_OK);
-  assert_int_equal(a->n, 10);
+  assert_int_equal(a->n, 13);
   assert_int_equal(b->n, a->n);
   for (int i = 0; i < a->n; i++) {
     assert_true((a->params[i].text == NULL) == (b->params[i].text == NULL));
@@ -243,7 +261,10 @@ static void one_filter_builder_for_both_dialects(void **state) {
   assert_string_equal(a->params[0].text, "a");
   assert_int_equal(a->params[3].num, 5);
   assert_string_equal(a->params[6].text, "h");
-  assert_string_equal(a->params[9].text, "interrupted");
+  assert_string_equal(a->params[9].text, "mem.total_bytes");
+  assert_string_equal(a->params[10].text, "zone");
+  assert_string_equal(a->params[11].text, "interrupted");
+  assert_int_equal(a->params[12].num, 3);
   /* The same text once the marks and the running columns agree. */
   char *t = strstr(b->sql, "0, 0");
   assert_non_null(t);
@@ -255,7 +276,12 @@ static void one_filter_builder_for_both_dialects(void **state) {
       *c = '?';
   assert_string_equal(same, a->sql);
   assert_non_null(strstr(a->sql, "(h.hostname = ?7 OR substr(h.fingerprint, 1, length(?7)) = ?7)"));
-  assert_non_null(strstr(a->sql, "(s.status = ?10 OR s.status = 'running')"));
+  assert_non_null(strstr(a->sql, "(s.status = ?12 OR s.status = 'running')"));
+  assert_non_null(
+      strstr(a->sql, "FROM session_facts x WHERE x.session_id = s.id AND x.key IN (?10)"));
+  assert_non_null(strstr(a->sql, "t.key = ?11 AND t.value NOT IN ('', 'unknown')"));
+  assert_non_null(strstr(a->sql, " LIMIT ?13"));
+  assert_null(strstr(a->sql, "ORDER BY"));
   /* More than fit is refused, with the filter's own message. */
   const char *many[TL__SQL_PARAMS_MAX + 1];
   for (size_t i = 0; i <= TL__SQL_PARAMS_MAX; i++)
@@ -1604,6 +1630,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_cache, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(recorded_fact_filter, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_filter_builder_for_both_dialects, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(label_summaries, tl_test_setup, tl_test_teardown),

@@ -216,6 +216,7 @@ static int pg_open(const tl_store_ops *self, tl_store **out, const char *conninf
 static const tl__sql_dialect dialect = {
     .param = '$',
     .running_cols = "0, 0",
+    .facts = "host_facts",
 };
 
 /* Column col of row, in the pool; NULL when out of memory. */

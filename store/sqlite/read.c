@@ -16,6 +16,7 @@ static char *dup_col(sqlite3_stmt *st, int i) {
 static const tl__sql_dialect dialect = {
     .param = '?',
     .running_cols = "s.pid, s.heartbeat_ns",
+    .facts = "session_facts",
 };
 
 /* The previous row's strings by column: a listing repeats its labels,
