@@ -16,7 +16,6 @@
 
 enum {
   B = TL_STATS_REPLICATES,
-  MAX_CHANGES = 8, /* per series */
 };
 
 static const double SERIES_PCTS[TL_STATS_SERIES] = {90, 99};
@@ -429,66 +428,74 @@ void tl_stats_free(tl_stats *st) {
   memset(st, 0, sizeof *st);
 }
 
-/* Fills the group's series and finds its lasting changes. */
-static int group_changes(const tl_group *grp, const tl__gcalc *c, tl_group_stats *gs) {
+/* Fills the group's series and hands each to the runner to find its
+ * lasting changes (jobs[0..TL_STATS_SERIES), read by group_changes). A
+ * session's value enters the search only when it rests on enough samples
+ * (the same rule as the warnings); the others are -1 in the series. */
+static int group_series(const tl_group *grp, const tl__gcalc *c, tl_group_stats *gs,
+                        tl__steps_runner *runner, tl__steps_job *jobs) {
   size_t n = c->set.ns;
   gs->session_count = n;
   gs->started_ns = malloc((n ? n : 1) * sizeof *gs->started_ns);
-  double *x = malloc((n ? n : 1) * sizeof *x);
-  size_t *at = malloc((n ? n : 1) * sizeof *at);
-  tl_step steps[MAX_CHANGES];
-  if (!gs->started_ns || !x || !at) {
-    free(x);
-    free(at);
+  if (!gs->started_ns)
     return TL_ENOMEM;
-  }
   for (size_t i = 0; i < n; i++)
     gs->started_ns[i] = c->set.s[i].started_ns;
-  int rc = TL_OK;
-  for (int s = 0; s < TL_STATS_SERIES && !rc; s++) {
+  for (int s = 0; s < TL_STATS_SERIES; s++) {
     gs->series_pcts[s] = SERIES_PCTS[s];
     gs->series_ns[s] = malloc((n ? n : 1) * sizeof *gs->series_ns[s]);
-    if (!gs->series_ns[s]) {
-      rc = TL_ENOMEM;
-      break;
+    tl__steps_job *j = &jobs[s];
+    j->x = malloc((n ? n : 1) * sizeof *j->x);
+    j->at = malloc((n ? n : 1) * sizeof *j->at);
+    if (!gs->series_ns[s] || !j->x || !j->at) {
+      free(j->x);
+      free(j->at);
+      j->x = NULL;
+      j->at = NULL;
+      return TL_ENOMEM;
     }
-    /* A session's value enters the series only when it rests on enough
-     * samples (the same rule as the warnings); the others are -1. */
-    size_t used = 0;
+    j->n = 0;
     for (size_t i = 0; i < n; i++) {
       int64_t sn = c->set.s[i].n;
       int ok = c->series[s] && sn > 0 && sn - tl_rank(SERIES_PCTS[s], sn) >= TL_STATS_MIN_ABOVE;
       gs->series_ns[s][i] = ok ? c->series[s][i] : -1;
       if (ok) {
-        x[used] = (double)c->series[s][i];
-        at[used++] = i;
+        j->x[j->n] = (double)c->series[s][i];
+        j->at[j->n++] = i;
       }
     }
-    tl_step_opts o = {0};
-    o.seed = tl__group_seed(grp->label, grp->probe, grp->delay_ns, s ? "p99" : "p90");
-    size_t found;
-    rc = tl_steps_find(x, used, &o, steps, MAX_CHANGES, &found);
-    if (rc || !found)
-      continue;
-    tl_change *more = realloc(gs->changes, (gs->change_count + found) * sizeof *more);
-    if (!more) {
-      rc = TL_ENOMEM;
-      break;
-    }
-    gs->changes = more;
-    for (size_t i = 0; i < found; i++) {
+    memset(&j->opts, 0, sizeof j->opts);
+    j->opts.seed = tl__group_seed(grp->label, grp->probe, grp->delay_ns, s ? "p99" : "p90");
+    int rc = tl__steps_runner_add(runner, j);
+    if (rc)
+      return rc;
+  }
+  return TL_OK;
+}
+
+/* The lasting changes of the group's series, p90's first, from its jobs
+ * (searched). */
+static int group_changes(tl_group_stats *gs, const tl__steps_job *jobs) {
+  size_t total = 0;
+  for (int s = 0; s < TL_STATS_SERIES; s++)
+    total += jobs[s].found;
+  if (!total)
+    return TL_OK;
+  gs->changes = malloc(total * sizeof *gs->changes);
+  if (!gs->changes)
+    return TL_ENOMEM;
+  for (int s = 0; s < TL_STATS_SERIES; s++)
+    for (size_t i = 0; i < jobs[s].found; i++) {
+      const tl_step *st = &jobs[s].steps[i];
       tl_change *ch = &gs->changes[gs->change_count++];
       ch->pct = SERIES_PCTS[s];
-      ch->session_index = at[steps[i].index];
+      ch->session_index = st->index;
       ch->at_ns = gs->started_ns[ch->session_index];
-      ch->before_ns = steps[i].before;
-      ch->after_ns = steps[i].after;
-      ch->p_value = steps[i].p_value;
+      ch->before_ns = st->before;
+      ch->after_ns = st->after;
+      ch->p_value = st->p_value;
     }
-  }
-  free(at);
-  free(x);
-  return rc;
+  return TL_OK;
 }
 
 /* Without the rank test the pairs need of a group only its counts and its
@@ -537,8 +544,13 @@ static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, 
   char *done = calloc(ng ? ng : 1, 1);
   tl__gcalc *calc = calloc(ng ? ng : 1, sizeof *calc);
   size_t *block = calloc(ng ? ng : 1, sizeof *block);
+  tl__steps_job *jobs = calloc((ng ? ng : 1) * TL_STATS_SERIES, sizeof *jobs);
+  tl__steps_runner runner;
+  /* The changes are searched on a second thread while this one reads and
+   * measures the next groups. */
+  tl__steps_runner_start(&runner, 1);
   int rc = TL_OK;
-  if (!out->groups || !done || !calc || !block) {
+  if (!out->groups || !done || !calc || !block || !jobs) {
     rc = TL_ENOMEM;
     goto fail;
   }
@@ -568,7 +580,7 @@ static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, 
       gs->method = calc[block[k]].method;
       gs->linear = calc[block[k]].linear;
       memcpy(gs->pct, calc[block[k]].pct, sizeof gs->pct);
-      rc = group_changes(g, &calc[block[k]], gs);
+      rc = group_series(g, &calc[block[k]], gs, &runner, &jobs[block[k] * TL_STATS_SERIES]);
       if (!ranked)
         drop_samples(&calc[block[k]]);
     }
@@ -608,7 +620,18 @@ static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, 
   }
   if (!rc)
     rc = index_pairs(out);
+  if (!rc)
+    rc = tl__steps_runner_wait(&runner);
+  for (size_t g = 0; g < ng && !rc; g++)
+    rc = group_changes(&out->groups[g], &jobs[g * TL_STATS_SERIES]);
 fail:
+  tl__steps_runner_stop(&runner);
+  for (size_t i = 0; i < ng && jobs; i++)
+    for (int s = 0; s < TL_STATS_SERIES; s++) {
+      free(jobs[i * TL_STATS_SERIES + s].x);
+      free(jobs[i * TL_STATS_SERIES + s].at);
+    }
+  free(jobs);
   for (size_t i = 0; i < ng && calc; i++)
     tl__gcalc_free(&calc[i]);
   free(calc);

@@ -1,10 +1,11 @@
 /* stats_internal.h: what the files of the statistics share (maths.c,
- * kept.c, stats.c, stats_text.c, check.c): seeded draws, the samples kept of
+ * kept.c, stats.c, steps_runner.c, stats_text.c, check.c): seeded draws, the samples kept of
  * a group and the bootstrap over them, one group's statistics, and how a
  * sentence writes its numbers. Nothing here is part of tl_report.h. */
 #ifndef TL_STATS_INTERNAL_H
 #define TL_STATS_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -178,6 +179,52 @@ void tl__boot_free(tl__boot *bt);
  * tl__sset_at(x, w, rank) for it at percentile k (w[i] = count[i]), faster. */
 void tl__boot_weigh(tl__boot *bt, const uint32_t *count);
 int64_t tl__boot_at(tl__boot *bt, const uint32_t *count, double rank, size_t k);
+
+/* ------------------------------------------------------------------------ */
+/* The search for changes on a worker thread (steps_runner.c)                */
+
+enum {
+  TL__STEPS_MAX = 8,                 /* changes kept per series */
+  TL__STEPS_QUEUE_POINTS = 1u << 22, /* points waiting for the worker, at most (32 MiB) */
+};
+
+/* One series to search: x[0..n) (malloc'd, given to the runner, freed once
+ * searched) and at[i], the index in the whole series of x[i]. Its results
+ * (steps[k].index in the whole series) may be read once the runner has
+ * waited for it. */
+typedef struct tl__steps_job {
+  double *x;
+  size_t *at;
+  size_t n;
+  tl_step_opts opts;
+  tl_step steps[TL__STEPS_MAX];
+  size_t found;
+  int rc;
+  struct tl__steps_job *next; /* in the queue */
+} tl__steps_job;
+
+typedef struct {
+  int threaded; /* 0: a job runs as it is added */
+  int quit, err;
+  size_t pending, points; /* jobs added and not finished, and their points */
+  size_t max_points;      /* TL__STEPS_QUEUE_POINTS (the tests lower it) */
+  tl__steps_job *head, *tail;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} tl__steps_runner;
+
+/* Starts the runner, with a worker thread when threaded and one can be
+ * started (else jobs run as they are added; the results are the same). */
+void tl__steps_runner_start(tl__steps_runner *r, int threaded);
+/* Queues j (waiting while too many points are queued). Returns the first
+ * error of a search so far; after one the rest are only freed. */
+int tl__steps_runner_add(tl__steps_runner *r, tl__steps_job *j);
+/* Waits until every job added has finished; the first error, or TL_OK. */
+int tl__steps_runner_wait(tl__steps_runner *r);
+/* Frees the jobs not yet searched without searching them, and ends the
+ * worker. */
+void tl__steps_runner_stop(tl__steps_runner *r);
 
 /* ------------------------------------------------------------------------ */
 /* One group's statistics (stats.c)                                          */

@@ -5,7 +5,8 @@
  * of the quantile); the quantile itself with most of its bisection's
  * answers known ahead; a pair of groups looked up through the pairs' index
  * instead of a scan of every pair; the change-point search's shuffles with
- * their draws made ahead as with each draw beside its swap; and the
+ * their draws made ahead as with each draw beside its swap; the search
+ * for changes on a worker thread as on this one, errors included; and the
  * statistics without the rank test (which let each group's samples go
  * early) equal to those with it in everything else. */
 #include <math.h>
@@ -196,6 +197,122 @@ static void steps_as_shuffled_directly(void **state) {
   }
 }
 
+/* A series of n points with a few real steps (kind picks how many and
+ * where) and noise; every third point of the whole series left out, so that
+ * at[] maps the searched points back with gaps. */
+static tl__steps_job steps_job(size_t n, int kind, uint64_t seed) {
+  tl__steps_job j;
+  memset(&j, 0, sizeof j);
+  j.x = malloc(n * sizeof *j.x);
+  j.at = malloc(n * sizeof *j.at);
+  assert_non_null(j.x);
+  assert_non_null(j.at);
+  for (size_t i = 0; i < n; i++) {
+    size_t part = i * (size_t)(kind % 4 + 1) / n;
+    j.x[i] = 100 + 30 * (double)(part % 3) + (unit() - 0.5) * 40;
+    j.at[i] = i + i / 2;
+  }
+  j.n = n;
+  j.opts.seed = seed;
+  return j;
+}
+
+/* What the search on the job's points gives, as the runner should report
+ * it (indexes through at). */
+static size_t steps_directly(const tl__steps_job *j, tl_step *steps) {
+  size_t found = 99;
+  assert_int_equal(tl_steps_find(j->x, j->n, &j->opts, steps, TL__STEPS_MAX, &found), TL_OK);
+  for (size_t i = 0; i < found; i++)
+    steps[i].index = j->at[steps[i].index];
+  return found;
+}
+
+/* Runs the jobs on a runner (threaded or not, with a queue of max_points)
+ * and checks every step and p-value against the search made directly. */
+static void runner_as_direct(int threaded, size_t max_points) {
+  enum { JOBS = 14 };
+  tl__steps_job jobs[JOBS];
+  tl_step want[JOBS][TL__STEPS_MAX];
+  size_t want_n[JOBS], with_steps = 0;
+  for (int k = 0; k < JOBS; k++) {
+    size_t n = k == 3 ? 5600 : 40 + (size_t)(unit() * 1500);
+    jobs[k] = steps_job(n, k, 0xabc0u + (uint64_t)k);
+    want_n[k] = steps_directly(&jobs[k], want[k]);
+    with_steps += want_n[k] > 0;
+  }
+  assert_true(with_steps >= JOBS / 2); /* the series have steps to find */
+  tl__steps_runner r;
+  tl__steps_runner_start(&r, threaded);
+  assert_int_equal(r.threaded, threaded);
+  r.max_points = max_points;
+  for (int k = 0; k < JOBS; k++)
+    assert_int_equal(tl__steps_runner_add(&r, &jobs[k]), TL_OK);
+  assert_int_equal(tl__steps_runner_wait(&r), TL_OK);
+  tl__steps_runner_stop(&r);
+  for (int k = 0; k < JOBS; k++) {
+    assert_int_equal(jobs[k].rc, TL_OK);
+    assert_int_equal(jobs[k].found, want_n[k]);
+    assert_null(jobs[k].x); /* given back once searched */
+    for (size_t i = 0; i < want_n[k]; i++) {
+      assert_int_equal(jobs[k].steps[i].index, want[k][i].index);
+      assert_memory_equal(&jobs[k].steps[i].before, &want[k][i].before, sizeof(double));
+      assert_memory_equal(&jobs[k].steps[i].after, &want[k][i].after, sizeof(double));
+      assert_memory_equal(&jobs[k].steps[i].p_value, &want[k][i].p_value, sizeof(double));
+    }
+  }
+}
+
+/* The changes found on the worker thread, with the queue wide or so
+ * narrow that each job waits for the one before, and without the thread,
+ * are those the search gives directly, to the bit. */
+static void steps_on_a_worker_as_directly(void **state) {
+  (void)state;
+  runner_as_direct(1, TL__STEPS_QUEUE_POINTS);
+  runner_as_direct(1, 1);
+  runner_as_direct(0, TL__STEPS_QUEUE_POINTS);
+}
+
+/* A search that fails on the worker (a point that is not a number) gives
+ * its error to the waiter, as without the thread; the jobs after it and
+ * those never waited for are freed, not searched (the sanitizers see a
+ * leak), and nothing hangs. */
+static void worker_error_reaches_the_waiter(void **state) {
+  (void)state;
+  enum { JOBS = 6, BAD = 2 };
+  for (int threaded = 0; threaded <= 1; threaded++) {
+    tl__steps_job jobs[JOBS];
+    tl__steps_runner r;
+    tl__steps_runner_start(&r, threaded);
+    int first = TL_OK;
+    for (int k = 0; k < JOBS; k++) {
+      jobs[k] = steps_job(300, k, 0x5u + (uint64_t)k);
+      if (k == BAD)
+        jobs[k].x[150] = NAN;
+      int rc = tl__steps_runner_add(&r, &jobs[k]);
+      assert_true(rc == TL_OK || rc == TL_EINVAL);
+      first = first ? first : rc;
+    }
+    assert_int_equal(tl__steps_runner_wait(&r), TL_EINVAL);
+    if (!threaded)
+      assert_int_equal(first, TL_EINVAL); /* told as soon as it ran */
+    assert_int_equal(jobs[BAD].rc, TL_EINVAL);
+    tl__steps_runner_stop(&r);
+    for (int k = 0; k < JOBS; k++)
+      assert_null(jobs[k].x);
+  }
+  /* Stopped with jobs still queued: they are freed, unsearched. */
+  tl__steps_job jobs[4];
+  tl__steps_runner r;
+  tl__steps_runner_start(&r, 1);
+  for (int k = 0; k < 4; k++) {
+    jobs[k] = steps_job(3000, 1, 0x9u);
+    assert_int_equal(tl__steps_runner_add(&r, &jobs[k]), TL_OK);
+  }
+  tl__steps_runner_stop(&r);
+  for (int k = 0; k < 4; k++)
+    assert_null(jobs[k].x);
+}
+
 /* ======================================================================== */
 /* Through the store                                                         */
 
@@ -289,6 +406,8 @@ int main(void) {
       cmocka_unit_test(t_quantile_below_as_worked_out),
       cmocka_unit_test(t_quantile_as_bisected),
       cmocka_unit_test(steps_as_shuffled_directly),
+      cmocka_unit_test(steps_on_a_worker_as_directly),
+      cmocka_unit_test(worker_error_reaches_the_waiter),
       cmocka_unit_test_setup_teardown(pairs_found_as_scanned, tl_test_store_setup,
                                       tl_test_store_teardown),
   };
