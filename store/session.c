@@ -138,8 +138,23 @@ int tl__session_list_add(tl_session_list *list, size_t *cap, tl_session **out) {
   return TL_OK;
 }
 
+void tl__session_list_reserve(tl_session_list *list, size_t *cap, size_t n) {
+  if (n <= *cap)
+    return;
+  tl_session *p = realloc(list->items, n * sizeof *p);
+  if (p) {
+    list->items = p;
+    *cap = n;
+  }
+}
+
 void tl__session_list_fit(tl_session_list *list) {
-  tl_session *p = list->count ? realloc(list->items, list->count * sizeof *p) : NULL;
+  if (!list->count) { /* room reserved for rows that never came */
+    free(list->items);
+    list->items = NULL;
+    return;
+  }
+  tl_session *p = realloc(list->items, list->count * sizeof *p);
   if (p)
     list->items = p;
 }

@@ -218,6 +218,10 @@ int tl__session_settle(tl_store *s, tl_strpool *pool, tl_session *x, int64_t pid
  * in its pool (made here with the first); TL_ENOMEM. *cap is the room the
  * items have. tl__session_list_fit then frees the room left over. */
 int tl__session_list_add(tl_session_list *list, size_t *cap, tl_session **out);
+/* Room for n items up front, when there is memory for it (a hint: adding
+ * grows the list past it): a list grown by doubling copies itself and
+ * faults in fresh pages at each step. */
+void tl__session_list_reserve(tl_session_list *list, size_t *cap, size_t n);
 void tl__session_list_fit(tl_session_list *list);
 
 /* TL_OK when entry (whether s's backend has the entry for doing) is true;

@@ -248,18 +248,51 @@ static void histogram_span(tl_summary *m, int64_t *hist, uint32_t *nz_at) {
     memset(hist, 0, m->hist_len * sizeof *hist);
 }
 
-/* Adds the bucket gap after *at holding c samples, when it can be: not past
- * the maximum's bucket, no more samples than the count. */
-static int add_bucket(tl_summary *m, int64_t *hist, uint32_t *nz_at, uint64_t *at, uint64_t gap,
-                      uint64_t c, uint64_t *total) {
-  if (!c || c > (uint64_t)m->count - *total || gap >= m->hist_len || *at + gap >= m->hist_len)
-    return 0;
-  *at += gap;
-  hist[*at] = (int64_t)c;
-  if (nz_at)
-    nz_at[m->nz++] = (uint32_t)*at;
-  *total += c;
-  return 1;
+/* tl__varint_get, with the one- and two-byte forms (most of a summary's
+ * numbers) read in line. */
+static inline int varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  const uint8_t *q = *p;
+  if (end - q >= 2 && q[0] < 0x80) {
+    *v = q[0];
+    *p = q + 1;
+    return 1;
+  }
+  if (end - q >= 2 && q[1] < 0x80 && q[1]) {
+    *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+    *p = q + 2;
+    return 1;
+  }
+  return tl__varint_get(p, end, v);
+}
+
+/* Version 1's nz buckets: varints of each one's gap after the last (none
+ * before the first, the span's) and of its samples, each bucket not past the
+ * maximum's and no more samples than the count. The sizes are held in locals:
+ * a store to hist may alias m's, which would be read again every bucket. */
+static int v1_buckets(const uint8_t **pp, const uint8_t *end, uint64_t nz, tl_summary *m,
+                      int64_t *hist, uint32_t *nz_at, uint64_t *at_out, uint64_t *total_out) {
+  const uint8_t *p = *pp;
+  const uint64_t len = m->hist_len, count = (uint64_t)m->count;
+  uint64_t at = 0, total = 0;
+  size_t written = 0;
+  int ok = 1;
+  for (uint64_t i = 0; i < nz && ok; i++) {
+    uint64_t gap, c;
+    ok = varint(&p, end, &gap) && varint(&p, end, &c) && (i ? gap : !gap) && c &&
+         c <= count - total && gap < len && at + gap < len;
+    if (!ok)
+      break;
+    at += gap;
+    hist[at] = (int64_t)c;
+    if (nz_at)
+      nz_at[written++] = (uint32_t)at;
+    total += c;
+  }
+  m->nz = written;
+  *pp = p;
+  *at_out = at;
+  *total_out = total;
+  return ok;
 }
 
 static int decode_v1(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *nz_at, tl_summary *m,
@@ -285,30 +318,9 @@ static int decode_v1(const uint8_t *blob, size_t len, int64_t *hist, uint32_t *n
   if (!m->count)
     return nz == 0 && p == end && m->min_ns == 0 && m->max_ns == 0 ? TL_OK : TL_ECORRUPT;
   uint64_t at = 0, total = 0;
-  for (uint64_t i = 0; i < nz; i++) {
-    uint64_t gap, c;
-    if (!tl__varint_get(&p, end, &gap) || !tl__varint_get(&p, end, &c) || (i ? !gap : gap) ||
-        !add_bucket(m, hist, nz_at, &at, gap, c, &total))
-      return TL_ECORRUPT;
-  }
+  if (!v1_buckets(&p, end, nz, m, hist, nz_at, &at, &total))
+    return TL_ECORRUPT;
   return p == end && total == (uint64_t)m->count && at == m->hist_len - 1 ? TL_OK : TL_ECORRUPT;
-}
-
-/* tl__varint_get, with the one- and two-byte forms (most of a summary's
- * numbers) read in line. */
-static inline int varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  const uint8_t *q = *p;
-  if (end - q >= 2 && q[0] < 0x80) {
-    *v = q[0];
-    *p = q + 1;
-    return 1;
-  }
-  if (end - q >= 2 && q[1] < 0x80 && q[1]) {
-    *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
-    *p = q + 2;
-    return 1;
-  }
-  return tl__varint_get(p, end, v);
 }
 
 /* The next varint as a non-negative int64 no larger than max. */

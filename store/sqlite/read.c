@@ -72,6 +72,24 @@ static int read_session(sqlite3_stmt *st, tl_strpool *pool, previous_row *prev, 
          x->status && x->command_line && x->tl_version && x->libuv_version;
 }
 
+/* How many sessions a listing may hold, at most: ids are the table's
+ * rowids, so the largest bounds the count, found in one b-tree descent.
+ * Room a filter leaves unused is never touched and fit gives it back. 0
+ * when unknown or beyond any store's (ids left sparse by deletions). */
+static size_t sessions_bound(tl_store *s) {
+  enum { BOUND_MAX = 1 << 22 };
+  sqlite3_stmt *st = NULL;
+  size_t n = 0;
+  if (sqlite3_prepare_v2(tl__sqlite_db(s), "SELECT max(id) FROM sessions", -1, &st, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    int64_t max = sqlite3_column_int64(st, 0);
+    n = max > 0 && max <= BOUND_MAX ? (size_t)max : 0;
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
 int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   tl__session_query *q = malloc(sizeof *q);
   if (!q)
@@ -87,6 +105,8 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     else
       sqlite3_bind_int64(st, i + 1, q->params[i].num);
   size_t cap = 0;
+  if (!err)
+    tl__session_list_reserve(out, &cap, sessions_bound(s));
   previous_row prev = {{NULL}, {0}};
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     tl_session *x;
