@@ -231,10 +231,9 @@ static int page_open(making *m) {
 /* TL_OK when every byte of the page so far reached its file; otherwise the
  * failure with its reason (a full disk is no fault of the page). */
 static int page_written(making *m) {
-  errno = 0;
-  if (fflush(m->out) == 0 && !ferror(m->out))
+  int e = tl__flush_failure(m->out);
+  if (!e)
     return TL_OK;
-  int e = errno ? errno : EIO;
   return tl_fail(m->err, m->errlen, e == ENOSPC ? TL_EFULL : TL_EIO, "writing %s failed: %s",
                  m->a->output ? m->a->output : "the page to a temporary file", strerror(e));
 }

@@ -106,15 +106,39 @@ static FILE *temp_open(int dirfd, const char *shown, mode_t mode, char tmp[64], 
   return f;
 }
 
+int tl__flush_failure(FILE *f) {
+  errno = 0;
+  int flushed = fflush(f) == 0;
+  if (flushed && !ferror(f))
+    return 0;
+  if (!flushed && errno)
+    return errno;
+  /* stdio keeps only that an earlier write failed, not why, and drops what
+   * it could not write. The same write again, at the end of a file that is
+   * removed anyway, fails the same way: a size limit, a full disk. */
+  static const char probe[1 << 16];
+  struct stat st;
+  int fd = fileno(f);
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return EIO;
+  off_t end = st.st_size;
+  for (int i = 0; i < 2; i++) {
+    errno = 0;
+    ssize_t n = pwrite(fd, probe, sizeof probe, end);
+    if (n < 0)
+      return errno ? errno : EIO;
+    end += n;
+  }
+  return EIO;
+}
+
 /* Ends the temporary file f of temp_open: flushed, synced and closed, or,
  * when rc (the making's result) or any of that fails, removed. Returns rc
  * or the failure, with err set for the latter. */
 static int temp_close(int dirfd, FILE *f, const char *tmp, const char *shown, int rc, char *err,
                       size_t errlen) {
-  int saved = 0, failed = rc;
-  errno = 0;
-  int flushed = fflush(f) == 0 && !ferror(f), why = errno ? errno : EIO;
-  if (!failed && !flushed)
+  int saved = 0, failed = rc, why = tl__flush_failure(f);
+  if (!failed && why)
     failed = saved = why;
   if (!failed && fsync(fileno(f)) != 0)
     failed = saved = errno;

@@ -271,6 +271,11 @@ void tl__by_json(FILE *o, const tl_comparison *c);
  * their intervals, for one probe and delay (svg_trend.c). */
 void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns);
 
+/* 0 when every byte written to f reached its file, else why not (an errno
+ * value: EFBIG, ENOSPC, EIO when nothing says); f is a page's temporary or
+ * scratch file, removed when this fails (output.c). */
+int tl__flush_failure(FILE *f);
+
 /* JSON (json.c). */
 int tl__render_json(const tl_comparison *c, const tl_page_opts *o, FILE *out);
 

@@ -31,6 +31,7 @@
 #include "sqlite_internal.h" /* the connection, to read its durability settings */
 #include "support.h"
 #include "support_store.h"
+#include "tl_report.h"
 #include "tl_store.h"
 
 typedef tl_test_fixture fixture;
@@ -464,6 +465,47 @@ static char *folder_text(const char *dir) {
  * left byte for byte, no temporary file stays behind, and no part of the
  * page is printed. Pages are written as they are made, never held whole in
  * memory, so only the rename of a whole file may replace one. */
+/* In a child under a file size limit: a page whose last write is the one
+ * the limit stops. stdio then holds nothing more to flush, and keeps only
+ * that a write failed; the error must still name the limit. */
+static void write_to_the_limit(void *arg) {
+  const char *path = arg;
+  set_file_size_limit(10000, SIG_IGN);
+  char err[4352] = "", line[101];
+  FILE *out;
+  memset(line, 'x', 100);
+  line[100] = '\0';
+  tl_report_file *f = tl_report_file_open(path, 0, &out, err, sizeof err);
+  if (!f) {
+    fprintf(stderr, "%s\n", err);
+    _exit(2);
+  }
+  for (int i = 0; i < 90; i++)
+    fputs(line, out);
+  static char last[6000];
+  memset(last, 'y', sizeof last);
+  fwrite(last, 1, sizeof last, out);
+  int rc = tl_report_file_place(f, NULL, err, sizeof err);
+  fprintf(stderr, "%s\n", err);
+  _exit(rc == TL_OK ? 3 : strstr(err, "File too large") ? 0 : 1);
+}
+
+static void failed_last_write_says_why(void **state) {
+  fixture *f = *state;
+  char *page = tl_test_path(f->dir, "page.html");
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    write_to_the_limit(page);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(access(page, F_OK), -1); /* nothing placed */
+  free(page);
+}
+
 static void failed_write_keeps_the_old_page(void **state) {
   fixture *f = *state;
   static const char *const labels[] = {"a", "b", "c"};
@@ -1596,6 +1638,7 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_full, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(file_size_limit_signal, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(failed_last_write_says_why, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(failed_write_keeps_the_old_page, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(tmpfs_nearly_full, tl_test_setup, tl_test_teardown),
