@@ -20,6 +20,7 @@
 #include "report_internal.h"
 #include "stats_internal.h"
 #include "support.h"
+#include "support_stats.h"
 #include "support_store.h"
 #include "tl_report.h"
 
@@ -1619,6 +1620,25 @@ static void baseline_table_rests_on_sessions(void **state) {
 /* ======================================================================== */
 /* Group intervals at every size                                             */
 
+/* Session i's samples: uniform 1 us steps of [0, 1 ms) from the generator
+ * r, each counted into bins. */
+typedef struct {
+  uint64_t r;
+  int64_t *bins;
+} uniform_fill;
+
+enum { BINS = 1000 };
+
+static void fill_uniform(void *ctx, size_t i, int64_t *v, size_t per) {
+  uniform_fill *u = ctx;
+  (void)i;
+  for (size_t j = 0; j < per; j++) {
+    u->r = u->r * 6364136223846793005ULL + 1442695040888963407ULL;
+    v[j] = (int64_t)((u->r >> 33) % BINS) * 1000;
+    u->bins[v[j] / 1000]++;
+  }
+}
+
 /* The statistics of one group of ns sessions of per samples each, every
  * sample uniform in [0, 1 ms): its kept samples gathered as a comparison
  * gathers them (tl__kept), its exact percentiles worked out here, each
@@ -1626,56 +1646,15 @@ static void baseline_table_rests_on_sessions(void **state) {
  * group's statistics at pcts[0..np) in out (free with tl__gcalc_free). */
 static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np, uint64_t seed,
                             tl__gcalc *out) {
-  tl_comparison cmp;
-  memset(&cmp, 0, sizeof cmp);
-  cmp.sessions.count = ns;
-  cmp.sessions.items = calloc(ns, sizeof *cmp.sessions.items);
-  cmp.details = calloc(ns, sizeof *cmp.details);
-  int64_t *at_ns = malloc(ns * np * sizeof *at_ns + 1);
-  int64_t *ids = malloc(ns * sizeof *ids), *v = malloc(per * sizeof *v);
-  char(*uuid)[24] = malloc(ns * sizeof *uuid);
-  for (size_t i = 0; i < ns; i++) {
-    snprintf(uuid[i], sizeof uuid[i], "s-%zu", i);
-    cmp.sessions.items[i] = (tl_session){.id = (int64_t)i + 1,
-                                         .uuid = uuid[i],
-                                         .sample_count = (int64_t)per,
-                                         .started_ns = (int64_t)i};
-    ids[i] = (int64_t)i + 1;
-  }
-  tl_group g;
-  memset(&g, 0, sizeof g);
-  g.label = "sweep";
-  g.probe = "uv";
-  g.session_ids = ids;
-  g.session_count = ns;
-  size_t budget = SIZE_MAX;
-  tl__kept *k = tl__kept_new(&cmp, &g, &budget);
-  assert_non_null(k);
   /* Every sample's value counted in 1 us bins: the exact percentiles. */
-  enum { BINS = 1000 };
-  int64_t *bins = calloc(BINS, sizeof *bins);
-  uint64_t r = seed;
-  for (size_t i = 0; i < ns; i++) {
-    for (size_t j = 0; j < per; j++) {
-      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-      v[j] = (int64_t)((r >> 33) % BINS) * 1000;
-      bins[v[j] / 1000]++;
-    }
-    assert_int_equal(tl__kept_add(k, i, v, per), 0);
-    qsort(v, per, sizeof *v, cmp_i64);
-    tl_session_detail *d = &cmp.details[i];
-    d->count = (int64_t)per;
-    d->pct_count = np;
-    d->pcts = pcts;
-    d->pct_ns = at_ns + i * np;
-    for (size_t q = 0; q < np; q++)
-      d->pct_ns[q] = v[tl_rank(pcts[q], (int64_t)per) - 1];
-  }
-  assert_int_equal(tl__kept_finish(k), TL_OK);
+  uniform_fill u = {seed, calloc(BINS, sizeof *u.bins)};
+  assert_non_null(u.bins);
+  tl_test_group t;
+  tl_test_group_make(&t, ns, per, pcts, np, fill_uniform, &u);
   /* Every session keeps its share (below 64 slots exactly, above by chance,
    * at least half), none keeps nothing. */
   for (size_t i = 0; i < ns; i++) {
-    const tl__sess *x = &k->set.s[i];
+    const tl__sess *x = &t.kept->set.s[i];
     size_t share = x->cap < per ? x->cap : per;
     assert_true(x->m >= 1 && x->m <= share && (x->cap >= 64 || x->m == share));
     assert_true(x->m * 2 >= share * 4 / 5); /* half of it, with room for chance */
@@ -1687,21 +1666,17 @@ static void synthetic_group(size_t ns, size_t per, const double *pcts, size_t np
   for (size_t q = 0; q < np; q++) {
     int64_t rank = tl_rank(pcts[q], dist.count), seen = 0;
     size_t b = 0;
-    while ((seen += bins[b]) < rank)
+    while ((seen += u.bins[b]) < rank)
       b++;
     dist.pcts[q] = pcts[q];
     dist.pct_ns[q] = (int64_t)b * 1000;
   }
-  assert_int_equal(tl__gcalc_run(NULL, &cmp, ids, ns, pcts, np, &dist, 0, seed ^ 0x5eed, 0, k, out),
-                   TL_OK);
-  tl__kept_free(k); /* out borrowed its samples; the intervals are made */
-  free(bins);
-  free(uuid);
-  free(v);
-  free(ids);
-  free(cmp.details);
-  free(at_ns);
-  free(cmp.sessions.items);
+  assert_int_equal(
+      tl__gcalc_run(NULL, &t.cmp, t.ids, ns, pcts, np, &dist, 0, seed ^ 0x5eed, 0, t.kept, out),
+      TL_OK);
+  tl__kept_free(t.kept); /* out borrowed its samples; the intervals are made */
+  tl_test_group_free(&t);
+  free(u.bins);
 }
 
 /* The interval of a group's percentile at every group size, from one

@@ -22,6 +22,7 @@
 #include "report_internal.h"
 #include "stats_internal.h"
 #include "support.h"
+#include "support_stats.h"
 #include "support_store.h"
 #include "tl_report.h"
 
@@ -66,6 +67,25 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Session i's samples, uniform on [0, f BASE_NS) with the session's own
+ * factor f, each also put in pooled. */
+typedef struct {
+  uint64_t r;
+  double spread;
+  size_t per;
+  int64_t *pooled;
+} clustered_fill;
+
+static void fill_clustered(void *ctx, size_t i, int64_t *v, size_t per) {
+  clustered_fill *c = ctx;
+  double f = factor(next(&c->r) % FACTORS, c->spread);
+  for (size_t j = 0; j < per; j++) {
+    double u = ((double)(next(&c->r) >> 1) + 0.5) * 0x1.0p-52;
+    v[j] = (int64_t)(u * f * BASE_NS);
+    c->pooled[i * c->per + j] = v[j];
+  }
+}
+
 /* One group of ns sessions of per samples, each session's samples uniform
  * on [0, f BASE_NS) with its own factor f: its samples kept as a comparison
  * keeps them (tl__kept), its exact percentiles and each session's own values
@@ -75,72 +95,26 @@ static int cmp_i64(const void *a, const void *b) {
  * (ns x per; NULL: not wanted). */
 static void clustered_group(size_t ns, size_t per, double spread, uint64_t seed, int64_t *all,
                             tl__gcalc *out, tl__kept **kept) {
-  tl_comparison cmp;
-  memset(&cmp, 0, sizeof cmp);
-  cmp.sessions.count = ns;
-  cmp.sessions.items = calloc(ns, sizeof *cmp.sessions.items);
-  cmp.details = calloc(ns, sizeof *cmp.details);
-  int64_t *own = malloc(ns * NP * sizeof *own), *ids = malloc(ns * sizeof *ids);
-  int64_t *v = malloc(per * sizeof *v);
-  int64_t *pooled = all ? all : malloc(ns * per * sizeof *pooled);
-  char(*uuid)[24] = malloc(ns * sizeof *uuid);
-  assert_true(cmp.sessions.items && cmp.details && own && ids && v && pooled && uuid);
-  for (size_t i = 0; i < ns; i++) {
-    snprintf(uuid[i], sizeof uuid[i], "s-%zu", i);
-    cmp.sessions.items[i] = (tl_session){.id = (int64_t)i + 1,
-                                         .uuid = uuid[i],
-                                         .sample_count = (int64_t)per,
-                                         .started_ns = (int64_t)i};
-    ids[i] = (int64_t)i + 1;
-  }
-  tl_group g;
-  memset(&g, 0, sizeof g);
-  g.label = "clustered";
-  g.probe = "uv";
-  g.session_ids = ids;
-  g.session_count = ns;
-  size_t budget = SIZE_MAX;
-  tl__kept *k = tl__kept_new(&cmp, &g, &budget);
-  assert_non_null(k);
-  uint64_t r = seed;
-  for (size_t i = 0; i < ns; i++) {
-    double f = factor(next(&r) % FACTORS, spread);
-    for (size_t j = 0; j < per; j++) {
-      double u = ((double)(next(&r) >> 1) + 0.5) * 0x1.0p-52;
-      v[j] = (int64_t)(u * f * BASE_NS);
-      pooled[i * per + j] = v[j];
-    }
-    assert_int_equal(tl__kept_add(k, i, v, per), 0);
-    qsort(v, per, sizeof *v, cmp_i64);
-    tl_session_detail *d = &cmp.details[i];
-    d->count = (int64_t)per;
-    d->pct_count = NP;
-    d->pcts = PCTS;
-    d->pct_ns = own + i * NP;
-    for (size_t q = 0; q < NP; q++)
-      d->pct_ns[q] = v[tl_rank(PCTS[q], (int64_t)per) - 1];
-  }
-  assert_int_equal(tl__kept_finish(k), TL_OK);
-  qsort(pooled, ns * per, sizeof *pooled, cmp_i64);
+  clustered_fill c = {seed, spread, per, all ? all : malloc(ns * per * sizeof *all)};
+  assert_non_null(c.pooled);
+  tl_test_group t;
+  tl_test_group_make(&t, ns, per, PCTS, NP, fill_clustered, &c);
+  qsort(c.pooled, ns * per, sizeof *c.pooled, cmp_i64);
   tl_dist dist;
   memset(&dist, 0, sizeof dist);
   dist.count = (int64_t)(ns * per);
   dist.pct_count = NP;
   for (size_t q = 0; q < NP; q++) {
     dist.pcts[q] = PCTS[q];
-    dist.pct_ns[q] = pooled[tl_rank(PCTS[q], dist.count) - 1];
+    dist.pct_ns[q] = c.pooled[tl_rank(PCTS[q], dist.count) - 1];
   }
-  assert_int_equal(tl__gcalc_run(NULL, &cmp, ids, ns, PCTS, NP, &dist, 0, seed ^ 0x5eed, 0, k, out),
-                   TL_OK);
-  *kept = k;
+  assert_int_equal(
+      tl__gcalc_run(NULL, &t.cmp, t.ids, ns, PCTS, NP, &dist, 0, seed ^ 0x5eed, 0, t.kept, out),
+      TL_OK);
+  *kept = t.kept;
   if (!all)
-    free(pooled);
-  free(uuid);
-  free(v);
-  free(ids);
-  free(own);
-  free(cmp.details);
-  free(cmp.sessions.items);
+    free(c.pooled);
+  tl_test_group_free(&t);
 }
 
 static int cmp_double(const void *a, const void *b) {
