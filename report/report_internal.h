@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "compute.h"
 #include "tl_report.h"
@@ -271,9 +272,35 @@ void tl__by_json(FILE *o, const tl_comparison *c);
  * their intervals, for one probe and delay (svg_trend.c). */
 void tl__svg_by_trend(tl__page *p, const char *probe, int64_t delay_ns);
 
+/* ------------------------------------------------------------------------ */
+/* Writing files beside their places (output.c), for pages and the site      */
+
+/* The mode of a file that replaces none (or another user's): 0644 less
+ * the umask. */
+#define TL__NEW_FILE ((mode_t)-1)
+
+/* Whether name in dirfd may be replaced; *mode: the new file's. */
+int tl__output_check(int dirfd, const char *name, const char *shown, int force, mode_t *mode,
+                     char *err, size_t errlen);
+/* A new temporary file in dirfd (its name in tmp) to write a page into. */
+FILE *tl__output_temp_open(int dirfd, const char *shown, mode_t mode, char tmp[64], int *rc,
+                           char *err, size_t errlen);
+/* Flushes, syncs and closes it, or removes it when rc or any of that failed. */
+int tl__output_temp_close(int dirfd, FILE *f, const char *tmp, const char *shown, int rc, char *err,
+                          size_t errlen);
+/* data into a new temporary file, synced and closed. */
+int tl__output_write_temp(int dirfd, const char *shown, const char *data, size_t len, mode_t mode,
+                          char tmp[64], char *err, size_t errlen);
+/* Renames the written temporary file over name. */
+int tl__output_put_in_place(int dirfd, const char *tmp, const char *name, const char *shown,
+                            char *err, size_t errlen);
+/* Opens the folder dir to write in (links followed only when safe). */
+int tl__output_open_folder(const char *dir, char *err, size_t errlen);
+/* Removes tlreport's charts STEM-N.svg past count beside a Markdown page. */
+void tl__output_drop_stale_charts(int dirfd, const char *stem, size_t count);
 /* 0 when every byte written to f reached its file, else why not (an errno
  * value: EFBIG, ENOSPC, EIO when nothing says); f is a page's temporary or
- * scratch file, removed when this fails (output.c). */
+ * scratch file, removed when this fails. */
 int tl__flush_failure(FILE *f);
 
 /* JSON (json.c). */

@@ -236,8 +236,56 @@ static void markdown_charts_beside_the_page(void **state) {
     assert_null(strstr(md, "--format html`"));
     free(md);
   }
+  /* A page with fewer charts takes the extra ones away, tl's only. */
+  char *mine = tl_test_path(dir, "my page-12.svg");
+  assert_int_equal(tl_test_write_file(mine, "mine\n", 5), 0);
+  char *fewer[] = {TLREPORT, "--db", f->db, "-o", file, "--compare", "vbox", NULL};
+  free(run_report(fewer, 0, NULL));
+  char *md = tl_test_read_file(file, NULL);
+  size_t links = 0;
+  for (const char *p = md; (p = strstr(p, "](my%20page-")); p++)
+    links++;
+  assert_true(links > 0 && links < 7);
+  for (size_t n = 1; n <= 7; n++) {
+    char name[64];
+    snprintf(name, sizeof name, "my page-%zu.svg", n);
+    char *svg = tl_test_path(dir, name);
+    if ((access(svg, F_OK) == 0) != (n <= links))
+      fail_msg("%s: %s after a page of %zu charts", name, n <= links ? "missing" : "left", links);
+    free(svg);
+  }
+  assert_int_equal(access(mine, F_OK), 0);
+  assert_int_equal(tl_test_entries(dir), (int)links + 2);
+  free(md);
+  free(mine);
   free(file);
   free(dir);
+}
+
+/* The CSV file x.csv in dir: 600 values in µs, from 1000 to 1299. */
+static char *csv_in(const char *dir) {
+  char *csv = tl_test_path(dir, "x.csv");
+  char data[8000];
+  size_t at = 0;
+  for (int i = 0; i < 600; i++)
+    at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", 1000 + (i * 37) % 300);
+  assert_int_equal(tl_test_write_file(csv, data, at), 0);
+  return csv;
+}
+
+/* Imports csv into db as a session of label (probe uv, delay 1 ms), from
+ * the host named from when given. */
+static void import_csv(const char *db, const char *csv, const char *label, const char *from) {
+  char *a[] = {TLSTORE,       "--db",    (char *)db,  "import",
+               "--format",    "csv",     (char *)csv, "--label",
+               (char *)label, "--probe", "uv",        "--delay",
+               "1ms",         "--unit",  "us",        from ? "--host" : NULL,
+               (char *)from,  NULL};
+  char *out, *err;
+  if (tl_test_run(a, NULL, &out, &err) != 0)
+    fail_msg("importing %s: %s", csv, err);
+  free(out);
+  free(err);
 }
 
 /* Imported data is described as imported, with its --probe as given, never
@@ -246,22 +294,10 @@ static void markdown_charts_beside_the_page(void **state) {
  * holds each pair once. */
 static void imported_data_said_so(void **state) {
   fixture *f = *state;
-  char *csv = tl_test_path(f->dir, "x.csv");
-  char data[8000];
-  size_t at = 0;
-  for (int i = 0; i < 600; i++)
-    at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", 1000 + (i * 37) % 300);
-  assert_int_equal(tl_test_write_file(csv, data, at), 0);
+  char *csv = csv_in(f->dir);
   static const char *const labels[] = {"one", "two", "three"};
-  for (int l = 0; l < 3; l++) {
-    char *a[] = {
-        TLSTORE,           "--db",    f->db, "import",  "--format", "csv",    csv,  "--label",
-        (char *)labels[l], "--probe", "uv",  "--delay", "1ms",      "--unit", "us", NULL};
-    char *out, *err;
-    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
-    free(out);
-    free(err);
-  }
+  for (int l = 0; l < 3; l++)
+    import_csv(f->db, csv, labels[l], NULL);
   /* Imported hosts get site pages too, linked from their rows; one whose
    * name begins another's ("db", "db2") gets none, as the store would select
    * both for it. */
@@ -269,28 +305,7 @@ static void imported_data_said_so(void **state) {
   for (int l = 0; l < 3; l++) {
     char label[16];
     snprintf(label, sizeof label, "on-%s", hosts[l]);
-    char *a[] = {TLSTORE,
-                 "--db",
-                 f->db,
-                 "import",
-                 "--format",
-                 "csv",
-                 csv,
-                 "--label",
-                 label,
-                 "--probe",
-                 "uv",
-                 "--delay",
-                 "1ms",
-                 "--unit",
-                 "us",
-                 "--host",
-                 (char *)hosts[l],
-                 NULL};
-    char *out, *err;
-    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
-    free(out);
-    free(err);
+    import_csv(f->db, csv, label, hosts[l]);
   }
   char *dir = tl_test_path(f->dir, "site");
   char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
@@ -1328,6 +1343,22 @@ static void markdown_site(void **state) {
   char *html_page = tl_test_path(dir, "index.html");
   assert_int_not_equal(access(html_page, F_OK), 0);
   free(html_page);
+  /* A chart an earlier run wrote that this one does not goes with it (a
+   * page of fewer charts); a file of the user's stays. */
+  char *chart = tl_test_path(dir, "compare-1.svg"), *stale = tl_test_path(dir, "compare-40.svg"),
+       *theirs = tl_test_path(dir, "compare-41.svg");
+  size_t len;
+  char *data = tl_test_read_file(chart, &len);
+  assert_int_equal(tl_test_write_file(stale, data, len), 0);
+  assert_int_equal(tl_test_write_file(theirs, "mine\n", 5), 0);
+  free(run_report(a, 0, NULL));
+  assert_int_not_equal(access(stale, F_OK), 0);
+  assert_int_equal(access(theirs, F_OK), 0);
+  assert_int_equal(access(chart, F_OK), 0);
+  free(data);
+  free(chart);
+  free(stale);
+  free(theirs);
   /* JSON is no site. */
   char *j[] = {TLREPORT, "--db", f->db, "--site", dir, "--format", "json", NULL};
   char *err;
@@ -1455,37 +1486,10 @@ static char *list_dir(const char *dir) {
  * are one of each, while each host page holds two of its host's. */
 static void site_last_per_host(void **state) {
   fixture *f = *state;
-  char *csv = tl_test_path(f->dir, "x.csv");
-  char data[8000];
-  size_t at = 0;
-  for (int i = 0; i < 600; i++)
-    at += (size_t)snprintf(data + at, sizeof data - at, "%d\n", 1000 + (i * 37) % 300);
-  assert_int_equal(tl_test_write_file(csv, data, at), 0);
+  char *csv = csv_in(f->dir);
   static const char *const hosts[] = {"alpha", "beta", "alpha", "beta"};
-  for (int k = 0; k < 4; k++) {
-    char *a[] = {TLSTORE,
-                 "--db",
-                 f->db,
-                 "import",
-                 "--format",
-                 "csv",
-                 csv,
-                 "--label",
-                 "x",
-                 "--probe",
-                 "uv",
-                 "--delay",
-                 "1ms",
-                 "--unit",
-                 "us",
-                 "--host",
-                 (char *)hosts[k],
-                 NULL};
-    char *out, *err;
-    assert_int_equal(tl_test_run(a, NULL, &out, &err), 0);
-    free(out);
-    free(err);
-  }
+  for (int k = 0; k < 4; k++)
+    import_csv(f->db, csv, "x", hosts[k]);
   char *dir = tl_test_path(f->dir, "site");
   char *a[] = {TLREPORT, "--db", f->db, "--last", "2", "--site", dir, NULL};
   free(run_report(a, 0, NULL));
