@@ -13,6 +13,10 @@
 /* Memory for the samples the statistics keep of all groups together (4 MiB
  * each at most); the groups beyond it are read again by the statistics. */
 enum { KEPT_BUDGET = 64 << 20 };
+/* Groups whose sweeps share their passes: enough for a --by of a few values
+ * at two delays, few enough that their sweeps' memory stays small (a few
+ * MiB each). */
+enum { GROUPS_A_PASS = 8 };
 
 const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90,    95,   99,
                                                      99.5, 99.8, 99.9, 99.95, 99.98, 99.99};
@@ -190,77 +194,89 @@ static void tail_count(const tl_sweep *w, const tl_dist *d, tl__tail *t) {
              (t->p90 < 0 || tl_sweep_tail(w, t->p90, t->p50, &t->samples[1], &t->past_ns[1]));
 }
 
-/* Everything the page shows of a group, found in the same passes over its
- * samples (usually two): its distribution, the points of its percentile
- * chart, its histogram, its sessions' own percentiles (p50, p90 and p99 for
- * the trend chart, and the page's for the statistics) and, within budget
- * (bytes), the samples the statistics keep (into *kept), and the tail
- * that causes.c splits (into *tail). */
-static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts,
-                       size_t np, size_t *budget, tl__kept **kept, tl__tail *tail) {
+/* A group's sweep between its first pass and its values: what it asked. */
+typedef struct {
+  tl_sweep *w;
+  tl__chart chart;
+  int64_t n; /* samples */
+  size_t at[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
+  int64_t ci_rank[2 * TL_MAX_PCTS];   /* the ends of the statistics' intervals, */
+  size_t ci_at[2 * TL_MAX_PCTS], nci; /* when they are order statistics */
+} group_sweep;
+
+/* Everything the page shows of a group is found in the same passes over its
+ * samples (usually two), shared with the other groups of a batch: its
+ * distribution, the points of its percentile chart, its histogram, its
+ * sessions' own percentiles (p50, p90 and p99 for the trend chart, and the
+ * page's for the statistics) and, within budget (bytes), the samples the
+ * statistics keep (into *kept), and the tail that causes.c splits. This
+ * half runs pass 1 and asks for them. */
+static int group_ask(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts, size_t np,
+                     size_t *budget, tl__kept **kept, group_sweep *gs) {
   double own[3 + TL_MAX_PCTS] = {50, 90, 99};
   memcpy(own + 3, pcts, np * sizeof *pcts);
-  tl_sweep *w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
+  tl_sweep *w = gs->w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!w)
     return TL_ENOMEM;
-  tl__chart chart = {0};
   *kept = tl__kept_new(c, g, budget);
   int rc = tl_sweep_first(w, *kept ? tl__kept_add : NULL, *kept);
-  int64_t n = rc ? 0 : tl_sweep_count(w, g->session_count);
-  size_t at[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
+  int64_t n = gs->n = rc ? 0 : tl_sweep_count(w, g->session_count);
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   memcpy(all, pcts, np * sizeof *pcts);
   memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
   for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n && !rc; k++)
-    if ((at[k] = tl_sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
+    if ((gs->at[k] = tl_sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
       rc = TL_ENOMEM;
-  /* The ends of the statistics' intervals, when they are order statistics. */
-  int64_t ci_rank[2 * TL_MAX_PCTS];
-  size_t ci_at[2 * TL_MAX_PCTS], nci = 0, used = 0;
+  size_t used = 0;
   for (size_t i = 0; i < g->session_count && *kept && !rc; i++)
     used += tl_sweep_count(w, i) > 0;
   if (*kept && !rc)
-    nci = tl__stats_ci_ranks(n, used, pcts, np, ci_rank);
-  for (size_t k = 0; k < nci && !rc; k++)
-    if ((ci_at[k] = tl_sweep_want(w, ci_rank[k])) == SIZE_MAX)
+    gs->nci = tl__stats_ci_ranks(n, used, pcts, np, gs->ci_rank);
+  for (size_t k = 0; k < gs->nci && !rc; k++)
+    if ((gs->ci_at[k] = tl_sweep_want(w, gs->ci_rank[k])) == SIZE_MAX)
       rc = TL_ENOMEM;
-  if (n && !rc) {
-    /* Bins from the minimum over the bulk of the samples: up to the 99.9th
-     * percentile, or a hair above it (the top of its bucket after pass 1, so
-     * that the bins fill in the same pass that finds the percentiles); but
-     * where spikes put p99.9 far out (more than four times as far from the
-     * minimum as p90), up to four times p90's distance, so that the bulk is
-     * not squeezed into a bar or two. */
-    int64_t hi = tl_sweep_bucket_top(w, tl_rank(99.9, n));
-    tl_dist d;
-    tl_sweep_dist(w, g->session_count, &d);
-    int64_t bulk = tl_sweep_bucket_top(w, tl_rank(90, n)) - d.min_ns;
-    if (bulk > 0 && hi - d.min_ns > 4 * bulk)
-      hi = d.min_ns + 4 * bulk;
-    g->hist_lo_ns = d.min_ns;
-    g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
-    rc = tl__chart_ask(&chart, w, g->session_count, g->hist_lo_ns, g->hist_width_ns, hi, g->hist,
-                       TL_HIST_BINS, &g->hist_over);
-    if (!rc)
-      rc = tl_sweep_finish(w);
-    if (!rc)
-      tl__chart_fill(&chart, w);
-  }
-  tl__chart_free(&chart);
+  if (!n || rc)
+    return rc;
+  /* Bins from the minimum over the bulk of the samples: up to the 99.9th
+   * percentile, or a hair above it (the top of its bucket after pass 1, so
+   * that the bins fill in the same pass that finds the percentiles); but
+   * where spikes put p99.9 far out (more than four times as far from the
+   * minimum as p90), up to four times p90's distance, so that the bulk is
+   * not squeezed into a bar or two. */
+  int64_t hi = tl_sweep_bucket_top(w, tl_rank(99.9, n));
+  tl_dist d;
+  tl_sweep_dist(w, g->session_count, &d);
+  int64_t bulk = tl_sweep_bucket_top(w, tl_rank(90, n)) - d.min_ns;
+  if (bulk > 0 && hi - d.min_ns > 4 * bulk)
+    hi = d.min_ns + 4 * bulk;
+  g->hist_lo_ns = d.min_ns;
+  g->hist_width_ns = (hi - g->hist_lo_ns) / TL_HIST_BINS + 1;
+  return tl__chart_ask(&gs->chart, w, g->session_count, g->hist_lo_ns, g->hist_width_ns, hi,
+                       g->hist, TL_HIST_BINS, &g->hist_over);
+}
+
+/* The other half, after the passes (rc: how they went): the group's values
+ * into g, its sessions' details and its kept samples; the sweep closed. */
+static int group_take(tl_comparison *c, tl_group *g, const double *pcts, size_t np, int rc,
+                      tl__kept **kept, tl__tail *tail, group_sweep *gs) {
+  tl_sweep *w = gs->w;
+  if (!rc && gs->n)
+    tl__chart_fill(&gs->chart, w);
+  tl__chart_free(&gs->chart);
   if (!rc) {
     tl_dist d;
     int64_t vals[TL_MAX_PCTS + TL_SPECTRUM_POINTS] = {0};
-    for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && n; k++)
-      vals[k] = tl_sweep_value(w, at[k]);
+    for (size_t k = 0; k < np + TL_SPECTRUM_POINTS && gs->n; k++)
+      vals[k] = tl_sweep_value(w, gs->at[k]);
     tl_sweep_dist(w, g->session_count, &d);
     g->dist = with_pcts(&d, pcts, vals, np);
     g->spectrum = with_pcts(&d, tl_spectrum_pcts, vals + np, TL_SPECTRUM_POINTS);
     tail_count(w, &g->dist, tail);
     int64_t ci_val[2 * TL_MAX_PCTS];
-    for (size_t k = 0; k < nci; k++)
-      ci_val[k] = tl_sweep_value(w, ci_at[k]);
-    if (nci)
-      tl__kept_values(*kept, ci_rank, ci_val, nci);
+    for (size_t k = 0; k < gs->nci; k++)
+      ci_val[k] = tl_sweep_value(w, gs->ci_at[k]);
+    if (gs->nci)
+      tl__kept_values(*kept, gs->ci_rank, ci_val, gs->nci);
     size_t from = 0;
     for (size_t i = 0; i < g->session_count; i++) {
       tl_session_detail *x = &c->details[tl__session_index(c, g->session_ids[i], &from)];
@@ -275,10 +291,43 @@ static int group_stats(tl_store *store, tl_comparison *c, tl_group *g, const dou
     }
   }
   tl_sweep_close(w);
+  gs->w = NULL;
   if (*kept && (rc || tl__kept_finish(*kept))) {
     tl__kept_free(*kept); /* the statistics will read the samples themselves */
     *kept = NULL;
   }
+  return rc;
+}
+
+/* The groups [0..n) of c, up to GROUPS_A_PASS at a time in shared passes
+ * (tl_sweep_finish_all: the groups' sessions interleave in the file, and
+ * each pass then reads each page once); kept and tails are per group. */
+static int groups_stats(tl_store *store, tl_comparison *c, const double *pcts, size_t np,
+                        tl__kept **kept, tl__tail *tails) {
+  group_sweep *gs = calloc(GROUPS_A_PASS, sizeof *gs);
+  if (!gs)
+    return TL_ENOMEM;
+  size_t budget = KEPT_BUDGET;
+  int rc = TL_OK;
+  for (size_t first = 0; first < c->group_count && !rc; first += GROUPS_A_PASS) {
+    size_t n = c->group_count - first < GROUPS_A_PASS ? c->group_count - first : GROUPS_A_PASS;
+    tl_sweep *ws[GROUPS_A_PASS];
+    size_t asked = 0, sweeping = 0;
+    for (; asked < n && !rc; asked++)
+      if (!(rc = group_ask(store, c, &c->groups[first + asked], pcts, np, &budget,
+                           &kept[first + asked], &gs[asked])) &&
+          gs[asked].n)
+        ws[sweeping++] = gs[asked].w;
+    if (!rc)
+      rc = tl_sweep_finish_all(ws, sweeping);
+    for (size_t k = 0; k < asked; k++) {
+      int e = group_take(c, &c->groups[first + k], pcts, np, rc, &kept[first + k],
+                         &tails[first + k], &gs[k]);
+      rc = rc ? rc : e;
+    }
+    memset(gs, 0, GROUPS_A_PASS * sizeof *gs);
+  }
+  free(gs);
   return rc;
 }
 
@@ -613,12 +662,10 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
     }
   if (detail_values(out, pcts, np))
     goto oom;
-  size_t budget = KEPT_BUDGET;
   tl__tail *tails = calloc(out->group_count + 1, sizeof *tails);
   if (!tails)
     goto oom;
-  for (size_t i = 0; i < out->group_count && !rc; i++)
-    rc = group_stats(store, out, &out->groups[i], pcts, np, &budget, &blk->kept[i], &tails[i]);
+  rc = groups_stats(store, out, pcts, np, blk->kept, tails);
   if (!rc)
     rc = tl__causes_compute(store, out, tails);
   free(tails);

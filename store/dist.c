@@ -475,7 +475,10 @@ void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx) {
   w->next_tap_ctx = ctx;
 }
 
-static int sweep_passes(tl_sweep *w) {
+/* Sets up w's next pass: *needed 0 when every asked value is known (and
+ * nothing else wants a pass), the pass's memory then freed. */
+int tl__sweep_pass_begin(tl_sweep *w, int *needed) {
+  *needed = 0;
   int err = w->oom ? TL_ENOMEM : TL_OK;
   if (!err && !w->bits) {
     w->bits = calloc(BITMAP_WORDS, sizeof *w->bits);
@@ -485,53 +488,72 @@ static int sweep_passes(tl_sweep *w) {
     else
       memset(w->head, 0xff, LOG_BUCKETS * sizeof *w->head);
   }
-  while (!err) {
-    size_t open = 0;
-    /* The group's few ranges count where counting takes little, even where
-     * collecting would take less: they then count in the fast table, and
-     * no sample need be picked out for a list. */
-    for (size_t set = 0; set <= w->ns; set++)
-      if (w->tend[set] > w->tfirst[set])
-        open += tl__rank_open_set(&w->t[w->tfirst[set]].r, sizeof *w->t,
-                                  w->tend[set] - w->tfirst[set], w->tfirst[set], set == w->ns);
+  size_t open = 0;
+  /* The group's few ranges count where counting takes little, even where
+   * collecting would take less: they then count in the fast table, and
+   * no sample need be picked out for a list. */
+  for (size_t set = 0; set <= w->ns && !err; set++)
+    if (w->tend[set] > w->tfirst[set])
+      open += tl__rank_open_set(&w->t[w->tfirst[set]].r, sizeof *w->t,
+                                w->tend[set] - w->tfirst[set], w->tfirst[set], set == w->ns);
+  if (!err)
     err = tl__sweep_fast_setup(w);
-    for (size_t k = 0; k < w->nt && !err; k++)
-      if (tl__sweep_taker(&w->t[k]))
-        err = tl__rank_alloc(&w->t[k].r);
-    if ((!open && !w->asking && !w->tap && !w->next_tap) || err)
-      break;
-    for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (tl__sweep_taker(&w->t[k]) && !w->t[k].r.count_lent)
-        push(w, k);
-    w->bits_for = SIZE_MAX;
-    /* The taps run on the reading thread, which has less to do in these
-     * passes than the thread that takes the ranges' samples. */
-    reading r = {block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w};
-    err = w->source(w->src, &r);
-    if (w->asking && w->fast && !err)
-      err = tl__sweep_values_keep(w);
-    w->asking = 0;
-    w->tap = w->next_tap = NULL;
-    marks_drop(w);
-    for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
-      if (tl__sweep_taker(&w->t[k]))
-        w->head[log_index(w->t[k].r.lo)] = -1;
-    memset(w->bits, 0, BITMAP_WORDS * sizeof *w->bits);
-    /* Backwards: a range shared by several targets is narrowed for its taker
-     * (the first of them) only after the others read it. */
-    for (size_t k = w->nt; k-- > 0 && !err;) {
-      target *x = &w->t[k];
-      if (!x->r.done)
-        err = tl__rank_resolve(&x->r, x->r.same == SIZE_MAX ? &x->r : &w->t[x->r.same].r);
-    }
+  for (size_t k = 0; k < w->nt && !err; k++)
+    if (tl__sweep_taker(&w->t[k]))
+      err = tl__rank_alloc(&w->t[k].r);
+  if ((!open && !w->asking && !w->tap && !w->next_tap) || err) {
     for (size_t k = 0; k < w->nt; k++)
       tl__rank_free(&w->t[k].r);
     tl__sweep_fast_free(w);
-    w->slow = 0;
+    return err;
+  }
+  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
+    if (tl__sweep_taker(&w->t[k]) && !w->t[k].r.count_lent)
+      push(w, k);
+  w->bits_for = SIZE_MAX;
+  *needed = 1;
+  return TL_OK;
+}
+
+void tl__sweep_pass_reading(tl_sweep *w, reading *r) {
+  /* The taps run on the reading thread, which has less to do in these
+   * passes than the thread that takes the ranges' samples. */
+  *r = (reading){block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w};
+}
+
+/* After the reading of w's pass, which returned err: what it found. */
+int tl__sweep_pass_end(tl_sweep *w, int err) {
+  if (w->asking && w->fast && !err)
+    err = tl__sweep_values_keep(w);
+  w->asking = 0;
+  w->tap = w->next_tap = NULL;
+  marks_drop(w);
+  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
+    if (tl__sweep_taker(&w->t[k]))
+      w->head[log_index(w->t[k].r.lo)] = -1;
+  memset(w->bits, 0, BITMAP_WORDS * sizeof *w->bits);
+  /* Backwards: a range shared by several targets is narrowed for its taker
+   * (the first of them) only after the others read it. */
+  for (size_t k = w->nt; k-- > 0 && !err;) {
+    target *x = &w->t[k];
+    if (!x->r.done)
+      err = tl__rank_resolve(&x->r, x->r.same == SIZE_MAX ? &x->r : &w->t[x->r.same].r);
   }
   for (size_t k = 0; k < w->nt; k++)
     tl__rank_free(&w->t[k].r);
   tl__sweep_fast_free(w);
+  w->slow = 0;
+  return err;
+}
+
+static int sweep_passes(tl_sweep *w) {
+  int err, needed;
+  while (!(err = tl__sweep_pass_begin(w, &needed)) && needed) {
+    reading r;
+    tl__sweep_pass_reading(w, &r);
+    if ((err = tl__sweep_pass_end(w, w->source(w->src, &r))))
+      break;
+  }
   return err;
 }
 
@@ -564,7 +586,7 @@ static int64_t session_of_problem(tl_store *s, const char *problem) {
   return id;
 }
 
-static int explain_disagreement(tl_store *s, size_t sessions) {
+int tl__sweep_explain_disagreement(tl_store *s, size_t sessions) {
   first_problem p = {""};
   int problems = 0;
   if (tl__check_summaries(s, keep_first, &p, &problems) == TL_OK && p.msg[0]) {
@@ -584,7 +606,7 @@ int tl_sweep_finish(tl_sweep *w) {
     w->store->errmsg[0] = '\0';
   int err = sweep_passes(w);
   if (err == TL_ECORRUPT && w->store && !w->store->errmsg[0])
-    err = explain_disagreement(w->store, w->ns);
+    err = tl__sweep_explain_disagreement(w->store, w->ns);
   return err;
 }
 

@@ -130,6 +130,17 @@ void tl__sweep_mark_slow(tl_sweep *w, size_t b, int on);
 void tl__sweep_count_fast(tl_sweep *w, const int64_t *v, size_t n);
 int tl__sweep_values_keep(tl_sweep *w);
 
+/* A pass after the first, in three steps, so that several sweeps may share
+ * one reading (sweep_many.c): set up (*needed 0: no pass is needed, and
+ * its memory is freed), how the pass reads the samples, then what the
+ * reading (which returned err) found. */
+int tl__sweep_pass_begin(tl_sweep *w, int *needed);
+void tl__sweep_pass_reading(tl_sweep *w, reading *r);
+int tl__sweep_pass_end(tl_sweep *w, int err);
+/* The error of a pass whose samples disagree with their summaries, naming
+ * the session where tlstore check's comparison finds it. */
+int tl__sweep_explain_disagreement(tl_store *s, size_t sessions);
+
 static inline uint64_t tl__sweep_bucket_width(size_t b) {
   int64_t lo, hi;
   log_bounds(b, &lo, &hi);

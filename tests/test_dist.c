@@ -175,6 +175,124 @@ static void sweep_against_sort(void **state) {
   tl_store_close(st);
 }
 
+/* What a tap saw: each call's session and first sample, in order. */
+typedef struct {
+  size_t n;
+  int64_t seen[2 * 64];
+} tap_log;
+
+static int log_tap(void *ctx, size_t session, const int64_t *v, size_t n) {
+  tap_log *t = ctx;
+  if (n && t->n + 2 <= sizeof t->seen / sizeof *t->seen) {
+    t->seen[t->n++] = (int64_t)session;
+    t->seen[t->n++] = v[0];
+  }
+  return 0;
+}
+
+/* Groups whose sessions interleave in the file, swept together
+ * (tl_sweep_finish_all), find what each finds alone and what a sort of its
+ * samples gives: its ranks, its sessions' own percentiles and its chart's
+ * counts; a tap sees a group's samples in that group's order (one group
+ * lists its sessions backwards). One group spans seconds, so that it needs
+ * more passes than the others, and one asks nothing that pass 1 did not find. */
+static void sweeps_share_passes(void **state) {
+  tl_test_fixture *f = *state;
+  enum { GROUPS = 4, EACH = 5, PER = 20000, BINS = 16 };
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  int64_t *all = malloc(GROUPS * EACH * PER * sizeof *all), ids[GROUPS][EACH];
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (size_t i = 0; i < EACH; i++)
+    for (size_t g = 0; g < GROUPS; g++) {
+      int64_t *v = all + (g * EACH + i) * PER;
+      for (size_t j = 0; j < PER; j++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        v[j] = 50000 * (int64_t)(g + 1) + (int64_t)(x % 9000);
+        if (x % 50 == 0)
+          v[j] += (int64_t)(x % 5000000);
+        if (g == 2 && x % 200 == 1)
+          v[j] = (int64_t)(x >> 26) + 1; /* up to 2^38 ns */
+      }
+      tl_session_spec spec = tl_test_spec(g == 0 ? "a" : g == 1 ? "b" : g == 2 ? "c" : "d");
+      size_t at = g == 1 ? EACH - 1 - i : i; /* group b lists its sessions backwards */
+      ids[g][at] = tl_test_write_session(st, &spec, v, PER, 0);
+    }
+  /* Not in the summaries, so read from the samples; but those of the
+   * group that needs no pass after the first. */
+  const double own_read[] = {25, 75, 99.5}, own_summed[] = {50, 90, 99.9};
+  const double gp[] = {0, 50, 90, 99, 99.9, 99.99, 100};
+  int64_t *sorted = malloc(EACH * PER * sizeof *sorted);
+  tap_log alone = {0}, shared = {0};
+  for (int together = 0; together < 2; together++) {
+    tl_sweep *ws[GROUPS];
+    size_t at[GROUPS][7];
+    int64_t counts[GROUPS][BINS] = {{0}}, over[GROUPS] = {0}, lo[GROUPS], width[GROUPS];
+    tl__chart charts[GROUPS];
+    for (size_t g = 0; g < GROUPS; g++) {
+      assert_non_null(ws[g] = tl_sweep_store(st, ids[g], EACH, g == 3 ? own_summed : own_read, 3));
+      assert_int_equal(tl_sweep_first(ws[g], NULL, NULL), TL_OK);
+      int64_t n = tl_sweep_count(ws[g], EACH);
+      assert_int_equal(n, EACH * PER);
+      for (size_t k = 0; k < 7 && g != 3; k++)
+        assert_true((at[g][k] = tl_sweep_want(ws[g], tl_rank(gp[k], n))) != SIZE_MAX);
+      tl_dist d;
+      tl_sweep_dist(ws[g], EACH, &d);
+      lo[g] = d.min_ns;
+      width[g] = 777 + (int64_t)g * 1001;
+      memset(&charts[g], 0, sizeof charts[g]);
+      if (g != 3)
+        assert_int_equal(tl__chart_ask(&charts[g], ws[g], EACH, lo[g], width[g],
+                                       lo[g] + BINS * width[g], counts[g], BINS, &over[g]),
+                         TL_OK);
+    }
+    tl_sweep_tap(ws[1], log_tap, together ? &shared : &alone);
+    if (together)
+      assert_int_equal(tl_sweep_finish_all(ws, GROUPS), TL_OK);
+    for (size_t g = 0; g < GROUPS && !together; g++)
+      assert_int_equal(tl_sweep_finish(ws[g]), TL_OK);
+    for (size_t g = 0; g < GROUPS; g++) {
+      if (g != 3)
+        tl__chart_fill(&charts[g], ws[g]);
+      tl__chart_free(&charts[g]);
+      memcpy(sorted, all + g * EACH * PER, EACH * PER * sizeof *all);
+      qsort(sorted, EACH * PER, sizeof *sorted, cmp);
+      for (size_t k = 0; k < 7 && g != 3; k++)
+        assert_int_equal(tl_sweep_value(ws[g], at[g][k]), sorted[tl_rank(gp[k], EACH * PER) - 1]);
+      int64_t want[BINS] = {0}, want_over = 0;
+      for (size_t i = 0; i < EACH * PER && g != 3; i++) {
+        int64_t b = (sorted[i] - lo[g]) / width[g];
+        if (sorted[i] > lo[g] + BINS * width[g])
+          want_over++;
+        else
+          want[b < BINS - 1 ? b : BINS - 1]++;
+      }
+      assert_memory_equal(counts[g], want, sizeof want);
+      assert_int_equal(over[g], want_over);
+      for (size_t i = 0; i < EACH; i++) {
+        size_t s = g == 1 ? EACH - 1 - i : i; /* where sample block i sits in the sweep */
+        memcpy(sorted, all + (g * EACH + i) * PER, PER * sizeof *all);
+        qsort(sorted, PER, sizeof *sorted, cmp);
+        const double *own = g == 3 ? own_summed : own_read;
+        for (size_t k = 0; k < 3; k++)
+          assert_int_equal(tl_sweep_session_value(ws[g], s, k), sorted[tl_rank(own[k], PER) - 1]);
+      }
+      tl_sweep_close(ws[g]);
+    }
+  }
+  /* Every block of every session, none left out for want of room. */
+  assert_true(alone.n >= 2 * EACH && alone.n < sizeof alone.seen / sizeof *alone.seen);
+  assert_int_equal(shared.n, alone.n);
+  assert_memory_equal(shared.seen, alone.seen, alone.n * sizeof *alone.seen);
+  /* In group b's order, which runs backwards in the file. */
+  for (size_t k = 2; k < alone.n; k += 2)
+    assert_true(alone.seen[k] >= alone.seen[k - 2]);
+  assert_int_equal(alone.seen[alone.n - 2], EACH - 1);
+  free(sorted);
+  free(all);
+  tl_store_close(st);
+}
+
 /* The radix sort of the statistics against qsort: narrow and wide spans,
  * negative values, ties, and the sizes at the edges. */
 static void radix_sort(void **state) {
@@ -211,6 +329,7 @@ int main(void) {
       cmocka_unit_test(hand_computed),
       cmocka_unit_test(against_sort),
       cmocka_unit_test_setup_teardown(sweep_against_sort, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sweeps_share_passes, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(radix_sort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,127 @@
+/* sweep_many.c: the passes of several sweeps over one store in one reading.
+ *
+ * A report's groups (a label and delay each, or a --by value) take their
+ * sessions from the same stretch of the file: a fleet's hourly sessions
+ * interleave, so that every page of sample blocks holds some of each group.
+ * Swept one after another, each group would read every page again; swept
+ * together, each pass reads each session once, in an order that keeps every
+ * sweep's own (a merge of their lists, by session id where they tie), and
+ * hands its samples to the sweep that asked. What each sweep finds is what
+ * tl_sweep_finish finds alone. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "sweep_internal.h"
+
+typedef struct {
+  uint32_t *owner; /* per session of the reading: its sweep */
+  size_t *local;   /* and its index in that sweep */
+  reading *r;      /* per sweep: how its pass reads */
+} many;
+
+static int many_wanted(void *arg, size_t at, int64_t min, int64_t max) {
+  const many *m = arg;
+  const reading *r = &m->r[m->owner[at]];
+  return !r->wanted || r->wanted(r->ctx, m->local[at], min, max);
+}
+
+static int many_segment(void *arg, size_t at, const int64_t *v, size_t n) {
+  const many *m = arg;
+  const reading *r = &m->r[m->owner[at]];
+  return r->cb(r->ctx, m->local[at], v, n);
+}
+
+static int many_tap(void *arg, size_t at, const int64_t *v, size_t n) {
+  const many *m = arg;
+  const reading *r = &m->r[m->owner[at]];
+  return r->tap ? r->tap(r->tap_ctx, m->local[at], v, n) : TL_OK;
+}
+
+/* The sessions of the sweeps whose pass is needed, into ids (with their
+ * owners in m): each sweep's in its own order, the sweeps merged by session
+ * id; cursor holds n. Returns how many. */
+static size_t merge_sessions(tl_sweep *const *ws, size_t n, const int *needed, size_t *cursor,
+                             int64_t *ids, many *m) {
+  size_t total = 0;
+  for (size_t k = 0; k < n; k++) {
+    total += needed[k] ? ws[k]->ns : 0;
+    cursor[k] = needed[k] ? 0 : ws[k]->ns;
+  }
+  for (size_t i = 0; i < total; i++) {
+    size_t best = n;
+    for (size_t k = 0; k < n; k++)
+      if (cursor[k] < ws[k]->ns &&
+          (best == n || ws[k]->ids[cursor[k]] < ws[best]->ids[cursor[best]]))
+        best = k;
+    size_t s = cursor[best]++;
+    ids[i] = ws[best]->ids[s];
+    m->owner[i] = (uint32_t)best;
+    m->local[i] = s;
+  }
+  return total;
+}
+
+/* Sets up the next pass of every sweep (needed[k]: sweep k takes part);
+ * 0 when none needs one. On an error, none is left set up. */
+static int passes_begin(tl_sweep *const *ws, size_t n, int *needed, reading *r, int *any) {
+  *any = 0;
+  for (size_t k = 0; k < n; k++) {
+    int err = tl__sweep_pass_begin(ws[k], &needed[k]);
+    if (err) {
+      while (k-- > 0)
+        if (needed[k])
+          tl__sweep_pass_end(ws[k], err);
+      return err;
+    }
+    if (needed[k]) {
+      tl__sweep_pass_reading(ws[k], &r[k]);
+      *any = 1;
+    }
+  }
+  return TL_OK;
+}
+
+int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
+  if (n == 1)
+    return tl_sweep_finish(ws[0]);
+  if (!n)
+    return TL_OK;
+  tl_store *store = ws[0]->store;
+  size_t total = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (!store || ws[k]->store != store || !ws[k]->first_done || n > UINT32_MAX)
+      return TL_EINVAL;
+    total += ws[k]->ns;
+  }
+  store->errmsg[0] = '\0'; /* a failure of the samples' reading leaves its own message */
+  int64_t *ids = malloc((total + 1) * sizeof *ids);
+  many m = {malloc((total + 1) * sizeof *m.owner), malloc((total + 1) * sizeof *m.local),
+            malloc(n * sizeof *m.r)};
+  int *needed = malloc(n * sizeof *needed);
+  size_t *cursor = malloc(n * sizeof *cursor);
+  int err = ids && m.owner && m.local && m.r && needed && cursor ? TL_OK : TL_ENOMEM, any = 1;
+  while (!err && !(err = passes_begin(ws, n, needed, m.r, &any)) && any) {
+    size_t count = merge_sessions(ws, n, needed, cursor, ids, &m);
+    int taps = 0;
+    for (size_t k = 0; k < n; k++)
+      taps |= needed[k] && m.r[k].tap;
+    tl__store_src *src = tl__store_src_open(store, ids, count);
+    reading r = {many_wanted, many_segment, &m, taps ? many_tap : NULL, &m};
+    err = src ? tl__store_src_scan(src, &r) : TL_ENOMEM;
+    tl__store_src_close(src);
+    for (size_t k = 0; k < n; k++)
+      if (needed[k]) {
+        int e = tl__sweep_pass_end(ws[k], err);
+        err = err ? err : e;
+      }
+  }
+  free(ids);
+  free(m.owner);
+  free(m.local);
+  free(m.r);
+  free(needed);
+  free(cursor);
+  if (err == TL_ECORRUPT && !store->errmsg[0])
+    err = tl__sweep_explain_disagreement(store, total);
+  return err;
+}
