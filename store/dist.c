@@ -356,7 +356,7 @@ int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
     w->tap = tap;
     w->tap_ctx = tap_ctx;
   } else {
-    reading r = {block_wanted, on_segment, w, tap, tap_ctx};
+    reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0};
     err = w->source(w->src, &r);
     session_end(w); /* the last session's */
   }
@@ -518,7 +518,8 @@ int tl__sweep_pass_begin(tl_sweep *w, int *needed) {
 void tl__sweep_pass_reading(tl_sweep *w, reading *r) {
   /* The taps run on the reading thread, which has less to do in these
    * passes than the thread that takes the ranges' samples. */
-  *r = (reading){block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w};
+  *r =
+      (reading){block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w, NULL, 0};
 }
 
 /* After the reading of w's pass, which returned err: what it found. */

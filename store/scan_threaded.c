@@ -48,12 +48,16 @@ static int block_filter(void *arg, const tl_block *b) {
 }
 
 static int batch_run(tl__store_src *s, const batch *b) {
-  for (size_t i = 0; i < b->segs; i++) {
-    size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
-    int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
-    if (err)
-      return err;
-  }
+  const uint32_t *part = s->r.part;
+  for (uint32_t p = 0; p < (part ? s->r.parts : 1); p++)
+    for (size_t i = 0; i < b->segs; i++) {
+      if (part && part[b->seg_session[i]] != p)
+        continue;
+      size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
+      int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
+      if (err)
+        return err;
+    }
   return 0;
 }
 
@@ -201,7 +205,7 @@ int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n
   tl__store_src *s = tl__store_src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
-  reading r = {NULL, cb, ctx, NULL, NULL};
+  reading r = {NULL, cb, ctx, NULL, NULL, NULL, 0};
   int err = tl__store_src_scan(s, &r);
   tl__store_src_close(s);
   return err;

@@ -1,7 +1,7 @@
 /* sweep_internal.h: what the files of the sweep share (dist.c runs its
  * passes, sweep_fast.c counts the group's whole buckets without a list,
- * scan_threaded.c reads a store's samples on two threads); internal to
- * store/. */
+ * sweep_many.c runs several sweeps' passes in one reading, scan_threaded.c
+ * reads a store's samples on two threads); internal to store/. */
 #ifndef TL_SWEEP_INTERNAL_H
 #define TL_SWEEP_INTERNAL_H
 
@@ -30,6 +30,11 @@ typedef struct {
   void *ctx;
   tl_sweep_session_cb tap;
   void *tap_ctx;
+  /* May be NULL: per session, which of parts it belongs to (sweep_many.c's
+   * sweeps); cb then takes each stretch of samples part by part, each
+   * part's sessions in order, so that one part's tables stay in the cache. */
+  const uint32_t *part;
+  uint32_t parts;
 } reading;
 typedef int (*source_fn)(void *src, const reading *r);
 

@@ -106,7 +106,7 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
     for (size_t k = 0; k < n; k++)
       taps |= needed[k] && m.r[k].tap;
     tl__store_src *src = tl__store_src_open(store, ids, count);
-    reading r = {many_wanted, many_segment, &m, taps ? many_tap : NULL, &m};
+    reading r = {many_wanted, many_segment, &m, taps ? many_tap : NULL, &m, m.owner, (uint32_t)n};
     err = src ? tl__store_src_scan(src, &r) : TL_ENOMEM;
     tl__store_src_close(src);
     for (size_t k = 0; k < n; k++)
