@@ -5,8 +5,9 @@
  * interleave, so that every page of sample blocks holds some of each group.
  * Swept one after another, each group would read every page again; swept
  * together, each pass reads each session once, in an order that keeps every
- * sweep's own (a merge of their lists, by session id where they tie), and
- * hands its samples to the sweep that asked. What each sweep finds is what
+ * sweep's own (their lists merged, the lowest session id of the sweeps'
+ * next ones first, so that the file is read about in order), and hands its
+ * samples to the sweep that asked. What each sweep finds is what
  * tl_sweep_finish finds alone. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -601,9 +601,10 @@ const uint32_t *tl_sweep_values(const tl_sweep *w, size_t bucket);
 void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx);
 /* Runs the passes that find every asked value. */
 int tl_sweep_finish(tl_sweep *w);
-/* tl_sweep_finish of ws[0..n), sweeps of the same store after pass 1, in
- * shared passes: each session read once a pass for all of them (a report's
- * groups interleave in the file). Each finds what it finds alone. */
+/* tl_sweep_finish of ws[0..n), sweeps of the same store after pass 1 over
+ * sessions no two of them share, in shared passes: each session read once a
+ * pass for all of them (a report's groups interleave in the file). Each
+ * finds what it finds alone. */
 int tl_sweep_finish_all(tl_sweep *const *ws, size_t n);
 /* The group's value of a handle; session's value at session_pcts[k] (0
  * when the session has no samples). */
