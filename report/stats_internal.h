@@ -220,7 +220,8 @@ void tl__steps_runner_start(tl__steps_runner *r, int threaded);
 /* Queues j (waiting while too many points are queued). Returns the first
  * error of a search so far; after one the rest are only freed. */
 int tl__steps_runner_add(tl__steps_runner *r, tl__steps_job *j);
-/* Waits until every job added has finished; the first error, or TL_OK. */
+/* Waits until every job added has finished, running queued ones meanwhile;
+ * the first error, or TL_OK. */
 int tl__steps_runner_wait(tl__steps_runner *r);
 /* Frees the jobs not yet searched without searching them, and ends the
  * worker. */

@@ -5,8 +5,9 @@
  * The search costs the same for every series and does not depend on the
  * others (each has its own seed), so its order cannot change an answer.
  * Jobs are queued in the order they are added; the worker takes them one
- * at a time under one mutex, so a job's fields pass between the threads
- * only through it. When no thread can be started a job runs as it is
+ * at a time under one mutex, and so does the thread that waits for them
+ * (it would only sleep), so a job's fields pass between the threads only
+ * through it. When no thread can be started a job runs as it is
  * added, with the same results. A job owns copies of its series, freed as
  * soon as it has run; the queue holds at most max_points points waiting
  * (unless one series is longer), and adding more waits for the worker. */
@@ -28,28 +29,34 @@ static void job_run(tl__steps_job *j, int run) {
   j->at = NULL;
 }
 
+/* Takes the job at the head of the queue and runs it, with r->mu held on
+ * entry and on return. */
+static void run_next(tl__steps_runner *r) {
+  tl__steps_job *j = r->head;
+  r->head = j->next;
+  if (!r->head)
+    r->tail = NULL;
+  /* After an error or a stop, the rest only give back their memory. */
+  int run = !r->err && !r->quit;
+  pthread_mutex_unlock(&r->mu);
+  job_run(j, run);
+  pthread_mutex_lock(&r->mu);
+  if (j->rc && !r->err)
+    r->err = j->rc;
+  r->points -= j->n;
+  r->pending--;
+  pthread_cond_broadcast(&r->cv);
+}
+
 static void *worker(void *arg) {
   tl__steps_runner *r = arg;
   pthread_mutex_lock(&r->mu);
   for (;;) {
     while (!r->head && !r->quit)
       pthread_cond_wait(&r->cv, &r->mu);
-    tl__steps_job *j = r->head;
-    if (!j)
-      break;
-    r->head = j->next;
     if (!r->head)
-      r->tail = NULL;
-    /* After an error or a stop, the rest only give back their memory. */
-    int run = !r->err && !r->quit;
-    pthread_mutex_unlock(&r->mu);
-    job_run(j, run);
-    pthread_mutex_lock(&r->mu);
-    if (j->rc && !r->err)
-      r->err = j->rc;
-    r->points -= j->n;
-    r->pending--;
-    pthread_cond_broadcast(&r->cv);
+      break;
+    run_next(r);
   }
   pthread_mutex_unlock(&r->mu);
   return NULL;
@@ -100,6 +107,9 @@ int tl__steps_runner_wait(tl__steps_runner *r) {
   if (!r->threaded)
     return r->err;
   pthread_mutex_lock(&r->mu);
+  /* A waiting thread has nothing else to do: it takes queued jobs too. */
+  while (r->head)
+    run_next(r);
   while (r->pending)
     pthread_cond_wait(&r->cv, &r->mu);
   int err = r->err;
