@@ -211,17 +211,25 @@ typedef struct {
  * sessions' own percentiles (p50, p90 and p99 for the trend chart, and the
  * page's for the statistics) and, within budget (bytes), the samples the
  * statistics keep (into *kept), and the tail that causes.c splits. This
- * half runs pass 1 and asks for them. */
-static int group_ask(tl_store *store, tl_comparison *c, tl_group *g, const double *pcts, size_t np,
-                     size_t *budget, tl__kept **kept, group_sweep *gs) {
+ * part opens the group's sweep and its kept samples, before pass 1. */
+static int group_open(tl_store *store, const tl_comparison *c, const tl_group *g,
+                      const double *pcts, size_t np, size_t *budget, tl__kept **kept,
+                      group_sweep *gs) {
   double own[3 + TL_MAX_PCTS] = {50, 90, 99};
   memcpy(own + 3, pcts, np * sizeof *pcts);
-  tl_sweep *w = gs->w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
-  if (!w)
+  gs->w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
+  if (!gs->w)
     return TL_ENOMEM;
   *kept = tl__kept_new(c, g, budget);
-  int rc = tl_sweep_first(w, *kept ? tl__kept_add : NULL, *kept);
-  int64_t n = gs->n = rc ? 0 : tl_sweep_count(w, g->session_count);
+  return TL_OK;
+}
+
+/* After pass 1: what the group asks of the next passes. */
+static int group_ask(tl_group *g, const double *pcts, size_t np, const tl__kept *kept,
+                     group_sweep *gs) {
+  tl_sweep *w = gs->w;
+  int rc = TL_OK;
+  int64_t n = gs->n = tl_sweep_count(w, g->session_count);
   double all[TL_MAX_PCTS + TL_SPECTRUM_POINTS];
   memcpy(all, pcts, np * sizeof *pcts);
   memcpy(all + np, tl_spectrum_pcts, sizeof tl_spectrum_pcts);
@@ -229,9 +237,9 @@ static int group_ask(tl_store *store, tl_comparison *c, tl_group *g, const doubl
     if ((gs->at[k] = tl_sweep_want(w, tl_rank(all[k], n))) == SIZE_MAX)
       rc = TL_ENOMEM;
   size_t used = 0;
-  for (size_t i = 0; i < g->session_count && *kept && !rc; i++)
+  for (size_t i = 0; i < g->session_count && kept && !rc; i++)
     used += tl_sweep_count(w, i) > 0;
-  if (*kept && !rc)
+  if (kept && !rc)
     gs->nci = tl__stats_ci_ranks(n, used, pcts, np, gs->ci_rank);
   for (size_t k = 0; k < gs->nci && !rc; k++)
     if ((gs->ci_at[k] = tl_sweep_want(w, gs->ci_rank[k])) == SIZE_MAX)
@@ -313,12 +321,21 @@ static int groups_stats(tl_store *store, tl_comparison *c, const double *pcts, s
   for (size_t first = 0; first < c->group_count && !rc; first += GROUPS_A_PASS) {
     size_t n = c->group_count - first < GROUPS_A_PASS ? c->group_count - first : GROUPS_A_PASS;
     tl_sweep *ws[GROUPS_A_PASS];
+    tl_sweep_session_cb taps[GROUPS_A_PASS];
+    void *tap_ctxs[GROUPS_A_PASS];
     size_t asked = 0, sweeping = 0;
-    for (; asked < n && !rc; asked++)
-      if (!(rc = group_ask(store, c, &c->groups[first + asked], pcts, np, &budget,
-                           &kept[first + asked], &gs[asked])) &&
-          gs[asked].n)
-        ws[sweeping++] = gs[asked].w;
+    for (; asked < n && !rc; asked++) {
+      tl__kept **k = &kept[first + asked];
+      rc = group_open(store, c, &c->groups[first + asked], pcts, np, &budget, k, &gs[asked]);
+      ws[asked] = gs[asked].w;
+      taps[asked] = *k ? tl__kept_add : NULL;
+      tap_ctxs[asked] = *k;
+    }
+    if (!rc)
+      rc = tl_sweep_first_all(ws, asked, taps, tap_ctxs);
+    for (size_t k = 0; k < asked && !rc; k++)
+      if (!(rc = group_ask(&c->groups[first + k], pcts, np, kept[first + k], &gs[k])) && gs[k].n)
+        ws[sweeping++] = gs[k].w;
     if (!rc)
       rc = tl_sweep_finish_all(ws, sweeping);
     for (size_t k = 0; k < asked; k++) {

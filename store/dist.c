@@ -311,7 +311,7 @@ static void clamp_note(tl_sweep *w, const tl_summary *sum) {
 /* Pass 1 from a session's summary: its moments, its own percentiles where
  * the summary holds them (located in its histogram otherwise), and its
  * histogram added to the group's. */
-static int from_summary(void *arg, size_t s, const tl_summary *sum) {
+int tl__sweep_from_summary(void *arg, size_t s, const tl_summary *sum) {
   tl_sweep *w = arg;
   moments *m = &w->m[s];
   m->count = sum->count;
@@ -347,18 +347,12 @@ static int from_summary(void *arg, size_t s, const tl_summary *sum) {
   return 0;
 }
 
-int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
-  int err;
+int tl__sweep_first_end(tl_sweep *w, int err, tl_sweep_session_cb tap, void *tap_ctx) {
   if (w->store) {
     /* No pass over the samples: a tap sees them in the next pass, which
      * then reads every block. */
-    err = tl_store_summaries(w->store, w->ids, w->ns, from_summary, w);
     w->tap = tap;
     w->tap_ctx = tap_ctx;
-  } else {
-    reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0};
-    err = w->source(w->src, &r);
-    session_end(w); /* the last session's */
   }
   w->first_done = 1;
   for (size_t s = 0; s < w->ns; s++)
@@ -366,6 +360,18 @@ int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
   if (!err && w->oom)
     err = TL_ENOMEM;
   return err;
+}
+
+int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
+  int err;
+  if (w->store) {
+    err = tl_store_summaries(w->store, w->ids, w->ns, tl__sweep_from_summary, w);
+  } else {
+    reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0};
+    err = w->source(w->src, &r);
+    session_end(w); /* the last session's */
+  }
+  return tl__sweep_first_end(w, err, tap, tap_ctx);
 }
 
 void tl_sweep_dist(const tl_sweep *w, size_t set, tl_dist *out) {

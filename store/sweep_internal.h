@@ -135,6 +135,13 @@ void tl__sweep_mark_slow(tl_sweep *w, size_t b, int on);
 void tl__sweep_count_fast(tl_sweep *w, const int64_t *v, size_t n);
 int tl__sweep_values_keep(tl_sweep *w);
 
+/* Pass 1 from summaries, in two steps, so that several sweeps may share
+ * one reading (sweep_many.c): each session's summary (as tl_summary_cb, ctx
+ * the sweep), then the end of the pass, which the reading returned err; it
+ * leaves tap for the next pass. */
+int tl__sweep_from_summary(void *sweep, size_t session, const tl_summary *sum);
+int tl__sweep_first_end(tl_sweep *w, int err, tl_sweep_session_cb tap, void *tap_ctx);
+
 /* A pass after the first, in three steps, so that several sweeps may share
  * one reading (sweep_many.c): set up (*needed 0: no pass is needed, and
  * its memory is freed), how the pass reads the samples, then what the

@@ -1,4 +1,5 @@
-/* sweep_many.c: the passes of several sweeps over one store in one reading.
+/* sweep_many.c: the passes of several sweeps over one store in one reading,
+ * the first (their summaries) and those over the samples.
  *
  * A report's groups (a label and delay each, or a --by value) take their
  * sessions from the same stretch of the file: a fleet's hourly sessions
@@ -15,9 +16,10 @@
 #include "sweep_internal.h"
 
 typedef struct {
-  uint32_t *owner; /* per session of the reading: its sweep */
-  size_t *local;   /* and its index in that sweep */
-  reading *r;      /* per sweep: how its pass reads */
+  uint32_t *owner;     /* per session of the reading: its sweep */
+  size_t *local;       /* and its index in that sweep */
+  reading *r;          /* per sweep: how its pass reads */
+  tl_sweep *const *ws; /* the sweeps */
 } many;
 
 static int many_wanted(void *arg, size_t at, int64_t min, int64_t max) {
@@ -36,6 +38,11 @@ static int many_tap(void *arg, size_t at, const int64_t *v, size_t n) {
   const many *m = arg;
   const reading *r = &m->r[m->owner[at]];
   return r->tap ? r->tap(r->tap_ctx, m->local[at], v, n) : TL_OK;
+}
+
+static int many_summary(void *arg, size_t at, const tl_summary *sum) {
+  const many *m = arg;
+  return tl__sweep_from_summary(m->ws[m->owner[at]], m->local[at], sum);
 }
 
 /* The sessions of the sweeps whose pass is needed, into ids (with their
@@ -82,22 +89,64 @@ static int passes_begin(tl_sweep *const *ws, size_t n, int *needed, reading *r, 
   return TL_OK;
 }
 
+/* The sweeps of one store, none past pass 1, at most UINT32_MAX of them:
+ * the store, or NULL. */
+static tl_store *common_store(tl_sweep *const *ws, size_t n, int first_done, size_t *sessions) {
+  tl_store *store = ws[0]->store;
+  *sessions = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (!store || ws[k]->store != store || ws[k]->first_done != first_done || n > UINT32_MAX)
+      return NULL;
+    *sessions += ws[k]->ns;
+  }
+  return store;
+}
+
+int tl_sweep_first_all(tl_sweep *const *ws, size_t n, const tl_sweep_session_cb *taps,
+                       void *const *tap_ctxs) {
+  if (n == 1)
+    return tl_sweep_first(ws[0], taps[0], tap_ctxs[0]);
+  size_t total;
+  tl_store *store = n ? common_store(ws, n, 0, &total) : NULL;
+  if (!store)
+    return n ? TL_EINVAL : TL_OK;
+  int64_t *ids = malloc((total + 1) * sizeof *ids);
+  many m = {malloc((total + 1) * sizeof *m.owner), malloc((total + 1) * sizeof *m.local), NULL, ws};
+  int *needed = malloc(n * sizeof *needed);
+  size_t *cursor = malloc(n * sizeof *cursor);
+  int err = ids && m.owner && m.local && needed && cursor ? TL_OK : TL_ENOMEM;
+  for (size_t k = 0; k < n && !err; k++)
+    needed[k] = 1;
+  if (!err)
+    err = tl_store_summaries(store, ids, merge_sessions(ws, n, needed, cursor, ids, &m),
+                             many_summary, &m);
+  else
+    tl__store_fail(store, err, "out of memory reading summaries");
+  for (size_t k = 0; k < n; k++) {
+    int e = tl__sweep_first_end(ws[k], err, taps[k], tap_ctxs[k]);
+    err = err ? err : e;
+  }
+  free(ids);
+  free(m.owner);
+  free(m.local);
+  free(needed);
+  free(cursor);
+  return err;
+}
+
 int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
   if (n == 1)
     return tl_sweep_finish(ws[0]);
   if (!n)
     return TL_OK;
-  tl_store *store = ws[0]->store;
-  size_t total = 0;
-  for (size_t k = 0; k < n; k++) {
-    if (!store || ws[k]->store != store || !ws[k]->first_done || n > UINT32_MAX)
-      return TL_EINVAL;
-    total += ws[k]->ns;
-  }
+  size_t total;
+  tl_store *store = common_store(ws, n, 1, &total);
+  if (!store)
+    return TL_EINVAL;
   store->errmsg[0] = '\0'; /* a failure of the samples' reading leaves its own message */
   int64_t *ids = malloc((total + 1) * sizeof *ids);
   many m = {malloc((total + 1) * sizeof *m.owner), malloc((total + 1) * sizeof *m.local),
-            malloc(n * sizeof *m.r)};
+            malloc(n * sizeof *m.r), ws};
   int *needed = malloc(n * sizeof *needed);
   size_t *cursor = malloc(n * sizeof *cursor);
   int err = ids && m.owner && m.local && m.r && needed && cursor ? TL_OK : TL_ENOMEM, any = 1;

@@ -561,6 +561,10 @@ void tl_sweep_close(tl_sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
  * stored order, on the caller's thread while another does the rest. */
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
+/* tl_sweep_first of ws[0..n) (tap taps[k], tap_ctxs[k]), sweeps of one store
+ * over sessions none share: their summaries read in one reading. */
+int tl_sweep_first_all(tl_sweep *const *ws, size_t n, const tl_sweep_session_cb *taps,
+                       void *const *tap_ctxs);
 /* tl_dist_compute, while tap (may be NULL) sees every sample of the
  * sessions as tl_sweep_first's does: one reading of the samples for both. */
 int tl_dist_compute_tap(tl_store *store, const int64_t *session_ids, size_t n, const double *pcts,

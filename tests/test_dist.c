@@ -191,11 +191,13 @@ static int log_tap(void *ctx, size_t session, const int64_t *v, size_t n) {
 }
 
 /* Groups whose sessions interleave in the file, swept together
- * (tl_sweep_finish_all), find what each finds alone and what a sort of its
- * samples gives: its ranks, its sessions' own percentiles and its chart's
- * counts; a tap sees a group's samples in that group's order (one group
- * lists its sessions backwards). One group spans seconds, so that it needs
- * more passes than the others, and one asks nothing that pass 1 did not find. */
+ * (tl_sweep_first_all, then tl_sweep_finish_all), find what each finds alone
+ * and what a sort of its samples gives: its ranks, its sessions' own
+ * percentiles (from their summaries or their samples) and its chart's
+ * counts; a tap given to pass 1 or to the next pass sees a group's samples
+ * in that group's order (one group lists its sessions backwards). One group
+ * spans seconds, so that it needs more passes than the others, and one asks
+ * nothing that pass 1 did not find. */
 static void sweeps_share_passes(void **state) {
   tl_test_fixture *f = *state;
   enum { GROUPS = 4, EACH = 5, PER = 20000, BINS = 16 };
@@ -223,15 +225,23 @@ static void sweeps_share_passes(void **state) {
   const double own_read[] = {25, 75, 99.5}, own_summed[] = {50, 90, 99.9};
   const double gp[] = {0, 50, 90, 99, 99.9, 99.99, 100};
   int64_t *sorted = malloc(EACH * PER * sizeof *sorted);
-  tap_log alone = {0}, shared = {0};
+  tap_log alone = {0}, shared = {0}, alone_first = {0}, shared_first = {0};
   for (int together = 0; together < 2; together++) {
     tl_sweep *ws[GROUPS];
     size_t at[GROUPS][7];
     int64_t counts[GROUPS][BINS] = {{0}}, over[GROUPS] = {0}, lo[GROUPS], width[GROUPS];
     tl__chart charts[GROUPS];
+    /* Group b's pass 1 has a tap too. */
+    tl_sweep_session_cb taps[GROUPS] = {NULL, log_tap, NULL, NULL};
+    void *tap_ctxs[GROUPS] = {NULL, together ? &shared_first : &alone_first, NULL, NULL};
     for (size_t g = 0; g < GROUPS; g++) {
       assert_non_null(ws[g] = tl_sweep_store(st, ids[g], EACH, g == 3 ? own_summed : own_read, 3));
-      assert_int_equal(tl_sweep_first(ws[g], NULL, NULL), TL_OK);
+      if (!together)
+        assert_int_equal(tl_sweep_first(ws[g], taps[g], tap_ctxs[g]), TL_OK);
+    }
+    if (together)
+      assert_int_equal(tl_sweep_first_all(ws, GROUPS, taps, tap_ctxs), TL_OK);
+    for (size_t g = 0; g < GROUPS; g++) {
       int64_t n = tl_sweep_count(ws[g], EACH);
       assert_int_equal(n, EACH * PER);
       for (size_t k = 0; k < 7 && g != 3; k++)
@@ -274,6 +284,11 @@ static void sweeps_share_passes(void **state) {
         memcpy(sorted, all + (g * EACH + i) * PER, PER * sizeof *all);
         qsort(sorted, PER, sizeof *sorted, cmp);
         const double *own = g == 3 ? own_summed : own_read;
+        tl_dist d;
+        tl_sweep_dist(ws[g], s, &d);
+        assert_int_equal(d.count, PER);
+        assert_int_equal(d.min_ns, sorted[0]);
+        assert_int_equal(d.max_ns, sorted[PER - 1]);
         for (size_t k = 0; k < 3; k++)
           assert_int_equal(tl_sweep_session_value(ws[g], s, k), sorted[tl_rank(own[k], PER) - 1]);
       }
@@ -284,6 +299,9 @@ static void sweeps_share_passes(void **state) {
   assert_true(alone.n >= 2 * EACH && alone.n < sizeof alone.seen / sizeof *alone.seen);
   assert_int_equal(shared.n, alone.n);
   assert_memory_equal(shared.seen, alone.seen, alone.n * sizeof *alone.seen);
+  assert_int_equal(shared_first.n, alone.n);
+  assert_memory_equal(shared_first.seen, alone.seen, alone.n * sizeof *alone.seen);
+  assert_memory_equal(alone_first.seen, alone.seen, alone.n * sizeof *alone.seen);
   /* In group b's order, which runs backwards in the file. */
   for (size_t k = 2; k < alone.n; k += 2)
     assert_true(alone.seen[k] >= alone.seen[k - 2]);
