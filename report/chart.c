@@ -111,8 +111,8 @@ int tl__chart_ask(tl__chart *c, tl_sweep *w, size_t group, int64_t lo, int64_t w
   free(split);
   if (asked)
     return TL_OK;
-  /* The binning runs on the sweep's reading thread, which has less to do
-   * in that pass than the thread that takes the ranges' samples. */
+  /* The binning is a tap of the sweep's next pass, on whichever of its
+   * threads has time to spare. */
   if (!(c->part = calloc(4 * (bins + 1), sizeof *c->part)))
     return TL_ENOMEM;
   tl_sweep_tap(w, bin_samples, c);

@@ -166,8 +166,8 @@ static void marks_switch(tl_sweep *w, size_t session) {
   w->bits_for = session;
 }
 
-/* The reading thread's work in the first pass after pass 1: the caller's
- * tap of that pass, and pass 1's when pass 1 read summaries. */
+/* The taps of the first pass after pass 1: the caller's tap of that pass,
+ * and pass 1's when pass 1 read summaries. */
 static int finish_tap(void *arg, size_t session, const int64_t *v, size_t n) {
   tl_sweep *w = arg;
   int err = w->next_tap ? w->next_tap(w->next_tap_ctx, session, v, n) : 0;
@@ -367,7 +367,7 @@ int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
   if (w->store) {
     err = tl_store_summaries(w->store, w->ids, w->ns, tl__sweep_from_summary, w);
   } else {
-    reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0};
+    reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0, 0};
     err = w->source(w->src, &r);
     session_end(w); /* the last session's */
   }
@@ -522,10 +522,14 @@ int tl__sweep_pass_begin(tl_sweep *w, int *needed) {
 }
 
 void tl__sweep_pass_reading(tl_sweep *w, reading *r) {
-  /* The taps run on the reading thread, which has less to do in these
-   * passes than the thread that takes the ranges' samples. */
-  *r =
-      (reading){block_wanted, on_segment, w, w->next_tap || w->tap ? finish_tap : NULL, w, NULL, 0};
+  /* A lone sweep's counting leaves its thread time for the taps (see
+   * sweep_many.c); shared passes may move them back. */
+  *r = (reading){.wanted = block_wanted,
+                 .cb = on_segment,
+                 .ctx = w,
+                 .tap = w->next_tap || w->tap ? finish_tap : NULL,
+                 .tap_ctx = w,
+                 .tap_with_cb = 1};
 }
 
 /* After the reading of w's pass, which returned err: what it found. */

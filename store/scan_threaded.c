@@ -47,14 +47,25 @@ static int block_filter(void *arg, const tl_block *b) {
   return 1;
 }
 
+/* The batch's stretches to the taps (when they run here), each in stored
+ * order, and to the counts: stretch by stretch, or part by part. */
 static int batch_run(tl__store_src *s, const batch *b) {
-  const uint32_t *part = s->r.part;
-  for (uint32_t p = 0; p < (part ? s->r.parts : 1); p++)
+  const reading *r = &s->r;
+  tl_sweep_session_cb tap = r->tap_with_cb ? r->tap : NULL;
+  for (size_t i = 0; i < b->segs && (tap || !r->part); i++) {
+    size_t at = b->seg_at[i], n = (i + 1 < b->segs ? b->seg_at[i + 1] : b->n) - at;
+    int err = tap ? tap(r->tap_ctx, b->seg_session[i], b->v + at, n) : 0;
+    if (!err && !r->part)
+      err = r->cb(r->ctx, b->seg_session[i], b->v + at, n);
+    if (err)
+      return err;
+  }
+  for (uint32_t p = 0; r->part && p < r->parts; p++)
     for (size_t i = 0; i < b->segs; i++) {
-      if (part && part[b->seg_session[i]] != p)
+      if (r->part[b->seg_session[i]] != p)
         continue;
-      size_t end = i + 1 < b->segs ? b->seg_at[i + 1] : b->n;
-      int err = s->r.cb(s->r.ctx, b->seg_session[i], b->v + b->seg_at[i], end - b->seg_at[i]);
+      size_t at = b->seg_at[i], n = (i + 1 < b->segs ? b->seg_at[i + 1] : b->n) - at;
+      int err = r->cb(r->ctx, b->seg_session[i], b->v + at, n);
       if (err)
         return err;
     }
@@ -128,7 +139,9 @@ static int block_decode(void *arg, const tl_block *b) {
     s->bad_session = b->session_id;
     return TL_ECORRUPT;
   }
-  int err = s->r.tap ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count) : TL_OK;
+  int err = s->r.tap && !s->r.tap_with_cb
+                ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count)
+                : TL_OK;
   f->n += (size_t)b->count;
   return err;
 }
@@ -205,7 +218,7 @@ int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n
   tl__store_src *s = tl__store_src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
-  reading r = {NULL, cb, ctx, NULL, NULL, NULL, 0};
+  reading r = {NULL, cb, ctx, NULL, NULL, NULL, 0, 0};
   int err = tl__store_src_scan(s, &r);
   tl__store_src_close(s);
   return err;

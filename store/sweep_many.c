@@ -15,6 +15,13 @@
 
 #include "sweep_internal.h"
 
+/* Up to this many sweeps in a pass, the taps run on the counting thread,
+ * which has time to spare; past it, the counting thread is the busier of
+ * the two and they stay on the reading thread. Measured on a fleet's 30
+ * days (alternating runs): one group 2.72 -> 2.59 s and two 7.33 -> 6.51 s
+ * with the taps moved, four unchanged, eight 8.0 -> 8.8 s. */
+enum { TAPS_WITH_COUNTS = 2 };
+
 typedef struct {
   uint32_t *owner;     /* per session of the reading: its sweep */
   size_t *local;       /* and its index in that sweep */
@@ -156,7 +163,11 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
     for (size_t k = 0; k < n; k++)
       taps |= needed[k] && m.r[k].tap;
     tl__store_src *src = tl__store_src_open(store, ids, count);
-    reading r = {many_wanted, many_segment, &m, taps ? many_tap : NULL, &m, m.owner, (uint32_t)n};
+    size_t sweeps = 0;
+    for (size_t k = 0; k < n; k++)
+      sweeps += (size_t)needed[k];
+    reading r = {many_wanted, many_segment, &m,          taps ? many_tap : NULL,
+                 &m,          m.owner,      (uint32_t)n, sweeps <= TAPS_WITH_COUNTS};
     err = src ? tl__store_src_scan(src, &r) : TL_ENOMEM;
     tl__store_src_close(src);
     for (size_t k = 0; k < n; k++)

@@ -559,7 +559,7 @@ tl_sweep *tl_sweep_store(tl_store *store, const int64_t *ids, size_t n, const do
                          size_t session_np);
 void tl_sweep_close(tl_sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
- * stored order, on the caller's thread while another does the rest. */
+ * stored order, on one of the pass's two threads. */
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
 /* tl_sweep_first of ws[0..n) (tap taps[k], tap_ctxs[k]), sweeps of one store
  * over sessions none share: their summaries read in one reading. */
@@ -601,7 +601,7 @@ int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n);
 const uint32_t *tl_sweep_values(const tl_sweep *w, size_t bucket);
 /* Has the next pass (run by tl_sweep_finish, which then reads every block)
  * also hand every sample to tap, session by session in stored order, on
- * the reading thread while another does the rest. */
+ * one of the pass's two threads. */
 void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx);
 /* Runs the passes that find every asked value. */
 int tl_sweep_finish(tl_sweep *w);

@@ -175,29 +175,44 @@ static void sweep_against_sort(void **state) {
   tl_store_close(st);
 }
 
-/* What a tap saw: each call's session and first sample, in order. */
+/* What a tap saw, however the pass cut the samples into calls: each
+ * session in the order they came, with its first sample, and a hash of
+ * every sample in order. */
 typedef struct {
-  size_t n;
+  size_t n, samples;
   int64_t seen[2 * 64];
+  uint64_t hash;
 } tap_log;
 
 static int log_tap(void *ctx, size_t session, const int64_t *v, size_t n) {
   tap_log *t = ctx;
-  if (n && t->n + 2 <= sizeof t->seen / sizeof *t->seen) {
+  if (n && (!t->n || t->seen[t->n - 2] != (int64_t)session) &&
+      t->n + 2 <= sizeof t->seen / sizeof *t->seen) {
     t->seen[t->n++] = (int64_t)session;
     t->seen[t->n++] = v[0];
   }
+  for (size_t i = 0; i < n; i++)
+    t->hash = (t->hash ^ (uint64_t)v[i]) * 0x100000001b3ULL;
+  t->samples += n;
   return 0;
 }
 
+static void same_log(const tap_log *a, const tap_log *b) {
+  assert_int_equal(a->n, b->n);
+  assert_memory_equal(a->seen, b->seen, a->n * sizeof *a->seen);
+  assert_int_equal(a->samples, b->samples);
+  assert_int_equal(a->hash, b->hash);
+}
+
 /* Groups whose sessions interleave in the file, swept together
- * (tl_sweep_first_all, then tl_sweep_finish_all), find what each finds alone
- * and what a sort of its samples gives: its ranks, its sessions' own
+ * (tl_sweep_first_all, then tl_sweep_finish_all), four at once or in pairs
+ * (whose taps run on the counting thread), find what each finds alone and
+ * what a sort of its samples gives: its ranks, its sessions' own
  * percentiles (from their summaries or their samples) and its chart's
- * counts; a tap given to pass 1 or to the next pass sees a group's samples
- * in that group's order (one group lists its sessions backwards). One group
- * spans seconds, so that it needs more passes than the others, and one asks
- * nothing that pass 1 did not find. */
+ * counts; a tap given to pass 1 or to the next pass sees all of a group's
+ * samples in that group's order (one group lists its sessions backwards).
+ * One group spans seconds, so that it needs more passes than the others,
+ * and one asks nothing that pass 1 did not find. */
 static void sweeps_share_passes(void **state) {
   tl_test_fixture *f = *state;
   enum { GROUPS = 4, EACH = 5, PER = 20000, BINS = 16 };
@@ -225,22 +240,25 @@ static void sweeps_share_passes(void **state) {
   const double own_read[] = {25, 75, 99.5}, own_summed[] = {50, 90, 99.9};
   const double gp[] = {0, 50, 90, 99, 99.9, 99.99, 100};
   int64_t *sorted = malloc(EACH * PER * sizeof *sorted);
-  tap_log alone = {0}, shared = {0}, alone_first = {0}, shared_first = {0};
-  for (int together = 0; together < 2; together++) {
+  /* Per way of sweeping: alone, four together, in pairs. */
+  tap_log logs[3] = {{0}}, firsts[3] = {{0}};
+  for (int way = 0; way < 3; way++) {
     tl_sweep *ws[GROUPS];
     size_t at[GROUPS][7];
     int64_t counts[GROUPS][BINS] = {{0}}, over[GROUPS] = {0}, lo[GROUPS], width[GROUPS];
     tl__chart charts[GROUPS];
     /* Group b's pass 1 has a tap too. */
     tl_sweep_session_cb taps[GROUPS] = {NULL, log_tap, NULL, NULL};
-    void *tap_ctxs[GROUPS] = {NULL, together ? &shared_first : &alone_first, NULL, NULL};
+    void *tap_ctxs[GROUPS] = {NULL, &firsts[way], NULL, NULL};
     for (size_t g = 0; g < GROUPS; g++) {
       assert_non_null(ws[g] = tl_sweep_store(st, ids[g], EACH, g == 3 ? own_summed : own_read, 3));
-      if (!together)
+      if (!way)
         assert_int_equal(tl_sweep_first(ws[g], taps[g], tap_ctxs[g]), TL_OK);
     }
-    if (together)
+    if (way == 1)
       assert_int_equal(tl_sweep_first_all(ws, GROUPS, taps, tap_ctxs), TL_OK);
+    for (size_t g = 0; g < GROUPS && way == 2; g += 2)
+      assert_int_equal(tl_sweep_first_all(ws + g, 2, taps + g, tap_ctxs + g), TL_OK);
     for (size_t g = 0; g < GROUPS; g++) {
       int64_t n = tl_sweep_count(ws[g], EACH);
       assert_int_equal(n, EACH * PER);
@@ -256,10 +274,12 @@ static void sweeps_share_passes(void **state) {
                                        lo[g] + BINS * width[g], counts[g], BINS, &over[g]),
                          TL_OK);
     }
-    tl_sweep_tap(ws[1], log_tap, together ? &shared : &alone);
-    if (together)
+    tl_sweep_tap(ws[1], log_tap, &logs[way]);
+    if (way == 1)
       assert_int_equal(tl_sweep_finish_all(ws, GROUPS), TL_OK);
-    for (size_t g = 0; g < GROUPS && !together; g++)
+    for (size_t g = 0; g < GROUPS && way == 2; g += 2)
+      assert_int_equal(tl_sweep_finish_all(ws + g, 2), TL_OK);
+    for (size_t g = 0; g < GROUPS && !way; g++)
       assert_int_equal(tl_sweep_finish(ws[g]), TL_OK);
     for (size_t g = 0; g < GROUPS; g++) {
       if (g != 3)
@@ -296,16 +316,17 @@ static void sweeps_share_passes(void **state) {
     }
   }
   /* Every block of every session, none left out for want of room. */
-  assert_true(alone.n >= 2 * EACH && alone.n < sizeof alone.seen / sizeof *alone.seen);
-  assert_int_equal(shared.n, alone.n);
-  assert_memory_equal(shared.seen, alone.seen, alone.n * sizeof *alone.seen);
-  assert_int_equal(shared_first.n, alone.n);
-  assert_memory_equal(shared_first.seen, alone.seen, alone.n * sizeof *alone.seen);
-  assert_memory_equal(alone_first.seen, alone.seen, alone.n * sizeof *alone.seen);
+  const tap_log *alone = &logs[0];
+  assert_int_equal(alone->n, 2 * EACH);
+  assert_int_equal(alone->samples, EACH * PER);
+  for (int k = 0; k < 3; k++) {
+    same_log(&logs[k], alone);
+    same_log(&firsts[k], alone);
+  }
   /* In group b's order, which runs backwards in the file. */
-  for (size_t k = 2; k < alone.n; k += 2)
-    assert_true(alone.seen[k] >= alone.seen[k - 2]);
-  assert_int_equal(alone.seen[alone.n - 2], EACH - 1);
+  for (size_t k = 2; k < alone->n; k += 2)
+    assert_true(alone->seen[k] > alone->seen[k - 2]);
+  assert_int_equal(alone->seen[alone->n - 2], EACH - 1);
   free(sorted);
   free(all);
   tl_store_close(st);
