@@ -47,13 +47,18 @@ static int block_filter(void *arg, const tl_block *b) {
   return 1;
 }
 
+/* The number of values of the batch's stretch i. */
+static size_t stretch_len(const batch *b, size_t i) {
+  return (i + 1 < b->segs ? b->seg_at[i + 1] : b->n) - b->seg_at[i];
+}
+
 /* The batch's stretches to the taps (when they run here), each in stored
  * order, and to the counts: stretch by stretch, or part by part. */
 static int batch_run(tl__store_src *s, const batch *b) {
   const reading *r = &s->r;
   tl_sweep_session_cb tap = r->tap_with_cb ? r->tap : NULL;
   for (size_t i = 0; i < b->segs && (tap || !r->part); i++) {
-    size_t at = b->seg_at[i], n = (i + 1 < b->segs ? b->seg_at[i + 1] : b->n) - at;
+    size_t at = b->seg_at[i], n = stretch_len(b, i);
     int err = tap ? tap(r->tap_ctx, b->seg_session[i], b->v + at, n) : 0;
     if (!err && !r->part)
       err = r->cb(r->ctx, b->seg_session[i], b->v + at, n);
@@ -64,7 +69,7 @@ static int batch_run(tl__store_src *s, const batch *b) {
     for (size_t i = 0; i < b->segs; i++) {
       if (r->part[b->seg_session[i]] != p)
         continue;
-      size_t at = b->seg_at[i], n = (i + 1 < b->segs ? b->seg_at[i + 1] : b->n) - at;
+      size_t at = b->seg_at[i], n = stretch_len(b, i);
       int err = r->cb(r->ctx, b->seg_session[i], b->v + at, n);
       if (err)
         return err;

@@ -22,12 +22,40 @@
  * with the taps moved, four unchanged, eight 8.0 -> 8.8 s. */
 enum { TAPS_WITH_COUNTS = 2 };
 
+/* A shared pass's working arrays. */
 typedef struct {
+  tl_sweep *const *ws; /* the sweeps */
+  int64_t *ids;        /* the sessions of the reading, */
   uint32_t *owner;     /* per session of the reading: its sweep */
   size_t *local;       /* and its index in that sweep */
-  reading *r;          /* per sweep: how its pass reads */
-  tl_sweep *const *ws; /* the sweeps */
+  reading *r;          /* per sweep: how its pass reads (passes after the first) */
+  int *needed;         /* per sweep: it takes part in the pass */
+  size_t *cursor;      /* per sweep: for merge_sessions */
 } many;
+
+/* m's arrays for n sweeps of total sessions, with readings when asked;
+ * TL_ENOMEM when out of memory (many_free frees what was had). */
+static int many_alloc(many *m, tl_sweep *const *ws, size_t n, size_t total, int readings) {
+  *m = (many){ws,
+              malloc((total + 1) * sizeof *m->ids),
+              malloc((total + 1) * sizeof *m->owner),
+              malloc((total + 1) * sizeof *m->local),
+              readings ? malloc(n * sizeof *m->r) : NULL,
+              malloc(n * sizeof *m->needed),
+              malloc(n * sizeof *m->cursor)};
+  return m->ids && m->owner && m->local && (m->r || !readings) && m->needed && m->cursor
+             ? TL_OK
+             : TL_ENOMEM;
+}
+
+static void many_free(many *m) {
+  free(m->ids);
+  free(m->owner);
+  free(m->local);
+  free(m->r);
+  free(m->needed);
+  free(m->cursor);
+}
 
 static int many_wanted(void *arg, size_t at, int64_t min, int64_t max) {
   const many *m = arg;
@@ -52,12 +80,13 @@ static int many_summary(void *arg, size_t at, const tl_summary *sum) {
   return tl__sweep_from_summary(m->ws[m->owner[at]], m->local[at], sum);
 }
 
-/* The sessions of the sweeps whose pass is needed, into ids (with their
- * owners in m): each sweep's in its own order, the sweeps merged by session
- * id; cursor holds n. Returns how many. */
-static size_t merge_sessions(tl_sweep *const *ws, size_t n, const int *needed, size_t *cursor,
-                             int64_t *ids, many *m) {
-  size_t total = 0;
+/* The sessions of the n sweeps whose pass is needed, into m's ids (with
+ * their owners): each sweep's in its own order, the sweeps merged by
+ * session id. Returns how many. */
+static size_t merge_sessions(many *m, size_t n) {
+  tl_sweep *const *ws = m->ws;
+  const int *needed = m->needed;
+  size_t *cursor = m->cursor, total = 0;
   for (size_t k = 0; k < n; k++) {
     total += needed[k] ? ws[k]->ns : 0;
     cursor[k] = needed[k] ? 0 : ws[k]->ns;
@@ -69,7 +98,7 @@ static size_t merge_sessions(tl_sweep *const *ws, size_t n, const int *needed, s
           (best == n || ws[k]->ids[cursor[k]] < ws[best]->ids[cursor[best]]))
         best = k;
     size_t s = cursor[best]++;
-    ids[i] = ws[best]->ids[s];
+    m->ids[i] = ws[best]->ids[s];
     m->owner[i] = (uint32_t)best;
     m->local[i] = s;
   }
@@ -117,27 +146,19 @@ int tl_sweep_first_all(tl_sweep *const *ws, size_t n, const tl_sweep_session_cb 
   tl_store *store = n ? common_store(ws, n, 0, &total) : NULL;
   if (!store)
     return n ? TL_EINVAL : TL_OK;
-  int64_t *ids = malloc((total + 1) * sizeof *ids);
-  many m = {malloc((total + 1) * sizeof *m.owner), malloc((total + 1) * sizeof *m.local), NULL, ws};
-  int *needed = malloc(n * sizeof *needed);
-  size_t *cursor = malloc(n * sizeof *cursor);
-  int err = ids && m.owner && m.local && needed && cursor ? TL_OK : TL_ENOMEM;
+  many m;
+  int err = many_alloc(&m, ws, n, total, 0);
   for (size_t k = 0; k < n && !err; k++)
-    needed[k] = 1;
+    m.needed[k] = 1;
   if (!err)
-    err = tl_store_summaries(store, ids, merge_sessions(ws, n, needed, cursor, ids, &m),
-                             many_summary, &m);
+    err = tl_store_summaries(store, m.ids, merge_sessions(&m, n), many_summary, &m);
   else
     tl__store_fail(store, err, "out of memory reading summaries");
   for (size_t k = 0; k < n; k++) {
     int e = tl__sweep_first_end(ws[k], err, taps[k], tap_ctxs[k]);
     err = err ? err : e;
   }
-  free(ids);
-  free(m.owner);
-  free(m.local);
-  free(needed);
-  free(cursor);
+  many_free(&m);
   return err;
 }
 
@@ -151,37 +172,33 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
   if (!store)
     return TL_EINVAL;
   store->errmsg[0] = '\0'; /* a failure of the samples' reading leaves its own message */
-  int64_t *ids = malloc((total + 1) * sizeof *ids);
-  many m = {malloc((total + 1) * sizeof *m.owner), malloc((total + 1) * sizeof *m.local),
-            malloc(n * sizeof *m.r), ws};
-  int *needed = malloc(n * sizeof *needed);
-  size_t *cursor = malloc(n * sizeof *cursor);
-  int err = ids && m.owner && m.local && m.r && needed && cursor ? TL_OK : TL_ENOMEM, any = 1;
-  while (!err && !(err = passes_begin(ws, n, needed, m.r, &any)) && any) {
-    size_t count = merge_sessions(ws, n, needed, cursor, ids, &m);
+  many m;
+  int err = many_alloc(&m, ws, n, total, 1), any = 1;
+  while (!err && !(err = passes_begin(ws, n, m.needed, m.r, &any)) && any) {
+    size_t count = merge_sessions(&m, n), sweeps = 0;
     int taps = 0;
-    for (size_t k = 0; k < n; k++)
-      taps |= needed[k] && m.r[k].tap;
-    tl__store_src *src = tl__store_src_open(store, ids, count);
-    size_t sweeps = 0;
-    for (size_t k = 0; k < n; k++)
-      sweeps += (size_t)needed[k];
-    reading r = {many_wanted, many_segment, &m,          taps ? many_tap : NULL,
-                 &m,          m.owner,      (uint32_t)n, sweeps <= TAPS_WITH_COUNTS};
+    for (size_t k = 0; k < n; k++) {
+      taps |= m.needed[k] && m.r[k].tap;
+      sweeps += (size_t)m.needed[k];
+    }
+    tl__store_src *src = tl__store_src_open(store, m.ids, count);
+    reading r = {.wanted = many_wanted,
+                 .cb = many_segment,
+                 .ctx = &m,
+                 .tap = taps ? many_tap : NULL,
+                 .tap_ctx = &m,
+                 .part = m.owner,
+                 .parts = (uint32_t)n,
+                 .tap_with_cb = sweeps <= TAPS_WITH_COUNTS};
     err = src ? tl__store_src_scan(src, &r) : TL_ENOMEM;
     tl__store_src_close(src);
     for (size_t k = 0; k < n; k++)
-      if (needed[k]) {
+      if (m.needed[k]) {
         int e = tl__sweep_pass_end(ws[k], err);
         err = err ? err : e;
       }
   }
-  free(ids);
-  free(m.owner);
-  free(m.local);
-  free(m.r);
-  free(needed);
-  free(cursor);
+  many_free(&m);
   if (err == TL_ECORRUPT && !store->errmsg[0])
     err = tl__sweep_explain_disagreement(store, total);
   return err;
