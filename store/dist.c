@@ -365,7 +365,7 @@ int tl__sweep_first_end(tl_sweep *w, int err, tl_sweep_session_cb tap, void *tap
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
   int err;
   if (w->store) {
-    err = tl_store_summaries(w->store, w->ids, w->ns, tl__sweep_from_summary, w);
+    err = tl__store_summaries_threaded(w->store, w->ids, w->ns, tl__sweep_from_summary, w);
   } else {
     reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0, 0};
     err = w->source(w->src, &r);

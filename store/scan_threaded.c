@@ -1,16 +1,16 @@
 /* scan_threaded.c: a store's samples read on two threads, for the sweep
  * (dist.c) and tl_store_scan_threaded.
  *
- * Reading the store takes two threads: this one steps SQLite through the
- * blocks and decodes them into a batch of values, a worker counts the
- * previous batch. The two halves of the work are of similar size, so on two
- * cores a pass takes about half as long. Only the worker touches the sweep;
- * the batches alternate under one mutex. A batch remembers where each
- * session's samples start in it. */
-#include <pthread.h>
+ * Reading the store takes two threads (relay.h): this one steps SQLite
+ * through the blocks and decodes them into a batch of values, the relay's
+ * worker counts the previous batch. The two halves of the work are of
+ * similar size, so on two cores a pass takes about half as long. Only the
+ * worker touches the sweep. A batch remembers where each session's samples
+ * start in it. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "relay.h"
 #include "sweep_internal.h"
 
 enum { BATCH_VALUES = 64 * TL_BLOCK_MAX, BATCH_SEGMENTS = 256 };
@@ -28,13 +28,8 @@ struct tl__store_src {
   size_t n;
   size_t at; /* index in ids of the session being read */
   reading r;
-  batch *fill;         /* the batch this thread fills */
-  batch *pending;      /* handed to the worker, not yet taken */
-  int busy, quit;      /* the worker is counting a batch; no more will come */
-  int err;             /* the worker's first error */
+  tl__relay relay;
   int64_t bad_session; /* where a block failed to decode */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
   batch batches[2];
 };
 
@@ -54,7 +49,9 @@ static size_t stretch_len(const batch *b, size_t i) {
 
 /* The batch's stretches to the taps (when they run here), each in stored
  * order, and to the counts: stretch by stretch, or part by part. */
-static int batch_run(tl__store_src *s, const batch *b) {
+static int batch_run(void *arg, void *filled) {
+  const tl__store_src *s = arg;
+  const batch *b = filled;
   const reading *r = &s->r;
   tl_sweep_session_cb tap = r->tap_with_cb ? r->tap : NULL;
   for (size_t i = 0; i < b->segs && (tap || !r->part); i++) {
@@ -77,46 +74,9 @@ static int batch_run(tl__store_src *s, const batch *b) {
   return 0;
 }
 
-static void *worker(void *arg) {
-  tl__store_src *s = arg;
-  pthread_mutex_lock(&s->mu);
-  for (;;) {
-    while (!s->pending && !s->quit)
-      pthread_cond_wait(&s->cv, &s->mu);
-    if (!s->pending)
-      break;
-    batch *b = s->pending;
-    s->pending = NULL;
-    s->busy = 1;
-    int err = s->err;
-    pthread_mutex_unlock(&s->mu);
-    if (!err)
-      err = batch_run(s, b);
-    pthread_mutex_lock(&s->mu);
-    if (err && !s->err)
-      s->err = err;
-    b->n = b->segs = 0;
-    s->busy = 0;
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return NULL;
-}
-
-/* Hands the filled batch to the worker once it is idle, and continues with
- * the other batch (which the worker has then finished). */
-static int submit(tl__store_src *s) {
-  pthread_mutex_lock(&s->mu);
-  while (s->pending || s->busy)
-    pthread_cond_wait(&s->cv, &s->mu);
-  int err = s->err;
-  if (!err && s->fill->n) {
-    s->pending = s->fill;
-    s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return err;
+static void batch_empty(void *filled) {
+  batch *b = filled;
+  b->n = b->segs = 0;
 }
 
 static int block_decode(void *arg, const tl_block *b) {
@@ -127,13 +87,13 @@ static int block_decode(void *arg, const tl_block *b) {
     s->bad_session = b->session_id;
     return TL_ECORRUPT;
   }
-  batch *f = s->fill;
+  batch *f = tl__relay_fill(&s->relay);
   int new_seg = !f->segs || f->seg_session[f->segs - 1] != s->at;
   if (f->n + (size_t)b->count > BATCH_VALUES || (new_seg && f->segs == BATCH_SEGMENTS)) {
-    int err = submit(s);
+    int err = tl__relay_submit(&s->relay, f->n > 0);
     if (err)
       return err;
-    f = s->fill;
+    f = tl__relay_fill(&s->relay);
     new_seg = 1;
   }
   if (new_seg) {
@@ -162,23 +122,14 @@ int tl__store_src_scan(void *arg, const reading *r) {
   tl__store_src *s = arg;
   s->r = *r;
   s->at = 0;
-  s->fill = &s->batches[0];
-  s->pending = NULL;
-  s->busy = s->quit = s->err = 0;
-  s->batches[0].n = s->batches[1].n = s->batches[0].segs = s->batches[1].segs = 0;
-  pthread_t th;
-  if (pthread_create(&th, NULL, worker, s) != 0)
+  s->bad_session = 0;
+  batch_empty(&s->batches[0]);
+  batch_empty(&s->batches[1]);
+  if (tl__relay_start(&s->relay, batch_run, batch_empty, s, &s->batches[0], &s->batches[1]))
     return TL_ENOMEM;
   int err = tl_store_scan_blocks(s->store, s->ids, s->n, block_filter, block_decode, s);
-  int werr = submit(s);
-  pthread_mutex_lock(&s->mu);
-  while (s->pending || s->busy)
-    pthread_cond_wait(&s->cv, &s->mu);
-  s->quit = 1;
-  pthread_cond_broadcast(&s->cv);
-  werr = s->err ? s->err : werr;
-  pthread_mutex_unlock(&s->mu);
-  pthread_join(th, NULL);
+  const batch *last = tl__relay_fill(&s->relay);
+  int werr = tl__relay_stop(&s->relay, last->n > 0);
   if (err == TL_ECORRUPT && s->bad_session) {
     /* Let the store say which block is bad: a plain scan of that session
      * stops at the same block and leaves the message on the handle. */
@@ -194,29 +145,13 @@ tl__store_src *tl__store_src_open(tl_store *store, const int64_t *session_ids, s
   if (!s)
     return NULL;
   memset(s, 0, offsetof(tl__store_src, batches));
-  if (pthread_mutex_init(&s->mu, NULL) != 0) {
-    free(s);
-    return NULL;
-  }
-  if (pthread_cond_init(&s->cv, NULL) != 0) {
-    pthread_mutex_destroy(&s->mu);
-    free(s);
-    return NULL;
-  }
   s->store = store;
   s->ids = session_ids;
   s->n = n;
   return s;
 }
 
-void tl__store_src_close(void *arg) {
-  tl__store_src *s = arg;
-  if (!s)
-    return;
-  pthread_cond_destroy(&s->cv);
-  pthread_mutex_destroy(&s->mu);
-  free(s);
-}
+void tl__store_src_close(void *src) { free(src); }
 
 int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n,
                            tl_sweep_session_cb cb, void *ctx) {

@@ -12,10 +12,12 @@
  * checksum, the layout and the count against the session's sample_count; a
  * session without one (running, or damaged) has its summary computed on the
  * fly. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rank.h"
+#include "relay.h"
 #include "summary_internal.h"
 
 /* Slots of the map of the ranges a pass reads. */
@@ -331,53 +333,176 @@ typedef struct {
   void *ctx;
 } summaries_ctx;
 
-/* One session's stored summary, verified, or (none stored) computed. */
-static int one_summary(void *arg, size_t i, const char *uuid, int64_t sample_count,
-                       const uint8_t *blob, size_t len) {
-  summaries_ctx *c = arg;
+static int summaries_begin(summaries_ctx *c, tl_store *s, const int64_t *ids, tl_summary_cb fn,
+                           void *ctx) {
+  *c = (summaries_ctx){
+      s, tl__summarizer_new(), malloc(TL_SUMMARY_BUCKETS * sizeof *c->nz_at), ids, fn, ctx};
+  return c->z && c->nz_at ? TL_OK : tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+}
+
+static void summaries_end(summaries_ctx *c) {
+  tl__summarizer_free(c->z);
+  free(c->nz_at);
+}
+
+/* Session i's stored summary, verified, to fn: fn's error, or TL_ECORRUPT
+ * with *why when the summary is damaged. Touches no store. */
+static int stored_summary(summaries_ctx *c, size_t i, int64_t sample_count, const uint8_t *blob,
+                          size_t len, const char **why) {
   tl__summarizer *z = c->z;
-  if (!blob) {
-    const tl_summary *m;
-    int err = tl__summary_compute(c->s, z, c->ids[i], &m);
-    if (err)
-      return err;
-    err = c->fn(c->ctx, i, m);
-    memset(z->hist + m->hist_first, 0, m->hist_len * sizeof *z->hist);
-    return err;
-  }
   /* Only the buckets with samples are written, then cleared: a long tail
    * spans thousands of empty ones. */
-  const char *why;
   tl_summary stored;
-  int bad = tl__summary_decode_sparse(blob, len, z->hist, c->nz_at, &stored, &why);
+  int bad = tl__summary_decode_sparse(blob, len, z->hist, c->nz_at, &stored, why);
   if (!bad && stored.count != sample_count) {
     bad = TL_ECORRUPT;
-    why = "its count differs from the session's";
+    *why = "its count differs from the session's";
   }
-  int err = bad ? tl__store_fail(c->s, TL_ECORRUPT, "%s: session %.36s: summary: %s" TL__CHECK_HINT,
-                                 c->s->path, uuid, why)
-                : c->fn(c->ctx, i, &stored);
-  if (bad) /* for tlreport --skip-damaged */
-    c->s->damaged_id = c->ids[i];
+  int err = bad ? TL_ECORRUPT : c->fn(c->ctx, i, &stored);
   if (bad)
     memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
   else
     for (size_t k = 0; k < stored.nz; k++)
       z->hist[stored.nz_at[k]] = 0;
+  if (!bad)
+    *why = NULL;
   return err;
 }
 
-int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn, void *ctx) {
-  summaries_ctx c = {
-      s, tl__summarizer_new(), malloc(TL_SUMMARY_BUCKETS * sizeof *c.nz_at), ids, fn, ctx};
-  if (!c.z || !c.nz_at) {
-    tl__summarizer_free(c.z);
-    free(c.nz_at);
-    return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+/* Says why session i's summary is damaged, and which it is (for tlreport
+ * --skip-damaged). */
+static int damaged_summary(summaries_ctx *c, size_t i, const char *uuid, const char *why) {
+  c->s->damaged_id = c->ids[i];
+  return tl__store_fail(c->s, TL_ECORRUPT, "%s: session %.36s: summary: %s" TL__CHECK_HINT,
+                        c->s->path, uuid, why);
+}
+
+/* One session's stored summary, verified, or (none stored) computed. */
+static int one_summary(void *arg, size_t i, const char *uuid, int64_t sample_count,
+                       const uint8_t *blob, size_t len) {
+  summaries_ctx *c = arg;
+  if (!blob) {
+    const tl_summary *m;
+    int err = tl__summary_compute(c->s, c->z, c->ids[i], &m);
+    if (err)
+      return err;
+    err = c->fn(c->ctx, i, m);
+    memset(c->z->hist + m->hist_first, 0, m->hist_len * sizeof *c->z->hist);
+    return err;
   }
-  int err = s->ops->summary_blobs(s, ids, n, one_summary, &c);
-  tl__summarizer_free(c.z);
-  free(c.nz_at);
+  const char *why;
+  int err = stored_summary(c, i, sample_count, blob, len, &why);
+  return why ? damaged_summary(c, i, uuid, why) : err;
+}
+
+int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn, void *ctx) {
+  summaries_ctx c;
+  int err = summaries_begin(&c, s, ids, fn, ctx);
+  if (!err)
+    err = s->ops->summary_blobs(s, ids, n, one_summary, &c);
+  summaries_end(&c);
+  return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* On two threads: this one reads the blobs, a worker decodes them           */
+
+/* A batch of stored summaries as read: each row's blob in data. A blob
+ * larger than the batch is decoded by the reading thread itself. */
+enum { BLOB_ROWS = 2048, BLOB_BYTES = 1 << 18 };
+
+typedef struct {
+  size_t index;
+  int64_t sample_count;
+  size_t at, len; /* the blob, in data */
+  char uuid[37];
+} blob_row;
+
+typedef struct {
+  size_t rows, bytes;
+  blob_row row[BLOB_ROWS];
+  uint8_t data[BLOB_BYTES];
+} blob_batch;
+
+typedef struct {
+  summaries_ctx c; /* the worker's while it holds a batch, else this thread's */
+  tl__relay relay;
+  const char *why; /* the worker found row bad's summary damaged */
+  blob_row bad;
+  blob_batch batch[2];
+} summaries_relay;
+
+static int blobs_run(void *arg, void *filled) {
+  summaries_relay *t = arg;
+  const blob_batch *b = filled;
+  for (size_t k = 0; k < b->rows; k++) {
+    const blob_row *r = &b->row[k];
+    int err = stored_summary(&t->c, r->index, r->sample_count, b->data + r->at, r->len, &t->why);
+    if (t->why)
+      t->bad = *r;
+    if (err)
+      return err;
+  }
+  return TL_OK;
+}
+
+static void blobs_empty(void *filled) {
+  blob_batch *b = filled;
+  b->rows = b->bytes = 0;
+}
+
+static int relay_summary(void *arg, size_t i, const char *uuid, int64_t sample_count,
+                         const uint8_t *blob, size_t len) {
+  summaries_relay *t = arg;
+  blob_batch *b = tl__relay_fill(&t->relay);
+  if (!blob || len > BLOB_BYTES) {
+    /* Computed (which reads the store), or too large: here, in its turn. */
+    int err = tl__relay_drain(&t->relay, b->rows > 0);
+    return err ? err : one_summary(&t->c, i, uuid, sample_count, blob, len);
+  }
+  if (b->rows == BLOB_ROWS || b->bytes + len > BLOB_BYTES) {
+    int err = tl__relay_submit(&t->relay, 1);
+    if (err)
+      return err;
+    b = tl__relay_fill(&t->relay);
+  }
+  blob_row *r = &b->row[b->rows++];
+  *r = (blob_row){.index = i, .sample_count = sample_count, .at = b->bytes, .len = len};
+  snprintf(r->uuid, sizeof r->uuid, "%s", uuid);
+  memcpy(b->data + b->bytes, blob, len);
+  b->bytes += len;
+  return TL_OK;
+}
+
+int tl__store_summaries_threaded(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn,
+                                 void *ctx) {
+  summaries_relay *t = malloc(sizeof *t);
+  if (!t)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
+  t->why = NULL;
+  blobs_empty(&t->batch[0]);
+  blobs_empty(&t->batch[1]);
+  int err = summaries_begin(&t->c, s, ids, fn, ctx);
+  if (err || n < 2 ||
+      tl__relay_start(&t->relay, blobs_run, blobs_empty, t, &t->batch[0], &t->batch[1])) {
+    /* Too few to share, or no second thread: the same, on this one. */
+    if (!err)
+      err = s->ops->summary_blobs(s, ids, n, one_summary, &t->c);
+    summaries_end(&t->c);
+    free(t);
+    return err;
+  }
+  err = s->ops->summary_blobs(s, ids, n, relay_summary, t);
+  const blob_batch *last = tl__relay_fill(&t->relay);
+  int werr = tl__relay_stop(&t->relay, last->rows > 0);
+  /* The worker's error came first in the sessions' order: the reading
+   * stopped at it or after. */
+  if (t->why)
+    err = damaged_summary(&t->c, t->bad.index, t->bad.uuid, t->why);
+  else if (werr)
+    err = werr;
+  summaries_end(&t->c);
+  free(t);
   return err;
 }
 

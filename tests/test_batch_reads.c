@@ -2,7 +2,9 @@
  * (tl_store_causes_of, tl_store_counters_of, tl_store_details_of,
  * tl_store_sessions' pooled strings) give for every session what a read of that session alone
  * gives, in the order asked, with ids repeated, missing or out of order; a damaged row fails its
- * session and no other; a read that fails is an error, never fewer rows. */
+ * session and no other; a read that fails is an error, never fewer rows. The sessions' summaries
+ * read on two threads (tl__store_summaries_threaded) come as from one, to the bit, through
+ * every batch and at every kind of damage. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "store_internal.h"
 #include "support.h"
 #include "tl_store.h"
 
@@ -512,6 +515,152 @@ static void pool_add_copies_apart(void **state) {
   tl_strpool_free(p);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Summaries read on two threads                                            */
+
+/* Enough small sessions to fill more than one batch of rows (2,048), and
+ * wide ones whose blobs fill more than one batch of bytes (256 KiB). */
+enum { SMALL_SESSIONS = 2300, WIDE_SESSIONS = 48, ALL_SUMMARIES = SMALL_SESSIONS + WIDE_SESSIONS };
+
+typedef struct {
+  size_t index;
+  int64_t count, min_ns, max_ns;
+  unsigned __int128 sum, sumsq;
+  int64_t pct_ns[TL_SUMMARY_PCTS];
+  size_t hist_first, hist_len;
+  uint64_t hist_hash;
+} summary_call;
+
+typedef struct {
+  summary_call *call;
+  size_t calls;
+} summary_log;
+
+static int log_summary(void *ctx, size_t index, const tl_summary *m) {
+  summary_log *g = ctx;
+  assert_true(g->calls < ALL_SUMMARIES + 8);
+  summary_call *c = &g->call[g->calls++];
+  *c = (summary_call){index,    m->count, m->min_ns,     m->max_ns,   m->sum,
+                      m->sumsq, {0},      m->hist_first, m->hist_len, 1469598103934665603ULL};
+  memcpy(c->pct_ns, m->pct_ns, sizeof c->pct_ns);
+  for (size_t b = 0; b < m->hist_len; b++)
+    c->hist_hash = (c->hist_hash ^ (uint64_t)m->hist[b] ^ b << 40) * 1099511628211ULL;
+  return TL_OK;
+}
+
+/* The small sessions, then the wide ones among them every 50th, into ids
+ * in the order written. */
+static void make_summarized_sessions(tl_store *s, int64_t *ids) {
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  int64_t *v = malloc(20000 * sizeof *v);
+  assert_non_null(v);
+  for (int k = 0; k < ALL_SUMMARIES; k++) {
+    int wide = k % 50 == 7 && k / 50 < WIDE_SESSIONS;
+    size_t n = wide ? 20000 : 1 + next_random(&x) % 6;
+    for (size_t i = 0; i < n; i++) {
+      unsigned bits = wide ? 8 + (unsigned)(next_random(&x) % 32) : 20;
+      v[i] = 1000 + (int64_t)(next_random(&x) & (((uint64_t)1 << bits) - 1));
+    }
+    tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000032",
+                            .label = wide ? "wide" : "small",
+                            .probe = "nanosleep",
+                            .delay_ns = 1000000,
+                            .command_line = "t",
+                            .host_fingerprint = "ab",
+                            .hostname = "h"};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    ids[k] = tl_writer_session_id(w);
+    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  free(v);
+}
+
+/* Reads the summaries of ids[0..n) on one thread and on two into a and b:
+ * the same error, message, damaged session and calls. Returns the error. */
+static int summaries_both_ways(tl_store *s, const int64_t *ids, size_t n, summary_log *a,
+                               summary_log *b) {
+  a->calls = b->calls = 0;
+  s->damaged_id = 0;
+  int one = tl_store_summaries(s, ids, n, log_summary, a);
+  char said[512];
+  snprintf(said, sizeof said, "%s", one ? tl_store_errmsg(s) : "");
+  int64_t damaged = s->damaged_id;
+  s->damaged_id = 0;
+  int two = tl__store_summaries_threaded(s, ids, n, log_summary, b);
+  assert_int_equal(two, one);
+  if (one)
+    assert_string_equal(tl_store_errmsg(s), said);
+  assert_int_equal(s->damaged_id, damaged);
+  assert_int_equal(b->calls, a->calls);
+  for (size_t i = 0; i < a->calls; i++)
+    if (memcmp(&a->call[i], &b->call[i], sizeof a->call[i]) != 0)
+      fail_msg("call %zu (session %zu) differs on two threads", i, a->call[i].index);
+  return one;
+}
+
+static void summaries_on_two_threads_as_on_one(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t *ids = malloc(ALL_SUMMARIES * sizeof *ids),
+          *asked = malloc((ALL_SUMMARIES + 8) * sizeof *asked);
+  summary_log a = {calloc(ALL_SUMMARIES + 8, sizeof *a.call), 0};
+  summary_log b = {calloc(ALL_SUMMARIES + 8, sizeof *b.call), 0};
+  assert_true(ids && asked && a.call && b.call);
+  make_summarized_sessions(s, ids);
+  tl_store_close(s);
+  /* Three sessions without a summary (computed, on the reading thread, in
+   * their turn): one early, one between batches, one last. */
+  exec_sql(f->db, "DELETE FROM session_summaries WHERE session_id IN (3, 2051, 2348)");
+  /* Backwards, then the first ones again: another order than the file's. */
+  size_t n = 0;
+  for (int k = ALL_SUMMARIES - 1; k >= 0; k--)
+    asked[n++] = ids[k];
+  for (int k = 0; k < 8; k++)
+    asked[n++] = ids[k];
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(summaries_both_ways(s, asked, n, &a, &b), TL_OK);
+  assert_int_equal(a.calls, n);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(a.call[i].index, i);
+  /* Nothing asked, one asked. */
+  assert_int_equal(summaries_both_ways(s, asked, 0, &a, &b), TL_OK);
+  assert_int_equal(a.calls, 0);
+  assert_int_equal(summaries_both_ways(s, asked, 1, &a, &b), TL_OK);
+  assert_int_equal(a.calls, 1);
+  tl_store_close(s);
+
+  /* A damaged summary deep in the reading: the sessions before it, then
+   * the error that names it; the same for a blob too large for a batch,
+   * and for a damaged summary after a session read without one. */
+  static const char *damages[] = {
+      "UPDATE session_summaries SET data = substr(data, 1, 12) || x'00' || substr(data, 14) "
+      "WHERE session_id = 700",
+      "UPDATE session_summaries SET data = zeroblob(300000) WHERE session_id = 1200",
+      "UPDATE session_summaries SET data = x'0102' WHERE session_id = 2",
+  };
+  static const size_t reached[] = {ALL_SUMMARIES - 700, ALL_SUMMARIES - 1200, ALL_SUMMARIES - 2};
+  for (size_t k = 0; k < sizeof damages / sizeof *damages; k++) {
+    exec_sql(f->db, "CREATE TABLE IF NOT EXISTS saved AS SELECT * FROM session_summaries");
+    exec_sql(f->db, damages[k]);
+    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+    assert_int_equal(summaries_both_ways(s, asked, n, &a, &b), TL_ECORRUPT);
+    assert_int_equal(a.calls, reached[k]);
+    assert_non_null(strstr(tl_store_errmsg(s), ": summary: "));
+    assert_int_equal(s->damaged_id, ids[ALL_SUMMARIES - 1 - reached[k]]);
+    tl_store_close(s);
+    exec_sql(f->db, "DELETE FROM session_summaries; INSERT INTO session_summaries SELECT * FROM "
+                    "saved; DROP TABLE saved");
+  }
+  free(ids);
+  free(asked);
+  free(a.call);
+  free(b.call);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(batches_equal_one_by_one, tl_test_setup, tl_test_teardown),
@@ -520,6 +669,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(failed_step_is_an_error, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(session_strings_are_pooled, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(details_equal_one_by_one, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(summaries_on_two_threads_as_on_one, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test(pool_keeps_one_copy),
       cmocka_unit_test(pool_tells_near_strings_apart),
       cmocka_unit_test(pool_add_copies_apart),
