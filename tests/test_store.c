@@ -1559,9 +1559,9 @@ static long long proc_count(const char *file, const char *key) {
 }
 
 /* What heap_in_huge_pages checks, in a new run of this program (the
- * setting is for a whole process): 0 when a fresh block of the heap lies in
- * huge pages, 77 where the system offers none on request (or a sanitizer
- * replaces malloc), else the number of the failed step. */
+ * setting is for a whole process): 0 when fresh blocks of the heap lie in
+ * huge pages, 160 MiB of them where the machine has 1 GiB, 77 where the system offers none on
+ * request (or a sanitizer replaces malloc), else the number of the failed step. */
 static int heap_steps(void) {
   char mode[128] = "";
   FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
@@ -1582,14 +1582,22 @@ static int heap_steps(void) {
   if (!tl_heap_huge_pages())
     return 1;
   long long fell_back = proc_count("/proc/vmstat", "thp_fault_fallback ");
-  enum { SIZE = 16 << 20 };
-  char *volatile p = malloc(SIZE);
-  if (!p)
-    return 2;
-  memset(p, 1, SIZE);
+  /* Blocks well past the first 64 MiB where the machine has the memory
+   * (a fleet's report holds hundreds of MiB), one otherwise. */
+  enum { SIZE = 16 << 20, BLOCKS = 10 };
+  long long ram_mb = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) >> 20;
+  int blocks = ram_mb >= 1024 ? BLOCKS : 1;
+  char *p[BLOCKS];
+  for (int k = 0; k < blocks; k++) {
+    if (!(p[k] = malloc(SIZE)))
+      return 2;
+    memset(p[k], 1, SIZE);
+  }
   long long huge_kb = proc_count("/proc/self/smaps_rollup", "AnonHugePages:");
-  free(p);
-  if (huge_kb >= 4096) /* at least two of the block's 2 MiB pages */
+  for (int k = 0; k < blocks; k++)
+    free(p[k]);
+  /* All but a few of the blocks' 2 MiB pages (at least two of one's). */
+  if (huge_kb >= (blocks == 1 ? 4096 : (long long)blocks * SIZE / 1024 * 8 / 10))
     return 0;
   /* A kernel that wanted to but found no free 2 MiB page says so. */
   return proc_count("/proc/vmstat", "thp_fault_fallback ") > fell_back ? 77 : 3;
