@@ -174,6 +174,8 @@ int tl_store_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   if (f->label_count > 256 || f->tag_count > 64)
     return tl__store_fail(s, TL_EINVAL, "too many labels or tags in the filter");
   int err = s->ops->sessions(s, f, out);
+  if (!err && !f->limit)
+    tl__session_list_order(out);
   if (err || (!s->left_out_count && !f->status))
     return err;
   /* The backend's rows also hold the 'running' sessions a status filter

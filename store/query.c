@@ -90,7 +90,7 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
   if (f->limit)
     add(q, " LIMIT %c%d", p, param(q, NULL, (int64_t)f->limit));
   else
-    add(q, " ORDER BY s.started_ns, s.id");
+    add(q, " ORDER BY %s", d->order);
   if (q->overflow)
     return tl__store_fail(s, TL_EINVAL, "filter is too large");
   return TL_OK;

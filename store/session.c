@@ -159,6 +159,21 @@ void tl__session_list_fit(tl_session_list *list) {
     list->items = p;
 }
 
+static int by_start(const void *a, const void *b) {
+  const tl_session *x = a, *y = b;
+  if (x->started_ns != y->started_ns)
+    return x->started_ns < y->started_ns ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+void tl__session_list_order(tl_session_list *list) {
+  for (size_t i = 1; i < list->count; i++)
+    if (by_start(&list->items[i - 1], &list->items[i]) > 0) {
+      qsort(list->items, list->count, sizeof *list->items, by_start);
+      return;
+    }
+}
+
 void tl_strings_free(char **strings, size_t count) {
   for (size_t i = 0; i < count; i++)
     free(strings[i]);

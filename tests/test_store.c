@@ -245,8 +245,8 @@ static void one_filter_builder_for_both_dialects(void **state) {
   flt.fact_key_count = 1;
   flt.has_tag = "zone";
   flt.limit = 3;
-  static const tl__sql_dialect question = {'?', "s.pid, s.heartbeat_ns", "session_facts"},
-                               dollar = {'$', "0, 0", "session_facts"};
+  static const tl__sql_dialect question = {'?', "s.pid, s.heartbeat_ns", "session_facts", "s.id"},
+                               dollar = {'$', "0, 0", "session_facts", "s.id"};
   tl__session_query *a = malloc(sizeof *a), *b = malloc(sizeof *b);
   assert_int_equal(tl__session_query_build(s, &question, &flt, a), TL_OK);
   assert_int_equal(tl__session_query_build(s, &dollar, &flt, b), TL_OK);
@@ -1630,6 +1630,46 @@ static void prune_options(void **state) {
   assert_int_equal(tl_prune_option(&p, "format", "csv", why, sizeof why), 0);
 }
 
+/* Sessions are listed in order of start, then id, whatever order they were
+ * written in: the file reads them by id and orders them only where that
+ * differs; a limit takes the first that match, in no promised order. */
+static void sessions_listed_by_start(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  static const int64_t starts[] = {30, 10, 20, 10, 30, 40};
+  static const int64_t order[] = {2, 4, 3, 1, 5, 6}; /* ids, by start then id */
+  enum { N = sizeof starts / sizeof *starts };
+  tl_filter all;
+  tl_filter_init(&all);
+  tl_session_list list;
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < N && round == 0; i++) {
+      tl_session_spec spec = spec_for("x", 0);
+      spec.started_ns = 1700000000000000000LL + starts[i] * 1000000000LL;
+      tl_writer *w;
+      char uuid[37];
+      assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+      int64_t v = 1000;
+      assert_int_equal(tl_writer_add(w, &v, 1), TL_OK);
+      assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+    }
+    /* The second round: already in order by id, kept as it is. */
+    if (round == 1)
+      exec_sql(f->db, "UPDATE sessions SET started_ns = 1700000000000000000 + id");
+    assert_int_equal(tl_store_sessions(s, &all, &list), TL_OK);
+    assert_int_equal(list.count, N);
+    for (size_t i = 0; i < N; i++)
+      assert_int_equal(list.items[i].id, round == 0 ? order[i] : (int64_t)i + 1);
+    tl_session_list_free(&list);
+  }
+  all.limit = 2;
+  assert_int_equal(tl_store_sessions(s, &all, &list), TL_OK);
+  assert_int_equal(list.count, 2);
+  tl_session_list_free(&list);
+  tl_store_close(s);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--libpq-steps") == 0)
     return libpq_steps(argv[2]);
@@ -1642,6 +1682,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(recorded_fact_filter, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(one_filter_builder_for_both_dialects, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sessions_listed_by_start, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(label_summaries, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(bad_session_specs, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(refusals, tl_test_setup, tl_test_teardown),

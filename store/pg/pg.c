@@ -217,6 +217,7 @@ static const tl__sql_dialect dialect = {
     .param = '$',
     .running_cols = "0, 0",
     .facts = "host_facts",
+    .order = "s.started_ns, s.id", /* an index's */
 };
 
 /* Column col of row, in the pool; NULL when out of memory. */

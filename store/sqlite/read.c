@@ -17,6 +17,7 @@ static const tl__sql_dialect dialect = {
     .param = '?',
     .running_cols = "s.pid, s.heartbeat_ns",
     .facts = "session_facts",
+    .order = "s.id",
 };
 
 /* The previous row's strings by column: a listing repeats its labels,
