@@ -367,7 +367,8 @@ int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
   if (w->store) {
     err = tl__store_summaries_threaded(w->store, w->ids, w->ns, tl__sweep_from_summary, w);
   } else {
-    reading r = {block_wanted, on_segment, w, tap, tap_ctx, NULL, 0, 0};
+    reading r = {
+        .wanted = block_wanted, .cb = on_segment, .ctx = w, .tap = tap, .tap_ctx = tap_ctx};
     err = w->source(w->src, &r);
     session_end(w); /* the last session's */
   }
@@ -522,14 +523,11 @@ int tl__sweep_pass_begin(tl_sweep *w, int *needed) {
 }
 
 void tl__sweep_pass_reading(tl_sweep *w, reading *r) {
-  /* A lone sweep's counting leaves its thread time for the taps (see
-   * sweep_many.c); shared passes may move them back. */
   *r = (reading){.wanted = block_wanted,
                  .cb = on_segment,
                  .ctx = w,
                  .tap = w->next_tap || w->tap ? finish_tap : NULL,
-                 .tap_ctx = w,
-                 .tap_with_cb = 1};
+                 .tap_ctx = w};
 }
 
 /* After the reading of w's pass, which returned err: what it found. */

@@ -47,13 +47,13 @@ static size_t stretch_len(const batch *b, size_t i) {
   return (i + 1 < b->segs ? b->seg_at[i + 1] : b->n) - b->seg_at[i];
 }
 
-/* The batch's stretches to the taps (when they run here), each in stored
- * order, and to the counts: stretch by stretch, or part by part. */
+/* The batch's stretches to the tap, each in stored order, and to the
+ * counts: stretch by stretch, or part by part. */
 static int batch_run(void *arg, void *filled) {
   const tl__store_src *s = arg;
   const batch *b = filled;
   const reading *r = &s->r;
-  tl_sweep_session_cb tap = r->tap_with_cb ? r->tap : NULL;
+  tl_sweep_session_cb tap = r->tap;
   for (size_t i = 0; i < b->segs && (tap || !r->part); i++) {
     size_t at = b->seg_at[i], n = stretch_len(b, i);
     int err = tap ? tap(r->tap_ctx, b->seg_session[i], b->v + at, n) : 0;
@@ -104,11 +104,8 @@ static int block_decode(void *arg, const tl_block *b) {
     s->bad_session = b->session_id;
     return TL_ECORRUPT;
   }
-  int err = s->r.tap && !s->r.tap_with_cb
-                ? s->r.tap(s->r.tap_ctx, s->at, f->v + f->n, (size_t)b->count)
-                : TL_OK;
   f->n += (size_t)b->count;
-  return err;
+  return TL_OK;
 }
 
 static int ignore_values(void *ctx, const int64_t *v, size_t n) {
@@ -158,7 +155,7 @@ int tl_store_scan_threaded(tl_store *store, const int64_t *session_ids, size_t n
   tl__store_src *s = tl__store_src_open(store, session_ids, n);
   if (!s)
     return TL_ENOMEM;
-  reading r = {NULL, cb, ctx, NULL, NULL, NULL, 0, 0};
+  reading r = {.cb = cb, .ctx = ctx};
   int err = tl__store_src_scan(s, &r);
   tl__store_src_close(s);
   return err;

@@ -22,8 +22,9 @@ enum {
 /* Whether a block of session (its stored min..max) is worth decoding. */
 typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
 /* Hands every wanted sample to cb, session by session, in stored order; tap
- * (may be NULL) sees them too, in the same order, on the thread that reads
- * them or, with tap_with_cb, on cb's. */
+ * (may be NULL) sees them too, in the same order, on cb's thread before cb
+ * takes each stretch: that thread, which counts, has time to spare, where
+ * the one that reads and decodes sets the pace. */
 typedef struct {
   wanted_cb wanted; /* may be NULL: every block */
   tl_sweep_session_cb cb;
@@ -35,9 +36,6 @@ typedef struct {
    * part's sessions in order, so that one part's tables stay in the cache. */
   const uint32_t *part;
   uint32_t parts;
-  /* tap runs on cb's thread, before cb takes each stretch: where the
-   * counting is light enough that the reading thread sets the pace. */
-  int tap_with_cb;
 } reading;
 typedef int (*source_fn)(void *src, const reading *r);
 

@@ -15,13 +15,6 @@
 
 #include "sweep_internal.h"
 
-/* Up to this many sweeps in a pass, the taps run on the counting thread,
- * which has time to spare; past it, the counting thread is the busier of
- * the two and they stay on the reading thread. Measured on a fleet's 30
- * days (alternating runs): one group 2.72 -> 2.59 s and two 7.33 -> 6.51 s
- * with the taps moved, four unchanged, eight 8.0 -> 8.8 s. */
-enum { TAPS_WITH_COUNTS = 2 };
-
 /* A shared pass's working arrays. */
 typedef struct {
   tl_sweep *const *ws; /* the sweeps */
@@ -175,12 +168,10 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
   many m;
   int err = many_alloc(&m, ws, n, total, 1), any = 1;
   while (!err && !(err = passes_begin(ws, n, m.needed, m.r, &any)) && any) {
-    size_t count = merge_sessions(&m, n), sweeps = 0;
+    size_t count = merge_sessions(&m, n);
     int taps = 0;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n; k++)
       taps |= m.needed[k] && m.r[k].tap;
-      sweeps += (size_t)m.needed[k];
-    }
     tl__store_src *src = tl__store_src_open(store, m.ids, count);
     reading r = {.wanted = many_wanted,
                  .cb = many_segment,
@@ -188,8 +179,7 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
                  .tap = taps ? many_tap : NULL,
                  .tap_ctx = &m,
                  .part = m.owner,
-                 .parts = (uint32_t)n,
-                 .tap_with_cb = sweeps <= TAPS_WITH_COUNTS};
+                 .parts = (uint32_t)n};
     err = src ? tl__store_src_scan(src, &r) : TL_ENOMEM;
     tl__store_src_close(src);
     for (size_t k = 0; k < n; k++)
