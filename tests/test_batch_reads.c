@@ -613,7 +613,8 @@ static void summaries_on_two_threads_as_on_one(void **state) {
   make_summarized_sessions(s, ids);
   tl_store_close(s);
   /* Three sessions without a summary (computed, on the reading thread, in
-   * their turn): one early, one between batches, one last. */
+   * their turn, the worker drained first): the first asked, one a few
+   * hundred in, one near the end that is asked again among the repeats. */
   exec_sql(f->db, "DELETE FROM session_summaries WHERE session_id IN (3, 2051, 2348)");
   /* Backwards, then the first ones again: another order than the file's. */
   size_t n = 0;
@@ -636,21 +637,25 @@ static void summaries_on_two_threads_as_on_one(void **state) {
   /* A damaged summary deep in the reading: the sessions before it, then
    * the error that names it; the same for a blob too large for a batch,
    * and for a damaged summary after a session read without one. */
-  static const char *damages[] = {
-      "UPDATE session_summaries SET data = substr(data, 1, 12) || x'00' || substr(data, 14) "
-      "WHERE session_id = 700",
-      "UPDATE session_summaries SET data = zeroblob(300000) WHERE session_id = 1200",
-      "UPDATE session_summaries SET data = x'0102' WHERE session_id = 2",
+  static const struct {
+    const char *sql;
+    size_t reached; /* the calls before the damaged one */
+  } damages[] = {
+      {"UPDATE session_summaries SET data = substr(data, 1, 12) || x'00' || substr(data, 14) "
+       "WHERE session_id = 700",
+       ALL_SUMMARIES - 700},
+      {"UPDATE session_summaries SET data = zeroblob(300000) WHERE session_id = 1200",
+       ALL_SUMMARIES - 1200},
+      {"UPDATE session_summaries SET data = x'0102' WHERE session_id = 2", ALL_SUMMARIES - 2},
   };
-  static const size_t reached[] = {ALL_SUMMARIES - 700, ALL_SUMMARIES - 1200, ALL_SUMMARIES - 2};
   for (size_t k = 0; k < sizeof damages / sizeof *damages; k++) {
     exec_sql(f->db, "CREATE TABLE IF NOT EXISTS saved AS SELECT * FROM session_summaries");
-    exec_sql(f->db, damages[k]);
+    exec_sql(f->db, damages[k].sql);
     assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
     assert_int_equal(summaries_both_ways(s, asked, n, &a, &b), TL_ECORRUPT);
-    assert_int_equal(a.calls, reached[k]);
+    assert_int_equal(a.calls, damages[k].reached);
     assert_non_null(strstr(tl_store_errmsg(s), ": summary: "));
-    assert_int_equal(s->damaged_id, ids[ALL_SUMMARIES - 1 - reached[k]]);
+    assert_int_equal(s->damaged_id, ids[ALL_SUMMARIES - 1 - damages[k].reached]);
     tl_store_close(s);
     exec_sql(f->db, "DELETE FROM session_summaries; INSERT INTO session_summaries SELECT * FROM "
                     "saved; DROP TABLE saved");
