@@ -18,6 +18,7 @@
 
 #include "store_internal.h"
 #include "support.h"
+#include "support_store.h"
 #include "tl_store.h"
 
 enum { SESSIONS = 40 };
@@ -561,19 +562,8 @@ static void make_summarized_sessions(tl_store *s, int64_t *ids) {
       unsigned bits = wide ? 8 + (unsigned)(next_random(&x) % 32) : 20;
       v[i] = 1000 + (int64_t)(next_random(&x) & (((uint64_t)1 << bits) - 1));
     }
-    tl_session_spec spec = {.run_uuid = "00000000-0000-4000-8000-000000000032",
-                            .label = wide ? "wide" : "small",
-                            .probe = "nanosleep",
-                            .delay_ns = 1000000,
-                            .command_line = "t",
-                            .host_fingerprint = "ab",
-                            .hostname = "h"};
-    tl_writer *w;
-    char uuid[37];
-    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
-    ids[k] = tl_writer_session_id(w);
-    assert_int_equal(tl_writer_add(w, v, n), TL_OK);
-    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+    tl_session_spec spec = tl_test_spec(wide ? "wide" : "small");
+    ids[k] = tl_test_write_session(s, &spec, v, n, 0);
   }
   free(v);
 }
