@@ -482,11 +482,9 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
     const tl_group *h = tl__find_group(c, c->labels[l], g0->probe, g0->delay_ns);
     if (!h || !h->dist.count)
       continue;
-    size_t hosts = 0, from = 0;
-    for (size_t s = 0; s < h->session_count; s++) {
-      ptrdiff_t i = tl__session_index(c, h->session_ids[s], &from);
-      hosts += i >= 0 && first_host[i] == (size_t)i;
-    }
+    size_t hosts = 0;
+    for (size_t s = 0; s < h->session_count; s++)
+      hosts += first_host[h->session_at[s]] == h->session_at[s];
     tl__table_add(t, h->label);
     tl__table_addf(t, "%zu", h->session_count);
     tl__table_addf(t, "%zu", hosts);

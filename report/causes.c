@@ -182,21 +182,6 @@ static void settle(int64_t tail_samples, int64_t tail_ns, int64_t *measured, int
   *not_attributed_ns = tail_ns - *wait_ns;
 }
 
-/* The counters of a session of the group: those read for every session
- * (from the comparison's list), else its own. */
-static counter_sums group_counters(tl_store *store, const counter_sums *cs, int64_t id,
-                                   ptrdiff_t i) {
-  counter_sums one = {0};
-  if (i >= 0)
-    return cs[i];
-  tl_counter_row *r;
-  size_t n;
-  if (tl_store_counters(store, id, &r, &n) == TL_OK)
-    sum_counters(r, n, &one);
-  free(r);
-  return one;
-}
-
 /* The facts the split names, from the first session that recorded each. */
 static void group_facts(const tl_session_detail *d, tl_group_causes *gc, double *cpus) {
   const char *v = tl__fact(d, "timer_slack_ns");
@@ -258,10 +243,9 @@ static int group_causes(tl_store *store, const tl_comparison *c, const counter_s
     return TL_ENOMEM;
   double cpus = 0;
   int recorded = 0; /* a session recorded causes or counters: there is something to say */
-  size_t from = 0;
   for (size_t s = 0; s < g->session_count; s++) {
-    ptrdiff_t i = tl__session_index(c, g->session_ids[s], &from);
-    own[s] = group_counters(store, cs, g->session_ids[s], i);
+    size_t i = g->session_at[s];
+    own[s] = cs[i];
     recorded |= own[s].any;
     all.periods += own[s].periods;
     all.throttled += own[s].throttled;
@@ -270,8 +254,7 @@ static int group_causes(tl_store *store, const tl_comparison *c, const counter_s
     all.irq_ns += own[s].irq_ns;
     all.span_ms += own[s].span_ms;
     all.have_steal |= own[s].have_steal;
-    if (i >= 0)
-      group_facts(&c->details[i], gc, &cpus);
+    group_facts(&c->details[i], gc, &cpus);
   }
   causes_ctx x = {&t, own, gc, 0};
   tl_store_causes_of(store, g->session_ids, g->session_count, add_causes, &x);

@@ -58,6 +58,7 @@ void tl_comparison_free(tl_comparison *c) {
     free(c->groups[i].label);
     free(c->groups[i].probe);
     free(c->groups[i].session_ids);
+    free(c->groups[i].session_at);
   }
   if (c->groups) {
     free(block_of_groups(c)->kept);
@@ -286,9 +287,8 @@ static int group_take(tl_comparison *c, tl_group *g, const double *pcts, size_t 
       ci_val[k] = tl_sweep_value(w, gs->ci_at[k]);
     if (gs->nci)
       tl__kept_values(*kept, gs->ci_rank, ci_val, gs->nci);
-    size_t from = 0;
     for (size_t i = 0; i < g->session_count; i++) {
-      tl_session_detail *x = &c->details[tl__session_index(c, g->session_ids[i], &from)];
+      tl_session_detail *x = &c->details[g->session_at[i]];
       for (size_t j = 0; j < 3 + np; j++)
         x->pct_ns[j] = tl_sweep_session_value(w, i, j);
       tl_sweep_dist(w, i, &d);
@@ -569,14 +569,18 @@ static size_t *assign_groups(const tl_session_list *list, size_t *n) {
   return group_of;
 }
 
-/* Names each of the n groups and gives it its sessions' ids, in order. */
+/* Names each of the n groups and gives it its sessions' ids, in order, and
+ * where they are in the list (the page looks a group's sessions up often:
+ * a fleet's groups have tens of thousands). */
 static int fill_groups(tl_comparison *out, const size_t *group_of, size_t n) {
   for (size_t i = 0; i < out->sessions.count; i++)
     out->groups[group_of[i]].session_count++;
   out->group_count = n;
   for (size_t k = 0; k < n; k++) {
     tl_group *g = &out->groups[k];
-    if (!(g->session_ids = malloc(g->session_count * sizeof *g->session_ids)))
+    g->session_ids = malloc(g->session_count * sizeof *g->session_ids);
+    g->session_at = malloc(g->session_count * sizeof *g->session_at);
+    if (!g->session_ids || !g->session_at)
       return TL_ENOMEM;
     g->session_count = 0;
   }
@@ -590,6 +594,7 @@ static int fill_groups(tl_comparison *out, const size_t *group_of, size_t n) {
       if (!g->label || !g->probe)
         return TL_ENOMEM;
     }
+    g->session_at[g->session_count] = i;
     g->session_ids[g->session_count++] = s->id;
   }
   return TL_OK;

@@ -272,9 +272,10 @@ static int pool_sort(tl__sset *x) {
 /* Readies x to keep samples of the sessions ids[0..nids): every sample when
  * the group has at most TL_STATS_KEEP, otherwise a reservoir per session
  * sized in proportion to the session. Samples then go to reservoir_add
- * session by session, and sset_finish sorts them. */
-static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nids, uint64_t seed,
-                        tl__sset *x) {
+ * session by session, and sset_finish sorts them. at: where each session is
+ * in cmp's list (a group's session_at), or NULL to look them up. */
+static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, const size_t *at_list,
+                        size_t nids, uint64_t seed, tl__sset *x) {
   memset(x, 0, sizeof *x);
   x->s = calloc(nids ? nids : 1, sizeof *x->s);
   if (!x->s)
@@ -283,7 +284,7 @@ static int sset_prepare(const tl_comparison *cmp, const int64_t *ids, size_t nid
   int64_t total = 0;
   size_t from = 0;
   for (size_t i = 0; i < nids; i++) {
-    ptrdiff_t at = tl__session_index(cmp, ids[i], &from);
+    ptrdiff_t at = at_list ? (ptrdiff_t)at_list[i] : tl__session_index(cmp, ids[i], &from);
     const tl_session *s = at < 0 ? NULL : &cmp->sessions.items[at];
     x->s[i].d = at < 0 || !cmp->details ? NULL : &cmp->details[at];
     x->s[i].id = ids[i];
@@ -350,7 +351,7 @@ static int sset_finish(tl__sset *x) {
  * message on the store. */
 int tl__sset_load_dist(tl_store *store, const tl_comparison *cmp, const int64_t *ids, size_t nids,
                        uint64_t seed, const double *pcts, size_t np, tl_dist *dist, tl__sset *x) {
-  int rc = sset_prepare(cmp, ids, nids, seed, x);
+  int rc = sset_prepare(cmp, ids, NULL, nids, seed, x);
   /* One scan for them all: a scan's thread and statement cost per call. */
   if (!rc && dist)
     rc = tl_dist_compute_tap(store, ids, nids, pcts, np, reservoir_cb, x, dist);
@@ -373,7 +374,7 @@ tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budg
   if (!k)
     return NULL;
   uint64_t seed = tl__group_seed(g->label, g->probe, g->delay_ns, "ci");
-  if (sset_prepare(cmp, g->session_ids, g->session_count, seed, &k->set)) {
+  if (sset_prepare(cmp, g->session_ids, g->session_at, g->session_count, seed, &k->set)) {
     free(k);
     return NULL;
   }

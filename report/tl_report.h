@@ -47,6 +47,7 @@ typedef struct {
   int64_t delay_ns;
   size_t session_count;
   int64_t *session_ids; /* session_count ids, oldest first */
+  size_t *session_at;   /* where each of them is in the comparison's sessions */
   tl_dist dist;
   tl_dist spectrum; /* at tl_spectrum_pcts, for the chart */
   /* Histogram of the samples: TL_HIST_BINS bins of hist_width_ns from

@@ -25,7 +25,8 @@ void tl_test_group_make(tl_test_group *t, size_t ns, size_t per, const double *p
   t->ids = malloc(ns * sizeof *t->ids);
   t->uuid = malloc(ns * sizeof *t->uuid);
   int64_t *v = malloc(per * sizeof *v);
-  assert_true(t->cmp.sessions.items && t->cmp.details && t->own && t->ids && t->uuid && v);
+  size_t *at = malloc((ns + 1) * sizeof *at);
+  assert_true(t->cmp.sessions.items && t->cmp.details && t->own && t->ids && t->uuid && v && at);
   for (size_t i = 0; i < ns; i++) {
     snprintf(t->uuid[i], sizeof t->uuid[i], "s-%zu", i);
     t->cmp.sessions.items[i] = (tl_session){.id = (int64_t)i + 1,
@@ -33,15 +34,18 @@ void tl_test_group_make(tl_test_group *t, size_t ns, size_t per, const double *p
                                             .sample_count = (int64_t)per,
                                             .started_ns = (int64_t)i};
     t->ids[i] = (int64_t)i + 1;
+    at[i] = i;
   }
   tl_group g;
   memset(&g, 0, sizeof g);
   g.label = "synthetic";
   g.probe = "uv";
   g.session_ids = t->ids;
+  g.session_at = at;
   g.session_count = ns;
   size_t budget = SIZE_MAX;
   t->kept = tl__kept_new(&t->cmp, &g, &budget);
+  free(at); /* read only while the keeping is readied */
   assert_non_null(t->kept);
   for (size_t i = 0; i < ns; i++) {
     fill(ctx, i, v, per);
