@@ -56,7 +56,8 @@ size_t *tl__host_label_counts(const tl_comparison *c, const size_t *first, size_
 /* Which items share a key (distinct.c). key(ctx, i, part) gives part
  * 0..parts-1 of item i's key, or NULL for an item that has none. first[i]
  * receives the index of the first item with item i's key (i itself when it
- * is the first), SIZE_MAX for an item without a key. Linear in n. */
+ * is the first), SIZE_MAX for an item without a key. Linear in n. The
+ * strings stay put during the call: the same pointers are the same key. */
 enum { TL__KEY_PARTS = 2 };
 typedef const char *(*tl__key_fn)(const void *ctx, size_t i, int part);
 int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t *first);

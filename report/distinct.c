@@ -19,9 +19,26 @@ static uint64_t hash_parts(const char *const *part, int parts) {
   return h ^ (h >> 29);
 }
 
+/* Keys seen lately, by where their strings are: the sessions' strings are
+ * kept once each (tl_strpool), so a fleet's label and host come back as
+ * the same pointers, found here without reading them. */
+enum { RECENT = 512 };
+typedef struct {
+  const char *part[TL__KEY_PARTS];
+  size_t first;
+} recent_key;
+
+static recent_key *recent_slot(recent_key *recent, const char *const *part, int parts) {
+  uint64_t h = 0;
+  for (int k = 0; k < parts; k++)
+    h = (h ^ (uintptr_t)part[k]) * 0x9e3779b97f4a7c15ULL;
+  return &recent[(h >> 40) & (RECENT - 1)];
+}
+
 int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t *first) {
   if (parts < 1 || parts > TL__KEY_PARTS)
     return TL_EINVAL;
+  recent_key recent[RECENT] = {{{NULL}, 0}}; /* a NULL part: empty */
   size_t cap = 16;
   while (cap < 2 * n)
     cap *= 2;
@@ -40,6 +57,14 @@ int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t 
     first[i] = SIZE_MAX;
     if (skip)
       continue;
+    recent_key *r = recent_slot(recent, mine, parts);
+    int seen = 1;
+    for (int k = 0; k < parts && seen; k++)
+      seen = r->part[k] == mine[k];
+    if (seen) {
+      first[i] = r->first; /* hash[i] is read only for the first of a key */
+      continue;
+    }
     hash[i] = hash_parts(mine, parts);
     for (size_t at = (size_t)hash[i] & (cap - 1);; at = (at + 1) & (cap - 1)) {
       if (!slot[at]) {
@@ -56,6 +81,8 @@ int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t 
         break;
       }
     }
+    memcpy(r->part, mine, (size_t)parts * sizeof *mine);
+    r->first = first[i];
   }
   free(slot);
   free(hash);

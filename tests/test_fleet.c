@@ -28,13 +28,16 @@ static const char *pair_key(const void *ctx, size_t i, int part) {
   return keys[i][part];
 }
 
-/* Random keys of two parts drawn from few values, some items without a key:
- * the first index of each equals a scan of the items before it. */
+/* Random keys of two parts drawn from few values, some items without a key,
+ * a third of the parts copies of their word (the same key at another
+ * address, more of them than the addresses tl__first_same remembers): the
+ * first index of each equals a scan of the items before it. */
 static void first_same_against_a_scan(void **state) {
   (void)state;
   static const char *const words[] = {"a", "b", "ab", "", "ba", "a\xff"};
   enum { N = 3000 };
   static const char *keys[N][2];
+  static char copy[N][2][4];
   static size_t first[N];
   uint64_t r = 12345;
   for (int round = 0; round < 20; round++) {
@@ -43,6 +46,9 @@ static void first_same_against_a_scan(void **state) {
       r = r * 6364136223846793005ULL + 1442695040888963407ULL;
       keys[i][0] = (r >> 40) % 17 == 0 ? NULL : words[(r >> 33) % 6];
       keys[i][1] = words[(r >> 20) % (round % 2 ? 6 : 2)];
+      for (int k = 0; k < 2; k++)
+        if (keys[i][k] && (r >> (50 + 4 * k)) % 3 == 0)
+          keys[i][k] = strcpy(copy[i][k], keys[i][k]);
     }
     int parts = 1 + round % 2;
     assert_int_equal(tl__first_same(n, parts, pair_key, keys, first), TL_OK);
