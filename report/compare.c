@@ -10,9 +10,10 @@
 #include "chart.h"
 #include "compute.h"
 
-/* Memory for the samples the statistics keep of all groups together (4 MiB
- * each at most); the groups beyond it are read again by the statistics. */
-enum { KEPT_BUDGET = 64 << 20 };
+/* Memory for the samples the statistics keep of all groups together (5 MiB
+ * each at most); the groups beyond it are read again by the statistics,
+ * unless they take each group's as its pass ends (tl__compare_each). */
+size_t tl__kept_budget = 64 << 20;
 /* Groups whose sweeps share their passes: enough for a --by of four values
  * at two delays. Their sweeps are held at once, each with its tables and
  * some 230 bytes a session (measured: 55 MiB more for 288,000 sessions in 8
@@ -312,11 +313,11 @@ static int group_take(tl_comparison *c, tl_group *g, const double *pcts, size_t 
  * (tl_sweep_finish_all: the groups' sessions interleave in the file, and
  * each pass then reads each page once); kept and tails are per group. */
 static int groups_stats(tl_store *store, tl_comparison *c, const double *pcts, size_t np,
-                        tl__kept **kept, tl__tail *tails) {
+                        tl__kept **kept, tl__tail *tails, const tl__group_hook *hook) {
   group_sweep *gs = calloc(GROUPS_A_PASS, sizeof *gs);
   if (!gs)
     return TL_ENOMEM;
-  size_t budget = KEPT_BUDGET;
+  size_t budget = tl__kept_budget;
   int rc = TL_OK;
   for (size_t first = 0; first < c->group_count && !rc; first += GROUPS_A_PASS) {
     size_t n = c->group_count - first < GROUPS_A_PASS ? c->group_count - first : GROUPS_A_PASS;
@@ -342,6 +343,14 @@ static int groups_stats(tl_store *store, tl_comparison *c, const double *pcts, s
       int e = group_take(c, &c->groups[first + k], pcts, np, rc, &kept[first + k],
                          &tails[first + k], &gs[k]);
       rc = rc ? rc : e;
+    }
+    /* The statistics take each group's kept samples now, and their memory
+     * goes to the next pass's groups. */
+    for (size_t k = 0; k < asked && hook; k++) {
+      if (!rc)
+        rc = hook->done(hook->ctx, store, c, first + k);
+      tl__kept_give_back(kept[first + k], &budget);
+      kept[first + k] = NULL;
     }
     memset(gs, 0, GROUPS_A_PASS * sizeof *gs);
   }
@@ -620,7 +629,8 @@ static int list_sessions(tl_store *store, const tl_compare_opts *o, tl_session_l
 }
 
 static int compare_sessions(tl_store *store, const tl_compare_opts *o, int groups,
-                            tl_session_list *given, tl_comparison *out, char *err, size_t errlen) {
+                            tl_session_list *given, const tl__group_hook *hook, tl_comparison *out,
+                            char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   int rc = list_sessions(store, o, given, out, err, errlen);
   if (rc)
@@ -688,7 +698,7 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
   tl__tail *tails = calloc(out->group_count + 1, sizeof *tails);
   if (!tails)
     goto oom;
-  rc = groups_stats(store, out, pcts, np, blk->kept, tails);
+  rc = groups_stats(store, out, pcts, np, blk->kept, tails, hook);
   if (!rc)
     rc = tl__causes_compute(store, out, tails);
   free(tails);
@@ -705,16 +715,16 @@ oom:
 
 int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
                 char *err, size_t errlen) {
-  return compare_sessions(store, o, groups, NULL, out, err, errlen);
+  return compare_sessions(store, o, groups, NULL, NULL, out, err, errlen);
 }
 
 int tl__compare_given(tl_store *store, const tl_compare_opts *o, tl_session_list *sessions,
                       tl_comparison *out, char *err, size_t errlen) {
-  return compare_sessions(store, o, 1, sessions, out, err, errlen);
+  return compare_sessions(store, o, 1, sessions, NULL, out, err, errlen);
 }
 
-int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
-               size_t errlen) {
+int tl__compare_each(tl_store *store, const tl_compare_opts *o, const tl__group_hook *hook,
+                     tl_comparison *out, char *err, size_t errlen) {
   /* One read snapshot for the session list and every pass over the samples,
    * so a collector committing meanwhile changes nothing in the page. */
   int rc = tl_store_read_begin(store);
@@ -722,7 +732,12 @@ int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, ch
     memset(out, 0, sizeof *out);
     return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   }
-  rc = tl__compare(store, o, 1, out, err, errlen);
+  rc = compare_sessions(store, o, 1, NULL, hook, out, err, errlen);
   tl_store_read_end(store);
   return rc;
+}
+
+int tl_compare(tl_store *store, const tl_compare_opts *o, tl_comparison *out, char *err,
+               size_t errlen) {
+  return tl__compare_each(store, o, NULL, out, err, errlen);
 }

@@ -132,6 +132,19 @@ void tl__comparison_drop_kept(tl_comparison *c);
  * sample is read. */
 int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
                 char *err, size_t errlen);
+/* What tl__compare_each calls as each group's pass over the samples ends:
+ * the group's values, its sessions' details and what the statistics keep of
+ * it (tl__group_kept) are final, and the kept samples go when done returns.
+ * A non-zero return (a TL_ code) ends the comparison with that error. */
+typedef struct {
+  int (*done)(void *ctx, tl_store *store, const tl_comparison *c, size_t group);
+  void *ctx;
+} tl__group_hook;
+/* tl_compare with hook (NULL: none) called for every group: the statistics
+ * take each group's kept samples as they come, and their memory goes to the
+ * next groups', so that no group's samples are read twice. */
+int tl__compare_each(tl_store *store, const tl_compare_opts *o, const tl__group_hook *hook,
+                     tl_comparison *out, char *err, size_t errlen);
 /* tl__compare (with groups) of the given sessions, taken over (the list is
  * left empty): what o's filter selects, in the store's order, chosen by the
  * caller (a site narrows the list it read once to each host's). o->labels
@@ -142,6 +155,9 @@ tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budg
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);
 void tl__kept_free(tl__kept *k);
+/* Frees k (NULL is fine) and gives its bytes back to the budget it came
+ * from (tl__kept_new). */
+void tl__kept_give_back(tl__kept *k, size_t *budget);
 /* The ranks of a group whose exact values the statistics need (the ends of
  * the order-statistic intervals at pcts, for a group of n samples in fewer
  * than TL_STATS_BOOT_SESSIONS sessions with samples): at most 2 * np into
@@ -155,6 +171,9 @@ void tl__kept_values(tl__kept *k, const int64_t *ranks, const int64_t *values, s
 extern int tl__stats_boot_search;
 /* Set, tl__t_quantile's bisection works out every t_cdf it asks about. */
 extern int tl__stats_t_direct;
+/* The bytes a comparison may hold of kept samples at once (64 MiB; tests
+ * lower it to see groups beyond it). */
+extern size_t tl__kept_budget;
 
 /* ------------------------------------------------------------------------ */
 /* Grouping by what the machine is (group.c)                                */

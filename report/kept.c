@@ -388,7 +388,14 @@ tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budg
     return NULL;
   }
   *budget -= bytes;
+  k->bytes = bytes;
   return k;
+}
+
+void tl__kept_give_back(tl__kept *k, size_t *budget) {
+  if (k)
+    *budget += k->bytes;
+  tl__kept_free(k);
 }
 
 tl__kept *tl__kept_part(const tl__kept *k, size_t from, size_t to) {

@@ -536,108 +536,194 @@ static int index_pairs(tl_stats *out) {
   return TL_OK;
 }
 
-static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, tl_stats *out,
-                         char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
-  size_t ng = cmp->group_count;
-  out->groups = calloc(ng ? ng : 1, sizeof *out->groups);
-  char *done = calloc(ng ? ng : 1, 1);
-  tl__gcalc *calc = calloc(ng ? ng : 1, sizeof *calc);
-  size_t *block = calloc(ng ? ng : 1, sizeof *block);
-  tl__steps_job *jobs = calloc((ng ? ng : 1) * TL_STATS_SERIES, sizeof *jobs);
+/* The statistics of a comparison as they are worked out: each group's own
+ * (group_work), as the comparison's pass over its samples ends or after,
+ * then the pairs of each probe and delay and the changes (run_finish). */
+typedef struct {
+  tl_stats *out;
+  int ranked;
+  int sized;           /* run_size: 1 done, -1 out of memory */
+  size_t ng;           /* groups, once run_size knows them */
+  char *worked;        /* group i's own statistics are in calc[i] */
+  tl__gcalc *calc;     /* per group */
+  tl__steps_job *jobs; /* TL_STATS_SERIES a group */
   tl__steps_runner runner;
+} stats_run;
+
+static void run_open(stats_run *r, int ranked, tl_stats *out) {
+  memset(r, 0, sizeof *r);
+  memset(out, 0, sizeof *out);
+  r->out = out;
+  r->ranked = ranked;
   /* The changes are searched on a second thread while this one reads and
    * measures the next groups. */
-  tl__steps_runner_start(&runner, 1);
-  int rc = TL_OK;
-  if (!out->groups || !done || !calc || !block || !jobs) {
-    rc = TL_ENOMEM;
-    goto fail;
+  tl__steps_runner_start(&r->runner, 1);
+}
+
+/* Room for ng groups, made once. */
+static int run_size(stats_run *r, size_t ng) {
+  if (!r->sized) {
+    r->out->groups = calloc(ng ? ng : 1, sizeof *r->out->groups);
+    r->worked = calloc(ng ? ng : 1, 1);
+    r->calc = calloc(ng ? ng : 1, sizeof *r->calc);
+    r->jobs = calloc((ng ? ng : 1) * TL_STATS_SERIES, sizeof *r->jobs);
+    r->sized = r->out->groups && r->worked && r->calc && r->jobs ? 1 : -1;
+    if (r->sized > 0) {
+      r->ng = r->out->group_count = ng;
+      r->out->ranked = r->ranked;
+    }
   }
-  out->group_count = ng;
-  out->ranked = ranked;
-  size_t cap = 0;
-  /* One probe and delay at a time, so that only its groups' samples are in
-   * memory together. */
+  return r->sized > 0 ? TL_OK : TL_ENOMEM;
+}
+
+/* Group i's own statistics, from the samples the comparison kept of it (or
+ * read again), its series handed to the search for changes. */
+static int group_work(stats_run *r, tl_store *store, const tl_comparison *cmp, size_t i) {
+  const tl_group *g = &cmp->groups[i];
+  tl__gcalc *c = &r->calc[i];
+  r->worked[i] = 1;
+  int rc = tl__gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts,
+                         g->dist.pct_count, &g->dist, tl_probe_armed_ns(g->probe, g->delay_ns),
+                         tl__group_seed(g->label, g->probe, g->delay_ns, "ci"), 1,
+                         tl__group_kept(cmp, i), c);
+  if (rc)
+    return rc;
+  tl_group_stats *gs = &r->out->groups[i];
+  gs->method = c->method;
+  gs->linear = c->linear;
+  memcpy(gs->pct, c->pct, sizeof gs->pct);
+  rc = group_series(g, c, gs, &r->runner, &r->jobs[i * TL_STATS_SERIES]);
+  if (!r->ranked)
+    drop_samples(c);
+  return rc;
+}
+
+/* The pairs of the groups block[0..nb) (one probe and delay), whose own
+ * statistics are in. */
+static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *block, size_t nb,
+                       size_t *cap) {
+  tl_stats *out = r->out;
+  int rc = TL_OK;
+  for (size_t i = 0; i < nb && !rc; i++)
+    for (size_t j = i + 1; j < nb && !rc; j++) {
+      const tl__gcalc *a = &r->calc[block[i]], *b = &r->calc[block[j]];
+      if (!a->set.m || !b->set.m)
+        continue;
+      tl_pair_stats *p = new_pair(out, cap);
+      if (!p)
+        return TL_ENOMEM;
+      p->a = block[i];
+      p->b = block[j];
+      const tl_group *ga = &cmp->groups[block[i]];
+      int64_t armed = tl_probe_armed_ns(ga->probe, ga->delay_ns);
+      p->sessions_a = a->used;
+      p->sessions_b = b->used;
+      for (size_t k = 0; k < a->dist.pct_count; k++) {
+        tl__sdiff sd;
+        p->diff_ns[k] = b->dist.pct_ns[k] - a->dist.pct_ns[k];
+        tl__session_diff(a, b, k, a->dist.pct_ns[k] - armed, b->dist.pct_ns[k] - armed, 0, &sd);
+        p->lo_ns[k] = sd.lo_ns;
+        p->hi_ns[k] = sd.hi_ns;
+        p->decided = sd.decided;
+        p->sessions_needed[k] = sd.needed;
+        p->clear[k] = sd.decided && (p->lo_ns[k] > 0 || p->hi_ns[k] < 0);
+        int64_t mag = p->diff_ns[k] < 0 ? -p->diff_ns[k] : p->diff_ns[k];
+        p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
+      }
+      if (r->ranked)
+        rc = tl_mann_whitney(a->set.pool, a->set.m, b->set.pool, b->set.m, &p->mw);
+    }
+  return rc;
+}
+
+/* The groups not worked out yet, one probe and delay at a time so that only
+ * its groups' samples are in memory together, the pairs of each, and the
+ * changes once searched. */
+static int run_finish(stats_run *r, tl_store *store, const tl_comparison *cmp) {
+  size_t ng = r->ng, cap = 0;
+  char *in_block = calloc(ng ? ng : 1, 1);
+  size_t *block = calloc(ng ? ng : 1, sizeof *block);
+  int rc = in_block && block ? TL_OK : TL_ENOMEM;
   for (size_t first = 0; first < ng && !rc; first++) {
-    if (done[first])
+    if (in_block[first])
       continue;
     size_t nb = 0;
     for (size_t i = first; i < ng; i++)
-      if (!done[i] && tl__same_block(&cmp->groups[first], &cmp->groups[i])) {
+      if (!in_block[i] && tl__same_block(&cmp->groups[first], &cmp->groups[i])) {
         block[nb++] = i;
-        done[i] = 1;
+        in_block[i] = 1;
       }
-    for (size_t k = 0; k < nb && !rc; k++) {
-      const tl_group *g = &cmp->groups[block[k]];
-      rc = tl__gcalc_run(store, cmp, g->session_ids, g->session_count, g->dist.pcts,
-                         g->dist.pct_count, &g->dist, tl_probe_armed_ns(g->probe, g->delay_ns),
-                         tl__group_seed(g->label, g->probe, g->delay_ns, "ci"), 1,
-                         tl__group_kept(cmp, block[k]), &calc[block[k]]);
-      tl_group_stats *gs = &out->groups[block[k]];
-      if (rc)
-        break;
-      gs->method = calc[block[k]].method;
-      gs->linear = calc[block[k]].linear;
-      memcpy(gs->pct, calc[block[k]].pct, sizeof gs->pct);
-      rc = group_series(g, &calc[block[k]], gs, &runner, &jobs[block[k] * TL_STATS_SERIES]);
-      if (!ranked)
-        drop_samples(&calc[block[k]]);
-    }
-    for (size_t i = 0; i < nb && !rc; i++)
-      for (size_t j = i + 1; j < nb && !rc; j++) {
-        const tl__gcalc *a = &calc[block[i]], *b = &calc[block[j]];
-        if (!a->set.m || !b->set.m)
-          continue;
-        tl_pair_stats *p = new_pair(out, &cap);
-        if (!p) {
-          rc = TL_ENOMEM;
-          break;
-        }
-        p->a = block[i];
-        p->b = block[j];
-        const tl_group *ga = &cmp->groups[block[i]];
-        int64_t armed = tl_probe_armed_ns(ga->probe, ga->delay_ns);
-        p->sessions_a = a->used;
-        p->sessions_b = b->used;
-        for (size_t k = 0; k < a->dist.pct_count; k++) {
-          tl__sdiff sd;
-          p->diff_ns[k] = b->dist.pct_ns[k] - a->dist.pct_ns[k];
-          tl__session_diff(a, b, k, a->dist.pct_ns[k] - armed, b->dist.pct_ns[k] - armed, 0, &sd);
-          p->lo_ns[k] = sd.lo_ns;
-          p->hi_ns[k] = sd.hi_ns;
-          p->decided = sd.decided;
-          p->sessions_needed[k] = sd.needed;
-          p->clear[k] = sd.decided && (p->lo_ns[k] > 0 || p->hi_ns[k] < 0);
-          int64_t mag = p->diff_ns[k] < 0 ? -p->diff_ns[k] : p->diff_ns[k];
-          p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
-        }
-        if (ranked)
-          rc = tl_mann_whitney(a->set.pool, a->set.m, b->set.pool, b->set.m, &p->mw);
-      }
+    for (size_t k = 0; k < nb && !rc; k++)
+      if (!r->worked[block[k]])
+        rc = group_work(r, store, cmp, block[k]);
+    if (!rc)
+      rc = block_pairs(r, cmp, block, nb, &cap);
     for (size_t k = 0; k < nb; k++)
-      tl__gcalc_free(&calc[block[k]]);
+      tl__gcalc_free(&r->calc[block[k]]);
   }
-  if (!rc)
-    rc = index_pairs(out);
-  if (!rc)
-    rc = tl__steps_runner_wait(&runner);
-  for (size_t g = 0; g < ng && !rc; g++)
-    rc = group_changes(&out->groups[g], &jobs[g * TL_STATS_SERIES]);
-fail:
-  tl__steps_runner_stop(&runner);
-  for (size_t i = 0; i < ng && jobs; i++)
-    for (int s = 0; s < TL_STATS_SERIES; s++) {
-      free(jobs[i * TL_STATS_SERIES + s].x);
-      free(jobs[i * TL_STATS_SERIES + s].at);
-    }
-  free(jobs);
-  for (size_t i = 0; i < ng && calc; i++)
-    tl__gcalc_free(&calc[i]);
-  free(calc);
-  free(done);
+  free(in_block);
   free(block);
+  if (!rc)
+    rc = index_pairs(r->out);
+  if (!rc)
+    rc = tl__steps_runner_wait(&r->runner);
+  for (size_t g = 0; g < ng && !rc; g++)
+    rc = group_changes(&r->out->groups[g], &r->jobs[g * TL_STATS_SERIES]);
+  return rc;
+}
+
+/* Everything but r->out, which the caller frees (tl_stats_free). */
+static void run_close(stats_run *r) {
+  tl__steps_runner_stop(&r->runner);
+  for (size_t i = 0; i < r->ng * TL_STATS_SERIES && r->jobs; i++) {
+    free(r->jobs[i].x);
+    free(r->jobs[i].at);
+  }
+  free(r->jobs);
+  for (size_t i = 0; i < r->ng && r->calc; i++)
+    tl__gcalc_free(&r->calc[i]);
+  free(r->calc);
+  free(r->worked);
+}
+
+static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, tl_stats *out,
+                         char *err, size_t errlen) {
+  stats_run r;
+  run_open(&r, ranked, out);
+  int rc = run_size(&r, cmp->group_count);
+  if (!rc)
+    rc = run_finish(&r, store, cmp);
+  run_close(&r);
   return rc ? tl__store_failed(store, rc, err, errlen) : TL_OK;
+}
+
+static int group_done(void *ctx, tl_store *store, const tl_comparison *c, size_t group) {
+  stats_run *r = ctx;
+  int rc = run_size(r, c->group_count);
+  return rc ? rc : group_work(r, store, c, group);
+}
+
+int tl_compare_with_stats(tl_store *store, const tl_compare_opts *o, tl_comparison *cmp,
+                          tl_stats *out, char *err, size_t errlen) {
+  stats_run r;
+  run_open(&r, 0, out);
+  tl__group_hook hook = {group_done, &r};
+  int rc = tl__compare_each(store, o, &hook, cmp, err, errlen);
+  if (rc) {
+    run_close(&r);
+    tl_stats_free(out);
+    return rc; /* the comparison is freed */
+  }
+  rc = run_size(&r, cmp->group_count);
+  if (!rc)
+    rc = run_finish(&r, store, cmp);
+  run_close(&r);
+  if (rc) {
+    tl__store_failed(store, rc, err, errlen);
+    tl_stats_free(out);
+    tl_comparison_free(cmp);
+  }
+  return rc;
 }
 
 int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,

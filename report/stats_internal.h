@@ -125,6 +125,7 @@ typedef struct {
  * comparison reads its samples. */
 struct tl__kept {
   tl__sset set;
+  size_t bytes; /* taken from the budget */
 };
 
 /* The sessions [from, to) of k, when k kept every sample of its group, as a

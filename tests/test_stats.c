@@ -963,6 +963,105 @@ static void large_groups_and_determinism(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* What a hook of tl__compare_each saw: each group once, with its kept
+ * samples; it fails at group fail_at (SIZE_MAX: never). */
+typedef struct {
+  size_t calls, kept, fail_at;
+  char seen[32];
+} hook_seen;
+
+static int note_group(void *ctx, tl_store *store, const tl_comparison *c, size_t group) {
+  hook_seen *h = ctx;
+  (void)store;
+  assert_true(group < c->group_count && group < sizeof h->seen);
+  assert_int_equal(h->seen[group], 0);
+  h->seen[group] = 1;
+  h->kept += tl__group_kept(c, group) != NULL;
+  return h->calls++ == h->fail_at ? TL_EIO : TL_OK;
+}
+
+/* tl_compare_with_stats works each group's statistics out as the
+ * comparison's pass over it ends, from the samples kept for them, and then
+ * frees them for the next groups: the same bytes as the statistics after
+ * the comparison, which read again the groups beyond the kept samples'
+ * memory (here lowered to one pass's eight groups, of 20 groups in three
+ * passes and two delays, with a lasting change in one label). */
+static void statistics_taken_as_the_comparison_reads(void **state) {
+  fixture *f = *state;
+  int64_t v[1000];
+  const char *labels[10] = {"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8", "g9"};
+  for (int l = 0; l < 10; l++)
+    for (int d = 0; d < 12; d++)
+      for (int delay = 0; delay < 2; delay++) {
+        int64_t tail = l == 3 && d >= 6 ? 58000000 : 52000000;
+        for (int i = 0; i < 1000; i++)
+          v[i] = i < 980 ? 50000000 + (int64_t)(rnd() % 1000000) + l * 20000
+                         : tail + (int64_t)(rnd() % 200000) - 100000;
+        add_session(f, labels[l], delay * 50000000, v, 1000, NOV1 + d * DAY + delay);
+      }
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = 10;
+  char err[512];
+  size_t budget = tl__kept_budget;
+  tl__kept_budget = 8 * 12000 * (2 * sizeof(int64_t) + sizeof(uint32_t));
+  tl_comparison cmp;
+  tl_stats after, with;
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(cmp.group_count, 20);
+  size_t kept = 0;
+  for (size_t g = 0; g < cmp.group_count; g++)
+    kept += tl__group_kept(&cmp, g) != NULL;
+  assert_int_equal(kept, 8); /* the first pass's; the others are read again */
+  assert_int_equal(tl_stats_compute_unranked(f->s, &cmp, &after, err, sizeof err), TL_OK);
+  char *md_after = markdown(&cmp, &after);
+  tl_stats_free(&after);
+  tl_comparison_free(&cmp);
+
+  assert_int_equal(tl_compare_with_stats(f->s, &o, &cmp, &with, err, sizeof err), TL_OK);
+  char *md_with = markdown(&cmp, &with);
+  assert_string_equal(md_with, md_after);
+  assert_int_equal(with.group_count, 20);
+  assert_int_equal(with.pair_count, 2 * 45);
+  size_t changes = 0;
+  for (size_t g = 0; g < with.group_count; g++) {
+    assert_int_equal(with.groups[g].method, TL_CI_SESSIONS);
+    changes += with.groups[g].change_count;
+  }
+  assert_true(changes > 0);
+  assert_non_null(strstr(md_with, "- p99 lateness of g3 at 0 ms (settimeout) rose from "));
+  assert_non_null(strstr(md_with, "- p99 lateness of g3 at 50 ms (settimeout) rose from "));
+  free(md_with);
+  free(md_after);
+  tl_stats_free(&with);
+  tl_comparison_free(&cmp);
+
+  /* Every group is handed over once, each with its kept samples: the
+   * memory of one pass's goes to the next pass's groups. */
+  hook_seen seen = {0, 0, SIZE_MAX, {0}};
+  tl__group_hook hook = {note_group, &seen};
+  assert_int_equal(tl__compare_each(f->s, &o, &hook, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(seen.calls, 20);
+  assert_int_equal(seen.kept, 20);
+  tl_comparison_free(&cmp);
+  /* A hook's failure ends the comparison with it, nothing left to free. */
+  hook_seen failing = {0, 0, 9, {0}};
+  hook.ctx = &failing;
+  assert_int_equal(tl__compare_each(f->s, &o, &hook, &cmp, err, sizeof err), TL_EIO);
+  assert_int_equal(failing.calls, 10);
+  assert_int_equal(cmp.group_count, 0);
+  tl__kept_budget = budget;
+
+  /* A label the store lacks: the comparison's error, nothing to free. */
+  const char *none[1] = {"absent"};
+  o.labels = none;
+  o.label_count = 1;
+  assert_int_equal(tl_compare_with_stats(f->s, &o, &cmp, &with, err, sizeof err), TL_ENOTFOUND);
+  assert_null(with.groups);
+  assert_non_null(strstr(err, "absent"));
+}
+
 /* The session bootstrap walks a table of marks over the pool instead of
  * searching every session for every replicate (stats.c): it must give the
  * very bytes of the search it replaced, with many ties, with a group too
@@ -1831,6 +1930,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(check_compares_lateness, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test_setup_teardown(large_groups_and_determinism, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(statistics_taken_as_the_comparison_reads, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test_setup_teardown(session_bootstrap_as_searched, tl_test_store_setup,
                                       tl_test_store_teardown),
