@@ -13,9 +13,9 @@
  *        process wrote to disk per import (/proc/self/io), and the file's
  *        size per sample, whole and by table (SQLite's dbstat table, or
  *        the length of every row where it is not compiled in).
- * time:  runs the reports (default page, --by memory, --check, JSON, HTML,
- *        --site) on the last 1, 7 and 30 days of a DAYS-day fleet file (those
- *        it holds, --since) and tlstore check on the whole, and prints wall
+ * time:  runs the reports (default page, --by memory, --by hostname, --check,
+ *        JSON, HTML, --site) on the last 1, 7 and 30 days of a DAYS-day fleet
+ *        file (those it holds, --since) and tlstore check on the whole, and prints wall
  *        and CPU time, peak RSS and the growth per session, next to one
  *        host's year (1 host, 365 days: 17,520 sessions, built in DIR unless
  *        given).
@@ -172,6 +172,7 @@ typedef struct {
 static const report reports[] = {
     {"page", {NULL}},
     {"--by memory", {"--by", "memory", NULL}},
+    {"--by hostname", {"--by", "hostname", NULL}}, /* 200 groups, 25 passes */
     {"--check", {"--check", NULL}},
     {"json", {"--format", "json", NULL}},
     {"html", {"--format", "html", NULL}},
@@ -209,12 +210,12 @@ static void time_all(const char *dir, const char *db, const char *tlreport, cons
   static const size_t spans[] = {1, 7, 30};
   char site[4096];
   snprintf(site, sizeof site, "%s/fleet-site", dir);
-  printf("  %-12s %6s %9s %9s %9s %9s %11s\n", "report", "days", "sessions", "wall s", "cpu s",
+  printf("  %-14s %6s %9s %9s %9s %9s %11s\n", "report", "days", "sessions", "wall s", "cpu s",
          "RSS MiB", "us/session");
   for (size_t k = 0; k < sizeof reports / sizeof *reports; k++) {
     double ycpu, yrss,
         ywall = time_report(tlreport, year_db, NULL, &reports[k], site, &ycpu, &yrss);
-    printf("  %-12s %6s %9d %9.3f %9.3f %9.1f %11.1f\n", reports[k].name, "year", 17520, ywall,
+    printf("  %-14s %6s %9d %9.3f %9.3f %9.1f %11.1f\n", reports[k].name, "year", 17520, ywall,
            ycpu, yrss, ycpu * 1e6 / 17520);
     double last_cpu = 0;
     size_t last_sessions = 0;
@@ -228,7 +229,7 @@ static void time_all(const char *dir, const char *db, const char *tlreport, cons
                              &rss);
       double growth =
           i ? (cpu - last_cpu) / (double)(sessions - last_sessions) : cpu / (double)sessions;
-      printf("  %-12s %6zu %9zu %9.3f %9.3f %9.1f %11.1f\n", "", spans[i], sessions, wall, cpu, rss,
+      printf("  %-14s %6zu %9zu %9.3f %9.3f %9.1f %11.1f\n", "", spans[i], sessions, wall, cpu, rss,
              growth * 1e6);
       fflush(stdout);
       last_cpu = cpu;
@@ -237,7 +238,7 @@ static void time_all(const char *dir, const char *db, const char *tlreport, cons
   }
   char *check[] = {(char *)tlstore, "--db", (char *)db, "check", NULL};
   double cpu, rss, wall = bench_run(check, 0, &cpu, &rss);
-  printf("  %-12s %6zu %9zu %9.3f %9.3f %9.1f %11.1f\n", "tlstore check", days,
+  printf("  %-14s %6zu %9zu %9.3f %9.3f %9.1f %11.1f\n", "tlstore check", days,
          days * 24 * hosts * 2, wall, cpu, rss, cpu * 1e6 / (double)(days * 24 * hosts * 2));
   printf("  (us/session: for the year and the first span, CPU time per session; after, the CPU "
          "time each session more adds)\n");

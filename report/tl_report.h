@@ -447,12 +447,12 @@ int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, c
  * of both groups' kept samples, for every pair of groups. */
 int tl_stats_compute_unranked(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,
                               size_t errlen);
-/* tl_compare, then tl_stats_compute_unranked, with the same results in one
- * pass over the samples: each group's statistics are worked out as the
- * comparison's pass over its samples ends, from the samples kept for them,
- * which then make room for the next groups'. So no group is read twice,
- * however many there are (200 hosts --by hostname). On failure both are
- * freed already. */
+/* tl_compare, then tl_stats_compute_unranked, with the same results: each
+ * group's statistics are worked out as the comparison's pass over its
+ * samples ends, from the samples kept for them, which then make room for
+ * the next groups'. So no group's samples are read twice, however many
+ * groups there are (200 hosts --by hostname). On failure both are freed
+ * already. */
 int tl_compare_with_stats(tl_store *store, const tl_compare_opts *opts, tl_comparison *cmp,
                           tl_stats *out, char *err, size_t errlen);
 void tl_stats_free(tl_stats *st);
