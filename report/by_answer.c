@@ -474,7 +474,10 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
   tl__table *t = tl__table_new(5, head, "lrrrr");
   int64_t armed = tl_probe_armed_ns(g0->probe, g0->delay_ns);
   size_t *first_host = tl__sessions_first(c, TL__SAME_HOST);
-  if (!first_host) {
+  /* A host's first session may be of another delay: its hosts are the
+   * distinct first sessions among the group's own. */
+  unsigned char *seen = calloc(c->sessions.count + 1, 1);
+  if (!first_host || !seen) {
     tl__table_free(t);
     t = NULL;
   }
@@ -483,8 +486,13 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
     if (!h || !h->dist.count)
       continue;
     size_t hosts = 0;
+    for (size_t s = 0; s < h->session_count; s++) {
+      size_t at = first_host[h->session_at[s]];
+      hosts += !seen[at];
+      seen[at] = 1;
+    }
     for (size_t s = 0; s < h->session_count; s++)
-      hosts += first_host[h->session_at[s]] == h->session_at[s];
+      seen[first_host[h->session_at[s]]] = 0;
     tl__table_add(t, h->label);
     tl__table_addf(t, "%zu", h->session_count);
     tl__table_addf(t, "%zu", hosts);
@@ -504,6 +512,7 @@ static void lateness_table(tl__page *p, const tl_group *g0, const char *title) {
     }
   }
   free(first_host);
+  free(seen);
   tl__put_table(p, t);
 }
 

@@ -960,6 +960,60 @@ static void by_answer_escapes(void **state) {
   free(e);
 }
 
+/* Each delay's table counts the hosts of its own sessions: two sizes of two
+ * hosts, each measuring two delays, so that a host's first session is of one
+ * delay only. */
+static void by_hosts_of_each_delay(void **state) {
+  fixture *f = *state;
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  static const char *const fingerprint[4] = {"0000000000000001", "0000000000000002",
+                                             "0000000000000003", "0000000000000004"};
+  for (int h = 0; h < 4; h++)
+    for (int d = 0; d < 2; d++) {
+      /* 481M and 985M, as droplets of 512M and 1G report themselves */
+      const tl_fact facts[] = {{"mem.total_bytes", h < 2 ? "504365056" : "1032847360", ""}};
+      tl_session_spec spec = {.run_uuid = "r",
+                              .label = "droplet",
+                              .probe = "settimeout",
+                              .delay_ns = d ? 50000000 : 0,
+                              .command_line = "tlcollect",
+                              .host_fingerprint = fingerprint[h],
+                              .hostname = fingerprint[h],
+                              .libuv_version = "1",
+                              .facts = facts,
+                              .fact_count = 1};
+      tl_writer *w;
+      char uuid[37];
+      int64_t v[200];
+      for (int i = 0; i < 200; i++)
+        v[i] = spec.delay_ns + 100000 * (h + 1) + 1000 * i;
+      assert_int_equal(tl_writer_begin(st, &spec, &w, uuid), TL_OK);
+      assert_int_equal(tl_writer_add(w, v, 200), TL_OK);
+      assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+    }
+  tl_store_close(st);
+  char *o, *e;
+  int rc = run(&o, &e, TLREPORT, "--db", f->db, "--by", "memory", NULL);
+  if (rc)
+    fprintf(stderr, "%s", e);
+  assert_int_equal(rc, 0);
+  const char *delay0 = strstr(o, "Lateness by memory, setTimeout(0)");
+  const char *delay50 = strstr(o, "Lateness by memory, setTimeout(50)");
+  assert_non_null(delay0);
+  assert_non_null(delay50);
+  for (const char *table = delay0; table; table = table == delay0 ? delay50 : NULL) {
+    const char *end = strstr(table, "\n\n- ");
+    const char *small = strstr(table, "\n| 512M | 2 | 2 | "),
+               *big = strstr(table, "\n| 1G | 2 | 2 | ");
+    assert_non_null(small);
+    assert_non_null(big);
+    assert_true(!end || (small < end && big < end));
+  }
+  free(o);
+  free(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_and_classes),
@@ -973,6 +1027,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(by_memory_cpus_apart, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_hostile_values, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(by_answer_escapes, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(by_hosts_of_each_delay, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
