@@ -399,8 +399,8 @@ static void trend_phrase(const tl__by_trend *t, const char *key, char *buf, size
 
 /* The trend of the axis within each value of s (hosts that share it), as
  * sub-bullets; only values held by at least two of the key's values. */
-static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect *s,
-                  unsigned char *in) {
+static int within(tl__page *p, const answer *a, const tl_group *g0, const tl__trend_rows *rows,
+                  const aspect *s, unsigned char *in) {
   const tl_comparison *c = p->c;
   vset all;
   memset(&all, 0, sizeof all);
@@ -430,7 +430,7 @@ static int within(tl__page *p, const answer *a, const tl_group *g0, const aspect
     for (size_t i = 0; i < c->sessions.count; i++)
       in[i] = unit_in[a->unit_of[i]];
     tl__by_trend t;
-    if ((rc = tl__by_trend_of(c, g0->probe, g0->delay_ns, in, &t)))
+    if ((rc = tl__by_trend_in(rows, in, &t)))
       break;
     if (t.values < 2)
       continue;
@@ -621,12 +621,19 @@ void tl__by_answer(tl__page *p) {
     char call[96], text[2048];
     tl__call_name(g0->probe, g0->delay_ns, call, sizeof call);
     if (a.axis >= 0) {
+      /* The trend's sessions, read once for it and its strata. */
+      tl__trend_rows *rows;
+      if (tl__trend_rows_of(c, g0->probe, g0->delay_ns, &rows)) {
+        p->failed = TL_ENOMEM;
+        break;
+      }
       f = tl__prose(p);
       fputs("- ", f);
       tl_md_escape(f, call);
       if (a.by.n == 1) {
         tl__by_trend t;
-        if (tl__by_trend_of(c, g0->probe, g0->delay_ns, NULL, &t)) {
+        if (tl__by_trend_in(rows, NULL, &t)) {
+          tl__trend_rows_free(rows);
           p->failed = TL_ENOMEM;
           break;
         }
@@ -641,8 +648,9 @@ void tl__by_answer(tl__page *p) {
         fputs(":\n", f);
       }
       for (size_t s = 0; s < ns && !p->failed; s++)
-        if (within(p, &a, g0, &strata[s], in))
+        if (within(p, &a, g0, rows, &strata[s], in))
           p->failed = TL_ENOMEM;
+      tl__trend_rows_free(rows);
       fputc('\n', tl__prose(p));
     }
     f = tl__prose(p);

@@ -85,7 +85,13 @@ int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out)
 typedef struct {
   double x, y[2];
   const char *host;
+  size_t session; /* its index in the comparison */
 } trend_row;
+
+struct tl__trend_rows {
+  trend_row *row;
+  size_t n;
+};
 
 static int row_cmp(const void *a, const void *b) {
   const trend_row *r = a, *s = b;
@@ -94,29 +100,17 @@ static int row_cmp(const void *a, const void *b) {
   return strcmp(r->host, s->host);
 }
 
-static int dbl_cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (sorted in place). */
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, dbl_cmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 const double tl__by_trend_pcts[2] = {90, 99};
 
-/* The rows of the sessions of one probe and delay in the trend (in: which
- * sessions count, NULL: all), sorted by value then host; returns how many. */
+/* The rows of the sessions of one probe and delay in the trend, sorted by
+ * value then host; returns how many. */
 static size_t trend_rows(const tl_comparison *c, const tl__by *by, int axis, const char *probe,
-                         int64_t delay_ns, const unsigned char *in, trend_row *rows) {
+                         int64_t delay_ns, trend_row *rows) {
   int64_t armed = tl_probe_armed_ns(probe, delay_ns);
   size_t n = 0;
   for (size_t i = 0; i < c->sessions.count; i++) {
     const tl_session *s = &c->sessions.items[i];
-    if ((in && !in[i]) || strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns ||
-        !c->details[i].count)
+    if (strcmp(s->probe, probe) != 0 || s->delay_ns != delay_ns || !c->details[i].count)
       continue;
     tl_dist own;
     const tl_dist *d = &own;
@@ -129,6 +123,7 @@ static size_t trend_rows(const tl_comparison *c, const tl__by *by, int axis, con
       continue;
     rows[n].x = x;
     rows[n].host = s->host_fingerprint;
+    rows[n].session = i;
     rows[n].y[0] = (double)(d->pct_ns[k90] - armed);
     rows[n++].y[1] = (double)(d->pct_ns[k99] - armed);
   }
@@ -148,7 +143,7 @@ static size_t per_host(trend_row *rows, size_t n, double *scratch) {
     for (size_t w = 0; w < 2; w++) {
       for (size_t k = i; k < j; k++)
         scratch[k - i] = rows[k].y[w];
-      r.y[w] = median(scratch, j - i);
+      r.y[w] = tl__median(scratch, j - i);
     }
     rows[m++] = r;
     i = j;
@@ -156,15 +151,37 @@ static size_t per_host(trend_row *rows, size_t n, double *scratch) {
   return m;
 }
 
-int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
-                    const unsigned char *in, tl__by_trend *out) {
+int tl__trend_rows_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
+                      tl__trend_rows **out) {
+  *out = NULL;
+  if (!c->by_keys || tl__by_numeric_axis(c->by_keys) < 0)
+    return TL_OK;
+  tl__trend_rows *r = calloc(1, sizeof *r);
+  trend_row *row = malloc((c->sessions.count + 1) * sizeof *row);
+  if (!r || !row) {
+    free(r);
+    free(row);
+    return TL_ENOMEM;
+  }
+  r->row = row;
+  r->n = trend_rows(c, c->by_keys, tl__by_numeric_axis(c->by_keys), probe, delay_ns, row);
+  *out = r;
+  return TL_OK;
+}
+
+void tl__trend_rows_free(tl__trend_rows *r) {
+  if (r)
+    free(r->row);
+  free(r);
+}
+
+int tl__by_trend_in(const tl__trend_rows *all, const unsigned char *in, tl__by_trend *out) {
   memset(out, 0, sizeof *out);
   for (size_t w = 0; w < 2; w++)
     out->r[w].rho = out->r[w].lo = out->r[w].hi = NAN;
-  if (!c->by_keys || tl__by_numeric_axis(c->by_keys) < 0)
+  if (!all)
     return TL_OK;
-  const tl__by by = *c->by_keys;
-  size_t cap = c->sessions.count + 1;
+  size_t cap = all->n + 1;
   trend_row *rows = malloc(cap * sizeof *rows);
   double *v = malloc(3 * cap * sizeof *v);
   if (!rows || !v) {
@@ -172,7 +189,11 @@ int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
     free(v);
     return TL_ENOMEM;
   }
-  size_t n = trend_rows(c, &by, tl__by_numeric_axis(&by), probe, delay_ns, in, rows);
+  /* Still sorted: a stratum keeps its rows' order. */
+  size_t n = 0;
+  for (size_t i = 0; i < all->n; i++)
+    if (!in || in[all->row[i].session])
+      rows[n++] = all->row[i];
   out->sessions = n;
   size_t hosts = 0;
   for (size_t i = 0; i < n; i++) {
@@ -194,4 +215,13 @@ int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
   free(rows);
   free(v);
   return rc;
+}
+
+int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
+                    const unsigned char *in, tl__by_trend *out) {
+  tl__trend_rows *all;
+  int rc = tl__trend_rows_of(c, probe, delay_ns, &all);
+  int e = tl__by_trend_in(rc ? NULL : all, in, out);
+  tl__trend_rows_free(all);
+  return rc ? rc : e;
 }

@@ -239,6 +239,9 @@ typedef struct {
   size_t n, values;
 } tl__rank_corr;
 int tl__spearman(const double *x, const double *y, size_t n, tl__rank_corr *out);
+/* The median of v[0..n) (n >= 1; finite values), v reordered: by selection
+ * rather than a sort, for the long series of a fleet's sessions (maths.c). */
+double tl__median(double *v, size_t n);
 /* How the tail of one probe and delay changes with the numeric key: the
  * rank correlation at p90 and p99 between the key and each unit's own
  * lateness. A unit is a session or, where several hosts share a value, a
@@ -252,6 +255,14 @@ typedef struct {
 extern const double tl__by_trend_pcts[2]; /* 90, 99: the percentiles of r */
 int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
                     const unsigned char *in, tl__by_trend *out);
+/* The same in two steps, for a trend and its strata: the sessions of one
+ * probe and delay that the trend reads, sorted once (*out NULL when c has
+ * no numeric key), then the trend over those in in (NULL: all). */
+typedef struct tl__trend_rows tl__trend_rows;
+int tl__trend_rows_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
+                      tl__trend_rows **out);
+int tl__by_trend_in(const tl__trend_rows *all, const unsigned char *in, tl__by_trend *out);
+void tl__trend_rows_free(tl__trend_rows *r);
 
 /* ------------------------------------------------------------------------ */
 /* Why the tail is long (causes.c)                                          */

@@ -484,17 +484,20 @@ static double select_kth(double *a, size_t n, size_t k) {
   return a[k];
 }
 
-/* The median of x[0..n) (n >= 1), by selection rather than a sort: the
- * series of a fleet's sessions are long. */
-static double median_of(const double *x, size_t n, double *tmp) {
-  memcpy(tmp, x, n * sizeof *x);
-  double upper = select_kth(tmp, n, n / 2);
+double tl__median(double *v, size_t n) {
+  double upper = select_kth(v, n, n / 2);
   if (n % 2)
     return upper;
-  double lower = tmp[0]; /* the largest of those before the upper middle */
+  double lower = v[0]; /* the largest of those before the upper middle */
   for (size_t i = 1; i < n / 2; i++)
-    lower = tmp[i] > lower ? tmp[i] : lower;
+    lower = v[i] > lower ? v[i] : lower;
   return (lower + upper) / 2;
+}
+
+/* The median of x[0..n) (n >= 1), x left as it is. */
+static double median_of(const double *x, size_t n, double *tmp) {
+  memcpy(tmp, x, n * sizeof *x);
+  return tl__median(tmp, n);
 }
 
 typedef struct {

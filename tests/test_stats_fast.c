@@ -4,9 +4,10 @@
  * (on many random degrees of freedom and values, most of them within a hair
  * of the quantile); the quantile itself with most of its bisection's
  * answers known ahead; a pair of groups looked up through the pairs' index
- * instead of a scan of every pair; the change-point search's shuffles with
- * their draws made ahead as with each draw beside its swap; the search
- * for changes on a worker thread as on this one, errors included; and the
+ * instead of a scan of every pair; the median by selection as by a sort;
+ * the change-point search's shuffles with their draws made ahead as with
+ * each draw beside its swap; the search for changes on a worker thread as
+ * on this one, errors included; and the
  * statistics without the rank test (which let each group's samples go
  * early) equal to those with it in everything else. */
 #include <math.h>
@@ -126,6 +127,26 @@ static double sorted_median(const double *x, size_t n) {
   double m = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
   free(t);
   return m;
+}
+
+/* The median by selection is the sorted one's, on 2,000 random arrays of
+ * 1 to 300 values, odd and even counts, with many ties or none, keeping
+ * every value (in another order). */
+static void median_as_sorted(void **state) {
+  (void)state;
+  tl__rng r = {20261205};
+  double x[300], y[300];
+  for (int draw = 0; draw < 2000; draw++) {
+    size_t n = 1 + (size_t)tl__rng_below(&r, 300);
+    uint64_t spread = draw % 2 ? 5 : UINT64_C(1) << 40; /* ties, or almost none */
+    for (size_t i = 0; i < n; i++)
+      x[i] = y[i] = (double)tl__rng_below(&r, spread) - (double)(spread / 2);
+    double want = sorted_median(x, n), got = tl__median(y, n);
+    assert_true(got == want);
+    qsort(x, n, sizeof *x, by_value);
+    qsort(y, n, sizeof *y, by_value);
+    assert_memory_equal(x, y, n * sizeof *x);
+  }
 }
 
 /* The change-point search's shuffles, with their draws made ahead of the
@@ -405,6 +426,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_quantile_below_as_worked_out),
       cmocka_unit_test(t_quantile_as_bisected),
+      cmocka_unit_test(median_as_sorted),
       cmocka_unit_test(steps_as_shuffled_directly),
       cmocka_unit_test(steps_on_a_worker_as_directly),
       cmocka_unit_test(worker_error_reaches_the_waiter),
