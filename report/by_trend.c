@@ -219,9 +219,9 @@ int tl__by_trend_in(const tl__trend_rows *all, const unsigned char *in, tl__by_t
 
 int tl__by_trend_of(const tl_comparison *c, const char *probe, int64_t delay_ns,
                     const unsigned char *in, tl__by_trend *out) {
-  tl__trend_rows *all;
+  tl__trend_rows *all; /* NULL on failure: the trend then says nothing */
   int rc = tl__trend_rows_of(c, probe, delay_ns, &all);
-  int e = tl__by_trend_in(rc ? NULL : all, in, out);
+  int e = tl__by_trend_in(all, in, out);
   tl__trend_rows_free(all);
   return rc ? rc : e;
 }
