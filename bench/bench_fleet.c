@@ -14,11 +14,11 @@
  *        size per sample, whole and by table (SQLite's dbstat table, or
  *        the length of every row where it is not compiled in).
  * time:  runs the reports (default page, --by memory, --by hostname, --check,
- *        JSON, HTML, --site) on the last 1, 7 and 30 days of a DAYS-day fleet
- *        file (those it holds, --since) and tlstore check on the whole, and prints wall
- *        and CPU time, peak RSS and the growth per session, next to one
- *        host's year (1 host, 365 days: 17,520 sessions, built in DIR unless
- *        given).
+ *        JSON, HTML, --site) on the last 1, 7 and 30 days of a DAYS-day
+ *        fleet file (those it holds, --since) and tlstore check on the
+ *        whole, and prints wall and CPU time, peak RSS and the growth per
+ *        session, next to one host's year (1 host, 365 days: 17,520
+ *        sessions, built in DIR unless given).
  *
  * build takes the blocks' codec as a fifth argument (0, tl's own choice,
  * the default; 2 or 3 to compare them).
