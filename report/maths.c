@@ -1,8 +1,8 @@
 /* maths.c: the statistical methods of the report, apart from tl's data:
  * seeded random draws (splitmix64, so that a database always gives the same
  * bytes), binomial tails and the order-statistic interval of a percentile,
- * the Mann-Whitney U test, and lasting steps in a series (binary
- * segmentation with a permutation test). Methods and their limits are
+ * and lasting steps in a series (binary segmentation with a permutation
+ * test); the rank test is rank_test.c's. Methods and their limits are
  * described in docs/statistics.md. */
 #include <math.h>
 #include <stdlib.h>
@@ -330,91 +330,6 @@ int tl_order_stat_ci(int64_t n, double pct, double conf, int64_t *lo_rank, int64
     first_high = b; /* the rest of the mass is negligible */
   *lo_rank = last_low >= 0 ? last_low + 1 : 0;
   *hi_rank = first_high >= 0 ? first_high + 1 : 0;
-  return TL_OK;
-}
-
-/* ======================================================================== */
-/* Mann-Whitney U                                                            */
-
-/* The merge of two sorted samples, value by value: for each value of a the
- * b's below it and those equal, and each run of equal values' t^3 - t (as
- * the sum of 3r(r + 1) over its r-th value), in whole numbers. */
-typedef struct {
-  uint64_t below, equal, ties; /* since the last mw_flush */
-  long double below_all, equal_all, ties_all;
-  int64_t prev;      /* the last value */
-  uint64_t run, ras; /* values equal to it before it; a's among them and it */
-} mw_walk;
-
-enum {
-  MW_FLUSH = 1 << 16,    /* values between flushes: the whole-number sums cannot overflow */
-  MW_LONG_RUN = 1 << 20, /* runs longer than this add to the ties as long doubles */
-};
-
-/* Masks rather than conditions, so that the compiler makes no branch. */
-static inline void mw_value(mw_walk *w, int64_t v, uint64_t is_a) {
-  uint64_t same = -(uint64_t)(v == w->prev);
-  w->run = (w->run + 1) & same;
-  w->ras = (w->ras & same) + is_a;
-  w->prev = v;
-  if (w->run < MW_LONG_RUN)
-    w->ties += 3 * w->run * (w->run + 1);
-  else
-    w->ties_all += 3.0L * (long double)w->run * (long double)(w->run + 1);
-}
-
-static void mw_flush(mw_walk *w) {
-  w->below_all += (long double)w->below;
-  w->equal_all += (long double)w->equal;
-  w->ties_all += (long double)w->ties;
-  w->below = w->equal = w->ties = 0;
-}
-
-int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl_mw *out) {
-  memset(out, 0, sizeof *out);
-  out->p_value = 1;
-  out->a_below_b = 0.5;
-  if (!na || !nb)
-    return TL_EINVAL;
-  /* Equal values take a's first, so that a b counts the a's of its run
-   * before it. No branch depends on which side a value comes from: the
-   * sides interleave at random, and a branch would miss every other time. */
-  mw_walk w = {0, 0, 0, 0, 0, 0, a[0] < b[0] ? a[0] : b[0], UINT64_MAX, 0};
-  size_t i = 0, j = 0;
-  while (i < na || j < nb) {
-    size_t left = MW_FLUSH;
-    for (; left && i < na && j < nb; left--) {
-      int64_t x = a[i], y = b[j];
-      uint64_t take = x <= y, a_mask = -take;
-      mw_value(&w, (int64_t)(((uint64_t)x & a_mask) | ((uint64_t)y & ~a_mask)), take);
-      w.below += j & a_mask;
-      w.equal += w.ras & ~a_mask;
-      i += take;
-      j += take ^ 1;
-    }
-    for (; left && j == nb && i < na; left--, i++) {
-      mw_value(&w, a[i], 1);
-      w.below += nb;
-    }
-    for (; left && i == na && j < nb; left--, j++) {
-      mw_value(&w, b[j], 0);
-      w.equal += w.ras;
-    }
-    mw_flush(&w);
-  }
-  long double u = w.below_all + 0.5L * w.equal_all, ties = w.ties_all;
-  long double n1 = (long double)na, n2 = (long double)nb, n = n1 + n2;
-  long double var = n1 * n2 / 12.0L * ((n + 1) - ties / (n * (n - 1 > 0 ? n - 1 : 1)));
-  long double d = u - n1 * n2 / 2;
-  out->u = (double)u;
-  out->a_below_b = (double)(1 - u / (n1 * n2));
-  if (var <= 0)
-    return TL_OK;
-  long double ad = fabsl(d) - 0.5L;
-  if (ad < 0)
-    ad = 0;
-  out->z = (double)((d < 0 ? -ad : ad) / sqrtl(var));
-  out->p_value = erfc(fabs(out->z) / sqrt(2.0));
   return TL_OK;
 }
 

@@ -34,6 +34,7 @@ void tl__gcalc_free(tl__gcalc *g) {
   tl__sset_free(&g->set);
   free(g->rep);
   free(g->logl);
+  free(g->narrow);
   for (int k = 0; k < TL_STATS_SERIES; k++)
     free(g->series[k]);
   memset(g, 0, sizeof *g);
@@ -593,7 +594,9 @@ static int group_work(stats_run *r, tl_store *store, const tl_comparison *cmp, s
   gs->linear = c->linear;
   memcpy(gs->pct, c->pct, sizeof gs->pct);
   rc = group_series(g, c, gs, &r->runner, &r->jobs[i * TL_STATS_SERIES]);
-  if (!r->ranked)
+  if (r->ranked)
+    tl__rank_keep_pool_only(c);
+  else
     drop_samples(c);
   return rc;
 }
@@ -603,9 +606,9 @@ static int group_work(stats_run *r, tl_store *store, const tl_comparison *cmp, s
 static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *block, size_t nb,
                        size_t *cap) {
   tl_stats *out = r->out;
-  int rc = TL_OK;
-  for (size_t i = 0; i < nb && !rc; i++)
-    for (size_t j = i + 1; j < nb && !rc; j++) {
+  size_t first = out->pair_count;
+  for (size_t i = 0; i < nb; i++)
+    for (size_t j = i + 1; j < nb; j++) {
       const tl__gcalc *a = &r->calc[block[i]], *b = &r->calc[block[j]];
       if (!a->set.m || !b->set.m)
         continue;
@@ -630,10 +633,8 @@ static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *blo
         int64_t mag = p->diff_ns[k] < 0 ? -p->diff_ns[k] : p->diff_ns[k];
         p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
       }
-      if (r->ranked)
-        rc = tl_mann_whitney(a->set.pool, a->set.m, b->set.pool, b->set.m, &p->mw);
     }
-  return rc;
+  return r->ranked ? tl__rank_pairs(r->calc, out->pairs + first, out->pair_count - first) : TL_OK;
 }
 
 /* The groups not worked out yet, one probe and delay at a time so that only

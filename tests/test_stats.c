@@ -1159,6 +1159,118 @@ static void mann_whitney_long_runs(void **state) {
   free(b);
 }
 
+/* The rank test reads a side as 64-bit values or as 32-bit offsets from a
+ * base: every pairing of the two gives the result of the values
+ * themselves, near either end of the 64-bit range too, with many ties or
+ * none, in runs longer than a flush. */
+static void mann_whitney_narrow_as_wide(void **state) {
+  (void)state;
+  enum { MOST = 70000 };
+  int64_t *a = malloc(MOST * sizeof *a), *b = malloc(MOST * sizeof *b);
+  uint32_t *an = malloc(MOST * sizeof *an), *bn = malloc(MOST * sizeof *bn);
+  const int64_t bases[] = {0, -INT64_C(5000000000), INT64_MAX - UINT32_MAX, INT64_MIN + 1};
+  uint64_t r = 0x2d358dccaa6c78a5ULL; /* draws of its own */
+  for (int round = 0; round < 24; round++) {
+    size_t na = 1 + (size_t)round * 2900, nb = MOST - (size_t)round * 2500;
+    int64_t base = bases[round % 4];
+    uint64_t range = round % 3 == 0 ? 50 : round % 3 == 1 ? 100000 : UINT32_MAX;
+    for (size_t i = 0; i < na + nb; i++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      uint64_t off = r % range;
+      if (i < na)
+        a[i] = base + (int64_t)off;
+      else
+        b[i - na] = base + (int64_t)(off / 2 + (uint64_t)round); /* overlapping, shifted */
+    }
+    qsort(a, na, sizeof *a, cmp_i64);
+    qsort(b, nb, sizeof *b, cmp_i64);
+    for (size_t i = 0; i < na; i++)
+      an[i] = (uint32_t)((uint64_t)a[i] - (uint64_t)a[0]);
+    for (size_t i = 0; i < nb; i++)
+      bn[i] = (uint32_t)((uint64_t)b[i] - (uint64_t)b[0]);
+    tl_mw want, got;
+    assert_int_equal(tl_mann_whitney(a, na, b, nb, &want), TL_OK);
+    for (int kind = 0; kind < 4; kind++) {
+      tl__mw_side sa = {kind & 1 ? NULL : a, kind & 1 ? an : NULL, a[0], na};
+      tl__mw_side sb = {kind & 2 ? NULL : b, kind & 2 ? bn : NULL, b[0], nb};
+      assert_int_equal(tl__mann_whitney_sides(&sa, &sb, &got), TL_OK);
+      assert_true(got.u == want.u && got.z == want.z);
+      assert_true(got.p_value == want.p_value && got.a_below_b == want.a_below_b);
+    }
+  }
+  free(a);
+  free(b);
+  free(an);
+  free(bn);
+}
+
+/* The rank test of every pair of a comparison of many labels at two
+ * delays (two blocks of pairs), worked out on two threads, the pools of
+ * most groups narrowed to 32 bits: each pair's U, z and p are those of the
+ * test run on that pair's own samples, so that no pair takes another's
+ * result or is left out. */
+static void rank_test_of_every_pair(void **state) {
+  fixture *f = *state;
+  enum { LABELS = 6, DELAYS = 2, SESSIONS = 2, PER = 300 };
+  const char *labels[LABELS] = {"r0", "r1", "r2", "r3", "r4", "r5"};
+  const int64_t delays[DELAYS] = {0, 50000000};
+  static int64_t v[LABELS][DELAYS][SESSIONS * PER];
+  uint64_t r = 0x5851f42d4c957f2dULL; /* draws of its own */
+  for (int l = 0; l < LABELS; l++)
+    for (int d = 0; d < DELAYS; d++) {
+      for (int i = 0; i < SESSIONS * PER; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        /* Few distinct values (many ties), shifted a little by label. */
+        v[l][d][i] = delays[d] + 1000000 + (int64_t)(r % 200) * 1000 + l * 7000;
+      }
+      /* One label spans more than 2^32 ns: its pool stays 64-bit. */
+      if (l == LABELS - 1)
+        v[l][d][0] = delays[d] + INT64_C(6000000000);
+      for (int s = 0; s < SESSIONS; s++)
+        add_session(f, labels[l], delays[d], v[l][d] + s * PER, PER, 0);
+      qsort(v[l][d], SESSIONS * PER, sizeof v[l][d][0], cmp_i64);
+    }
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  o.labels = labels;
+  o.label_count = LABELS;
+  tl_comparison cmp;
+  char err[512];
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  /* First from the samples the comparison kept (borrowed, 64-bit), then
+   * read again and narrowed once each group's own statistics are done. */
+  for (int read_again = 0; read_again < 2; read_again++) {
+    if (read_again)
+      tl__comparison_drop_kept(&cmp);
+    tl_stats st;
+    assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
+    assert_true(st.ranked);
+    assert_int_equal(st.pair_count, DELAYS * LABELS * (LABELS - 1) / 2);
+    int seen[LABELS][LABELS][DELAYS] = {{{0}}};
+    for (size_t i = 0; i < st.pair_count; i++) {
+      const tl_pair_stats *p = &st.pairs[i];
+      const tl_group *a = &cmp.groups[p->a], *b = &cmp.groups[p->b];
+      assert_int_equal(a->delay_ns, b->delay_ns);
+      int la = a->label[1] - '0', lb = b->label[1] - '0', d = a->delay_ns != 0;
+      assert_true(la < lb);
+      seen[la][lb][d]++;
+      tl_mw want;
+      assert_int_equal(tl_mann_whitney(v[la][d], SESSIONS * PER, v[lb][d], SESSIONS * PER, &want),
+                       TL_OK);
+      assert_true(p->mw.u == want.u);
+      assert_true(p->mw.z == want.z);
+      assert_true(p->mw.p_value == want.p_value);
+      assert_true(p->mw.a_below_b == want.a_below_b);
+    }
+    for (int la = 0; la < LABELS; la++)
+      for (int lb = la + 1; lb < LABELS; lb++)
+        for (int d = 0; d < DELAYS; d++)
+          assert_int_equal(seen[la][lb][d], 1);
+    tl_stats_free(&st);
+  }
+  tl_comparison_free(&cmp);
+}
+
 /* The kept samples are sorted three ways (kept.c): by 32-bit keys of a
  * value and its session, by 64-bit ones, and by merging the sessions when
  * the values are too far apart for a key. Each must give the pool in order
@@ -1908,6 +2020,9 @@ int main(void) {
                                       tl_test_store_teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(mann_whitney_long_runs),
+      cmocka_unit_test(mann_whitney_narrow_as_wide),
+      cmocka_unit_test_setup_teardown(rank_test_of_every_pair, tl_test_store_setup,
+                                      tl_test_store_teardown),
       cmocka_unit_test(planted_steps),
       cmocka_unit_test_setup_teardown(identical_data_claims_nothing, tl_test_store_setup,
                                       tl_test_store_teardown),
