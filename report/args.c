@@ -246,20 +246,12 @@ static int make_page(void *arg) {
   tl_stats stats;
   memset(&stats, 0, sizeof stats);
   tl_chart_files_free(&m->charts);
-  /* Every format carries the statistics ("How sure is this?"); only JSON
-   * the rank test of every pair, which needs every pair's samples after
-   * the comparison, so the others are worked out as it reads. */
-  int rc;
-  if (m->page.format == TL_FORMAT_JSON) {
-    rc = tl_compare(m->store, &m->a->compare, &cmp, m->err, m->errlen);
-    if (rc)
-      return rc;
-    rc = tl_stats_compute(m->store, &cmp, &stats, m->err, m->errlen);
-  } else {
-    rc = tl_compare_with_stats(m->store, &m->a->compare, &cmp, &stats, m->err, m->errlen);
-    if (rc)
-      return rc;
-  }
+  /* Every format carries the statistics ("How sure is this?"), worked out
+   * as the comparison reads; JSON the rank test of every pair too. */
+  int rc = tl__compare_with_stats(m->store, &m->a->compare, m->page.format == TL_FORMAT_JSON, &cmp,
+                                  &stats, m->err, m->errlen);
+  if (rc)
+    return rc;
   tl_page_opts page = m->page;
   page.stats = &stats;
   if (page.format == TL_FORMAT_MD && m->a->output)

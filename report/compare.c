@@ -309,25 +309,53 @@ static int group_take(tl_comparison *c, tl_group *g, const double *pcts, size_t 
   return rc;
 }
 
+/* The order in which the groups of c are read: their own, or their blocks
+ * in turn (tl__group_hook); NULL when out of memory. */
+static size_t *groups_order(const tl_comparison *c, int blocks_in_turn) {
+  size_t ng = c->group_count, at = 0, *order = malloc((ng ? ng : 1) * sizeof *order);
+  char *placed = calloc(ng ? ng : 1, 1);
+  for (size_t first = 0; order && placed && first < ng; first++) {
+    if (placed[first])
+      continue;
+    for (size_t i = first; i < ng; i++)
+      if (i == first ||
+          (blocks_in_turn && !placed[i] && tl__same_block(&c->groups[first], &c->groups[i]))) {
+        order[at++] = i;
+        placed[i] = 1;
+      }
+  }
+  if (!placed) {
+    free(order);
+    order = NULL;
+  }
+  free(placed);
+  return order;
+}
+
 /* The groups [0..n) of c, up to GROUPS_A_PASS at a time in shared passes
  * (tl_sweep_finish_all: the groups' sessions interleave in the file, and
  * each pass then reads each page once); kept and tails are per group. */
 static int groups_stats(tl_store *store, tl_comparison *c, const double *pcts, size_t np,
                         tl__kept **kept, tl__tail *tails, const tl__group_hook *hook) {
   group_sweep *gs = calloc(GROUPS_A_PASS, sizeof *gs);
-  if (!gs)
+  size_t *order = groups_order(c, hook && hook->blocks_in_turn);
+  if (!gs || !order) {
+    free(gs);
+    free(order);
     return TL_ENOMEM;
+  }
   size_t budget = tl__kept_budget;
   int rc = TL_OK;
   for (size_t first = 0; first < c->group_count && !rc; first += GROUPS_A_PASS) {
     size_t n = c->group_count - first < GROUPS_A_PASS ? c->group_count - first : GROUPS_A_PASS;
+    const size_t *g = order + first; /* the groups of this pass */
     tl_sweep *ws[GROUPS_A_PASS];
     tl_sweep_session_cb taps[GROUPS_A_PASS];
     void *tap_ctxs[GROUPS_A_PASS];
     size_t asked = 0, sweeping = 0;
     for (; asked < n && !rc; asked++) {
-      tl__kept **k = &kept[first + asked];
-      rc = group_open(store, c, &c->groups[first + asked], pcts, np, &budget, k, &gs[asked]);
+      tl__kept **k = &kept[g[asked]];
+      rc = group_open(store, c, &c->groups[g[asked]], pcts, np, &budget, k, &gs[asked]);
       ws[asked] = gs[asked].w;
       taps[asked] = *k ? tl__kept_add : NULL;
       tap_ctxs[asked] = *k;
@@ -335,26 +363,26 @@ static int groups_stats(tl_store *store, tl_comparison *c, const double *pcts, s
     if (!rc)
       rc = tl_sweep_first_all(ws, asked, taps, tap_ctxs);
     for (size_t k = 0; k < asked && !rc; k++)
-      if (!(rc = group_ask(&c->groups[first + k], pcts, np, kept[first + k], &gs[k])) && gs[k].n)
+      if (!(rc = group_ask(&c->groups[g[k]], pcts, np, kept[g[k]], &gs[k])) && gs[k].n)
         ws[sweeping++] = gs[k].w;
     if (!rc)
       rc = tl_sweep_finish_all(ws, sweeping);
     for (size_t k = 0; k < asked; k++) {
-      int e = group_take(c, &c->groups[first + k], pcts, np, rc, &kept[first + k],
-                         &tails[first + k], &gs[k]);
+      int e = group_take(c, &c->groups[g[k]], pcts, np, rc, &kept[g[k]], &tails[g[k]], &gs[k]);
       rc = rc ? rc : e;
     }
     /* The statistics take each group's kept samples now, and their memory
      * goes to the next pass's groups. */
     for (size_t k = 0; k < asked && hook; k++) {
       if (!rc)
-        rc = hook->done(hook->ctx, store, c, first + k);
-      tl__kept_give_back(kept[first + k], &budget);
-      kept[first + k] = NULL;
+        rc = hook->done(hook->ctx, store, c, g[k]);
+      tl__kept_give_back(kept[g[k]], &budget);
+      kept[g[k]] = NULL;
     }
     memset(gs, 0, GROUPS_A_PASS * sizeof *gs);
   }
   free(gs);
+  free(order);
   return rc;
 }
 

@@ -20,7 +20,7 @@
 /* The statistics of a page (o->stats) when computed for this comparison
  * (one entry per group), or NULL. */
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);
-/* Whether groups a and b have the same probe and delay (stats.c). */
+/* Whether groups a and b have the same probe and delay (lookup.c). */
 int tl__same_block(const tl_group *a, const tl_group *b);
 /* The distribution of session detail d at its percentiles [first,
  * first + n): (d, 0, 3) its own p50, p90 and p99, (d, 3, d->pct_count - 3)
@@ -139,12 +139,20 @@ int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_compar
 typedef struct {
   int (*done)(void *ctx, tl_store *store, const tl_comparison *c, size_t group);
   void *ctx;
+  /* The groups of one probe and delay (tl__same_block) one after another,
+   * those blocks in the order of their first groups, each group's in
+   * order: so that a block's groups are all done before the next's begin. */
+  int blocks_in_turn;
 } tl__group_hook;
 /* tl_compare with hook (NULL: none) called for every group: the statistics
  * take each group's kept samples as they come, and their memory goes to the
  * next groups', so that no group's samples are read twice. */
 int tl__compare_each(tl_store *store, const tl_compare_opts *o, const tl__group_hook *hook,
                      tl_comparison *out, char *err, size_t errlen);
+/* tl_compare_with_stats, with ranked the rank test of every pair too
+ * (JSON's): each block's pairs as soon as its groups are read (stats.c). */
+int tl__compare_with_stats(tl_store *store, const tl_compare_opts *o, int ranked,
+                           tl_comparison *cmp, tl_stats *out, char *err, size_t errlen);
 /* tl__compare (with groups) of the given sessions, taken over (the list is
  * left empty): what o's filter selects, in the store's order, chosen by the
  * caller (a site narrows the list it read once to each host's). o->labels

@@ -1,9 +1,8 @@
 /* rank_test.c: the Mann-Whitney rank test, of two samples and of every
  * pair of groups of one probe and delay. Pairs are many (a fleet's 200
- * hosts: 19,900 a delay, each merging two groups' kept samples), so each
- * group keeps only its pool for them, in 32 bits where it can, and two
- * threads take the pairs in turn. Its limits are described in
- * docs/statistics.md. */
+ * hosts: 19,900 a delay), so a block's pairs are counted together in one
+ * merge of its groups' kept samples, each group holding only those, as
+ * gaps of a byte or so. Its limits are described in docs/statistics.md. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,153 +46,256 @@ static void mw_flush(mw_walk *w) {
   w->below = w->equal = w->ties = 0;
 }
 
-/* Value i of side s, narrow: its offset from base, else itself. Always
- * inlined with narrow a constant, so that each kind of merge is a loop of
- * its own. */
-static inline __attribute__((always_inline)) int64_t side_at(const tl__mw_side *s, size_t i,
-                                                             int narrow) {
-  return narrow ? s->base + (int64_t)s->narrow[i] : s->wide[i];
-}
-
-static inline __attribute__((always_inline)) void mw_merge(mw_walk *w, const tl__mw_side *sa,
-                                                           const tl__mw_side *sb, int an, int bn) {
-  size_t na = sa->n, nb = sb->n, i = 0, j = 0;
-  /* Equal values take a's first, so that a b counts the a's of its run
-   * before it. No branch depends on which side a value comes from: the
-   * sides interleave at random, and a branch would miss every other time. */
-  while (i < na || j < nb) {
-    size_t left = MW_FLUSH;
-    for (; left && i < na && j < nb; left--) {
-      int64_t x = side_at(sa, i, an), y = side_at(sb, j, bn);
-      uint64_t take = x <= y, a_mask = -take;
-      mw_value(w, (int64_t)(((uint64_t)x & a_mask) | ((uint64_t)y & ~a_mask)), take);
-      w->below += j & a_mask;
-      w->equal += w->ras & ~a_mask;
-      i += take;
-      j += take ^ 1;
-    }
-    for (; left && j == nb && i < na; left--, i++) {
-      mw_value(w, side_at(sa, i, an), 1);
-      w->below += nb;
-    }
-    for (; left && i == na && j < nb; left--, j++) {
-      mw_value(w, side_at(sb, j, bn), 0);
-      w->equal += w->ras;
-    }
-    mw_flush(w);
-  }
-}
-
-int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl_mw *out) {
-  tl__mw_side sa = {a, NULL, 0, na}, sb = {b, NULL, 0, nb};
-  return tl__mann_whitney_sides(&sa, &sb, out);
-}
-
-int tl__mann_whitney_sides(const tl__mw_side *sa, const tl__mw_side *sb, tl_mw *out) {
+/* The test from U (the pairs (x of a, y of b) with x above y, and half
+ * those equal) and the ties' sum of t^3 - t: halves of whole numbers and
+ * whole numbers, exact in a long double, so the same however counted. */
+static void mw_result(long double u, long double ties, size_t na, size_t nb, tl_mw *out) {
   memset(out, 0, sizeof *out);
   out->p_value = 1;
   out->a_below_b = 0.5;
-  size_t na = sa->n, nb = sb->n;
   if (!na || !nb)
-    return TL_EINVAL;
-  int an = sa->narrow != NULL, bn = sb->narrow != NULL;
-  int64_t a0 = side_at(sa, 0, an), b0 = side_at(sb, 0, bn);
-  mw_walk w = {0, 0, 0, 0, 0, 0, a0 < b0 ? a0 : b0, UINT64_MAX, 0};
-  if (an && bn)
-    mw_merge(&w, sa, sb, 1, 1);
-  else if (an)
-    mw_merge(&w, sa, sb, 1, 0);
-  else if (bn)
-    mw_merge(&w, sa, sb, 0, 1);
-  else
-    mw_merge(&w, sa, sb, 0, 0);
-  long double u = w.below_all + 0.5L * w.equal_all, ties = w.ties_all;
+    return;
   long double n1 = (long double)na, n2 = (long double)nb, n = n1 + n2;
   long double var = n1 * n2 / 12.0L * ((n + 1) - ties / (n * (n - 1 > 0 ? n - 1 : 1)));
   long double d = u - n1 * n2 / 2;
   out->u = (double)u;
   out->a_below_b = (double)(1 - u / (n1 * n2));
   if (var <= 0)
-    return TL_OK;
+    return;
   long double ad = fabsl(d) - 0.5L;
   if (ad < 0)
     ad = 0;
   out->z = (double)((d < 0 ? -ad : ad) / sqrtl(var));
   out->p_value = erfc(fabs(out->z) / sqrt(2.0));
+}
+
+int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl_mw *out) {
+  if (!na || !nb) {
+    mw_result(0, 0, 0, 0, out);
+    return TL_EINVAL;
+  }
+  /* Equal values take a's first, so that a b counts the a's of its run
+   * before it. No branch depends on which side a value comes from: the
+   * sides interleave at random, and a branch would miss every other time. */
+  mw_walk w = {0, 0, 0, 0, 0, 0, a[0] < b[0] ? a[0] : b[0], UINT64_MAX, 0};
+  size_t i = 0, j = 0;
+  while (i < na || j < nb) {
+    size_t left = MW_FLUSH;
+    for (; left && i < na && j < nb; left--) {
+      int64_t x = a[i], y = b[j];
+      uint64_t take = x <= y, a_mask = -take;
+      mw_value(&w, (int64_t)(((uint64_t)x & a_mask) | ((uint64_t)y & ~a_mask)), take);
+      w.below += j & a_mask;
+      w.equal += w.ras & ~a_mask;
+      i += take;
+      j += take ^ 1;
+    }
+    for (; left && j == nb && i < na; left--, i++) {
+      mw_value(&w, a[i], 1);
+      w.below += nb;
+    }
+    for (; left && i == na && j < nb; left--, j++) {
+      mw_value(&w, b[j], 0);
+      w.equal += w.ras;
+    }
+    mw_flush(&w);
+  }
+  mw_result(w.below_all + 0.5L * w.equal_all, w.ties_all, na, nb, out);
   return TL_OK;
 }
 
 /* ======================================================================== */
 /* Every pair of a block                                                     */
 
-/* Only the pooled samples of a group whose own statistics are done: the
- * sessions' own copies and the pool's tags go, and a pool spanning under
- * 2^32 ns (4.3 s) becomes 32-bit offsets. A block's groups are held until
- * its pairs are done: at 200 hosts, 4 bytes a kept sample (0.2 GB) rather
- * than 20 (1 GB). */
-void tl__rank_keep_pool_only(tl__gcalc *g) {
+/* Only the pooled samples of a group whose own statistics are done, as the
+ * rank test reads them, in order: the first and each gap to the next, 7
+ * bits a byte (LEB128). A block's groups are held until its pairs are done,
+ * and timer samples lie close together: at 200 hosts about a byte a kept
+ * sample (some 60 MB), where the samples with their sessions' copies and
+ * tags took 20 (1 GB). */
+int tl__rank_keep_pool_only(tl__gcalc *g) {
   tl__sset *x = &g->set;
-  if (x->borrowed)
-    return; /* the comparison's, freed with it */
-  if (x->buf != x->pool)
-    free(x->buf);
-  free(x->tag);
-  free(x->s);
-  x->buf = NULL;
-  x->tag = NULL;
-  x->s = NULL;
-  size_t m = x->m;
-  if (!m || (uint64_t)x->pool[m - 1] - (uint64_t)x->pool[0] > UINT32_MAX ||
-      !(g->narrow = malloc(m * sizeof *g->narrow)))
-    return; /* the pool as it is */
-  g->narrow_base = x->pool[0];
-  for (size_t i = 0; i < m; i++)
-    g->narrow[i] = (uint32_t)((uint64_t)x->pool[i] - (uint64_t)g->narrow_base);
-  free(x->pool);
-  x->pool = NULL;
+  size_t m = x->m, bytes = 0;
+  for (size_t i = 1; i < m; i++) {
+    uint64_t gap = (uint64_t)x->pool[i] - (uint64_t)x->pool[i - 1];
+    do
+      bytes++;
+    while (gap >>= 7);
+  }
+  if (m && !(g->gaps = malloc(bytes ? bytes : 1)))
+    return TL_ENOMEM;
+  g->first = m ? x->pool[0] : 0;
+  uint8_t *out = g->gaps;
+  for (size_t i = 1; i < m; i++) {
+    uint64_t gap = (uint64_t)x->pool[i] - (uint64_t)x->pool[i - 1];
+    for (; gap >= 0x80; gap >>= 7)
+      *out++ = (uint8_t)(gap | 0x80);
+    *out++ = (uint8_t)gap;
+  }
+  size_t ns = x->ns;
+  tl__sset_free(x); /* a borrowed set's arrays are left to the comparison */
+  x->m = m;
+  x->ns = ns;
+  return TL_OK;
 }
 
-static tl__mw_side rank_side(const tl__gcalc *g) {
-  return (tl__mw_side){g->narrow ? NULL : g->set.pool, g->narrow, g->narrow_base, g->set.m};
-}
-
-/* No test depends on another and each writes its own pair, so two
- * threads take them in turn from one counter and the bytes stay the same. */
+/* Every pair of a block's groups at once: one merge of all their pools,
+ * value by value, through a heap of each group's next value. At each value
+ * every group holding it (c times) adds, for each group after it, c times
+ * the values that group has below it and below or at it, which sum to
+ * twice U; the pairs holding it both add their ties. A pair's counts are
+ * those of its own merge, exactly, for a cost of the values times the
+ * groups, adds that run side by side, where 19,900 merges of two pools
+ * each walked a value at a time. */
 typedef struct {
-  const tl__gcalc *calc;
-  tl_pair_stats *pairs;
-  size_t count, next; /* pairs, and the next one to test */
-  int rc;             /* the first test that failed */
-  int locked;         /* mu was made: a second thread may take pairs too */
-  pthread_mutex_t mu;
-} rank_tests;
+  const uint8_t *gaps; /* after v */
+  int64_t v;           /* the value read last */
+  size_t left;         /* values after it */
+} pool;
 
-static void *rank_tests_run(void *arg) {
-  rank_tests *t = arg;
-  for (int rc = TL_OK;;) {
-    if (t->locked)
-      pthread_mutex_lock(&t->mu);
-    t->rc = t->rc ? t->rc : rc;
-    size_t i = t->next < t->count && !t->rc ? t->next++ : SIZE_MAX;
-    if (t->locked)
-      pthread_mutex_unlock(&t->mu);
-    if (i == SIZE_MAX)
-      return NULL;
-    tl_pair_stats *p = &t->pairs[i];
-    tl__mw_side a = rank_side(&t->calc[p->a]), b = rank_side(&t->calc[p->b]);
-    rc = tl__mann_whitney_sides(&a, &b, &p->mw);
+/* The gap to the pool's next value (left > 0). */
+static inline uint64_t next_gap(pool *p) {
+  uint64_t gap = 0;
+  unsigned shift = 0;
+  uint8_t b;
+  do {
+    b = *p->gaps++;
+    gap |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80);
+  p->left--;
+  return gap;
+}
+
+typedef struct {
+  int64_t v; /* the group's next value */
+  size_t g;
+} head;
+
+/* By value, then group: the groups holding a value leave in their order. */
+static inline int head_below(head x, head y) { return x.v < y.v || (x.v == y.v && x.g < y.g); }
+
+static void sift_down(head *heap, size_t n, size_t k) {
+  head x = heap[k];
+  for (size_t l; (l = 2 * k + 1) < n; k = l) {
+    l += l + 1 < n && head_below(heap[l + 1], heap[l]);
+    if (!head_below(heap[l], x))
+      break;
+    heap[k] = heap[l];
+  }
+  heap[k] = x;
+}
+
+typedef struct {
+  size_t G;
+  uint64_t *twice_u; /* [a * G + b], a < b: twice the pairs (x of a, y of b) with y below x,
+                        plus those with y equal to x */
+  uint64_t *cross;   /* [a * G + b], a < b: 3 ca cb (ca + cb) over the values both hold */
+  uint64_t *self;    /* [a]: c^3 - c over a's values, each held c times */
+} block_counts;
+
+/* One value, held by the groups held[0..nheld) (in increasing order),
+ * times[h] each; seen2[b]: twice the values of group b below it, plus b's
+ * times, so that c seen2[b] is what c of a's values add to twice U. */
+static void count_value(block_counts *k, const size_t *held, const uint64_t *times, size_t nheld,
+                        const uint64_t *seen2) {
+  size_t G = k->G;
+  for (size_t h = 0; h < nheld; h++) {
+    size_t a = held[h];
+    uint64_t c = times[h], *row = k->twice_u + a * G, *cross = k->cross + a * G;
+    if (c == 1)
+      for (size_t b = a + 1; b < G; b++)
+        row[b] += seen2[b];
+    else
+      for (size_t b = a + 1; b < G; b++)
+        row[b] += c * seen2[b];
+    k->self[a] += c * c * c - c;
+    for (size_t j = h + 1; j < nheld; j++)
+      cross[held[j]] += 3 * c * times[j] * (c + times[j]);
   }
 }
 
-int tl__rank_pairs(const tl__gcalc *calc, tl_pair_stats *pairs, size_t count) {
-  rank_tests t = {.calc = calc, .pairs = pairs, .count = count};
-  t.locked = count > 1 && pthread_mutex_init(&t.mu, NULL) == 0;
-  pthread_t helper;
-  int two = t.locked && pthread_create(&helper, NULL, rank_tests_run, &t) == 0;
-  rank_tests_run(&t);
-  if (two)
-    pthread_join(helper, NULL);
-  if (t.locked)
-    pthread_mutex_destroy(&t.mu);
-  return t.rc;
+/* The counts of the pools p[0..G) (G >= 1). */
+static int count_block(pool *p, block_counts *k) {
+  size_t G = k->G, n = 0;
+  uint64_t *seen2 = calloc(G, sizeof *seen2), *times = malloc(G * sizeof *times);
+  size_t *held = malloc(G * sizeof *held);
+  head *heap = malloc(G * sizeof *heap);
+  if (!seen2 || !times || !held || !heap) {
+    free(seen2);
+    free(times);
+    free(held);
+    free(heap);
+    return TL_ENOMEM;
+  }
+  for (size_t a = 0; a < G; a++)
+    if (p[a].gaps)
+      heap[n++] = (head){p[a].v, a};
+  for (size_t i = n / 2; i-- > 0;)
+    sift_down(heap, n, i);
+  while (n) {
+    int64_t v = heap[0].v;
+    size_t nheld = 0;
+    /* The groups holding v, in increasing order, each as many times as it
+     * does. */
+    while (n && heap[0].v == v) {
+      pool *q = &p[heap[0].g];
+      uint64_t c = 1, gap = 0;
+      while (q->left && !(gap = next_gap(q)))
+        c++;
+      held[nheld] = heap[0].g;
+      times[nheld++] = c;
+      if (gap) {
+        q->v = (int64_t)((uint64_t)q->v + gap);
+        heap[0].v = q->v;
+      } else {
+        heap[0] = heap[--n];
+      }
+      if (n)
+        sift_down(heap, n, 0);
+    }
+    for (size_t h = 0; h < nheld; h++)
+      seen2[held[h]] += times[h];
+    count_value(k, held, times, nheld, seen2);
+    for (size_t h = 0; h < nheld; h++)
+      seen2[held[h]] += times[h];
+  }
+  free(seen2);
+  free(times);
+  free(held);
+  free(heap);
+  return TL_OK;
+}
+
+int tl__rank_pairs(const tl__gcalc *calc, const size_t *block, size_t nb, tl_pair_stats *pairs,
+                   size_t count) {
+  if (!count)
+    return TL_OK;
+  pool *p = malloc(nb * sizeof *p);
+  block_counts k = {nb, calloc(nb * nb, sizeof *k.twice_u), calloc(nb * nb, sizeof *k.cross),
+                    calloc(nb, sizeof *k.self)};
+  int rc = p && k.twice_u && k.cross && k.self ? TL_OK : TL_ENOMEM;
+  for (size_t a = 0; a < nb && !rc; a++) {
+    const tl__gcalc *g = &calc[block[a]];
+    p[a] = (pool){g->set.m ? g->gaps : NULL, g->first, g->set.m ? g->set.m - 1 : 0};
+  }
+  if (!rc)
+    rc = count_block(p, &k);
+  for (size_t i = 0; i < count && !rc; i++) {
+    tl_pair_stats *q = &pairs[i];
+    size_t a = 0, b = 0; /* their places in the block, which is in order */
+    while (block[a] != q->a)
+      a++;
+    for (b = a; block[b] != q->b;)
+      b++;
+    size_t ab = a * nb + b;
+    mw_result((long double)k.twice_u[ab] / 2,
+              (long double)k.self[a] + (long double)k.self[b] + (long double)k.cross[ab],
+              calc[q->a].set.m, calc[q->b].set.m, &q->mw);
+  }
+  free(p);
+  free(k.twice_u);
+  free(k.cross);
+  free(k.self);
+  return rc;
 }

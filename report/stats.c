@@ -34,7 +34,7 @@ void tl__gcalc_free(tl__gcalc *g) {
   tl__sset_free(&g->set);
   free(g->rep);
   free(g->logl);
-  free(g->narrow);
+  free(g->gaps);
   for (int k = 0; k < TL_STATS_SERIES; k++)
     free(g->series[k]);
   memset(g, 0, sizeof *g);
@@ -409,10 +409,6 @@ void tl__session_diff(const tl__gcalc *a, const tl__gcalc *b, size_t k, int64_t 
 /* ======================================================================== */
 /* The statistics of a comparison                                            */
 
-int tl__same_block(const tl_group *a, const tl_group *b) {
-  return strcmp(a->probe, b->probe) == 0 && a->delay_ns == b->delay_ns;
-}
-
 void tl_stats_free(tl_stats *st) {
   if (!st)
     return;
@@ -546,6 +542,8 @@ typedef struct {
   int sized;           /* run_size: 1 done, -1 out of memory */
   size_t ng;           /* groups, once run_size knows them */
   char *worked;        /* group i's own statistics are in calc[i] */
+  char *paired;        /* group i's block has its pairs, its calcs freed */
+  size_t pairs_cap;    /* room in out->pairs */
   tl__gcalc *calc;     /* per group */
   tl__steps_job *jobs; /* TL_STATS_SERIES a group */
   tl__steps_runner runner;
@@ -566,9 +564,10 @@ static int run_size(stats_run *r, size_t ng) {
   if (!r->sized) {
     r->out->groups = calloc(ng ? ng : 1, sizeof *r->out->groups);
     r->worked = calloc(ng ? ng : 1, 1);
+    r->paired = calloc(ng ? ng : 1, 1);
     r->calc = calloc(ng ? ng : 1, sizeof *r->calc);
     r->jobs = calloc((ng ? ng : 1) * TL_STATS_SERIES, sizeof *r->jobs);
-    r->sized = r->out->groups && r->worked && r->calc && r->jobs ? 1 : -1;
+    r->sized = r->out->groups && r->worked && r->paired && r->calc && r->jobs ? 1 : -1;
     if (r->sized > 0) {
       r->ng = r->out->group_count = ng;
       r->out->ranked = r->ranked;
@@ -595,16 +594,14 @@ static int group_work(stats_run *r, tl_store *store, const tl_comparison *cmp, s
   memcpy(gs->pct, c->pct, sizeof gs->pct);
   rc = group_series(g, c, gs, &r->runner, &r->jobs[i * TL_STATS_SERIES]);
   if (r->ranked)
-    tl__rank_keep_pool_only(c);
-  else
-    drop_samples(c);
+    return rc ? rc : tl__rank_keep_pool_only(c);
+  drop_samples(c);
   return rc;
 }
 
 /* The pairs of the groups block[0..nb) (one probe and delay), whose own
  * statistics are in. */
-static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *block, size_t nb,
-                       size_t *cap) {
+static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *block, size_t nb) {
   tl_stats *out = r->out;
   size_t first = out->pair_count;
   for (size_t i = 0; i < nb; i++)
@@ -612,7 +609,7 @@ static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *blo
       const tl__gcalc *a = &r->calc[block[i]], *b = &r->calc[block[j]];
       if (!a->set.m || !b->set.m)
         continue;
-      tl_pair_stats *p = new_pair(out, cap);
+      tl_pair_stats *p = new_pair(out, &r->pairs_cap);
       if (!p)
         return TL_ENOMEM;
       p->a = block[i];
@@ -634,35 +631,47 @@ static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *blo
         p->spread_over[k] = a->pct[k].spread_ns > mag || b->pct[k].spread_ns > mag;
       }
     }
-  return r->ranked ? tl__rank_pairs(r->calc, out->pairs + first, out->pair_count - first) : TL_OK;
+  return r->ranked ? tl__rank_pairs(r->calc, block, nb, out->pairs + first, out->pair_count - first)
+                   : TL_OK;
 }
 
-/* The groups not worked out yet, one probe and delay at a time so that only
- * its groups' samples are in memory together, the pairs of each, and the
- * changes once searched. */
-static int run_finish(stats_run *r, tl_store *store, const tl_comparison *cmp) {
-  size_t ng = r->ng, cap = 0;
-  char *in_block = calloc(ng ? ng : 1, 1);
-  size_t *block = calloc(ng ? ng : 1, sizeof *block);
-  int rc = in_block && block ? TL_OK : TL_ENOMEM;
-  for (size_t first = 0; first < ng && !rc; first++) {
-    if (in_block[first])
-      continue;
-    size_t nb = 0;
-    for (size_t i = first; i < ng; i++)
-      if (!in_block[i] && tl__same_block(&cmp->groups[first], &cmp->groups[i])) {
-        block[nb++] = i;
-        in_block[i] = 1;
-      }
-    for (size_t k = 0; k < nb && !rc; k++)
-      if (!r->worked[block[k]])
-        rc = group_work(r, store, cmp, block[k]);
-    if (!rc)
-      rc = block_pairs(r, cmp, block, nb, &cap);
-    for (size_t k = 0; k < nb; k++)
-      tl__gcalc_free(&r->calc[block[k]]);
+/* The groups of group's block (tl__same_block) into block, in order; how
+ * many. */
+static size_t block_of(const tl_comparison *cmp, size_t group, size_t *block) {
+  size_t nb = 0;
+  for (size_t i = 0; i < cmp->group_count; i++)
+    if (tl__same_block(&cmp->groups[group], &cmp->groups[i]))
+      block[nb++] = i;
+  return nb;
+}
+
+/* The block's groups not worked out yet, its pairs, and its groups' samples
+ * freed. */
+static int block_finish(stats_run *r, tl_store *store, const tl_comparison *cmp,
+                        const size_t *block, size_t nb) {
+  int rc = TL_OK;
+  for (size_t k = 0; k < nb && !rc; k++)
+    if (!r->worked[block[k]])
+      rc = group_work(r, store, cmp, block[k]);
+  if (!rc)
+    rc = block_pairs(r, cmp, block, nb);
+  for (size_t k = 0; k < nb; k++) {
+    tl__gcalc_free(&r->calc[block[k]]);
+    r->paired[block[k]] = 1;
   }
-  free(in_block);
+  return rc;
+}
+
+/* The blocks not finished yet (a probe and delay at a time, so that only its
+ * groups' samples are in memory together), in the order of their first
+ * groups, and the changes once searched. */
+static int run_finish(stats_run *r, tl_store *store, const tl_comparison *cmp) {
+  size_t ng = r->ng;
+  size_t *block = calloc(ng ? ng : 1, sizeof *block);
+  int rc = block ? TL_OK : TL_ENOMEM;
+  for (size_t first = 0; first < ng && !rc; first++)
+    if (!r->paired[first])
+      rc = block_finish(r, store, cmp, block, block_of(cmp, first, block));
   free(block);
   if (!rc)
     rc = index_pairs(r->out);
@@ -685,6 +694,7 @@ static void run_close(stats_run *r) {
     tl__gcalc_free(&r->calc[i]);
   free(r->calc);
   free(r->worked);
+  free(r->paired);
 }
 
 static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, tl_stats *out,
@@ -698,17 +708,32 @@ static int stats_compute(tl_store *store, const tl_comparison *cmp, int ranked, 
   return rc ? tl__store_failed(store, rc, err, errlen) : TL_OK;
 }
 
+/* A group's own statistics as the comparison's pass over it ends; with the
+ * rank test, which needs a block's groups together, the block's pairs as
+ * soon as its last group is done (the comparison reads the blocks in turn),
+ * so that only one block's samples are held at a time. */
 static int group_done(void *ctx, tl_store *store, const tl_comparison *c, size_t group) {
   stats_run *r = ctx;
   int rc = run_size(r, c->group_count);
-  return rc ? rc : group_work(r, store, c, group);
+  if (!rc)
+    rc = group_work(r, store, c, group);
+  if (rc || !r->ranked)
+    return rc;
+  size_t *block = malloc(c->group_count * sizeof *block),
+         nb = block ? block_of(c, group, block) : 0;
+  int all = block != NULL;
+  for (size_t k = 0; k < nb && all; k++)
+    all = r->worked[block[k]];
+  rc = !block ? TL_ENOMEM : all ? block_finish(r, store, c, block, nb) : TL_OK;
+  free(block);
+  return rc;
 }
 
-int tl_compare_with_stats(tl_store *store, const tl_compare_opts *o, tl_comparison *cmp,
-                          tl_stats *out, char *err, size_t errlen) {
+int tl__compare_with_stats(tl_store *store, const tl_compare_opts *o, int ranked,
+                           tl_comparison *cmp, tl_stats *out, char *err, size_t errlen) {
   stats_run r;
-  run_open(&r, 0, out);
-  tl__group_hook hook = {group_done, &r};
+  run_open(&r, ranked, out);
+  tl__group_hook hook = {group_done, &r, ranked};
   int rc = tl__compare_each(store, o, &hook, cmp, err, errlen);
   if (rc) {
     run_close(&r);
@@ -725,6 +750,11 @@ int tl_compare_with_stats(tl_store *store, const tl_compare_opts *o, tl_comparis
     tl_comparison_free(cmp);
   }
   return rc;
+}
+
+int tl_compare_with_stats(tl_store *store, const tl_compare_opts *o, tl_comparison *cmp,
+                          tl_stats *out, char *err, size_t errlen) {
+  return tl__compare_with_stats(store, o, 0, cmp, out, err, errlen);
 }
 
 int tl_stats_compute(tl_store *store, const tl_comparison *cmp, tl_stats *out, char *err,

@@ -90,16 +90,6 @@ double tl__shuffled_split(const tl__shuffle *s, size_t n, tl__rng *r, double tot
 uint64_t tl__group_seed(const char *label, const char *probe, int64_t delay_ns, const char *what);
 /* qsort's comparison of int64_t. */
 int tl__cmp_i64(const void *a, const void *b);
-/* One side of a rank test: n sorted values, wide[i] or, when narrow is not
- * NULL, base + narrow[i] (half the memory for a span under 4.3 s). */
-typedef struct {
-  const int64_t *wide;
-  const uint32_t *narrow;
-  int64_t base;
-  size_t n;
-} tl__mw_side;
-/* tl_mann_whitney of two such sides; the same result as of their values. */
-int tl__mann_whitney_sides(const tl__mw_side *a, const tl__mw_side *b, tl_mw *out);
 
 /* ------------------------------------------------------------------------ */
 /* The samples kept of a group (kept.c)                                      */
@@ -254,10 +244,10 @@ typedef struct {
   size_t used;   /* sessions with samples */
   uint64_t seed; /* of this group's draws */
   int64_t *series[TL_STATS_SERIES];
-  /* Once only the rank test needs the samples (stats.c): the pool as offsets
-   * from narrow_base when it spans under 2^32 ns, the pool then freed. */
-  uint32_t *narrow;
-  int64_t narrow_base;
+  /* Once only the rank test needs the samples (tl__rank_keep_pool_only):
+   * the sorted pool as its first value and the gaps after it (LEB128). */
+  uint8_t *gaps;
+  int64_t first;
 } tl__gcalc;
 
 /* Computes everything about the sessions ids[0..n): dist (given, or computed
@@ -269,12 +259,15 @@ int tl__gcalc_run(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
                   const double *pcts, size_t np, const tl_dist *dist, int64_t armed_ns,
                   uint64_t seed, int series, const tl__kept *kept, tl__gcalc *g);
 void tl__gcalc_free(tl__gcalc *g);
-/* For the rank test only (rank_test.c): frees what else g kept of its
- * samples, the pool narrowed to 32 bits where its span allows. */
-void tl__rank_keep_pool_only(tl__gcalc *g);
-/* The rank test of each of pairs[0..count) between its groups in calc (each
- * reduced by tl__rank_keep_pool_only or borrowed), on two threads. */
-int tl__rank_pairs(const tl__gcalc *calc, tl_pair_stats *pairs, size_t count);
+/* For the rank test only (rank_test.c): g's pool into g->gaps, the rest of
+ * its samples freed (a borrowed set left to its owner); TL_ENOMEM. */
+int tl__rank_keep_pool_only(tl__gcalc *g);
+/* The rank test of each of pairs[0..count), all between the groups
+ * block[0..nb) of calc (in increasing order; each reduced by
+ * tl__rank_keep_pool_only), into its mw: the same result as
+ * tl_mann_whitney of its two groups' pools. */
+int tl__rank_pairs(const tl__gcalc *calc, const size_t *block, size_t nb, tl_pair_stats *pairs,
+                   size_t count);
 /* The intervals over sessions of g's percentiles pcts[0..np) (g->set, seed
  * and dist made by tl__gcalc_run) into g->pct[k].lo_ns and hi_ns: by the
  * session bootstrap (filling g->rep), or with linear by Woodruff's interval

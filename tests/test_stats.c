@@ -968,6 +968,7 @@ static void large_groups_and_determinism(void **state) {
 typedef struct {
   size_t calls, kept, fail_at;
   char seen[32];
+  size_t order[32]; /* the groups in the order handed over */
 } hook_seen;
 
 static int note_group(void *ctx, tl_store *store, const tl_comparison *c, size_t group) {
@@ -976,6 +977,7 @@ static int note_group(void *ctx, tl_store *store, const tl_comparison *c, size_t
   assert_true(group < c->group_count && group < sizeof h->seen);
   assert_int_equal(h->seen[group], 0);
   h->seen[group] = 1;
+  h->order[h->calls] = group;
   h->kept += tl__group_kept(c, group) != NULL;
   return h->calls++ == h->fail_at ? TL_EIO : TL_OK;
 }
@@ -1039,14 +1041,41 @@ static void statistics_taken_as_the_comparison_reads(void **state) {
 
   /* Every group is handed over once, each with its kept samples: the
    * memory of one pass's goes to the next pass's groups. */
-  hook_seen seen = {0, 0, SIZE_MAX, {0}};
-  tl__group_hook hook = {note_group, &seen};
+  hook_seen seen = {0, 0, SIZE_MAX, {0}, {0}};
+  tl__group_hook hook = {note_group, &seen, 0};
   assert_int_equal(tl__compare_each(f->s, &o, &hook, &cmp, err, sizeof err), TL_OK);
   assert_int_equal(seen.calls, 20);
   assert_int_equal(seen.kept, 20);
+  for (size_t k = 0; k < 20; k++)
+    assert_int_equal(seen.order[k], k);
+  tl_comparison_free(&cmp);
+  /* Asked, a delay's groups one after another (a label's two delays are
+   * next to each other in the comparison): 0, 2, ..., 18, then 1, 3, ... */
+  hook_seen turns = {0, 0, SIZE_MAX, {0}, {0}};
+  tl__group_hook by_block = {note_group, &turns, 1};
+  assert_int_equal(tl__compare_each(f->s, &o, &by_block, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(turns.calls, 20);
+  for (size_t k = 0; k < 20; k++)
+    assert_int_equal(turns.order[k], k < 10 ? 2 * k : 2 * (k - 10) + 1);
+  tl_comparison_free(&cmp);
+  /* With the rank test (JSON's), each delay's pairs as soon as its groups
+   * are read: the same bytes as the rank test after the comparison. */
+  assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
+  assert_int_equal(tl_stats_compute(f->s, &cmp, &after, err, sizeof err), TL_OK);
+  char *ranked_after = markdown(&cmp, &after);
+  tl_stats_free(&after);
+  tl_comparison_free(&cmp);
+  assert_int_equal(tl__compare_with_stats(f->s, &o, 1, &cmp, &with, err, sizeof err), TL_OK);
+  assert_true(with.ranked);
+  char *ranked_with = markdown(&cmp, &with);
+  assert_non_null(strstr(ranked_with, "(Mann-Whitney, p"));
+  assert_string_equal(ranked_with, ranked_after);
+  free(ranked_with);
+  free(ranked_after);
+  tl_stats_free(&with);
   tl_comparison_free(&cmp);
   /* A hook's failure ends the comparison with it, nothing left to free. */
-  hook_seen failing = {0, 0, 9, {0}};
+  hook_seen failing = {0, 0, 9, {0}, {0}};
   hook.ctx = &failing;
   assert_int_equal(tl__compare_each(f->s, &o, &hook, &cmp, err, sizeof err), TL_EIO);
   assert_int_equal(failing.calls, 10);
@@ -1159,54 +1188,77 @@ static void mann_whitney_long_runs(void **state) {
   free(b);
 }
 
-/* The rank test reads a side as 64-bit values or as 32-bit offsets from a
- * base: every pairing of the two gives the result of the values
- * themselves, near either end of the 64-bit range too, with many ties or
- * none, in runs longer than a flush. */
-static void mann_whitney_narrow_as_wide(void **state) {
+/* Every pair of a block at once (rank_test.c) gives each pair the result
+ * of its own merge, bit for bit: pools kept as gaps from sets of their own
+ * and from borrowed ones, empty groups, values near either end of the
+ * 64-bit range and gaps of every width, many ties or none, runs held by
+ * several groups, the block's groups spread through the comparison's. */
+static void rank_pairs_as_each_merge(void **state) {
   (void)state;
-  enum { MOST = 70000 };
-  int64_t *a = malloc(MOST * sizeof *a), *b = malloc(MOST * sizeof *b);
-  uint32_t *an = malloc(MOST * sizeof *an), *bn = malloc(MOST * sizeof *bn);
-  const int64_t bases[] = {0, -INT64_C(5000000000), INT64_MAX - UINT32_MAX, INT64_MIN + 1};
+  enum { MOST_G = 40 };
+  const int64_t bases[] = {0, -INT64_C(5000000000), INT64_MAX / 2, INT64_MIN / 2};
+  int64_t *v[MOST_G];
+  tl__gcalc calc[2 * MOST_G];
+  size_t block[MOST_G];
+  tl_pair_stats *pairs = malloc(MOST_G * MOST_G * sizeof *pairs);
   uint64_t r = 0x2d358dccaa6c78a5ULL; /* draws of its own */
-  for (int round = 0; round < 24; round++) {
-    size_t na = 1 + (size_t)round * 2900, nb = MOST - (size_t)round * 2500;
+  for (int round = 0; round < 30; round++) {
+    size_t G = round == 29 ? MOST_G : 1 + (size_t)round % 12;
+    size_t most = round == 29 ? 20000 : 3000;
     int64_t base = bases[round % 4];
-    uint64_t range = round % 3 == 0 ? 50 : round % 3 == 1 ? 100000 : UINT32_MAX;
-    for (size_t i = 0; i < na + nb; i++) {
+    uint64_t range = round % 3 == 0 ? 40 : round % 3 == 1 ? 100000 : UINT64_C(1) << 60;
+    memset(calc, 0, sizeof calc);
+    for (size_t g = 0; g < G; g++) {
       r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-      uint64_t off = r % range;
-      if (i < na)
-        a[i] = base + (int64_t)off;
-      else
-        b[i - na] = base + (int64_t)(off / 2 + (uint64_t)round); /* overlapping, shifted */
+      size_t n = g % 5 == 3 ? 0 : 1 + (size_t)(r % most);
+      v[g] = malloc((n ? n : 1) * sizeof *v[g]);
+      for (size_t i = 0; i < n; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        v[g][i] = base + (int64_t)(r % range + g % 8 * (range / 64));
+      }
+      qsort(v[g], n, sizeof *v[g], cmp_i64);
+      block[g] = 2 * g + 1;
+      tl__gcalc *c = &calc[block[g]];
+      c->set.m = n;
+      if (g % 2) { /* lent: left as it is */
+        c->set.pool = v[g];
+        c->set.borrowed = 1;
+      } else { /* its own: freed */
+        c->set.pool = malloc((n ? n : 1) * sizeof *c->set.pool);
+        memcpy(c->set.pool, v[g], n * sizeof *v[g]);
+      }
+      assert_int_equal(tl__rank_keep_pool_only(c), TL_OK);
+      assert_null(c->set.pool);
+      assert_int_equal(c->set.m, n);
     }
-    qsort(a, na, sizeof *a, cmp_i64);
-    qsort(b, nb, sizeof *b, cmp_i64);
-    for (size_t i = 0; i < na; i++)
-      an[i] = (uint32_t)((uint64_t)a[i] - (uint64_t)a[0]);
-    for (size_t i = 0; i < nb; i++)
-      bn[i] = (uint32_t)((uint64_t)b[i] - (uint64_t)b[0]);
-    tl_mw want, got;
-    assert_int_equal(tl_mann_whitney(a, na, b, nb, &want), TL_OK);
-    for (int kind = 0; kind < 4; kind++) {
-      tl__mw_side sa = {kind & 1 ? NULL : a, kind & 1 ? an : NULL, a[0], na};
-      tl__mw_side sb = {kind & 2 ? NULL : b, kind & 2 ? bn : NULL, b[0], nb};
-      assert_int_equal(tl__mann_whitney_sides(&sa, &sb, &got), TL_OK);
-      assert_true(got.u == want.u && got.z == want.z);
-      assert_true(got.p_value == want.p_value && got.a_below_b == want.a_below_b);
+    size_t count = 0;
+    for (size_t a = 0; a < G; a++)
+      for (size_t b = a + 1; b < G; b++)
+        if (calc[block[a]].set.m && calc[block[b]].set.m) {
+          memset(&pairs[count], 0, sizeof pairs[count]);
+          pairs[count].a = block[a];
+          pairs[count++].b = block[b];
+        }
+    assert_int_equal(tl__rank_pairs(calc, block, G, pairs, count), TL_OK);
+    for (size_t i = 0; i < count; i++) {
+      size_t a = pairs[i].a / 2, b = pairs[i].b / 2;
+      tl_mw want;
+      assert_int_equal(
+          tl_mann_whitney(v[a], calc[pairs[i].a].set.m, v[b], calc[pairs[i].b].set.m, &want),
+          TL_OK);
+      assert_true(pairs[i].mw.u == want.u && pairs[i].mw.z == want.z);
+      assert_true(pairs[i].mw.p_value == want.p_value && pairs[i].mw.a_below_b == want.a_below_b);
+    }
+    for (size_t g = 0; g < G; g++) {
+      tl__gcalc_free(&calc[block[g]]);
+      free(v[g]);
     }
   }
-  free(a);
-  free(b);
-  free(an);
-  free(bn);
+  free(pairs);
 }
 
 /* The rank test of every pair of a comparison of many labels at two
- * delays (two blocks of pairs), worked out on two threads, the pools of
- * most groups narrowed to 32 bits: each pair's U, z and p are those of the
+ * delays (two blocks of pairs): each pair's U, z and p are those of the
  * test run on that pair's own samples, so that no pair takes another's
  * result or is left out. */
 static void rank_test_of_every_pair(void **state) {
@@ -1237,13 +1289,18 @@ static void rank_test_of_every_pair(void **state) {
   tl_comparison cmp;
   char err[512];
   assert_int_equal(tl_compare(f->s, &o, &cmp, err, sizeof err), TL_OK);
-  /* First from the samples the comparison kept (borrowed, 64-bit), then
-   * read again and narrowed once each group's own statistics are done. */
-  for (int read_again = 0; read_again < 2; read_again++) {
-    if (read_again)
-      tl__comparison_drop_kept(&cmp);
+  /* First from the samples the comparison kept (borrowed), then read again
+   * by the statistics (their own), and as the comparison reads. */
+  for (int way = 0; way < 3; way++) {
     tl_stats st;
-    assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
+    if (way == 1)
+      tl__comparison_drop_kept(&cmp);
+    if (way == 2) {
+      tl_comparison_free(&cmp);
+      assert_int_equal(tl__compare_with_stats(f->s, &o, 1, &cmp, &st, err, sizeof err), TL_OK);
+    } else {
+      assert_int_equal(tl_stats_compute(f->s, &cmp, &st, err, sizeof err), TL_OK);
+    }
     assert_true(st.ranked);
     assert_int_equal(st.pair_count, DELAYS * LABELS * (LABELS - 1) / 2);
     int seen[LABELS][LABELS][DELAYS] = {{{0}}};
@@ -2020,7 +2077,7 @@ int main(void) {
                                       tl_test_store_teardown),
       cmocka_unit_test(mann_whitney_against_brute_force),
       cmocka_unit_test(mann_whitney_long_runs),
-      cmocka_unit_test(mann_whitney_narrow_as_wide),
+      cmocka_unit_test(rank_pairs_as_each_merge),
       cmocka_unit_test_setup_teardown(rank_test_of_every_pair, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test(planted_steps),
