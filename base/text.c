@@ -89,6 +89,17 @@ void tl_fput_json(FILE *o, const char *s) {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   size_t left = strlen((const char *)p);
   while (left) {
+    /* Printable ASCII but for the two escaped, as it is, a run at a time:
+     * a fleet's JSON writes some 300 MB of it. */
+    size_t run = 0;
+    while (run < left && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\')
+      run++;
+    if (run) {
+      fwrite(p, 1, run, o);
+      p += run;
+      left -= run;
+      continue;
+    }
     unsigned char c = *p;
     size_t n = tl_utf8_len(p, left);
     if (n == 0) {
@@ -102,10 +113,8 @@ void tl_fput_json(FILE *o, const char *s) {
       fwrite(p, 1, n, o);
     } else if (c == '"' || c == '\\') {
       fprintf(o, "\\%c", c);
-    } else if (c < 0x20 || c == 0x7f) {
+    } else { /* a control: the run took every other ASCII byte */
       fprintf(o, "\\u%04x", c);
-    } else {
-      fputc(c, o);
     }
     p += n;
     left -= n;

@@ -583,14 +583,20 @@ static void assert_real(const char *p, double want, double abs_tol, double rel_t
     fail_msg("%.30s is not %.17g", p, want);
 }
 
+/* tl_fput_json(s), as a string (len: its length). */
+static char *json_of(const char *s, size_t *len) {
+  char *buf = NULL;
+  FILE *m = open_memstream(&buf, len);
+  assert_non_null(m);
+  tl_fput_json(m, s);
+  assert_int_equal(fclose(m), 0);
+  return buf;
+}
+
 /* The string at p is exactly tl_fput_json(want). */
 static void assert_json_string(const char *p, const char *want) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  assert_non_null(m);
-  tl_fput_json(m, want);
-  assert_int_equal(fclose(m), 0);
+  size_t len;
+  char *buf = json_of(want, &len);
   const char *end = tl_test_json_string(p);
   assert_non_null(end);
   if ((size_t)(end - p) != len || memcmp(p, buf, len) != 0)
@@ -947,6 +953,47 @@ static void json_statistics(void **state) {
   tl_stats_free(&st);
   tl_comparison_free(&cmp);
   free(out);
+}
+
+/* tl_fput_json against each piece's escape worked out here, over strings
+ * of random pieces: printable runs, quotes and backslashes, control bytes,
+ * UTF-8 of two to four bytes, C1 and bidi controls (escaped, inert) and
+ * bytes that are not UTF-8 (U+FFFD), so that each piece meets every other
+ * at a run's ends. */
+static void json_string_piece_by_piece(void **state) {
+  (void)state;
+  static const char *const piece[][2] = {{"plain text ", "plain text "},
+                                         {"a", "a"},
+                                         {"~", "~"},
+                                         {"\"", "\\\""},
+                                         {"\\", "\\\\"},
+                                         {"\x01", "\\u0001"},
+                                         {"\x1f", "\\u001f"},
+                                         {"\x7f", "\\u007f"},
+                                         {"\n", "\\u000a"},
+                                         {"\xc3\xa9", "\xc3\xa9"},
+                                         {"\xe2\x82\xac", "\xe2\x82\xac"},
+                                         {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},
+                                         {"\xc2\x85", "\\u0085"},
+                                         {"\xe2\x80\xae", "\\u202e"},
+                                         {"\xff", "\\ufffd"},
+                                         {"\x80", "\\ufffd"}};
+  enum { PIECES = sizeof piece / sizeof piece[0] };
+  uint64_t r = 0x9e3779b97f4a7c15ULL;
+  for (int round = 0; round < 3000; round++) {
+    char in[512] = "", want[1024] = "\"";
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    for (int k = (int)(r % 30); k > 0; k--) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      strcat(in, piece[r % PIECES][0]);
+      strcat(want, piece[r % PIECES][1]);
+    }
+    strcat(want, "\"");
+    size_t len;
+    char *buf = json_of(in, &len);
+    assert_string_equal(buf, want);
+    free(buf);
+  }
 }
 
 /* A label no tl program would accept (quotes, backslash, control
@@ -2119,6 +2166,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_output, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test(json_string_piece_by_piece),
       cmocka_unit_test_setup_teardown(best_only_where_clear, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(months_of_runs_fold, memory_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics, tl_test_setup, tl_test_teardown),
