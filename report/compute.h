@@ -140,8 +140,8 @@ typedef struct {
   int (*done)(void *ctx, tl_store *store, const tl_comparison *c, size_t group);
   void *ctx;
   /* The groups of one probe and delay (tl__same_block) one after another,
-   * those blocks in the order of their first groups, each group's in
-   * order: so that a block's groups are all done before the next's begin. */
+   * the blocks in the order of their first groups and each block's groups
+   * in theirs: a block's groups are all done before the next's begin. */
   int blocks_in_turn;
 } tl__group_hook;
 /* tl_compare with hook (NULL: none) called for every group: the statistics
