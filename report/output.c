@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,14 +74,21 @@ int tl__output_check(int dirfd, const char *name, const char *shown, int force, 
   return TL_OK;
 }
 
+/* The number in the next temporary file's name. A site keeps a temporary
+ * file for each of its pages and charts until all are written (a fleet's
+ * Markdown site: thousands), so the names go on from the last one taken
+ * rather than starting again at 0, where they would run out. */
+static atomic_uint next_temp;
+
 /* Opens a new temporary file in dirfd, named in tmp, with the given mode
  * (TL__NEW_FILE: 0644 less the umask), for a page to be written into as it is
  * made. NULL with err set (and *rc the error) when it cannot be made. */
 FILE *tl__output_temp_open(int dirfd, const char *shown, mode_t mode, char tmp[64], int *rc,
                            char *err, size_t errlen) {
   int fd = -1;
-  for (unsigned i = 0; i < 1000 && fd < 0; i++) {
-    snprintf(tmp, 64, ".tl-report-%ld-%u.tmp", (long)getpid(), i);
+  /* Names taken by others (a crashed run's leftovers) are passed over. */
+  for (unsigned tries = 0; tries < 1000 && fd < 0; tries++) {
+    snprintf(tmp, 64, ".tl-report-%ld-%u.tmp", (long)getpid(), atomic_fetch_add(&next_temp, 1));
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 mode == TL__NEW_FILE ? 0644 : mode);
     if (fd < 0 && errno != EEXIST)

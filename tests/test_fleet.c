@@ -4,7 +4,10 @@
  * a label measured on 60 hosts with long names, whose host list used to be
  * cut at a 1 KiB buffer without a word, and whose host table folds by size
  * class; the step test on a series longer
- * than it tests point by point (a fleet's sessions), by its error rates. */
+ * than it tests point by point (a fleet's sessions), by its error rates;
+ * and a site's thousands of temporary files. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -211,6 +215,36 @@ static void host_table_folds_by_size_class(void **state) {
   free(err);
 }
 
+/* A site keeps a temporary file for each page and chart until every one is
+ * written: a fleet's Markdown site, thousands. Each new one gets a name of
+ * its own at once, where the names used to start again at 0 and run out
+ * after 1,000 ("cannot write beside ...: File exists"). */
+static void temporary_files_by_the_thousand(void **state) {
+  fixture *f = *state;
+  enum { FILES = 2500 };
+  int dirfd = open(f->dir, O_RDONLY | O_DIRECTORY);
+  assert_true(dirfd >= 0);
+  char tmp[64], err[256];
+  for (int i = 0; i < FILES; i++) {
+    int rc = TL_OK;
+    FILE *t = tl__output_temp_open(dirfd, "site/page.md", TL__NEW_FILE, tmp, &rc, err, sizeof err);
+    if (!t)
+      fail_msg("temporary file %d: %s", i, err);
+    assert_int_equal(fclose(t), 0);
+  }
+  size_t temps = 0;
+  DIR *d = opendir(f->dir);
+  assert_non_null(d);
+  for (struct dirent *e; (e = readdir(d));)
+    if (strncmp(e->d_name, ".tl-report-", 11) == 0) {
+      temps++;
+      assert_int_equal(unlinkat(dirfd, e->d_name, 0), 0);
+    }
+  closedir(d);
+  close(dirfd);
+  assert_int_equal(temps, FILES);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(first_same_against_a_scan),
@@ -219,6 +253,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(host_list_folds_with_a_count, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(host_table_folds_by_size_class, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(temporary_files_by_the_thousand, tl_test_setup,
                                       tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
