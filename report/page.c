@@ -780,14 +780,16 @@ int tl_render(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
     fputs("<!-- " TL_REPORT_MARKER ": written by tlreport; tlreport may replace this file -->\n\n",
           out);
   tl__md_nav(&p);
-  /* The sections, in reading order. */
-  void (*const sections[])(tl__page *) = {
+  /* The sections, in reading order; how it was measured, which reads every
+   * session's command line, is written meanwhile on a second thread. */
+  const tl__section_fn sections[] = {
       tl__section_title,  section_contents,  tl__host_facts_section, section_answer,
       tl__by_section,     section_tables,    tl__causes_section,     section_stats,
       tl__section_charts, tl__section_hosts, tl__section_method,
   };
-  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-    if (c->group_count || sections[i] == tl__section_title)
-      sections[i](&p);
+  size_t count = c->group_count ? sizeof sections / sizeof sections[0] : 1, later = count;
+  for (size_t i = 0; i < count; i++)
+    later = sections[i] == tl__section_method ? i : later;
+  tl__write_sections(&p, sections, count, later);
   return tl__page_end(&p);
 }

@@ -109,6 +109,14 @@ size_t *tl__page_blocks(tl__page *p, size_t *n);
 void tl__section_charts(tl__page *p);
 void tl__section_hosts(tl__page *p);
 void tl__section_method(tl__page *p);
+/* Writes sections[0..count) of the page in order (page_threads.c), those
+ * from later on written into memory on a second thread meanwhile: each of
+ * those must depend on nothing the earlier ones do to the page, and the
+ * first of them must begin with a heading (which in HTML ends the prose
+ * before it). The bytes are those of the sections written one after
+ * another. */
+typedef void (*tl__section_fn)(tl__page *p);
+void tl__write_sections(tl__page *p, tl__section_fn const *sections, size_t count, size_t later);
 /* Markdown pages list every session and command line only up to this many;
  * beyond, they summarize (the page must not grow with the runs). */
 enum { TL__MD_LIST_MAX = 24 };

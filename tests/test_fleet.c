@@ -5,10 +5,12 @@
  * cut at a 1 KiB buffer without a word, and whose host table folds by size
  * class; the step test on a series longer
  * than it tests point by point (a fleet's sessions), by its error rates;
- * and a site's thousands of temporary files. */
+ * the page's last sections written on a second thread, byte for byte as
+ * on one; and a site's thousands of temporary files. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -215,6 +217,92 @@ static void host_table_folds_by_size_class(void **state) {
   free(err);
 }
 
+/* Sections that write prose and a heading, for sections_as_on_one_thread;
+ * the later ones note the thread they ran on. */
+static pthread_t ran_on;
+static void prose_open(tl__page *p) { fputs("A paragraph left open,\n", tl__prose(p)); }
+static void list_open(tl__page *p) { fputs("- and a list *left* open\n", tl__prose(p)); }
+static void later_heading(tl__page *p) {
+  ran_on = pthread_self();
+  tl__heading(p, "later", "Later");
+  fputs("- a list of its own\n", tl__prose(p));
+}
+static void later_fails(tl__page *p) {
+  fputs("Its last words, with `code`.\n", tl__prose(p));
+  p->failed = TL_ENOMEM;
+}
+
+/* The page's bytes from sections written in order, on one thread (later =
+ * count) or with those from later on written on a second thread. */
+static char *sections_bytes(const tl_comparison *c, tl_format format, const tl__section_fn *sec,
+                            size_t count, size_t later, int *failed) {
+  tl_page_opts o;
+  tl_page_opts_init(&o);
+  o.format = format;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  assert_non_null(m);
+  tl__page p = {.c = c, .o = &o, .out = m};
+  tl__write_sections(&p, sec, count, later);
+  tl__prose_flush(&p);
+  *failed = p.failed;
+  assert_int_equal(fclose(m), 0);
+  return text;
+}
+
+/* The later sections of a page, written on a second thread meanwhile, give
+ * the bytes of the sections written one after another: in Markdown and in
+ * HTML, where the prose left open before them is closed where it was, with
+ * made-up sections and with the page's own over 60 hosts; a later
+ * section's failure fails the page. */
+static void sections_as_on_one_thread(void **state) {
+  fixture *f = *state;
+  build_hosts(f);
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_compare_opts co;
+  tl_compare_opts_init(&co);
+  tl_comparison c;
+  char err[256];
+  assert_int_equal(tl_compare(s, &co, &c, err, sizeof err), TL_OK);
+  tl_store_close(s);
+  const tl__section_fn made_up[] = {prose_open, list_open, later_heading, later_fails};
+  const tl__section_fn own[] = {tl__section_title, tl__host_facts_section, tl__section_hosts,
+                                tl__section_method};
+  static const tl_format formats[] = {TL_FORMAT_MD, TL_FORMAT_HTML};
+  for (int k = 0; k < 2; k++) {
+    int failed_one, failed_two;
+    ran_on = pthread_self();
+    char *one = sections_bytes(&c, formats[k], made_up, 4, 4, &failed_one);
+    assert_true(pthread_equal(ran_on, pthread_self()));
+    char *two = sections_bytes(&c, formats[k], made_up, 4, 2, &failed_two);
+    assert_false(pthread_equal(ran_on, pthread_self()));
+    assert_string_equal(one, two);
+    assert_int_equal(failed_one, TL_ENOMEM);
+    assert_int_equal(failed_two, TL_ENOMEM);
+    const char *open = strstr(two, "left"), *later = strstr(two, "Later"),
+               *last = strstr(two, "last words");
+    assert_true(open && later && last && open < later && later < last);
+    if (formats[k] == TL_FORMAT_HTML)
+      assert_non_null(strstr(two, "<li>and a list <em>left</em> open</li>\n</ul>\n<h2"));
+    free(one);
+    free(two);
+    for (size_t later_at = 1; later_at <= 4; later_at++) {
+      one = sections_bytes(&c, formats[k], own, 4, 4, &failed_one);
+      two = sections_bytes(&c, formats[k], own, 4, later_at, &failed_two);
+      assert_string_equal(one, two);
+      assert_int_equal(failed_one, TL_OK);
+      assert_int_equal(failed_two, TL_OK);
+      assert_non_null(strstr(two, "60 hosts"));
+      assert_non_null(strstr(two, "How it was measured"));
+      free(one);
+      free(two);
+    }
+  }
+  tl_comparison_free(&c);
+}
+
 /* A site keeps a temporary file for each page and chart until every one is
  * written: a fleet's Markdown site, thousands. Each new one gets a name of
  * its own at once, where the names used to start again at 0 and run out
@@ -254,6 +342,7 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(host_table_folds_by_size_class, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sections_as_on_one_thread, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(temporary_files_by_the_thousand, tl_test_setup,
                                       tl_test_teardown),
   };
