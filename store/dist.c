@@ -700,9 +700,9 @@ static int scan_mem(void *arg, const reading *r) {
   mem_src *m = arg;
   for (size_t at = 0; at < m->n; at += TL_BLOCK_MAX) {
     size_t k = m->n - at < TL_BLOCK_MAX ? m->n - at : TL_BLOCK_MAX;
-    int err = r->tap ? r->tap(r->tap_ctx, 0, m->v + at, k) : TL_OK;
-    if (!err)
-      err = r->cb(r->ctx, 0, m->v + at, k);
+    int err = r->cb(r->ctx, 0, m->v + at, k);
+    if (!err && r->tap)
+      err = r->tap(r->tap_ctx, 0, m->v + at, k);
     if (err)
       return err;
   }

@@ -22,9 +22,10 @@ enum {
 /* Whether a block of session (its stored min..max) is worth decoding. */
 typedef int (*wanted_cb)(void *ctx, size_t session, int64_t min, int64_t max);
 /* Hands every wanted sample to cb, session by session, in stored order; tap
- * (may be NULL) sees them too, in the same order, on cb's thread before cb
- * takes each stretch: that thread, which counts, has time to spare, where
- * the one that reads and decodes sets the pace. */
+ * (may be NULL) sees them too, each session's in the same order, on cb's
+ * thread just after cb takes each stretch (which is then in the cache):
+ * that thread, which counts, has time to spare, where the one that reads
+ * and decodes sets the pace. */
 typedef struct {
   wanted_cb wanted; /* may be NULL: every block */
   tl_sweep_session_cb cb;
