@@ -111,10 +111,11 @@ void tl__section_hosts(tl__page *p);
 void tl__section_method(tl__page *p);
 /* Writes sections[0..count) of the page in order (page_threads.c), those
  * from later on written into memory on a second thread meanwhile: each of
- * those must depend on nothing the earlier ones do to the page, and the
- * first of them must begin with a heading (which in HTML ends the prose
- * before it). The bytes are those of the sections written one after
- * another. */
+ * those must depend on nothing the earlier ones do to the page and draw no
+ * chart (a Markdown page's chart files are listed in the options, in
+ * order), and the first of them must begin with a heading (which in HTML
+ * ends the prose before it). The bytes are those of the sections written
+ * one after another. */
 typedef void (*tl__section_fn)(tl__page *p);
 void tl__write_sections(tl__page *p, tl__section_fn const *sections, size_t count, size_t later);
 /* Markdown pages list every session and command line only up to this many;
