@@ -315,14 +315,14 @@ static size_t *groups_order(const tl_comparison *c, int blocks_in_turn) {
   size_t ng = c->group_count, at = 0, *order = malloc((ng ? ng : 1) * sizeof *order);
   char *placed = calloc(ng ? ng : 1, 1);
   for (size_t first = 0; order && placed && first < ng; first++) {
-    if (placed[first])
-      continue;
-    for (size_t i = first; i < ng; i++)
-      if (i == first ||
-          (blocks_in_turn && !placed[i] && tl__same_block(&c->groups[first], &c->groups[i]))) {
-        order[at++] = i;
-        placed[i] = 1;
-      }
+    if (!blocks_in_turn) {
+      order[at++] = first;
+    } else if (!placed[first]) { /* the first of its block: the block's groups are from it on */
+      size_t nb = tl__block_of(c, first, order + at);
+      for (size_t k = 0; k < nb; k++)
+        placed[order[at + k]] = 1;
+      at += nb;
+    }
   }
   if (!placed) {
     free(order);

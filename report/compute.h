@@ -22,6 +22,9 @@
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o);
 /* Whether groups a and b have the same probe and delay (lookup.c). */
 int tl__same_block(const tl_group *a, const tl_group *b);
+/* The groups of group's block (tl__same_block) into block, in increasing
+ * order; how many (lookup.c). */
+size_t tl__block_of(const tl_comparison *c, size_t group, size_t *block);
 /* The distribution of session detail d at its percentiles [first,
  * first + n): (d, 0, 3) its own p50, p90 and p99, (d, 3, d->pct_count - 3)
  * its values at the groups' percentiles. */

@@ -11,6 +11,14 @@ int tl__same_block(const tl_group *a, const tl_group *b) {
   return strcmp(a->probe, b->probe) == 0 && a->delay_ns == b->delay_ns;
 }
 
+size_t tl__block_of(const tl_comparison *c, size_t group, size_t *block) {
+  size_t nb = 0;
+  for (size_t i = 0; i < c->group_count; i++)
+    if (tl__same_block(&c->groups[group], &c->groups[i]))
+      block[nb++] = i;
+  return nb;
+}
+
 size_t tl__delays_of(const tl_comparison *c, size_t *out) {
   size_t n = 0;
   for (size_t i = 0; i < c->group_count; i++) {

@@ -635,16 +635,6 @@ static int block_pairs(stats_run *r, const tl_comparison *cmp, const size_t *blo
                    : TL_OK;
 }
 
-/* The groups of group's block (tl__same_block) into block, in order; how
- * many. */
-static size_t block_of(const tl_comparison *cmp, size_t group, size_t *block) {
-  size_t nb = 0;
-  for (size_t i = 0; i < cmp->group_count; i++)
-    if (tl__same_block(&cmp->groups[group], &cmp->groups[i]))
-      block[nb++] = i;
-  return nb;
-}
-
 /* The block's groups not worked out yet, its pairs, and its groups' samples
  * freed. */
 static int block_finish(stats_run *r, tl_store *store, const tl_comparison *cmp,
@@ -671,7 +661,7 @@ static int run_finish(stats_run *r, tl_store *store, const tl_comparison *cmp) {
   int rc = block ? TL_OK : TL_ENOMEM;
   for (size_t first = 0; first < ng && !rc; first++)
     if (!r->paired[first])
-      rc = block_finish(r, store, cmp, block, block_of(cmp, first, block));
+      rc = block_finish(r, store, cmp, block, tl__block_of(cmp, first, block));
   free(block);
   if (!rc)
     rc = index_pairs(r->out);
@@ -720,7 +710,7 @@ static int group_done(void *ctx, tl_store *store, const tl_comparison *c, size_t
   if (rc || !r->ranked)
     return rc;
   size_t *block = malloc(c->group_count * sizeof *block),
-         nb = block ? block_of(c, group, block) : 0;
+         nb = block ? tl__block_of(c, group, block) : 0;
   int all = block != NULL;
   for (size_t k = 0; k < nb && all; k++)
     all = r->worked[block[k]];
