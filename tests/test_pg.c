@@ -1041,6 +1041,33 @@ static void add_causes_to_file(const char *db) {
   tl_store_close(s);
 }
 
+/* A file and the server it was pushed to, opened for reading, with their
+ * sessions in the same order: places k of the two lists are one session. */
+typedef struct {
+  tl_store *file, *server;
+  tl_session_list lf, ls;
+} both_stores;
+
+static void both_open(both_stores *b, const char *db, const char *url, size_t sessions) {
+  assert_int_equal(tl_store_open(&b->file, db, TL_STORE_READONLY), TL_OK);
+  assert_int_equal(tl_store_open(&b->server, url, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  assert_int_equal(tl_store_sessions(b->file, &flt, &b->lf), TL_OK);
+  assert_int_equal(tl_store_sessions(b->server, &flt, &b->ls), TL_OK);
+  assert_int_equal(b->lf.count, sessions);
+  assert_int_equal(b->ls.count, sessions);
+  for (size_t k = 0; k < sessions; k++)
+    assert_string_equal(b->ls.items[k].uuid, b->lf.items[k].uuid);
+}
+
+static void both_close(both_stores *b) {
+  tl_session_list_free(&b->lf);
+  tl_session_list_free(&b->ls);
+  tl_store_close(b->file);
+  tl_store_close(b->server);
+}
+
 /* What came for each place of a batched read from the server. */
 typedef struct {
   tl_store *file;
@@ -1095,20 +1122,14 @@ static void many_sessions_causes_as_the_file(void **state) {
   add_sessions(db, "a", 60, 50);
   add_causes_to_file(db);
   push_ok(db, f->url);
-  tl_store *file = NULL, *server = NULL;
-  assert_int_equal(tl_store_open(&file, db, TL_STORE_READONLY), TL_OK);
-  assert_int_equal(tl_store_open(&server, f->url, TL_STORE_READONLY), TL_OK);
-  tl_filter flt;
-  tl_filter_init(&flt);
-  tl_session_list lf, ls;
-  assert_int_equal(tl_store_sessions(file, &flt, &lf), TL_OK);
-  assert_int_equal(tl_store_sessions(server, &flt, &ls), TL_OK);
-  assert_int_equal(lf.count, ls.count);
+  both_stores both;
+  both_open(&both, db, f->url, 60);
+  tl_store *file = both.file, *server = both.server;
+  const tl_session_list ls = both.ls, lf = both.lf;
   enum { ASKED = 2500 };
   int64_t *ids = malloc(ASKED * sizeof *ids), *file_ids = malloc(ASKED * sizeof *file_ids);
   for (size_t i = 0; i < ASKED; i++) {
     size_t k = (i * 37) % ls.count;
-    assert_string_equal(ls.items[k].uuid, lf.items[k].uuid);
     ids[i] = ls.items[k].id;
     file_ids[i] = lf.items[k].id;
   }
@@ -1132,12 +1153,216 @@ static void many_sessions_causes_as_the_file(void **state) {
     want += ids[i] == ls.items[1].id;
   assert_true(want > 0);
   assert_int_equal(d.damaged, want);
-  tl_session_list_free(&lf);
-  tl_session_list_free(&ls);
   free(ids);
   free(file_ids);
-  tl_store_close(file);
-  tl_store_close(server);
+  both_close(&both);
+  free(db);
+}
+
+/* n sessions whose facts and tags differ from one session to the next:
+ * none, one or three of each, values naming the session. */
+static void add_varied_sessions(const char *path, int n) {
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, path, 0), TL_OK);
+  int64_t v[20];
+  for (size_t i = 0; i < 20; i++)
+    v[i] = 1000000 + (int64_t)i * 1000;
+  for (int k = 0; k < n; k++) {
+    char a[32], b[32], c[32];
+    snprintf(a, sizeof a, "a%d", k);
+    snprintf(b, sizeof b, "b%d", k % 7);
+    snprintf(c, sizeof c, "host-%d", k % 5);
+    const char *keys[] = {"zone", "load", "rack"}, *vals[] = {a, b, c};
+    tl_fact facts[] = {{"ram.bytes", a, "/proc/meminfo"}, {"cpu.count", b, ""}, {"vm", c, "dmi"}};
+    tl_session_spec spec = {.run_uuid = "r",
+                            .label = k % 2 ? "odd" : "even",
+                            .probe = "settimeout",
+                            .command_line = "tlcollect",
+                            .host_fingerprint = c,
+                            .hostname = c,
+                            .libuv_version = "1.44.2",
+                            .tag_keys = keys,
+                            .tag_values = vals,
+                            .tag_count = (size_t)(k % 3 == 0   ? 0
+                                                  : k % 3 == 1 ? 1
+                                                               : 3),
+                            .facts = facts,
+                            .fact_count = (size_t)(k % 4 == 0   ? 0
+                                                   : k % 4 == 1 ? 1
+                                                                : 3)};
+    tl_writer *w;
+    char uuid[37];
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, 20), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  tl_store_close(s);
+}
+
+static void assert_same_rows(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb) {
+  assert_int_equal(na, nb);
+  for (size_t i = 0; i < na; i++) {
+    assert_string_equal(a[i].key, b[i].key);
+    assert_string_equal(a[i].value, b[i].value);
+    assert_string_equal(a[i].evidence, b[i].evidence);
+  }
+}
+
+static int same_details_as_file(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
+                                const tl_fact_row *tags, size_t ntags) {
+  batch_seen *b = ctx;
+  assert_int_equal(index, b->calls++);
+  tl_fact_row *want;
+  size_t nwant;
+  assert_int_equal(tl_store_facts(b->file, b->file_ids[index], &want, &nwant), TL_OK);
+  assert_same_rows(facts, nfacts, want, nwant);
+  tl_fact_rows_free(want, nwant);
+  assert_int_equal(tl_store_tags(b->file, b->file_ids[index], &want, &nwant), TL_OK);
+  assert_same_rows(tags, ntags, want, nwant);
+  tl_fact_rows_free(want, nwant);
+  b->damaged += nfacts > 0 && ntags > 0; /* here: how many had both */
+  return TL_OK;
+}
+
+static int stop_at_third(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
+                         const tl_fact_row *tags, size_t ntags) {
+  (void)facts, (void)nfacts, (void)tags, (void)ntags;
+  size_t *calls = ctx;
+  ++*calls;
+  return index == 2 ? TL_EINTR : TL_OK;
+}
+
+/* The server reads the facts and tags of many sessions in a few
+ * statements (more than one batch here, with ids repeated, out of order
+ * and missing) and gives each session its own, as the file does; a
+ * callback's error ends the read. */
+static void many_sessions_details_as_the_file(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_varied_sessions(db, 90);
+  push_ok(db, f->url);
+  both_stores both;
+  both_open(&both, db, f->url, 90);
+  tl_store *file = both.file, *server = both.server;
+  const tl_session_list ls = both.ls, lf = both.lf;
+  enum { ASKED = 2500 };
+  int64_t ids[ASKED], file_ids[ASKED];
+  for (size_t i = 0; i < ASKED; i++) {
+    size_t k = (i * 37) % ls.count;
+    ids[i] = ls.items[k].id;
+    file_ids[i] = lf.items[k].id;
+  }
+  ids[5] = file_ids[5] = -1; /* no such session: none */
+  batch_seen b = {file, file_ids, 0, 0};
+  assert_int_equal(tl_store_details_of(server, ids, ASKED, same_details_as_file, &b), TL_OK);
+  assert_int_equal(b.calls, ASKED);
+  assert_true(b.damaged > ASKED / 3); /* sessions with facts and tags */
+  size_t calls = 0;
+  assert_int_equal(tl_store_details_of(server, ids, ASKED, stop_at_third, &calls), TL_EINTR);
+  assert_int_equal(calls, 3);
+  both_close(&both);
+  free(db);
+}
+
+/* Each block a scan gives, as the place of its session in the ids asked
+ * and the block's bytes: the same from the file and the server, whose ids
+ * differ. */
+typedef struct {
+  const int64_t *ids;
+  size_t n, at;
+  char *text;
+  size_t len, cap;
+} block_log;
+
+static int log_block(void *ctx, const tl_block *b) {
+  block_log *l = ctx;
+  while (l->at < l->n && l->ids[l->at] != b->session_id)
+    l->at++; /* the blocks come in the order of the ids */
+  assert_true(l->at < l->n);
+  char head[128];
+  int n =
+      snprintf(head, sizeof head, "%zu %lld %lld %lld %lld %d %zu:", l->at, (long long)b->seq,
+               (long long)b->count, (long long)b->min_ns, (long long)b->max_ns, b->codec, b->len);
+  size_t need = l->len + (size_t)n + b->len * 2 + 2;
+  if (need > l->cap) {
+    l->cap = need * 2;
+    l->text = realloc(l->text, l->cap);
+  }
+  memcpy(l->text + l->len, head, (size_t)n);
+  l->len += (size_t)n;
+  for (size_t i = 0; i < b->len; i++)
+    l->len += (size_t)sprintf(l->text + l->len, "%02x", b->data[i]);
+  l->text[l->len++] = '\n';
+  l->text[l->len] = '\0';
+  return TL_OK;
+}
+
+typedef struct {
+  size_t calls;
+  char text[64 * 1024];
+  size_t len;
+} summary_log;
+
+static int log_summary(void *ctx, size_t index, const tl_summary *m) {
+  summary_log *l = ctx;
+  assert_int_equal(index, l->calls++);
+  l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, "%zu %lld %lld %lld %lld\n",
+                             index, (long long)m->count, (long long)m->min_ns, (long long)m->max_ns,
+                             (long long)m->pct_ns[2]);
+  assert_true(l->len < sizeof l->text);
+  return TL_OK;
+}
+
+/* The blocks and summaries of a few sessions, from the file and the server
+ * (the same sessions, places k of the two lists). */
+static void same_reads(tl_store *file, const tl_session_list *lf, tl_store *server,
+                       const tl_session_list *ls, const long *places, size_t n) {
+  int64_t fid[64], sid[64];
+  assert_true(n <= 64);
+  for (size_t i = 0; i < n; i++) {
+    fid[i] = lf->items[places[i]].id;
+    sid[i] = ls->items[places[i]].id;
+  }
+  block_log bf = {fid, n, 0, NULL, 0, 0}, bs = {sid, n, 0, NULL, 0, 0};
+  assert_int_equal(tl_store_scan_blocks(file, fid, n, NULL, log_block, &bf), TL_OK);
+  assert_int_equal(tl_store_scan_blocks(server, sid, n, NULL, log_block, &bs), TL_OK);
+  assert_non_null(bf.text);
+  assert_string_equal(bs.text, bf.text);
+  free(bf.text);
+  free(bs.text);
+  static summary_log mf, ms;
+  memset(&mf, 0, sizeof mf);
+  memset(&ms, 0, sizeof ms);
+  assert_int_equal(tl_store_summaries(file, fid, n, log_summary, &mf), TL_OK);
+  assert_int_equal(tl_store_summaries(server, sid, n, log_summary, &ms), TL_OK);
+  assert_int_equal(ms.calls, n);
+  assert_string_equal(ms.text, mf.text);
+}
+
+/* A server reads the samples and summaries of any set of sessions as the
+ * file does, however the ids are asked: in order and close together (by
+ * their span), with gaps of sessions not asked, in order and far apart (as
+ * an array), out of order and repeated (joined as a table). */
+static void samples_and_summaries_of_any_sessions(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "a", 40, 5000); /* two blocks each */
+  push_ok(db, f->url);
+  both_stores both;
+  both_open(&both, db, f->url, 40);
+  tl_store *file = both.file, *server = both.server;
+  const tl_session_list ls = both.ls, lf = both.lf;
+  static const long all[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+                             14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+                             28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39};
+  static const long gaps[] = {1, 2, 4, 5, 7, 8, 9, 10, 12};     /* by span, 3 6 11 not asked */
+  static const long far[] = {0, 17, 39};                        /* as an array */
+  static const long mixed[] = {5, 3, 3, 9, 0, 39, 20, 5, 6, 7}; /* joined as a table */
+  same_reads(file, &lf, server, &ls, all, sizeof all / sizeof *all);
+  same_reads(file, &lf, server, &ls, gaps, sizeof gaps / sizeof *gaps);
+  same_reads(file, &lf, server, &ls, far, sizeof far / sizeof *far);
+  same_reads(file, &lf, server, &ls, mixed, sizeof mixed / sizeof *mixed);
+  both_close(&both);
   free(db);
 }
 
@@ -1170,6 +1395,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
       cmocka_unit_test_setup_teardown(a_server_refuses_what_only_a_file_does, setup, teardown),
       cmocka_unit_test_setup_teardown(many_sessions_causes_as_the_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(many_sessions_details_as_the_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(samples_and_summaries_of_any_sessions, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,77 +339,6 @@ static int pg_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-/* The blocks of the sessions ids[0..n) in that order, streamed a row at a
- * time in one statement (a round trip per session cost a fleet's report a
- * second per thousand sessions), with the checks every backend makes
- * (tl__block_run_next and _end) session by session; each session's count
- * comes in the same statement, so in the same snapshot. An id that names no
- * session is passed over. */
-static int scan_sessions(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
-                         tl_block_cb fn, void *ctx) {
-  PGconn *c = tl__pg_conn(s);
-  char *list = tl__pg_id_array(ids, n);
-  if (!list)
-    return tl__store_fail(s, TL_ENOMEM, "out of memory reading samples");
-  const char *v[1] = {list};
-  int sent = PQsendQueryParams(c,
-                               "SELECT u.ord, s.id, s.uuid, s.sample_count, b.seq, b.count, "
-                               "b.min_ns, b.max_ns, b.codec, b.data FROM unnest($1::bigint[]) WITH "
-                               "ORDINALITY AS u(id, ord) JOIN sessions s ON s.id = u.id LEFT JOIN "
-                               "sample_blocks b ON b.session_id = s.id ORDER BY u.ord, b.seq",
-                               1, NULL, v, NULL, NULL, 1);
-  free(list);
-  if (!sent || !PQsetSingleRowMode(c))
-    return tl__pg_fail(s, NULL, "reading samples");
-  int err = TL_OK;
-  char uuid[40] = "";
-  tl__block_run run = {.uuid = uuid, .recorded = -1};
-  int64_t ord = -1; /* of the session being read: an id may be asked twice */
-  PGresult *r;
-  while ((r = PQgetResult(c))) {
-    ExecStatusType st = PQresultStatus(r);
-    if (st == PGRES_SINGLE_TUPLE && err == TL_OK) {
-      int64_t id = tl__pg_i64(r, 0, 1);
-      if (tl__pg_i64(r, 0, 0) != ord) { /* the next session */
-        if (run.recorded >= 0)
-          err = tl__block_run_end(s, &run);
-        ord = tl__pg_i64(r, 0, 0);
-        run = (tl__block_run){.id = id, .uuid = uuid, .recorded = tl__pg_i64(r, 0, 3)};
-        snprintf(uuid, sizeof uuid, "%.36s", PQgetvalue(r, 0, 2));
-      }
-      if (err == TL_OK && !PQgetisnull(r, 0, 4)) { /* else a session without blocks */
-        tl_block b = {.session_id = id,
-                      .seq = tl__pg_i64(r, 0, 4),
-                      .count = tl__pg_i64(r, 0, 5),
-                      .min_ns = tl__pg_i64(r, 0, 6),
-                      .max_ns = tl__pg_i64(r, 0, 7),
-                      .codec = (int)tl__pg_i64(r, 0, 8)};
-        err = tl__block_run_next(s, &run, &b);
-        if (err == TL_OK && (!filter || filter(ctx, &b))) {
-          b.data = (const uint8_t *)PQgetvalue(r, 0, 9);
-          b.len = (size_t)PQgetlength(r, 0, 9);
-          err = fn(ctx, &b);
-        }
-      }
-    } else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK) {
-      err = tl__pg_fail(s, r, "reading samples");
-    }
-    PQclear(r); /* after an error, the rest of the rows are read and dropped */
-  }
-  if (err == TL_OK && run.recorded >= 0)
-    err = tl__block_run_end(s, &run);
-  return err;
-}
-
-static int pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
-                          tl_block_cb fn, void *ctx) {
-  enum { BATCH = 1000 }; /* sessions a statement */
-  int err = TL_OK;
-  for (size_t i = 0; i < n && err == TL_OK; i += BATCH)
-    err = scan_sessions(s, ids + i, n - i < BATCH ? n - i : BATCH, filter, fn, ctx);
-  return err;
-}
-
 /* The server caches what it reads; the client holds only rows. */
 static int pg_read_cache(tl_store *s, int64_t bytes) {
   (void)s;
@@ -478,17 +407,7 @@ static int read_rows(tl_store *s, tl_pg_rows *w, const char *sql, int64_t sessio
     if (err)
       return err;
   }
-  size_t from = 0, to = w->n;
-  while (from < to) { /* the first row of the session */
-    size_t mid = from + (to - from) / 2;
-    if (w->session[mid] < session_id)
-      from = mid + 1;
-    else
-      to = mid;
-  }
-  size_t n = 0;
-  while (from + n < w->n && w->session[from + n] == session_id)
-    n++;
+  size_t n, from = tl__pg_rows_of(w->session, w->n, session_id, &n);
   *rows = calloc(n ? n : 1, sizeof **rows);
   int err = *rows ? TL_OK : TL_ENOMEM;
   for (size_t i = 0; !err && i < n; i++) {
@@ -705,9 +624,10 @@ const tl_store_ops tl__pg_ops = {
     .has_session = pg_has_session,
     .labels = pg_labels,
     .label_delays = pg_label_delays,
-    .scan_blocks = pg_scan_blocks,
+    .scan_blocks = tl__pg_scan_blocks,
     .facts = pg_facts,
     .tags = pg_tags,
+    .details_of = tl__pg_details_of,
     .hosts = pg_hosts,
     .summary_blobs = tl__pg_summary_blobs,
     .cause_rows = tl__pg_cause_rows,

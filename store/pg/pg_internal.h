@@ -69,9 +69,15 @@ void tl__pg_forget_windows(tl_store *s);
  * malloc'ed, or NULL. And the entries of tl__pg_ops that read many
  * sessions at once. */
 char *tl__pg_id_array(const int64_t *ids, size_t n);
+/* The first of the n ascending session ids equal to id, and (count) how
+ * many are: where a session's rows start in rows read in order of id. */
+size_t tl__pg_rows_of(const int64_t *session, size_t n, int64_t id, size_t *count);
 int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, tl__cause_row_cb fn,
                       void *ctx);
 int tl__pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                          void *ctx);
+int tl__pg_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_cb fn, void *ctx);
+int tl__pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                       tl_block_cb fn, void *ctx);
 
 #endif
