@@ -1366,6 +1366,35 @@ static void samples_and_summaries_of_any_sessions(void **state) {
   free(db);
 }
 
+/* Migration 4: a block that fits in a page stays in its row (reading one
+ * from TOAST cost the server twice the time), on a new server and on one
+ * upgraded from version 3. */
+static void small_blocks_stay_in_their_rows(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "a", 3, 1000); /* one block of about 2.5 kB each */
+  push_ok(db, f->url);
+  const char *toast = "SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE relname = "
+                      "'sample_blocks'";
+  assert_true(sql(f->name, "SELECT min(octet_length(data)) FROM sample_blocks") > 2100);
+  assert_int_equal(sql(f->name, "%s", toast), 0);
+  /* A server of version 3 moved such blocks to TOAST; opened by its owner,
+   * it is upgraded, and what it is sent then stays in the rows. */
+  sql(f->name, "ALTER TABLE sample_blocks RESET (toast_tuple_target); UPDATE tl_schema SET "
+               "version = 3; DELETE FROM sessions");
+  sql(f->name, "VACUUM FULL sample_blocks");
+  char *before = output_of(TLSTORE, f->url, "info", NULL);
+  free(before);
+  assert_int_equal(sql(f->name, "SELECT version FROM tl_schema"), 4);
+  push_ok(db, f->url);
+  assert_int_equal(sql(f->name, "%s", toast), 0);
+  sql(f->name, "ALTER TABLE sample_blocks RESET (toast_tuple_target); DELETE FROM sessions");
+  sql(f->name, "VACUUM FULL sample_blocks");
+  push_ok(db, f->url);
+  assert_true(sql(f->name, "%s", toast) > 0); /* the test can tell */
+  free(db);
+}
+
 int main(void) {
   pg_host = getenv("TL_TEST_PG_HOST");
   pg_user = getenv("TL_TEST_PG_USER");
@@ -1397,6 +1426,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(many_sessions_causes_as_the_file, setup, teardown),
       cmocka_unit_test_setup_teardown(many_sessions_details_as_the_file, setup, teardown),
       cmocka_unit_test_setup_teardown(samples_and_summaries_of_any_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(small_blocks_stay_in_their_rows, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
