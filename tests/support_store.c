@@ -273,3 +273,12 @@ void tl_test_assert_recorded_filter(tl_store *s) {
     }
   }
 }
+
+void tl_test_assert_same_rows(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb) {
+  assert_int_equal(na, nb);
+  for (size_t i = 0; i < na; i++) {
+    assert_string_equal(a[i].key, b[i].key);
+    assert_string_equal(a[i].value, b[i].value);
+    assert_string_equal(a[i].evidence, b[i].evidence);
+  }
+}

@@ -50,6 +50,10 @@ void tl_test_import_fleet_session(tl_store *s, const char *csv, const char *host
 void tl_test_add_recording_sessions(tl_store *st);
 void tl_test_assert_recorded_filter(tl_store *s);
 
+/* Fails the test unless the fact or tag rows a[0..na) and b[0..nb) are the
+ * same, key, value and evidence, in the same order. */
+void tl_test_assert_same_rows(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb);
+
 /* A fresh store tl.db in a temporary folder, for cmocka's setup and
  * teardown (the state is a tl_test_store). The folder is in /dev/shm where
  * there is one: the tests that use it store hundreds of small sessions, and

@@ -210,15 +210,6 @@ static void make_detailed_sessions(tl_store *s, int64_t *ids) {
   }
 }
 
-static void rows_equal(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb) {
-  assert_int_equal(na, nb);
-  for (size_t i = 0; i < na; i++) {
-    assert_string_equal(a[i].key, b[i].key);
-    assert_string_equal(a[i].value, b[i].value);
-    assert_string_equal(a[i].evidence, b[i].evidence);
-  }
-}
-
 static int check_details(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
                          const tl_fact_row *tags, size_t ntags) {
   seen *v = ctx;
@@ -229,11 +220,11 @@ static int check_details(void *ctx, size_t index, const tl_fact_row *facts, size
   tl_fact_row *one;
   size_t none;
   assert_int_equal(tl_store_facts(v->s, v->ids[index], &one, &none), TL_OK);
-  rows_equal(facts, nfacts, one, none);
+  tl_test_assert_same_rows(facts, nfacts, one, none);
   v->errs[index] = (int)nfacts; /* how many came, for the caller */
   tl_fact_rows_free(one, none);
   assert_int_equal(tl_store_tags(v->s, v->ids[index], &one, &none), TL_OK);
-  rows_equal(tags, ntags, one, none);
+  tl_test_assert_same_rows(tags, ntags, one, none);
   tl_fact_rows_free(one, none);
   return TL_OK;
 }

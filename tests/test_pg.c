@@ -1199,15 +1199,6 @@ static void add_varied_sessions(const char *path, int n) {
   tl_store_close(s);
 }
 
-static void assert_same_rows(const tl_fact_row *a, size_t na, const tl_fact_row *b, size_t nb) {
-  assert_int_equal(na, nb);
-  for (size_t i = 0; i < na; i++) {
-    assert_string_equal(a[i].key, b[i].key);
-    assert_string_equal(a[i].value, b[i].value);
-    assert_string_equal(a[i].evidence, b[i].evidence);
-  }
-}
-
 static int same_details_as_file(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
                                 const tl_fact_row *tags, size_t ntags) {
   batch_seen *b = ctx;
@@ -1215,10 +1206,10 @@ static int same_details_as_file(void *ctx, size_t index, const tl_fact_row *fact
   tl_fact_row *want;
   size_t nwant;
   assert_int_equal(tl_store_facts(b->file, b->file_ids[index], &want, &nwant), TL_OK);
-  assert_same_rows(facts, nfacts, want, nwant);
+  tl_test_assert_same_rows(facts, nfacts, want, nwant);
   tl_fact_rows_free(want, nwant);
   assert_int_equal(tl_store_tags(b->file, b->file_ids[index], &want, &nwant), TL_OK);
-  assert_same_rows(tags, ntags, want, nwant);
+  tl_test_assert_same_rows(tags, ntags, want, nwant);
   tl_fact_rows_free(want, nwant);
   b->damaged += nfacts > 0 && ntags > 0; /* here: how many had both */
   return TL_OK;
