@@ -1142,6 +1142,19 @@ static void many_sessions_causes_as_the_file(void **state) {
   batch_seen c = {file, file_ids, 0, 0};
   assert_int_equal(tl_store_counters_of(server, ids, ASKED, same_counters_as_file, &c), TL_OK);
   assert_int_equal(c.calls, ASKED);
+  /* A few sessions far apart: asked as an array, not as their span. */
+  int64_t few[4], few_file[4];
+  for (size_t i = 0; i < 4; i++) {
+    size_t k = i * 19 + (i == 3 ? 2 : 0); /* 0, 19, 38, 59 */
+    few[i] = ls.items[k].id;
+    few_file[i] = lf.items[k].id;
+  }
+  batch_seen e = {file, few_file, 0, 0};
+  assert_int_equal(tl_store_causes_of(server, few, 4, same_causes_as_file, &e), TL_OK);
+  assert_int_equal(e.calls, 4);
+  batch_seen g = {file, few_file, 0, 0};
+  assert_int_equal(tl_store_counters_of(server, few, 4, same_counters_as_file, &g), TL_OK);
+  assert_int_equal(g.calls, 4);
   /* One damaged row. */
   sql(f->name, "UPDATE session_causes SET data = '\\x0102030405'::bytea WHERE session_id = %lld",
       (long long)ls.items[1].id);
@@ -1252,6 +1265,38 @@ static void many_sessions_details_as_the_file(void **state) {
   assert_int_equal(tl_store_details_of(server, ids, ASKED, stop_at_third, &calls), TL_EINTR);
   assert_int_equal(calls, 3);
   both_close(&both);
+  free(db);
+}
+
+/* Rows that a server sends out of order (here a table's session ids made
+ * text, so that "10" comes before "2") are refused with a message, never
+ * matched to the wrong session. */
+static void rows_out_of_order_refused(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_varied_sessions(db, 30);
+  push_ok(db, f->url);
+  /* The ids 1..30, asked by their span, which text orders otherwise. */
+  assert_int_equal(sql(f->name, "SELECT min(id) FROM sessions"), 1);
+  assert_int_equal(sql(f->name, "SELECT max(id) FROM sessions"), 30);
+  int64_t ids[30];
+  for (int k = 0; k < 30; k++)
+    ids[k] = k + 1;
+  tl_store *server;
+  assert_int_equal(tl_store_open(&server, f->url, TL_STORE_READONLY), TL_OK);
+  size_t calls = 0;
+  assert_int_equal(tl_store_details_of(server, ids, 30, stop_at_third, &calls), TL_EINTR);
+  assert_int_equal(calls, 3); /* as asked, before */
+  tl_store_close(server);
+  sql(f->name, "ALTER TABLE host_facts RENAME TO host_facts_kept; CREATE VIEW host_facts AS "
+               "SELECT session_id::text AS session_id, key, value, evidence FROM host_facts_kept");
+  assert_int_equal(tl_store_open(&server, f->url, TL_STORE_READONLY), TL_OK);
+  calls = 0;
+  assert_int_equal(tl_store_details_of(server, ids, 30, stop_at_third, &calls), TL_ECORRUPT);
+  assert_int_equal(calls, 0);
+  assert_non_null(
+      strstr(tl_store_errmsg(server), ": the server sent session details out of order"));
+  tl_store_close(server);
   free(db);
 }
 
@@ -1415,6 +1460,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(thirty_two_pushers, setup, teardown),
       cmocka_unit_test_setup_teardown(a_server_refuses_what_only_a_file_does, setup, teardown),
       cmocka_unit_test_setup_teardown(many_sessions_causes_as_the_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(rows_out_of_order_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(many_sessions_details_as_the_file, setup, teardown),
       cmocka_unit_test_setup_teardown(samples_and_summaries_of_any_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(small_blocks_stay_in_their_rows, setup, teardown),

@@ -37,7 +37,7 @@ char *tl__pg_id_array(const int64_t *ids, size_t n) {
  * which keeps their order and repeats, they cost the server three to five
  * times as much, a nested loop's look-up a session. */
 typedef struct {
-  tl_pg_params p; /* $1 and $2, the span's ends; or $1, the array */
+  tl_pg_params p; /* $1 and $2, the span's ends; or $1, the array; then any of the query's own */
   char *list;
   int by_span;
 } asked;
@@ -63,10 +63,15 @@ static int ask(tl_store *s, asked *a, const int64_t *ids, size_t m, const char *
 }
 
 /* sql into text, each @COLUMN in it the condition on that column that
- * selects the batch's rows. */
+ * selects the batch's rows, each # the query's own parameter after them. */
 static void ask_sql(const asked *a, const char *sql, char *text, size_t len) {
   size_t at = 0;
   for (const char *c = sql; *c && at + 64 < len;) {
+    if (*c == '#') {
+      at += (size_t)snprintf(text + at, len - at, "$%d", a->by_span ? 3 : 2);
+      c++;
+      continue;
+    }
     if (*c != '@') {
       text[at++] = *c++;
       continue;
@@ -79,13 +84,6 @@ static void ask_sql(const asked *a, const char *sql, char *text, size_t len) {
                            (int)(c - col), col);
   }
   text[at] = '\0';
-}
-
-static PGresult *ask_query(tl_store *s, const asked *a, const char *sql, int binary,
-                           const char *doing, int *err) {
-  char text[1024];
-  ask_sql(a, sql, text, sizeof text);
-  return tl__pg_query(s, text, &a->p, binary, doing, err);
 }
 
 /* The row of each session of a result ordered by its id (column 0). */
@@ -106,6 +104,32 @@ static int id_index_read(tl_store *s, const PGresult *r, id_index *x, const char
       return tl__store_fail(s, TL_ECORRUPT, "%s: the server sent %s out of order", s->path, what);
   }
   return TL_OK;
+}
+
+/* The result of sql (@ and # as ask_sql reads them, # being *extra) for
+ * the batch ids[0..m), and the index of its rows (x->id malloc'ed); NULL
+ * with *err set and x empty on failure. */
+static PGresult *ask_batch(tl_store *s, const int64_t *ids, size_t m, const char *sql,
+                           const int64_t *extra, int binary, const char *what, id_index *x,
+                           int *err) {
+  char doing[64], text[1024];
+  snprintf(doing, sizeof doing, "reading %s", what);
+  *x = (id_index){NULL, 0};
+  asked a;
+  if ((*err = ask(s, &a, ids, m, doing)))
+    return NULL;
+  if (extra)
+    tl__pg_param_i64(&a.p, *extra);
+  ask_sql(&a, sql, text, sizeof text);
+  PGresult *r = tl__pg_query(s, text, &a.p, binary, doing, err);
+  free(a.list);
+  if (r && (*err = id_index_read(s, r, x, what))) {
+    free(x->id);
+    *x = (id_index){NULL, 0};
+    PQclear(r);
+    r = NULL;
+  }
+  return r;
 }
 
 size_t tl__pg_rows_of(const int64_t *session, size_t n, int64_t id, size_t *count) {
@@ -224,63 +248,8 @@ int tl__pg_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filte
   return err;
 }
 
-/* What one batch's result is handed to: the rows answer ids[from..from+m). */
-typedef int (*batch_rows_fn)(tl_store *s, PGresult *r, size_t from, size_t m, void *ctx);
-
-/* The result of sql for ids[0..m), in binary: $1 is them as an array, $2
- * is `extra` where the query takes one; NULL with *err set on failure. */
-static PGresult *batch_query(tl_store *s, const int64_t *ids, size_t m, const char *sql,
-                             const int64_t *extra, const char *doing, int *err) {
-  char *list = tl__pg_id_array(ids, m);
-  if (!list) {
-    *err = tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
-    return NULL;
-  }
-  tl_pg_params p = {0};
-  tl__pg_param_text(&p, list);
-  if (extra)
-    tl__pg_param_i64(&p, *extra);
-  PGresult *r = tl__pg_query(s, sql, &p, 1, doing, err);
-  free(list);
-  return r;
-}
-
-/* Runs sql for ids[0..n), a batch a statement. Stops at the first error. */
-static int query_batches(tl_store *s, const int64_t *ids, size_t n, const char *sql,
-                         const int64_t *extra, const char *doing, batch_rows_fn rows, void *ctx) {
-  int err = TL_OK;
-  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    PGresult *r = batch_query(s, ids + from, m, sql, extra, doing, &err);
-    if (!r)
-      return err;
-    err = rows(s, r, from, m, ctx);
-    PQclear(r);
-  }
-  return err;
-}
-
-typedef struct {
-  tl__cause_row_cb fn;
-  void *ctx;
-} cause_batch;
-
-static int cause_rows_of_batch(tl_store *s, PGresult *r, size_t from, size_t m, void *ctx) {
-  const cause_batch *b = ctx;
-  int err = TL_OK;
-  for (int i = 0; i < PQntuples(r) && err == TL_OK; i++) {
-    int64_t ord = tl__pg_i64(r, i, 0);
-    if (ord < 1 || (size_t)ord > m)
-      return tl__store_fail(s, TL_ECORRUPT, "%s: the server sent a cause of no session asked",
-                            s->path);
-    err = b->fn(b->ctx, from + (size_t)ord - 1, (int)tl__pg_i64(r, i, 1), tl__pg_i64(r, i, 2),
-                tl__pg_i64(r, i, 3), (const uint8_t *)PQgetvalue(r, i, 4),
-                (size_t)PQgetlength(r, i, 4));
-  }
-  return err;
-}
-
-/* The rows of up to 1,000 sessions a statement, by their place in ids. */
+/* The rows of each of ids[0..n), by its place in ids, of the kinds asked:
+ * a batch of sessions a statement, each found in the rows by its id. */
 int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, tl__cause_row_cb fn,
                       void *ctx) {
   /* A server older than the causes has no table; asking it would abort the
@@ -292,37 +261,40 @@ int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, 
     return err;
   int have = PQgetvalue(r, 0, 0)[0] == 't';
   PQclear(r);
-  if (!have)
-    return TL_OK;
-  cause_batch b = {fn, ctx};
-  return query_batches(s, ids, n,
-                       "SELECT u.ord, c.kind::bigint, c.first_index, c.count, c.data FROM "
-                       "unnest($1::bigint[]) WITH ORDINALITY AS u(id, ord) JOIN session_causes c "
-                       "ON c.session_id = u.id WHERE $2::bigint = -1 OR (c.kind BETWEEN 0 AND 62 "
-                       "AND ($2::bigint >> c.kind) & 1 = 1) ORDER BY u.ord, c.kind, c.first_index",
-                       &kinds, "reading causes", cause_rows_of_batch, &b);
+  for (size_t from = 0; have && from < n && err == TL_OK; from += BATCH) {
+    size_t m = n - from < BATCH ? n - from : BATCH;
+    id_index x;
+    r = ask_batch(s, ids + from, m,
+                  "SELECT c.session_id, c.kind::bigint, c.first_index, c.count, c.data FROM "
+                  "session_causes c WHERE @c.session_id AND (#::bigint = -1 OR (c.kind BETWEEN 0 "
+                  "AND 62 AND (#::bigint >> c.kind) & 1 = 1)) ORDER BY c.session_id, c.kind, "
+                  "c.first_index",
+                  &kinds, 1, "causes", &x, &err);
+    for (size_t i = 0; i < m && err == TL_OK; i++) {
+      size_t count, row = tl__pg_rows_of(x.id, x.n, ids[from + i], &count);
+      for (int k = (int)row; k < (int)(row + count) && err == TL_OK; k++)
+        err = fn(ctx, from + i, (int)tl__pg_i64(r, k, 1), tl__pg_i64(r, k, 2), tl__pg_i64(r, k, 3),
+                 (const uint8_t *)PQgetvalue(r, k, 4), (size_t)PQgetlength(r, k, 4));
+    }
+    free(x.id);
+    PQclear(r);
+  }
+  return err;
 }
 
 /* The summaries of ids[0..n), in order: a row for each session the server
  * has, found by its id; "?" and no summary for an id of no session. */
 int tl__pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                          void *ctx) {
-  const char *doing = "reading summaries";
   int err = TL_OK;
   for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
     size_t m = n - from < BATCH ? n - from : BATCH;
-    asked a;
-    if ((err = ask(s, &a, ids + from, m, doing)))
-      break;
-    PGresult *r = ask_query(s, &a,
+    id_index x;
+    PGresult *r = ask_batch(s, ids + from, m,
                             "SELECT s.id, s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
                             "session_summaries m ON m.session_id = s.id AND @m.session_id WHERE "
                             "@s.id ORDER BY s.id",
-                            1, doing, &err);
-    free(a.list);
-    id_index x = {0};
-    if (r)
-      err = id_index_read(s, r, &x, "summaries");
+                            NULL, 1, "summaries", &x, &err);
     for (size_t i = 0; i < m && err == TL_OK; i++) {
       size_t count;
       int row = (int)tl__pg_rows_of(x.id, x.n, ids[from + i], &count);
@@ -353,15 +325,11 @@ int tl__pg_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_cb f
   int err = TL_OK;
   for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
     size_t m = n - from < BATCH ? n - from : BATCH;
-    asked a;
-    if ((err = ask(s, &a, ids + from, m, doing)))
-      break;
     PGresult *r[2] = {NULL, NULL};
     id_index x[2] = {{0}, {0}};
     tl_fact_row *rows[2] = {NULL, NULL};
     for (int k = 0; k < 2 && err == TL_OK; k++) {
-      if (!(r[k] = ask_query(s, &a, sql[k], 0, doing, &err)) ||
-          (err = id_index_read(s, r[k], &x[k], "session details")))
+      if (!(r[k] = ask_batch(s, ids + from, m, sql[k], NULL, 0, "session details", &x[k], &err)))
         break;
       if (!(rows[k] = malloc((x[k].n ? x[k].n : 1) * sizeof *rows[k])))
         err = tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
@@ -369,7 +337,6 @@ int tl__pg_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_cb f
         rows[k][i] =
             (tl_fact_row){PQgetvalue(r[k], i, 1), PQgetvalue(r[k], i, 2), PQgetvalue(r[k], i, 3)};
     }
-    free(a.list);
     for (size_t i = 0; i < m && err == TL_OK; i++) {
       size_t nfacts, ntags;
       size_t f = tl__pg_rows_of(x[0].id, x[0].n, ids[from + i], &nfacts);
