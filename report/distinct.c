@@ -35,13 +35,33 @@ static recent_key *recent_slot(recent_key *recent, const char *const *part, int 
   return &recent[(h >> 40) & (RECENT - 1)];
 }
 
+/* The table of the keys seen, twice as large: cap doubles, at most half
+ * full. 0, or TL_ENOMEM (the table as it was). */
+static int grow(size_t **slot, size_t *cap, const uint64_t *hash) {
+  size_t to = *cap * 2, *bigger = calloc(to, sizeof *bigger);
+  if (!bigger)
+    return TL_ENOMEM;
+  for (size_t k = 0; k < *cap; k++)
+    if ((*slot)[k]) {
+      size_t at = (size_t)hash[(*slot)[k] - 1] & (to - 1);
+      while (bigger[at])
+        at = (at + 1) & (to - 1);
+      bigger[at] = (*slot)[k];
+    }
+  free(*slot);
+  *slot = bigger;
+  *cap = to;
+  return TL_OK;
+}
+
+/* The table grows with the distinct keys, not with n: most of a fleet's
+ * keys (a label, a host) repeat, and a table for every session was
+ * megabytes of fresh pages to clear for each question the page asks. */
 int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t *first) {
   if (parts < 1 || parts > TL__KEY_PARTS)
     return TL_EINVAL;
   recent_key recent[RECENT] = {{{NULL}, 0}}; /* a NULL part: empty */
-  size_t cap = 16;
-  while (cap < 2 * n)
-    cap *= 2;
+  size_t cap = 64, keys = 0;
   size_t *slot = calloc(cap, sizeof *slot); /* item + 1; 0: empty */
   uint64_t *hash = malloc((n ? n : 1) * sizeof *hash);
   if (!slot || !hash) {
@@ -66,10 +86,16 @@ int tl__first_same(size_t n, int parts, tl__key_fn key, const void *ctx, size_t 
       continue;
     }
     hash[i] = hash_parts(mine, parts);
+    if (2 * (keys + 1) > cap && grow(&slot, &cap, hash)) {
+      free(slot);
+      free(hash);
+      return TL_ENOMEM;
+    }
     for (size_t at = (size_t)hash[i] & (cap - 1);; at = (at + 1) & (cap - 1)) {
       if (!slot[at]) {
         slot[at] = i + 1;
         first[i] = i;
+        keys++;
         break;
       }
       size_t j = slot[at] - 1;

@@ -36,22 +36,26 @@ static const char *pair_key(const void *ctx, size_t i, int part) {
 
 /* Random keys of two parts drawn from few values, some items without a key,
  * a third of the parts copies of their word (the same key at another
- * address, more of them than the addresses tl__first_same remembers): the
- * first index of each equals a scan of the items before it. */
+ * address, more of them than the addresses tl__first_same remembers); in
+ * every fourth round the second part is one of 1,000 words, thousands of
+ * distinct keys, through which the table of keys grows: the first index of
+ * each equals a scan of the items before it. */
 static void first_same_against_a_scan(void **state) {
   (void)state;
   static const char *const words[] = {"a", "b", "ab", "", "ba", "a\xff"};
-  enum { N = 3000 };
+  enum { N = 3000, MANY = 1000 };
   static const char *keys[N][2];
-  static char copy[N][2][4];
+  static char copy[N][2][8], many[MANY][8];
   static size_t first[N];
+  for (int k = 0; k < MANY; k++)
+    snprintf(many[k], sizeof many[k], "w%d", k);
   uint64_t r = 12345;
   for (int round = 0; round < 20; round++) {
     size_t n = (size_t)round * 150 + (size_t)round % 3;
     for (size_t i = 0; i < n; i++) {
       r = r * 6364136223846793005ULL + 1442695040888963407ULL;
       keys[i][0] = (r >> 40) % 17 == 0 ? NULL : words[(r >> 33) % 6];
-      keys[i][1] = words[(r >> 20) % (round % 2 ? 6 : 2)];
+      keys[i][1] = round % 4 == 3 ? many[(r >> 20) % MANY] : words[(r >> 20) % (round % 2 ? 6 : 2)];
       for (int k = 0; k < 2; k++)
         if (keys[i][k] && (r >> (50 + 4 * k)) % 3 == 0)
           keys[i][k] = strcpy(copy[i][k], keys[i][k]);
