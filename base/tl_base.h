@@ -2,8 +2,8 @@
  * codes and one-line messages, the command-line helpers of the three
  * programs, writing user text safely (terminal, JSON), validation of what a
  * user supplies (labels, tags, durations, dates, lists, sizes), where tl's
- * files are (the shipped files, the default database), and the words tl
- * quotes percentiles in.
+ * files are (the shipped files, the default database), the words tl
+ * quotes percentiles in, and varints.
  *
  * The store, the collector and the report build on it; it knows none of
  * them. */
@@ -51,6 +51,18 @@ const char *tl_strerror(int err);
  * "...", ...);" is how a function that reports into a buffer fails. */
 int tl_fail(char *buf, size_t len, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* ------------------------------------------------------------------------ */
+/* Varints (varint.c)                                                        */
+
+/* Unsigned LEB128, as the store writes its numbers: the bytes of v (1 to
+ * 10), and v into out, returning them. */
+size_t tl_varint_len(uint64_t v);
+size_t tl_varint_put(uint8_t *out, uint64_t v);
+/* The varint at *p (before end) into *v, moving *p past it: 1, or 0 (*p
+ * left) when it runs past end or is not the shortest form of a 64-bit
+ * value. */
+int tl_varint_get(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                  */

@@ -108,30 +108,23 @@ int tl_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb, tl
 /* Every pair of a block                                                     */
 
 /* Only the pooled samples of a group whose own statistics are done, as the
- * rank test reads them, in order: the first and each gap to the next, 7
- * bits a byte (LEB128). A block's groups are held until its pairs are done,
+ * rank test reads them, in order: the first and each gap to the next as a
+ * varint (tl_varint_put). A block's groups are held until its pairs are done,
  * and timer samples lie close together: 1.03 bytes a kept sample at 200
  * hosts (43 MB a delay), where the samples with their sessions' copies and
  * tags took 20 (0.8 GB). */
 int tl__rank_keep_pool_only(tl__gcalc *g) {
   tl__sset *x = &g->set;
   size_t m = x->m, bytes = 0;
-  for (size_t i = 1; i < m; i++) {
-    uint64_t gap = (uint64_t)x->pool[i] - (uint64_t)x->pool[i - 1];
-    do
-      bytes++;
-    while (gap >>= 7);
-  }
+  for (size_t i = 1; i < m; i++)
+    bytes += tl_varint_len((uint64_t)x->pool[i] - (uint64_t)x->pool[i - 1]);
   if (m && !(g->gaps = malloc(bytes ? bytes : 1)))
     return TL_ENOMEM;
   g->first = m ? x->pool[0] : 0;
-  uint8_t *out = g->gaps;
-  for (size_t i = 1; i < m; i++) {
-    uint64_t gap = (uint64_t)x->pool[i] - (uint64_t)x->pool[i - 1];
-    for (; gap >= 0x80; gap >>= 7)
-      *out++ = (uint8_t)(gap | 0x80);
-    *out++ = (uint8_t)gap;
-  }
+  g->gaps_len = 0;
+  for (size_t i = 1; i < m; i++)
+    g->gaps_len +=
+        tl_varint_put(g->gaps + g->gaps_len, (uint64_t)x->pool[i] - (uint64_t)x->pool[i - 1]);
   size_t ns = x->ns;
   tl__sset_free(x); /* a borrowed set's arrays are left to the comparison */
   x->m = m;
@@ -148,22 +141,17 @@ int tl__rank_keep_pool_only(tl__gcalc *g) {
  * groups, adds that run side by side, where 19,900 merges of two pools
  * each walked a value at a time. */
 typedef struct {
-  const uint8_t *gaps; /* after v */
-  int64_t v;           /* the value read last */
-  size_t left;         /* values after it */
+  const uint8_t *gaps, *end; /* after v */
+  int64_t v;                 /* the value read last */
+  size_t left;               /* values after it */
 } pool;
 
-/* The gap to the pool's next value (left > 0). */
+/* The gap to the pool's next value (left > 0). The pool's own bytes always
+ * read; were they ever short, the pool would end there rather than be read
+ * past. */
 static inline uint64_t next_gap(pool *p) {
   uint64_t gap = 0;
-  unsigned shift = 0;
-  uint8_t b;
-  do {
-    b = *p->gaps++;
-    gap |= (uint64_t)(b & 0x7f) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  p->left--;
+  p->left = tl_varint_get(&p->gaps, p->end, &gap) ? p->left - 1 : 0;
   return gap;
 }
 
@@ -277,7 +265,8 @@ int tl__rank_pairs(const tl__gcalc *calc, const size_t *block, size_t nb, tl_pai
   int rc = p && k.twice_u && k.cross && k.self ? TL_OK : TL_ENOMEM;
   for (size_t a = 0; a < nb && !rc; a++) {
     const tl__gcalc *g = &calc[block[a]];
-    p[a] = (pool){g->set.m ? g->gaps : NULL, g->first, g->set.m ? g->set.m - 1 : 0};
+    p[a] = (pool){g->set.m ? g->gaps : NULL, g->set.m ? g->gaps + g->gaps_len : NULL, g->first,
+                  g->set.m ? g->set.m - 1 : 0};
   }
   if (!rc)
     rc = count_block(p, &k);

@@ -245,8 +245,9 @@ typedef struct {
   uint64_t seed; /* of this group's draws */
   int64_t *series[TL_STATS_SERIES];
   /* Once only the rank test needs the samples (tl__rank_keep_pool_only):
-   * the sorted pool as its first value and the gaps after it (LEB128). */
+   * the sorted pool as its first value and the gaps after it (varints). */
   uint8_t *gaps;
+  size_t gaps_len;
   int64_t first;
 } tl__gcalc;
 

@@ -56,17 +56,17 @@ size_t tl_causes_bound(size_t n) { return 1 + VARINT_MAX + n * 4 * VARINT_MAX + 
 size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out) {
   size_t at = 0;
   out[at++] = CAUSES_VERSION;
-  at += tl__varint_put(out + at, n);
+  at += tl_varint_put(out + at, n);
   int64_t prev = 0;
   for (size_t i = 0; i < n; i++) {
-    at += tl__varint_put(out + at, (uint64_t)(c[i].index - prev));
+    at += tl_varint_put(out + at, (uint64_t)(c[i].index - prev));
     prev = c[i].index;
-    at += tl__varint_put(out + at, (uint64_t)((c[i].latency_ns + 500) / 1000));
-    at += tl__varint_put(out + at, us_or_none(c[i].runq_wait_ns));
+    at += tl_varint_put(out + at, (uint64_t)((c[i].latency_ns + 500) / 1000));
+    at += tl_varint_put(out + at, us_or_none(c[i].runq_wait_ns));
     uint64_t sw = c[i].nivcsw < 0 ? 0 : (uint64_t)c[i].nivcsw + 1;
-    at += tl__varint_put(out + at, sw << 2 | (uint64_t)(c[i].migrated < 0 ? 0
-                                                        : c[i].migrated   ? 2
-                                                                          : 1));
+    at += tl_varint_put(out + at, sw << 2 | (uint64_t)(c[i].migrated < 0 ? 0
+                                                       : c[i].migrated   ? 2
+                                                                         : 1));
   }
   uint32_t crc = tl_crc32c(0, out, at);
   memcpy(out + at, &crc, 4);
@@ -82,12 +82,12 @@ int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t 
     return -1;
   const uint8_t *p = data + 1, *end = data + len - 4;
   uint64_t n, idx, lat, runq, sw;
-  if (!tl__varint_get(&p, end, &n) || n > max)
+  if (!tl_varint_get(&p, end, &n) || n > max)
     return -1;
   int64_t prev = 0;
   for (uint64_t i = 0; i < n; i++) {
-    if (!tl__varint_get(&p, end, &idx) || !tl__varint_get(&p, end, &lat) ||
-        !tl__varint_get(&p, end, &runq) || !tl__varint_get(&p, end, &sw) || idx > INT64_MAX / 2 ||
+    if (!tl_varint_get(&p, end, &idx) || !tl_varint_get(&p, end, &lat) ||
+        !tl_varint_get(&p, end, &runq) || !tl_varint_get(&p, end, &sw) || idx > INT64_MAX / 2 ||
         lat > INT64_MAX / 2000 || runq > INT64_MAX / 2000 || (sw >> 2) > INT32_MAX || (sw & 3) == 3)
       return -1;
     prev += (int64_t)idx;
@@ -107,7 +107,7 @@ static size_t encode_values(const int64_t *v, size_t n, uint8_t *out) {
   size_t at = 0;
   out[at++] = CAUSES_VERSION;
   for (size_t i = 0; i < n; i++)
-    at += tl__varint_put(out + at, v[i] < 0 ? 0 : (uint64_t)v[i] + 1);
+    at += tl_varint_put(out + at, v[i] < 0 ? 0 : (uint64_t)v[i] + 1);
   uint32_t crc = tl_crc32c(0, out, at);
   memcpy(out + at, &crc, 4);
   return at + 4;
@@ -124,7 +124,7 @@ static int decode_values(const uint8_t *data, size_t len, int64_t *v, size_t n) 
   const uint8_t *p = data + 1, *end = data + len - 4;
   for (size_t i = 0; i < n; i++) {
     uint64_t x;
-    if (!tl__varint_get(&p, end, &x) || x > INT64_MAX)
+    if (!tl_varint_get(&p, end, &x) || x > INT64_MAX)
       return -1;
     v[i] = (int64_t)x - 1;
   }

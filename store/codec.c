@@ -180,52 +180,10 @@ size_t tl__block_seal(uint8_t *out, int codec, size_t n, int64_t seq, int64_t mi
 /* Codec 1: LEB128 varints                                                   */
 
 static size_t varint_encode(const int64_t *v, size_t n, int64_t lo, uint8_t *out) {
-  uint8_t *p = out;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t d = (uint64_t)v[i] - (uint64_t)lo;
-    while (d >= 0x80) {
-      *p++ = (uint8_t)(d | 0x80);
-      d >>= 7;
-    }
-    *p++ = (uint8_t)d;
-  }
-  return (size_t)(p - out);
-}
-
-/* The generic varint reader, for any position; NULL when malformed. */
-static const uint8_t *read_varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
-  uint64_t d = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    if (p == end || shift > 63)
-      return NULL;
-    uint8_t b = *p++;
-    /* Only the encoder's own (shortest) form is accepted: a trailing zero
-     * byte or bits past 64 mean the block was altered. */
-    if ((shift && b == 0) || (shift == 63 && b > 1))
-      return NULL;
-    d |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80))
-      break;
-  }
-  *out = d;
-  return p;
-}
-
-size_t tl__varint_put(uint8_t *out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = (uint8_t)v;
-  return n;
-}
-
-int tl__varint_get(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  const uint8_t *next = read_varint(*p, end, v);
-  if (next)
-    *p = next;
-  return next != NULL;
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++)
+    at += tl_varint_put(out + at, (uint64_t)v[i] - (uint64_t)lo);
+  return at;
 }
 
 static int varint_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, int64_t *out,
@@ -252,7 +210,7 @@ static int varint_decode(const uint8_t *in, size_t len, int64_t min, int64_t max
         return TL_ECORRUPT;
       d = (d & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
       p += 3;
-    } else if (!(p = read_varint(p, end, &d))) {
+    } else if (!tl_varint_get(&p, end, &d)) {
       return TL_ECORRUPT;
     }
     if (d > span)
@@ -261,7 +219,7 @@ static int varint_decode(const uint8_t *in, size_t len, int64_t min, int64_t max
   }
   for (; i < n; i++) {
     uint64_t d;
-    if (!(p = read_varint(p, end, &d)) || d > span)
+    if (!tl_varint_get(&p, end, &d) || d > span)
       return TL_ECORRUPT;
     out[i] = (int64_t)(base + d);
   }

@@ -58,11 +58,6 @@ int tl_block_decode(const tl_block *b, int64_t *out, const char **why);
 
 /* The compact form causes are stored in: at most
  * tl_causes_bound(n) bytes; decode returns the count, or -1 when bad. */
-/* LEB128 varints, as every stored form writes its numbers: v into out (at
- * most 10 bytes), and the varint at *p (before end) into *v, moving *p past
- * it; 0 when it runs past end or is not the shortest form of a 64-bit value. */
-size_t tl__varint_put(uint8_t *out, uint64_t v);
-int tl__varint_get(const uint8_t **p, const uint8_t *end, uint64_t *v);
 size_t tl_causes_bound(size_t n);
 size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out);
 int64_t tl_causes_decode(const uint8_t *data, size_t len, tl_cause *out, size_t max);

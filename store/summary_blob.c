@@ -183,8 +183,8 @@ size_t tl__summary_bound(const tl_summary *m) {
 }
 
 static size_t put_u128(uint8_t *out, unsigned __int128 v) {
-  size_t n = tl__varint_put(out, (uint64_t)v);
-  return n + tl__varint_put(out + n, (uint64_t)(v >> 64));
+  size_t n = tl_varint_put(out, (uint64_t)v);
+  return n + tl_varint_put(out + n, (uint64_t)(v >> 64));
 }
 
 size_t tl__summary_encode(const tl_summary *m, uint8_t *out) {
@@ -195,14 +195,14 @@ size_t tl__summary_encode(const tl_summary *m, uint8_t *out) {
   out[2] = TL_SUMMARY_PCTS;
   out[3] = (uint8_t)(kg | kc << 4);
   size_t at = HEAD;
-  at += tl__varint_put(out + at, (uint64_t)m->count);
-  at += tl__varint_put(out + at, (uint64_t)m->min_ns);
-  at += tl__varint_put(out + at, (uint64_t)(m->max_ns - m->min_ns));
+  at += tl_varint_put(out + at, (uint64_t)m->count);
+  at += tl_varint_put(out + at, (uint64_t)m->min_ns);
+  at += tl_varint_put(out + at, (uint64_t)(m->max_ns - m->min_ns));
   at += put_u128(out + at, m->sum);
   at += put_u128(out + at, m->sumsq);
   for (size_t k = 0; k < TL_SUMMARY_PCTS; k++)
-    at += tl__varint_put(out + at, (uint64_t)(m->pct_ns[k] - (k ? m->pct_ns[k - 1] : m->min_ns)));
-  at += tl__varint_put(out + at, nz);
+    at += tl_varint_put(out + at, (uint64_t)(m->pct_ns[k] - (k ? m->pct_ns[k - 1] : m->min_ns)));
+  at += tl_varint_put(out + at, nz);
   bit_writer w = {out, at, 0, 0};
   for (size_t b = 0, prev = 0, i = 0; b < m->hist_len; b++) {
     if (!m->hist[b])
@@ -248,7 +248,7 @@ static void histogram_span(tl_summary *m, int64_t *hist, uint32_t *nz_at) {
     memset(hist, 0, m->hist_len * sizeof *hist);
 }
 
-/* tl__varint_get, with the one- and two-byte forms (most of a summary's
+/* tl_varint_get, with the one- and two-byte forms (most of a summary's
  * numbers) read in line. */
 static inline int varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
   const uint8_t *q = *p;
@@ -262,7 +262,7 @@ static inline int varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     *p = q + 2;
     return 1;
   }
-  return tl__varint_get(p, end, v);
+  return tl_varint_get(p, end, v);
 }
 
 /* Version 1's nz buckets: varints of each one's gap after the last (none

@@ -1,7 +1,7 @@
 /* test_codec.c: codec 2, the bit-packed blocks with patched exceptions that
  * tl writes (with codec 3, test_codec_prefix.c): round trips of every shape of data and block size,
- * payloads crafted with a correct checksum that must still be refused, and blocks of codec 1 read,
- * checked and merged next to codec 2 ones. */
+ * payloads crafted with a correct checksum that must still be refused, the varints of every stored
+ * form, and blocks of codec 1 read, checked and merged next to codec 2 ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -306,6 +306,54 @@ static int64_t query_in(const char *path, const char *other, const char *sql) {
 
 static int64_t query_int(const char *path, const char *sql) { return query_in(path, NULL, sql); }
 
+/* The varints every stored form writes its numbers in (tl_varint_*, base):
+ * each length from 1 to 10 bytes round trips at its edges, its length as
+ * written, one after another; a longer form than the shortest, bits past
+ * 64 and a varint cut short are refused, leaving the place as it was. */
+static void varints(void **state) {
+  (void)state;
+  uint8_t b[16 * 40];
+  uint64_t vals[40], got;
+  size_t n = 0, at = 0;
+  vals[n++] = 0;
+  for (unsigned k = 7; k < 64; k += 7) { /* each length's edges: 2^k - 1 and 2^k */
+    vals[n++] = ((uint64_t)1 << k) - 1;
+    vals[n++] = (uint64_t)1 << k;
+  }
+  vals[n++] = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = tl_varint_put(b + at, vals[i]);
+    assert_int_equal(len, tl_varint_len(vals[i]));
+    unsigned bits = 64 - (unsigned)__builtin_clzll(vals[i] | 1);
+    assert_int_equal(len, (bits + 6) / 7);
+    at += len;
+  }
+  const uint8_t *p = b, *end = b + at;
+  for (size_t i = 0; i < n; i++) {
+    assert_true(tl_varint_get(&p, end, &got));
+    assert_true(got == vals[i]);
+  }
+  assert_ptr_equal(p, end);
+  assert_false(tl_varint_get(&p, end, &got)); /* nothing left */
+  static const struct {
+    uint8_t bytes[11];
+    size_t len;
+  } bad[] = {
+      {{0x80, 0x00}, 2},                                                  /* 0 in two bytes */
+      {{0xff, 0x80, 0x00}, 3},                                            /* a zero last byte */
+      {{0x80}, 1},                                                        /* cut short */
+      {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, 10}, /* bit 64 */
+      {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x01}, 11}, /* 11 bytes */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    p = bad[i].bytes;
+    got = 7;
+    assert_false(tl_varint_get(&p, bad[i].bytes + bad[i].len, &got));
+    assert_ptr_equal(p, bad[i].bytes);
+    assert_true(got == 7);
+  }
+}
+
 /* A database of codec 1 blocks reads the same numbers as codec 2 ones,
  * passes its check, and a merge copies its blocks as they are. */
 static void old_blocks_stay_readable(void **state) {
@@ -391,6 +439,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trips),
       cmocka_unit_test(crafted_payloads),
+      cmocka_unit_test(varints),
       cmocka_unit_test_setup_teardown(old_blocks_stay_readable, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(import_writes_packed, tl_test_setup, tl_test_teardown),
   };

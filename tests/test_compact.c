@@ -82,8 +82,8 @@ static size_t encode_v1(const tl_summary *m, uint8_t *out) {
   size_t at = 108, nz = 0, prev = 0;
   for (size_t b = 0; b < m->hist_len; b++)
     if (m->hist[b]) {
-      at += tl__varint_put(out + at, nz++ ? b - prev : 0);
-      at += tl__varint_put(out + at, (uint64_t)m->hist[b]);
+      at += tl_varint_put(out + at, nz++ ? b - prev : 0);
+      at += tl_varint_put(out + at, (uint64_t)m->hist[b]);
       prev = b;
     }
   for (int b = 0; b < 4; b++)
