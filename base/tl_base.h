@@ -56,7 +56,8 @@ int tl_fail(char *buf, size_t len, int err, const char *fmt, ...)
 /* Varints (varint.c)                                                        */
 
 /* Unsigned LEB128, as the store writes its numbers: the bytes of v (1 to
- * 10), and v into out, returning them. */
+ * TL_VARINT_MAX), and v into out, returning them. */
+enum { TL_VARINT_MAX = 10 };
 size_t tl_varint_len(uint64_t v);
 size_t tl_varint_put(uint8_t *out, uint64_t v);
 /* The varint at *p (before end) into *v, moving *p past it: 1, or 0 (*p

@@ -25,7 +25,7 @@
 /* ======================================================================== */
 /* The compact form                                                          */
 
-enum { CAUSES_VERSION = 1, VARINT_MAX = 10 };
+enum { CAUSES_VERSION = 1 };
 
 /* ns to whole microseconds, rounded; -1 (not measured) stays apart as 0. */
 static uint64_t us_or_none(int64_t ns) { return ns < 0 ? 0 : (uint64_t)((ns + 500) / 1000) + 1; }
@@ -51,7 +51,7 @@ void tl_cause_band_bounds(int band, int64_t *lo_ns, int64_t *hi_ns) {
   *hi_ns = band == TL_CAUSE_BANDS - 1 ? INT64_MAX : (lo_us + width) * 1000 - 500;
 }
 
-size_t tl_causes_bound(size_t n) { return 1 + VARINT_MAX + n * 4 * VARINT_MAX + 4; }
+size_t tl_causes_bound(size_t n) { return 1 + TL_VARINT_MAX + n * 4 * TL_VARINT_MAX + 4; }
 
 size_t tl_causes_encode(const tl_cause *c, size_t n, uint8_t *out) {
   size_t at = 0;
@@ -228,7 +228,7 @@ static int add_bands(tl_store *s, int64_t session_id, const tl_cause_sums *sums,
 int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size_t n,
                         const tl_cause_sums *sums) {
   const char *doing = "storing the causes of late samples";
-  size_t room = tl_causes_bound(n ? n : 1), bands = 1 + 3 * TL_CAUSE_BANDS * VARINT_MAX + 4;
+  size_t room = tl_causes_bound(n ? n : 1), bands = 1 + 3 * TL_CAUSE_BANDS * TL_VARINT_MAX + 4;
   uint8_t *blob = malloc(room > bands ? room : bands);
   if (!blob)
     return tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
@@ -256,7 +256,7 @@ int tl_store_add_causes(tl_store *s, int64_t session_id, const tl_cause *c, size
 
 int tl_store_set_counters(tl_store *s, int64_t session_id, const tl_counter_row *rows, size_t n) {
   const char *doing = "storing the session's counters";
-  uint8_t *blob = malloc(1 + n * COUNTER_FIELDS * VARINT_MAX + 4);
+  uint8_t *blob = malloc(1 + n * COUNTER_FIELDS * TL_VARINT_MAX + 4);
   int64_t *v = malloc((n ? n : 1) * COUNTER_FIELDS * sizeof *v);
   int err = blob && v ? write_begin(s, n * 32 + 64, doing)
                       : tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);

@@ -178,8 +178,8 @@ size_t tl__summary_bound(const tl_summary *m) {
   size_t nz = 0;
   for (size_t b = 0; b < m->hist_len; b++)
     nz += m->hist[b] != 0;
-  /* Varints of 10 bytes at most, two codes of 17 bytes at most a bucket. */
-  return HEAD + 10 * (4 + 2 * 2 + TL_SUMMARY_PCTS) + 34 * nz + 8;
+  /* Varints of TL_VARINT_MAX bytes at most, two codes of 17 bytes at most a bucket. */
+  return HEAD + TL_VARINT_MAX * (4 + 2 * 2 + TL_SUMMARY_PCTS) + 34 * nz + 8;
 }
 
 static size_t put_u128(uint8_t *out, unsigned __int128 v) {
