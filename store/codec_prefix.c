@@ -193,10 +193,12 @@ size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefi
 /* Decoding                                                                  */
 
 /* The lengths at the payload's start into len (symbols 0..L) and the table
- * of the next `bits` stream bits: each entry the symbol << 4 | its code's
- * length, 0 where no code starts so. 0 when the lengths are not the
- * encoder's kind of code. */
-static int read_code(const uint8_t *in, unsigned L, uint16_t *table, unsigned *bits) {
+ * of the next `bits` stream bits: each entry, for the code starting there,
+ * the bits its sample takes (code and low bits) in bits 0-7, the code's
+ * length in bits 8-11 and its symbol from bit 16, so that the decoder moves
+ * on by the entry's low byte alone; 0 where no code starts so. 0 when the
+ * lengths are not the encoder's kind of code. */
+static int read_code(const uint8_t *in, unsigned L, uint32_t *table, unsigned *bits) {
   uint8_t len[PREFIX_SYMBOLS];
   unsigned longest = 0;
   uint32_t kraft = 0; /* the share of codes used, in units of 2^-PREFIX_MAX_LEN */
@@ -217,9 +219,11 @@ static int read_code(const uint8_t *in, unsigned L, uint16_t *table, unsigned *b
   size_t size = (size_t)1 << longest;
   if (kraft < 1u << PREFIX_MAX_LEN) /* else every entry is some code's */
     memset(table, 0, size * sizeof *table);
-  for (unsigned s = 0; s <= L; s++)
+  for (unsigned s = 0; s <= L; s++) {
+    uint32_t entry = (len[s] + (s ? s - 1 : 0)) | (uint32_t)len[s] << 8 | (uint32_t)s << 16;
     for (size_t at = code[s]; len[s] && at < size; at += (size_t)1 << len[s])
-      table[at] = (uint16_t)(s << 4 | len[s]);
+      table[at] = entry;
+  }
   *bits = longest;
   return 1;
 }
@@ -276,24 +280,25 @@ int tl__prefix_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, i
   uint64_t span = (uint64_t)max - (uint64_t)min, base = (uint64_t)min;
   unsigned L = bit_length(span), bits;
   size_t head = lengths_bytes(L);
-  uint16_t table[1u << PREFIX_MAX_LEN];
+  uint32_t table[1u << PREFIX_MAX_LEN];
   if (len <= head || !read_code(in, L, table, &bits))
     return TL_ECORRUPT;
   bit_reader r = {in + head, in + len, 0, 0, 0};
   uint64_t mask = ((uint64_t)1 << bits) - 1;
   for (size_t i = 0; i < n; i++) {
     refill(&r);
-    unsigned e = table[r.acc & mask], s = e >> 4, l = e & 0xf, x = s - (s != 0);
+    uint32_t e = table[r.acc & mask];
+    unsigned taken = e & 0xff, l = (e >> 8) & 0xf, s = e >> 16;
     if (!e)
       return TL_ECORRUPT;
     uint64_t d;
     if (s <= 41) { /* code and low bits in one go: 52 bits at most, all ready */
-      d = (((uint64_t)1 << s) >> 1) | ((r.acc >> l) & (((uint64_t)1 << x) - 1));
-      r.acc >>= l + x;
-      r.nbits -= l + x;
+      d = (((uint64_t)1 << s) >> 1) | ((r.acc >> l) & (((uint64_t)1 << (taken - l)) - 1));
+      r.acc >>= taken;
+      r.nbits -= taken;
     } else {
       take_bits(&r, l);
-      d = ((uint64_t)1 << (s - 1)) | low_bits(&r, x);
+      d = ((uint64_t)1 << (s - 1)) | low_bits(&r, taken - l);
     }
     if (d > span)
       return TL_ECORRUPT;
