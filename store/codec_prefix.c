@@ -38,6 +38,10 @@ static unsigned bit_length(uint64_t x) { return x ? 64u - (unsigned)__builtin_cl
 
 static size_t lengths_bytes(unsigned L) { return (L + 2) / 2; }
 
+/* The bits of a difference of symbol (bit length) s written after its code:
+ * those below its highest set bit, which is implied. */
+static unsigned low_count(unsigned s) { return s ? s - 1 : 0; }
+
 /* ======================================================================== */
 /* The code                                                                  */
 
@@ -135,7 +139,7 @@ size_t tl__prefix_plan(const uint32_t *count, unsigned L, tl__prefix_plan_t *pla
     weight[s] = count[s];
   limited_lengths(weight, L + 1, plan->len);
   for (unsigned s = 0; s <= L; s++)
-    bits += weight[s] * (plan->len[s] + (s ? s - 1 : 0));
+    bits += weight[s] * (plan->len[s] + low_count(s));
   plan->L = L;
   plan->size = lengths_bytes(L) + (size_t)((bits + 7) / 8);
   return plan->size;
@@ -175,7 +179,7 @@ size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefi
   bit_writer w = {out + head, 0, 0};
   for (size_t i = 0; i < n; i++) {
     uint64_t d = (uint64_t)v[i] - (uint64_t)lo;
-    unsigned s = bit_length(d), l = plan->len[s], x = s ? s - 1 : 0;
+    unsigned s = bit_length(d), l = plan->len[s], x = low_count(s);
     uint64_t low = s >= 2 ? d & (~(uint64_t)0 >> (65 - s)) : 0; /* the x bits below the highest */
     if (l + x <= 63) { /* code and low bits in one put: all but the rare huge sample */
       put_bits(&w, code[s] | low << l, l + x);
@@ -220,7 +224,7 @@ static int read_code(const uint8_t *in, unsigned L, uint32_t *table, unsigned *b
   if (kraft < 1u << PREFIX_MAX_LEN) /* else every entry is some code's */
     memset(table, 0, size * sizeof *table);
   for (unsigned s = 0; s <= L; s++) {
-    uint32_t entry = (len[s] + (s ? s - 1 : 0)) | (uint32_t)len[s] << 8 | (uint32_t)s << 16;
+    uint32_t entry = (len[s] + low_count(s)) | (uint32_t)len[s] << 8 | (uint32_t)s << 16;
     for (size_t at = code[s]; len[s] && at < size; at += (size_t)1 << len[s])
       table[at] = entry;
   }
