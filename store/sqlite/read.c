@@ -501,8 +501,16 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     s->errmsg[0] = '\0';
   }
 
+  /* One snapshot for the pass over the sessions: without it each of the
+   * pass's statements takes and drops the file's read lock, a session at a
+   * time. A file too damaged to begin one is read without. */
+  int ours = sqlite3_get_autocommit(tl__sqlite_db(s));
+  if (ours && tl__sqlite_read_begin(s) != TL_OK)
+    s->errmsg[0] = '\0';
   int err = tl__check_sessions(s, TL__CHECK_SAMPLES | (version >= 3 ? TL__CHECK_SUMMARIES : 0),
                                report, ctx, &problems);
+  if (ours)
+    tl__sqlite_read_end(s);
   if (err)
     return err;
 #undef PROBLEM
