@@ -201,8 +201,9 @@ int tl_sort_i64(int64_t *v, size_t n) {
    * few (fewer counts to clear and add up). */
   int bits = n >= 4096 ? 11 : 8;
   uint64_t mask = ((uint64_t)1 << bits) - 1;
+  size_t count[2049]; /* each pass clears the mask + 2 it uses */
   for (int shift = 0; shift < 64 && span >> shift; shift += bits) {
-    size_t count[2049] = {0};
+    memset(count, 0, (mask + 2) * sizeof *count);
     for (size_t i = 0; i < n; i++)
       count[(((uint64_t)src[i] - (uint64_t)lo) >> shift & mask) + 1]++;
     for (uint64_t b = 0; b < mask + 1; b++)

@@ -273,6 +273,9 @@ static void locate_ranks(tl__summarizer *z) {
     m->hist_len = tl_summary_bucket(m->max_ns) - m->hist_first + 1;
   }
   m->hist = z->hist + m->hist_first;
+  /* A session whose samples are all held has each rank's value at its
+   * place among them, sorted, without the walk. */
+  const int64_t *sorted = m->count ? tl__watch_all_sorted(&z->w, m->count) : NULL;
   /* The ranks rise with the percentiles: one walk up the histogram finds
    * every one's bucket, as tl__rank_locate would. */
   int64_t cum = 0;
@@ -284,6 +287,10 @@ static void locate_ranks(tl__summarizer *z) {
     if (x->done)
       continue;
     int64_t rank = tl_rank(tl_summary_pcts[k], m->count);
+    if (sorted) {
+      x->lo = x->hi = sorted[rank - 1];
+      continue;
+    }
     while (b < m->hist_len && cum + m->hist[b] < rank)
       cum += m->hist[b++];
     if (b < m->hist_len) {
@@ -294,7 +301,7 @@ static void locate_ranks(tl__summarizer *z) {
     x->lo = x->lo > m->min_ns ? x->lo : m->min_ns;
     x->hi = x->hi < m->max_ns ? x->hi : m->max_ns;
     int64_t v;
-    if (tl__watch_value(&z->w, m->count, x->lo, x->hi, x->want, x->inside, &v))
+    if (tl__watch_value(&z->w, x->lo, x->hi, x->want, x->inside, &v))
       x->lo = x->hi = v;
   }
 }

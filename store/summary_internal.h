@@ -41,10 +41,12 @@ void tl__watch_clear(tl__watch *w);
 void tl__watch_stop(tl__watch *w);
 /* Places the windows from the held samples, then counts those in. */
 void tl__watch_start(tl__watch *w);
-/* The want-th of the inside samples in [lo, hi] of a session of total
- * samples, from the held samples or a window: 1 and *out, or 0. */
-int tl__watch_value(tl__watch *w, int64_t total, int64_t lo, int64_t hi, int64_t want,
-                    int64_t inside, int64_t *out);
+/* The session's samples sorted when all total of them are held, or NULL. */
+const int64_t *tl__watch_all_sorted(tl__watch *w, int64_t total);
+/* The want-th of the inside samples in [lo, hi], from a window: 1 and
+ * *out, or 0. */
+int tl__watch_value(tl__watch *w, int64_t lo, int64_t hi, int64_t want, int64_t inside,
+                    int64_t *out);
 
 /* A sample in a marked bucket: counted, collected, or its window gives up. */
 static inline void tl__watch_take(tl__watch *w, int64_t v) {

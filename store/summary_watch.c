@@ -111,27 +111,24 @@ void tl__watch_start(tl__watch *w) {
       tl__watch_take(w, v[i]);
 }
 
-/* The want-th (1-based) of the inside samples in [lo, hi] of the total a
- * session holds, from the held samples or a window that holds that range
- * whole: 1 and the value in *out, or 0 where none does (or its samples do
- * not add up to inside, which the blocks then settle). */
-int tl__watch_value(tl__watch *w, int64_t total, int64_t lo, int64_t hi, int64_t want,
-                    int64_t inside, int64_t *out) {
-  if (w->state == TL__WATCH_HOLDING && (int64_t)w->nheld == total) { /* every sample is held */
-    if (!w->held_sorted && tl_sort_i64(w->held, w->nheld) != TL_OK)
-      return 0;
-    w->held_sorted = 1;
-    size_t first = 0;
-    while (first < w->nheld && w->held[first] < lo)
-      first++;
-    size_t end = first;
-    while (end < w->nheld && w->held[end] <= hi)
-      end++;
-    if ((int64_t)(end - first) != inside)
-      return 0;
-    *out = w->held[first + (size_t)want - 1];
-    return 1;
-  }
+/* The session's samples sorted, when the held ones are all it has (a
+ * session of at most TL__WATCH_AFTER samples): its rank-th is then
+ * sorted[rank - 1]. NULL otherwise, or when the sort finds no memory. */
+const int64_t *tl__watch_all_sorted(tl__watch *w, int64_t total) {
+  if (w->state != TL__WATCH_HOLDING || (int64_t)w->nheld != total)
+    return NULL;
+  if (!w->held_sorted && tl_sort_i64(w->held, w->nheld) != TL_OK)
+    return NULL;
+  w->held_sorted = 1;
+  return w->held;
+}
+
+/* The want-th (1-based) of the inside samples in [lo, hi], from a window
+ * that holds that range whole: 1 and the value in *out, or 0 where none
+ * does (or its samples do not add up to inside, which the blocks then
+ * settle). */
+int tl__watch_value(tl__watch *w, int64_t lo, int64_t hi, int64_t want, int64_t inside,
+                    int64_t *out) {
   if (w->state != TL__WATCH_WATCHING)
     return 0;
   for (size_t k = 0; k < w->nwin; k++) {
