@@ -451,7 +451,7 @@ int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n) {
   uint64_t need = 0;
   for (size_t i = 0; i < n; i++)
     need += tl__sweep_bucket_width(buckets[i]);
-  if (need > TL__RANK_BYTES / sizeof *w->values)
+  if (need > VALUES_ASKED_MAX)
     return 0;
   size_t *asked = realloc(w->asked, (n + 1) * sizeof *asked);
   if (asked)

@@ -593,10 +593,10 @@ int tl_sweep_tail(const tl_sweep *w, int64_t above_ns, int64_t from_ns, int64_t 
 const int64_t *tl_sweep_hist(const tl_sweep *w, size_t *first, size_t *len);
 /* Has the next pass also count the group's samples of the log buckets
  * buckets[0..n) value by value (a chart's buckets that straddle the edge of
- * a bin): 1, or 0 when those would take more memory than the sweep gives
- * them (8 MiB) and nothing is asked. tl_sweep_values then gives the counts
- * of one of them (from its lowest value), NULL for another; TL_ECORRUPT from
- * tl_sweep_finish when they disagree with the histogram. */
+ * a bin): 1, or 0 when those are over 65,536 values (256 KiB of counts,
+ * what a core keeps close) and nothing is asked. tl_sweep_values then gives
+ * the counts of one of them (from its lowest value), NULL for another;
+ * TL_ECORRUPT from tl_sweep_finish when they disagree with the histogram. */
 int tl_sweep_count_values(tl_sweep *w, const size_t *buckets, size_t n);
 const uint32_t *tl_sweep_values(const tl_sweep *w, size_t bucket);
 /* Has the next pass (run by tl_sweep_finish, which then reads every block)
