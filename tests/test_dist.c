@@ -146,9 +146,9 @@ static void sweep_against_sort(void **state) {
     tl__chart c;
     assert_int_equal(tl__chart_ask(&c, w, SESSIONS, lo, width, hi, counts, BINS, &over), TL_OK);
     /* Both ways are tried: straddling buckets counted value by value
-     * below a millisecond and a half, each sample binned where bins of
-     * about 100 ms straddle buckets too wide (chart 3's bins straddle none
-     * with a sample). */
+     * below a millisecond and a half, each sample binned where bins of a
+     * tenth of a second and more straddle buckets too wide (chart 3's bins
+     * straddle none with a sample). */
     assert_int_equal(c.part != NULL, chart == 2 || chart == 4);
     assert_int_equal(tl_sweep_finish(w), TL_OK);
     tl__chart_fill(&c, w);
