@@ -1239,7 +1239,7 @@ static int stop_at_third(void *ctx, size_t index, const tl_fact_row *facts, size
 /* The server reads the facts and tags of many sessions in a few
  * statements (more than one batch here, with ids repeated, out of order
  * and missing) and gives each session its own, as the file does; a
- * callback's error ends the read. */
+ * callback's error ends the read and leaves the handle ready. */
 static void many_sessions_details_as_the_file(void **state) {
   fixture *f = *state;
   char *db = file_in(f, "a.db");
@@ -1264,6 +1264,11 @@ static void many_sessions_details_as_the_file(void **state) {
   size_t calls = 0;
   assert_int_equal(tl_store_details_of(server, ids, ASKED, stop_at_third, &calls), TL_EINTR);
   assert_int_equal(calls, 3);
+  /* The next batch's statement, sent ahead, was dropped: the handle reads
+   * again as before. */
+  batch_seen again = {file, file_ids, 0, 0};
+  assert_int_equal(tl_store_details_of(server, ids, ASKED, same_details_as_file, &again), TL_OK);
+  assert_int_equal(again.calls, ASKED);
   both_close(&both);
   free(db);
 }

@@ -101,10 +101,9 @@ void tl__pg_param_i64(tl_pg_params *p, int64_t v) {
   }
 }
 
-PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
-                       const char *doing, int *err) {
-  PGresult *r =
-      PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
+/* r, the result of a statement, or NULL with *err set and the message on s
+ * when it failed (r cleared). */
+static PGresult *settle(tl_store *s, PGresult *r, const char *doing, int *err) {
   ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (st != PGRES_TUPLES_OK) /* a write, a transaction's start or end, or a failure */
     tl__pg_forget_windows(s);
@@ -115,6 +114,35 @@ PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int 
   *err = tl__pg_fail(s, r, doing);
   PQclear(r);
   return NULL;
+}
+
+PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
+                       const char *doing, int *err) {
+  PGresult *r =
+      PQexecParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, binary);
+  return settle(s, r, doing, err);
+}
+
+int tl__pg_send(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
+                const char *doing) {
+  if (PQsendQueryParams(tl__pg_conn(s), sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL,
+                        binary))
+    return TL_OK;
+  tl__pg_forget_windows(s);
+  return tl__pg_fail(s, NULL, doing);
+}
+
+PGresult *tl__pg_receive(tl_store *s, const char *doing, int *err) {
+  PGresult *r = PQgetResult(tl__pg_conn(s)), *more;
+  while ((more = PQgetResult(tl__pg_conn(s)))) /* one statement: none, but the end */
+    PQclear(more);
+  return settle(s, r, doing, err);
+}
+
+void tl__pg_drain(tl_store *s) {
+  PGresult *r;
+  while ((r = PQgetResult(tl__pg_conn(s))))
+    PQclear(r);
 }
 
 int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing) {

@@ -2,7 +2,9 @@
  * thousands of sessions a statement: the samples, the summaries, the
  * causes, the facts and the tags of the sessions a report reads. A query a
  * session cost a fleet's report from a server a second per thousand
- * sessions. */
+ * sessions. Batches held whole are asked one ahead, the server finding
+ * the next while the client reads one: a fleet's page 7.45 -> 6.92 s
+ * (medians of 10 alternating runs). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,30 +108,83 @@ static int id_index_read(tl_store *s, const PGresult *r, id_index *x, const char
   return TL_OK;
 }
 
-/* The result of sql (@ and # as ask_sql reads them, # being *extra) for
- * the batch ids[0..m), and the index of its rows (x->id malloc'ed); NULL
- * with *err set and x empty on failure. */
-static PGresult *ask_batch(tl_store *s, const int64_t *ids, size_t m, const char *sql,
-                           const int64_t *extra, int binary, const char *what, id_index *x,
-                           int *err) {
-  char doing[64], text[1024];
-  snprintf(doing, sizeof doing, "reading %s", what);
-  *x = (id_index){NULL, 0};
+/* Sends sql (@ and # as ask_sql reads them, # being *extra) for the batch
+ * ids[0..m); TL_OK, or an error with its message on s. */
+static int send_batch(tl_store *s, const int64_t *ids, size_t m, const char *sql,
+                      const int64_t *extra, int binary, const char *doing) {
+  char text[1024];
   asked a;
-  if ((*err = ask(s, &a, ids, m, doing)))
-    return NULL;
+  int err = ask(s, &a, ids, m, doing);
+  if (err)
+    return err;
   if (extra)
     tl__pg_param_i64(&a.p, *extra);
   ask_sql(&a, sql, text, sizeof text);
-  PGresult *r = tl__pg_query(s, text, &a.p, binary, doing, err);
+  err = tl__pg_send(s, text, &a.p, binary, doing);
   free(a.list);
-  if (r && (*err = id_index_read(s, r, x, what))) {
-    free(x->id);
-    *x = (id_index){NULL, 0};
-    PQclear(r);
-    r = NULL;
+  return err;
+}
+
+/* The batches of sessions of a read, BATCH a statement (or a few
+ * statements, sql[0..nsql), each its own result), read one ahead: the
+ * first statement of the next batch is sent before this one's rows are
+ * handed on, so that the server finds them while the client works. Use:
+ * batches_next until it gives 0, then batches_end. */
+enum { BATCH_SQL_MAX = 2 };
+typedef struct {
+  tl_store *s;
+  const int64_t *ids;
+  size_t n;
+  const char *const *sql;
+  int nsql, binary;
+  const int64_t *extra;
+  const char *what;
+  size_t from, m;             /* the batch in hand: ids[from..from + m) */
+  PGresult *r[BATCH_SQL_MAX]; /* its results, by statement */
+  id_index x[BATCH_SQL_MAX];  /* and the index of their rows */
+  int ahead;                  /* the next batch's first statement is sent */
+} batches;
+
+static void batches_clear(batches *b) {
+  for (int k = 0; k < b->nsql; k++) {
+    PQclear(b->r[k]);
+    free(b->x[k].id);
+    b->r[k] = NULL;
+    b->x[k] = (id_index){NULL, 0};
   }
-  return r;
+}
+
+/* The next batch into b: 1, or 0 at the end or on an error (*err). */
+static int batches_next(batches *b, int *err) {
+  char doing[64];
+  snprintf(doing, sizeof doing, "reading %s", b->what);
+  batches_clear(b);
+  b->from += b->m;
+  b->m = b->n - b->from < BATCH ? b->n - b->from : BATCH;
+  *err = TL_OK;
+  if (!b->m)
+    return 0;
+  for (int k = 0; k < b->nsql && !*err; k++) {
+    if (!(k == 0 && b->ahead))
+      *err = send_batch(b->s, b->ids + b->from, b->m, b->sql[k], b->extra, b->binary, doing);
+    b->ahead = 0;
+    if (!*err && (b->r[k] = tl__pg_receive(b->s, doing, err)))
+      *err = id_index_read(b->s, b->r[k], &b->x[k], b->what);
+  }
+  size_t next = b->from + b->m;
+  if (!*err && next < b->n)
+    b->ahead = (*err = send_batch(b->s, b->ids + next, b->n - next < BATCH ? b->n - next : BATCH,
+                                  b->sql[0], b->extra, b->binary, doing)) == TL_OK;
+  return *err == TL_OK;
+}
+
+/* The end of a read, whole or not: a statement sent ahead is dropped, so
+ * that the connection is ready for the next. */
+static void batches_end(batches *b) {
+  batches_clear(b);
+  if (b->ahead)
+    tl__pg_drain(b->s);
+  b->ahead = 0;
 }
 
 size_t tl__pg_rows_of(const int64_t *session, size_t n, int64_t id, size_t *count) {
@@ -261,24 +316,31 @@ int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, 
     return err;
   int have = PQgetvalue(r, 0, 0)[0] == 't';
   PQclear(r);
-  for (size_t from = 0; have && from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    id_index x;
-    r = ask_batch(s, ids + from, m,
-                  "SELECT c.session_id, c.kind::bigint, c.first_index, c.count, c.data FROM "
-                  "session_causes c WHERE @c.session_id AND (#::bigint = -1 OR (c.kind BETWEEN 0 "
-                  "AND 62 AND (#::bigint >> c.kind) & 1 = 1)) ORDER BY c.session_id, c.kind, "
-                  "c.first_index",
-                  &kinds, 1, "causes", &x, &err);
-    for (size_t i = 0; i < m && err == TL_OK; i++) {
-      size_t count, row = tl__pg_rows_of(x.id, x.n, ids[from + i], &count);
+  static const char *const sql =
+      "SELECT c.session_id, c.kind::bigint, c.first_index, c.count, c.data FROM session_causes c "
+      "WHERE @c.session_id AND (#::bigint = -1 OR (c.kind BETWEEN 0 AND 62 AND (#::bigint >> "
+      "c.kind) & 1 = 1)) ORDER BY c.session_id, c.kind, c.first_index";
+  batches b = {.s = s,
+               .ids = ids,
+               .n = have ? n : 0,
+               .sql = &sql,
+               .nsql = 1,
+               .binary = 1,
+               .extra = &kinds,
+               .what = "causes"};
+  while (batches_next(&b, &err)) {
+    r = b.r[0];
+    for (size_t i = 0; i < b.m && err == TL_OK; i++) {
+      size_t count, row = tl__pg_rows_of(b.x[0].id, b.x[0].n, ids[b.from + i], &count);
       for (int k = (int)row; k < (int)(row + count) && err == TL_OK; k++)
-        err = fn(ctx, from + i, (int)tl__pg_i64(r, k, 1), tl__pg_i64(r, k, 2), tl__pg_i64(r, k, 3),
-                 (const uint8_t *)PQgetvalue(r, k, 4), (size_t)PQgetlength(r, k, 4));
+        err =
+            fn(ctx, b.from + i, (int)tl__pg_i64(r, k, 1), tl__pg_i64(r, k, 2), tl__pg_i64(r, k, 3),
+               (const uint8_t *)PQgetvalue(r, k, 4), (size_t)PQgetlength(r, k, 4));
     }
-    free(x.id);
-    PQclear(r);
+    if (err)
+      break;
   }
+  batches_end(&b);
   return err;
 }
 
@@ -286,28 +348,28 @@ int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, 
  * has, found by its id; "?" and no summary for an id of no session. */
 int tl__pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                          void *ctx) {
-  int err = TL_OK;
-  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    id_index x;
-    PGresult *r = ask_batch(s, ids + from, m,
-                            "SELECT s.id, s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
-                            "session_summaries m ON m.session_id = s.id AND @m.session_id WHERE "
-                            "@s.id ORDER BY s.id",
-                            NULL, 1, "summaries", &x, &err);
-    for (size_t i = 0; i < m && err == TL_OK; i++) {
+  static const char *const sql =
+      "SELECT s.id, s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN session_summaries m "
+      "ON m.session_id = s.id AND @m.session_id WHERE @s.id ORDER BY s.id";
+  batches b = {
+      .s = s, .ids = ids, .n = n, .sql = &sql, .nsql = 1, .binary = 1, .what = "summaries"};
+  int err;
+  while (batches_next(&b, &err)) {
+    const PGresult *r = b.r[0];
+    for (size_t i = 0; i < b.m && err == TL_OK; i++) {
       size_t count;
-      int row = (int)tl__pg_rows_of(x.id, x.n, ids[from + i], &count);
+      int row = (int)tl__pg_rows_of(b.x[0].id, b.x[0].n, ids[b.from + i], &count);
       if (!count)
-        err = fn(ctx, from + i, "?", -1, NULL, 0);
+        err = fn(ctx, b.from + i, "?", -1, NULL, 0);
       else
-        err = fn(ctx, from + i, PQgetvalue(r, row, 1), tl__pg_i64(r, row, 2),
+        err = fn(ctx, b.from + i, PQgetvalue(r, row, 1), tl__pg_i64(r, row, 2),
                  PQgetisnull(r, row, 3) ? NULL : (const uint8_t *)PQgetvalue(r, row, 3),
                  (size_t)PQgetlength(r, row, 3));
     }
-    free(x.id);
-    PQclear(r);
+    if (err)
+      break;
   }
+  batches_end(&b);
   return err;
 }
 
@@ -321,33 +383,29 @@ int tl__pg_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_cb f
       "@session_id ORDER BY session_id, k",
       "SELECT session_id, key COLLATE \"C\" AS k, value, '' FROM session_tags WHERE @session_id "
       "ORDER BY session_id, k"};
-  const char *doing = "reading session details";
-  int err = TL_OK;
-  for (size_t from = 0; from < n && err == TL_OK; from += BATCH) {
-    size_t m = n - from < BATCH ? n - from : BATCH;
-    PGresult *r[2] = {NULL, NULL};
-    id_index x[2] = {{0}, {0}};
-    tl_fact_row *rows[2] = {NULL, NULL};
+  batches b = {.s = s, .ids = ids, .n = n, .sql = sql, .nsql = 2, .what = "session details"};
+  tl_fact_row *rows[2] = {NULL, NULL};
+  int err;
+  while (batches_next(&b, &err)) {
     for (int k = 0; k < 2 && err == TL_OK; k++) {
-      if (!(r[k] = ask_batch(s, ids + from, m, sql[k], NULL, 0, "session details", &x[k], &err)))
-        break;
-      if (!(rows[k] = malloc((x[k].n ? x[k].n : 1) * sizeof *rows[k])))
-        err = tl__store_fail(s, TL_ENOMEM, "out of memory %s", doing);
-      for (int i = 0; i < (int)x[k].n && err == TL_OK; i++)
-        rows[k][i] =
-            (tl_fact_row){PQgetvalue(r[k], i, 1), PQgetvalue(r[k], i, 2), PQgetvalue(r[k], i, 3)};
-    }
-    for (size_t i = 0; i < m && err == TL_OK; i++) {
-      size_t nfacts, ntags;
-      size_t f = tl__pg_rows_of(x[0].id, x[0].n, ids[from + i], &nfacts);
-      size_t t = tl__pg_rows_of(x[1].id, x[1].n, ids[from + i], &ntags);
-      err = fn(ctx, from + i, rows[0] + f, nfacts, rows[1] + t, ntags);
-    }
-    for (int k = 0; k < 2; k++) {
-      free(x[k].id);
       free(rows[k]);
-      PQclear(r[k]);
+      if (!(rows[k] = malloc((b.x[k].n ? b.x[k].n : 1) * sizeof *rows[k])))
+        err = tl__store_fail(s, TL_ENOMEM, "out of memory reading session details");
+      for (int i = 0; i < (int)b.x[k].n && err == TL_OK; i++)
+        rows[k][i] = (tl_fact_row){PQgetvalue(b.r[k], i, 1), PQgetvalue(b.r[k], i, 2),
+                                   PQgetvalue(b.r[k], i, 3)};
     }
+    for (size_t i = 0; i < b.m && err == TL_OK; i++) {
+      size_t nfacts, ntags;
+      size_t f = tl__pg_rows_of(b.x[0].id, b.x[0].n, ids[b.from + i], &nfacts);
+      size_t t = tl__pg_rows_of(b.x[1].id, b.x[1].n, ids[b.from + i], &ntags);
+      err = fn(ctx, b.from + i, rows[0] + f, nfacts, rows[1] + t, ntags);
+    }
+    if (err)
+      break;
   }
+  batches_end(&b);
+  free(rows[0]);
+  free(rows[1]);
   return err;
 }

@@ -48,6 +48,14 @@ void tl__pg_param_i64(tl_pg_params *p, int64_t v);
  * The result, or NULL with *err set and the message on s. */
 PGresult *tl__pg_query(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
                        const char *doing, int *err);
+/* The same in two halves, so that the client works while the server does:
+ * tl__pg_send sends the statement (TL_OK, or an error with its message on
+ * s), tl__pg_receive waits for its result as tl__pg_query gives it. One
+ * statement at a time: one sent is received, or dropped by tl__pg_drain,
+ * before the next. */
+int tl__pg_send(tl_store *s, const char *sql, const tl_pg_params *p, int binary, const char *doing);
+PGresult *tl__pg_receive(tl_store *s, const char *doing, int *err);
+void tl__pg_drain(tl_store *s);
 /* The same for a statement whose result is not needed. */
 int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing);
 /* An integer column, text or binary; NULL is 0. */
