@@ -457,9 +457,13 @@ static int detail_values(tl_comparison *c, const double *pcts, size_t np) {
   return TL_OK;
 }
 
+static int by_bytes(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Labels in the order asked, or in the database's (sorted) order. */
-static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comparison *out,
-                              char *err, size_t errlen) {
+static int labels_of_sessions(const tl_compare_opts *o, tl_comparison *out, char *err,
+                              size_t errlen) {
   for (size_t i = 0; i < o->label_count; i++) {
     size_t k = 0;
     while (k < out->sessions.count && strcmp(out->sessions.items[k].label, o->labels[i]) != 0)
@@ -479,22 +483,19 @@ static int labels_of_sessions(tl_store *store, const tl_compare_opts *o, tl_comp
     out->label_count++;
   }
   if (!o->label_count) {
-    char **all = NULL;
-    size_t n = 0;
-    int rc = tl_store_labels(store, &all, &n);
-    if (rc)
-      return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
-    for (size_t i = 0; i < n; i++) {
-      int used = 0;
-      for (size_t k = 0; k < out->sessions.count && !used; k++)
-        used = strcmp(out->sessions.items[k].label, all[i]) == 0;
-      if (used && out->label_count < want)
-        out->labels[out->label_count++] = strdup(all[i]);
-    }
-    tl_strings_free(all, n);
+    /* The sessions' labels, each once, in the database's order (by bytes,
+     * as it lists them): found here, not asked of the store again. */
+    size_t *first = tl__sessions_first(out, TL__SAME_LABEL);
+    if (!first)
+      return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < out->sessions.count; i++)
+      if (first[i] == i && out->label_count < want)
+        out->labels[out->label_count++] = strdup(out->sessions.items[i].label);
+    free(first);
     for (size_t i = 0; i < out->label_count; i++)
       if (!out->labels[i])
         return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+    qsort(out->labels, out->label_count, sizeof *out->labels, by_bytes);
   }
   out->baseline = -1;
   if (o->baseline && (out->baseline = label_pos(out, o->baseline)) < 0) {
@@ -676,7 +677,7 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
   if (!rc && keep_last(out, o->last, orig))
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
-    rc = labels_of_sessions(store, o, out, err, errlen);
+    rc = labels_of_sessions(o, out, err, errlen);
   if (!rc && groups && (rc = session_details(store, out, orig)))
     tl__store_failed(store, rc, err, errlen);
   free(orig); /* its strings are the sessions' */
