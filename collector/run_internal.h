@@ -50,8 +50,8 @@ struct tl__run {
   int64_t issued, measured; /* of all delays, for the samples in flight */
   int64_t pauses;           /* times the runner waited for the writer */
   int oom;
-  int write_failed;
-  int locked_out; /* the last flush found the database locked */
+  atomic_int write_failed; /* set by the writer, read by the measuring thread */
+  int locked_out;          /* the last flush found the database locked */
   pthread_mutex_t lock;
   pthread_cond_t wake_writer;
   pthread_cond_t room;  /* the writer released chunks */
