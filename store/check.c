@@ -7,15 +7,37 @@
  * so no statement is prepared a session. A damaged session stops its
  * batch's scan; the scan resumes after it. The few sessions whose
  * percentiles need their blocks read again are summarised after their
- * batch. The summaries' problems wait for the samples' to be reported. */
+ * batch. The summaries' problems wait for the samples' to be reported.
+ * The summaries are made and held against the stored ones on a second
+ * thread (relay.h) while the first reads and decodes: a fleet's month of
+ * sessions, 10.7 s on one thread, took 8.8 s (medians of 5). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "relay.h"
 #include "summary_internal.h"
 
-enum { BATCH = 512, NONE = -1 };
+enum { BATCH = 1000, NONE = -1 };
+
+/* What the reading hands the summaries, in its order: a session begun, its
+ * samples, its end. */
+enum { OP_BEGIN, OP_ADD, OP_END };
+typedef struct {
+  int kind, damaged; /* OP_END: its blocks failed */
+  size_t session;    /* OP_BEGIN, OP_END */
+  size_t at, n;      /* OP_ADD: values[at..at + n) */
+} summary_op;
+
+/* A relay's batch of them: at least 16 blocks of samples, so that the
+ * threads trade often and neither waits long for the other. */
+enum { OPS_MAX = 256, OPS_VALUES = 16 * TL_BLOCK_MAX };
+typedef struct {
+  size_t nops, nvalues;
+  summary_op op[OPS_MAX];
+  int64_t values[OPS_VALUES];
+} ops_batch;
 
 typedef struct {
   size_t at, len;       /* of its bytes in the batch's arena */
@@ -49,9 +71,14 @@ typedef struct {
   size_t next, end;
   late_problem *late;
   size_t nlate, late_cap;
+  int late_oom;
   tl_problem_cb report;
   void *ctx;
   int *problems;
+  /* The summaries' thread, when there is one; else ops run here. */
+  tl__relay relay;
+  int threaded;
+  ops_batch *ops[2];
 } checker;
 
 static void say(checker *c, const char *msg) {
@@ -87,12 +114,14 @@ static int keep_blob(void *arg, size_t i, const char *uuid, int64_t sample_count
   return TL_OK;
 }
 
+/* Out of memory: noted, and said by the reading thread (which owns the
+ * store's message) once the batch is done. */
 static int late(checker *c, size_t session, const char *uuid, const char *why) {
   if (c->nlate == c->late_cap) {
     size_t cap = c->late_cap ? 2 * c->late_cap : 16;
     late_problem *p = realloc(c->late, cap * sizeof *p);
     if (!p)
-      return tl__store_fail(c->s, TL_ENOMEM, "out of memory checking summaries");
+      return c->late_oom = 1, TL_ENOMEM;
     c->late = p;
     c->late_cap = cap;
   }
@@ -144,14 +173,84 @@ static int end_session(checker *c, size_t i, int damaged) {
   return compare(c, i, &stored, fresh);
 }
 
+/* ======================================================================== */
+/* The summaries' work, here or on the second thread                        */
+
+static int run_op(checker *c, const summary_op *op, const int64_t *values) {
+  if (op->kind == OP_BEGIN)
+    tl__summary_begin(c->z);
+  else if (op->kind == OP_ADD)
+    tl__summary_add(c->z, values + op->at, op->n);
+  else
+    return end_session(c, op->session, op->damaged);
+  return TL_OK;
+}
+
+static int ops_run(void *arg, void *filled) {
+  checker *c = arg;
+  const ops_batch *b = filled;
+  int err = TL_OK;
+  for (size_t k = 0; k < b->nops && !err; k++)
+    err = run_op(c, &b->op[k], b->values);
+  return err;
+}
+
+static void ops_empty(void *filled) {
+  ops_batch *b = filled;
+  b->nops = b->nvalues = 0;
+}
+
+/* Where the next block's samples are decoded: in the batch being filled,
+ * with room for them and for three more ops (handed on first when it has
+ * none); *err when the summaries' work failed. */
+static int64_t *values_room(checker *c, int *err) {
+  *err = TL_OK;
+  if (!c->threaded)
+    return c->values;
+  ops_batch *b = tl__relay_fill(&c->relay);
+  if (b->nvalues + TL_BLOCK_MAX > OPS_VALUES || b->nops + 3 > OPS_MAX) {
+    if ((*err = tl__relay_submit(&c->relay, 1)))
+      return NULL;
+    b = tl__relay_fill(&c->relay);
+  }
+  return b->values + b->nvalues;
+}
+
+/* An op, run here or queued (values, of OP_ADD, where values_room put
+ * them); the summaries' error so far. */
+static int op(checker *c, int kind, size_t session, int damaged, const int64_t *values, size_t n) {
+  summary_op o = {kind, damaged, session, 0, n};
+  if (!c->threaded)
+    return run_op(c, &o, values);
+  ops_batch *b = tl__relay_fill(&c->relay);
+  if (b->nops == OPS_MAX) {
+    int err = tl__relay_submit(&c->relay, 1);
+    if (err)
+      return err;
+    b = tl__relay_fill(&c->relay);
+  }
+  if (kind == OP_ADD) {
+    o.at = (size_t)(values - b->values);
+    b->nvalues += n;
+  }
+  b->op[b->nops++] = o;
+  return TL_OK;
+}
+
+/* Waits until the summaries' work is done (the batch's summaries checked
+ * or put off). */
+static int ops_done(checker *c) {
+  const ops_batch *b = c->threaded ? tl__relay_fill(&c->relay) : NULL;
+  return b ? tl__relay_drain(&c->relay, b->nops > 0) : TL_OK;
+}
+
 /* Sessions from c->next up to i (not included) read without a block: none
  * recorded a sample, or their scan would have failed. */
 static int end_empty_until(checker *c, size_t i) {
   int err = TL_OK;
-  for (; c->next < i && !err; c->next++) {
-    tl__summary_begin(c->z);
-    err = end_session(c, c->next, 0);
-  }
+  for (; c->next < i && !err; c->next++)
+    if (!(err = op(c, OP_BEGIN, c->next, 0, NULL, 0)))
+      err = op(c, OP_END, c->next, 0, NULL, 0);
   return err;
 }
 
@@ -168,21 +267,26 @@ static int on_block(void *arg, const tl_block *b) {
       return tl__block_fail(c->s, b, "read out of order");
     int err = TL_OK;
     if (c->cur != NONE) {
-      err = end_session(c, (size_t)c->cur, 0);
+      err = op(c, OP_END, (size_t)c->cur, 0, NULL, 0);
       c->next = (size_t)c->cur + 1;
     }
     if (!err)
       err = end_empty_until(c, j);
+    if (!err)
+      err = op(c, OP_BEGIN, j, 0, NULL, 0);
     if (err)
       return err;
     c->cur = (ptrdiff_t)j;
-    tl__summary_begin(c->z);
   }
   const char *why;
-  if (tl_block_decode(b, c->values, &why))
+  int err;
+  int64_t *values = values_room(c, &err);
+  if (err)
+    return err;
+  if (tl_block_decode(b, values, &why))
     return tl__block_fail(c->s, b, why);
   if (c->what & TL__CHECK_SUMMARIES && c->refs[c->cur - (ptrdiff_t)c->from].has)
-    tl__summary_add(c->z, c->values, (size_t)b->count);
+    return op(c, OP_ADD, (size_t)c->cur, 0, values, (size_t)b->count);
   return TL_OK;
 }
 
@@ -224,7 +328,7 @@ static int scan_batch(checker *c, size_t to) {
     if (err && err != TL_ECORRUPT)
       return err;
     if (!err) {
-      if (c->cur != NONE && (err = end_session(c, (size_t)c->cur, 0)) == TL_OK)
+      if (c->cur != NONE && (err = op(c, OP_END, (size_t)c->cur, 0, NULL, 0)) == TL_OK)
         c->next = (size_t)c->cur + 1;
       if (err || (err = end_empty_until(c, c->end)))
         return err;
@@ -237,11 +341,11 @@ static int scan_batch(checker *c, size_t to) {
     }
     say_damaged(c);
     if (c->cur != NONE && c->cur < d) {
-      if ((err = end_session(c, (size_t)c->cur, 0)))
+      if ((err = op(c, OP_END, (size_t)c->cur, 0, NULL, 0)))
         return err;
       c->next = (size_t)c->cur + 1;
     }
-    if ((err = end_empty_until(c, (size_t)d)) || (err = end_session(c, (size_t)d, 1)))
+    if ((err = end_empty_until(c, (size_t)d)) || (err = op(c, OP_END, (size_t)d, 1, NULL, 0)))
       return err;
     c->next = (size_t)d + 1;
   }
@@ -277,8 +381,14 @@ static int check_batch(checker *c, size_t n) {
     err = c->s->ops->summary_blobs(c->s, c->ids + c->from, n, keep_blob, c);
   if (!err)
     err = scan_batch(c, c->from + n);
+  /* The batch's stored summaries and the scan's ops are the summaries'
+   * until they are done with them. */
+  int done = ops_done(c);
+  err = err ? err : done;
   if (!err)
     err = summarise_again(c);
+  if (c->late_oom)
+    err = tl__store_fail(c->s, TL_ENOMEM, "out of memory checking summaries");
   return err;
 }
 
@@ -308,6 +418,13 @@ int tl__check_sessions(tl_store *s, int what, tl_problem_cb report, void *ctx, i
   }
   if (!c || !ids || !c->z || !c->hist)
     err = tl__store_fail(s, TL_ENOMEM, "out of memory checking the sessions");
+  /* No second thread or its memory: the same work on this one. */
+  if (!err && what & TL__CHECK_SUMMARIES && list.count > 1 &&
+      (c->ops[0] = malloc(sizeof *c->ops[0])) && (c->ops[1] = malloc(sizeof *c->ops[1]))) {
+    ops_empty(c->ops[0]);
+    ops_empty(c->ops[1]);
+    c->threaded = tl__relay_start(&c->relay, ops_run, ops_empty, c, c->ops[0], c->ops[1]) == TL_OK;
+  }
   for (size_t i = 0; !err && i < list.count; i++)
     ids[i] = list.items[i].id;
   for (size_t i = 0; !err && i < list.count; i += BATCH) {
@@ -322,7 +439,13 @@ int tl__check_sessions(tl_store *s, int what, tl_problem_cb report, void *ctx, i
     for (size_t k = 0; k < c->nlate; k++)
       say(c, c->late[k].msg);
   }
+  if (c && c->threaded) {
+    const ops_batch *b = tl__relay_fill(&c->relay);
+    tl__relay_stop(&c->relay, b->nops > 0 && !err);
+  }
   if (c) {
+    free(c->ops[0]);
+    free(c->ops[1]);
     tl__summarizer_free(c->z);
     free(c->hist);
     free(c->arena);
