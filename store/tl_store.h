@@ -353,12 +353,12 @@ typedef struct {
 } tl_fact_row;
 int tl_store_facts(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
 int tl_store_tags(tl_store *store, int64_t session_id, tl_fact_row **rows, size_t *count);
-/* The facts and tags of the sessions session_ids[0..n), each as
- * tl_store_facts and tl_store_tags give it, in a few statements when the
- * sessions are many (a report reads every session's): fn gets each
- * session in turn, by its place in session_ids, with rows that live until
- * it returns (none for an id no session has). A non-zero return of fn
- * stops the read and is returned, as is a failure of the store. */
+/* The facts and tags of the sessions session_ids[0..n), each as tl_store_facts and
+ * tl_store_tags give it, in a few statements when the sessions are many (a report reads every
+ * session's): fn gets each session in turn, by its place in session_ids, with rows that live
+ * until it returns (none for an id no session has), and must not use the store (a server's next
+ * statement may be on its way). A non-zero return of fn stops the read and is returned, as is a
+ * failure of the store. */
 typedef int (*tl_details_cb)(void *ctx, size_t index, const tl_fact_row *facts, size_t nfacts,
                              const tl_fact_row *tags, size_t ntags);
 int tl_store_details_of(tl_store *store, const int64_t *session_ids, size_t n, tl_details_cb fn,
@@ -771,14 +771,12 @@ int tl_store_add_causes(tl_store *store, int64_t session_id, const tl_cause *cau
 /* Replaces the session's counters with rows[0..n), in one transaction. */
 int tl_store_set_counters(tl_store *store, int64_t session_id, const tl_counter_row *rows,
                           size_t n);
-/* The stored causes of the sessions session_ids[0..n), read in a few
- * statements whatever n: fn gets each session in turn, by its place in
- * session_ids, with its kept causes by index and its totals (zero when
- * none), which live until fn returns, and err: TL_OK, or TL_ECORRUPT when
- * a row of the session is damaged (its causes are then empty and the
- * message is on the store). A non-zero return of fn stops the read and is
- * returned, as is a failure of the store. A store older than the causes
- * has none: every session comes empty. */
+/* The stored causes of the sessions session_ids[0..n), read in a few statements whatever n: fn
+ * gets each session in turn, by its place in session_ids, with its kept causes by index and its
+ * totals (zero when none), which live until fn returns, and err: TL_OK, or TL_ECORRUPT when a row
+ * of the session is damaged (its causes are then empty and the message is on the store); fn must
+ * not use the store. A non-zero return of fn stops the read and is returned, as is a failure of
+ * the store. A store older than the causes has none: every session comes empty. */
 typedef int (*tl_causes_cb)(void *ctx, size_t index, int err, const tl_cause *causes, size_t n,
                             const tl_cause_sums *sums);
 int tl_store_causes_of(tl_store *store, const int64_t *session_ids, size_t n, tl_causes_cb fn,

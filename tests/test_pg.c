@@ -1407,6 +1407,47 @@ static void samples_and_summaries_of_any_sessions(void **state) {
   free(db);
 }
 
+typedef struct {
+  size_t calls;
+  int64_t v[2500][3]; /* count, maximum, p99 */
+} summary_values;
+
+static int keep_summary_values(void *ctx, size_t index, const tl_summary *m) {
+  summary_values *l = ctx;
+  assert_int_equal(index, l->calls++);
+  l->v[index][0] = m->count;
+  l->v[index][1] = m->max_ns;
+  l->v[index][2] = m->pct_ns[2];
+  return TL_OK;
+}
+
+/* A session with no stored summary, in the first of several batches: its
+ * summary is made from its blocks, read from the server while the next
+ * batch would otherwise be on its way, and every session's is the file's. */
+static void summaries_made_again_across_batches(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  add_sessions(db, "a", 30, 300);
+  push_ok(db, f->url);
+  both_stores both;
+  both_open(&both, db, f->url, 30);
+  enum { ASKED = 2500 };
+  static int64_t fid[ASKED], sid[ASKED];
+  for (size_t i = 0; i < ASKED; i++) {
+    fid[i] = both.lf.items[(i * 7) % 30].id;
+    sid[i] = both.ls.items[(i * 7) % 30].id;
+  }
+  sql(f->name, "DELETE FROM session_summaries WHERE session_id = %lld", (long long)sid[3]);
+  static summary_values file, server;
+  assert_int_equal(tl_store_summaries(both.file, fid, ASKED, keep_summary_values, &file), TL_OK);
+  assert_int_equal(tl_store_summaries(both.server, sid, ASKED, keep_summary_values, &server),
+                   TL_OK);
+  assert_int_equal(server.calls, ASKED);
+  assert_memory_equal(server.v, file.v, sizeof file.v);
+  both_close(&both);
+  free(db);
+}
+
 /* Migration 4: a block that fits in a page stays in its row (reading one
  * from TOAST cost the server twice the time), on a new server and on one
  * upgraded from version 3. */
@@ -1468,6 +1509,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(rows_out_of_order_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(many_sessions_details_as_the_file, setup, teardown),
       cmocka_unit_test_setup_teardown(samples_and_summaries_of_any_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(summaries_made_again_across_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(small_blocks_stay_in_their_rows, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,7 +131,7 @@ static int send_batch(tl_store *s, const int64_t *ids, size_t m, const char *sql
  * handed on, so that the server finds them while the client works. Use:
  * batches_next until it gives 0, then batches_end. */
 enum { BATCH_SQL_MAX = 2 };
-typedef struct {
+typedef struct batches {
   tl_store *s;
   const int64_t *ids;
   size_t n;
@@ -139,6 +139,10 @@ typedef struct {
   int nsql, binary;
   const int64_t *extra;
   const char *what;
+  /* May be NULL: whether the batch in hand's rows may be handed on with
+   * the next statement on its way; not when the caller's work on them
+   * reads the store (on this connection, which is then kept free). */
+  int (*may_ask_ahead)(const struct batches *b);
   size_t from, m;             /* the batch in hand: ids[from..from + m) */
   PGresult *r[BATCH_SQL_MAX]; /* its results, by statement */
   id_index x[BATCH_SQL_MAX];  /* and the index of their rows */
@@ -172,7 +176,7 @@ static int batches_next(batches *b, int *err) {
       *err = id_index_read(b->s, b->r[k], &b->x[k], b->what);
   }
   size_t next = b->from + b->m;
-  if (!*err && next < b->n)
+  if (!*err && next < b->n && (!b->may_ask_ahead || b->may_ask_ahead(b)))
     b->ahead = (*err = send_batch(b->s, b->ids + next, b->n - next < BATCH ? b->n - next : BATCH,
                                   b->sql[0], b->extra, b->binary, doing)) == TL_OK;
   return *err == TL_OK;
@@ -344,6 +348,21 @@ int tl__pg_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds, 
   return err;
 }
 
+/* Whether every session of the batch in hand has its summary stored: the
+ * caller makes one that has none from its blocks, read from the server. */
+static int all_stored(const batches *b) {
+  for (size_t i = 0; i < b->x[0].n; i++)
+    if (PQgetisnull(b->r[0], (int)i, 3))
+      return 0;
+  for (size_t i = 0; i < b->m; i++) {
+    size_t count;
+    tl__pg_rows_of(b->x[0].id, b->x[0].n, b->ids[b->from + i], &count);
+    if (!count)
+      return 0;
+  }
+  return 1;
+}
+
 /* The summaries of ids[0..n), in order: a row for each session the server
  * has, found by its id; "?" and no summary for an id of no session. */
 int tl__pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
@@ -351,8 +370,14 @@ int tl__pg_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_
   static const char *const sql =
       "SELECT s.id, s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN session_summaries m "
       "ON m.session_id = s.id AND @m.session_id WHERE @s.id ORDER BY s.id";
-  batches b = {
-      .s = s, .ids = ids, .n = n, .sql = &sql, .nsql = 1, .binary = 1, .what = "summaries"};
+  batches b = {.s = s,
+               .ids = ids,
+               .n = n,
+               .sql = &sql,
+               .nsql = 1,
+               .binary = 1,
+               .what = "summaries",
+               .may_ask_ahead = all_stored};
   int err;
   while (batches_next(&b, &err)) {
     const PGresult *r = b.r[0];
