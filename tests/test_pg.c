@@ -1407,9 +1407,10 @@ static void samples_and_summaries_of_any_sessions(void **state) {
   free(db);
 }
 
+enum { SUMMARIES_ASKED = 2500 }; /* three batches of the server's */
 typedef struct {
   size_t calls;
-  int64_t v[2500][3]; /* count, maximum, p99 */
+  int64_t v[SUMMARIES_ASKED][3]; /* count, maximum, p99 */
 } summary_values;
 
 static int keep_summary_values(void *ctx, size_t index, const tl_summary *m) {
@@ -1431,7 +1432,7 @@ static void summaries_made_again_across_batches(void **state) {
   push_ok(db, f->url);
   both_stores both;
   both_open(&both, db, f->url, 30);
-  enum { ASKED = 2500 };
+  enum { ASKED = SUMMARIES_ASKED };
   static int64_t fid[ASKED], sid[ASKED];
   for (size_t i = 0; i < ASKED; i++) {
     fid[i] = both.lf.items[(i * 7) % 30].id;
