@@ -201,14 +201,15 @@ static void ops_empty(void *filled) {
 }
 
 /* Where the next block's samples are decoded: in the batch being filled,
- * with room for them and for three more ops (handed on first when it has
- * none); *err when the summaries' work failed. */
+ * with room for them and for their op, so that op() adds it to the same
+ * batch (handed on first when it has none); *err when the summaries' work
+ * failed. */
 static int64_t *values_room(checker *c, int *err) {
   *err = TL_OK;
   if (!c->threaded)
     return c->values;
   ops_batch *b = tl__relay_fill(&c->relay);
-  if (b->nvalues + TL_BLOCK_MAX > OPS_VALUES || b->nops + 3 > OPS_MAX) {
+  if (b->nvalues + TL_BLOCK_MAX > OPS_VALUES || b->nops == OPS_MAX) {
     if ((*err = tl__relay_submit(&c->relay, 1)))
       return NULL;
     b = tl__relay_fill(&c->relay);

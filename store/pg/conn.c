@@ -132,17 +132,16 @@ int tl__pg_send(tl_store *s, const char *sql, const tl_pg_params *p, int binary,
   return tl__pg_fail(s, NULL, doing);
 }
 
-PGresult *tl__pg_receive(tl_store *s, const char *doing, int *err) {
-  PGresult *r = PQgetResult(tl__pg_conn(s)), *more;
-  while ((more = PQgetResult(tl__pg_conn(s)))) /* one statement: none, but the end */
-    PQclear(more);
-  return settle(s, r, doing, err);
-}
-
 void tl__pg_drain(tl_store *s) {
   PGresult *r;
   while ((r = PQgetResult(tl__pg_conn(s))))
     PQclear(r);
+}
+
+PGresult *tl__pg_receive(tl_store *s, const char *doing, int *err) {
+  PGresult *r = PQgetResult(tl__pg_conn(s));
+  tl__pg_drain(s); /* one statement: nothing more, but its end */
+  return settle(s, r, doing, err);
 }
 
 int tl__pg_exec(tl_store *s, const char *sql, const tl_pg_params *p, const char *doing) {
