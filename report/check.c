@@ -131,6 +131,39 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
   return rc;
 }
 
+/* Checks the latest session of group i of cmp against its earlier ones:
+ * the group's own sessions when cmp holds the latest apart (apart), else
+ * all but its last. */
+static int check_latest(tl_store *store, const tl_comparison *cmp, size_t i, int apart,
+                        const tl_check_opts *o, FILE *out, check_tally *t) {
+  const tl_group *g = &cmp->groups[i];
+  size_t earlier = apart ? g->session_count : g->session_count - 1;
+  const int64_t *latest = apart                   ? tl__group_latest(cmp, i)
+                          : g->session_count >= 2 ? g->session_ids + earlier
+                                                  : NULL;
+  if (!latest)
+    return TL_OK;
+  sides ref = {g->session_ids, earlier, NULL, "earlier", NULL};
+  sides cand = {latest, 1, NULL, "latest", NULL};
+  tl__kept *own_ref = NULL, *own_cand = NULL;
+  if (apart) {
+    /* The group's values and kept samples are the earlier sessions'. */
+    ref.dist = &g->dist;
+    ref.kept = tl__group_kept(cmp, i);
+  } else {
+    /* Both sides from the samples the comparison kept when it kept them
+     * all; otherwise read (their reservoirs are seeded apart). */
+    ref.kept = own_ref = tl__kept_part(tl__group_kept(cmp, i), 0, earlier);
+    cand.kept = own_cand = tl__kept_part(tl__group_kept(cmp, i), earlier, earlier + 1);
+  }
+  char against[96];
+  snprintf(against, sizeof against, "its %zu earlier session%s", earlier, earlier == 1 ? "" : "s");
+  int rc = check_sides(store, cmp, g, g, &ref, &cand, o, " in the latest session", against, out, t);
+  tl__kept_free(own_ref);
+  tl__kept_free(own_cand);
+  return rc;
+}
+
 /* The statistics of the comparison's groups over all their sessions, each
  * worked out once: a baseline's serve every label of its probe and delay. */
 typedef struct {
@@ -179,7 +212,7 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
     one.labels = labels;
     one.label_count = 1;
     tl_comparison probe;
-    int rc = tl__compare(store, &one, 0, &probe, err, errlen);
+    int rc = tl__compare(store, &one, TL__SESSIONS_ONLY, &probe, err, errlen);
     tl_comparison_free(&probe);
     if (rc == TL_ENOTFOUND && strncmp(err, "no session", 10) == 0)
       snprintf(err, errlen, "the baseline '%s' has no session that matches the filters",
@@ -187,8 +220,13 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
     if (rc)
       return rc;
   }
+  /* Without a baseline, the comparison's groups are the earlier sessions
+   * and the latest are held apart, so that no sample is read twice; the
+   * baseline's checks need whole groups, and the earlier ones are read
+   * again. */
+  int apart = !o->baseline;
   tl_comparison cmp;
-  int rc = tl__compare(store, &co, 1, &cmp, err, errlen);
+  int rc = tl__compare(store, &co, apart ? TL__EARLIER_GROUPS : TL__GROUPS, &cmp, err, errlen);
   if (rc)
     return rc;
   check_tally tally = {0, 0, 0, 0};
@@ -215,21 +253,8 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
     }
     /* Against its own earlier sessions: the latest session is the newest
      * run of this label, probe and delay. */
-    if (g->session_count >= 2 && !rc) {
-      size_t n = g->session_count;
-      /* Both sides from the samples the comparison kept when it kept them
-       * all; otherwise read (their reservoirs are seeded apart). */
-      tl__kept *earlier = tl__kept_part(tl__group_kept(&cmp, i), 0, n - 1),
-               *latest = tl__kept_part(tl__group_kept(&cmp, i), n - 1, n);
-      sides ref = {g->session_ids, n - 1, NULL, "earlier", earlier};
-      sides cand = {g->session_ids + n - 1, 1, NULL, "latest", latest};
-      char against[96];
-      snprintf(against, sizeof against, "its %zu earlier session%s", n - 1, n == 2 ? "" : "s");
-      rc = check_sides(store, &cmp, g, g, &ref, &cand, o, " in the latest session", against, out,
-                       &tally);
-      tl__kept_free(earlier);
-      tl__kept_free(latest);
-    }
+    if (!rc)
+      rc = check_latest(store, &cmp, i, apart, o, out, &tally);
   }
   for (size_t i = 0; i < ng && gc.calc; i++)
     tl__gcalc_free(&gc.calc[i]);

@@ -25,9 +25,12 @@ const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90
 
 /* The groups of a comparison as tl_compare allocates them: c->groups points
  * at groups, and beside them is what the statistics keep of each group
- * (tl__group_kept), which tl_report.h need not show. */
+ * (tl__group_kept) and which hold their latest session apart
+ * (tl__group_latest), which tl_report.h need not show. */
 typedef struct {
-  tl__kept **kept; /* one per group, or NULL */
+  tl__kept **kept;    /* one per group, or NULL */
+  const char *seeded; /* what the kept samples are for (tl__kept_new) */
+  char *apart;        /* TL__EARLIER_GROUPS: 1 where the group holds its latest apart */
   tl_group groups[];
 } group_block;
 
@@ -37,6 +40,13 @@ static group_block *block_of_groups(const tl_comparison *c) {
 
 tl__kept *tl__group_kept(const tl_comparison *c, size_t i) {
   return c->groups && i < c->group_count ? block_of_groups(c)->kept[i] : NULL;
+}
+
+const int64_t *tl__group_latest(const tl_comparison *c, size_t i) {
+  const group_block *b = c->groups && i < c->group_count ? block_of_groups(c) : NULL;
+  /* Just past the group's sessions, in the ids it was given. */
+  return b && b->apart && b->apart[i] ? &c->groups[i].session_ids[c->groups[i].session_count]
+                                      : NULL;
 }
 
 void tl__comparison_drop_kept(tl_comparison *c) {
@@ -63,6 +73,7 @@ void tl_comparison_free(tl_comparison *c) {
   }
   if (c->groups) {
     free(block_of_groups(c)->kept);
+    free(block_of_groups(c)->apart);
     free(block_of_groups(c));
   }
   for (size_t i = 0; c->details && i < c->sessions.count; i++) {
@@ -222,7 +233,7 @@ static int group_open(tl_store *store, const tl_comparison *c, const tl_group *g
   gs->w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!gs->w)
     return TL_ENOMEM;
-  *kept = tl__kept_new(c, g, budget);
+  *kept = tl__kept_new(c, g, block_of_groups(c)->seeded, budget);
   return TL_OK;
 }
 
@@ -657,7 +668,23 @@ static int list_sessions(tl_store *store, const tl_compare_opts *o, tl_session_l
   return rc ? tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store)) : TL_OK;
 }
 
-static int compare_sessions(tl_store *store, const tl_compare_opts *o, int groups,
+/* TL__EARLIER_GROUPS: each group of two sessions or more holds its latest
+ * apart; it stays in the list, none of its values worked out (pct_count 0),
+ * so that what asks for them reads its samples. */
+static int hold_latest_apart(tl_comparison *c, group_block *blk) {
+  blk->apart = malloc(c->group_count + 1);
+  if (!blk->apart)
+    return TL_ENOMEM;
+  blk->seeded = "earlier";
+  for (size_t k = 0; k < c->group_count; k++) {
+    tl_group *g = &c->groups[k];
+    if ((blk->apart[k] = g->session_count >= 2))
+      c->details[g->session_at[--g->session_count]].pct_count = 0;
+  }
+  return TL_OK;
+}
+
+static int compare_sessions(tl_store *store, const tl_compare_opts *o, tl__groups groups,
                             tl_session_list *given, const tl__group_hook *hook, tl_comparison *out,
                             char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -678,12 +705,12 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
     rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   if (!rc && !o->by)
     rc = labels_of_sessions(o, out, err, errlen);
-  if (!rc && groups && (rc = session_details(store, out, orig)))
+  if (!rc && groups != TL__SESSIONS_ONLY && (rc = session_details(store, out, orig)))
     tl__store_failed(store, rc, err, errlen);
   free(orig); /* its strings are the sessions' */
   if (rc)
     tl_comparison_free(out);
-  if (rc || !groups)
+  if (rc || groups == TL__SESSIONS_ONLY)
     return rc;
 
   /* Groups: one per distinct (label, probe, delay). */
@@ -697,6 +724,7 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
     goto oom;
   }
   blk->kept = kept;
+  blk->seeded = "ci";
   out->groups = blk->groups;
   rc = fill_groups(out, group_of, ngroups);
   free(group_of);
@@ -722,7 +750,7 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, int group
       tl_comparison_free(out);
       return tl_fail(err, errlen, TL_EINVAL, "percentiles must lie between 0 and 100");
     }
-  if (detail_values(out, pcts, np))
+  if (detail_values(out, pcts, np) || (groups == TL__EARLIER_GROUPS && hold_latest_apart(out, blk)))
     goto oom;
   tl__tail *tails = calloc(out->group_count + 1, sizeof *tails);
   if (!tails)
@@ -742,14 +770,14 @@ oom:
   return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
 }
 
-int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+int tl__compare(tl_store *store, const tl_compare_opts *o, tl__groups groups, tl_comparison *out,
                 char *err, size_t errlen) {
   return compare_sessions(store, o, groups, NULL, NULL, out, err, errlen);
 }
 
 int tl__compare_given(tl_store *store, const tl_compare_opts *o, tl_session_list *sessions,
                       tl_comparison *out, char *err, size_t errlen) {
-  return compare_sessions(store, o, 1, sessions, NULL, out, err, errlen);
+  return compare_sessions(store, o, TL__GROUPS, sessions, NULL, out, err, errlen);
 }
 
 int tl__compare_each(tl_store *store, const tl_compare_opts *o, const tl__group_hook *hook,
@@ -761,7 +789,7 @@ int tl__compare_each(tl_store *store, const tl_compare_opts *o, const tl__group_
     memset(out, 0, sizeof *out);
     return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   }
-  rc = compare_sessions(store, o, 1, NULL, hook, out, err, errlen);
+  rc = compare_sessions(store, o, TL__GROUPS, NULL, hook, out, err, errlen);
   tl_store_read_end(store);
   return rc;
 }

@@ -130,11 +130,22 @@ tl__kept *tl__group_kept(const tl_comparison *c, size_t i);
 /* Frees what the statistics keep of every group, so that they read the
  * samples themselves (tests compare the two ways). */
 void tl__comparison_drop_kept(tl_comparison *c);
-/* tl_compare inside the caller's read snapshot (tl_store_read_begin); with
- * groups 0, only the sessions and labels: the checks that fail before any
- * sample is read. */
-int tl__compare(tl_store *store, const tl_compare_opts *o, int groups, tl_comparison *out,
+/* What tl__compare works out beyond the sessions and labels. */
+typedef enum {
+  TL__SESSIONS_ONLY, /* nothing: the checks that fail before any sample is read */
+  TL__GROUPS,        /* the groups, each over all its sessions (tl_compare's) */
+  /* The groups of each label, probe and delay's earlier sessions: a group's
+   * latest session (its last, the newest run) is held apart when it has
+   * two or more (tl__group_latest), in the list but in no group, and the
+   * samples kept for the statistics are seeded "earlier" (check.c's): the
+   * check of the latest against the earlier reads the earlier ones once. */
+  TL__EARLIER_GROUPS
+} tl__groups;
+/* tl_compare inside the caller's read snapshot (tl_store_read_begin). */
+int tl__compare(tl_store *store, const tl_compare_opts *o, tl__groups groups, tl_comparison *out,
                 char *err, size_t errlen);
+/* The session held apart from group i (TL__EARLIER_GROUPS), or NULL. */
+const int64_t *tl__group_latest(const tl_comparison *c, size_t i);
 /* What tl__compare_each calls as each group's pass over the samples ends:
  * the group's values, its sessions' details and what the statistics keep of
  * it (tl__group_kept) are final, and the kept samples go when done returns.
@@ -162,7 +173,10 @@ int tl__compare_with_stats(tl_store *store, const tl_compare_opts *o, int ranked
  * must name labels those sessions hold; o->filter is not applied again. */
 int tl__compare_given(tl_store *store, const tl_compare_opts *o, tl_session_list *sessions,
                       tl_comparison *out, char *err, size_t errlen);
-tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget);
+/* The kept samples of group g, its reservoirs seeded by g and what
+ * (tl__group_seed). */
+tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, const char *what,
+                       size_t *budget);
 int tl__kept_add(void *kept, size_t session, const int64_t *v, size_t n);
 int tl__kept_finish(tl__kept *k);
 void tl__kept_free(tl__kept *k);

@@ -369,11 +369,12 @@ int tl__sset_load(tl_store *store, const tl_comparison *cmp, const int64_t *ids,
   return tl__sset_load_dist(store, cmp, ids, nids, seed, NULL, 0, NULL, x);
 }
 
-tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, size_t *budget) {
+tl__kept *tl__kept_new(const tl_comparison *cmp, const tl_group *g, const char *what,
+                       size_t *budget) {
   tl__kept *k = malloc(sizeof *k);
   if (!k)
     return NULL;
-  uint64_t seed = tl__group_seed(g->label, g->probe, g->delay_ns, "ci");
+  uint64_t seed = tl__group_seed(g->label, g->probe, g->delay_ns, what);
   if (sset_prepare(cmp, g->session_ids, g->session_at, g->session_count, seed, &k->set)) {
     free(k);
     return NULL;

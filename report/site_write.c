@@ -378,11 +378,11 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
   if ((rc = tl_store_read_begin(store)))
     return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
   if (opts->by) {
-    rc = tl__compare(store, opts, 1, &grouped, err, errlen);
+    rc = tl__compare(store, opts, TL__GROUPS, &grouped, err, errlen);
     have_grouped = rc == TL_OK;
   }
   if (!rc) {
-    rc = tl__compare(store, &by_label, 1, &all, err, errlen);
+    rc = tl__compare(store, &by_label, TL__GROUPS, &all, err, errlen);
     have_all = rc == TL_OK;
   }
   if (!rc)

@@ -44,7 +44,7 @@ void tl_test_group_make(tl_test_group *t, size_t ns, size_t per, const double *p
   g.session_at = at;
   g.session_count = ns;
   size_t budget = SIZE_MAX;
-  t->kept = tl__kept_new(&t->cmp, &g, &budget);
+  t->kept = tl__kept_new(&t->cmp, &g, "ci", &budget);
   free(at); /* read only while the keeping is readied */
   assert_non_null(t->kept);
   for (size_t i = 0; i < ns; i++) {

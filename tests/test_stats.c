@@ -1432,6 +1432,136 @@ static void kept_part_as_read(void **state) {
   tl_comparison_free(&cmp);
 }
 
+/* Sessions of a label, for add_kinds. */
+typedef struct {
+  const char *label;
+  size_t sessions, n;
+} session_kind;
+
+/* Stores the sessions of each kind in turn, a second apart, drawn from r
+ * (its own draws: the other tests' stay as they are): lo plus up to width,
+ * up to latest_width in a kind's last session, plus step times the
+ * session's place. */
+static void add_kinds(fixture *f, const session_kind *kinds, size_t nk, uint64_t r, int64_t lo,
+                      int64_t width, int64_t latest_width, int64_t step) {
+  static int64_t v[70000];
+  int64_t t = 1700000000000000000;
+  for (size_t k = 0; k < nk; k++)
+    for (size_t s = 0; s < kinds[k].sessions; s++) {
+      uint64_t w = (uint64_t)(s + 1 < kinds[k].sessions ? width : latest_width);
+      assert_true(kinds[k].n <= sizeof v / sizeof *v);
+      for (size_t i = 0; i < kinds[k].n; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        v[i] = lo + (int64_t)((r >> 20) % w) + (int64_t)s * step;
+      }
+      add_session(f, kinds[k].label, 0, v, kinds[k].n, t += 1000000000);
+    }
+}
+
+/* Without a baseline, --check reads a group's earlier sessions once: its
+ * comparison holds each group's latest session apart (TL__EARLIER_GROUPS).
+ * Each group is then its earlier sessions, with the distribution and the
+ * kept samples (seeded "earlier") that reading those gives, every sample
+ * kept or a reservoir; a group of one session holds nothing apart. */
+static void earlier_groups_as_read(void **state) {
+  fixture *f = *state;
+  /* "many": 350,000 samples, past TL_STATS_KEEP: a reservoir. */
+  const session_kind kinds[] = {{"few", 5, 400}, {"many", 5, 70000}, {"one", 1, 300}};
+  add_kinds(f, kinds, 3, 0xbb67ae8584caa73bULL, 1000000, 90000, 90000, 30000);
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  char err[512];
+  tl_comparison whole, apart;
+  assert_int_equal(tl_store_read_begin(f->s), TL_OK);
+  assert_int_equal(tl__compare(f->s, &o, TL__GROUPS, &whole, err, sizeof err), TL_OK);
+  assert_int_equal(tl__compare(f->s, &o, TL__EARLIER_GROUPS, &apart, err, sizeof err), TL_OK);
+  assert_int_equal(apart.group_count, 3);
+  assert_int_equal(whole.group_count, 3);
+  for (size_t i = 0; i < apart.group_count; i++) {
+    const tl_group *w = &whole.groups[i], *g = &apart.groups[i];
+    const int64_t *latest = tl__group_latest(&apart, i);
+    assert_string_equal(g->label, w->label);
+    assert_null(tl__group_latest(&whole, i));
+    if (w->session_count < 2) {
+      assert_null(latest);
+      assert_int_equal(g->session_count, w->session_count);
+      continue;
+    }
+    assert_non_null(latest);
+    assert_int_equal(*latest, w->session_ids[w->session_count - 1]);
+    assert_int_equal(g->session_count, w->session_count - 1);
+    assert_memory_equal(g->session_ids, w->session_ids, g->session_count * sizeof *g->session_ids);
+    /* The latest's own values are not worked out: what asks reads them. */
+    size_t from = 0;
+    ptrdiff_t at = tl__session_index(&apart, *latest, &from);
+    assert_true(at >= 0);
+    assert_int_equal(apart.details[at].pct_count, 0);
+    tl_dist d;
+    assert_int_equal(tl_dist_compute(f->s, g->session_ids, g->session_count, g->dist.pcts,
+                                     g->dist.pct_count, &d),
+                     TL_OK);
+    assert_int_equal(g->dist.count, d.count);
+    assert_int_equal(g->dist.min_ns, d.min_ns);
+    assert_int_equal(g->dist.max_ns, d.max_ns);
+    assert_memory_equal(g->dist.pct_ns, d.pct_ns, d.pct_count * sizeof *d.pct_ns);
+    assert_true(d.count < w->dist.count);
+    tl__sset x;
+    assert_int_equal(tl__sset_load(f->s, &apart, g->session_ids, g->session_count,
+                                   tl__group_seed(g->label, g->probe, g->delay_ns, "earlier"), &x),
+                     TL_OK);
+    const tl__kept *kept = tl__group_kept(&apart, i);
+    assert_non_null(kept);
+    const tl__sset *y = &kept->set;
+    assert_int_equal(x.exact, strcmp(g->label, "few") == 0);
+    assert_int_equal(y->exact, x.exact);
+    assert_int_equal(y->ns, x.ns);
+    assert_int_equal(y->n, x.n);
+    assert_int_equal(y->m, x.m);
+    assert_memory_equal(y->pool, x.pool, x.m * sizeof *x.pool);
+    assert_memory_equal(y->tag, x.tag, x.m * sizeof *x.tag);
+    tl__sset_free(&x);
+  }
+  tl_comparison_free(&whole);
+  tl_comparison_free(&apart);
+  tl_store_read_end(f->s);
+}
+
+/* --check's lines about latest sessions are the same whether the
+ * comparison held them apart (no baseline) or read whole groups (with a
+ * baseline, whose own checks add lines): every sample kept, and a
+ * reservoir. */
+static void check_latest_apart_as_whole(void **state) {
+  fixture *f = *state;
+  const session_kind kinds[] = {{"small", 6, 900}, {"big", 6, 60000}, {"base", 1, 900}};
+  /* Each latest session spread four times as wide as the ones before. */
+  add_kinds(f, kinds, 3, 0x3c6ef372fe94f82bULL, 10000000, 2000000, 8000000, 20000);
+  char *whole = check(f, "base", "10%", "small,big,base", TL_CHECK_REGRESSED);
+  char *apart = check(f, NULL, "10%", "small,big,base", TL_CHECK_REGRESSED);
+  /* The lines of the latest sessions, in order, from each. */
+  char *lines[2] = {whole, apart};
+  for (int w = 0; w < 2; w++) {
+    char *to = lines[w];
+    for (char *line = lines[w], *end; *line; line = end) {
+      end = line + strcspn(line, "\n");
+      int keep = 0;
+      for (char *l = line; !keep && (l = strstr(l, " in the latest session ")) && l < end; l++)
+        keep = 1;
+      end += *end == '\n';
+      if (keep) {
+        memmove(to, line, (size_t)(end - line));
+        to += end - line;
+      }
+    }
+    *to = 0;
+  }
+  assert_non_null(strstr(apart, "regression: small settimeout 0 ms p50 in the latest session"));
+  assert_non_null(strstr(apart, "regression: big settimeout 0 ms p90 in the latest session"));
+  assert_non_null(strstr(apart, "above its 5 earlier sessions"));
+  assert_string_equal(apart, whole);
+  free(whole);
+  free(apart);
+}
+
 /* The session bootstrap's draws take their remainder without a division
  * (tl__mod): it must be x % n for every x and n, at the edges too. */
 static void remainder_as_divided(void **state) {
@@ -2071,6 +2201,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(kept_samples_sorted, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test_setup_teardown(kept_part_as_read, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(earlier_groups_as_read, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(check_latest_apart_as_whole, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test(remainder_as_divided),
       cmocka_unit_test_setup_teardown(load_with_dist_as_apart, tl_test_store_setup,
