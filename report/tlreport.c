@@ -38,14 +38,20 @@ static const char usage[] =
     "                         and say so on the page (default: an error)\n"
     "      --timestamp        say on the page when it was made (off: same input,\n"
     "                         same bytes)\n"
+    "      --check            instead of a page, check for regressions: every label\n"
+    "                         against --baseline, every latest session against its\n"
+    "                         earlier ones; exit 1 when one got worse than allowed\n"
+    "      --max-regression P with --check: the worsening of lateness allowed,\n"
+    "                         10% or 0.1 (default 10%)\n"
     "      --db PATH          database file (default $TL_DB, else\n"
     "                         $XDG_DATA_HOME/tl/tl.db or ~/.local/share/tl/tl.db),\n"
     "                         or a server: postgresql://USER@HOST/DATABASE\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          show the version and exit\n"
     "\n"
-    "Exit status: 0 done, 1 failure (including a filter that matches nothing\n"
-    "or a file tlreport did not write), 2 usage error.\n";
+    "Exit status: 0 done, 1 failure (including a filter that matches nothing,\n"
+    "a file tlreport did not write or a regression --check found), 2 usage\n"
+    "error.\n";
 
 /* Every option but --db, --help and --version is the report library's
  * (tl_report_option), by name. */

@@ -173,6 +173,43 @@ static void help_options_in_man_pages_and_readme(void **state) {
   }
 }
 
+typedef struct {
+  const char *prog, *help;
+  int seen;
+} help_ctx;
+
+static void option_in_help(const char *opt, void *arg) {
+  help_ctx *c = arg;
+  c->seen++;
+  if (!has_word(c->help, opt))
+    fail_msg("docs/%s.1.md describes %s under OPTIONS, but %s --help does not list it", c->prog,
+             opt, c->prog);
+}
+
+/* The other way: every option a man page's OPTIONS section describes (its
+ * terms, the bold lines after .PP) is in the program's --help, where a user
+ * looks first. */
+static void man_page_options_in_help(void **state) {
+  (void)state;
+  const char *progs[][2] = {{"tlcollect", TLCOLLECT}, {"tlstore", TLSTORE}, {"tlreport", TLREPORT}};
+  for (size_t i = 0; i < 3; i++) {
+    char *help, *man = man_text(progs[i][0]);
+    assert_int_equal(help_of(progs[i][1], NULL, &help), 0);
+    help_ctx c = {progs[i][0], help, 0};
+    size_t len;
+    const char *opts = man_section(man, "OPTIONS", &len), *end = opts + len;
+    for (const char *p = opts; (p = strstr(p, "\n.PP\n\\f[B]-")) != NULL && p < end; p += 4) {
+      char term[512];
+      const char *line = p + 5; /* after "\n.PP\n" */
+      snprintf(term, sizeof term, "%.*s", (int)strcspn(line, "\n"), line);
+      each_long_option(term, option_in_help, &c);
+    }
+    assert_true(c.seen >= 3); /* at least --db or --label, --help, --version */
+    free(help);
+    free(man);
+  }
+}
+
 /* The commands listed under "Commands:" in tlstore --help: each in tlstore(1)
  * as a bold term and in the README's tlstore section; and the options each
  * command lists in its own --help. */
@@ -332,6 +369,7 @@ static void scheduled_collection_documented(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(help_options_in_man_pages_and_readme),
+      cmocka_unit_test(man_page_options_in_help),
       cmocka_unit_test(store_commands_documented),
       cmocka_unit_test(exit_statuses_documented),
       cmocka_unit_test(mangen_title_and_mending),
