@@ -297,13 +297,27 @@ int tl_report_check(tl_store *store, const tl_check_opts *o, FILE *out, char *er
     return tl_fail(err, errlen, TL_EINVAL, "the allowed regression must be above 0%%");
   if (o->baseline && !o->compare.by && tl_label_check(o->baseline, NULL, 0))
     return tl_fail(err, errlen, TL_EINVAL, "the baseline is not a valid label");
+  /* The findings are held until the check ends, so that one that fails (a
+   * latest session found damaged when its turn comes) says only why. */
+  char *lines = NULL;
+  size_t len = 0;
+  FILE *held = open_memstream(&lines, &len);
+  if (!held)
+    return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
   /* One snapshot for the comparison and the reads of the checks, so that a
    * collector committing meanwhile changes nothing in them. */
   int rc = tl_store_read_begin(store);
-  if (rc)
-    return tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
-  rc = check_in_read(store, o, out, err, errlen);
-  tl_store_read_end(store);
+  if (rc) {
+    tl_fail(err, errlen, rc, "%s", tl_store_errmsg(store));
+  } else {
+    rc = check_in_read(store, o, held, err, errlen);
+    tl_store_read_end(store);
+  }
+  if (fclose(held) && (rc == TL_OK || rc == TL_CHECK_REGRESSED))
+    rc = tl_fail(err, errlen, TL_ENOMEM, "out of memory");
+  if (rc == TL_OK || rc == TL_CHECK_REGRESSED)
+    fwrite(lines, 1, len, out);
+  free(lines);
   if (!rc && ferror(out))
     return tl_fail(err, errlen, TL_EIO, "writing the check failed");
   return rc;

@@ -491,7 +491,7 @@ enum { TL_CHECK_REGRESSED = 1 };
  * percentile has regressed when it is more than max_regression (and at least
  * min_regression_ns) above the reference and the 95% interval of the
  * difference lies above zero. Writes one line per regression and a summary
- * to out (user text made safe for a terminal). Returns TL_OK,
+ * to out (user text made safe for a terminal), nothing when it fails. Returns TL_OK,
  * TL_CHECK_REGRESSED, or a negative TL_E* code with a message in err; an
  * unknown baseline is TL_ENOTFOUND naming the labels there are. */
 int tl_report_check(tl_store *store, const tl_check_opts *opts, FILE *out, char *err,

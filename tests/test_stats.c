@@ -1562,6 +1562,43 @@ static void check_latest_apart_as_whole(void **state) {
   free(apart);
 }
 
+/* A check that finds a latest session damaged (read on its own, after the
+ * findings of the groups before it) fails saying only why: no finding goes
+ * out with the error. */
+static void check_damaged_latest_says_only_why(void **state) {
+  fixture *f = *state;
+  const session_kind kinds[] = {{"a", 6, 900}, {"b", 6, 900}};
+  add_kinds(f, kinds, 2, 0x510e527fade682d1ULL, 10000000, 2000000, 8000000, 20000);
+  char *found = check(f, NULL, "10%", "a,b", TL_CHECK_REGRESSED);
+  assert_non_null(strstr(found, "regression: a settimeout"));
+  free(found);
+  /* The last bit of b's latest session's only block flipped. */
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE sample_blocks SET data = substr(data, 1, length(data) - 1) "
+                                "|| CASE WHEN substr(data, -1, 1) = x'01' THEN x'03' ELSE x'01' "
+                                "END WHERE session_id = (SELECT max(id) FROM sessions "
+                                "WHERE label = 'b')",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+  tl_check_opts o;
+  tl_check_opts_init(&o);
+  const char *labels[] = {"a", "b"};
+  o.compare.labels = labels;
+  o.compare.label_count = 2;
+  char *out = NULL, err[512] = "";
+  size_t len = 0;
+  FILE *m = open_memstream(&out, &len);
+  assert_int_equal(tl_report_check(f->s, &o, m, err, sizeof err), TL_ECORRUPT);
+  fclose(m);
+  assert_non_null(strstr(err, "checksum mismatch"));
+  assert_int_equal(len, 0);
+  free(out);
+}
+
 /* The session bootstrap's draws take their remainder without a division
  * (tl__mod): it must be x % n for every x and n, at the edges too. */
 static void remainder_as_divided(void **state) {
@@ -2205,6 +2242,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(earlier_groups_as_read, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test_setup_teardown(check_latest_apart_as_whole, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(check_damaged_latest_says_only_why, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test(remainder_as_divided),
       cmocka_unit_test_setup_teardown(load_with_dist_as_apart, tl_test_store_setup,
