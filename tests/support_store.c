@@ -14,6 +14,21 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
+
+void tl_test_flip_block_bits(const char *db, const char *which) {
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "UPDATE sample_blocks SET data = substr(data, 1, length(data) - 1) || CASE WHEN "
+           "substr(data, -1, 1) = x'01' THEN x'03' ELSE x'01' END WHERE session_id IN (SELECT id "
+           "FROM sessions WHERE %s)",
+           which);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+  assert_true(sqlite3_changes(h) > 0);
+  sqlite3_close(h);
+}
 
 int tl_test_die_mid_session(const char *db, tl_session_spec spec, const int64_t *v, size_t n) {
   char host[256] = "";

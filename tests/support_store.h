@@ -24,6 +24,11 @@ tl_store_stats tl_test_stats(const char *db);
  * (free the list, then close it). */
 tl_store *tl_test_sessions(const char *db, size_t count, tl_session_list *list);
 
+/* Flips the last bit of each sample block of the sessions the SQL
+ * condition which selects (over sessions, e.g. "id = 2") in the file db,
+ * so that their checksums fail; fails the test unless a block changed. */
+void tl_test_flip_block_bits(const char *db, const char *which);
+
 /* A session spec with every field set to a fixed value (label, probe
  * settimeout, host h), for tests that only care about the samples. */
 tl_session_spec tl_test_spec(const char *label);

@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "support.h"
+#include "support_store.h"
 #include "tl_report.h"
 #include "tl_store.h"
 
@@ -1776,14 +1777,9 @@ static void skip_damaged_session(void **state) {
   char uuid[40];
   snprintf(uuid, sizeof uuid, "%s", (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
-  /* One bit of its only block flipped: the block's checksum fails. */
-  assert_int_equal(sqlite3_exec(db,
-                                "UPDATE sample_blocks SET data = substr(data, 1, length(data) - 1) "
-                                "|| CASE WHEN substr(data, -1, 1) = x'01' THEN x'03' ELSE x'01' "
-                                "END WHERE session_id = 2",
-                                NULL, NULL, NULL),
-                   SQLITE_OK);
   sqlite3_close(db);
+  /* One bit of its only block flipped: the block's checksum fails. */
+  tl_test_flip_block_bits(f->db, "id = 2");
   char *del[] = {TLSTORE, "--db", clean, "delete", uuid, NULL};
   char *out, *err;
   assert_int_equal(tl_test_run(del, NULL, &out, &err), 0);

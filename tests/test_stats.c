@@ -1572,18 +1572,8 @@ static void check_damaged_latest_says_only_why(void **state) {
   char *found = check(f, NULL, "10%", "a,b", TL_CHECK_REGRESSED);
   assert_non_null(strstr(found, "regression: a settimeout"));
   free(found);
-  /* The last bit of b's latest session's only block flipped. */
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db,
-                                "UPDATE sample_blocks SET data = substr(data, 1, length(data) - 1) "
-                                "|| CASE WHEN substr(data, -1, 1) = x'01' THEN x'03' ELSE x'01' "
-                                "END WHERE session_id = (SELECT max(id) FROM sessions "
-                                "WHERE label = 'b')",
-                                NULL, NULL, NULL),
-                   SQLITE_OK);
-  assert_int_equal(sqlite3_changes(db), 1);
-  sqlite3_close(db);
+  /* b's latest session's only block damaged. */
+  tl_test_flip_block_bits(f->db, "id = (SELECT max(id) FROM sessions WHERE label = 'b')");
   tl_check_opts o;
   tl_check_opts_init(&o);
   const char *labels[] = {"a", "b"};
