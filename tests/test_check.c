@@ -138,9 +138,45 @@ static void every_damage_once_in_order(void **state) {
   tl_store_close(s);
 }
 
+/* SQLite's integrity check runs beside the pass over the sessions, but its
+ * findings still come first: an index whose definition no longer matches
+ * its entries (a row missing from it for each session), then the block
+ * that fails its checksum, which the pass finds long before the integrity
+ * check ends. */
+static void integrity_findings_first(void **state) {
+  fixture *f = *state;
+  int64_t v[SMALL];
+  uint64_t x = 7;
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_session_spec spec = tl_test_spec("c");
+  enum { FEW = 5 };
+  int64_t ids[FEW];
+  for (size_t i = 0; i < FEW; i++)
+    ids[i] = tl_test_write_session(s, &spec, v, samples_of(1, v, &x), 0);
+  tl_store_close(s);
+  damage(f->db, "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = 'CREATE INDEX "
+                "sessions_label ON sessions(delay_ns, label)' WHERE name = 'sessions_label'");
+  char which[64];
+  snprintf(which, sizeof which, "id = %lld", (long long)ids[FEW - 1]);
+  tl_test_flip_block_bits(f->db, which);
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  problems p = {.n = 0};
+  assert_int_equal(tl_store_check(s, keep, &p), TL_ECORRUPT);
+  tl_store_close(s);
+  if (p.n != FEW + 1)
+    for (size_t k = 0; k < p.n && k < 64; k++)
+      print_message("problem: %s\n", p.msg[k]);
+  assert_int_equal(p.n, FEW + 1);
+  for (size_t k = 0; k < FEW; k++)
+    assert_non_null(strstr(p.msg[k], "integrity: row "));
+  assert_non_null(strstr(p.msg[FEW], "block 0: checksum mismatch"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(every_damage_once_in_order, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(integrity_findings_first, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

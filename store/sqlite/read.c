@@ -396,6 +396,51 @@ int tl__sqlite_info(tl_store *s, tl_store_stats *x) {
   return err;
 }
 
+/* What the check finds while SQLite's integrity check runs beside it,
+ * held to be said after that check's findings. */
+typedef struct {
+  tl_problem_cb report;
+  void *ctx;
+  char **lines;
+  size_t n, cap;
+  int oom;
+} held;
+
+static void hold(void *arg, const char *problem) {
+  held *h = arg;
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? 2 * h->cap : 64;
+    char **more = realloc(h->lines, cap * sizeof *more);
+    if (!more) {
+      h->oom = 1;
+      return;
+    }
+    h->lines = more;
+    h->cap = cap;
+  }
+  if (!(h->lines[h->n] = strdup(problem)))
+    h->oom = 1;
+  else
+    h->n++;
+}
+
+/* Says the integrity check's findings, then (unless it failed) what was held
+ * meanwhile; err: how the rest of the check went. */
+static int integrity_then_held(tl_store *s, tl__integrity *in, held *h, int *problems, int err) {
+  int ierr = tl__integrity_end(s, in, h->report, h->ctx, problems);
+  for (size_t i = 0; i < h->n; i++) {
+    if (!ierr && h->report)
+      h->report(h->ctx, h->lines[i]);
+    free(h->lines[i]);
+  }
+  free(h->lines);
+  if (ierr)
+    return ierr;
+  if (h->oom && !err)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory checking the file");
+  return err;
+}
+
 int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   int problems = 0;
   char msg[600];
@@ -407,20 +452,18 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
     problems++;                                                                                    \
   } while (0)
 
+  /* SQLite's integrity check beside the rest (what the rest finds held
+   * meanwhile), or first, alone, when it cannot have a connection and a
+   * thread of its own. */
+  held h = {report, ctx, NULL, 0, 0, 0};
+  tl__integrity *in = tl__integrity_start(s);
+  int err = in ? TL_OK : tl__integrity_now(s, report, ctx, &problems);
+  if (err)
+    return err;
+  report = in ? hold : report;
+  ctx = in ? (void *)&h : ctx;
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), "PRAGMA integrity_check", -1, &st, NULL);
-  if (rc != SQLITE_OK)
-    return tl__store_sqlfail(s, rc, "checking integrity");
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *line = (const char *)sqlite3_column_text(st, 0);
-    if (line && strcmp(line, "ok") != 0)
-      PROBLEM("integrity: %s", line);
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) {
-    PROBLEM("integrity check failed: %s", sqlite3_errmsg(tl__sqlite_db(s)));
-    return TL_ECORRUPT;
-  }
+  int rc;
 
   /* SQLite reads a page cut short as zeros, so a file that lost its last
    * bytes can pass the integrity check. A database file is always a whole
@@ -507,10 +550,12 @@ int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx) {
   int ours = sqlite3_get_autocommit(tl__sqlite_db(s));
   if (ours && tl__sqlite_read_begin(s) != TL_OK)
     s->errmsg[0] = '\0';
-  int err = tl__check_sessions(s, TL__CHECK_SAMPLES | (version >= 3 ? TL__CHECK_SUMMARIES : 0),
-                               report, ctx, &problems);
+  err = tl__check_sessions(s, TL__CHECK_SAMPLES | (version >= 3 ? TL__CHECK_SUMMARIES : 0), report,
+                           ctx, &problems);
   if (ours)
     tl__sqlite_read_end(s);
+  if (in)
+    err = integrity_then_held(s, in, &h, &problems, err);
   if (err)
     return err;
 #undef PROBLEM

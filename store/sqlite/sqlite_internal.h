@@ -68,6 +68,20 @@ int tl__sqlite_details_of(tl_store *s, const int64_t *ids, size_t n, tl_details_
 int tl__sqlite_hosts(tl_store *s, tl_host_row **rows, size_t *count);
 int tl__sqlite_info(tl_store *s, tl_store_stats *stats);
 int tl__sqlite_check(tl_store *s, tl_problem_cb report, void *ctx);
+/* integrity.c: SQLite's own check of the file's pages, started on a
+ * connection and a thread of its own (NULL when it cannot have them) and
+ * ended by tl__integrity_end, which waits for it; or run now on s's own
+ * connection. Both report what it found (problems counted): TL_ECORRUPT
+ * when the check itself failed, or an error, its message on s. */
+enum { TL__INTEGRITY_LINES = 100 }; /* the findings it stops at, SQLite's default */
+typedef struct tl__integrity tl__integrity;
+tl__integrity *tl__integrity_start(tl_store *s);
+int tl__integrity_end(tl_store *s, tl__integrity *in, tl_problem_cb report, void *ctx,
+                      int *problems);
+int tl__integrity_now(tl_store *s, tl_problem_cb report, void *ctx, int *problems);
+/* store.c: a second connection to s's file, read-only, opened as s's own
+ * reads it (immutable when s's is); no message left on s. */
+int tl__sqlite_open_reader(tl_store *s, sqlite3 **out);
 /* admin.c: deleting, pruning, vacuuming */
 int tl__sqlite_delete(tl_store *s, const char *uuid);
 int tl__sqlite_prune(tl_store *s, int64_t before_ns, const char *label, int64_t *sessions,

@@ -203,18 +203,47 @@ static int wal_in_use(const char *path) {
   return stat(wal, &st) == 0 && st.st_size > 0;
 }
 
-/* Opens path again as an immutable file: a "file:" URI, with the
- * characters a URI gives meaning to escaped. */
-static int reopen_immutable(tl_store *s, const char *path) {
+/* path as an immutable file's "file:" URI, with the characters a URI gives
+ * meaning to escaped; malloc'ed, NULL when out of memory. */
+static char *immutable_uri(const char *path) {
   size_t len = strlen(path);
   char *uri = malloc(len * 3 + 32), *p = uri;
   if (!uri)
-    return tl__store_fail(s, TL_ENOMEM, "out of memory");
+    return NULL;
   p += sprintf(p, "file:");
   for (const unsigned char *c = (const unsigned char *)path; *c; c++)
     p += strchr("?#%", *c) || *c < 0x21 || *c >= 0x7f ? sprintf(p, "%%%02X", *c)
                                                       : sprintf(p, "%c", *c);
   sprintf(p, "?immutable=1");
+  return uri;
+}
+
+int tl__sqlite_open_reader(tl_store *s, sqlite3 **out) {
+  *out = NULL;
+  const char *name = tl__sqlite_db(s) ? sqlite3_db_filename(tl__sqlite_db(s), "main") : NULL;
+  if (!name || !*name)
+    return TL_EINVAL;
+  char *uri = sqlite3_uri_boolean(name, "immutable", 0) ? immutable_uri(s->path) : NULL;
+  if (!uri && sqlite3_uri_boolean(name, "immutable", 0))
+    return TL_ENOMEM;
+  int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0);
+  int rc = sqlite3_open_v2(uri ? uri : s->path, out, flags, NULL);
+  free(uri);
+  if (rc != SQLITE_OK) {
+    sqlite3_close_v2(*out);
+    *out = NULL;
+    return TL_EIO;
+  }
+  sqlite3_extended_result_codes(*out, 1);
+  sqlite3_busy_timeout(*out, 5000);
+  return TL_OK;
+}
+
+/* Opens path again as an immutable file. */
+static int reopen_immutable(tl_store *s, const char *path) {
+  char *uri = immutable_uri(path);
+  if (!uri)
+    return tl__store_fail(s, TL_ENOMEM, "out of memory");
   tl__sqlite_forget_statements(s);
   sqlite3_close_v2(tl__sqlite_db(s));
   tl__sqlite(s)->db = NULL;
