@@ -112,7 +112,7 @@ static const char *man_section(const char *man, const char *title, size_t *len) 
   snprintf(head, sizeof head, "\n.SH\n%s\n", title);
   const char *at = strstr(man, head);
   if (!at)
-    fail_msg("tlstore(1) has no %s section", title);
+    fail_msg("the man page '%.*s' has no %s section", (int)strcspn(man, "\n"), man, title);
   const char *end = strstr(at + strlen(head), "\n.SH\n");
   *len = end ? (size_t)(end - at) : strlen(at);
   return at;
