@@ -132,15 +132,14 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
 }
 
 /* Checks the latest session of group i of cmp against its earlier ones:
- * the group's own sessions when cmp holds the latest apart (apart), else
- * all but its last. */
-static int check_latest(tl_store *store, const tl_comparison *cmp, size_t i, int apart,
-                        const tl_check_opts *o, FILE *out, check_tally *t) {
+ * the group's own sessions when cmp holds the latest apart, else all but
+ * its last. */
+static int check_latest(tl_store *store, const tl_comparison *cmp, size_t i, const tl_check_opts *o,
+                        FILE *out, check_tally *t) {
   const tl_group *g = &cmp->groups[i];
+  const int64_t *apart = tl__group_latest(cmp, i);
   size_t earlier = apart ? g->session_count : g->session_count - 1;
-  const int64_t *latest = apart                   ? tl__group_latest(cmp, i)
-                          : g->session_count >= 2 ? g->session_ids + earlier
-                                                  : NULL;
+  const int64_t *latest = apart ? apart : g->session_count >= 2 ? g->session_ids + earlier : NULL;
   if (!latest)
     return TL_OK;
   sides ref = {g->session_ids, earlier, NULL, "earlier", NULL};
@@ -224,9 +223,9 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
    * and the latest are held apart, so that no sample is read twice; the
    * baseline's checks need whole groups, and the earlier ones are read
    * again. */
-  int apart = !o->baseline;
   tl_comparison cmp;
-  int rc = tl__compare(store, &co, apart ? TL__EARLIER_GROUPS : TL__GROUPS, &cmp, err, errlen);
+  int rc =
+      tl__compare(store, &co, o->baseline ? TL__GROUPS : TL__EARLIER_GROUPS, &cmp, err, errlen);
   if (rc)
     return rc;
   check_tally tally = {0, 0, 0, 0};
@@ -254,7 +253,7 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
     /* Against its own earlier sessions: the latest session is the newest
      * run of this label, probe and delay. */
     if (!rc)
-      rc = check_latest(store, &cmp, i, apart, o, out, &tally);
+      rc = check_latest(store, &cmp, i, o, out, &tally);
   }
   for (size_t i = 0; i < ng && gc.calc; i++)
     tl__gcalc_free(&gc.calc[i]);

@@ -28,9 +28,8 @@ const double tl_spectrum_pcts[TL_SPECTRUM_POINTS] = {0,    25,   50,   75,    90
  * (tl__group_kept) and which hold their latest session apart
  * (tl__group_latest), which tl_report.h need not show. */
 typedef struct {
-  tl__kept **kept;    /* one per group, or NULL */
-  const char *seeded; /* what the kept samples are for (tl__kept_new) */
-  char *apart;        /* TL__EARLIER_GROUPS: 1 where the group holds its latest apart */
+  tl__kept **kept; /* one per group, or NULL */
+  char *apart;     /* TL__EARLIER_GROUPS: 1 where the group holds its latest apart */
   tl_group groups[];
 } group_block;
 
@@ -233,7 +232,8 @@ static int group_open(tl_store *store, const tl_comparison *c, const tl_group *g
   gs->w = tl_sweep_store(store, g->session_ids, g->session_count, own, 3 + np);
   if (!gs->w)
     return TL_ENOMEM;
-  *kept = tl__kept_new(c, g, block_of_groups(c)->seeded, budget);
+  /* The earlier groups' kept samples are the check's earlier side's. */
+  *kept = tl__kept_new(c, g, block_of_groups(c)->apart ? "earlier" : "ci", budget);
   return TL_OK;
 }
 
@@ -675,7 +675,6 @@ static int hold_latest_apart(tl_comparison *c, group_block *blk) {
   blk->apart = malloc(c->group_count + 1);
   if (!blk->apart)
     return TL_ENOMEM;
-  blk->seeded = "earlier";
   for (size_t k = 0; k < c->group_count; k++) {
     tl_group *g = &c->groups[k];
     if ((blk->apart[k] = g->session_count >= 2))
@@ -724,7 +723,6 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, tl__group
     goto oom;
   }
   blk->kept = kept;
-  blk->seeded = "ci";
   out->groups = blk->groups;
   rc = fill_groups(out, group_of, ngroups);
   free(group_of);

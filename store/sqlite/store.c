@@ -223,8 +223,9 @@ int tl__sqlite_open_reader(tl_store *s, sqlite3 **out) {
   const char *name = tl__sqlite_db(s) ? sqlite3_db_filename(tl__sqlite_db(s), "main") : NULL;
   if (!name || !*name)
     return TL_EINVAL;
-  char *uri = sqlite3_uri_boolean(name, "immutable", 0) ? immutable_uri(s->path) : NULL;
-  if (!uri && sqlite3_uri_boolean(name, "immutable", 0))
+  int immutable = sqlite3_uri_boolean(name, "immutable", 0);
+  char *uri = immutable ? immutable_uri(s->path) : NULL;
+  if (immutable && !uri)
     return TL_ENOMEM;
   int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0);
   int rc = sqlite3_open_v2(uri ? uri : s->path, out, flags, NULL);
