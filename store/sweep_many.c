@@ -8,19 +8,24 @@
  * together, each pass reads each session once, in an order that keeps every
  * sweep's own (their lists merged, the lowest session id of the sweeps'
  * next ones first, so that the file is read about in order), and hands its
- * samples to the sweep that asked. What each sweep finds is what
- * tl_sweep_finish finds alone. */
+ * samples to the sweep that asked. A session that several sweeps list (a
+ * group and its earlier sessions, for the check) is read once and handed to
+ * each of them. What each sweep finds is what tl_sweep_finish finds alone. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "sweep_internal.h"
 
-/* A shared pass's working arrays. */
+/* A shared pass's working arrays. A session of the reading goes to one or
+ * more hands, a sweep that lists it each. */
 typedef struct {
   tl_sweep *const *ws; /* the sweeps */
-  int64_t *ids;        /* the sessions of the reading, */
-  uint32_t *owner;     /* per session of the reading: its sweep */
-  size_t *local;       /* and its index in that sweep */
+  int64_t *ids;        /* the sessions of the reading, each once, */
+  size_t *hands;       /* per session of the reading: its first hand (and one
+                          past the last: its count) */
+  uint32_t *first;     /* per session of the reading: its first hand's sweep */
+  uint32_t *owner;     /* per hand: its sweep */
+  size_t *local;       /* and the session's index in that sweep */
   reading *r;          /* per sweep: how its pass reads (passes after the first) */
   int *needed;         /* per sweep: it takes part in the pass */
   size_t *cursor;      /* per sweep: for merge_sessions */
@@ -31,18 +36,23 @@ typedef struct {
 static int many_alloc(many *m, tl_sweep *const *ws, size_t n, size_t total, int readings) {
   *m = (many){ws,
               malloc((total + 1) * sizeof *m->ids),
+              malloc((total + 1) * sizeof *m->hands),
+              malloc((total + 1) * sizeof *m->first),
               malloc((total + 1) * sizeof *m->owner),
               malloc((total + 1) * sizeof *m->local),
               readings ? malloc(n * sizeof *m->r) : NULL,
               malloc(n * sizeof *m->needed),
               malloc(n * sizeof *m->cursor)};
-  return m->ids && m->owner && m->local && (m->r || !readings) && m->needed && m->cursor
+  return m->ids && m->hands && m->first && m->owner && m->local && (m->r || !readings) &&
+                 m->needed && m->cursor
              ? TL_OK
              : TL_ENOMEM;
 }
 
 static void many_free(many *m) {
   free(m->ids);
+  free(m->hands);
+  free(m->first);
   free(m->owner);
   free(m->local);
   free(m->r);
@@ -50,52 +60,76 @@ static void many_free(many *m) {
   free(m->cursor);
 }
 
+/* A block is read when any of its session's sweeps wants it; the others
+ * are handed its samples too, which a sweep's pass takes as any other. */
 static int many_wanted(void *arg, size_t at, int64_t min, int64_t max) {
   const many *m = arg;
-  const reading *r = &m->r[m->owner[at]];
-  return !r->wanted || r->wanted(r->ctx, m->local[at], min, max);
+  for (size_t h = m->hands[at]; h < m->hands[at + 1]; h++) {
+    const reading *r = &m->r[m->owner[h]];
+    if (!r->wanted || r->wanted(r->ctx, m->local[h], min, max))
+      return 1;
+  }
+  return 0;
 }
 
 static int many_segment(void *arg, size_t at, const int64_t *v, size_t n) {
   const many *m = arg;
-  const reading *r = &m->r[m->owner[at]];
-  return r->cb(r->ctx, m->local[at], v, n);
+  int err = TL_OK;
+  for (size_t h = m->hands[at]; h < m->hands[at + 1] && !err; h++) {
+    const reading *r = &m->r[m->owner[h]];
+    err = r->cb(r->ctx, m->local[h], v, n);
+  }
+  return err;
 }
 
 static int many_tap(void *arg, size_t at, const int64_t *v, size_t n) {
   const many *m = arg;
-  const reading *r = &m->r[m->owner[at]];
-  return r->tap ? r->tap(r->tap_ctx, m->local[at], v, n) : TL_OK;
+  int err = TL_OK;
+  for (size_t h = m->hands[at]; h < m->hands[at + 1] && !err; h++) {
+    const reading *r = &m->r[m->owner[h]];
+    err = r->tap ? r->tap(r->tap_ctx, m->local[h], v, n) : TL_OK;
+  }
+  return err;
 }
 
 static int many_summary(void *arg, size_t at, const tl_summary *sum) {
   const many *m = arg;
-  return tl__sweep_from_summary(m->ws[m->owner[at]], m->local[at], sum);
+  int err = TL_OK;
+  for (size_t h = m->hands[at]; h < m->hands[at + 1] && !err; h++)
+    err = tl__sweep_from_summary(m->ws[m->owner[h]], m->local[h], sum);
+  return err;
 }
 
 /* The sessions of the n sweeps whose pass is needed, into m's ids (with
- * their owners): each sweep's in its own order, the sweeps merged by
- * session id. Returns how many. */
+ * their hands): each sweep's in its own order, the sweeps merged by session
+ * id, a session that the next ones of several sweeps name once for all of
+ * them. Returns how many. */
 static size_t merge_sessions(many *m, size_t n) {
   tl_sweep *const *ws = m->ws;
   const int *needed = m->needed;
-  size_t *cursor = m->cursor, total = 0;
+  size_t *cursor = m->cursor, total = 0, at = 0;
   for (size_t k = 0; k < n; k++) {
     total += needed[k] ? ws[k]->ns : 0;
     cursor[k] = needed[k] ? 0 : ws[k]->ns;
   }
-  for (size_t i = 0; i < total; i++) {
+  for (size_t h = 0; h < total; at++) {
     size_t best = n;
     for (size_t k = 0; k < n; k++)
       if (cursor[k] < ws[k]->ns &&
           (best == n || ws[k]->ids[cursor[k]] < ws[best]->ids[cursor[best]]))
         best = k;
-    size_t s = cursor[best]++;
-    m->ids[i] = ws[best]->ids[s];
-    m->owner[i] = (uint32_t)best;
-    m->local[i] = s;
+    int64_t id = ws[best]->ids[cursor[best]];
+    m->ids[at] = id;
+    m->hands[at] = h;
+    m->first[at] = (uint32_t)best;
+    for (size_t k = best; k < n; k++)
+      if (cursor[k] < ws[k]->ns && ws[k]->ids[cursor[k]] == id) {
+        m->owner[h] = (uint32_t)k;
+        m->local[h++] = cursor[k]++;
+      }
   }
-  return total;
+  m->hands[at] = total;
+  return at;
 }
 
 /* Sets up the next pass of every sweep (needed[k]: sweep k takes part);
@@ -167,6 +201,11 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
   store->errmsg[0] = '\0'; /* a failure of the samples' reading leaves its own message */
   many m;
   int err = many_alloc(&m, ws, n, total, 1), any = 1;
+  size_t sessions = 0; /* each once */
+  for (size_t k = 0; k < n && !err; k++)
+    m.needed[k] = 1;
+  if (!err)
+    sessions = merge_sessions(&m, n);
   while (!err && !(err = passes_begin(ws, n, m.needed, m.r, &any)) && any) {
     size_t count = merge_sessions(&m, n);
     int taps = 0;
@@ -178,7 +217,7 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
                  .ctx = &m,
                  .tap = taps ? many_tap : NULL,
                  .tap_ctx = &m,
-                 .part = m.owner,
+                 .part = m.first,
                  .parts = (uint32_t)n};
     err = src ? tl__store_src_scan(src, &r) : TL_ENOMEM;
     tl__store_src_close(src);
@@ -190,6 +229,6 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
   }
   many_free(&m);
   if (err == TL_ECORRUPT && !store->errmsg[0])
-    err = tl__sweep_explain_disagreement(store, total);
+    err = tl__sweep_explain_disagreement(store, sessions);
   return err;
 }

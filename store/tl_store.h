@@ -561,8 +561,9 @@ void tl_sweep_close(tl_sweep *w);
 /* Pass 1; tap (may be NULL) also sees every sample, session by session in
  * stored order, on one of the pass's two threads. */
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx);
-/* tl_sweep_first of ws[0..n) (tap taps[k], tap_ctxs[k]), sweeps of one store
- * over sessions none share: their summaries read in one reading. */
+/* tl_sweep_first of ws[0..n) (tap taps[k], tap_ctxs[k]), sweeps of one store:
+ * their summaries read in one reading, a summary that several sweeps' lists
+ * name (in the same order) read once for all of them. */
 int tl_sweep_first_all(tl_sweep *const *ws, size_t n, const tl_sweep_session_cb *taps,
                        void *const *tap_ctxs);
 /* tl_dist_compute, while tap (may be NULL) sees every sample of the
@@ -606,9 +607,10 @@ void tl_sweep_tap(tl_sweep *w, tl_sweep_session_cb tap, void *ctx);
 /* Runs the passes that find every asked value. */
 int tl_sweep_finish(tl_sweep *w);
 /* tl_sweep_finish of ws[0..n), sweeps of the same store after pass 1 over
- * sessions no two of them share, in shared passes: each session read once a
- * pass for all of them (a report's groups interleave in the file). Each
- * finds what it finds alone. */
+ * their sessions, in shared passes: each session read once a pass for all
+ * of them (a report's groups interleave in the file; a session that several
+ * sweeps list, in the same order, is handed to each). Each finds what it
+ * finds alone. */
 int tl_sweep_finish_all(tl_sweep *const *ws, size_t n);
 /* The group's value of a handle; session's value at session_pcts[k] (0
  * when the session has no samples). */

@@ -390,6 +390,92 @@ static void sweeps_share_passes(void **state) {
   tl_store_close(st);
 }
 
+/* Sweeps whose lists share sessions (a group, its earlier sessions, and
+ * another group beside them), swept together: each finds what it finds
+ * alone and what a sort of its own samples gives, and its tap sees its own
+ * sessions once each, in its order, with every sample. The shared sessions
+ * are read once for all (sweep_many.c): a session handed to only one of its
+ * sweeps leaves the others short of samples. */
+static void sweeps_share_sessions(void **state) {
+  tl_test_fixture *f = *state;
+  enum { EACH = 6, PER = 15000, SWEEPS = 4 };
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  int64_t *all = malloc(2 * EACH * PER * sizeof *all), ids[2][EACH];
+  uint64_t x = 0x6a09e667f3bcc908ULL;
+  for (size_t i = 0; i < EACH; i++)
+    for (size_t g = 0; g < 2; g++) {
+      int64_t *v = all + (g * EACH + i) * PER;
+      for (size_t j = 0; j < PER; j++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        v[j] = 40000 + 30000 * (int64_t)g + (int64_t)(x % 7000) * (int64_t)(i + 1);
+        if (x % 40 == 0)
+          v[j] += (int64_t)(x % 3000000);
+      }
+      tl_session_spec spec = tl_test_spec(g ? "b" : "a");
+      ids[g][i] = tl_test_write_session(st, &spec, v, PER, 0);
+    }
+  /* a's sessions, a's but its last, b's, and a's from the third on. */
+  const int64_t *lists[SWEEPS] = {ids[0], ids[0], ids[1], ids[0] + 2};
+  const size_t counts[SWEEPS] = {EACH, EACH - 1, EACH, EACH - 2};
+  const size_t from[SWEEPS] = {0, 0, EACH, 2}; /* the first session's place in all */
+  const double gp[] = {0, 50, 90, 99, 99.9, 100}, own[] = {25, 75, 99.5};
+  int64_t *sorted = malloc(EACH * PER * sizeof *sorted);
+  tap_log logs[2][SWEEPS] = {{{0}}}, firsts[2][SWEEPS] = {{{0}}};
+  for (int together = 0; together < 2; together++) {
+    tl_sweep *ws[SWEEPS];
+    size_t at[SWEEPS][6];
+    tl_sweep_session_cb taps[SWEEPS];
+    void *tap_ctxs[SWEEPS];
+    for (size_t k = 0; k < SWEEPS; k++) {
+      assert_non_null(ws[k] = tl_sweep_store(st, lists[k], counts[k], own, 3));
+      taps[k] = log_tap;
+      tap_ctxs[k] = &firsts[together][k];
+      if (!together)
+        assert_int_equal(tl_sweep_first(ws[k], taps[k], tap_ctxs[k]), TL_OK);
+    }
+    if (together)
+      assert_int_equal(tl_sweep_first_all(ws, SWEEPS, taps, tap_ctxs), TL_OK);
+    for (size_t k = 0; k < SWEEPS; k++) {
+      int64_t n = tl_sweep_count(ws[k], counts[k]);
+      assert_int_equal(n, (int64_t)counts[k] * PER);
+      for (size_t p = 0; p < 6; p++)
+        assert_true((at[k][p] = tl_sweep_want(ws[k], tl_rank(gp[p], n))) != SIZE_MAX);
+      tl_sweep_tap(ws[k], log_tap, &logs[together][k]);
+    }
+    if (together)
+      assert_int_equal(tl_sweep_finish_all(ws, SWEEPS), TL_OK);
+    for (size_t k = 0; k < SWEEPS && !together; k++)
+      assert_int_equal(tl_sweep_finish(ws[k]), TL_OK);
+    for (size_t k = 0; k < SWEEPS; k++) {
+      size_t n = counts[k] * PER;
+      memcpy(sorted, all + from[k] * PER, n * sizeof *all);
+      qsort(sorted, n, sizeof *sorted, cmp);
+      for (size_t p = 0; p < 6; p++)
+        assert_int_equal(tl_sweep_value(ws[k], at[k][p]), sorted[tl_rank(gp[p], (int64_t)n) - 1]);
+      for (size_t i = 0; i < counts[k]; i++) {
+        memcpy(sorted, all + (from[k] + i) * PER, PER * sizeof *all);
+        qsort(sorted, PER, sizeof *sorted, cmp);
+        for (size_t p = 0; p < 3; p++)
+          assert_int_equal(tl_sweep_session_value(ws[k], i, p), sorted[tl_rank(own[p], PER) - 1]);
+      }
+      tl_sweep_close(ws[k]);
+    }
+  }
+  for (size_t k = 0; k < SWEEPS; k++) {
+    const tap_log *alone = &logs[0][k];
+    assert_int_equal(alone->n, 2 * counts[k]);
+    assert_int_equal(alone->samples, counts[k] * PER);
+    for (size_t i = 0; i < counts[k]; i++)
+      assert_int_equal(alone->seen[2 * i], (int64_t)i);
+    same_log(&logs[1][k], alone);
+    same_log(&firsts[1][k], &firsts[0][k]);
+  }
+  free(sorted);
+  free(all);
+  tl_store_close(st);
+}
+
 /* The radix sort of the statistics against qsort: narrow and wide spans,
  * negative values, ties, and the sizes at the edges. */
 static void radix_sort(void **state) {
@@ -428,6 +514,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(sweep_against_sort, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(values_asked_at_most, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(sweeps_share_passes, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sweeps_share_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(radix_sort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
