@@ -133,7 +133,7 @@ static int check_sides(tl_store *store, const tl_comparison *cmp, const tl_group
 
 /* Checks the latest session of group i of cmp against its earlier ones:
  * the group's own sessions when cmp holds the latest apart, else all but
- * its last. */
+ * its last, whose values cmp may have worked out beside the group's. */
 static int check_latest(tl_store *store, const tl_comparison *cmp, size_t i, const tl_check_opts *o,
                         FILE *out, check_tally *t) {
   const tl_group *g = &cmp->groups[i];
@@ -145,10 +145,16 @@ static int check_latest(tl_store *store, const tl_comparison *cmp, size_t i, con
   sides ref = {g->session_ids, earlier, NULL, "earlier", NULL};
   sides cand = {latest, 1, NULL, "latest", NULL};
   tl__kept *own_ref = NULL, *own_cand = NULL;
+  const tl__kept *earlier_kept = NULL;
+  const tl_dist *earlier_dist = apart ? NULL : tl__group_earlier(cmp, i, &earlier_kept);
   if (apart) {
     /* The group's values and kept samples are the earlier sessions'. */
     ref.dist = &g->dist;
     ref.kept = tl__group_kept(cmp, i);
+  } else if (earlier_dist) {
+    ref.dist = earlier_dist;
+    ref.kept = earlier_kept;
+    cand.kept = own_cand = tl__kept_part(tl__group_kept(cmp, i), earlier, earlier + 1);
   } else {
     /* Both sides from the samples the comparison kept when it kept them
      * all; otherwise read (their reservoirs are seeded apart). */
@@ -220,12 +226,12 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
       return rc;
   }
   /* Without a baseline, the comparison's groups are the earlier sessions
-   * and the latest are held apart, so that no sample is read twice; the
-   * baseline's checks need whole groups, and the earlier ones are read
-   * again. */
+   * and the latest are held apart; the baseline's checks need whole groups,
+   * and the earlier sessions' values are worked out beside them. Either
+   * way no sample is read twice. */
   tl_comparison cmp;
-  int rc =
-      tl__compare(store, &co, o->baseline ? TL__GROUPS : TL__EARLIER_GROUPS, &cmp, err, errlen);
+  int rc = tl__compare(store, &co, o->baseline ? TL__GROUPS_AND_EARLIER : TL__EARLIER_GROUPS, &cmp,
+                       err, errlen);
   if (rc)
     return rc;
   check_tally tally = {0, 0, 0, 0};

@@ -139,13 +139,23 @@ typedef enum {
    * two or more (tl__group_latest), in the list but in no group, and the
    * samples kept for the statistics are seeded "earlier" (check.c's): the
    * check of the latest against the earlier reads the earlier ones once. */
-  TL__EARLIER_GROUPS
+  TL__EARLIER_GROUPS,
+  /* TL__GROUPS, and beside each group of two sessions or more the values
+   * and kept samples of its earlier sessions (tl__group_earlier), from the
+   * same passes: the check with a baseline needs both, and reads each
+   * sample once. */
+  TL__GROUPS_AND_EARLIER
 } tl__groups;
 /* tl_compare inside the caller's read snapshot (tl_store_read_begin). */
 int tl__compare(tl_store *store, const tl_compare_opts *o, tl__groups groups, tl_comparison *out,
                 char *err, size_t errlen);
 /* The session held apart from group i (TL__EARLIER_GROUPS), or NULL. */
 const int64_t *tl__group_latest(const tl_comparison *c, size_t i);
+/* The distribution of group i's earlier sessions (all but its last) at
+ * the group's percentiles and, into *kept, what the statistics keep of them
+ * (seeded "earlier"; NULL when not kept), when tl__compare worked them out
+ * (TL__GROUPS_AND_EARLIER); NULL otherwise. */
+const tl_dist *tl__group_earlier(const tl_comparison *c, size_t i, const tl__kept **kept);
 /* What tl__compare_each calls as each group's pass over the samples ends:
  * the group's values, its sessions' details and what the statistics keep of
  * it (tl__group_kept) are final, and the kept samples go when done returns.
@@ -307,5 +317,26 @@ typedef struct {
  * already counted). Only running out of memory fails; what cannot be read
  * (an older file, a server, a damaged blob) is "not attributed". */
 int tl__causes_compute(tl_store *store, tl_comparison *c, const tl__tail *tails);
+
+/* ------------------------------------------------------------------------ */
+/* Reading a comparison's samples (group_passes.c)                          */
+
+/* Where the passes put what they find beside the groups: per group, what
+ * the statistics keep (seeded kept_seed: "ci", or "earlier" for the
+ * earlier groups of TL__EARLIER_GROUPS) and the tail, and, when earlier is
+ * not NULL (TL__GROUPS_AND_EARLIER), the earlier sessions' distribution and
+ * kept samples of each group of two sessions or more. */
+typedef struct {
+  tl__kept **kept;
+  const char *kept_seed;
+  tl_dist *earlier;
+  tl__kept **earlier_kept;
+  tl__tail *tails;
+} tl__group_out;
+/* Fills c's groups (their distributions, charts and histograms) and their
+ * sessions' values from the samples at pcts[0..np), hook called as each
+ * group's pass ends. */
+int tl__groups_read(tl_store *store, tl_comparison *c, const double *pcts, size_t np,
+                    tl__group_out *out, const tl__group_hook *hook);
 
 #endif

@@ -1526,10 +1526,78 @@ static void earlier_groups_as_read(void **state) {
   tl_store_read_end(f->s);
 }
 
+/* TL__GROUPS_AND_EARLIER (the check with a baseline): its groups are
+ * TL__GROUPS', and beside each of two sessions or more the values and kept
+ * samples of its earlier sessions are those of TL__EARLIER_GROUPS' group,
+ * which are those of reading them (earlier_groups_as_read): every sample
+ * kept, a reservoir, and a one-session group, which has none. */
+static void earlier_beside_groups(void **state) {
+  fixture *f = *state;
+  const session_kind kinds[] = {{"few", 5, 400}, {"many", 5, 70000}, {"one", 1, 300}};
+  add_kinds(f, kinds, 3, 0x1f83d9abfb41bd6bULL, 1000000, 90000, 90000, 30000);
+  tl_compare_opts o;
+  tl_compare_opts_init(&o);
+  char err[512];
+  tl_comparison whole, apart, beside;
+  assert_int_equal(tl_store_read_begin(f->s), TL_OK);
+  assert_int_equal(tl__compare(f->s, &o, TL__GROUPS, &whole, err, sizeof err), TL_OK);
+  assert_int_equal(tl__compare(f->s, &o, TL__EARLIER_GROUPS, &apart, err, sizeof err), TL_OK);
+  assert_int_equal(tl__compare(f->s, &o, TL__GROUPS_AND_EARLIER, &beside, err, sizeof err), TL_OK);
+  assert_int_equal(beside.group_count, 3);
+  for (size_t i = 0; i < beside.group_count; i++) {
+    const tl_group *w = &whole.groups[i], *g = &beside.groups[i], *a = &apart.groups[i];
+    const tl__kept *kept = NULL, *none = NULL;
+    assert_null(tl__group_earlier(&whole, i, &none));
+    assert_null(tl__group_earlier(&apart, i, &none));
+    assert_null(tl__group_latest(&beside, i));
+    /* The group itself as TL__GROUPS has it. */
+    assert_string_equal(g->label, w->label);
+    assert_int_equal(g->session_count, w->session_count);
+    assert_int_equal(g->dist.count, w->dist.count);
+    assert_memory_equal(g->dist.pct_ns, w->dist.pct_ns, w->dist.pct_count * sizeof *w->dist.pct_ns);
+    assert_memory_equal(g->spectrum.pct_ns, w->spectrum.pct_ns,
+                        w->spectrum.pct_count * sizeof *w->spectrum.pct_ns);
+    assert_memory_equal(g->hist, w->hist, sizeof w->hist);
+    const tl__kept *wk = tl__group_kept(&whole, i), *gk = tl__group_kept(&beside, i);
+    assert_non_null(wk);
+    assert_non_null(gk);
+    assert_int_equal(gk->set.m, wk->set.m);
+    assert_memory_equal(gk->set.pool, wk->set.pool, wk->set.m * sizeof *wk->set.pool);
+    const tl_dist *e = tl__group_earlier(&beside, i, &kept);
+    if (w->session_count < 2) {
+      assert_null(e);
+      continue;
+    }
+    /* Its earlier sessions as TL__EARLIER_GROUPS' group. */
+    assert_non_null(e);
+    assert_int_equal(e->count, a->dist.count);
+    assert_true(e->count < g->dist.count);
+    assert_int_equal(e->min_ns, a->dist.min_ns);
+    assert_int_equal(e->max_ns, a->dist.max_ns);
+    assert_int_equal(e->pct_count, a->dist.pct_count);
+    assert_memory_equal(e->pct_ns, a->dist.pct_ns, a->dist.pct_count * sizeof *e->pct_ns);
+    const tl__kept *ak = tl__group_kept(&apart, i);
+    assert_non_null(kept);
+    assert_non_null(ak);
+    assert_int_equal(kept->set.exact, strcmp(g->label, "few") == 0);
+    assert_int_equal(kept->set.exact, ak->set.exact);
+    assert_int_equal(kept->set.ns, ak->set.ns);
+    assert_int_equal(kept->set.n, ak->set.n);
+    assert_int_equal(kept->set.m, ak->set.m);
+    assert_memory_equal(kept->set.pool, ak->set.pool, ak->set.m * sizeof *ak->set.pool);
+    assert_memory_equal(kept->set.tag, ak->set.tag, ak->set.m * sizeof *ak->set.tag);
+  }
+  tl_comparison_free(&whole);
+  tl_comparison_free(&apart);
+  tl_comparison_free(&beside);
+  tl_store_read_end(f->s);
+}
+
 /* --check's lines about latest sessions are the same whether the
  * comparison held them apart (no baseline) or read whole groups (with a
  * baseline, whose own checks add lines): every sample kept, and a
- * reservoir. */
+ * reservoir; and with a baseline, the same whether the earlier sessions'
+ * kept samples came from the comparison or were read. */
 static void check_latest_apart_as_whole(void **state) {
   fixture *f = *state;
   const session_kind kinds[] = {{"small", 6, 900}, {"big", 6, 60000}, {"base", 1, 900}};
@@ -1537,6 +1605,13 @@ static void check_latest_apart_as_whole(void **state) {
   add_kinds(f, kinds, 3, 0x3c6ef372fe94f82bULL, 10000000, 2000000, 8000000, 20000);
   char *whole = check(f, "base", "10%", "small,big,base", TL_CHECK_REGRESSED);
   char *apart = check(f, NULL, "10%", "small,big,base", TL_CHECK_REGRESSED);
+  /* With no memory for kept samples, every side is read: the same lines. */
+  size_t budget = tl__kept_budget;
+  tl__kept_budget = 0;
+  char *read = check(f, "base", "10%", "small,big,base", TL_CHECK_REGRESSED);
+  tl__kept_budget = budget;
+  assert_string_equal(read, whole);
+  free(read);
   /* The lines of the latest sessions, in order, from each. */
   char *lines[2] = {whole, apart};
   for (int w = 0; w < 2; w++) {
@@ -2230,6 +2305,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(kept_part_as_read, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test_setup_teardown(earlier_groups_as_read, tl_test_store_setup,
+                                      tl_test_store_teardown),
+      cmocka_unit_test_setup_teardown(earlier_beside_groups, tl_test_store_setup,
                                       tl_test_store_teardown),
       cmocka_unit_test_setup_teardown(check_latest_apart_as_whole, tl_test_store_setup,
                                       tl_test_store_teardown),
