@@ -14,11 +14,12 @@
  *        size per sample, whole and by table (SQLite's dbstat table, or
  *        the length of every row where it is not compiled in).
  * time:  runs the reports (default page, --by memory, --by hostname, --check,
- *        JSON, HTML, --site) on the last 1, 7 and 30 days of a DAYS-day
- *        fleet file (those it holds, --since) and tlstore check on the
- *        whole, and prints wall and CPU time, peak RSS and the growth per
- *        session, next to one host's year (1 host, 365 days: 17,520
- *        sessions, built in DIR unless given).
+ *        --by memory --check --baseline 512M, JSON, HTML, --site) on the
+ *        last 1, 7 and 30 days of a DAYS-day fleet file (those it holds,
+ *        --since) and tlstore check on the whole, and prints wall and CPU
+ *        time, peak RSS and the growth per session, next to one host's
+ *        year (1 host, 365 days: 17,520 sessions, built in DIR unless
+ *        given).
  *
  * build takes the blocks' codec as a fifth argument (0, tl's own choice,
  * the default; 2 or 3 to compare them).
@@ -174,6 +175,8 @@ static const report reports[] = {
     {"--by memory", {"--by", "memory", NULL}},
     {"--by hostname", {"--by", "hostname", NULL}}, /* 200 groups, 25 passes */
     {"--check", {"--check", NULL}},
+    /* Every size against the smallest, the year's host's size too. */
+    {"--baseline", {"--by", "memory", "--check", "--baseline", "512M", NULL}},
     {"json", {"--format", "json", NULL}},
     {"html", {"--format", "html", NULL}},
     {"--site", {"--site", NULL}}, /* the folder follows */
@@ -181,7 +184,7 @@ static const report reports[] = {
 
 /* Runs tlreport with r's arguments over db since since (NULL: all);
  * returns wall seconds, with CPU seconds and peak RSS. Any other exit than
- * 0 ends the bench (a run that failed is no figure), but --check's 1: a
+ * 0 ends the bench (a run that failed is no figure), but a check's 1: a
  * label that got worse, as the fleet's smallest droplets do. */
 static double time_report(const char *tlreport, const char *db, const char *since, const report *r,
                           const char *site, double *cpu, double *rss) {
@@ -199,7 +202,8 @@ static double time_report(const char *tlreport, const char *db, const char *sinc
   if (strcmp(r->name, "--site") == 0)
     argv[n++] = (char *)site;
   argv[n] = NULL;
-  return bench_run(argv, strcmp(r->name, "--check") == 0, cpu, rss);
+  int checks = strcmp(r->name, "--check") == 0 || strcmp(r->name, "--baseline") == 0;
+  return bench_run(argv, checks, cpu, rss);
 }
 
 /* Each report over the single host's year, then over the fleet's last 1, 7
