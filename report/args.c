@@ -180,6 +180,65 @@ static int make_site(void *arg) {
   return tl_site_write(m->store, &a->compare, &m->page, a->site, a->force, NULL, m->err, m->errlen);
 }
 
+/* One check for tl_report_skipping_damaged: its findings into memory, so
+ * that the sessions left out can be said before them. */
+typedef struct {
+  tl_store *store;
+  const tl_check_opts *o;
+  char *lines;
+  size_t len;
+  char *err;
+  size_t errlen;
+} checking;
+
+static int make_check(void *arg) {
+  checking *k = arg;
+  free(k->lines);
+  k->lines = NULL;
+  k->len = 0;
+  FILE *f = open_memstream(&k->lines, &k->len);
+  if (!f)
+    return tl_fail(k->err, k->errlen, TL_ENOMEM, "out of memory");
+  int rc = tl_report_check(k->store, k->o, f, k->err, k->errlen);
+  if (fclose(f) && (rc == TL_OK || rc == TL_CHECK_REGRESSED))
+    rc = tl_fail(k->err, k->errlen, TL_ENOMEM, "out of memory");
+  return rc;
+}
+
+/* --check; with --skip-damaged, a session whose samples fail verification
+ * is left out and the check made again, and a line before the findings
+ * says which and why, as the page's "Read with care" does. */
+static int check_report(tl_store *store, const tl_report_args *a, FILE *out, char *err,
+                        size_t errlen) {
+  tl_check_opts o = a->check;
+  o.compare = a->compare;
+  o.baseline = a->compare.baseline;
+  if (!a->skip_damaged)
+    return tl_report_check(store, &o, out, err, errlen);
+  tl_left_out_list left = {NULL, 0};
+  checking k = {store, &o, NULL, 0, err, errlen};
+  int rc = tl_report_skipping_damaged(store, make_check, &k, &left, err, errlen);
+  for (size_t i = 0; i < left.count && (rc == TL_OK || rc == TL_CHECK_REGRESSED); i++) {
+    const tl_left_out *x = &left.items[i];
+    char date[32];
+    tl_date_format(x->started_ns, date, sizeof date);
+    fputs("left out: session ", out);
+    tl_fput_safe(out, x->uuid);
+    fputs(" of ", out);
+    tl_fput_safe(out, x->label);
+    fprintf(out, " (started %s): its samples failed verification: ", date);
+    tl_fput_safe(out, x->why);
+    fputc('\n', out);
+  }
+  if ((rc == TL_OK || rc == TL_CHECK_REGRESSED) && k.len)
+    fwrite(k.lines, 1, k.len, out);
+  if ((rc == TL_OK || rc == TL_CHECK_REGRESSED) && ferror(out))
+    rc = tl_fail(err, errlen, TL_EIO, "writing the check failed");
+  free(k.lines);
+  tl_left_out_free(&left);
+  return rc;
+}
+
 /* A file in $TMPDIR (or /tmp) that no name reaches, or NULL. */
 static FILE *scratch_open(void) {
   const char *dir = getenv("TMPDIR");
@@ -332,11 +391,7 @@ int tl_report_run(tl_store *store, const tl_report_args *a, FILE *out, int *usag
     *usage = 1;
     return TL_EINVAL;
   }
-  if (a->checking) {
-    tl_check_opts check = a->check;
-    check.compare = a->compare;
-    check.baseline = a->compare.baseline;
-    return tl_report_check(store, &check, out, err, errlen);
-  }
+  if (a->checking)
+    return check_report(store, a, out, err, errlen);
   return write_report(store, a, out, err, errlen);
 }

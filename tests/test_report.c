@@ -1838,6 +1838,36 @@ static void skip_damaged_session(void **state) {
     free(html);
     free(p);
   }
+  /* --check says first which session it left out, and why; its findings
+   * and exit status are those of the store without that session. Without
+   * --skip-damaged, the check fails naming the block. */
+  char *k[] = {TLREPORT, "--db", f->db, "--check", "--skip-damaged", NULL};
+  char *kc[] = {TLREPORT, "--db", clean, "--check", NULL};
+  char *kd[] = {TLREPORT, "--db", f->db, "--check", NULL};
+  char *kout, *kerr, *cout, *cerr, left[256];
+  int krc = tl_test_run(k, NULL, &kout, &kerr), crc = tl_test_run(kc, NULL, &cout, &cerr);
+  assert_int_equal(krc, crc);
+  assert_true(krc == 0 || krc == 1);
+  assert_string_equal(kerr, "");
+  snprintf(left, sizeof left,
+           "left out: session %s of vbox (started 2026-11-01T12:00:00Z): its samples failed "
+           "verification: ",
+           uuid);
+  char *first_end = strchr(kout, '\n');
+  assert_non_null(first_end);
+  *first_end = 0;
+  if (strncmp(kout, left, strlen(left)) != 0 || !strstr(kout, want))
+    fail_msg("the check's first line does not say '%s...%s': %s", left, want, kout);
+  assert_string_equal(first_end + 1, cout);
+  assert_non_null(strstr(cout, "check")); /* its summary line */
+  free(kout);
+  free(kerr);
+  free(cout);
+  free(cerr);
+  free(run_report(kd, 1, &err));
+  assert_true(tl_test_one_line(err));
+  assert_non_null(strstr(err, want));
+  free(err);
   free(dir);
   free(clean);
 }
