@@ -201,11 +201,6 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
   store->errmsg[0] = '\0'; /* a failure of the samples' reading leaves its own message */
   many m;
   int err = many_alloc(&m, ws, n, total, 1), any = 1;
-  size_t sessions = 0; /* each once */
-  for (size_t k = 0; k < n && !err; k++)
-    m.needed[k] = 1;
-  if (!err)
-    sessions = merge_sessions(&m, n);
   while (!err && !(err = passes_begin(ws, n, m.needed, m.r, &any)) && any) {
     size_t count = merge_sessions(&m, n);
     int taps = 0;
@@ -227,8 +222,11 @@ int tl_sweep_finish_all(tl_sweep *const *ws, size_t n) {
         err = err ? err : e;
       }
   }
+  if (err == TL_ECORRUPT && !store->errmsg[0]) {
+    for (size_t k = 0; k < n; k++)
+      m.needed[k] = 1;
+    err = tl__sweep_explain_disagreement(store, merge_sessions(&m, n)); /* each once */
+  }
   many_free(&m);
-  if (err == TL_ECORRUPT && !store->errmsg[0])
-    err = tl__sweep_explain_disagreement(store, sessions);
   return err;
 }
