@@ -11,7 +11,7 @@
  *
  * The tail's count and time come from the sessions' stored histograms
  * (within 1/2048 of each value), as the group's sweep counted them while
- * it read them (compare.c), else read again here; the causes from the
+ * it read them (group_passes.c), else read again here; the causes from the
  * slowest samples tl kept with their run-queue wait. Steal and interrupt
  * time are known only per second and host-wide, so they are shown beside
  * the split as shares of the CPU time during the sessions, never put into

@@ -115,7 +115,7 @@ const char *tl__fact(const tl_session_detail *d, const char *key);
 const char *tl__tag(const tl_session_detail *d, const char *key);
 
 /* ------------------------------------------------------------------------ */
-/* What the statistics keep (kept.c, compare.c, maths.c)                    */
+/* What the statistics keep (kept.c, group_passes.c, maths.c)               */
 
 /* The samples the statistics keep of a group (kept.c; at most TL_STATS_KEEP, by a
  * seeded reservoir per session), gathered while the comparison reads the
@@ -303,7 +303,7 @@ void tl__trend_rows_free(tl__trend_rows *r);
 /* Why the tail is long (causes.c)                                          */
 
 /* A group's tail as the pass that read its sessions' summaries counted it
- * (compare.c, tl_sweep_tail): the samples above its p99 and above its p90
+ * (group_passes.c, tl_sweep_tail): the samples above its p99 and above its p90
  * ([0] and [1]), and their time past its p50. known 0: causes.c reads the
  * summaries again. */
 typedef struct {
