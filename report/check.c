@@ -228,7 +228,8 @@ static int check_in_read(tl_store *store, const tl_check_opts *o, FILE *out, cha
   /* Without a baseline, the comparison's groups are the earlier sessions
    * and the latest are held apart; the baseline's checks need whole groups,
    * and the earlier sessions' values are worked out beside them. Either
-   * way no sample is read twice. */
+   * way the earlier sessions are read once; only a latest session may be
+   * read again, on its own. */
   tl_comparison cmp;
   int rc = tl__compare(store, &co, o->baseline ? TL__GROUPS_AND_EARLIER : TL__EARLIER_GROUPS, &cmp,
                        err, errlen);

@@ -142,8 +142,8 @@ typedef enum {
   TL__EARLIER_GROUPS,
   /* TL__GROUPS, and beside each group of two sessions or more the values
    * and kept samples of its earlier sessions (tl__group_earlier), from the
-   * same passes: the check with a baseline needs both, and reads each
-   * sample once. */
+   * same passes: the check with a baseline needs both, and reads the
+   * earlier sessions once. */
   TL__GROUPS_AND_EARLIER
 } tl__groups;
 /* tl_compare inside the caller's read snapshot (tl_store_read_begin). */
