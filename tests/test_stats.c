@@ -1608,10 +1608,10 @@ static void check_latest_apart_as_whole(void **state) {
   /* With no memory for kept samples, every side is read: the same lines. */
   size_t budget = tl__kept_budget;
   tl__kept_budget = 0;
-  char *read = check(f, "base", "10%", "small,big,base", TL_CHECK_REGRESSED);
+  char *every_side_read = check(f, "base", "10%", "small,big,base", TL_CHECK_REGRESSED);
   tl__kept_budget = budget;
-  assert_string_equal(read, whole);
-  free(read);
+  assert_string_equal(every_side_read, whole);
+  free(every_side_read);
   /* The lines of the latest sessions, in order, from each. */
   char *lines[2] = {whole, apart};
   for (int w = 0; w < 2; w++) {
