@@ -182,62 +182,146 @@ int tl__sqlite_label_delays(tl_store *s, tl__label_delay_cb cb, void *ctx) {
   return err;
 }
 
-/* One statement per session, so that its blocks and its sample_count come
- * from one snapshot even while a collector commits. */
-int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
-                           tl_block_cb fn, void *ctx) {
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
-                              "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
-                              "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
-                              "ON b.session_id = s.id WHERE s.id = ? ORDER BY b.seq",
-                              -1, &st, NULL);
-  if (rc != SQLITE_OK)
-    return tl__store_sqlfail(s, rc, "reading samples");
-  int err = TL_OK;
+/* A session the sessions table lacks: its id came from that table, so the
+ * table is damaged, never the session without samples. */
+static int missing_session(tl_store *s, int64_t id) {
+  s->damaged_id = id;
+  return tl__store_fail(s, TL_ECORRUPT,
+                        "%s: session %lld is missing from the sessions table (run 'tlstore check')",
+                        s->path, (long long)id);
+}
+
+/* The block whose seq, count, min_ns, max_ns, codec and data are the row's
+ * columns from `at` on, checked in its session's run and handed to fn
+ * unless filter refuses it. */
+static int row_block(tl_store *s, sqlite3_stmt *st, int at, tl__block_run *run,
+                     tl_block_filter_cb filter, tl_block_cb fn, void *ctx) {
+  tl_block b = {.session_id = run->id,
+                .seq = sqlite3_column_int64(st, at),
+                .count = sqlite3_column_int64(st, at + 1),
+                .min_ns = sqlite3_column_int64(st, at + 2),
+                .max_ns = sqlite3_column_int64(st, at + 3),
+                .codec = sqlite3_column_int(st, at + 4)};
+  int err = tl__block_run_next(s, run, &b);
+  if (err || (filter && !filter(ctx, &b)))
+    return err;
+  b.data = sqlite3_column_blob(st, at + 5);
+  b.len = (size_t)sqlite3_column_bytes(st, at + 5);
+  return fn(ctx, &b);
+}
+
+/* The run of the session at the row (its uuid at column `at`, its
+ * sample_count after it) begins. */
+static void run_begin(sqlite3_stmt *st, int at, int64_t id, char *uuid, tl__block_run *run) {
+  char buf[37];
+  const char *u = tl__column_uuid(st, at, buf);
+  snprintf(uuid, 40, "%s", *u ? u : "?");
+  *run = (tl__block_run){.id = id, .uuid = uuid, .recorded = sqlite3_column_int64(st, at + 1)};
+}
+
+/* Sessions ids[0..n), one statement each. */
+static int scan_each(tl_store *s, sqlite3_stmt *st, const int64_t *ids, size_t n,
+                     tl_block_filter_cb filter, tl_block_cb fn, void *ctx) {
+  int err = TL_OK, rc = SQLITE_DONE;
   for (size_t i = 0; i < n && err == TL_OK; i++) {
     sqlite3_bind_int64(st, 1, ids[i]);
     char uuid[40] = "";
     tl__block_run run = {.id = ids[i], .uuid = uuid, .recorded = -1};
     while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-      if (run.recorded < 0) {
-        char buf[37];
-        const char *u = tl__column_uuid(st, 0, buf);
-        snprintf(uuid, sizeof uuid, "%s", *u ? u : "?");
-        run.recorded = sqlite3_column_int64(st, 1);
-      }
+      if (run.recorded < 0)
+        run_begin(st, 0, ids[i], uuid, &run);
       if (sqlite3_column_type(st, 2) == SQLITE_NULL)
         break; /* a session without blocks */
-      tl_block b = {.session_id = ids[i],
-                    .seq = sqlite3_column_int64(st, 2),
-                    .count = sqlite3_column_int64(st, 3),
-                    .min_ns = sqlite3_column_int64(st, 4),
-                    .max_ns = sqlite3_column_int64(st, 5),
-                    .codec = sqlite3_column_int(st, 6)};
-      if ((err = tl__block_run_next(s, &run, &b)))
-        break;
-      if (filter && !filter(ctx, &b))
-        continue;
-      b.data = sqlite3_column_blob(st, 7);
-      b.len = (size_t)sqlite3_column_bytes(st, 7);
-      err = fn(ctx, &b);
+      err = row_block(s, st, 2, &run, filter, fn, ctx);
     }
     if (err == TL_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
       err = tl__store_sqlfail(s, rc, "reading samples");
-    /* The ids come from the sessions table: one that finds no row there is
-     * a damaged table, never a session without samples. */
-    if (err == TL_OK && run.recorded < 0) {
-      err = tl__store_fail(s, TL_ECORRUPT,
-                           "%s: session %lld is missing from the sessions table (run 'tlstore "
-                           "check')",
-                           s->path, (long long)ids[i]);
-      s->damaged_id = ids[i];
-    }
-    if (err == TL_OK && run.recorded >= 0)
-      err = tl__block_run_end(s, &run);
+    if (err == TL_OK)
+      err = run.recorded < 0 ? missing_session(s, ids[i]) : tl__block_run_end(s, &run);
     sqlite3_reset(st);
   }
-  sqlite3_finalize(st);
+  return err;
+}
+
+/* Sessions ids[0..n), in ascending order, in one statement over the span
+ * of their ids: the rows of a session not asked are passed over. */
+static int scan_span(tl_store *s, sqlite3_stmt *st, const int64_t *ids, size_t n,
+                     tl_block_filter_cb filter, tl_block_cb fn, void *ctx) {
+  sqlite3_bind_int64(st, 1, ids[0]);
+  sqlite3_bind_int64(st, 2, ids[n - 1]);
+  char uuid[40] = "";
+  tl__block_run run = {.uuid = uuid, .recorded = -1};
+  size_t next = 0; /* in ids: the first not yet reached */
+  int64_t at = INT64_MIN;
+  int err = TL_OK, rc = SQLITE_DONE, wanted = 0;
+  while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    if (id != at) { /* the next session */
+      if (wanted)
+        err = tl__block_run_end(s, &run);
+      at = id;
+      for (; err == TL_OK && next < n && ids[next] < id; next++)
+        err = missing_session(s, ids[next]);
+      wanted = err == TL_OK && next < n && ids[next] == id;
+      if (wanted) {
+        run_begin(st, 1, id, uuid, &run);
+        next++;
+      }
+    }
+    if (err == TL_OK && wanted && sqlite3_column_type(st, 3) != SQLITE_NULL)
+      err = row_block(s, st, 3, &run, filter, fn, ctx);
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "reading samples");
+  if (err == TL_OK && wanted)
+    err = tl__block_run_end(s, &run);
+  if (err == TL_OK && next < n)
+    err = missing_session(s, ids[next]);
+  sqlite3_reset(st);
+  return err;
+}
+
+/* How many of ids[0..n), at most SPAN_MAX, ascend and fill at least half
+ * of the span of their ids, as a report's sessions mostly do (ids follow
+ * the writes): 0 when fewer than 2. */
+enum { SPAN_MAX = 4096 };
+static size_t dense_run(const int64_t *ids, size_t n) {
+  size_t m = 1;
+  while (m < n && m < SPAN_MAX && ids[m] > ids[m - 1] &&
+         (uint64_t)ids[m] - (uint64_t)ids[0] < 2 * (uint64_t)(m + 1))
+    m++;
+  return m > 1 ? m : 0;
+}
+
+/* Each statement reads its sessions' blocks and sample_counts in one
+ * snapshot, even while a collector commits. Sessions that ascend densely
+ * are read a span of ids a statement, the rest one statement each: a
+ * descent of the sessions' and the blocks' b-trees a session cost a
+ * fleet's blocks 0.75 s against 0.37 s in spans (288,000 sessions). */
+int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
+                           tl_block_cb fn, void *ctx) {
+  sqlite3_stmt *each = NULL, *span = NULL;
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
+                              "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
+                              "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
+                              "ON b.session_id = s.id WHERE s.id = ? ORDER BY b.seq",
+                              -1, &each, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(tl__sqlite_db(s),
+                            "SELECT s.id, s.uuid, s.sample_count, b.seq, b.count, b.min_ns, "
+                            "b.max_ns, b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
+                            "ON b.session_id = s.id WHERE s.id BETWEEN ?1 AND ?2 "
+                            "ORDER BY s.id, b.seq",
+                            -1, &span, NULL);
+  int err = rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "reading samples");
+  for (size_t i = 0; i < n && err == TL_OK;) {
+    size_t m = dense_run(ids + i, n - i);
+    err = m ? scan_span(s, span, ids + i, m, filter, fn, ctx)
+            : scan_each(s, each, ids + i, 1, filter, fn, ctx);
+    i += m ? m : 1;
+  }
+  sqlite3_finalize(each);
+  sqlite3_finalize(span);
   return err;
 }
 
