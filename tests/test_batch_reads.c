@@ -4,9 +4,7 @@
  * gives, in the order asked, with ids repeated, missing or out of order; a damaged row fails its
  * session and no other; a read that fails is an error, never fewer rows. The sessions' summaries
  * read on two threads (tl__store_summaries_threaded) come as from one, to the bit, through
- * every batch and at every kind of damage. A file's blocks of sessions asked close together
- * (read a span of ids a statement) come as those of each session asked alone, and a session
- * the sessions table lacks fails the read naming it. */
+ * every batch and at every kind of damage. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -649,164 +647,6 @@ static void summaries_on_two_threads_as_on_one(void **state) {
   free(b.call);
 }
 
-/* The blocks a scan hands over, a line each, and the sessions they came
- * from. */
-typedef struct {
-  char *text;
-  size_t len, cap;
-} block_lines;
-
-static int log_block(void *ctx, const tl_block *b) {
-  block_lines *l = ctx;
-  if (l->len + 256 > l->cap) {
-    l->cap = l->cap * 2 + 4096;
-    l->text = realloc(l->text, l->cap);
-    assert_non_null(l->text);
-  }
-  l->len += (size_t)snprintf(l->text + l->len, l->cap - l->len,
-                             "%lld %lld %lld %lld %lld %d %zu %08x\n", (long long)b->session_id,
-                             (long long)b->seq, (long long)b->count, (long long)b->min_ns,
-                             (long long)b->max_ns, b->codec, b->len, tl_crc32c(0, b->data, b->len));
-  return TL_OK;
-}
-
-/* Every block but the odd ones of sessions with several. */
-static int even_blocks(void *ctx, const tl_block *b) {
-  (void)ctx;
-  return b->seq % 2 == 0;
-}
-
-/* What scanning ids[0..n) hands over, and its error. */
-static int scan_lines(tl_store *s, const int64_t *ids, size_t n, block_lines *l) {
-  l->len = 0;
-  if (l->text)
-    l->text[0] = '\0';
-  return tl_store_scan_blocks(s, ids, n, even_blocks, log_block, l);
-}
-
-/* The lines of ids[0..n) each scanned alone, stopping before `until`
- * (none: -1). */
-static void lines_one_by_one(tl_store *s, const int64_t *ids, size_t n, int64_t until,
-                             block_lines *all) {
-  block_lines one = {NULL, 0, 0};
-  all->len = 0;
-  for (size_t i = 0; i < n && ids[i] != until; i++) {
-    assert_int_equal(scan_lines(s, ids + i, 1, &one), TL_OK);
-    if (all->len + one.len + 1 > all->cap) {
-      all->cap = (all->len + one.len + 1) * 2;
-      all->text = realloc(all->text, all->cap);
-      assert_non_null(all->text);
-    }
-    memcpy(all->text + all->len, one.text ? one.text : "", one.len);
-    all->len += one.len;
-  }
-  if (all->text)
-    all->text[all->len] = '\0';
-  free(one.text);
-}
-
-enum { SPAN_SESSIONS = 60 };
-
-/* Sessions of 0 to 3 blocks and every one asked alone, all in order, with
- * a third left out (a span with gaps), and far apart (one by one); each way
- * the same blocks in the same order. */
-static void blocks_by_span_as_one_by_one(void **state) {
-  tl_test_fixture *f = *state;
-  tl_store *s;
-  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
-  int64_t ids[SPAN_SESSIONS], asked[SPAN_SESSIONS];
-  int64_t *v = malloc(3 * TL_BLOCK_MAX * sizeof *v);
-  assert_non_null(v);
-  uint64_t x = 0x2545f4914f6cdd1du;
-  for (int k = 0; k < SPAN_SESSIONS; k++) {
-    size_t n = k % 7 == 3 ? 0 : k % 5 == 1 ? 2 * TL_BLOCK_MAX + 17 : 1 + next_random(&x) % 900;
-    for (size_t i = 0; i < n; i++)
-      v[i] = 50000 + (int64_t)(next_random(&x) % 300000);
-    tl_session_spec spec = tl_test_spec("span");
-    ids[k] = tl_test_write_session(s, &spec, v, n, 0);
-  }
-  free(v);
-  block_lines want = {NULL, 0, 0}, got = {NULL, 0, 0};
-  lines_one_by_one(s, ids, SPAN_SESSIONS, -1, &want);
-  assert_int_equal(scan_lines(s, ids, SPAN_SESSIONS, &got), TL_OK);
-  assert_string_equal(got.text, want.text);
-  size_t n = 0;
-  for (int k = 0; k < SPAN_SESSIONS; k++)
-    if (k % 3 != 1)
-      asked[n++] = ids[k];
-  lines_one_by_one(s, asked, n, -1, &want);
-  assert_int_equal(scan_lines(s, asked, n, &got), TL_OK);
-  assert_string_equal(got.text, want.text);
-  n = 0;
-  for (int k = 0; k < SPAN_SESSIONS; k += 7)
-    asked[n++] = ids[k];
-  lines_one_by_one(s, asked, n, -1, &want);
-  assert_int_equal(scan_lines(s, asked, n, &got), TL_OK);
-  assert_string_equal(got.text, want.text);
-  tl_store_close(s);
-
-  /* A session row gone (its blocks left): first, in the middle and last of
-   * a span, the read fails naming it, after the blocks of the sessions
-   * before it. */
-  static const int gone[] = {20, 0, SPAN_SESSIONS - 1};
-  int was_gone[SPAN_SESSIONS] = {0};
-  for (size_t g = 0; g < sizeof gone / sizeof *gone; g++) {
-    int64_t lost = ids[gone[g]];
-    char sql[128];
-    snprintf(sql, sizeof sql, "PRAGMA foreign_keys = OFF; DELETE FROM sessions WHERE id = %lld",
-             (long long)lost);
-    exec_sql(f->db, sql);
-    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-    n = 0;
-    for (int k = 0; k < SPAN_SESSIONS; k++)
-      if (!was_gone[k]) /* those gone before are not asked */
-        asked[n++] = ids[k];
-    was_gone[gone[g]] = 1;
-    lines_one_by_one(s, asked, n, lost, &want);
-    s->damaged_id = 0;
-    assert_int_equal(scan_lines(s, asked, n, &got), TL_ECORRUPT);
-    char said[96];
-    snprintf(said, sizeof said, "session %lld is missing from the sessions table", (long long)lost);
-    assert_non_null(strstr(tl_store_errmsg(s), said));
-    assert_int_equal(s->damaged_id, lost);
-    assert_string_equal(got.text, want.text);
-    tl_store_close(s);
-  }
-
-  /* A session whose blocks no longer add up, in the middle of a span and
-   * last: its error (the sessions gone above not asked). */
-  n = 0;
-  for (int k = 0; k < SPAN_SESSIONS; k++)
-    if (!was_gone[k])
-      asked[n++] = ids[k];
-  const int64_t short_of[] = {asked[n / 2], asked[n - 1]};
-  for (size_t i = 0; i < 2; i++) {
-    char sql[160];
-    snprintf(sql, sizeof sql, "UPDATE sessions SET sample_count = sample_count + 1 WHERE id = %lld",
-             (long long)short_of[i]);
-    exec_sql(f->db, sql);
-    assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
-    assert_int_equal(scan_lines(s, asked, n, &got), TL_ECORRUPT);
-    tl_session_list list;
-    tl_filter flt;
-    tl_filter_init(&flt);
-    assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
-    const char *uuid = NULL;
-    for (size_t k = 0; k < list.count; k++)
-      if (list.items[k].id == short_of[i])
-        uuid = list.items[k].uuid;
-    assert_non_null(uuid);
-    assert_non_null(strstr(tl_store_errmsg(s), uuid));
-    tl_session_list_free(&list);
-    tl_store_close(s);
-    snprintf(sql, sizeof sql, "UPDATE sessions SET sample_count = sample_count - 1 WHERE id = %lld",
-             (long long)short_of[i]);
-    exec_sql(f->db, sql);
-  }
-  free(want.text);
-  free(got.text);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(batches_equal_one_by_one, tl_test_setup, tl_test_teardown),
@@ -816,8 +656,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(session_strings_are_pooled, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(details_equal_one_by_one, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(summaries_on_two_threads_as_on_one, tl_test_setup,
-                                      tl_test_teardown),
-      cmocka_unit_test_setup_teardown(blocks_by_span_as_one_by_one, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test(pool_keeps_one_copy),
       cmocka_unit_test(pool_tells_near_strings_apart),

@@ -219,6 +219,14 @@ static void run_begin(sqlite3_stmt *st, int at, int64_t id, char *uuid, tl__bloc
   *run = (tl__block_run){.id = id, .uuid = uuid, .recorded = sqlite3_column_int64(st, at + 1)};
 }
 
+static const char each_blocks_sql[] =
+    "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, b.codec, b.data FROM "
+    "sessions s LEFT JOIN sample_blocks b ON b.session_id = s.id WHERE s.id = ? ORDER BY b.seq";
+static const char span_blocks_sql[] =
+    "SELECT s.id, s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, b.codec, b.data "
+    "FROM sessions s LEFT JOIN sample_blocks b ON b.session_id = s.id WHERE s.id BETWEEN ?1 AND "
+    "?2 ORDER BY s.id, b.seq";
+
 /* Sessions ids[0..n), one statement each. */
 static int scan_each(tl_store *s, sqlite3_stmt *st, const int64_t *ids, size_t n,
                      tl_block_filter_cb filter, tl_block_cb fn, void *ctx) {
@@ -281,13 +289,9 @@ static int scan_span(tl_store *s, sqlite3_stmt *st, const int64_t *ids, size_t n
   return err;
 }
 
-/* How many of ids[0..n), at most SPAN_MAX, ascend and fill at least half
- * of the span of their ids, as a report's sessions mostly do (ids follow
- * the writes): 0 when fewer than 2. */
-enum { SPAN_MAX = 4096 };
-static size_t dense_run(const int64_t *ids, size_t n) {
+size_t tl__sqlite_dense_run(const int64_t *ids, size_t n) {
   size_t m = 1;
-  while (m < n && m < SPAN_MAX && ids[m] > ids[m - 1] &&
+  while (m < n && m < TL__SPAN_MAX && ids[m] > ids[m - 1] &&
          (uint64_t)ids[m] - (uint64_t)ids[0] < 2 * (uint64_t)(m + 1))
     m++;
   return m > 1 ? m : 0;
@@ -300,24 +304,22 @@ static size_t dense_run(const int64_t *ids, size_t n) {
  * fleet's blocks 0.75 s against 0.37 s in spans (288,000 sessions). */
 int tl__sqlite_scan_blocks(tl_store *s, const int64_t *ids, size_t n, tl_block_filter_cb filter,
                            tl_block_cb fn, void *ctx) {
+  /* Each statement is prepared when first needed: many callers read one
+   * session a call. */
   sqlite3_stmt *each = NULL, *span = NULL;
-  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
-                              "SELECT s.uuid, s.sample_count, b.seq, b.count, b.min_ns, b.max_ns, "
-                              "b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
-                              "ON b.session_id = s.id WHERE s.id = ? ORDER BY b.seq",
-                              -1, &each, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(tl__sqlite_db(s),
-                            "SELECT s.id, s.uuid, s.sample_count, b.seq, b.count, b.min_ns, "
-                            "b.max_ns, b.codec, b.data FROM sessions s LEFT JOIN sample_blocks b "
-                            "ON b.session_id = s.id WHERE s.id BETWEEN ?1 AND ?2 "
-                            "ORDER BY s.id, b.seq",
-                            -1, &span, NULL);
-  int err = rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "reading samples");
+  int err = TL_OK;
   for (size_t i = 0; i < n && err == TL_OK;) {
-    size_t m = dense_run(ids + i, n - i);
-    err = m ? scan_span(s, span, ids + i, m, filter, fn, ctx)
-            : scan_each(s, each, ids + i, 1, filter, fn, ctx);
+    size_t m = tl__sqlite_dense_run(ids + i, n - i);
+    sqlite3_stmt **st = m ? &span : &each;
+    int rc = *st ? SQLITE_OK
+                 : sqlite3_prepare_v2(tl__sqlite_db(s), m ? span_blocks_sql : each_blocks_sql, -1,
+                                      st, NULL);
+    if (rc != SQLITE_OK)
+      err = tl__store_sqlfail(s, rc, "reading samples");
+    else if (m)
+      err = scan_span(s, span, ids + i, m, filter, fn, ctx);
+    else
+      err = scan_each(s, each, ids + i, 1, filter, fn, ctx);
     i += m ? m : 1;
   }
   sqlite3_finalize(each);

@@ -44,6 +44,14 @@ int tl__bind_uuid(sqlite3_stmt *st, int i, const char *text);
 const char *tl__column_uuid(sqlite3_stmt *st, int i, char buf[37]);
 void tl__uuid_blob_fn(sqlite3_context *cx, int argc, sqlite3_value **argv);
 
+/* read.c: how many of ids[0..n), at most TL__SPAN_MAX, ascend and fill at
+ * least half of the span of their ids, as a report's sessions mostly do (ids
+ * follow the writes), so that one statement over the span (the rows of
+ * sessions not asked passed over) reads them for less than one statement
+ * each; 0 when fewer than 2. */
+enum { TL__SPAN_MAX = 4096 };
+size_t tl__sqlite_dense_run(const int64_t *ids, size_t n);
+
 /* The entries of tl__sqlite_ops (ops.c), by the file that holds them. */
 /* store.c: opening, closing, stale sessions */
 int tl__sqlite_open(const tl_store_ops *self, tl_store **out, const char *path, int flags);

@@ -62,29 +62,81 @@ int tl__summary_put_ended(tl_store *s, int64_t session_id, tl__summarizer *fed) 
   return err;
 }
 
+static const char each_blob_sql[] =
+    "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN session_summaries m ON "
+    "m.session_id = s.id WHERE s.id = ?";
+static const char span_blobs_sql[] =
+    "SELECT s.id, s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN session_summaries m "
+    "ON m.session_id = s.id WHERE s.id BETWEEN ?1 AND ?2 ORDER BY s.id";
+
+/* The row's session to fn as the summary of ids' place i, its uuid at
+ * column `at`, its sample_count and summary after it. */
+static int hand_row(sqlite3_stmt *st, int at, size_t i, tl__summary_blob_cb fn, void *ctx) {
+  char buf[37];
+  const char *u = tl__column_uuid(st, at, buf);
+  return fn(ctx, i, *u ? u : "?", sqlite3_column_int64(st, at + 1), sqlite3_column_blob(st, at + 2),
+            (size_t)sqlite3_column_bytes(st, at + 2));
+}
+
+/* ids[from..to), ascending, in one statement over their span: a session
+ * not asked is passed over, an id of no session handed "?" in its turn. */
+static int blobs_span(tl_store *s, sqlite3_stmt *st, const int64_t *ids, size_t from, size_t to,
+                      tl__summary_blob_cb fn, void *ctx) {
+  sqlite3_bind_int64(st, 1, ids[from]);
+  sqlite3_bind_int64(st, 2, ids[to - 1]);
+  size_t next = from;
+  int err = TL_OK, rc = SQLITE_DONE;
+  while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    for (; !err && next < to && ids[next] < id; next++)
+      err = fn(ctx, next, "?", -1, NULL, 0);
+    if (!err && next < to && ids[next] == id)
+      err = hand_row(st, 1, next++, fn, ctx);
+  }
+  if (!err && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    err = tl__store_sqlfail(s, rc, "reading summaries");
+  for (; !err && next < to; next++)
+    err = fn(ctx, next, "?", -1, NULL, 0);
+  sqlite3_reset(st);
+  return err;
+}
+
+/* Sessions that ascend densely a span of ids a statement, the rest one
+ * statement each: a search down two b-trees a session took SQLite 0.27 s
+ * over a fleet's 288,000 summaries, against 0.06 s in spans. */
 int tl__sqlite_summary_blobs(tl_store *s, const int64_t *ids, size_t n, tl__summary_blob_cb fn,
                              void *ctx) {
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(tl__sqlite_db(s),
-                              "SELECT s.uuid, s.sample_count, m.data FROM sessions s LEFT JOIN "
-                              "session_summaries m ON m.session_id = s.id WHERE s.id = ?",
-                              -1, &st, NULL);
-  int err = rc == SQLITE_OK ? TL_OK : tl__store_sqlfail(s, rc, "reading summaries");
-  for (size_t i = 0; i < n && !err; i++) {
-    sqlite3_bind_int64(st, 1, ids[i]);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      char buf[37];
-      const char *u = tl__column_uuid(st, 0, buf);
-      err = fn(ctx, i, *u ? u : "?", sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 2),
-               (size_t)sqlite3_column_bytes(st, 2));
-    } else if (rc == SQLITE_DONE) {
-      err = fn(ctx, i, "?", -1, NULL, 0);
-    } else {
+  /* Each statement is prepared when first needed: many callers read one
+   * session a call. */
+  sqlite3_stmt *each = NULL, *span = NULL;
+  int err = TL_OK;
+  for (size_t i = 0; i < n && !err;) {
+    size_t m = tl__sqlite_dense_run(ids + i, n - i);
+    sqlite3_stmt **st = m ? &span : &each;
+    int rc = *st ? SQLITE_OK
+                 : sqlite3_prepare_v2(tl__sqlite_db(s), m ? span_blobs_sql : each_blob_sql, -1, st,
+                                      NULL);
+    if (rc != SQLITE_OK) {
       err = tl__store_sqlfail(s, rc, "reading summaries");
+      break;
     }
-    sqlite3_reset(st);
+    if (m) {
+      err = blobs_span(s, span, ids, i, i + m, fn, ctx);
+      i += m;
+      continue;
+    }
+    sqlite3_bind_int64(each, 1, ids[i]);
+    rc = sqlite3_step(each);
+    if (rc == SQLITE_ROW)
+      err = hand_row(each, 0, i, fn, ctx);
+    else if (rc == SQLITE_DONE)
+      err = fn(ctx, i, "?", -1, NULL, 0);
+    else
+      err = tl__store_sqlfail(s, rc, "reading summaries");
+    sqlite3_reset(each);
+    i++;
   }
-  sqlite3_finalize(st);
+  sqlite3_finalize(each);
+  sqlite3_finalize(span);
   return err;
 }
