@@ -36,8 +36,7 @@ static void exec_sql(const char *db, const char *sql) {
   sqlite3_close(h);
 }
 
-/* The blocks a scan hands over, a line each, and the sessions they came
- * from. */
+/* What a read hands over, a line a block or a summary. */
 typedef struct {
   char *text;
   size_t len, cap;
@@ -203,8 +202,9 @@ static int log_blob(void *ctx, size_t index, const char *uuid, int64_t sample_co
     l->text = realloc(l->text, l->cap);
     assert_non_null(l->text);
   }
-  l->len += (size_t)snprintf(l->text + l->len, l->cap - l->len, "%zu %s %lld %zu %08x\n", index,
-                             uuid, (long long)sample_count, len, blob ? tl_crc32c(0, blob, len) : 0);
+  l->len +=
+      (size_t)snprintf(l->text + l->len, l->cap - l->len, "%zu %s %lld %zu %08x\n", index, uuid,
+                       (long long)sample_count, len, blob ? tl_crc32c(0, blob, len) : 0);
   return TL_OK;
 }
 
