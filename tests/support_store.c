@@ -16,6 +16,15 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+void tl_test_exec_sql(const char *db, const char *sql) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  char *why = NULL;
+  if (sqlite3_exec(h, sql, NULL, NULL, &why) != SQLITE_OK)
+    fail_msg("%s: %s", sql, why ? why : "?");
+  sqlite3_close(h);
+}
+
 void tl_test_flip_block_bits(const char *db, const char *which) {
   char sql[512];
   snprintf(sql, sizeof sql,

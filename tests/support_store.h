@@ -24,6 +24,11 @@ tl_store_stats tl_test_stats(const char *db);
  * (free the list, then close it). */
 tl_store *tl_test_sessions(const char *db, size_t count, tl_session_list *list);
 
+/* Runs sql (one or more statements) on the file db through SQLite itself,
+ * as a damaged or hand-edited file would be; fails the test, saying why,
+ * unless it succeeds. */
+void tl_test_exec_sql(const char *db, const char *sql);
+
 /* Flips the last bit of each sample block of the sessions the SQL
  * condition which selects (over sessions, e.g. "id = 2") in the file db,
  * so that their checksums fail; fails the test unless a block changed. */

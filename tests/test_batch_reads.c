@@ -264,16 +264,6 @@ static void details_equal_one_by_one(void **state) {
   tl_store_close(s);
 }
 
-static void exec_sql(const char *db, const char *sql) {
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  char *why = NULL;
-  int rc = sqlite3_exec(h, sql, NULL, NULL, &why);
-  if (rc != SQLITE_OK)
-    fail_msg("%s: %s", sql, why ? why : "?");
-  sqlite3_close(h);
-}
-
 static void damaged_row_fails_its_session_only(void **state) {
   tl_test_fixture *f = *state;
   tl_store *s;
@@ -287,7 +277,7 @@ static void damaged_row_fails_its_session_only(void **state) {
            "INSERT OR REPLACE INTO session_causes VALUES (%lld, 1, 0, 1, x'01020304050607');"
            "INSERT OR REPLACE INTO session_causes VALUES (%lld, 2, 0, 1, x'0102030405');",
            (long long)bad, (long long)bad);
-  exec_sql(f->db, sql);
+  tl_test_exec_sql(f->db, sql);
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   seen v = {ids, s, SESSIONS, 0, 0, {0}};
   assert_int_equal(tl_store_causes_of(s, ids, SESSIONS, check_causes, &v), TL_OK);
@@ -341,7 +331,7 @@ static void failed_step_is_an_error(void **state) {
            "session_id, kind, first_index, count, CASE WHEN session_id = %lld THEN "
            "abs(-9223372036854775807 - 1) ELSE data END AS data FROM held;",
            (long long)ids[1]);
-  exec_sql(f->db, sql);
+  tl_test_exec_sql(f->db, sql);
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   calls = 0;
   int err = tl_store_causes_of(s, ids, SESSIONS, count_calls, &calls);
@@ -596,7 +586,7 @@ static void summaries_on_two_threads_as_on_one(void **state) {
   /* Three sessions without a summary (computed, on the reading thread, in
    * their turn, the worker drained first): the first asked, one a few
    * hundred in, one near the end that is asked again among the repeats. */
-  exec_sql(f->db, "DELETE FROM session_summaries WHERE session_id IN (3, 2051, 2348)");
+  tl_test_exec_sql(f->db, "DELETE FROM session_summaries WHERE session_id IN (3, 2051, 2348)");
   /* Backwards, then the first ones again: another order than the file's. */
   size_t n = 0;
   for (int k = ALL_SUMMARIES - 1; k >= 0; k--)
@@ -630,16 +620,17 @@ static void summaries_on_two_threads_as_on_one(void **state) {
       {"UPDATE session_summaries SET data = x'0102' WHERE session_id = 2", ALL_SUMMARIES - 2},
   };
   for (size_t k = 0; k < sizeof damages / sizeof *damages; k++) {
-    exec_sql(f->db, "CREATE TABLE IF NOT EXISTS saved AS SELECT * FROM session_summaries");
-    exec_sql(f->db, damages[k].sql);
+    tl_test_exec_sql(f->db, "CREATE TABLE IF NOT EXISTS saved AS SELECT * FROM session_summaries");
+    tl_test_exec_sql(f->db, damages[k].sql);
     assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
     assert_int_equal(summaries_both_ways(s, asked, n, &a, &b), TL_ECORRUPT);
     assert_int_equal(a.calls, damages[k].reached);
     assert_non_null(strstr(tl_store_errmsg(s), ": summary: "));
     assert_int_equal(s->damaged_id, ids[ALL_SUMMARIES - 1 - damages[k].reached]);
     tl_store_close(s);
-    exec_sql(f->db, "DELETE FROM session_summaries; INSERT INTO session_summaries SELECT * FROM "
-                    "saved; DROP TABLE saved");
+    tl_test_exec_sql(f->db,
+                     "DELETE FROM session_summaries; INSERT INTO session_summaries SELECT * FROM "
+                     "saved; DROP TABLE saved");
   }
   free(ids);
   free(asked);

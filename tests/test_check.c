@@ -50,15 +50,6 @@ static void keep(void *ctx, const char *problem) {
   p->n++;
 }
 
-static void damage(const char *db, const char *sql) {
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  char *err = NULL;
-  if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
-    fail_msg("%s: %s", sql, err);
-  sqlite3_close(h);
-}
-
 /* The index of the session a problem names. */
 static size_t session_of(const tl_session_list *list, const int64_t *ids, const char *msg) {
   for (size_t i = 0; i < SESSIONS; i++)
@@ -108,7 +99,7 @@ static void every_damage_once_in_order(void **state) {
            (long long)ids[3], (long long)ids[510], (long long)ids[1030], (long long)ids[6],
            (long long)ids[4], (long long)ids[512], (long long)ids[511], (long long)ids[530],
            (long long)ids[520], (long long)ids[SESSIONS - 1]);
-  damage(f->db, sql);
+  tl_test_exec_sql(f->db, sql);
 
   static const size_t samples[] = {3, 510, 1030}, summaries[] = {4, 511, 520, 1030, SESSIONS - 1};
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
@@ -155,8 +146,9 @@ static void integrity_findings_first(void **state) {
   for (size_t i = 0; i < FEW; i++)
     ids[i] = tl_test_write_session(s, &spec, v, samples_of(1, v, &x), 0);
   tl_store_close(s);
-  damage(f->db, "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = 'CREATE INDEX "
-                "sessions_label ON sessions(delay_ns, label)' WHERE name = 'sessions_label'");
+  tl_test_exec_sql(f->db,
+                   "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = 'CREATE INDEX "
+                   "sessions_label ON sessions(delay_ns, label)' WHERE name = 'sessions_label'");
   char which[64];
   snprintf(which, sizeof which, "id = %lld", (long long)ids[FEW - 1]);
   tl_test_flip_block_bits(f->db, which);

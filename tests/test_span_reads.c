@@ -26,16 +26,6 @@ static uint64_t next_random(uint64_t *x) {
   return *x;
 }
 
-static void exec_sql(const char *db, const char *sql) {
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  char *why = NULL;
-  int rc = sqlite3_exec(h, sql, NULL, NULL, &why);
-  if (rc != SQLITE_OK)
-    fail_msg("%s: %s", sql, why ? why : "?");
-  sqlite3_close(h);
-}
-
 /* What a read hands over, a line a block or a summary. */
 typedef struct {
   char *text;
@@ -141,7 +131,7 @@ static void blocks_by_span_as_one_by_one(void **state) {
     char sql[128];
     snprintf(sql, sizeof sql, "PRAGMA foreign_keys = OFF; DELETE FROM sessions WHERE id = %lld",
              (long long)lost);
-    exec_sql(f->db, sql);
+    tl_test_exec_sql(f->db, sql);
     assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
     n = 0;
     for (int k = 0; k < SPAN_SESSIONS; k++)
@@ -170,7 +160,7 @@ static void blocks_by_span_as_one_by_one(void **state) {
     char sql[160];
     snprintf(sql, sizeof sql, "UPDATE sessions SET sample_count = sample_count + 1 WHERE id = %lld",
              (long long)short_of[i]);
-    exec_sql(f->db, sql);
+    tl_test_exec_sql(f->db, sql);
     assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
     assert_int_equal(scan_lines(s, asked, n, &got), TL_ECORRUPT);
     tl_session_list list;
@@ -187,7 +177,7 @@ static void blocks_by_span_as_one_by_one(void **state) {
     tl_store_close(s);
     snprintf(sql, sizeof sql, "UPDATE sessions SET sample_count = sample_count - 1 WHERE id = %lld",
              (long long)short_of[i]);
-    exec_sql(f->db, sql);
+    tl_test_exec_sql(f->db, sql);
   }
   free(want.text);
   free(got.text);
@@ -255,7 +245,7 @@ static void summary_blobs_by_span_as_one_by_one(void **state) {
            "DELETE FROM session_summaries WHERE session_id = %lld; PRAGMA foreign_keys = OFF; "
            "DELETE FROM sessions WHERE id = %lld",
            (long long)ids[10], (long long)ids[30]);
-  exec_sql(f->db, sql);
+  tl_test_exec_sql(f->db, sql);
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
   blobs_as_one_by_one(s, ids, SPAN_SESSIONS);
   size_t n = 0;

@@ -468,13 +468,6 @@ static void three_blocks(const char *path, int codec, char uuid[37]) {
   tl_store_close(s);
 }
 
-static void exec_sql(const char *path, const char *sql) {
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(db);
-}
-
 typedef struct {
   char text[2048];
 } problems;
@@ -500,7 +493,7 @@ typedef struct {
  * check must name the session and the damage. Returns the database opened
  * read-only, for the caller to see what readers say. */
 static tl_store *damage_and_check(const char *path, const damage *d, size_t k, const char *uuid) {
-  exec_sql(path, d->sql);
+  tl_test_exec_sql(path, d->sql);
   tl_store *s;
   assert_int_equal(tl_store_open(&s, path, TL_STORE_READONLY), TL_OK);
   problems p = {""};
@@ -574,15 +567,16 @@ static void migrates_v1_blocks(void **state) {
   tl_store_close(s);
   /* Back to version 1: the payload alone, codec 1, and a second session
    * whose only block is damaged. */
-  exec_sql(f->db, "UPDATE sample_blocks SET data = substr(data, 9);"
-                  "DROP TABLE session_summaries;"
-                  "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
-                  "started_ns, heartbeat_ns, pid, status, sample_count, tl_version, "
-                  "libuv_version, command_line) SELECT 'damaged', run_uuid, host_id, label, "
-                  "probe, delay_ns, warmup, started_ns, heartbeat_ns, pid, status, 2, "
-                  "tl_version, libuv_version, command_line FROM sessions;"
-                  "INSERT INTO sample_blocks VALUES (2, 0, 2, 0, 10, 1, x'0b01');"
-                  "PRAGMA user_version = 1");
+  tl_test_exec_sql(f->db,
+                   "UPDATE sample_blocks SET data = substr(data, 9);"
+                   "DROP TABLE session_summaries;"
+                   "INSERT INTO sessions (uuid, run_uuid, host_id, label, probe, delay_ns, warmup, "
+                   "started_ns, heartbeat_ns, pid, status, sample_count, tl_version, "
+                   "libuv_version, command_line) SELECT 'damaged', run_uuid, host_id, label, "
+                   "probe, delay_ns, warmup, started_ns, heartbeat_ns, pid, status, 2, "
+                   "tl_version, libuv_version, command_line FROM sessions;"
+                   "INSERT INTO sample_blocks VALUES (2, 0, 2, 0, 10, 1, x'0b01');"
+                   "PRAGMA user_version = 1");
   /* A reader cannot upgrade it and says how. */
   assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_EREADONLY);
   assert_non_null(strstr(tl_store_errmsg(s), "needs an upgrade"));
@@ -816,8 +810,8 @@ static void summaries_are_exact(void **state) {
   tl_store_close(s);
 
   /* Back to version 2: no summaries. Migration 3 makes the same ones. */
-  exec_sql(f->db, "CREATE TABLE old AS SELECT * FROM session_summaries;"
-                  "DROP TABLE session_summaries; PRAGMA user_version = 2");
+  tl_test_exec_sql(f->db, "CREATE TABLE old AS SELECT * FROM session_summaries;"
+                          "DROP TABLE session_summaries; PRAGMA user_version = 2");
   assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
   assert_int_equal(tl_store_schema_version(s), tl_schema_latest());
   for (int k = 0; k < SHAPES; k++)
@@ -1190,7 +1184,7 @@ static int live_writer_finish(live_writer *l) {
 static void live_collector_is_never_stale(void **state) {
   fixture *f = *state;
   live_writer l = live_writer_start(f->db);
-  exec_sql(f->db, "UPDATE sessions SET heartbeat_ns = heartbeat_ns - 3600000000000");
+  tl_test_exec_sql(f->db, "UPDATE sessions SET heartbeat_ns = heartbeat_ns - 3600000000000");
 
   expect_status(f->db, "running");
   tl_store *s;
@@ -1206,7 +1200,7 @@ static void live_collector_is_never_stale(void **state) {
 
   /* The same pid, now a process that started an hour after the session:
    * a reused pid, so the collector is gone. */
-  exec_sql(f->db, "UPDATE sessions SET started_ns = started_ns - 3600000000000");
+  tl_test_exec_sql(f->db, "UPDATE sessions SET started_ns = started_ns - 3600000000000");
   expect_status(f->db, "interrupted");
   unsetenv("TL_STALE_SECONDS");
   close(l.go);
@@ -1251,7 +1245,7 @@ static void merge_waits_for_running_sessions(void **state) {
   live_writer l = live_writer_start(f->db);
   char sql[512];
   snprintf(sql, sizeof sql, "VACUUM INTO '%s'", early); /* the file as it is now */
-  exec_sql(f->db, sql);
+  tl_test_exec_sql(f->db, sql);
   tl_merge_stats st = merge_into(later, f->db);
   assert_int_equal(st.sessions_added, 0);
   assert_int_equal(st.sessions_running, 1);
@@ -1652,7 +1646,7 @@ static void sessions_listed_by_start(void **state) {
   for (int round = 0; round < 2; round++) {
     /* The second round: already in order by id, kept as it is. */
     if (round == 1)
-      exec_sql(f->db, "UPDATE sessions SET started_ns = 1700000000000000000 + id");
+      tl_test_exec_sql(f->db, "UPDATE sessions SET started_ns = 1700000000000000000 + id");
     assert_int_equal(tl_store_sessions(s, &all, &list), TL_OK);
     assert_int_equal(list.count, N);
     for (size_t i = 0; i < N; i++)
