@@ -1,9 +1,9 @@
 /* tl_base.h: what every part of tl shares and that needs no database: error
  * codes and one-line messages, the command-line helpers of the three
  * programs, writing user text safely (terminal, JSON), validation of what a
- * user supplies (labels, tags, durations, dates, lists, sizes), where tl's
- * files are (the shipped files, the default database), the words tl
- * quotes percentiles in, and varints.
+ * user supplies (labels, tags, durations, dates, lists, sizes), a pool of
+ * strings kept once each, where tl's files are (the shipped files, the
+ * default database), the words tl quotes percentiles in, and varints.
  *
  * The store, the collector and the report build on it; it knows none of
  * them. */
@@ -353,6 +353,33 @@ const char *tl_format_pct(double pct, char *buf, size_t len);
  * delay_ns[i] of probe. Plain text, truncated to len. */
 void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
                          const int64_t *delay_ns, size_t n, char *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Strings kept once                                                          */
+
+/* Strings kept once each, for lists of many sessions that repeat them
+ * (strpool.c): a session's strings are the pool of the list it came in
+ * (tl_store.h). tl_strpool_get gives the pool's copy of s, made at first sight,
+ * or NULL when out of memory; the copies live until tl_strpool_free.
+ * tl_strpool_add copies len bytes of s into the pool without looking for
+ * an equal string, nor letting later calls find it: for strings that are
+ * never repeated (a session's UUIDs). */
+typedef struct tl_strpool tl_strpool;
+tl_strpool *tl_strpool_new(void);
+char *tl_strpool_get(tl_strpool *pool, const char *s);
+char *tl_strpool_get_len(tl_strpool *pool, const char *s, size_t len);
+char *tl_strpool_add(tl_strpool *pool, const char *s, size_t len);
+/* For strings that may each be new (a listing's command lines: each import
+ * names its own start and file): looked up as tl_strpool_get_len does while
+ * the look-ups find them, copied as tl_strpool_add does once fewer than 1
+ * in 16 of at least 1,024 did (every 16th still looked up). Equal strings
+ * so kept may then be different copies: never compare them by pointer.
+ * *odds starts zeroed, one for each run of such strings. */
+typedef struct {
+  uint64_t looked, found, skipped;
+} tl_strpool_odds;
+char *tl_strpool_get_maybe(tl_strpool *pool, tl_strpool_odds *odds, const char *s, size_t len);
+void tl_strpool_free(tl_strpool *pool);
 
 /* ------------------------------------------------------------------------ */
 /* Paths                                                                     */

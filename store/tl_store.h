@@ -144,19 +144,6 @@ int tl_writer_add_facts(tl_writer *w, const tl_fact *facts, size_t n);
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
-/* Strings kept once each, for lists of many sessions that repeat them
- * (strpool.c): tl_strpool_get gives the pool's copy of s, made at first sight,
- * or NULL when out of memory; the copies live until tl_strpool_free.
- * tl_strpool_add copies len bytes of s into the pool without looking for
- * an equal string, nor letting later calls find it: for strings that are
- * never repeated (a session's UUIDs). */
-typedef struct tl_strpool tl_strpool;
-tl_strpool *tl_strpool_new(void);
-char *tl_strpool_get(tl_strpool *pool, const char *s);
-char *tl_strpool_get_len(tl_strpool *pool, const char *s, size_t len);
-char *tl_strpool_add(tl_strpool *pool, const char *s, size_t len);
-void tl_strpool_free(tl_strpool *pool);
-
 /* One session as stored. Strings are owned by the list they came in. */
 typedef struct {
   int64_t id;

@@ -497,6 +497,50 @@ static void pool_add_copies_apart(void **state) {
   tl_strpool_free(p);
 }
 
+/* Strings that repeat stay shared through get_maybe; a long run of new
+ * ones is copied apart (not found by a later get), every 16th still looked
+ * up and kept; whichever way, each comes back as it was given. */
+static void pool_maybe_copies_new_strings(void **state) {
+  (void)state;
+  tl_strpool *p = tl_strpool_new();
+  assert_non_null(p);
+  tl_strpool_odds odds = {0, 0, 0};
+  char buf[64], *first[8];
+  for (int i = 0; i < 4000; i++) { /* eight strings, over and over */
+    snprintf(buf, sizeof buf, "tlcollect --label l%d", i % 8);
+    char *got = tl_strpool_get_maybe(p, &odds, buf, strlen(buf));
+    assert_string_equal(got, buf);
+    if (i < 8)
+      first[i] = got;
+    else
+      assert_ptr_equal(got, first[i % 8]);
+  }
+  tl_strpool_odds fresh = {0, 0, 0};
+  enum { N = 5000 };
+  char **kept = malloc(N * sizeof *kept);
+  assert_non_null(kept);
+  for (int i = 0; i < N; i++) { /* each new: an import's own file */
+    snprintf(buf, sizeof buf, "tlstore import --start %d f.csv", i);
+    kept[i] = tl_strpool_get_maybe(p, &fresh, buf, strlen(buf));
+    assert_string_equal(kept[i], buf);
+  }
+  size_t shared = 0;
+  for (int i = 0; i < N; i++) {
+    snprintf(buf, sizeof buf, "tlstore import --start %d f.csv", i);
+    shared += tl_strpool_get(p, buf) == kept[i];
+    if (i < 1024) /* the trial's, all looked up */
+      assert_ptr_equal(tl_strpool_get(p, buf), kept[i]);
+  }
+  /* The trial's 1,024, then every 16th of the rest. */
+  assert_int_equal(shared, 1024 + (N - 1024) / 16);
+  assert_int_equal(fresh.looked, shared);
+  assert_int_equal(fresh.found, 0);
+  /* The first odds, which kept finding, still share. */
+  assert_ptr_equal(tl_strpool_get_maybe(p, &odds, "tlcollect --label l3", 20), first[3]);
+  free(kept);
+  tl_strpool_free(p);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Summaries read on two threads                                            */
 
@@ -651,6 +695,7 @@ int main(void) {
       cmocka_unit_test(pool_keeps_one_copy),
       cmocka_unit_test(pool_tells_near_strings_apart),
       cmocka_unit_test(pool_add_copies_apart),
+      cmocka_unit_test(pool_maybe_copies_new_strings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,7 +231,8 @@ static char *pool_uuid(tl_strpool *pool, const PGresult *r, int row, int col) {
 }
 
 /* The session of row, its strings in pool; 0 when out of memory. */
-static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session *x) {
+static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_strpool_odds *commands,
+                        tl_session *x) {
   x->id = tl__pg_i64(r, row, 0);
   x->uuid = pool_uuid(pool, r, row, 1);
   x->run_uuid = pool_uuid(pool, r, row, 2);
@@ -240,7 +241,8 @@ static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session
   x->hostname = pool_val(pool, r, row, 5);
   x->host_fingerprint = pool_val(pool, r, row, 6);
   x->status = pool_val(pool, r, row, 7);
-  x->command_line = pool_val(pool, r, row, 8);
+  x->command_line =
+      tl_strpool_get_maybe(pool, commands, PQgetvalue(r, row, 8), (size_t)PQgetlength(r, row, 8));
   x->tl_version = pool_val(pool, r, row, 9);
   x->libuv_version = pool_val(pool, r, row, 10);
   x->delay_ns = tl__pg_i64(r, row, 11);
@@ -254,9 +256,10 @@ static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_session
 }
 
 /* One row of the sessions' query into the list. */
-static int add_session_row(tl_store *s, const PGresult *r, tl_session_list *out, size_t *cap) {
+static int add_session_row(tl_store *s, const PGresult *r, tl_session_list *out, size_t *cap,
+                           tl_strpool_odds *commands) {
   tl_session *x;
-  if (tl__session_list_add(out, cap, &x) || !read_session(r, 0, out->strings, x))
+  if (tl__session_list_add(out, cap, &x) || !read_session(r, 0, out->strings, commands, x))
     return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
   return tl__session_settle(s, out->strings, x, tl__pg_i64(r, 0, 17), tl__pg_i64(r, 0, 18));
 }
@@ -284,11 +287,12 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   if (err)
     return err;
   size_t cap = 0;
+  tl_strpool_odds commands = {0, 0, 0};
   PGresult *r;
   while ((r = PQgetResult(tl__pg_conn(s)))) {
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_SINGLE_TUPLE && err == TL_OK)
-      err = add_session_row(s, r, out, &cap);
+      err = add_session_row(s, r, out, &cap, &commands);
     else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK)
       err = tl__pg_fail(s, r, "listing sessions");
     PQclear(r); /* after an error, the rest of the rows are read and dropped */

@@ -27,16 +27,20 @@ enum { SESSION_TEXT_COLS = 11 };
 typedef struct {
   const char *s[SESSION_TEXT_COLS];
   size_t len[SESSION_TEXT_COLS];
+  tl_strpool_odds commands; /* of the command lines (tl_strpool_get_maybe) */
 } previous_row;
 
-/* Column i's text, in the pool; NULL when out of memory. */
-static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i, previous_row *prev) {
+/* Column i's text, in the pool (through odds, when given); NULL when out of
+ * memory. */
+static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i, previous_row *prev,
+                      tl_strpool_odds *odds) {
   const unsigned char *t = sqlite3_column_text(st, i);
   const char *text = t ? (const char *)t : "";
   size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
   if (prev->s[i] && prev->len[i] == len && memcmp(prev->s[i], text, len) == 0)
     return (char *)prev->s[i];
-  char *kept = tl_strpool_get_len(pool, text, len);
+  char *kept =
+      odds ? tl_strpool_get_maybe(pool, odds, text, len) : tl_strpool_get_len(pool, text, len);
   prev->s[i] = kept;
   prev->len[i] = len;
   return kept;
@@ -55,14 +59,14 @@ static int read_session(sqlite3_stmt *st, tl_strpool *pool, previous_row *prev, 
   x->id = sqlite3_column_int64(st, 0);
   x->uuid = pool_uuid(pool, st, 1);
   x->run_uuid = pool_uuid(pool, st, 2);
-  x->label = pool_col(pool, st, 3, prev);
-  x->probe = pool_col(pool, st, 4, prev);
-  x->hostname = pool_col(pool, st, 5, prev);
-  x->host_fingerprint = pool_col(pool, st, 6, prev);
-  x->status = pool_col(pool, st, 7, prev);
-  x->command_line = pool_col(pool, st, 8, prev);
-  x->tl_version = pool_col(pool, st, 9, prev);
-  x->libuv_version = pool_col(pool, st, 10, prev);
+  x->label = pool_col(pool, st, 3, prev, NULL);
+  x->probe = pool_col(pool, st, 4, prev, NULL);
+  x->hostname = pool_col(pool, st, 5, prev, NULL);
+  x->host_fingerprint = pool_col(pool, st, 6, prev, NULL);
+  x->status = pool_col(pool, st, 7, prev, NULL);
+  x->command_line = pool_col(pool, st, 8, prev, &prev->commands);
+  x->tl_version = pool_col(pool, st, 9, prev, NULL);
+  x->libuv_version = pool_col(pool, st, 10, prev, NULL);
   x->delay_ns = sqlite3_column_int64(st, 11);
   x->warmup = sqlite3_column_int64(st, 12);
   x->started_ns = sqlite3_column_int64(st, 13);
@@ -108,7 +112,7 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   size_t cap = 0;
   if (!err)
     tl__session_list_reserve(out, &cap, sessions_bound(s));
-  previous_row prev = {{NULL}, {0}};
+  previous_row prev = {{NULL}, {0}, {0, 0, 0}};
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     tl_session *x;
     if (tl__session_list_add(out, &cap, &x) || !read_session(st, out->strings, &prev, x))

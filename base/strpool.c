@@ -5,7 +5,8 @@
  * large chunks, and a hash table of them (open addressing, at most half
  * full); everything goes at once with the pool. Strings known to be unique
  * (a session's UUIDs) are only copied into the chunks: hashing them would
- * find nothing to share.
+ * find nothing to share; strings that may be (command lines) are copied so
+ * once the look-ups stop finding them (tl_strpool_get_maybe).
  *
  * Each slot keeps its string's hash and length beside the pointer, so a
  * probe and a growth of the table compare and move slots without reading
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_store.h"
+#include "tl_base.h"
 
 enum { CHUNK = 64 * 1024 };
 
@@ -149,6 +150,17 @@ char *tl_strpool_get_len(tl_strpool *p, const char *s, size_t len) {
   p->count++;
   p->slots[i] = (slot){copy, h, len < UINT32_MAX ? (uint32_t)len : UINT32_MAX};
   return copy;
+}
+
+char *tl_strpool_get_maybe(tl_strpool *p, tl_strpool_odds *o, const char *s, size_t len) {
+  enum { TRIAL = 1024, ODDS = 16 };
+  if (o->looked >= TRIAL && o->found * ODDS < o->looked && ++o->skipped % ODDS)
+    return tl_strpool_add(p, s, len);
+  size_t known = p->count;
+  char *kept = tl_strpool_get_len(p, s, len);
+  o->looked++;
+  o->found += kept && p->count == known;
+  return kept;
 }
 
 char *tl_strpool_get(tl_strpool *p, const char *s) { return tl_strpool_get_len(p, s, strlen(s)); }
