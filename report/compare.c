@@ -9,6 +9,9 @@
 
 #include "compute.h"
 
+typedef struct tl__row_sets tl__row_sets; /* the details' facts and tags (below) */
+static void row_sets_free(tl__row_sets *r);
+
 /* The groups of a comparison as tl_compare allocates them: c->groups points
  * at groups, and beside them is what the statistics keep of each group
  * (tl__group_kept) and which hold their latest session apart
@@ -80,11 +83,8 @@ void tl_comparison_free(tl_comparison *c) {
     free(block_of_groups(c)->earlier_kept);
     free(block_of_groups(c));
   }
-  for (size_t i = 0; c->details && i < c->sessions.count; i++) {
-    free(c->details[i].facts); /* their strings are the sessions' pool's */
-    free(c->details[i].tags);
-  }
   free(c->details);
+  row_sets_free(c->detail_rows); /* the details' facts and tags */
   free(c->detail_values);
   free(c->causes);
   free(c->counters);
@@ -154,13 +154,9 @@ static int drop_sessions(tl_comparison *c, const char *keep, char **orig) {
   for (size_t i = kept; orig && i < list->count; i++)
     orig[i] = NULL;
   kept = 0;
-  for (size_t i = 0; c->details && i < list->count; i++)
-    if (keep[i]) {
+  for (size_t i = 0; c->details && i < list->count; i++) /* rows freed with the comparison */
+    if (keep[i])
       c->details[kept++] = c->details[i];
-    } else {
-      free(c->details[i].facts); /* their strings are the sessions' pool's */
-      free(c->details[i].tags);
-    }
   tl_session_list_keep(list, keep);
   return TL_OK;
 }
@@ -189,20 +185,131 @@ static int keep_last(tl_comparison *c, int64_t last, char **orig) {
   return rc;
 }
 
-/* rows[0..n) as read, copied to *out with their strings in pool: a fleet's
- * thousands of sessions repeat a few facts, each once in memory. */
-static int pool_rows(tl_strpool *pool, const tl_fact_row *rows, size_t n, tl_fact_row **out) {
-  *out = n ? malloc(n * sizeof **out) : NULL;
-  int rc = !n || *out ? TL_OK : TL_ENOMEM;
-  for (size_t i = 0; i < n && !rc; i++) {
-    tl_fact_row *y = &(*out)[i];
+/* The sessions' facts and tags, each set of rows kept once: the sessions
+ * of one host record the same facts, their strings the same pointers in
+ * the sessions' pool, so they share one array (a copy a session was 23 MiB
+ * of fresh memory for a fleet's month). Freed whole with the comparison. */
+typedef struct rows_chunk {
+  struct rows_chunk *next;
+  size_t used, cap;
+  tl_fact_row row[];
+} rows_chunk;
+
+typedef struct {
+  const tl_fact_row *rows; /* NULL where empty */
+  size_t n;
+  uint64_t hash;
+} row_set;
+
+struct tl__row_sets {
+  rows_chunk *chunks; /* the newest first */
+  row_set *slot;      /* cap entries, at most half full */
+  size_t cap, count;
+  tl_fact_row *scratch; /* a set's rows while they are looked up */
+  size_t scratch_cap;
+};
+
+static void row_sets_free(tl__row_sets *r) {
+  if (!r)
+    return;
+  for (rows_chunk *k = r->chunks, *next; k; k = next) {
+    next = k->next;
+    free(k);
+  }
+  free(r->slot);
+  free(r->scratch);
+  free(r);
+}
+
+static uint64_t rows_hash(const tl_fact_row *rows, size_t n) {
+  uint64_t h = 1469598103934665603ULL ^ n;
+  for (size_t i = 0; i < n; i++) {
+    const void *part[3] = {rows[i].key, rows[i].value, rows[i].evidence};
+    for (int k = 0; k < 3; k++)
+      h = (h ^ (uintptr_t)part[k]) * 0x9e3779b97f4a7c15ULL;
+  }
+  return h ^ (h >> 31);
+}
+
+static int same_rows(const tl_fact_row *a, const tl_fact_row *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].evidence != b[i].evidence)
+      return 0;
+  return 1;
+}
+
+static int row_sets_grow(tl__row_sets *r) {
+  size_t cap = r->cap ? 2 * r->cap : 256;
+  row_set *slot = calloc(cap, sizeof *slot);
+  if (!slot)
+    return TL_ENOMEM;
+  for (size_t i = 0; i < r->cap; i++)
+    if (r->slot[i].rows) {
+      size_t at = (size_t)r->slot[i].hash & (cap - 1);
+      while (slot[at].rows)
+        at = (at + 1) & (cap - 1);
+      slot[at] = r->slot[i];
+    }
+  free(r->slot);
+  r->slot = slot;
+  r->cap = cap;
+  return TL_OK;
+}
+
+/* The kept copy of rows[0..n) (n >= 1), made at first sight; NULL when out
+ * of memory. */
+static const tl_fact_row *row_sets_get(tl__row_sets *r, const tl_fact_row *rows, size_t n) {
+  if (2 * (r->count + 1) > r->cap && row_sets_grow(r))
+    return NULL;
+  uint64_t h = rows_hash(rows, n);
+  size_t at = (size_t)h & (r->cap - 1);
+  for (; r->slot[at].rows; at = (at + 1) & (r->cap - 1))
+    if (r->slot[at].hash == h && r->slot[at].n == n && same_rows(r->slot[at].rows, rows, n))
+      return r->slot[at].rows;
+  rows_chunk *k = r->chunks;
+  if (!k || k->cap - k->used < n) {
+    size_t cap = n > 4096 ? n : 4096;
+    if (!(k = malloc(sizeof *k + cap * sizeof *k->row)))
+      return NULL;
+    k->used = 0;
+    k->cap = cap;
+    k->next = r->chunks;
+    r->chunks = k;
+  }
+  tl_fact_row *kept = k->row + k->used;
+  k->used += n;
+  memcpy(kept, rows, n * sizeof *rows);
+  r->slot[at] = (row_set){kept, n, h};
+  r->count++;
+  return kept;
+}
+
+/* rows[0..n) as read, their strings in pool, kept in r: *out NULL when n
+ * is 0. */
+static int pool_rows(tl_strpool *pool, tl__row_sets *r, const tl_fact_row *rows, size_t n,
+                     tl_fact_row **out) {
+  *out = NULL;
+  if (!n)
+    return TL_OK;
+  if (n > r->scratch_cap) {
+    free(r->scratch);
+    r->scratch_cap = 2 * n;
+    if (!(r->scratch = malloc(r->scratch_cap * sizeof *r->scratch))) {
+      r->scratch_cap = 0;
+      return TL_ENOMEM;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    tl_fact_row *y = &r->scratch[i];
     y->key = tl_strpool_get(pool, rows[i].key);
     y->value = tl_strpool_get(pool, rows[i].value);
     y->evidence = tl_strpool_get(pool, rows[i].evidence);
     if (!y->key || !y->value || !y->evidence)
-      rc = TL_ENOMEM;
+      return TL_ENOMEM;
   }
-  return rc;
+  /* Shared, never written through: the page only reads a session's rows. */
+  *out = (tl_fact_row *)row_sets_get(r, r->scratch, n);
+  return *out ? TL_OK : TL_ENOMEM;
 }
 
 static int detail_rows(void *ctx, size_t i, const tl_fact_row *facts, size_t nfacts,
@@ -211,16 +318,17 @@ static int detail_rows(void *ctx, size_t i, const tl_fact_row *facts, size_t nfa
   tl_session_detail *d = &c->details[i];
   d->fact_count = nfacts;
   d->tag_count = ntags;
-  int rc = pool_rows(c->sessions.strings, facts, nfacts, &d->facts);
-  return rc ? rc : pool_rows(c->sessions.strings, tags, ntags, &d->tags);
+  int rc = pool_rows(c->sessions.strings, c->detail_rows, facts, nfacts, &d->facts);
+  return rc ? rc : pool_rows(c->sessions.strings, c->detail_rows, tags, ntags, &d->tags);
 }
 
 /* Facts and tags of every session, their strings in the sessions' pool. */
 static int session_facts(tl_store *store, tl_comparison *c) {
   size_t n = c->sessions.count;
   c->details = calloc(n + 1, sizeof *c->details);
+  c->detail_rows = calloc(1, sizeof *c->detail_rows);
   int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
-  if (!c->details || !ids) {
+  if (!c->details || !c->detail_rows || !ids) {
     free(ids);
     return TL_ENOMEM;
   }

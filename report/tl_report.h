@@ -138,10 +138,11 @@ typedef struct {
   size_t group_count;
   char **labels; /* labels compared, in the order asked */
   size_t label_count;
-  tl_session_list sessions;   /* every session behind the comparison, oldest first */
-  tl_session_detail *details; /* sessions.count entries, same order */
-  void *detail_values;        /* what the details' pcts and pct_ns point into */
-  int baseline;               /* index into labels of --baseline, or -1 */
+  tl_session_list sessions;         /* every session behind the comparison, oldest first */
+  tl_session_detail *details;       /* sessions.count entries, same order */
+  void *detail_values;              /* what the details' pcts and pct_ns point into */
+  struct tl__row_sets *detail_rows; /* and their facts and tags, each set once */
+  int baseline;                     /* index into labels of --baseline, or -1 */
   char *by;        /* grouped --by this ("memory", "memory and cpus"): labels are its values;
                       NULL when grouped by label */
   double *label_x; /* with one numeric --by key: each label's value (NAN: unknown), else NULL */

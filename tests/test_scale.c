@@ -1031,6 +1031,81 @@ static void comparison_exact_everywhere(void **state) {
 
 /* ======================================================================== */
 
+/* A comparison keeps each set of fact rows once: sessions whose facts are
+ * the same share one array, others have their own, each reads as written,
+ * and sessions dropped by --last leave the rest intact. */
+static void comparison_shares_fact_rows(void **state) {
+  fixture *f = *state;
+  tl_store *s = open_db(f->dir, "facts.db");
+  enum { N = 12 };
+  for (int i = 0; i < N; i++) {
+    char label[8], host[8], model[16], tagv[8];
+    snprintf(label, sizeof label, "l%d", i % 3);
+    snprintf(host, sizeof host, "h%d", i % 3);
+    snprintf(model, sizeof model, "CPU %d", i % 3);
+    snprintf(tagv, sizeof tagv, "%d", i);
+    tl_fact facts[] = {{"cpu.model", model, "/proc/cpuinfo"}, {"mem", i < 6 ? "1G" : "2G", ""}};
+    const char *keys[] = {"i"}, *values[] = {tagv};
+    tl_session_spec spec = {.run_uuid = "run",
+                            .label = label,
+                            .probe = "settimeout",
+                            .command_line = "tlcollect",
+                            .host_fingerprint = host,
+                            .hostname = host,
+                            .tag_keys = keys,
+                            .tag_values = values,
+                            .tag_count = 1,
+                            .facts = i == 5 ? NULL : facts,
+                            .fact_count = i == 5 ? 0 : 2};
+    tl_writer *w;
+    char uuid[37];
+    const int64_t v[] = {1000 + i, 2000, 3000};
+    assert_int_equal(tl_writer_begin(s, &spec, &w, uuid), TL_OK);
+    assert_int_equal(tl_writer_add(w, v, 3), TL_OK);
+    assert_int_equal(tl_writer_end(w, "complete"), TL_OK);
+  }
+  for (int last = 0; last <= 2; last += 2) {
+    tl_compare_opts o;
+    tl_compare_opts_init(&o);
+    o.last = last;
+    tl_comparison c;
+    char err[256];
+    assert_int_equal(tl_compare(s, &o, &c, err, sizeof err), TL_OK);
+    assert_int_equal(c.sessions.count, last ? 6 : N);
+    int index[N];
+    for (size_t k = 0; k < c.sessions.count; k++) {
+      const tl_session_detail *d = &c.details[k];
+      assert_int_equal(d->tag_count, 1);
+      int i = index[k] = atoi(d->tags[0].value);
+      assert_true(!last || i >= 6);
+      if (i == 5) {
+        assert_int_equal(d->fact_count, 0);
+        assert_null(d->facts);
+        continue;
+      }
+      char model[16];
+      snprintf(model, sizeof model, "CPU %d", i % 3);
+      assert_int_equal(d->fact_count, 2);
+      assert_string_equal(d->facts[0].key, "cpu.model");
+      assert_string_equal(d->facts[0].value, model);
+      assert_string_equal(d->facts[0].evidence, "/proc/cpuinfo");
+      assert_string_equal(d->facts[1].key, "mem");
+      assert_string_equal(d->facts[1].value, i < 6 ? "1G" : "2G");
+    }
+    for (size_t k = 0; k < c.sessions.count; k++)
+      for (size_t j = 0; j < k; j++) {
+        int a = index[k], b = index[j];
+        if (a == 5 || b == 5)
+          continue;
+        int same = a % 3 == b % 3 && (a < 6) == (b < 6);
+        assert_int_equal(c.details[k].facts == c.details[j].facts, same);
+        assert_ptr_not_equal(c.details[k].tags, c.details[j].tags);
+      }
+    tl_comparison_free(&c);
+  }
+  tl_store_close(s);
+}
+
 /* tl_samples() from the sqlite3 shell gives back exactly the samples, of
  * blocks in codec 2 (uniform samples) and codec 3 (a spread of widths). */
 static void sqlite_shell_extension(void **state) {
@@ -1101,6 +1176,7 @@ int main(void) {
       cmocka_unit_test(codec_all_widths),
       cmocka_unit_test_setup_teardown(exact_over_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(comparison_exact_everywhere, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(comparison_shares_fact_rows, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(sqlite_shell_extension, tl_test_setup, tl_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
