@@ -358,7 +358,7 @@ void tl_percent_sentence(double pct, const char *probe, const int64_t *value_ns,
 /* Strings kept once                                                          */
 
 /* Strings kept once each, for lists of many sessions that repeat them
- * (strpool.c): a session's strings are the pool of the list it came in
+ * (strpool.c): a session's strings live in the pool of the list it came in
  * (tl_store.h). tl_strpool_get gives the pool's copy of s, made at first sight,
  * or NULL when out of memory; the copies live until tl_strpool_free.
  * tl_strpool_add copies len bytes of s into the pool without looking for
