@@ -96,7 +96,7 @@ static void session_end(tl_sweep *w) {
   for (size_t k = 0; k < w->snp; k++) {
     size_t h = target_add(w, s, tl_rank(w->spcts[k], m->count));
     w->oom |= h == SIZE_MAX;
-    w->shandle[s * w->snp + k] = h;
+    w->sat[s * w->snp + k] = h;
   }
   size_t from = log_index(m->min), to = log_index(m->max);
   locate(w, s, w->shist + from, from, to - from + 1);
@@ -239,13 +239,13 @@ static tl_sweep *sweep_new(source_fn source, void *src, size_t ns, const double 
   int ok = w->m && w->tfirst && w->tend && w->ghist;
   if (ok && snp) {
     w->spcts = malloc(snp * sizeof *w->spcts);
-    w->shandle = malloc(ns * snp * sizeof *w->shandle + 1);
-    w->svalue = malloc(ns * snp * sizeof *w->svalue + 1);
+    w->sat = malloc(ns * snp * sizeof *w->sat + 1);
+    w->sgiven = calloc(ns * snp + 1, sizeof *w->sgiven);
     w->shist = calloc(LOG_BUCKETS, sizeof *w->shist);
-    ok = w->spcts && w->shandle && w->svalue && w->shist;
+    ok = w->spcts && w->sat && w->sgiven && w->shist;
     if (ok) {
       memcpy(w->spcts, spcts, snp * sizeof *spcts);
-      memset(w->shandle, 0xff, ns * snp * sizeof *w->shandle);
+      memset(w->sat, 0xff, ns * snp * sizeof *w->sat); /* no target: 0 */
     }
   }
   if (!ok) {
@@ -268,8 +268,8 @@ static void sweep_free(tl_sweep *w) {
   free(w->gclamp);
   free(w->shist);
   free(w->spcts);
-  free(w->shandle);
-  free(w->svalue);
+  free(w->sat);
+  free(w->sgiven);
   free(w->bits);
   free(w->head);
   tl__sweep_fast_free(w);
@@ -331,9 +331,9 @@ int tl__sweep_from_summary(void *arg, size_t s, const tl_summary *sum) {
         j < TL_SUMMARY_PCTS ? SUMMARY_VALUE : target_add(w, s, tl_rank(w->spcts[k], m->count));
     if (h == SIZE_MAX)
       return TL_ENOMEM;
-    w->shandle[s * w->snp + k] = h;
-    if (h == SUMMARY_VALUE)
-      w->svalue[s * w->snp + k] = sum->pct_ns[j];
+    size_t at = s * w->snp + k;
+    w->sat[at] = h == SUMMARY_VALUE ? (uint64_t)sum->pct_ns[j] : h;
+    w->sgiven[at] = h == SUMMARY_VALUE;
   }
   locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
   int64_t *to = w->ghist + sum->hist_first;
@@ -625,7 +625,7 @@ int64_t tl_sweep_value(const tl_sweep *w, size_t handle) {
 
 int64_t tl_sweep_session_value(const tl_sweep *w, size_t session, size_t k) {
   size_t at = session * w->snp + k;
-  return w->shandle[at] == SUMMARY_VALUE ? w->svalue[at] : tl_sweep_value(w, w->shandle[at]);
+  return w->sgiven[at] ? (int64_t)w->sat[at] : tl_sweep_value(w, (size_t)w->sat[at]);
 }
 
 tl_sweep *tl_sweep_store(tl_store *store, const int64_t *session_ids, size_t n,

@@ -61,7 +61,7 @@ typedef struct {
                    (count_fast), and r.same an earlier target of the set */
 } target;
 
-/* In shandle: a session's percentile that its summary gave, not a target. */
+/* A session's percentile that its summary gave, not a target. */
 #define SUMMARY_VALUE (SIZE_MAX - 1)
 
 struct tl_sweep {
@@ -74,9 +74,12 @@ struct tl_sweep {
   size_t ns; /* sessions; the group is set ns */
   double *spcts;
   size_t snp;
-  size_t *shandle;       /* ns x snp: the target of each session's percentile, or
-                            SUMMARY_VALUE: its value is in svalue */
-  int64_t *svalue;       /* ns x snp: the session's percentiles its summary gave */
+  /* ns x snp: each session's percentile, the handle of its target, or the
+   * value its summary gave where sgiven is 1 (a byte beside one array, where
+   * a second array of values cost a fleet's month 16 MiB; bytes, not bits,
+   * so that sessions written on two threads share no memory location) */
+  uint64_t *sat;
+  uint8_t *sgiven;
   moments *m;            /* ns + 1: every session, then the group */
   int64_t *shist;        /* the log histogram of the session being read (pass 1) */
   int64_t *ghist;        /* the group's */
