@@ -221,7 +221,10 @@ static void row_sets_free(tl__row_sets *r) {
   free(r);
 }
 
-static uint64_t rows_hash(const tl_fact_row *rows, size_t n) {
+/* A set's rows are the same when key, value and evidence are the same
+ * pointers (distinct.c's alike, which groups sessions, weighs key and
+ * value only: a shared array must read as each session's own). */
+static uint64_t row_set_hash(const tl_fact_row *rows, size_t n) {
   uint64_t h = 1469598103934665603ULL ^ n;
   for (size_t i = 0; i < n; i++) {
     const void *part[3] = {rows[i].key, rows[i].value, rows[i].evidence};
@@ -231,7 +234,7 @@ static uint64_t rows_hash(const tl_fact_row *rows, size_t n) {
   return h ^ (h >> 31);
 }
 
-static int same_rows(const tl_fact_row *a, const tl_fact_row *b, size_t n) {
+static int identical_rows(const tl_fact_row *a, const tl_fact_row *b, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].evidence != b[i].evidence)
       return 0;
@@ -261,10 +264,10 @@ static int row_sets_grow(tl__row_sets *r) {
 static const tl_fact_row *row_sets_get(tl__row_sets *r, const tl_fact_row *rows, size_t n) {
   if (2 * (r->count + 1) > r->cap && row_sets_grow(r))
     return NULL;
-  uint64_t h = rows_hash(rows, n);
+  uint64_t h = row_set_hash(rows, n);
   size_t at = (size_t)h & (r->cap - 1);
   for (; r->slot[at].rows; at = (at + 1) & (r->cap - 1))
-    if (r->slot[at].hash == h && r->slot[at].n == n && same_rows(r->slot[at].rows, rows, n))
+    if (r->slot[at].hash == h && r->slot[at].n == n && identical_rows(r->slot[at].rows, rows, n))
       return r->slot[at].rows;
   rows_chunk *k = r->chunks;
   if (!k || k->cap - k->used < n) {
