@@ -58,11 +58,9 @@ static uint64_t mix(uint64_t h) {
   return h ^ (h >> 33);
 }
 
-/* Eight bytes at a time, the tail zero-padded, then mixed: short strings,
- * and no attacker who chooses them to collide would gain more than a
- * slower report. */
-static uint32_t hash(const char *s, size_t len) {
-  uint64_t h = len * 0x9e3779b97f4a7c15u, w;
+uint64_t tl_hash_bytes(uint64_t seed, const void *bytes, size_t len) {
+  const unsigned char *s = bytes;
+  uint64_t h = (seed ^ len) * 0x9e3779b97f4a7c15u, w;
   size_t i = 0;
   for (; i + 8 <= len; i += 8) {
     memcpy(&w, s + i, 8);
@@ -74,7 +72,11 @@ static uint32_t hash(const char *s, size_t len) {
     memcpy(&w, s + i, len - i);
     h = (h ^ w) * 0x9e3779b97f4a7c15u;
   }
-  return (uint32_t)(mix(h) >> 32);
+  return mix(h);
+}
+
+static uint32_t hash(const char *s, size_t len) {
+  return (uint32_t)(tl_hash_bytes(0, s, len) >> 32);
 }
 
 static int same(const slot *x, const char *s, size_t len, uint32_t h) {

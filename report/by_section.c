@@ -32,10 +32,7 @@ typedef struct {
 } seen_set;
 
 static uint64_t value_hash(size_t label, const char *v) {
-  uint64_t h = 1469598103934665603ULL ^ label; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-    h = (h ^ *p) * 1099511628211ULL;
-  return h ^ (h >> 29);
+  return tl_hash_bytes(label, v, strlen(v));
 }
 
 /* The slot of (label, v): where it is, or the empty one it would take. */

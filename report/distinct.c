@@ -10,13 +10,10 @@
 #include "compute.h"
 
 static uint64_t hash_parts(const char *const *part, int parts) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a, a 0 byte between parts */
-  for (int k = 0; k < parts; k++) {
-    for (const unsigned char *s = (const unsigned char *)part[k]; *s; s++)
-      h = (h ^ *s) * 1099511628211ULL;
-    h = (h ^ 0xff) * 1099511628211ULL;
-  }
-  return h ^ (h >> 29);
+  uint64_t h = 0;
+  for (int k = 0; k < parts; k++)
+    h = tl_hash_bytes(h, part[k], strlen(part[k]));
+  return h;
 }
 
 /* Keys seen lately, by where their strings are: the sessions' strings are

@@ -541,6 +541,41 @@ static void pool_maybe_copies_new_strings(void **state) {
   tl_strpool_free(p);
 }
 
+/* The strings' hash: every byte counts, wherever it lies, and so does the
+ * length, so that a key's parts chained through the seed cannot run into
+ * one another. */
+static void hash_reads_every_byte_and_the_length(void **state) {
+  (void)state;
+  char a[] = "tlcollect --label vbox", b[sizeof a];
+  memcpy(b, a, sizeof a);
+  assert_true(tl_hash_bytes(0, a, strlen(a)) == tl_hash_bytes(0, b, strlen(b)));
+  assert_true(tl_hash_bytes(0, a, strlen(a)) != tl_hash_bytes(1, a, strlen(a)));
+  assert_true(tl_hash_bytes(0, "a", 1) != tl_hash_bytes(0, "a\0", 2));
+  assert_true(tl_hash_bytes(tl_hash_bytes(0, "ab", 2), "c", 1) !=
+              tl_hash_bytes(tl_hash_bytes(0, "a", 1), "bc", 2));
+  for (size_t i = 0; i < strlen(a); i++) { /* one byte changed, at each place */
+    b[i] ^= 1;
+    assert_true(tl_hash_bytes(0, a, strlen(a)) != tl_hash_bytes(0, b, strlen(b)));
+    b[i] ^= 1;
+  }
+  /* Run UUIDs that differ only in their last characters spread over a
+   * table's low bits as random values would: of 100,000 in 2^20 slots, about
+   * 95,400 distinct. */
+  enum { N = 100000, SLOTS = 1 << 20 };
+  uint8_t *hit = calloc(SLOTS, 1);
+  assert_non_null(hit);
+  size_t distinct = 0;
+  char uuid[40];
+  for (int i = 0; i < N; i++) {
+    snprintf(uuid, sizeof uuid, "6f1c2a9e-0b7d-4c3e-9a51-%012x", (unsigned)i);
+    uint64_t h = tl_hash_bytes(0, uuid, strlen(uuid));
+    distinct += !hit[h & (SLOTS - 1)];
+    hit[h & (SLOTS - 1)] = 1;
+  }
+  assert_in_range(distinct, 94000, 96800);
+  free(hit);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Summaries read on two threads                                            */
 
@@ -696,6 +731,7 @@ int main(void) {
       cmocka_unit_test(pool_tells_near_strings_apart),
       cmocka_unit_test(pool_add_copies_apart),
       cmocka_unit_test(pool_maybe_copies_new_strings),
+      cmocka_unit_test(hash_reads_every_byte_and_the_length),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
