@@ -94,20 +94,45 @@ static uint32_t crc_soft(uint32_t c, const uint8_t *p, size_t n) {
   return c;
 }
 
-#if TL_CRC_X86
-__attribute__((target("sse4.2,crc32"))) static uint32_t crc_hw(uint32_t c, const uint8_t *p,
-                                                               size_t n) {
-  uint64_t c64 = c;
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    c64 = _mm_crc32_u64(c64, w);
-  }
-  c = (uint32_t)c64;
-  while (n--)
-    c = _mm_crc32_u8(c, *p++);
-  return c;
+#if TL_CRC_X86 || TL_CRC_ARM
+/* The CPU's instruction takes 8 bytes a step, but each step waits about
+ * three cycles for the one before: so blocks are read in stripes of three
+ * lanes whose CRCs run side by side, then joined. The CRC (without its
+ * inversions) is linear: that of a message followed by CRC_LANE more bytes
+ * is the CRC of those bytes alone, xor that of the message followed by
+ * CRC_LANE zeros, which is a table look-up a byte of the message's CRC. */
+enum { CRC_LANE = 128 };
+static uint32_t lane_shift[4][256]; /* by byte j of a CRC: its part past CRC_LANE zeros */
+static pthread_once_t lane_once = PTHREAD_ONCE_INIT;
+
+static void lane_shift_init(void) {
+  static const uint8_t zeros[CRC_LANE];
+  uint32_t bit[32];
+  for (int b = 0; b < 32; b++)
+    bit[b] = crc_soft(1u << b, zeros, CRC_LANE);
+  for (int j = 0; j < 4; j++)
+    for (int v = 0; v < 256; v++) {
+      uint32_t z = 0;
+      for (int k = 0; k < 8; k++)
+        z ^= (v >> k & 1) ? bit[8 * j + k] : 0;
+      lane_shift[j][v] = z;
+    }
 }
+
+static uint32_t past_lane(uint32_t c) {
+  return lane_shift[0][c & 0xff] ^ lane_shift[1][(c >> 8) & 0xff] ^
+         lane_shift[2][(c >> 16) & 0xff] ^ lane_shift[3][c >> 24];
+}
+#endif
+
+#if TL_CRC_X86
+#define CRC_HW __attribute__((target("sse4.2,crc32")))
+CRC_HW static inline uint32_t crc_word(uint32_t c, const uint8_t *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+  return (uint32_t)_mm_crc32_u64(c, w);
+}
+CRC_HW static inline uint32_t crc_byte(uint32_t c, uint8_t b) { return _mm_crc32_u8(c, b); }
 
 /* CPUID, read once: __builtin_cpu_supports would need a runtime library
  * that not every toolchain links (zig's, for macOS). */
@@ -119,14 +144,32 @@ static void sse42_detect(void) {
   sse42 = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
 }
 #elif TL_CRC_ARM
-static uint32_t crc_hw(uint32_t c, const uint8_t *p, size_t n) {
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    c = __crc32cd(c, w);
+#define CRC_HW
+static inline uint32_t crc_word(uint32_t c, const uint8_t *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+  return __crc32cd(c, w);
+}
+static inline uint32_t crc_byte(uint32_t c, uint8_t b) { return __crc32cb(c, b); }
+#endif
+
+#if TL_CRC_X86 || TL_CRC_ARM
+CRC_HW static uint32_t crc_hw(uint32_t c, const uint8_t *p, size_t n) {
+  if (n >= 3 * CRC_LANE)
+    pthread_once(&lane_once, lane_shift_init);
+  for (; n >= 3 * CRC_LANE; n -= 3 * CRC_LANE, p += 3 * CRC_LANE) {
+    uint32_t a = c, b = 0, d = 0;
+    for (size_t i = 0; i < CRC_LANE; i += 8) {
+      a = crc_word(a, p + i);
+      b = crc_word(b, p + CRC_LANE + i);
+      d = crc_word(d, p + 2 * CRC_LANE + i);
+    }
+    c = past_lane(past_lane(a) ^ b) ^ d;
   }
+  for (; n >= 8; n -= 8, p += 8)
+    c = crc_word(c, p);
   while (n--)
-    c = __crc32cb(c, *p++);
+    c = crc_byte(c, *p++);
   return c;
 }
 #endif

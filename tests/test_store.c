@@ -1339,6 +1339,40 @@ static void crc32c(void **state) {
   assert_int_equal(tl_crc32c(0, zeros, 32), 0x8a9136aau);
 }
 
+/* CRC32C of long inputs, read in stripes of lanes joined by tables: the
+ * same as a bit at a time, at every length up to past several stripes, from
+ * every alignment and starting CRC, whole or cut anywhere. */
+static uint32_t crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t n) {
+  crc = ~crc;
+  while (n--) {
+    crc ^= *p++;
+    for (int k = 0; k < 8; k++)
+      crc = crc & 1 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+  }
+  return ~crc;
+}
+
+static void crc32c_long(void **state) {
+  (void)state;
+  enum { MAX = 3000 };
+  uint8_t *buf = malloc(MAX + 8);
+  assert_non_null(buf);
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (size_t i = 0; i < MAX + 8; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    buf[i] = (uint8_t)x;
+  }
+  for (size_t n = 0; n <= MAX; n += n < 800 ? 1 : 37) {
+    size_t off = n % 8;
+    uint32_t start = (uint32_t)(n * 2654435761u);
+    uint32_t want = crc32c_bitwise(start, buf + off, n);
+    assert_int_equal(tl_crc32c(start, buf + off, n), want);
+    size_t cut = n * 7 / 13;
+    assert_int_equal(tl_crc32c(tl_crc32c(start, buf + off, cut), buf + off + cut, n - cut), want);
+  }
+  free(buf);
+}
+
 /* Every field the checksum covers is checked: one flipped bit anywhere in
  * the block, another seq, min or max, count or codec is refused, and says
  * why. */
@@ -1696,6 +1730,7 @@ int main(int argc, char **argv) {
                                       tl_test_teardown),
       cmocka_unit_test(codec),
       cmocka_unit_test(crc32c),
+      cmocka_unit_test(crc32c_long),
       cmocka_unit_test(block_checksum),
       cmocka_unit_test(default_path),
       cmocka_unit_test_setup_teardown(merge_sources, tl_test_setup, tl_test_teardown),
