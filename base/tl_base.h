@@ -382,11 +382,11 @@ char *tl_strpool_get_maybe(tl_strpool *pool, tl_strpool_odds *odds, const char *
 void tl_strpool_free(tl_strpool *pool);
 
 /* A hash of len bytes for tables of strings, eight bytes a step (a byte a
- * step was most of the cost of asking which of a fleet's sessions share a
- * command line), continuing from seed (0 to start). The length is mixed
- * in, so a key of several strings is hashed by giving each one's hash as
- * the next one's seed. Not for strings chosen to collide: a report made of
- * them is only slower. */
+ * step was a fifth of the cost of asking which of a fleet's sessions share
+ * a run or a command line), continuing from seed (0 to start). The length
+ * is mixed in, so a key of several strings is hashed by giving each one's
+ * hash as the next one's seed. Not for strings chosen to collide: a report
+ * made of them is only slower. */
 uint64_t tl_hash_bytes(uint64_t seed, const void *bytes, size_t len);
 
 /* ------------------------------------------------------------------------ */

@@ -108,7 +108,7 @@ static void limited_lengths(const uint64_t *count, unsigned nsym, uint8_t *len) 
 }
 
 /* The low n bits of v (n <= 16) in reverse order: four swaps, where a loop
- * over the bits was a tenth of reading a block's code. */
+ * over the bits took about a twentieth of decoding a block. */
 static unsigned reversed(unsigned v, unsigned n) {
   v = (v >> 1 & 0x5555u) | (v & 0x5555u) << 1;
   v = (v >> 2 & 0x3333u) | (v & 0x3333u) << 2;
