@@ -299,7 +299,8 @@ int tl__prefix_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, i
   /* Each sample's entry is looked up as soon as the one before it is taken
    * off, before the refill: the next `bits` bits are ready by then (the
    * usual sample takes far fewer than the 56 of a refill), so the refill's
-   * load and shift stay off the chain from one look-up to the next. */
+   * load and shift stay off the chain from one look-up to the next. Every
+   * sample starts with 56 bits or more ready: both ways end with a refill. */
   refill(&r);
   uint32_t e = table[r.acc & mask];
   for (size_t i = 0; i < n; i++) {
@@ -314,7 +315,6 @@ int tl__prefix_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, i
       e = table[r.acc & mask];
       refill(&r);
     } else {
-      refill(&r);
       if (s <= 41) { /* code and low bits in one go: 52 bits at most, all ready */
         d = (((uint64_t)1 << s) >> 1) | ((r.acc >> l) & (((uint64_t)1 << (taken - l)) - 1));
         r.acc >>= taken;
