@@ -225,13 +225,7 @@ static void row_sets_free(tl__row_sets *r) {
  * pointers (distinct.c's alike, which groups sessions, weighs key and
  * value only: a shared array must read as each session's own). */
 static uint64_t row_set_hash(const tl_fact_row *rows, size_t n) {
-  uint64_t h = 1469598103934665603ULL ^ n;
-  for (size_t i = 0; i < n; i++) {
-    const void *part[3] = {rows[i].key, rows[i].value, rows[i].evidence};
-    for (int k = 0; k < 3; k++)
-      h = (h ^ (uintptr_t)part[k]) * 0x9e3779b97f4a7c15ULL;
-  }
-  return h ^ (h >> 31);
+  return tl_hash_bytes(n, rows, n * sizeof *rows); /* the rows' pointers */
 }
 
 static int identical_rows(const tl_fact_row *a, const tl_fact_row *b, size_t n) {

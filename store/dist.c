@@ -245,7 +245,7 @@ static tl_sweep *sweep_new(source_fn source, void *src, size_t ns, const double 
     ok = w->spcts && w->sat && w->sgiven && w->shist;
     if (ok) {
       memcpy(w->spcts, spcts, snp * sizeof *spcts);
-      memset(w->sat, 0xff, ns * snp * sizeof *w->sat); /* no target: 0 */
+      memset(w->sat, 0xff, ns * snp * sizeof *w->sat); /* no target: its value reads 0 */
     }
   }
   if (!ok) {
