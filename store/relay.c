@@ -53,6 +53,7 @@ int tl__relay_start(tl__relay *r, tl__relay_run_fn run, tl__relay_empty_fn empty
 
 int tl__relay_submit(tl__relay *r, int has_work) {
   pthread_mutex_lock(&r->mu);
+  r->was_busy = r->pending || r->busy;
   while (r->pending || r->busy)
     pthread_cond_wait(&r->cv, &r->mu);
   int err = r->err;

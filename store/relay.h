@@ -27,6 +27,7 @@ typedef struct {
   void *fill;     /* the batch the reading thread fills */
   void *pending;  /* handed to the worker, not yet taken */
   int busy, quit; /* the worker runs a batch; no more will come */
+  int was_busy;   /* the last submit found the worker still at its batch */
   int err;        /* the work's first error */
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -44,7 +45,8 @@ static inline void *tl__relay_fill(const tl__relay *r) { return r->fill; }
 
 /* Hands the filled batch to the worker (has_work 0: it is empty, and only
  * the wait is wanted) once the worker is idle; the other batch is then the
- * one to fill. Returns the work's error so far. */
+ * one to fill. Returns the work's error so far. r->was_busy then says
+ * whether the reading thread had to wait: which of the two is behind. */
 int tl__relay_submit(tl__relay *r, int has_work);
 
 /* Submits as tl__relay_submit, then waits until the worker has run every

@@ -2,7 +2,8 @@
  * asked close together, which it reads a span of ids a statement, come as
  * those of each session asked alone, in the order asked; a session the
  * sessions table lacks fails the blocks' read naming it, after the blocks
- * of the sessions before it, and is said to have no summary in its turn. */
+ * of the sessions before it, and is said to have no summary in its turn.
+ * The samples' read on two threads hands over the same as one by one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -262,10 +263,158 @@ static void summary_blobs_by_span_as_one_by_one(void **state) {
   tl_store_close(s);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The threaded scan: each block decoded on whichever thread is ahead        */
+
+/* The samples handed over, in the order handed, each session's after its
+ * index (-1 - index; a session's samples may come in several calls); slow:
+ * the callback takes its time, so that the worker is behind. */
+typedef struct {
+  int64_t *v;
+  size_t n, cap, last;
+  int slow;
+} handed;
+
+static void hand(handed *h, size_t session, const int64_t *v, size_t n) {
+  if (h->n + n + 1 > h->cap) {
+    h->cap = (h->n + n + 1) * 2;
+    h->v = realloc(h->v, h->cap * sizeof *h->v);
+    assert_non_null(h->v);
+  }
+  if (!h->n || h->last != session)
+    h->v[h->n++] = -1 - (int64_t)session;
+  h->last = session;
+  memcpy(h->v + h->n, v, n * sizeof *v);
+  h->n += n;
+}
+
+static int hand_threaded(void *ctx, size_t session, const int64_t *v, size_t n) {
+  handed *h = ctx;
+  volatile int64_t sum = 0;
+  for (int pass = 0; pass < (h->slow ? 40 : 0); pass++)
+    for (size_t i = 0; i < n; i++)
+      sum += v[i];
+  hand(h, session, v, n);
+  return 0;
+}
+
+typedef struct {
+  handed *h;
+  size_t session;
+} handed_one;
+
+static int hand_one(void *ctx, const int64_t *v, size_t n) {
+  handed_one *o = ctx;
+  hand(o->h, o->session, v, n);
+  return 0;
+}
+
+/* What scanning ids[0..n) one by one hands over, to the first of stop. */
+static void one_by_one(tl_store *s, const int64_t *ids, size_t n, int64_t stop, handed *h) {
+  h->n = 0;
+  for (size_t i = 0; i < n && ids[i] != stop; i++) {
+    handed_one o = {h, i};
+    assert_int_equal(tl_store_scan(s, ids[i], hand_one, &o), TL_OK);
+  }
+}
+
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+    assert_int_equal(fwrite(buf, 1, got, out), got);
+  fclose(in);
+  assert_int_equal(fclose(out), 0);
+}
+
+enum { THREADED_SESSIONS = 700 };
+
+/* Enough sessions for several batches (256 sessions a batch at most), of
+ * one block mostly and of three now and then. The threaded scan hands over
+ * what scanning each session alone does, in the same order, with a worker
+ * that keeps up and with one that is behind (the share of blocks it
+ * decodes moves each way). With the blocks of two sessions damaged, the
+ * scan fails naming the first and hands over the sessions before it and
+ * nothing after, wherever the two fall: the first batch hands blocks 0-2
+ * and 7-10 to the worker and decodes 3-6 on the reading thread, so that
+ * the worker's damage can be the first while the reading thread meets the
+ * second sooner. */
+static void threaded_scan_as_one_by_one(void **state) {
+  tl_test_fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t ids[THREADED_SESSIONS];
+  int64_t *v = malloc(3 * TL_BLOCK_MAX * sizeof *v);
+  assert_non_null(v);
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int k = 0; k < THREADED_SESSIONS; k++) {
+    size_t n = k % 50 == 20 ? 2 * TL_BLOCK_MAX + 5 : 1 + next_random(&x) % 400;
+    int64_t base = 1000 * (k % 9), spread = k % 4 == 0 ? 5000000 : 300000;
+    for (size_t i = 0; i < n; i++)
+      v[i] = base + (int64_t)(next_random(&x) % (uint64_t)spread);
+    tl_session_spec spec = tl_test_spec("threaded");
+    ids[k] = tl_test_write_session(s, &spec, v, n, 0);
+  }
+  free(v);
+  tl_store_close(s);
+
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  handed want = {NULL, 0, 0, 0, 0}, got = {NULL, 0, 0, 0, 0};
+  one_by_one(s, ids, THREADED_SESSIONS, -1, &want);
+  for (got.slow = 0; got.slow < 2; got.slow++) {
+    got.n = 0;
+    assert_int_equal(tl_store_scan_threaded(s, ids, THREADED_SESSIONS, hand_threaded, &got), TL_OK);
+    assert_int_equal(got.n, want.n);
+    assert_memory_equal(got.v, want.v, want.n * sizeof *want.v);
+  }
+  tl_session_list list;
+  tl_filter flt;
+  tl_filter_init(&flt);
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, THREADED_SESSIONS);
+  tl_store_close(s);
+
+  char damaged[4096];
+  snprintf(damaged, sizeof damaged, "%s.damaged", f->db);
+  static const int pairs[][2] = {{1, 4},  {0, 2},   {4, 5},     {3, 8},    {2, 9},
+                                 {9, 12}, {20, 21}, {300, 301}, {258, 699}};
+  for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+    int64_t first = ids[pairs[p][0]], second = ids[pairs[p][1]];
+    char which[96];
+    snprintf(which, sizeof which, "id = %lld OR id = %lld", (long long)first, (long long)second);
+    copy_file(f->db, damaged);
+    tl_test_flip_block_bits(damaged, which);
+    assert_int_equal(tl_store_open(&s, damaged, TL_STORE_READONLY), TL_OK);
+    one_by_one(s, ids, THREADED_SESSIONS, first, &want);
+    got.n = 0;
+    got.slow = 0;
+    assert_int_equal(tl_store_scan_threaded(s, ids, THREADED_SESSIONS, hand_threaded, &got),
+                     TL_ECORRUPT);
+    const char *uuid = NULL;
+    for (size_t k = 0; k < list.count; k++)
+      if (list.items[k].id == first)
+        uuid = list.items[k].uuid;
+    assert_non_null(uuid);
+    if (!strstr(tl_store_errmsg(s), uuid) || !strstr(tl_store_errmsg(s), "checksum mismatch"))
+      fail_msg("sessions %d and %d damaged: '%s', want session %s", pairs[p][0], pairs[p][1],
+               tl_store_errmsg(s), uuid);
+    assert_int_equal(got.n, want.n);
+    assert_memory_equal(got.v, want.v, want.n * sizeof *want.v);
+    tl_store_close(s);
+  }
+  tl_session_list_free(&list);
+  free(want.v);
+  free(got.v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(blocks_by_span_as_one_by_one, tl_test_setup,
                                       tl_test_teardown),
+      cmocka_unit_test_setup_teardown(threaded_scan_as_one_by_one, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(summary_blobs_by_span_as_one_by_one, tl_test_setup,
                                       tl_test_teardown),
   };
