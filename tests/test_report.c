@@ -881,24 +881,28 @@ static void months_of_runs_fold(void **state) {
   free(file);
 }
 
-/* The y coordinates of the points of the first thick (p90) line of svg, at
- * most max of them; how many there are. */
+/* The y coordinates of an SVG line's points (attr: its `points="...`), each
+ * "x,y" and at most max of them; how many there are. */
+static size_t points_ys(const char *attr, double *y, size_t max) {
+  assert_non_null(attr);
+  assert_true(strncmp(attr, "points=\"", 8) == 0);
+  size_t n = 0;
+  for (const char *p = attr + 8; *p != '"'; n++) {
+    double x;
+    assert_true(n < max);
+    assert_int_equal(sscanf(p, "%lf,%lf", &x, &y[n]), 2);
+    while (*p != ' ' && *p != '"')
+      p++;
+    p += *p == ' ';
+  }
+  return n;
+}
+
+/* The y coordinates of the points of the first thick (p90) line of svg. */
 static size_t p90_line_ys(const char *svg, double *y, size_t max) {
   const char *at = strstr(svg, "<polyline class=\"line\" stroke-width=\"2.5\"");
   assert_non_null(at);
-  at = strstr(at, "points=\"");
-  assert_non_null(at);
-  at += strlen("points=\"");
-  size_t n = 0;
-  double x;
-  int used;
-  while (n < max && sscanf(at, "%lf,%lf%n", &x, &y[n], &used) == 2) {
-    n++;
-    at += used;
-    while (*at == ' ')
-      at++;
-  }
-  return n;
+  return points_ys(strstr(at, "points=\""), y, max);
 }
 
 /* A label of more sessions than the trend shows apart is folded a point a
@@ -1553,17 +1557,10 @@ static void index_trend_under_by(void **state) {
     assert_non_null(html);
     const char *spark = strstr(html, "<svg class=\"spark\"");
     assert_non_null(spark);
-    const char *points = strstr(spark, "points=\"");
-    assert_non_null(points);
-    size_t n = 0, flat = 0;
-    for (const char *p = points + 8; *p != '"'; n++) {
-      double x, y;
-      assert_int_equal(sscanf(p, "%lf,%lf", &x, &y), 2);
-      flat += y == 12.0;
-      while (*p != ' ' && *p != '"')
-        p++;
-      p += *p == ' ';
-    }
+    double y[64];
+    size_t n = points_ys(strstr(spark, "points=\""), y, 64), flat = 0;
+    for (size_t k = 0; k < n; k++)
+      flat += y[k] == 12.0;
     if (by) {
       assert_non_null(strstr(spark, "the median p90 lateness of each of the last 6 days"));
       assert_int_equal(n, 6);

@@ -318,18 +318,6 @@ static void one_by_one(tl_store *s, const int64_t *ids, size_t n, int64_t stop, 
   }
 }
 
-static void copy_file(const char *from, const char *to) {
-  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
-  assert_non_null(in);
-  assert_non_null(out);
-  char buf[65536];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, in)) > 0)
-    assert_int_equal(fwrite(buf, 1, got, out), got);
-  fclose(in);
-  assert_int_equal(fclose(out), 0);
-}
-
 enum { THREADED_SESSIONS = 700 };
 
 /* Enough sessions for several batches (256 sessions a batch at most), of
@@ -385,7 +373,7 @@ static void threaded_scan_as_one_by_one(void **state) {
     int64_t first = ids[pairs[p][0]], second = ids[pairs[p][1]];
     char which[96];
     snprintf(which, sizeof which, "id = %lld OR id = %lld", (long long)first, (long long)second);
-    copy_file(f->db, damaged);
+    assert_int_equal(tl_test_copy_file(f->db, damaged), 0);
     tl_test_flip_block_bits(damaged, which);
     assert_int_equal(tl_store_open(&s, damaged, TL_STORE_READONLY), TL_OK);
     one_by_one(s, ids, THREADED_SESSIONS, first, &want);
