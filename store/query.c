@@ -39,10 +39,10 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
   const char p = d->param;
   memset(q, 0, sizeof *q);
   add(q,
-      "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, h.hostname, h.fingerprint, s.status, "
+      "SELECT s.id, s.uuid, s.run_uuid, s.label, s.probe, s.host_id, s.status, "
       "s.command_line, s.tl_version, s.libuv_version, s.delay_ns, s.warmup, s.started_ns, "
       "coalesce(s.ended_ns, 0), s.sample_count, s.missed_periods, %s "
-      "FROM sessions s JOIN hosts h ON h.id = s.host_id WHERE 1 = 1",
+      "FROM sessions s WHERE 1 = 1",
       d->running_cols);
   if (f->label_count) {
     add(q, " AND s.label IN (");
@@ -60,8 +60,10 @@ int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filt
     add(q, " AND s.started_ns < %c%d", p, param(q, NULL, f->until_ns));
   if (f->host) {
     int n = param(q, f->host, 0);
-    add(q, " AND (h.hostname = %c%d OR substr(h.fingerprint, 1, length(%c%d)) = %c%d)", p, n, p, n,
-        p, n);
+    add(q,
+        " AND s.host_id IN (SELECT h.id FROM hosts h WHERE h.hostname = %c%d OR "
+        "substr(h.fingerprint, 1, length(%c%d)) = %c%d)",
+        p, n, p, n, p, n);
   }
   for (size_t i = 0; i < f->tag_count; i++) {
     int k = param(q, f->tag_keys[i], 0), v = param(q, f->tag_values[i], 0);

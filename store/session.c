@@ -159,6 +159,49 @@ void tl__session_list_fit(tl_session_list *list) {
     list->items = p;
 }
 
+int tl__host_names_add(tl__host_names *h, tl_strpool *pool, int64_t id, const char *hostname,
+                       size_t hostname_len, const char *fingerprint, size_t fingerprint_len) {
+  if (h->count == h->cap) {
+    size_t more = h->cap ? h->cap * 2 : 16;
+    tl__host_name *p = realloc(h->items, more * sizeof *p);
+    if (!p)
+      return TL_ENOMEM;
+    h->items = p;
+    h->cap = more;
+  }
+  tl__host_name *x = &h->items[h->count];
+  x->id = id;
+  x->hostname = tl_strpool_get_len(pool, hostname, hostname_len);
+  x->fingerprint = tl_strpool_get_len(pool, fingerprint, fingerprint_len);
+  if (!x->hostname || !x->fingerprint)
+    return TL_ENOMEM;
+  h->count++;
+  return TL_OK;
+}
+
+static int by_host_id(const void *a, const void *b) {
+  const tl__host_name *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+void tl__host_names_ready(tl__host_names *h) {
+  for (size_t i = 1; i < h->count; i++)
+    if (h->items[i - 1].id > h->items[i].id) { /* the query asks in order; a file is not trusted */
+      qsort(h->items, h->count, sizeof *h->items, by_host_id);
+      return;
+    }
+}
+
+const tl__host_name *tl__host_names_find(const tl__host_names *h, int64_t id) {
+  const tl__host_name key = {id, NULL, NULL};
+  return h->count ? bsearch(&key, h->items, h->count, sizeof *h->items, by_host_id) : NULL;
+}
+
+void tl__host_names_free(tl__host_names *h) {
+  free(h->items);
+  *h = (tl__host_names){NULL, 0, 0};
+}
+
 static int by_start(const void *a, const void *b) {
   const tl_session *x = a, *y = b;
   if (x->started_ns != y->started_ns)

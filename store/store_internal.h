@@ -201,7 +201,10 @@ typedef struct {
 } tl__sql_value;
 /* The query and its parameters, params[0] being number 1. Its columns are
  * those of tl_session from id to missed_periods in the struct's order,
- * then the pid and the heartbeat. */
+ * but for the host, which comes as its id (TL__SQ_HOST_ID: a fleet's rows
+ * would send each host's name and fingerprint again, and the server's join
+ * and copies of them took a tenth of its listing), then the pid and the
+ * heartbeat. */
 typedef struct {
   char sql[4096];
   size_t len;
@@ -209,9 +212,50 @@ typedef struct {
   tl__sql_value params[TL__SQL_PARAMS_MAX];
   int n;
 } tl__session_query;
+enum {
+  TL__SQ_ID,
+  TL__SQ_UUID,
+  TL__SQ_RUN_UUID,
+  TL__SQ_LABEL,
+  TL__SQ_PROBE,
+  TL__SQ_HOST_ID,
+  TL__SQ_STATUS,
+  TL__SQ_COMMAND_LINE,
+  TL__SQ_TL_VERSION,
+  TL__SQ_LIBUV_VERSION,
+  TL__SQ_DELAY_NS,
+  TL__SQ_WARMUP,
+  TL__SQ_STARTED_NS,
+  TL__SQ_ENDED_NS,
+  TL__SQ_SAMPLE_COUNT,
+  TL__SQ_MISSED_PERIODS,
+  TL__SQ_PID,
+  TL__SQ_HEARTBEAT_NS
+};
 /* TL_EINVAL ("filter is too large") when it does not fit. */
 int tl__session_query_build(tl_store *s, const tl__sql_dialect *d, const tl_filter *f,
                             tl__session_query *q);
+/* The hosts a listing's rows name by id, read first in the same snapshot
+ * (TL__HOST_NAMES_SQL: id, hostname, fingerprint), their strings in the
+ * listing's pool. A row whose host is not among them (a file whose foreign
+ * keys were not enforced) is left out, as a join leaves it. */
+#define TL__HOST_NAMES_SQL "SELECT id, hostname, fingerprint FROM hosts ORDER BY id"
+typedef struct {
+  int64_t id;
+  char *hostname, *fingerprint;
+} tl__host_name;
+typedef struct {
+  tl__host_name *items;
+  size_t count, cap;
+} tl__host_names;
+/* TL_ENOMEM, or TL_OK. */
+int tl__host_names_add(tl__host_names *h, tl_strpool *pool, int64_t id, const char *hostname,
+                       size_t hostname_len, const char *fingerprint, size_t fingerprint_len);
+/* After the last add: the hosts in order of id, for look-ups. */
+void tl__host_names_ready(tl__host_names *h);
+/* The host of id, or NULL. */
+const tl__host_name *tl__host_names_find(const tl__host_names *h, int64_t id);
+void tl__host_names_free(tl__host_names *h);
 /* A 'running' session whose collector is gone (tl__session_gone) made
  * 'interrupted', ended at its last heartbeat: what every reader shows,
  * even where no write could record it yet. */

@@ -148,6 +148,69 @@ int tl_test_store_teardown(void **state) {
 }
 
 /* ======================================================================== */
+/* Sessions on several hosts                                                 */
+
+/* The hosts of tl_test_add_host_sessions: two fingerprints share a prefix. */
+static const struct {
+  const char *name, *fingerprint;
+} hosts[] = {{"web", "aa11"}, {"db", "aa12"}, {"cache", "bb21"}};
+enum { HOSTS = 3, HOST_SESSIONS = 12 };
+
+void tl_test_add_host_sessions(tl_store *st) {
+  static const int64_t v[] = {1000000, 1200000};
+  /* Host i % 3: each session's host differs from the one before. */
+  for (int i = 0; i < HOST_SESSIONS; i++) {
+    char label[8];
+    snprintf(label, sizeof label, "s%d", i);
+    tl_session_spec spec = tl_test_spec(label);
+    spec.hostname = hosts[i % HOSTS].name;
+    spec.host_fingerprint = hosts[i % HOSTS].fingerprint;
+    spec.started_ns = 1790812800LL * 1000000000LL + (int64_t)i * 1000000000LL;
+    tl_test_write_session(st, &spec, v, 2, 0);
+  }
+}
+
+/* The sessions tl_store_sessions lists with host set to who: each on its
+ * own host, as its label says; as a mask of the sessions. */
+static unsigned listed_on(tl_store *s, const char *who) {
+  tl_filter f;
+  tl_filter_init(&f);
+  f.host = who;
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &f, &list), TL_OK);
+  unsigned mask = 0;
+  for (size_t k = 0; k < list.count; k++) {
+    const tl_session *x = &list.items[k];
+    int i = atoi(x->label + 1);
+    assert_true(i >= 0 && i < HOST_SESSIONS);
+    assert_string_equal(x->hostname, hosts[i % HOSTS].name);
+    assert_string_equal(x->host_fingerprint, hosts[i % HOSTS].fingerprint);
+    assert_false(mask & 1u << i); /* no session twice */
+    mask |= 1u << i;
+  }
+  tl_session_list_free(&list);
+  return mask;
+}
+
+/* The sessions of the hosts whose bits are in which, as a mask. */
+static unsigned sessions_of(unsigned which) {
+  unsigned mask = 0;
+  for (int i = 0; i < HOST_SESSIONS; i++)
+    if (which & 1u << (i % HOSTS))
+      mask |= 1u << i;
+  return mask;
+}
+
+void tl_test_assert_host_names(tl_store *s) {
+  assert_int_equal(listed_on(s, NULL), sessions_of(7));
+  assert_int_equal(listed_on(s, "db"), sessions_of(2));
+  assert_int_equal(listed_on(s, "aa1"), sessions_of(3)); /* a prefix of two fingerprints */
+  assert_int_equal(listed_on(s, "bb21"), sessions_of(4));
+  assert_int_equal(listed_on(s, "cache"), sessions_of(4));
+  assert_int_equal(listed_on(s, "nowhere"), 0);
+}
+
+/* ======================================================================== */
 /* The filter of sessions that record a fact                                 */
 
 #define MEM "mem.total_bytes"

@@ -50,6 +50,14 @@ int64_t tl_test_write_session(tl_store *st, const tl_session_spec *spec, const i
 void tl_test_import_fleet_session(tl_store *s, const char *csv, const char *host,
                                   const char *memory, const char *cpus, int64_t hour);
 
+/* Writes to st twelve sessions s0 ... s11 on the hosts web (fingerprint
+ * aa11), db (aa12) and cache (bb21) in turn; and checks that
+ * tl_store_sessions of s (which holds them, a file or a server they were
+ * pushed to) names each session's own host, and selects by a hostname or a
+ * fingerprint's prefix exactly the sessions of the hosts it names. */
+void tl_test_add_host_sessions(tl_store *st);
+void tl_test_assert_host_names(tl_store *s);
+
 /* Writes to st the sessions r0 ... r7, which record the host facts
  * mem.total_bytes, cgroup.memory_limit_bytes or cpu.logical, or the tags
  * load or zone, with a value, with "" or "unknown", or not at all, some of

@@ -301,6 +301,34 @@ static void recorded_fact_filter(void **state) {
   free(db);
 }
 
+#define OPEN_READS                                                                                 \
+  "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle " \
+  "in transaction%'"
+
+/* A server's listing names each session's own host as a file's does
+ * (tl_test_assert_host_names), and outside a read it opens a snapshot of
+ * its own and leaves no transaction open; inside one it leaves the
+ * caller's open. */
+static void sessions_name_their_hosts(void **state) {
+  fixture *f = *state;
+  char *db = file_in(f, "a.db");
+  tl_store *s = NULL;
+  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
+  tl_test_add_host_sessions(s);
+  tl_store_close(s);
+  push_ok(db, f->url);
+  assert_int_equal(tl_store_open(&s, f->url, TL_STORE_READONLY), TL_OK);
+  tl_test_assert_host_names(s);
+  assert_int_equal(sql(f->name, "%s", OPEN_READS), 0);
+  assert_int_equal(tl_store_read_begin(s), TL_OK);
+  tl_test_assert_host_names(s);
+  assert_int_equal(sql(f->name, "%s", OPEN_READS), 1);
+  tl_store_read_end(s);
+  assert_int_equal(sql(f->name, "%s", OPEN_READS), 0);
+  tl_store_close(s);
+  free(db);
+}
+
 /* Runs sql (statements without results) on the file at path. */
 static void file_sql(const char *path, const char *q) {
   sqlite3 *db;
@@ -1494,6 +1522,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(same_bytes_from_file_and_server, setup, teardown),
       cmocka_unit_test_setup_teardown(recorded_fact_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(sessions_name_their_hosts, setup, teardown),
       cmocka_unit_test_setup_teardown(summaries_sent_as_stored_or_made_again, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),

@@ -218,6 +218,61 @@ static void recorded_fact_filter(void **state) {
   tl_store_close(s);
 }
 
+/* A listing names each session's own host from the hosts read once (its
+ * rows carry the host's id), in one snapshot with the rows that it opens
+ * and closes itself, leaving a caller's read open. A session whose host
+ * row is gone (a file written with its foreign keys off) is left out, as a
+ * join leaves it. test_pg asks a server the same. */
+static void sessions_name_their_hosts(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  tl_test_add_host_sessions(s);
+  tl_test_assert_host_names(s);
+  assert_true(sqlite3_get_autocommit(tl__sqlite_db(s))); /* its own snapshot, closed */
+  assert_int_equal(tl_store_read_begin(s), TL_OK);
+  tl_test_assert_host_names(s);
+  assert_false(sqlite3_get_autocommit(tl__sqlite_db(s))); /* the caller's, still open */
+  tl_store_read_end(s);
+  tl_store_close(s);
+  tl_test_exec_sql(f->db, "PRAGMA foreign_keys = OFF; DELETE FROM hosts WHERE hostname = 'db'");
+  assert_int_equal(tl_store_open(&s, f->db, TL_STORE_READONLY), TL_OK);
+  tl_filter flt;
+  tl_filter_init(&flt);
+  tl_session_list list;
+  assert_int_equal(tl_store_sessions(s, &flt, &list), TL_OK);
+  assert_int_equal(list.count, 8);
+  for (size_t i = 0; i < list.count; i++)
+    assert_string_not_equal(list.items[i].hostname, "db");
+  tl_session_list_free(&list);
+  tl_store_close(s);
+}
+
+/* The hosts' names are found by id however the rows came, and a name
+ * the pool already holds is the pool's. */
+static void host_names_by_id(void **state) {
+  (void)state;
+  tl_strpool *pool = tl_strpool_new();
+  tl__host_names h = {NULL, 0, 0};
+  static const int64_t ids[] = {9, 2, 40, 5};
+  static const char *const names[] = {"nine", "two", "forty", "five"};
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(tl__host_names_add(&h, pool, ids[i], names[i], strlen(names[i]), "fp", 2),
+                     TL_OK);
+  tl__host_names_ready(&h);
+  for (int i = 0; i < 4; i++) {
+    const tl__host_name *x = tl__host_names_find(&h, ids[i]);
+    assert_non_null(x);
+    assert_string_equal(x->hostname, names[i]);
+    assert_ptr_equal(x->fingerprint, tl_strpool_get(pool, "fp"));
+  }
+  assert_null(tl__host_names_find(&h, 3));
+  assert_null(tl__host_names_find(&h, 41));
+  tl__host_names_free(&h);
+  assert_null(tl__host_names_find(&h, 9));
+  tl_strpool_free(pool);
+}
+
 /* One builder makes the session filter's SQL for both backends: the two
  * dialects' queries differ only in how a parameter is marked and in the
  * columns that judge a running session, and bind the same values in the
@@ -276,7 +331,8 @@ static void one_filter_builder_for_both_dialects(void **state) {
     if (*c == '$')
       *c = '?';
   assert_string_equal(same, a->sql);
-  assert_non_null(strstr(a->sql, "(h.hostname = ?7 OR substr(h.fingerprint, 1, length(?7)) = ?7)"));
+  assert_non_null(strstr(a->sql, "s.host_id IN (SELECT h.id FROM hosts h WHERE h.hostname = ?7 OR "
+                                 "substr(h.fingerprint, 1, length(?7)) = ?7)"));
   assert_non_null(strstr(a->sql, "(s.status = ?12 OR s.status = 'running')"));
   assert_non_null(
       strstr(a->sql, "FROM session_facts x WHERE x.session_id = s.id AND x.key IN (?10)"));
@@ -1704,6 +1760,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(read_cache, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(recorded_fact_filter, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(sessions_name_their_hosts, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test(host_names_by_id),
       cmocka_unit_test_setup_teardown(one_filter_builder_for_both_dialects, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(sessions_listed_by_start, tl_test_setup, tl_test_teardown),

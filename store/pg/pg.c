@@ -210,6 +210,9 @@ static int pg_open(const tl_store_ops *self, tl_store **out, const char *conninf
 /* ======================================================================== */
 /* Reading                                                                   */
 
+static int pg_read_begin(tl_store *s);
+static void pg_read_end(tl_store *s);
+
 /* PostgreSQL's SQL of the session filter (query.c). A server's sessions
  * arrive finished (schema/pg: never 'running'), and its table has no pid
  * or heartbeat to judge one by. */
@@ -230,47 +233,74 @@ static char *pool_uuid(tl_strpool *pool, const PGresult *r, int row, int col) {
   return tl_strpool_add(pool, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
 }
 
-/* The session of row, its strings in pool; 0 when out of memory. */
+/* The session of row on host h, its strings in pool; 0 when out of memory. */
 static int read_session(const PGresult *r, int row, tl_strpool *pool, tl_strpool_odds *commands,
-                        tl_session *x) {
-  x->id = tl__pg_i64(r, row, 0);
-  x->uuid = pool_uuid(pool, r, row, 1);
-  x->run_uuid = pool_uuid(pool, r, row, 2);
-  x->label = pool_val(pool, r, row, 3);
-  x->probe = pool_val(pool, r, row, 4);
-  x->hostname = pool_val(pool, r, row, 5);
-  x->host_fingerprint = pool_val(pool, r, row, 6);
-  x->status = pool_val(pool, r, row, 7);
-  x->command_line =
-      tl_strpool_get_maybe(pool, commands, PQgetvalue(r, row, 8), (size_t)PQgetlength(r, row, 8));
-  x->tl_version = pool_val(pool, r, row, 9);
-  x->libuv_version = pool_val(pool, r, row, 10);
-  x->delay_ns = tl__pg_i64(r, row, 11);
-  x->warmup = tl__pg_i64(r, row, 12);
-  x->started_ns = tl__pg_i64(r, row, 13);
-  x->ended_ns = tl__pg_i64(r, row, 14);
-  x->sample_count = tl__pg_i64(r, row, 15);
-  x->missed_periods = tl__pg_i64(r, row, 16);
-  return x->uuid && x->run_uuid && x->label && x->probe && x->hostname && x->host_fingerprint &&
-         x->status && x->command_line && x->tl_version && x->libuv_version;
+                        const tl__host_name *h, tl_session *x) {
+  x->id = tl__pg_i64(r, row, TL__SQ_ID);
+  x->uuid = pool_uuid(pool, r, row, TL__SQ_UUID);
+  x->run_uuid = pool_uuid(pool, r, row, TL__SQ_RUN_UUID);
+  x->label = pool_val(pool, r, row, TL__SQ_LABEL);
+  x->probe = pool_val(pool, r, row, TL__SQ_PROBE);
+  x->hostname = h->hostname;
+  x->host_fingerprint = h->fingerprint;
+  x->status = pool_val(pool, r, row, TL__SQ_STATUS);
+  x->command_line = tl_strpool_get_maybe(pool, commands, PQgetvalue(r, row, TL__SQ_COMMAND_LINE),
+                                         (size_t)PQgetlength(r, row, TL__SQ_COMMAND_LINE));
+  x->tl_version = pool_val(pool, r, row, TL__SQ_TL_VERSION);
+  x->libuv_version = pool_val(pool, r, row, TL__SQ_LIBUV_VERSION);
+  x->delay_ns = tl__pg_i64(r, row, TL__SQ_DELAY_NS);
+  x->warmup = tl__pg_i64(r, row, TL__SQ_WARMUP);
+  x->started_ns = tl__pg_i64(r, row, TL__SQ_STARTED_NS);
+  x->ended_ns = tl__pg_i64(r, row, TL__SQ_ENDED_NS);
+  x->sample_count = tl__pg_i64(r, row, TL__SQ_SAMPLE_COUNT);
+  x->missed_periods = tl__pg_i64(r, row, TL__SQ_MISSED_PERIODS);
+  return x->uuid && x->run_uuid && x->label && x->probe && x->status && x->command_line &&
+         x->tl_version && x->libuv_version;
 }
 
 /* One row of the sessions' query into the list. */
-static int add_session_row(tl_store *s, const PGresult *r, tl_session_list *out, size_t *cap,
-                           tl_strpool_odds *commands) {
+static int add_session_row(tl_store *s, const PGresult *r, const tl__host_names *hosts,
+                           tl_session_list *out, size_t *cap, tl_strpool_odds *commands) {
+  const tl__host_name *h = tl__host_names_find(hosts, tl__pg_i64(r, 0, TL__SQ_HOST_ID));
   tl_session *x;
-  if (tl__session_list_add(out, cap, &x) || !read_session(r, 0, out->strings, commands, x))
+  if (!h) /* cannot be, the hosts table's foreign key holding: left out, as a join would */
+    return TL_OK;
+  if (tl__session_list_add(out, cap, &x) || !read_session(r, 0, out->strings, commands, h, x))
     return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-  return tl__session_settle(s, out->strings, x, tl__pg_i64(r, 0, 17), tl__pg_i64(r, 0, 18));
+  return tl__session_settle(s, out->strings, x, tl__pg_i64(r, 0, TL__SQ_PID),
+                            tl__pg_i64(r, 0, TL__SQ_HEARTBEAT_NS));
+}
+
+/* Every host's names into h, their strings in pool. */
+static int read_host_names(tl_store *s, tl_strpool *pool, tl__host_names *h) {
+  int err;
+  PGresult *r = tl__pg_query(s, TL__HOST_NAMES_SQL, NULL, 0, "listing sessions", &err);
+  for (int i = 0; r && !err && i < PQntuples(r); i++)
+    if (tl__host_names_add(h, pool, tl__pg_i64(r, i, 0), PQgetvalue(r, i, 1),
+                           (size_t)PQgetlength(r, i, 1), PQgetvalue(r, i, 2),
+                           (size_t)PQgetlength(r, i, 2)))
+      err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  PQclear(r);
+  tl__host_names_ready(h);
+  return err;
 }
 
 /* Streamed a row at a time: the whole result of a fleet's sessions held
- * at once cost a report more than the list itself. */
+ * at once cost a report more than the list itself. The hosts first, in
+ * the same snapshot (a read of its own when none is open). */
 static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   tl__session_query *q = malloc(sizeof *q);
   tl_pg_params *p = malloc(sizeof *p);
-  int err = q && p ? tl__session_query_build(s, &dialect, f, q)
-                   : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  int ours = PQtransactionStatus(tl__pg_conn(s)) == PQTRANS_IDLE;
+  tl__host_names hosts = {NULL, 0, 0};
+  int err = q && p && (out->strings = tl_strpool_new())
+                ? TL_OK
+                : tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+  int began = !err && ours && (err = pg_read_begin(s)) == TL_OK;
+  if (!err)
+    err = read_host_names(s, out->strings, &hosts);
+  if (!err)
+    err = tl__session_query_build(s, &dialect, f, q);
   if (!err) {
     p->n = 0;
     for (int i = 0; i < q->n; i++)
@@ -279,25 +309,29 @@ static int pg_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
       else
         tl__pg_param_i64(p, q->params[i].num);
     PGconn *c = tl__pg_conn(s);
-    if (!PQsendQueryParams(c, q->sql, p->n, NULL, p->v, NULL, NULL, 0) || !PQsetSingleRowMode(c))
+    size_t cap = 0;
+    tl_strpool_odds commands = {0, 0, 0};
+    PGresult *r;
+    int sent =
+        PQsendQueryParams(c, q->sql, p->n, NULL, p->v, NULL, NULL, 0) && PQsetSingleRowMode(c);
+    if (!sent)
       err = tl__pg_fail(s, NULL, "listing sessions");
+    /* After an error, the rest of the rows are read and dropped. */
+    while (sent && (r = PQgetResult(c))) {
+      ExecStatusType st = PQresultStatus(r);
+      if (st == PGRES_SINGLE_TUPLE && err == TL_OK)
+        err = add_session_row(s, r, &hosts, out, &cap, &commands);
+      else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK)
+        err = tl__pg_fail(s, r, "listing sessions");
+      PQclear(r);
+    }
   }
   free(q);
   free(p);
-  if (err)
-    return err;
-  size_t cap = 0;
-  tl_strpool_odds commands = {0, 0, 0};
-  PGresult *r;
-  while ((r = PQgetResult(tl__pg_conn(s)))) {
-    ExecStatusType st = PQresultStatus(r);
-    if (st == PGRES_SINGLE_TUPLE && err == TL_OK)
-      err = add_session_row(s, r, out, &cap, &commands);
-    else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && err == TL_OK)
-      err = tl__pg_fail(s, r, "listing sessions");
-    PQclear(r); /* after an error, the rest of the rows are read and dropped */
-  }
-  if (err)
+  tl__host_names_free(&hosts);
+  if (began)
+    pg_read_end(s);
+  if (err || !out->count) /* an empty list holds nothing, as before any row */
     tl_session_list_free(out);
   else
     tl__session_list_fit(out);

@@ -23,7 +23,7 @@ static const tl__sql_dialect dialect = {
 /* The previous row's strings by column: a listing repeats its labels,
  * probes, statuses and versions row after row, and one equal to the
  * previous row's needs no look-up in the pool. */
-enum { SESSION_TEXT_COLS = 11 };
+enum { SESSION_TEXT_COLS = TL__SQ_LIBUV_VERSION + 1 }; /* the last text column */
 typedef struct {
   const char *s[SESSION_TEXT_COLS];
   size_t len[SESSION_TEXT_COLS];
@@ -54,27 +54,54 @@ static char *pool_uuid(tl_strpool *pool, sqlite3_stmt *st, int i) {
   return tl_strpool_add(pool, t, t == buf ? 36 : strlen(t));
 }
 
-/* The session of the row at st, its strings in pool; 0 when out of memory. */
-static int read_session(sqlite3_stmt *st, tl_strpool *pool, previous_row *prev, tl_session *x) {
-  x->id = sqlite3_column_int64(st, 0);
-  x->uuid = pool_uuid(pool, st, 1);
-  x->run_uuid = pool_uuid(pool, st, 2);
-  x->label = pool_col(pool, st, 3, prev, NULL);
-  x->probe = pool_col(pool, st, 4, prev, NULL);
-  x->hostname = pool_col(pool, st, 5, prev, NULL);
-  x->host_fingerprint = pool_col(pool, st, 6, prev, NULL);
-  x->status = pool_col(pool, st, 7, prev, NULL);
-  x->command_line = pool_col(pool, st, 8, prev, &prev->commands);
-  x->tl_version = pool_col(pool, st, 9, prev, NULL);
-  x->libuv_version = pool_col(pool, st, 10, prev, NULL);
-  x->delay_ns = sqlite3_column_int64(st, 11);
-  x->warmup = sqlite3_column_int64(st, 12);
-  x->started_ns = sqlite3_column_int64(st, 13);
-  x->ended_ns = sqlite3_column_int64(st, 14);
-  x->sample_count = sqlite3_column_int64(st, 15);
-  x->missed_periods = sqlite3_column_int64(st, 16);
-  return x->uuid && x->run_uuid && x->label && x->probe && x->hostname && x->host_fingerprint &&
-         x->status && x->command_line && x->tl_version && x->libuv_version;
+/* The session of the row at st on host h, its strings in pool; 0 when out
+ * of memory. */
+static int read_session(sqlite3_stmt *st, tl_strpool *pool, previous_row *prev,
+                        const tl__host_name *h, tl_session *x) {
+  x->id = sqlite3_column_int64(st, TL__SQ_ID);
+  x->uuid = pool_uuid(pool, st, TL__SQ_UUID);
+  x->run_uuid = pool_uuid(pool, st, TL__SQ_RUN_UUID);
+  x->label = pool_col(pool, st, TL__SQ_LABEL, prev, NULL);
+  x->probe = pool_col(pool, st, TL__SQ_PROBE, prev, NULL);
+  x->hostname = h->hostname;
+  x->host_fingerprint = h->fingerprint;
+  x->status = pool_col(pool, st, TL__SQ_STATUS, prev, NULL);
+  x->command_line = pool_col(pool, st, TL__SQ_COMMAND_LINE, prev, &prev->commands);
+  x->tl_version = pool_col(pool, st, TL__SQ_TL_VERSION, prev, NULL);
+  x->libuv_version = pool_col(pool, st, TL__SQ_LIBUV_VERSION, prev, NULL);
+  x->delay_ns = sqlite3_column_int64(st, TL__SQ_DELAY_NS);
+  x->warmup = sqlite3_column_int64(st, TL__SQ_WARMUP);
+  x->started_ns = sqlite3_column_int64(st, TL__SQ_STARTED_NS);
+  x->ended_ns = sqlite3_column_int64(st, TL__SQ_ENDED_NS);
+  x->sample_count = sqlite3_column_int64(st, TL__SQ_SAMPLE_COUNT);
+  x->missed_periods = sqlite3_column_int64(st, TL__SQ_MISSED_PERIODS);
+  return x->uuid && x->run_uuid && x->label && x->probe && x->status && x->command_line &&
+         x->tl_version && x->libuv_version;
+}
+
+/* Text column i of st and its length ("" for NULL). */
+static const char *col_text(sqlite3_stmt *st, int i, size_t *len) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  *len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+  return t ? (const char *)t : "";
+}
+
+/* Every host's names into h, their strings in pool. */
+static int read_host_names(tl_store *s, tl_strpool *pool, tl__host_names *h) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(tl__sqlite_db(s), TL__HOST_NAMES_SQL, -1, &st, NULL), err = TL_OK;
+  if (rc == SQLITE_OK)
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      size_t name_len, fp_len;
+      const char *name = col_text(st, 1, &name_len), *fp = col_text(st, 2, &fp_len);
+      if (tl__host_names_add(h, pool, sqlite3_column_int64(st, 0), name, name_len, fp, fp_len))
+        err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
+    }
+  if (!err && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "listing sessions");
+  sqlite3_finalize(st);
+  tl__host_names_ready(h);
+  return err;
 }
 
 /* How many sessions a listing may hold, at most: ids are the table's
@@ -97,9 +124,19 @@ static size_t sessions_bound(tl_store *s) {
 
 int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
   tl__session_query *q = malloc(sizeof *q);
-  if (!q)
+  if (!q || !(out->strings = tl_strpool_new())) {
+    free(q);
     return tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
-  int err = tl__session_query_build(s, &dialect, f, q);
+  }
+  /* The hosts and the rows in one snapshot: every row's host is then
+   * among those read. A file too damaged to begin one is read without. */
+  int ours = sqlite3_get_autocommit(tl__sqlite_db(s));
+  if (ours && tl__sqlite_read_begin(s) != TL_OK)
+    s->errmsg[0] = '\0';
+  tl__host_names hosts = {NULL, 0, 0};
+  int err = read_host_names(s, out->strings, &hosts);
+  if (!err)
+    err = tl__session_query_build(s, &dialect, f, q);
   sqlite3_stmt *st = NULL;
   int rc = err ? SQLITE_OK : sqlite3_prepare_v2(tl__sqlite_db(s), q->sql, -1, &st, NULL);
   if (rc != SQLITE_OK)
@@ -114,18 +151,24 @@ int tl__sqlite_sessions(tl_store *s, const tl_filter *f, tl_session_list *out) {
     tl__session_list_reserve(out, &cap, sessions_bound(s));
   previous_row prev = {{NULL}, {0}, {0, 0, 0}};
   while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const tl__host_name *h = tl__host_names_find(&hosts, sqlite3_column_int64(st, TL__SQ_HOST_ID));
     tl_session *x;
-    if (tl__session_list_add(out, &cap, &x) || !read_session(st, out->strings, &prev, x))
+    if (!h)
+      continue;
+    if (tl__session_list_add(out, &cap, &x) || !read_session(st, out->strings, &prev, h, x))
       err = tl__store_fail(s, TL_ENOMEM, "out of memory listing sessions");
     else
-      err = tl__session_settle(s, out->strings, x, sqlite3_column_int64(st, 17),
-                               sqlite3_column_int64(st, 18));
+      err = tl__session_settle(s, out->strings, x, sqlite3_column_int64(st, TL__SQ_PID),
+                               sqlite3_column_int64(st, TL__SQ_HEARTBEAT_NS));
   }
   if (err == TL_OK && rc != SQLITE_DONE)
     err = tl__store_sqlfail(s, rc, "listing sessions");
   sqlite3_finalize(st);
+  if (ours)
+    tl__sqlite_read_end(s);
+  tl__host_names_free(&hosts);
   free(q);
-  if (err)
+  if (err || !out->count) /* an empty list holds nothing, as before any row */
     tl_session_list_free(out);
   else
     tl__session_list_fit(out);
