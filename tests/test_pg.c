@@ -1213,8 +1213,9 @@ static void add_varied_sessions(const char *path, int n) {
     snprintf(a, sizeof a, "a%d", k);
     snprintf(b, sizeof b, "b%d", k % 7);
     snprintf(c, sizeof c, "host-%d", k % 5);
-    const char *keys[] = {"zone", "load", "rack"}, *vals[] = {a, b, c};
-    tl_fact facts[] = {{"ram.bytes", a, "/proc/meminfo"}, {"cpu.count", b, ""}, {"vm", c, "dmi"}};
+    /* Keys in an order of bytes (COLLATE "C") no language's order keeps. */
+    const char *keys[] = {"Zone", "load", "rack"}, *vals[] = {a, b, c};
+    tl_fact facts[] = {{"ram.bytes", a, "/proc/meminfo"}, {"cpu.count", b, ""}, {"VM", c, "dmi"}};
     tl_session_spec spec = {.run_uuid = "r",
                             .label = k % 2 ? "odd" : "even",
                             .probe = "settimeout",
@@ -1262,6 +1263,42 @@ static int stop_at_third(void *ctx, size_t index, const tl_fact_row *facts, size
   size_t *calls = ctx;
   ++*calls;
   return index == 2 ? TL_EINTR : TL_OK;
+}
+
+/* Facts and tags come in the order of their keys' bytes, as from a file,
+ * from a server whose keys sort by a language's rules (a database made in
+ * the locale en_US, say), in a batch and one session at a time. */
+static void details_in_byte_order_on_any_server(void **state) {
+  fixture *f = *state;
+  if (!sql(f->name, "SELECT count(*) FROM pg_collation WHERE collname = 'en-x-icu'"))
+    tl_test_skip("this PostgreSQL has no ICU collation en-x-icu");
+  char *db = file_in(f, "a.db");
+  add_varied_sessions(db, 12);
+  push_ok(db, f->url);
+  sql(f->name, "ALTER TABLE host_facts ALTER COLUMN key TYPE text COLLATE \"en-x-icu\"");
+  sql(f->name, "ALTER TABLE session_tags ALTER COLUMN key TYPE text COLLATE \"en-x-icu\"");
+  both_stores both;
+  both_open(&both, db, f->url, 12);
+  int64_t ids[12], file_ids[12];
+  for (size_t k = 0; k < 12; k++) {
+    ids[k] = both.ls.items[k].id;
+    file_ids[k] = both.lf.items[k].id;
+  }
+  batch_seen b = {both.file, file_ids, 0, 0};
+  assert_int_equal(tl_store_details_of(both.server, ids, 12, same_details_as_file, &b), TL_OK);
+  assert_int_equal(b.calls, 12);
+  assert_true(b.damaged > 0); /* sessions with three facts and three tags */
+  for (size_t k = 0; k < 12; k++) {
+    tl_fact_row *got, *want;
+    size_t ngot, nwant;
+    assert_int_equal(tl_store_facts(both.server, ids[k], &got, &ngot), TL_OK);
+    assert_int_equal(tl_store_facts(both.file, file_ids[k], &want, &nwant), TL_OK);
+    tl_test_assert_same_rows(got, ngot, want, nwant);
+    tl_fact_rows_free(got, ngot);
+    tl_fact_rows_free(want, nwant);
+  }
+  both_close(&both);
+  free(db);
 }
 
 /* The server reads the facts and tags of many sessions in a few
@@ -1523,6 +1560,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(same_bytes_from_file_and_server, setup, teardown),
       cmocka_unit_test_setup_teardown(recorded_fact_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(sessions_name_their_hosts, setup, teardown),
+      cmocka_unit_test_setup_teardown(details_in_byte_order_on_any_server, setup, teardown),
       cmocka_unit_test_setup_teardown(summaries_sent_as_stored_or_made_again, setup, teardown),
       cmocka_unit_test_setup_teardown(delete_prune_and_remove_pushed, setup, teardown),
       cmocka_unit_test_setup_teardown(running_sessions_wait, setup, teardown),
