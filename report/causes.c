@@ -149,7 +149,7 @@ static int add_causes(void *arg, size_t index, int err, const tl_cause *c, size_
   int throttled = cs->have_periods && cs->throttled > 0;
   tl_group_causes *gc = x->gc;
   int64_t p50 = x->t->p50, p99 = x->t->p99;
-  if (x->t->p90 >= 0)
+  if (x->t->p90 >= 0 && sums->samples > 0) /* bands are stored with measured samples only */
     add_bands(sums, p50, x->t->p90, throttled, &gc->at90);
   for (size_t i = 0; i < n; i++) {
     /* Kept latencies are to the microsecond: above the p99 by more than
