@@ -212,6 +212,7 @@ typedef struct {
   tl__sql_value params[TL__SQL_PARAMS_MAX];
   int n;
 } tl__session_query;
+/* The query's columns by place, where both backends read them. */
 enum {
   TL__SQ_ID,
   TL__SQ_UUID,

@@ -23,7 +23,7 @@ static const tl__sql_dialect dialect = {
 /* The previous row's strings by column: a listing repeats its labels,
  * probes, statuses and versions row after row, and one equal to the
  * previous row's needs no look-up in the pool. */
-enum { SESSION_TEXT_COLS = TL__SQ_LIBUV_VERSION + 1 }; /* the last text column */
+enum { SESSION_TEXT_COLS = TL__SQ_LIBUV_VERSION + 1 }; /* up to the last text column */
 typedef struct {
   const char *s[SESSION_TEXT_COLS];
   size_t len[SESSION_TEXT_COLS];
