@@ -30,13 +30,19 @@ typedef struct {
   tl_strpool_odds commands; /* of the command lines (tl_strpool_get_maybe) */
 } previous_row;
 
+/* Text column i of st and its length ("" for NULL). */
+static const char *col_text(sqlite3_stmt *st, int i, size_t *len) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  *len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+  return t ? (const char *)t : "";
+}
+
 /* Column i's text, in the pool (through odds, when given); NULL when out of
  * memory. */
 static char *pool_col(tl_strpool *pool, sqlite3_stmt *st, int i, previous_row *prev,
                       tl_strpool_odds *odds) {
-  const unsigned char *t = sqlite3_column_text(st, i);
-  const char *text = t ? (const char *)t : "";
-  size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+  size_t len;
+  const char *text = col_text(st, i, &len);
   if (prev->s[i] && prev->len[i] == len && memcmp(prev->s[i], text, len) == 0)
     return (char *)prev->s[i];
   char *kept =
@@ -77,13 +83,6 @@ static int read_session(sqlite3_stmt *st, tl_strpool *pool, previous_row *prev,
   x->missed_periods = sqlite3_column_int64(st, TL__SQ_MISSED_PERIODS);
   return x->uuid && x->run_uuid && x->label && x->probe && x->status && x->command_line &&
          x->tl_version && x->libuv_version;
-}
-
-/* Text column i of st and its length ("" for NULL). */
-static const char *col_text(sqlite3_stmt *st, int i, size_t *len) {
-  const unsigned char *t = sqlite3_column_text(st, i);
-  *len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
-  return t ? (const char *)t : "";
 }
 
 /* Every host's names into h, their strings in pool. */
