@@ -285,20 +285,26 @@ static void same_bytes_from_file_and_server(void **state) {
   free(db);
 }
 
-/* A server selects the sessions that record a fact or a tag as a file
- * does (tl_test_assert_recorded_filter): from its own table of facts. */
-static void recorded_fact_filter(void **state) {
-  fixture *f = *state;
+/* The test's server, read-only, after the sessions add writes to a file
+ * are pushed to it. */
+static tl_store *server_with(fixture *f, void (*add)(tl_store *)) {
   char *db = file_in(f, "a.db");
   tl_store *s = NULL;
   assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
-  tl_test_add_recording_sessions(s);
+  add(s);
   tl_store_close(s);
   push_ok(db, f->url);
+  free(db);
   assert_int_equal(tl_store_open(&s, f->url, TL_STORE_READONLY), TL_OK);
+  return s;
+}
+
+/* A server selects the sessions that record a fact or a tag as a file
+ * does (tl_test_assert_recorded_filter): from its own table of facts. */
+static void recorded_fact_filter(void **state) {
+  tl_store *s = server_with(*state, tl_test_add_recording_sessions);
   tl_test_assert_recorded_filter(s);
   tl_store_close(s);
-  free(db);
 }
 
 #define OPEN_READS                                                                                 \
@@ -311,13 +317,7 @@ static void recorded_fact_filter(void **state) {
  * caller's open. */
 static void sessions_name_their_hosts(void **state) {
   fixture *f = *state;
-  char *db = file_in(f, "a.db");
-  tl_store *s = NULL;
-  assert_int_equal(tl_store_open(&s, db, 0), TL_OK);
-  tl_test_add_host_sessions(s);
-  tl_store_close(s);
-  push_ok(db, f->url);
-  assert_int_equal(tl_store_open(&s, f->url, TL_STORE_READONLY), TL_OK);
+  tl_store *s = server_with(f, tl_test_add_host_sessions);
   tl_test_assert_host_names(s);
   assert_int_equal(sql(f->name, "%s", OPEN_READS), 0);
   assert_int_equal(tl_store_read_begin(s), TL_OK);
@@ -326,7 +326,6 @@ static void sessions_name_their_hosts(void **state) {
   tl_store_read_end(s);
   assert_int_equal(sql(f->name, "%s", OPEN_READS), 0);
   tl_store_close(s);
-  free(db);
 }
 
 /* Runs sql (statements without results) on the file at path. */
