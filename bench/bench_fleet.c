@@ -208,20 +208,21 @@ static double time_report(const char *tlreport, const char *db, const char *sinc
 
 /* Each report over the single host's year, then over the fleet's last 1, 7
  * and 30 days (those it holds); growth: the CPU time one more session adds,
- * between one span and the next (for the year, its CPU time per session). */
+ * between one span and the next, and the wall time it adds (for the year,
+ * its CPU and wall time per session). */
 static void time_all(const char *dir, const char *db, const char *tlreport, const char *tlstore,
                      const char *year_db, size_t days, size_t hosts) {
   static const size_t spans[] = {1, 7, 30};
   char site[4096];
   snprintf(site, sizeof site, "%s/fleet-site", dir);
-  printf("  %-14s %6s %9s %9s %9s %9s %11s\n", "report", "days", "sessions", "wall s", "cpu s",
-         "RSS MiB", "us/session");
+  printf("  %-14s %6s %9s %9s %9s %9s %11s %11s\n", "report", "days", "sessions", "wall s", "cpu s",
+         "RSS MiB", "cpu us/s", "wall us/s");
   for (size_t k = 0; k < sizeof reports / sizeof *reports; k++) {
     double ycpu, yrss,
         ywall = time_report(tlreport, year_db, NULL, &reports[k], site, &ycpu, &yrss);
-    printf("  %-14s %6s %9d %9.3f %9.3f %9.1f %11.1f\n", reports[k].name, "year", 17520, ywall,
-           ycpu, yrss, ycpu * 1e6 / 17520);
-    double last_cpu = 0;
+    printf("  %-14s %6s %9d %9.3f %9.3f %9.1f %11.1f %11.1f\n", reports[k].name, "year", 17520,
+           ywall, ycpu, yrss, ycpu * 1e6 / 17520, ywall * 1e6 / 17520);
+    double last_cpu = 0, last_wall = 0;
     size_t last_sessions = 0;
     for (size_t i = 0; i < sizeof spans / sizeof *spans && spans[i] <= days; i++) {
       char since[32];
@@ -231,21 +232,24 @@ static void time_all(const char *dir, const char *db, const char *tlreport, cons
       double cpu, rss,
           wall = time_report(tlreport, db, spans[i] < days ? since : NULL, &reports[k], site, &cpu,
                              &rss);
-      double growth =
-          i ? (cpu - last_cpu) / (double)(sessions - last_sessions) : cpu / (double)sessions;
-      printf("  %-14s %6zu %9zu %9.3f %9.3f %9.1f %11.1f\n", "", spans[i], sessions, wall, cpu, rss,
-             growth * 1e6);
+      double more = (double)(sessions - last_sessions);
+      double cpu_growth = (cpu - last_cpu) / more, wall_growth = (wall - last_wall) / more;
+      printf("  %-14s %6zu %9zu %9.3f %9.3f %9.1f %11.1f %11.1f\n", "", spans[i], sessions, wall,
+             cpu, rss, cpu_growth * 1e6, wall_growth * 1e6);
       fflush(stdout);
       last_cpu = cpu;
+      last_wall = wall;
       last_sessions = sessions;
     }
   }
   char *check[] = {(char *)tlstore, "--db", (char *)db, "check", NULL};
   double cpu, rss, wall = bench_run(check, 0, &cpu, &rss);
-  printf("  %-14s %6zu %9zu %9.3f %9.3f %9.1f %11.1f\n", "tlstore check", days,
-         days * 24 * hosts * 2, wall, cpu, rss, cpu * 1e6 / (double)(days * 24 * hosts * 2));
-  printf("  (us/session: for the year and the first span, CPU time per session; after, the CPU "
-         "time each session more adds)\n");
+  double all = (double)(days * 24 * hosts * 2);
+  printf("  %-14s %6zu %9zu %9.3f %9.3f %9.1f %11.1f %11.1f\n", "tlstore check", days,
+         days * 24 * hosts * 2, wall, cpu, rss, cpu * 1e6 / all, wall * 1e6 / all);
+  printf("  (cpu us/s and wall us/s: for the year and the first span, the CPU and wall time per "
+         "session;\n   after, the CPU and wall time each session more adds: both threads' CPU, and "
+         "the time a person waits)\n");
 }
 
 int main(int argc, char **argv) {
