@@ -881,21 +881,26 @@ static void months_of_runs_fold(void **state) {
   free(file);
 }
 
-/* The y coordinates of an SVG line's points (attr: its `points="...`), each
- * "x,y" and at most max of them; how many there are. */
-static size_t points_ys(const char *attr, double *y, size_t max) {
+/* The coordinates of an SVG line's points (attr: its `points="...`), each
+ * "x,y" and at most max of them, into x (NULL: not wanted) and y; how many
+ * there are. */
+static size_t points_xys(const char *attr, double *x, double *y, size_t max) {
   assert_non_null(attr);
   assert_true(strncmp(attr, "points=\"", 8) == 0);
   size_t n = 0;
   for (const char *p = attr + 8; *p != '"'; n++) {
-    double x;
+    double at;
     assert_true(n < max);
-    assert_int_equal(sscanf(p, "%lf,%lf", &x, &y[n]), 2);
+    assert_int_equal(sscanf(p, "%lf,%lf", x ? &x[n] : &at, &y[n]), 2);
     while (*p != ' ' && *p != '"')
       p++;
     p += *p == ' ';
   }
   return n;
+}
+
+static size_t points_ys(const char *attr, double *y, size_t max) {
+  return points_xys(attr, NULL, y, max);
 }
 
 /* The y coordinates of the points of the first thick (p90) line of svg. */
@@ -951,6 +956,67 @@ static void trend_folds_days_to_medians(void **state) {
                           &y1, &x2, &y2),
                    4);
   assert_true(y1 == y[0] && y2 < y[2]);
+  free(svg);
+  free(chart);
+  free(page);
+}
+
+/* The points of each thick (p90) line of svg, in order: line k's at
+ * x[k][i], y[k][i], n[k] of them; how many lines. */
+static size_t p90_lines(const char *svg, double x[][8], double y[][8], size_t *n, size_t max) {
+  size_t lines = 0;
+  for (const char *at = svg; (at = strstr(at, "<polyline class=\"line\" stroke-width=\"2.5\""));
+       at++, lines++) {
+    assert_true(lines < max);
+    n[lines] = points_xys(strstr(at, "points=\""), x[lines], y[lines], 8);
+  }
+  return lines;
+}
+
+/* Each label's trend line holds its own sessions, whose starts interleave
+ * with the others', in the order of the labels asked: three labels of four
+ * sessions each, started in turn an hour apart, each label later than the
+ * last by a step and each of its sessions later than the one before. */
+static void trend_lines_keep_their_labels(void **state) {
+  fixture *f = *state;
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  static const char *labels[] = {"alpha", "beta", "gamma"};
+  int64_t v[20];
+  for (int k = 0; k < 12; k++) {
+    for (int i = 0; i < 20; i++) /* 1 ms to wait, then 1, 4 or 16 ms late, rising */
+      v[i] = 1000000 + (1000000LL << (2 * (k % 3))) * (10 + k / 3) / 10;
+    char id[32];
+    snprintf(id, sizeof id, "run-%d", k);
+    add_session(s, id, labels[k % 3], &vbox_host, 0, v, 20);
+  }
+  tl_store_close(s);
+  hourly_sessions(f->db);
+  char *page = tl_test_path(f->dir, "trend.md"), *chart = tl_test_path(f->dir, "trend-2.svg");
+  char *a[] = {TLREPORT, "--db", f->db, "--compare", "gamma,alpha,beta", "-o", page, NULL};
+  free(run_report(a, 0, NULL));
+  char *svg = tl_test_read_file(chart, NULL);
+  assert_non_null(svg);
+  double x[3][8], y[3][8];
+  size_t n[3];
+  assert_int_equal(p90_lines(svg, x, y, n, 3), 3);
+  /* Lines in the order asked: gamma (16 ms), alpha (1 ms), beta (4 ms). */
+  size_t order[3] = {1, 2, 0}; /* alpha, beta, gamma: lowest line (largest y) first */
+  for (size_t k = 0; k < 3; k++) {
+    assert_int_equal(n[k], 4);
+    for (size_t i = 1; i < 4; i++) {
+      assert_true(x[k][i] > x[k][i - 1]); /* later */
+      assert_true(y[k][i] < y[k][i - 1]); /* and later still */
+    }
+  }
+  for (size_t i = 0; i < 4; i++) {
+    /* Started in turn: alpha, then beta, then gamma, each round. */
+    assert_true(x[order[0]][i] < x[order[1]][i]);
+    assert_true(x[order[1]][i] < x[order[2]][i]);
+    /* Each label above the one before it at every point. */
+    assert_true(y[order[0]][i] > y[order[1]][i]);
+    assert_true(y[order[1]][i] > y[order[2]][i]);
+  }
   free(svg);
   free(chart);
   free(page);
@@ -2264,6 +2330,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(best_only_where_clear, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(months_of_runs_fold, memory_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(trend_folds_days_to_medians, memory_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(trend_lines_keep_their_labels, memory_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics_hostile_label, tl_test_setup,
                                       tl_test_teardown),
