@@ -73,28 +73,26 @@ static const char *fact_value(const tl_comparison *c, size_t i, const fact *f) {
 
 typedef struct {
   const tl_comparison *c;
-  const char *label;
+  const size_t *at; /* the sessions asked about, or NULL: all */
   const fact *f;
 } fact_ctx;
 
-/* f's value as a key: NULL for a session of another label or one that does
- * not know it. */
+/* f's value for the i-th session asked about as a key: NULL for one that
+ * does not know it. */
 static const char *fact_key(const void *ctx, size_t i, int part) {
   const fact_ctx *x = ctx;
   (void)part;
-  if (x->label && strcmp(x->c->sessions.items[i].label, x->label) != 0)
-    return NULL;
-  return fact_value(x->c, i, x->f);
+  return fact_value(x->c, x->at ? x->at[i] : i, x->f);
 }
 
-/* Writes "a, b" of the distinct values of f among the sessions of label
- * (all labels when NULL) to buf, folded past a few ("and 12 more
+/* Writes "a, b" of the distinct values of f among the sessions of label l
+ * (all labels when SIZE_MAX) to buf, folded past a few ("and 12 more
  * values"); returns how many there are (0 when out of memory). One pass
  * through a hash table: a fleet has hundreds of thousands of sessions. */
-static size_t fact_values(const tl_comparison *c, const char *label, const fact *f, char *buf,
-                          size_t len) {
-  size_t n = c->sessions.count, *first = malloc((n ? n : 1) * sizeof *first);
-  fact_ctx x = {c, label, f};
+static size_t fact_values(const tl_comparison *c, size_t l, const fact *f, char *buf, size_t len) {
+  size_t n = c->sessions.count;
+  fact_ctx x = {c, l == SIZE_MAX ? NULL : tl__label_sessions(c, l, &n), f};
+  size_t *first = malloc((n ? n : 1) * sizeof *first);
   buf[0] = '\0';
   if (!first || tl__first_same(n, 1, fact_key, &x, first) != TL_OK) {
     free(first);
@@ -122,7 +120,7 @@ static int fact_bullets(FILE *out, const tl_comparison *c, const fact *f) {
     return 0;
   int mixed = 0;
   for (size_t l = 0; l < c->label_count; l++) {
-    if (fact_values(c, c->labels[l], f, buf, sizeof buf) > 1) {
+    if (fact_values(c, l, f, buf, sizeof buf) > 1) {
       fputs("- Within **", out);
       tl_md_escape(out, c->labels[l]);
       fputs("**, the ", out);
@@ -138,15 +136,15 @@ static int fact_bullets(FILE *out, const tl_comparison *c, const fact *f) {
   /* Between labels, each with one value. */
   size_t known = 0;
   for (size_t l = 0; l < c->label_count; l++)
-    known += fact_values(c, c->labels[l], f, buf, sizeof buf) == 1;
-  if (known < 2 || fact_values(c, NULL, f, buf, sizeof buf) < 2)
+    known += fact_values(c, l, f, buf, sizeof buf) == 1;
+  if (known < 2 || fact_values(c, SIZE_MAX, f, buf, sizeof buf) < 2)
     return 0;
   fputs("- The ", out);
   tl_md_escape(out, f->name);
   fputs(" differs between labels: ", out);
   int first = 1;
   for (size_t l = 0; l < c->label_count; l++) {
-    if (fact_values(c, c->labels[l], f, buf, sizeof buf) != 1)
+    if (fact_values(c, l, f, buf, sizeof buf) != 1)
       continue;
     fputs(first ? "" : "; ", out);
     tl_md_escape(out, c->labels[l]);
@@ -160,13 +158,6 @@ static int fact_bullets(FILE *out, const tl_comparison *c, const fact *f) {
 
 /* ======================================================================== */
 /* The checks                                                                */
-
-static int has_sessions(const tl_comparison *c, const char *label) {
-  for (size_t i = 0; i < c->sessions.count; i++)
-    if (strcmp(c->sessions.items[i].label, label) == 0)
-      return 1;
-  return 0;
-}
 
 int tl__left_out_bullets(FILE *f, const tl_page_opts *o) {
   const tl_left_out_list *lo = o->left_out;
@@ -194,10 +185,13 @@ static int several_hosts(const tl__page *p, FILE *f) {
   for (size_t l = 0; first_host && l < c->label_count; l++) {
     tl__fold hosts;
     tl__fold_init(&hosts, TL__LIST_SHOWN);
-    for (size_t i = 0; i < c->sessions.count; i++) {
+    size_t count;
+    const size_t *at = tl__label_sessions(c, l, &count);
+    for (size_t k = 0; k < count; k++) {
+      size_t i = at[k];
       const tl_session *s = &c->sessions.items[i];
       char host[320];
-      if (first_host[i] != i || strcmp(s->label, c->labels[l]) != 0)
+      if (first_host[i] != i)
         continue;
       snprintf(host, sizeof host, "%s (%.8s)", s->hostname, s->host_fingerprint);
       tl__fold_add(&hosts, host);
@@ -291,11 +285,11 @@ static int busy_hosts(const tl__page *p, FILE *f) {
   for (size_t l = 0; l < c->label_count; l++) {
     double worst = -1;
     load[l] = -1;
-    for (size_t i = 0; i < c->sessions.count; i++) {
+    size_t count;
+    const size_t *at = tl__label_sessions(c, l, &count);
+    for (size_t k = 0; k < count; k++) {
       double ld = 0, n = 0;
-      if (strcmp(c->sessions.items[i].label, c->labels[l]) != 0)
-        continue;
-      double per = load_per_cpu(c, i, &ld, &n);
+      double per = load_per_cpu(c, at[k], &ld, &n);
       if (per > worst) {
         worst = per;
         load[l] = ld;
@@ -551,7 +545,7 @@ static int missing_blocks(const tl__page *p, FILE *f) {
   int any = 0;
   for (size_t l = 0; l < c->label_count && nb; l++) {
     size_t missing = 0;
-    if (!has_sessions(c, c->labels[l]))
+    if (!tl__label_session_count(c, l))
       continue;
     for (size_t b = 0; b < nb; b++) {
       const tl_group *g0 = &c->groups[blk[b]];

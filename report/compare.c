@@ -84,6 +84,7 @@ void tl_comparison_free(tl_comparison *c) {
     free(block_of_groups(c));
   }
   free(c->details);
+  tl__label_sessions_free(c);
   row_sets_free(c->detail_rows); /* the details' facts and tags */
   free(c->detail_values);
   free(c->causes);
@@ -604,6 +605,8 @@ static int compare_sessions(tl_store *store, const tl_compare_opts *o, tl__group
   if (!rc && groups != TL__SESSIONS_ONLY && (rc = session_details(store, out, orig)))
     tl__store_failed(store, rc, err, errlen);
   free(orig); /* its strings are the sessions' */
+  if (!rc && (rc = tl__label_sessions_make(out)))
+    tl_fail(err, errlen, rc, "out of memory");
   if (rc)
     tl_comparison_free(out);
   if (rc || groups == TL__SESSIONS_ONLY)

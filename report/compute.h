@@ -39,6 +39,17 @@ const tl_group *tl__find_group(const tl_comparison *c, const char *label, const 
  * sessions in the comparison's order, so each is found a few looks on
  * (halving the way there where the ids rise, as they do), then anywhere. */
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
+/* The places in c->sessions of the sessions of label l (an index into
+ * c->labels), in the list's order: *n of them (lookup.c). The page asks
+ * this of every label, and with a --by of 200 hosts a pass through every
+ * session a label would be 200 passes. */
+const size_t *tl__label_sessions(const tl_comparison *c, size_t l, size_t *n);
+/* How many sessions label l has. */
+size_t tl__label_session_count(const tl_comparison *c, size_t l);
+/* Makes and frees what tl__label_sessions reads, once c's labels and
+ * sessions are final (compare.c); TL_ENOMEM when out of memory. */
+int tl__label_sessions_make(tl_comparison *c);
+void tl__label_sessions_free(tl_comparison *c);
 /* The distinct (probe, delay) pairs, in group order of first appearance
  * sorted by probe then delay. Returns how many; *out has room for
  * group_count entries (indices of a representative group). */

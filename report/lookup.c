@@ -51,6 +51,96 @@ const tl_group *tl__find_group(const tl_comparison *c, const char *label, const 
   return NULL;
 }
 
+/* Label l's sessions are at[start[l]] up to at[end[l]]; a label named
+ * twice shares the range of its first. */
+struct tl__label_sessions {
+  size_t *start, *end, *at;
+};
+
+typedef struct {
+  const char *name;
+  size_t label;
+} named_label;
+
+static int by_name(const void *a, const void *b) {
+  const named_label *x = a, *y = b;
+  int d = strcmp(x->name, y->name);
+  return d ? d : (x->label > y->label) - (x->label < y->label);
+}
+
+/* The first label named name among the n sorted, or SIZE_MAX. */
+static size_t label_named(const named_label *sorted, size_t n, const char *name) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(sorted[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && strcmp(sorted[lo].name, name) == 0 ? sorted[lo].label : SIZE_MAX;
+}
+
+void tl__label_sessions_free(tl_comparison *c) {
+  struct tl__label_sessions *x = c->label_sessions;
+  if (x) {
+    free(x->start);
+    free(x->end);
+    free(x->at);
+    free(x);
+  }
+  c->label_sessions = NULL;
+}
+
+int tl__label_sessions_make(tl_comparison *c) {
+  size_t nl = c->label_count, ns = c->sessions.count;
+  struct tl__label_sessions *x = c->label_sessions = calloc(1, sizeof *x);
+  named_label *sorted = malloc((nl + 1) * sizeof *sorted);
+  size_t *of = malloc((ns + 1) * sizeof *of);
+  int err = TL_ENOMEM;
+  if (x && sorted && of && (x->start = calloc(nl + 1, sizeof *x->start)) &&
+      (x->end = malloc((nl + 1) * sizeof *x->end)) && (x->at = malloc((ns + 1) * sizeof *x->at))) {
+    for (size_t l = 0; l < nl; l++)
+      sorted[l] = (named_label){c->labels[l], l};
+    qsort(sorted, nl, sizeof *sorted, by_name);
+    /* Counts, at each label's first of its name, then where each begins. */
+    for (size_t i = 0; i < ns; i++)
+      if ((of[i] = label_named(sorted, nl, c->sessions.items[i].label)) != SIZE_MAX)
+        x->start[of[i]]++;
+    for (size_t l = 0, at = 0; l < nl; l++) {
+      size_t count = x->start[l];
+      x->start[l] = x->end[l] = at;
+      at += count;
+    }
+    for (size_t i = 0; i < ns; i++)
+      if (of[i] != SIZE_MAX)
+        x->at[x->end[of[i]]++] = i;
+    for (size_t k = 1; k < nl; k++)
+      if (strcmp(sorted[k - 1].name, sorted[k].name) == 0) {
+        x->start[sorted[k].label] = x->start[sorted[k - 1].label];
+        x->end[sorted[k].label] = x->end[sorted[k - 1].label];
+      }
+    err = TL_OK;
+  }
+  free(sorted);
+  free(of);
+  if (err)
+    tl__label_sessions_free(c);
+  return err;
+}
+
+const size_t *tl__label_sessions(const tl_comparison *c, size_t l, size_t *n) {
+  const struct tl__label_sessions *x = c->label_sessions;
+  *n = x->end[l] - x->start[l];
+  return x->at + x->start[l];
+}
+
+size_t tl__label_session_count(const tl_comparison *c, size_t l) {
+  size_t n;
+  tl__label_sessions(c, l, &n);
+  return n;
+}
+
 /* The statistics of the page, when computed for this comparison. */
 const tl_stats *tl__stats_for(const tl_comparison *c, const tl_page_opts *o) {
   return o->stats && o->stats->group_count == c->group_count ? o->stats : NULL;

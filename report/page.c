@@ -22,19 +22,12 @@
 /* ======================================================================== */
 /* Helpers                                                                   */
 
-static int label_has_sessions(const tl_comparison *c, const char *label) {
-  for (size_t i = 0; i < c->sessions.count; i++)
-    if (strcmp(c->sessions.items[i].label, label) == 0)
-      return 1;
-  return 0;
-}
-
 /* How many labels have sessions on the page: a page of one speaks of it
  * alone, with no comparison wording. */
 static size_t labels_with_sessions(const tl_comparison *c) {
   size_t n = 0;
   for (size_t i = 0; i < c->label_count; i++)
-    n += label_has_sessions(c, c->labels[i]) != 0;
+    n += tl__label_session_count(c, i) != 0;
   return n;
 }
 
@@ -315,7 +308,7 @@ static void summary_prose(tl__page *p) {
           f);
   fputs("\nIn total time, as people say it:\n\n", f);
   for (size_t i = 0; i < c->label_count; i++)
-    if (label_has_sessions(c, c->labels[i]))
+    if (tl__label_session_count(c, i))
       sentence(f, c, c->labels[i], pct);
   fputc('\n', f);
 }

@@ -96,10 +96,11 @@ static void session_summary(tl__page *p) {
     int64_t t0 = 0, t1 = 0;
     char statuses[512] = "";
     size_t at = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t of_label;
+    const size_t *mine = tl__label_sessions(c, l, &of_label);
+    for (size_t k = 0; k < of_label; k++) {
+      size_t i = mine[k];
       const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0)
-        continue;
       if (!count++)
         t0 = s->started_ns;
       t1 = s->started_ns > t1 ? s->started_ns : t1;

@@ -377,11 +377,11 @@ int tl__render_index(const tl_comparison *c, const tl_page_opts *o, FILE *out) {
   for (size_t l = 0; t && l < c->label_count; l++) {
     size_t sessions = 0, hosts = 0;
     int64_t count = 0, t0 = 0, t1 = 0;
-    for (size_t i = 0; i < n; i++) {
-      const tl_session *s = &c->sessions.items[i];
-      if (strcmp(s->label, c->labels[l]) != 0)
-        continue;
-      hosts += on_host[i] == i;
+    size_t of_label;
+    const size_t *at = tl__label_sessions(c, l, &of_label);
+    for (size_t k = 0; k < of_label; k++) {
+      const tl_session *s = &c->sessions.items[at[k]];
+      hosts += on_host[at[k]] == at[k];
       if (!sessions++)
         t0 = s->started_ns;
       t1 = s->started_ns;

@@ -31,14 +31,18 @@ typedef struct {
   double t, v, lo, hi; /* time (s), value, spread (ns of lateness) */
 } trend_pt;
 
-/* The points of a label's series `which` (1: p90, 2: p99) into pts (room
- * for every session) from its trend's sessions at[0..count); bucket_s > 0
- * folds them per bucket. Returns how many. */
-static size_t trend_series(const tl_comparison *c, const size_t *at, size_t count, double armed,
+/* The points of label l's series `which` (1: p90, 2: p99) into pts (room
+ * for every session); bucket_s > 0 folds them per bucket. Returns how
+ * many. */
+static size_t trend_series(const tl_comparison *c, size_t l, const char *probe, int64_t delay_ns,
                            int which, double bucket_s, trend_pt *pts, double *scratch) {
-  size_t n = 0;
+  double armed = (double)tl_probe_armed_ns(probe, delay_ns);
+  size_t n = 0, count;
+  const size_t *at = tl__label_sessions(c, l, &count);
   for (size_t k = 0; k < count; k++) {
-    const tl_session_detail *d = &c->details[at[k]];
+    const tl_session_detail *d = trend_point(c, at[k], probe, delay_ns);
+    if (!d)
+      continue;
     double v = (double)d->pct_ns[which] - armed;
     pts[n++] = (trend_pt){(double)c->sessions.items[at[k]].started_ns / 1e9, v, v, v};
   }
@@ -114,85 +118,6 @@ static size_t trend_extent(const tl_comparison *c, const char *probe, int64_t de
   return n;
 }
 
-/* The trend's sessions of each label: label l's are at[first[own[l]]] up
- * to at[first[own[l] + 1]], in the list's order (own[l]: the first label of
- * l's name, l itself unless a name is asked twice). One pass over the
- * sessions finds each one's label among the labels sorted: a pass a label
- * would read every session 200 times for a --by of 200 hosts. */
-typedef struct {
-  size_t *first, *at, *own;
-} trend_index;
-
-typedef struct {
-  const char *name;
-  size_t label;
-} named_label;
-
-static int by_name(const void *a, const void *b) {
-  const named_label *x = a, *y = b;
-  int d = strcmp(x->name, y->name);
-  return d ? d : (x->label > y->label) - (x->label < y->label);
-}
-
-/* The first label named name among the n sorted; SIZE_MAX when none is. */
-static size_t label_named(const named_label *sorted, size_t n, const char *name) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (strcmp(sorted[mid].name, name) < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && strcmp(sorted[lo].name, name) == 0 ? sorted[lo].label : SIZE_MAX;
-}
-
-static void trend_index_free(trend_index *x) {
-  free(x->first);
-  free(x->at);
-  free(x->own);
-}
-
-/* x for the trend of probe and delay; TL_ENOMEM when out of memory. */
-static int trend_index_make(const tl_comparison *c, const char *probe, int64_t delay_ns,
-                            trend_index *x) {
-  size_t nl = c->label_count, ns = c->sessions.count;
-  named_label *sorted = malloc((nl + 1) * sizeof *sorted);
-  size_t *of = malloc((ns + 1) * sizeof *of), *next = malloc((nl + 1) * sizeof *next);
-  x->first = calloc(nl + 1, sizeof *x->first);
-  x->at = malloc((ns + 1) * sizeof *x->at);
-  x->own = malloc((nl + 1) * sizeof *x->own);
-  int err = sorted && of && next && x->first && x->at && x->own ? TL_OK : TL_ENOMEM;
-  if (!err) {
-    for (size_t l = 0; l < nl; l++)
-      sorted[l] = (named_label){c->labels[l], l};
-    qsort(sorted, nl, sizeof *sorted, by_name);
-    for (size_t k = 0; k < nl; k++)
-      x->own[sorted[k].label] = k && strcmp(sorted[k - 1].name, sorted[k].name) == 0
-                                    ? x->own[sorted[k - 1].label]
-                                    : sorted[k].label;
-    for (size_t i = 0; i < ns; i++) {
-      of[i] = trend_point(c, i, probe, delay_ns)
-                  ? label_named(sorted, nl, c->sessions.items[i].label)
-                  : SIZE_MAX;
-      if (of[i] != SIZE_MAX)
-        x->first[of[i] + 1]++;
-    }
-    for (size_t l = 1; l <= nl; l++)
-      x->first[l] += x->first[l - 1];
-    memcpy(next, x->first, nl * sizeof *next);
-    for (size_t i = 0; i < ns; i++)
-      if (of[i] != SIZE_MAX)
-        x->at[next[of[i]]++] = i;
-  }
-  free(sorted);
-  free(of);
-  free(next);
-  if (err)
-    trend_index_free(x);
-  return err;
-}
-
 /* The lasting changes the statistics found in the groups of probe and
  * delay, as dashed vertical lines where they start. */
 static void trend_changes(tl__page *p, const frame *f, const char *probe, int64_t delay_ns) {
@@ -220,23 +145,21 @@ static void trend_changes(tl__page *p, const frame *f, const char *probe, int64_
 
 void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   const tl_comparison *c = p->c;
-  double t0 = 0, t1 = 0, hi = 0, lo = 0, armed = (double)tl_probe_armed_ns(probe, delay_ns);
+  double t0 = 0, t1 = 0, hi = 0, lo = 0;
   size_t n = trend_extent(c, probe, delay_ns, &t0, &t1, &lo, &hi);
   if (!n)
     return;
-  trend_index x;
-  if (trend_index_make(c, probe, delay_ns, &x)) {
-    p->failed = TL_ENOMEM;
-    return;
-  }
   const char *names[256];
   size_t styles[256], shown[256], nl = 0, most = 0;
   for (size_t l = 0; l < c->label_count && nl < 256; l++) {
-    size_t k = x.first[x.own[l] + 1] - x.first[x.own[l]];
+    size_t k = 0, count;
+    const size_t *at = tl__label_sessions(c, l, &count);
+    for (size_t i = 0; i < count; i++)
+      k += trend_point(c, at[i], probe, delay_ns) != NULL;
     if (!k)
       continue;
     names[nl] = c->labels[l];
-    shown[nl] = x.own[l];
+    shown[nl] = l;
     styles[nl++] = tl__style_of(p, c->labels[l]);
     most = k > most ? k : most;
   }
@@ -249,7 +172,6 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   if (!pts || !scratch) {
     free(pts);
     free(scratch);
-    trend_index_free(&x);
     p->failed = TL_ENOMEM;
     return;
   }
@@ -293,9 +215,7 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   for (size_t l = 0; l < nl; l++) {
     size_t s = styles[l];
     for (int which = 1; which <= 2; which++) {
-      const size_t *at = x.at + x.first[shown[l]];
-      size_t np = trend_series(c, at, x.first[shown[l] + 1] - x.first[shown[l]], armed, which,
-                               bucket, pts, scratch);
+      size_t np = trend_series(c, shown[l], probe, delay_ns, which, bucket, pts, scratch);
       fprintf(o,
               "<g class=\"s%zu\"><polyline class=\"line\" stroke-width=\"%s\" "
               "stroke-dasharray=\"%s\" points=\"",
@@ -314,7 +234,6 @@ void tl__svg_trend(tl__page *p, const char *probe, int64_t delay_ns) {
   }
   free(pts);
   free(scratch);
-  trend_index_free(&x);
   trend_changes(p, &f, probe, delay_ns);
   tl__svg_legend(p, &axis, names, styles, nl, 338);
   tl__svg_close(p, bucket == 0 ? "p90 (filled, thick) and p99 (hollow, thin) of each session over "

@@ -146,7 +146,8 @@ typedef struct {
   char *by;        /* grouped --by this ("memory", "memory and cpus"): labels are its values;
                       NULL when grouped by label */
   double *label_x; /* with one numeric --by key: each label's value (NAN: unknown), else NULL */
-  struct tl__by *by_keys; /* by, parsed once (report's own), or NULL */
+  struct tl__by *by_keys;                    /* by, parsed once (report's own), or NULL */
+  struct tl__label_sessions *label_sessions; /* each label's sessions (lookup.c) */
 } tl_comparison;
 
 typedef struct {

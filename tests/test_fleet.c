@@ -1,7 +1,7 @@
 /* test_fleet.c: pages over many hosts. Which session comes first with a key
  * (tl__first_same, which replaced scans of the sessions before each one)
- * against a brute-force scan; lists that fold with a count; and the page of
- * a label measured on 60 hosts with long names, whose host list used to be
+ * and each label's sessions (tl__label_sessions) against brute-force scans; lists that fold with a
+ * count; and the page of a label measured on 60 hosts with long names, whose host list used to be
  * cut at a 1 KiB buffer without a word, and whose host table folds by size
  * class; the step test on a series longer
  * than it tests point by point (a fleet's sessions), by its error rates;
@@ -73,6 +73,48 @@ static void first_same_against_a_scan(void **state) {
   }
   assert_int_equal(tl__first_same(0, 1, pair_key, keys, first), TL_OK);
   assert_int_equal(tl__first_same(1, 3, pair_key, keys, first), TL_EINVAL);
+}
+
+/* Each label's sessions, as the page asks for them (tl__label_sessions),
+ * against a scan of the list: random lists over a few names, some sessions
+ * of a label not compared, a label without sessions, a name asked twice
+ * (both get its sessions), labels asked in an order of their own. */
+static void label_sessions_against_a_scan(void **state) {
+  (void)state;
+  static const char *const names[] = {"vbox", "macos", "droplet", "droplet-2", "", "v\xffx"};
+  enum { N = 2000 };
+  static tl_session items[N];
+  static char copy[N][16];
+  uint64_t r = 99;
+  for (int round = 0; round < 12; round++) {
+    size_t n = (size_t)round * 160 + (size_t)round % 5;
+    for (size_t i = 0; i < n; i++) {
+      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+      /* A label's string at another address now and then, as an unpooled list has. */
+      const char *name = names[(r >> 33) % 6];
+      items[i].label = (r >> 45) % 3 ? (char *)name : strcpy(copy[i], name);
+    }
+    char *asked[7] = {"droplet", "vbox", "none", "", "v\xffx", "vbox", "macos"};
+    tl_comparison c = {0};
+    c.sessions.items = items;
+    c.sessions.count = n;
+    c.labels = asked;
+    c.label_count = (size_t)(round % 7) + 1;
+    assert_int_equal(tl__label_sessions_make(&c), TL_OK);
+    for (size_t l = 0; l < c.label_count; l++) {
+      size_t got, k = 0;
+      const size_t *at = tl__label_sessions(&c, l, &got);
+      for (size_t i = 0; i < n; i++)
+        if (strcmp(items[i].label, asked[l]) == 0) {
+          assert_true(k < got);
+          assert_int_equal(at[k++], i);
+        }
+      assert_int_equal(got, k);
+      assert_int_equal(tl__label_session_count(&c, l), k);
+    }
+    tl__label_sessions_free(&c);
+    assert_null(c.label_sessions);
+  }
 }
 
 static void lists_fold_with_a_count(void **state) {
@@ -341,6 +383,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(first_same_against_a_scan),
       cmocka_unit_test(lists_fold_with_a_count),
+      cmocka_unit_test(label_sessions_against_a_scan),
       cmocka_unit_test(long_series_steps),
       cmocka_unit_test_setup_teardown(host_list_folds_with_a_count, tl_test_setup,
                                       tl_test_teardown),
