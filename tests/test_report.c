@@ -1022,6 +1022,40 @@ static void trend_lines_keep_their_labels(void **state) {
   free(page);
 }
 
+/* tl_html_escape(s), as a string. */
+static char *html_of(const char *s) {
+  char *buf = NULL;
+  size_t len;
+  FILE *m = open_memstream(&buf, &len);
+  assert_non_null(m);
+  tl_html_escape(m, s);
+  assert_int_equal(fclose(m), 0);
+  return buf;
+}
+
+/* HTML text: the five characters with entities, controls (C0, DEL, C1,
+ * bidi) dropped, bytes that are not UTF-8 as U+FFFD, everything else as it
+ * is, wherever it falls in a run of plain text. */
+static void html_escape_each_kind(void **state) {
+  (void)state;
+  static const char *const cases[][2] = {
+      {"", ""},
+      {"plain text, 1 ms (p99)", "plain text, 1 ms (p99)"},
+      {"a&b<c>d\"e'f", "a&amp;b&lt;c&gt;d&quot;e&#39;f"},
+      {"&<>\"'", "&amp;&lt;&gt;&quot;&#39;"},
+      {"tab\there\x01\x1b[2J\x7f.", "tabhere[2J."},
+      {"C1 \xc2\x85 bidi \xe2\x80\xae end", "C1  bidi  end"},
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+      {"bad \xff\xfe byte\xc3", "bad \xEF\xBF\xBD\xEF\xBF\xBD byte\xEF\xBF\xBD"},
+      {"<script>alert('x')</script>", "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *got = html_of(cases[i][0]);
+    assert_string_equal(got, cases[i][1]);
+    free(got);
+  }
+}
+
 /* The JSON page carries the statistics of the Markdown page, number for
  * number, byte-identical from run to run. */
 static void json_statistics(void **state) {
@@ -2332,6 +2366,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(trend_folds_days_to_medians, memory_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(trend_lines_keep_their_labels, memory_setup,
                                       tl_test_teardown),
+      cmocka_unit_test(html_escape_each_kind),
       cmocka_unit_test_setup_teardown(json_statistics, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(json_statistics_hostile_label, tl_test_setup,
                                       tl_test_teardown),
