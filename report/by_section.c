@@ -78,19 +78,16 @@ static void seen_free(seen_set *s) {
  * c->labels (label_count for none); the caller frees. NULL when out of
  * memory. */
 static size_t *label_of_sessions(const tl_comparison *c) {
-  size_t n = c->sessions.count, *first = tl__sessions_first(c, TL__SAME_LABEL);
-  size_t *label = first ? malloc((n ? n : 1) * sizeof *label) : NULL;
-  for (size_t i = 0; label && i < n; i++) {
-    if (first[i] != i) {
-      label[i] = label[first[i]];
-      continue;
-    }
-    size_t l = 0;
-    while (l < c->label_count && strcmp(c->labels[l], c->sessions.items[i].label) != 0)
-      l++;
-    label[i] = l;
+  size_t n = c->sessions.count, *label = malloc((n ? n : 1) * sizeof *label);
+  for (size_t i = 0; label && i < n; i++)
+    label[i] = c->label_count;
+  for (size_t l = 0; label && l < c->label_count; l++) {
+    size_t count;
+    const size_t *at = tl__label_sessions(c, l, &count);
+    for (size_t k = 0; k < count; k++)
+      if (label[at[k]] == c->label_count) /* a name asked twice: its first */
+        label[at[k]] = l;
   }
-  free(first);
   return label;
 }
 
@@ -297,24 +294,6 @@ void tl__host_facts_section(tl__page *p) {
     host_facts(p);
 }
 
-/* How many sessions each label of c has; the caller frees. NULL when out
- * of memory. */
-static size_t *sessions_by_label(const tl_comparison *c) {
-  size_t *label = label_of_sessions(c), *count = calloc(c->label_count + 1, sizeof *count);
-  for (size_t i = 0; label && count && i < c->sessions.count; i++)
-    count[label[i]]++; /* label_count: none */
-  for (size_t l = 0; count && l < c->label_count; l++)
-    for (size_t k = 0; !count[l] && k < l; k++)
-      if (strcmp(c->labels[k], c->labels[l]) == 0)
-        count[l] = count[k]; /* a label named twice */
-  if (!label) {
-    free(count);
-    count = NULL;
-  }
-  free(label);
-  return count;
-}
-
 void tl__by_section(tl__page *p) {
   const tl_comparison *c = p->c;
   char title[200], id[256], text[256];
@@ -351,15 +330,14 @@ void tl__by_section(tl__page *p) {
     rc = distinct_all(c, &r, own_label, NULL, &labels);
   if (!rc)
     rc = distinct_all(c, &r, host_name, NULL, &hosts);
-  size_t *count = rc ? NULL : sessions_by_label(c);
   for (size_t i = 0; i < by.n && !rc; i++)
     if (by.k[i].key && by.k[i].key->kind != TL_KEY_TEXT)
       rc = distinct_all(c, &r, fact_of, by.k[i].key, &facts[i]);
   sessions_read_free(&r);
-  tl__table *t = rc || !count ? NULL : tl__table_new(cols, head, align);
+  tl__table *t = rc ? NULL : tl__table_new(cols, head, align);
   for (size_t l = 0; t && l < c->label_count; l++) {
     tl__table_add(t, c->labels[l]);
-    tl__table_addf(t, "%zu", count[l]);
+    tl__table_addf(t, "%zu", tl__label_session_count(c, l));
     tl__table_add(t, labels.text[l]);
     tl__table_add(t, hosts.text[l]);
     for (size_t i = 0; i < by.n; i++)
@@ -372,7 +350,6 @@ void tl__by_section(tl__page *p) {
   label_values_free(&hosts);
   for (size_t i = 0; i < by.n; i++)
     label_values_free(&facts[i]);
-  free(count);
 }
 
 int tl__by_confounds(const tl_comparison *c, FILE *f) {
