@@ -49,9 +49,10 @@ typedef struct {
   const tl_comparison *all;     /* every label, by label: the site's colour order */
   const tl_session_list *from;  /* the sessions every page narrows (read once) */
   const tl_comparison *grouped; /* compare.html grouped by --by, or NULL */
-  const char **host_fps;        /* the hosts given a page, by fingerprint */
+  const char **host_fps;        /* the hosts given a page, by fingerprint, in byte order */
   size_t host_fp_count;
-  const char *ext; /* of the pages: "html" or "md" */
+  size_t *host_first, *host_at; /* host_fps[h]'s sessions of from: host_at[host_first[h]...] */
+  const char *ext;              /* of the pages: "html" or "md" */
   int force;
   tl_stats all_stats; /* of all, once: the comparison page, the index and a lone label's page */
   int have_all_stats;
@@ -183,6 +184,68 @@ static int copy_session(tl_session_list *list, const tl_session *x) {
   return TL_OK;
 }
 
+static int by_text(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The index of fingerprint fp among the site's host pages, or SIZE_MAX. */
+static size_t host_of(const site *s, const char *fp) {
+  const char **at = bsearch(&fp, s->host_fps, s->host_fp_count, sizeof *s->host_fps, by_text);
+  return at ? (size_t)(at - s->host_fps) : SIZE_MAX;
+}
+
+/* The host page whose fingerprint begins fp, or SIZE_MAX. No page's
+ * fingerprint begins another's (host_ambiguous), so there is at most one,
+ * and it is the last in byte order not after fp: any between them would
+ * begin with it too. */
+static size_t host_begun(const site *s, const char *fp) {
+  size_t lo = 0, hi = s->host_fp_count; /* the first after fp, in [lo, hi] */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(s->host_fps[mid], fp) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  const char *before = lo ? s->host_fps[lo - 1] : NULL;
+  return before && strncmp(fp, before, strlen(before)) == 0 ? lo - 1 : SIZE_MAX;
+}
+
+/* Each host page's sessions of s->from, in their order, listed once for
+ * every host page: the store's host filter takes a session whose hostname
+ * is the host asked or whose fingerprint begins with it, and a pass over
+ * every session a page made the host pages cost hosts times sessions. */
+static int host_sessions_make(site *s) {
+  const tl_session_list *from = s->from;
+  size_t nh = s->host_fp_count, *page = malloc((2 * from->count + 1) * sizeof *page);
+  s->host_first = calloc(nh + 2, sizeof *s->host_first);
+  s->host_at = malloc((2 * from->count + 1) * sizeof *s->host_at);
+  if (!page || !s->host_first || !s->host_at) {
+    free(page);
+    return TL_ENOMEM;
+  }
+  for (size_t i = 0; i < from->count; i++) {
+    const tl_session *x = &from->items[i];
+    size_t *mine = page + 2 * i;
+    mine[0] = host_begun(s, x->host_fingerprint);
+    mine[1] = host_of(s, x->hostname);
+    if (mine[1] == mine[0])
+      mine[1] = SIZE_MAX;
+    for (int k = 0; k < 2; k++)
+      if (mine[k] != SIZE_MAX)
+        s->host_first[mine[k] + 2]++;
+  }
+  /* Counted at h + 2, begun at h + 1: filled through host_first[h + 1],
+   * which ends at where page h + 1 begins. */
+  for (size_t h = 2; h <= nh + 1; h++)
+    s->host_first[h] += s->host_first[h - 1];
+  for (size_t i = 0; i < 2 * from->count; i++)
+    if (page[i] != SIZE_MAX)
+      s->host_at[s->host_first[page[i] + 1]++] = i / 2;
+  free(page);
+  return TL_OK;
+}
+
 /* The sessions of s->from that a page of labels (and host) compares, in
  * their order: what the store would list for that filter, without reading
  * every session again for each of the site's pages. */
@@ -190,17 +253,21 @@ static int narrow(const site *s, const char *const *labels, size_t nl, const cha
                   tl_session_list *out) {
   const tl_session_list *from = s->from;
   memset(out, 0, sizeof *out);
-  size_t n = 0;
-  for (size_t i = 0; i < from->count; i++)
-    n += narrowed_in(&from->items[i], labels, nl, host);
+  size_t h = host ? host_of(s, host) : SIZE_MAX, n = 0;
+  size_t first = h != SIZE_MAX ? s->host_first[h] : 0;
+  size_t end = h != SIZE_MAX ? s->host_first[h + 1] : from->count;
+  for (size_t k = first; k < end; k++)
+    n += narrowed_in(&from->items[h != SIZE_MAX ? s->host_at[k] : k], labels, nl, host);
   if (!n)
     return TL_OK;
   out->items = malloc(n * sizeof *out->items);
   out->strings = tl_strpool_new();
   int rc = out->items && out->strings ? TL_OK : TL_ENOMEM;
-  for (size_t i = 0; i < from->count && !rc; i++)
-    if (narrowed_in(&from->items[i], labels, nl, host))
-      rc = copy_session(out, &from->items[i]);
+  for (size_t k = first; k < end && !rc; k++) {
+    const tl_session *x = &from->items[h != SIZE_MAX ? s->host_at[k] : k];
+    if (narrowed_in(x, labels, nl, host))
+      rc = copy_session(out, x);
+  }
   if (rc)
     tl_session_list_free(out);
   return rc;
@@ -227,15 +294,12 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
 
 /* Whether a host page of fp would take in another host's sessions too: the
  * store selects a host by fingerprint prefix, and one imported host's
- * fingerprint may begin another's ("imported:db" and "imported:db2"). */
-static int host_ambiguous(const tl_comparison *all, const char *fp) {
-  size_t n = strlen(fp);
-  for (size_t i = 0; i < all->sessions.count; i++) {
-    const char *o = all->sessions.items[i].host_fingerprint;
-    if (strncmp(o, fp, n) == 0 && o[n])
-      return 1;
-  }
-  return 0;
+ * fingerprint may begin another's ("imported:db" and "imported:db2"). In
+ * the hosts' fingerprints in byte order (sorted, n of them, fp among them)
+ * the ones fp begins come right after it. */
+static int host_ambiguous(const char *const *sorted, size_t n, const char *fp) {
+  const char *const *at = bsearch(&fp, sorted, n, sizeof *sorted, by_text);
+  return at && at + 1 < sorted + n && strncmp(at[1], fp, strlen(fp)) == 0;
 }
 
 /* The pages of the site, named from the comparison of every label. */
@@ -253,18 +317,31 @@ static int plan_pages(site *s, const tl_comparison *all) {
     rc = add_page(s, PAGE_LABEL, i, name);
   }
   /* Each host at its first session, through one hash table. */
-  size_t *first = tl__sessions_first(all, TL__SAME_MACHINE);
-  if (!first)
+  size_t *first = tl__sessions_first(all, TL__SAME_MACHINE), nm = 0;
+  const char **machines = malloc((all->sessions.count + 1) * sizeof *machines);
+  if (!first || !machines) {
+    free(first);
+    free(machines);
     return errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
+  }
+  for (size_t i = 0; i < all->sessions.count; i++)
+    if (first[i] == i)
+      machines[nm++] = all->sessions.items[i].host_fingerprint;
+  qsort(machines, nm, sizeof *machines, by_text);
   for (size_t i = 0; i < all->sessions.count && !rc; i++) {
     const tl_session *x = &all->sessions.items[i];
     if (first[i] == i && tl__host_page(x->host_fingerprint, s->ext, name, sizeof name) == 0 &&
-        !host_ambiguous(all, x->host_fingerprint)) {
+        !host_ambiguous(machines, nm, x->host_fingerprint)) {
       rc = add_page(s, PAGE_HOST, i, name);
       s->host_fps[s->host_fp_count++] = x->host_fingerprint;
     }
   }
   free(first);
+  free(machines);
+  /* In byte order, for the links to them and the sessions of each. */
+  qsort(s->host_fps, s->host_fp_count, sizeof *s->host_fps, by_text);
+  if (!rc && host_sessions_make(s))
+    rc = errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
   snprintf(name, sizeof name, "index.%s", s->ext);
   if (!rc)
     rc = add_page(s, PAGE_INDEX, 0, name);
@@ -450,6 +527,8 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
   tl_stats_free(&s.all_stats);
   free(s.pages);
   free(s.host_fps);
+  free(s.host_first);
+  free(s.host_at);
   if (pages)
     *pages = placed;
   return rc;

@@ -256,7 +256,8 @@ typedef struct {
    * says how to get them. */
   tl_chart_files *charts;
   const char *compare_by; /* a site's page: the --by key compare.html is grouped by, or NULL */
-  const char *const *host_pages; /* a site's page: the fingerprints of the hosts with a page */
+  const char *const *host_pages; /* a site's page: the fingerprints of the hosts with a page,
+                                    in byte order (strcmp) */
   size_t host_page_count;
 } tl_page_opts;
 

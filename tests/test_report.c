@@ -289,6 +289,50 @@ static void import_csv(const char *db, const char *csv, const char *label, const
   free(err);
 }
 
+/* A host page holds what the store selects for its host: the sessions
+ * whose fingerprint begins with the host's, and those whose hostname is it.
+ * A second host named as the first's fingerprint measured the same label,
+ * so the first's page takes its sessions too, as `tlreport --host` with
+ * that fingerprint does; a third host's page holds its own alone. */
+static void host_pages_hold_what_the_store_selects(void **state) {
+  fixture *f = *state;
+  static const host named_as_vbox = {
+      "dddd000000000004", "aaaa000000000001", "Debian", "6.1", "cpu", "none", "tsc"};
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t v[4] = {1100000, 1200000, 1300000, 1400000};
+  add_session(s, "run-1", "shared", &vbox_host, 0, v, 4);
+  add_session(s, "run-2", "shared", &named_as_vbox, 0, v, 4);
+  add_session(s, "run-3", "shared", &mac_host, 0, v, 4);
+  tl_store_close(s);
+  char *dir = tl_test_path(f->dir, "site");
+  char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(b, 0, NULL));
+  char *first = tl_test_path(dir, "host-aaaa000000000001.html");
+  char *page = tl_test_read_file(first, NULL);
+  assert_non_null(page);
+  char *h[] = {TLREPORT, "--db", f->db, "--host", "aaaa000000000001", "--format", "html", NULL};
+  char *want = run_report(h, 0, NULL);
+  /* Both hosts' sessions (their fingerprints shown), on the page and in
+   * the store's selection alike. */
+  assert_non_null(strstr(want, "dddd0000"));
+  assert_non_null(strstr(page, "dddd0000"));
+  assert_non_null(strstr(page, "vbox-guest"));
+  assert_null(strstr(page, "bbbb0000"));
+  char *third = tl_test_path(dir, "host-bbbb000000000002.html");
+  char *other = tl_test_read_file(third, NULL);
+  assert_non_null(other);
+  assert_non_null(strstr(other, "bbbb0000"));
+  assert_null(strstr(other, "dddd0000"));
+  assert_null(strstr(other, "vbox-guest"));
+  free(other);
+  free(third);
+  free(want);
+  free(page);
+  free(first);
+  free(dir);
+}
+
 /* Imported data is described as imported, with its --probe as given, never
  * with the definition of a probe tl runs; hosts of which only the name is
  * known are one line, not rows of "unknown"; the matrix of differences
@@ -2356,6 +2400,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(markdown_charts_beside_the_page, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(imported_data_said_so, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(host_pages_hold_what_the_store_selects, tl_test_setup,
+                                      tl_test_teardown),
       cmocka_unit_test_setup_teardown(site_last_per_host, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(confounds, tl_test_setup, tl_test_teardown),
