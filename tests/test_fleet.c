@@ -1,8 +1,9 @@
 /* test_fleet.c: pages over many hosts. Which session comes first with a key
  * (tl__first_same, which replaced scans of the sessions before each one)
- * and each label's sessions (tl__label_sessions) against brute-force scans; lists that fold with a
- * count; and the page of a label measured on 60 hosts with long names, whose host list used to be
- * cut at a 1 KiB buffer without a word, and whose host table folds by size
+ * and each label's sessions (tl__label_sessions) against brute-force
+ * scans; lists that fold with a count; and the page of a label measured on
+ * 60 hosts with long names, whose host list used to be cut at a 1 KiB
+ * buffer without a word, and whose host table folds by size
  * class; the step test on a series longer
  * than it tests point by point (a fleet's sessions), by its error rates;
  * the page's last sections written on a second thread, byte for byte as
