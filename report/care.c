@@ -342,32 +342,15 @@ static int busy_hosts(const tl__page *p, FILE *f) {
 typedef struct {
   const tl_comparison *c;
   unsigned char *known; /* [l * tl__trait_count + k]: some session of label l knows trait k */
-  unsigned char *has;   /* [l]: label l has sessions */
   fact *asked;          /* the traits trait_unknown asks about (trait_fact) */
   size_t *asked_at;     /* their places in tl__traits */
   size_t nasked;
 } recorded;
 
-typedef struct {
-  const char *name;
-  size_t at; /* in c->labels */
-} named;
-
-static int by_name(const void *a, const void *b) {
-  const named *x = a, *y = b;
-  int d = strcmp(x->name, y->name);
-  return d ? d : (x->at > y->at) - (x->at < y->at);
-}
-
-static int name_is(const void *key, const void *item) {
-  return strcmp(key, ((const named *)item)->name);
-}
-
-/* Marks what session i tells of the label at. */
-static void recorded_add(recorded *r, size_t i, size_t at) {
-  r->has[at] = 1;
+/* Marks what session i tells of label l. */
+static void recorded_add(recorded *r, size_t i, size_t l) {
   for (size_t a = 0; a < r->nasked; a++) {
-    unsigned char *known = &r->known[at * tl__trait_count + r->asked_at[a]];
+    unsigned char *known = &r->known[l * tl__trait_count + r->asked_at[a]];
     if (!*known && fact_value(r->c, i, &r->asked[a]))
       *known = 1;
   }
@@ -378,54 +361,33 @@ static int trait_asked(size_t k) {
   return tl__traits[k].care && strcmp(tl__traits[k].key, "libuv") != 0;
 }
 
-/* Fills r for c: one pass through the sessions, each session's label (or
- * labels of that name) found by a binary search, unless it is the previous
- * session's (the pool's one copy). TL_OK or TL_ENOMEM. */
+/* Fills r for c: one pass through each label's sessions. TL_OK or
+ * TL_ENOMEM. */
 static int recorded_init(recorded *r, const tl_comparison *c) {
   size_t nl = c->label_count;
   r->c = c;
   r->known = calloc(nl * tl__trait_count + 1, 1);
-  r->has = calloc(nl + 1, 1);
   r->asked = malloc(tl__trait_count * sizeof *r->asked);
   r->asked_at = malloc(tl__trait_count * sizeof *r->asked_at);
-  named *sorted = malloc((nl + 1) * sizeof *sorted);
-  if (!r->known || !r->has || !r->asked || !r->asked_at || !sorted) {
-    free(sorted);
+  if (!r->known || !r->asked || !r->asked_at)
     return TL_ENOMEM;
-  }
   r->nasked = 0;
   for (size_t k = 0; k < tl__trait_count; k++)
     if (trait_asked(k)) {
       r->asked_at[r->nasked] = k;
       r->asked[r->nasked++] = trait_fact(k);
     }
-  for (size_t l = 0; l < nl; l++)
-    sorted[l] = (named){c->labels[l], l};
-  qsort(sorted, nl, sizeof *sorted, by_name);
-  const char *last = NULL;
-  size_t from = 0, to = 0;
-  for (size_t i = 0; i < c->sessions.count; i++) {
-    const char *name = c->sessions.items[i].label;
-    if (name != last) {
-      const named *hit = bsearch(name, sorted, nl, sizeof *sorted, name_is);
-      from = hit ? (size_t)(hit - sorted) : 0;
-      to = hit ? from + 1 : 0;
-      while (hit && from > 0 && strcmp(sorted[from - 1].name, name) == 0)
-        from--;
-      while (hit && to < nl && strcmp(sorted[to].name, name) == 0)
-        to++;
-      last = name;
-    }
-    for (size_t j = from; j < to; j++)
-      recorded_add(r, i, sorted[j].at);
+  for (size_t l = 0; l < nl; l++) {
+    size_t count;
+    const size_t *at = tl__label_sessions(c, l, &count);
+    for (size_t j = 0; j < count; j++)
+      recorded_add(r, at[j], l);
   }
-  free(sorted);
   return TL_OK;
 }
 
 static void recorded_free(recorded *r) {
   free(r->known);
-  free(r->has);
   free(r->asked);
   free(r->asked_at);
 }
@@ -438,7 +400,7 @@ static int trait_unknown(const recorded *r, size_t l, size_t k) {
 /* Whether trait k is unknown for every label with sessions. */
 static int unknown_for_all(const recorded *r, size_t k) {
   for (size_t l = 0; l < r->c->label_count; l++)
-    if (r->has[l] && !trait_unknown(r, l, k))
+    if (tl__label_session_count(r->c, l) && !trait_unknown(r, l, k))
       return 0;
   return 1;
 }
@@ -484,7 +446,7 @@ static int unrecorded(const tl__page *p, FILE *f) {
   }
   size_t labels = 0, only = 0;
   for (size_t l = 0; l < c->label_count; l++)
-    if (r.has[l])
+    if (tl__label_session_count(c, l))
       labels++, only = l;
   int any = 0;
   if (labels == 1) {
@@ -493,7 +455,7 @@ static int unrecorded(const tl__page *p, FILE *f) {
     any = unknown_bullet(&r, SIZE_MAX, "- Unknown for every label", NULL,
                          " (not recorded, so not compared): ", f);
     for (size_t l = 0; l < c->label_count; l++)
-      if (r.has[l])
+      if (tl__label_session_count(c, l))
         any |= unknown_bullet(&r, l, any ? "- Also unknown for " : "- Unknown for ", c->labels[l],
                               any ? ": " : " (not recorded, so not compared): ", f);
   }
