@@ -366,10 +366,6 @@ static int detail_values(tl_comparison *c, const double *pcts, size_t np) {
   return TL_OK;
 }
 
-static int by_bytes(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Labels in the order asked, or in the database's (sorted) order. */
 static int labels_of_sessions(const tl_compare_opts *o, tl_comparison *out, char *err,
                               size_t errlen) {
@@ -404,7 +400,7 @@ static int labels_of_sessions(const tl_compare_opts *o, tl_comparison *out, char
     for (size_t i = 0; i < out->label_count; i++)
       if (!out->labels[i])
         return tl_fail(err, errlen, TL_ENOMEM, "out of memory");
-    qsort(out->labels, out->label_count, sizeof *out->labels, by_bytes);
+    qsort(out->labels, out->label_count, sizeof *out->labels, tl__by_bytes);
   }
   out->baseline = -1;
   if (o->baseline && (out->baseline = label_pos(out, o->baseline)) < 0) {

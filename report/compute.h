@@ -39,6 +39,8 @@ const tl_group *tl__find_group(const tl_comparison *c, const char *label, const 
  * sessions in the comparison's order, so each is found a few looks on
  * (halving the way there where the ids rise, as they do), then anywhere. */
 ptrdiff_t tl__session_index(const tl_comparison *c, int64_t id, size_t *from);
+/* qsort and bsearch of strings (an array of char *) in byte order. */
+int tl__by_bytes(const void *a, const void *b);
 /* The places in c->sessions of the sessions of label l (an index into
  * c->labels), in the list's order: *n of them (lookup.c). The page asks
  * this of every label, and with a --by of 200 hosts a pass through every

@@ -51,6 +51,10 @@ const tl_group *tl__find_group(const tl_comparison *c, const char *label, const 
   return NULL;
 }
 
+int tl__by_bytes(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Label l's sessions are at[start[l]] up to at[end[l]]; a label named
  * twice shares the range of its first. */
 struct tl__label_sessions {

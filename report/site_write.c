@@ -184,13 +184,9 @@ static int copy_session(tl_session_list *list, const tl_session *x) {
   return TL_OK;
 }
 
-static int by_text(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The index of fingerprint fp among the site's host pages, or SIZE_MAX. */
 static size_t host_of(const site *s, const char *fp) {
-  const char **at = bsearch(&fp, s->host_fps, s->host_fp_count, sizeof *s->host_fps, by_text);
+  const char **at = bsearch(&fp, s->host_fps, s->host_fp_count, sizeof *s->host_fps, tl__by_bytes);
   return at ? (size_t)(at - s->host_fps) : SIZE_MAX;
 }
 
@@ -298,7 +294,7 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
  * the hosts' fingerprints in byte order (sorted, n of them, fp among them)
  * the ones fp begins come right after it. */
 static int host_ambiguous(const char *const *sorted, size_t n, const char *fp) {
-  const char *const *at = bsearch(&fp, sorted, n, sizeof *sorted, by_text);
+  const char *const *at = bsearch(&fp, sorted, n, sizeof *sorted, tl__by_bytes);
   return at && at + 1 < sorted + n && strncmp(at[1], fp, strlen(fp)) == 0;
 }
 
@@ -327,7 +323,7 @@ static int plan_pages(site *s, const tl_comparison *all) {
   for (size_t i = 0; i < all->sessions.count; i++)
     if (first[i] == i)
       machines[nm++] = all->sessions.items[i].host_fingerprint;
-  qsort(machines, nm, sizeof *machines, by_text);
+  qsort(machines, nm, sizeof *machines, tl__by_bytes);
   for (size_t i = 0; i < all->sessions.count && !rc; i++) {
     const tl_session *x = &all->sessions.items[i];
     if (first[i] == i && tl__host_page(x->host_fingerprint, s->ext, name, sizeof name) == 0 &&
@@ -339,7 +335,7 @@ static int plan_pages(site *s, const tl_comparison *all) {
   free(first);
   free(machines);
   /* In byte order, for the links to them and the sessions of each. */
-  qsort(s->host_fps, s->host_fp_count, sizeof *s->host_fps, by_text);
+  qsort(s->host_fps, s->host_fp_count, sizeof *s->host_fps, tl__by_bytes);
   if (!rc && host_sessions_make(s))
     rc = errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
   snprintf(name, sizeof name, "index.%s", s->ext);

@@ -68,16 +68,12 @@ void tl__heading(tl__page *p, const char *id, const char *text) {
   fprintf(p->out, "<h2 id=\"%s\">%s</h2>\n", id, text);
 }
 
-static int by_text(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A host's page when the site made one (host_pages lists them, in byte
  * order: each of a fleet's sessions asks). */
 const char *tl__host_href(const tl__page *p, const char *fingerprint, char *buf, size_t len) {
   if (!p->o->site_links || !p->o->host_page_count ||
       !bsearch(&fingerprint, p->o->host_pages, p->o->host_page_count, sizeof *p->o->host_pages,
-               by_text))
+               tl__by_bytes))
     return NULL;
   return tl__host_page(fingerprint, tl__page_ext(p), buf, len) == 0 ? buf : NULL;
 }
