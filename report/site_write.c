@@ -52,6 +52,9 @@ typedef struct {
   const char **host_fps;        /* the hosts given a page, by fingerprint, in byte order */
   size_t host_fp_count;
   size_t *host_first, *host_at; /* host_fps[h]'s sessions of from: host_at[host_first[h]...] */
+  size_t *label_of;             /* each session of all: the first of all's labels of its name */
+  size_t *machine_at;           /* all's sessions by machine: those of the machine whose first */
+  size_t *machine_first;        /* session is i are machine_at[machine_first[i]...[i + 1]] */
   const char *ext;              /* of the pages: "html" or "md" */
   int force;
   tl_stats all_stats; /* of all, once: the comparison page, the index and a lone label's page */
@@ -244,23 +247,23 @@ static int host_sessions_make(site *s) {
 
 /* The sessions of s->from that a page of labels (and host) compares, in
  * their order: what the store would list for that filter, without reading
- * every session again for each of the site's pages. */
+ * every session again for each of the site's pages. Only from's sessions
+ * at[0], at[1]... (n_at of them, in order; every session when at is NULL)
+ * may be among them. */
 static int narrow(const site *s, const char *const *labels, size_t nl, const char *host,
-                  tl_session_list *out) {
+                  const size_t *at, size_t n_at, tl_session_list *out) {
   const tl_session_list *from = s->from;
   memset(out, 0, sizeof *out);
-  size_t h = host ? host_of(s, host) : SIZE_MAX, n = 0;
-  size_t first = h != SIZE_MAX ? s->host_first[h] : 0;
-  size_t end = h != SIZE_MAX ? s->host_first[h + 1] : from->count;
-  for (size_t k = first; k < end; k++)
-    n += narrowed_in(&from->items[h != SIZE_MAX ? s->host_at[k] : k], labels, nl, host);
+  size_t end = at ? n_at : from->count, n = 0;
+  for (size_t k = 0; k < end; k++)
+    n += narrowed_in(&from->items[at ? at[k] : k], labels, nl, host);
   if (!n)
     return TL_OK;
   out->items = malloc(n * sizeof *out->items);
   out->strings = tl_strpool_new();
   int rc = out->items && out->strings ? TL_OK : TL_ENOMEM;
-  for (size_t k = first; k < end && !rc; k++) {
-    const tl_session *x = &from->items[h != SIZE_MAX ? s->host_at[k] : k];
+  for (size_t k = 0; k < end && !rc; k++) {
+    const tl_session *x = &from->items[at ? at[k] : k];
     if (narrowed_in(x, labels, nl, host))
       rc = copy_session(out, x);
   }
@@ -269,9 +272,11 @@ static int narrow(const site *s, const char *const *labels, size_t nl, const cha
   return rc;
 }
 
-/* A comparison of the same sessions narrowed to labels and/or a host. */
+/* A comparison of the same sessions narrowed to labels and/or a host, of
+ * from's sessions at[0]... (see narrow). */
 static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char *const *labels,
-                       size_t nl, const char *host, tl_comparison *out, site *s) {
+                       size_t nl, const char *host, const size_t *at, size_t n_at,
+                       tl_comparison *out, site *s) {
   tl_compare_opts o = *opts;
   o.labels = labels;
   o.label_count = nl;
@@ -279,7 +284,7 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
   if (host)
     o.filter.host = host;
   tl_session_list list;
-  if (narrow(s, labels, nl, host, &list)) {
+  if (narrow(s, labels, nl, host, at, n_at, &list)) {
     memset(out, 0, sizeof *out);
     return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", s->dir);
   }
@@ -296,6 +301,56 @@ static int sub_compare(tl_store *store, const tl_compare_opts *opts, const char 
 static int host_ambiguous(const char *const *sorted, size_t n, const char *fp) {
   const char *const *at = bsearch(&fp, sorted, n, sizeof *sorted, tl__by_bytes);
   return at && at + 1 < sorted + n && strncmp(at[1], fp, strlen(fp)) == 0;
+}
+
+/* Each session's label and all's sessions by machine, for the labels of
+ * each host page: a pass through every session for each host page and
+ * label made them cost hosts times labels times sessions. A session's
+ * label is the first of all's labels of its name, as tl__label_sessions
+ * shares a name's sessions; first[i] is session i's machine's first. */
+static int machines_make(site *s, const tl_comparison *all, const size_t *first) {
+  size_t ns = all->sessions.count, n;
+  s->label_of = malloc((ns + 1) * sizeof *s->label_of);
+  s->machine_first = calloc(ns + 2, sizeof *s->machine_first);
+  s->machine_at = malloc((ns + 1) * sizeof *s->machine_at);
+  if (!s->label_of || !s->machine_first || !s->machine_at)
+    return TL_ENOMEM;
+  for (size_t i = 0; i < ns; i++)
+    s->label_of[i] = SIZE_MAX;
+  for (size_t l = 0; l < all->label_count; l++) {
+    const size_t *at = tl__label_sessions(all, l, &n);
+    for (size_t k = 0; k < n; k++)
+      if (s->label_of[at[k]] == SIZE_MAX)
+        s->label_of[at[k]] = l;
+  }
+  /* Counted at i + 2, begun at i + 1, as host_sessions_make does. */
+  for (size_t i = 0; i < ns; i++)
+    s->machine_first[first[i] + 2]++;
+  for (size_t i = 2; i <= ns + 1; i++)
+    s->machine_first[i] += s->machine_first[i - 1];
+  for (size_t i = 0; i < ns; i++)
+    s->machine_at[s->machine_first[first[i] + 1]++] = i;
+  return TL_OK;
+}
+
+/* The labels measured on the host whose first session is all's session
+ * i, in the comparison's order: at most room of them into labels. */
+static size_t host_labels(const site *s, size_t i, const char **labels, size_t room) {
+  const tl_comparison *all = s->all;
+  unsigned char *seen = calloc(all->label_count + 1, 1);
+  size_t nl = 0, n;
+  if (!seen)
+    return SIZE_MAX;
+  for (size_t k = s->machine_first[i]; k < s->machine_first[i + 1]; k++)
+    if (s->label_of[s->machine_at[k]] != SIZE_MAX)
+      seen[s->label_of[s->machine_at[k]]] = 1;
+  for (size_t l = 0; l < all->label_count && nl < room; l++) {
+    const size_t *at = tl__label_sessions(all, l, &n);
+    if (n && seen[s->label_of[at[0]]])
+      labels[nl++] = all->labels[l];
+  }
+  free(seen);
+  return nl;
 }
 
 /* The pages of the site, named from the comparison of every label. */
@@ -332,6 +387,8 @@ static int plan_pages(site *s, const tl_comparison *all) {
       s->host_fps[s->host_fp_count++] = x->host_fingerprint;
     }
   }
+  if (!rc && machines_make(s, all, first))
+    rc = errf(s->err, s->errlen, TL_ENOMEM, "could not be planned (out of memory)", s->dir);
   free(first);
   free(machines);
   /* In byte order, for the links to them and the sessions of each. */
@@ -363,23 +420,22 @@ static int make_page(site *s, size_t at, const tl_compare_opts *opts, const tl_c
      * once (a fleet's label holds every session). */
     if (all->label_count == 1 && !opts->baseline)
       return put_page(s, at, all, page, title);
-    if ((rc = sub_compare(s->store, opts, &label, 1, NULL, &one, s)))
+    /* Its sessions listed with all, but when --last kept only some. */
+    size_t n = 0;
+    const size_t *mine = s->from == &all->sessions ? tl__label_sessions(all, p->at, &n) : NULL;
+    if ((rc = sub_compare(s->store, opts, &label, 1, NULL, mine, n, &one, s)))
       return rc;
     break;
   }
   default: {
     const tl_session *x = &all->sessions.items[p->at];
-    /* The labels measured on this host, in the comparison's order. */
     const char *labels[256];
-    size_t nl = 0;
-    for (size_t l = 0; l < all->label_count && nl < 256; l++)
-      for (size_t j = 0; j < all->sessions.count; j++)
-        if (strcmp(all->sessions.items[j].host_fingerprint, x->host_fingerprint) == 0 &&
-            strcmp(all->sessions.items[j].label, all->labels[l]) == 0) {
-          labels[nl++] = all->labels[l];
-          break;
-        }
-    if ((rc = sub_compare(s->store, opts, labels, nl, x->host_fingerprint, &one, s)))
+    size_t nl = host_labels(s, p->at, labels, 256);
+    size_t h = host_of(s, x->host_fingerprint), first = s->host_first[h];
+    if (nl == SIZE_MAX)
+      return errf(s->err, s->errlen, TL_ENOMEM, "could not be made (out of memory)", p->name);
+    if ((rc = sub_compare(s->store, opts, labels, nl, x->host_fingerprint, s->host_at + first,
+                          s->host_first[h + 1] - first, &one, s)))
       return rc;
     snprintf(title, sizeof title, "Timer latency on host %s", x->hostname);
   }
@@ -525,6 +581,9 @@ int tl_site_write(tl_store *store, const tl_compare_opts *opts, const tl_page_op
   free(s.host_fps);
   free(s.host_first);
   free(s.host_at);
+  free(s.label_of);
+  free(s.machine_first);
+  free(s.machine_at);
   if (pages)
     *pages = placed;
   return rc;

@@ -333,6 +333,58 @@ static void host_pages_hold_what_the_store_selects(void **state) {
   free(dir);
 }
 
+/* Each page of a site of several labels and hosts holds its own: a host
+ * page the labels its host measured (in whatever order they began) and a
+ * label page the hosts that measured it, whichever sessions came between. */
+static void site_pages_hold_their_labels_and_hosts(void **state) {
+  fixture *f = *state;
+  static const host third = {"cccc000000000003", "third", "Debian", "6.1", "cpu", "none", "tsc"};
+  const host *hosts[] = {&vbox_host, &mac_host, &third};
+  tl_store *s;
+  assert_int_equal(tl_store_open(&s, f->db, 0), TL_OK);
+  int64_t v[4] = {1100000, 1200000, 1300000, 1400000};
+  static const struct {
+    const char *label;
+    int host;
+  } runs[] = {{"alpha", 0}, {"beta", 1}, {"gamma", 2}, {"beta", 0}, {"alpha", 2}, {"beta", 1}};
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+    char run[16];
+    snprintf(run, sizeof run, "run-%zu", i);
+    add_session(s, run, runs[i].label, hosts[runs[i].host], 0, v, 4);
+  }
+  tl_store_close(s);
+  char *dir = tl_test_path(f->dir, "site");
+  char *b[] = {TLREPORT, "--db", f->db, "--site", dir, NULL};
+  free(run_report(b, 0, NULL));
+  static const char *const labels[] = {"alpha", "beta", "gamma"};
+  static const char *const shown[] = {"aaaa0000", "bbbb0000", "cccc0000"};
+  /* measured[l][h]: whether host h measured label l. */
+  static const int measured[3][3] = {{1, 0, 1}, {1, 1, 0}, {0, 0, 1}};
+  for (int h = 0; h < 3; h++) {
+    char name[64];
+    snprintf(name, sizeof name, "host-%s.html", hosts[h]->fingerprint);
+    char *path = tl_test_path(dir, name), *page = tl_test_read_file(path, NULL);
+    assert_non_null(page);
+    for (int l = 0; l < 3; l++)
+      if ((strstr(page, labels[l]) != NULL) != measured[l][h])
+        fail_msg("%s: %s %s", name, labels[l], measured[l][h] ? "missing" : "shown");
+    free(page);
+    free(path);
+  }
+  for (int l = 0; l < 3; l++) {
+    char name[64];
+    snprintf(name, sizeof name, "label-%s.html", labels[l]);
+    char *path = tl_test_path(dir, name), *page = tl_test_read_file(path, NULL);
+    assert_non_null(page);
+    for (int h = 0; h < 3; h++)
+      if ((strstr(page, shown[h]) != NULL) != measured[l][h])
+        fail_msg("%s: host %s %s", name, shown[h], measured[l][h] ? "missing" : "shown");
+    free(page);
+    free(path);
+  }
+  free(dir);
+}
+
 /* Imported data is described as imported, with its --probe as given, never
  * with the definition of a probe tl runs; hosts of which only the name is
  * known are one line, not rows of "unknown"; the matrix of differences
@@ -2401,6 +2453,8 @@ int main(void) {
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(imported_data_said_so, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(host_pages_hold_what_the_store_selects, tl_test_setup,
+                                      tl_test_teardown),
+      cmocka_unit_test_setup_teardown(site_pages_hold_their_labels_and_hosts, tl_test_setup,
                                       tl_test_teardown),
       cmocka_unit_test_setup_teardown(site_last_per_host, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(filters_and_errors, tl_test_setup, tl_test_teardown),
