@@ -1,8 +1,9 @@
 /* test_codec_prefix.c: codec 3, the bit lengths of the samples prefix-coded:
  * round trips of timer-like, random and extreme blocks, the payload's bytes
  * against its description written out bit by bit, payloads crafted with a
- * correct checksum that must still be refused, and the encoder's choice of
- * the smaller of codecs 2 and 3. */
+ * correct checksum that must still be refused, blocks under any prefix code
+ * (not only the encoder's) and the encoder's choice of the smaller of codecs
+ * 2 and 3. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +35,19 @@ static void put_bit_by_bit(uint8_t *p, uint64_t *at, uint64_t value, unsigned wi
       p[*at / 8] |= (uint8_t)(1u << (*at % 8));
 }
 
+/* The code lengths at a payload's start (symbols 0..L) into len and their
+ * canonical codes into code, as docs/schema.md describes them: shorter
+ * codes first, then by symbol. */
+static void reference_codes(const uint8_t *lengths, unsigned L, unsigned *len, unsigned *code) {
+  unsigned c = 0;
+  for (unsigned s = 0; s <= L; s++)
+    len[s] = (lengths[s / 2] >> (4 * (s & 1))) & 0xf;
+  for (unsigned l = 1; l <= 15; l++, c <<= 1)
+    for (unsigned s = 0; s <= L; s++)
+      if (len[s] == l)
+        code[s] = c++;
+}
+
 /* The stream of codec 3 for v[0..n) with the code lengths the encoder put
  * at the payload's start, written from docs/schema.md one bit at a time:
  * canonical codes (shorter first, then by symbol), each from its first
@@ -43,13 +57,8 @@ static size_t reference_payload(const uint8_t *lengths, size_t n, int64_t lo, un
   size_t head = (L + 2) / 2;
   memset(out, 0, head + (size_t)n * 10);
   memcpy(out, lengths, head);
-  unsigned len[65], code[65], c = 0;
-  for (unsigned s = 0; s <= L; s++)
-    len[s] = (lengths[s / 2] >> (4 * (s & 1))) & 0xf;
-  for (unsigned l = 1; l <= 15; l++, c <<= 1)
-    for (unsigned s = 0; s <= L; s++)
-      if (len[s] == l)
-        code[s] = c++;
+  unsigned len[65], code[65];
+  reference_codes(lengths, L, len, code);
   uint64_t at = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t d = (uint64_t)v[i] - (uint64_t)lo;
@@ -262,11 +271,80 @@ static void crafted_payloads(void **state) {
   free(p);
 }
 
+/* The first stream of `bits` bits (read from bit 0) that begins with no
+ * code of lengths (symbols 0..L), or 1 << bits when every one does. */
+static unsigned first_without_code(const uint8_t *lengths, unsigned L, unsigned bits) {
+  unsigned len[65], code[65];
+  reference_codes(lengths, L, len, code);
+  for (unsigned at = 0; at < 1u << bits; at++) {
+    int begun = 0;
+    for (unsigned s = 0; s <= L && !begun; s++) {
+      unsigned first = 0; /* the stream's first len[s] bits, as a code */
+      for (unsigned b = 0; b < len[s]; b++)
+        first = first << 1 | (at >> b & 1);
+      begun = len[s] && first == code[s];
+    }
+    if (!begun)
+      return at;
+  }
+  return 1u << bits;
+}
+
+/* Blocks under code lengths the encoder would never choose, with room
+ * left (codes no symbol has) or none, codes of up to 12 bits, symbols of
+ * every length up to 40: each written by the description (reference_payload)
+ * decodes to its samples, and a sample whose code no symbol has is
+ * refused. The decoder's table holds every such code, and nothing where no
+ * code begins. */
+static void any_code_decodes(void **state) {
+  (void)state;
+  uint64_t x = 77;
+  for (int round = 0; round < 2000; round++) {
+    unsigned L = 1 + (unsigned)(next_random(&x) % 40), present[41], np = 0, longest = 1;
+    uint8_t lengths[21] = {0};
+    uint32_t room = 1u << 12; /* the codes left, in units of 2^-12 */
+    for (unsigned s = 0; s <= L; s++) {
+      unsigned len = (unsigned)(next_random(&x) % 13);
+      if (!len || (1u << (12 - len)) > room)
+        continue;
+      room -= 1u << (12 - len);
+      longest = len > longest ? len : longest;
+      lengths[s / 2] |= (uint8_t)(len << (4 * (s & 1)));
+      present[np++] = s;
+    }
+    if (!np) {
+      lengths[0] = 1; /* symbol 0, code 0 */
+      present[np++] = 0;
+    }
+    size_t n = 1 + (size_t)(next_random(&x) % 700);
+    for (size_t i = 0; i < n; i++)
+      v[i] = of_length(present[next_random(&x) % np], &x);
+    static uint8_t payload[40 + TL_BLOCK_MAX * 10];
+    size_t len = reference_payload(lengths, n, 0, L, payload);
+    int64_t max = (int64_t)(((uint64_t)1 << L) - 1);
+    if (decode_crafted(payload, len, n, 0, max) != TL_OK)
+      fail_msg("round %d: L %u, %u symbols, room %u: refused", round, L, np, room);
+    assert_memory_equal(v, back, n * sizeof *v);
+    /* A sample whose stream begins with no code, in as few bytes as hold
+     * the bits the decoder looks up. */
+    unsigned none = first_without_code(lengths, L, longest);
+    if (none == 1u << longest)
+      continue;
+    size_t head = (L + 2) / 2, stream = none < 256 ? 1 : 2;
+    memcpy(payload, lengths, head);
+    payload[head] = (uint8_t)none;
+    payload[head + 1] = (uint8_t)(none >> 8);
+    if (decode_crafted(payload, head + stream, 1, 0, max) != TL_ECORRUPT)
+      fail_msg("round %d: L %u: stream %#x, with no code, accepted", round, L, none);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trips),
       cmocka_unit_test(encoder_picks_smaller),
       cmocka_unit_test(crafted_payloads),
+      cmocka_unit_test(any_code_decodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
