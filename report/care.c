@@ -73,7 +73,7 @@ static const char *fact_value(const tl_comparison *c, size_t i, const fact *f) {
 
 typedef struct {
   const tl_comparison *c;
-  const size_t *at; /* the sessions asked about, or NULL: all */
+  const size_t *at; /* the sessions asked about */
   const fact *f;
 } fact_ctx;
 
@@ -82,16 +82,61 @@ typedef struct {
 static const char *fact_key(const void *ctx, size_t i, int part) {
   const fact_ctx *x = ctx;
   (void)part;
-  return fact_value(x->c, x->at ? x->at[i] : i, x->f);
+  return fact_value(x->c, x->at[i], x->f);
+}
+
+/* The sessions whose facts are asked: of each label, and of all of them,
+ * only the first of sessions alike (tl__sessions_alike: the same facts,
+ * tags and libuv version, as pooled strings), in the list's order. A value
+ * first held by session i is first held by the first session alike it, so
+ * the values come in the same order; a fleet's 288,000 sessions are a few
+ * hundred such, and each fact of the page asked of every session was a
+ * pass over all of them. Label l's are at[start[l]] up to at[start[l + 1]],
+ * all of them at[start[label_count]]... */
+typedef struct {
+  size_t *at, *start;
+} fact_sessions;
+
+static void fact_sessions_free(fact_sessions *x) {
+  free(x->at);
+  free(x->start);
+}
+
+static int fact_sessions_make(fact_sessions *x, const tl_comparison *c) {
+  size_t ns = c->sessions.count, nl = c->label_count, n = 0, count;
+  size_t *alike = tl__sessions_alike(c);
+  x->start = malloc((nl + 2) * sizeof *x->start);
+  x->at = malloc((2 * ns + 1) * sizeof *x->at);
+  if (!alike || !x->start || !x->at) {
+    free(alike);
+    fact_sessions_free(x);
+    return TL_ENOMEM;
+  }
+  for (size_t l = 0; l < nl; l++) {
+    const size_t *at = tl__label_sessions(c, l, &count);
+    x->start[l] = n;
+    for (size_t k = 0; k < count; k++)
+      if (alike[at[k]] == at[k])
+        x->at[n++] = at[k];
+  }
+  x->start[nl] = n;
+  for (size_t i = 0; i < ns; i++)
+    if (alike[i] == i)
+      x->at[n++] = i;
+  x->start[nl + 1] = n;
+  free(alike);
+  return TL_OK;
 }
 
 /* Writes "a, b" of the distinct values of f among the sessions of label l
  * (all labels when SIZE_MAX) to buf, folded past a few ("and 12 more
  * values"); returns how many there are (0 when out of memory). One pass
- * through a hash table: a fleet has hundreds of thousands of sessions. */
-static size_t fact_values(const tl_comparison *c, size_t l, const fact *f, char *buf, size_t len) {
-  size_t n = c->sessions.count;
-  fact_ctx x = {c, l == SIZE_MAX ? NULL : tl__label_sessions(c, l, &n), f};
+ * through a hash table over the sessions of fs. */
+static size_t fact_values(const tl_comparison *c, const fact_sessions *fs, size_t l, const fact *f,
+                          char *buf, size_t len) {
+  size_t from = fs->start[l == SIZE_MAX ? c->label_count : l];
+  size_t n = fs->start[(l == SIZE_MAX ? c->label_count : l) + 1] - from;
+  fact_ctx x = {c, fs->at + from, f};
   size_t *first = malloc((n ? n : 1) * sizeof *first);
   buf[0] = '\0';
   if (!first || tl__first_same(n, 1, fact_key, &x, first) != TL_OK) {
@@ -113,14 +158,14 @@ static size_t fact_values(const tl_comparison *c, size_t l, const fact *f, char 
 /* f within each label and, when no label mixes it, between labels. On a
  * --by page only what the answer and tl__by_confounds leave: a host fact
  * is theirs both ways, libuv and tags are compared inside groups here. */
-static int fact_bullets(FILE *out, const tl_comparison *c, const fact *f) {
+static int fact_bullets(FILE *out, const tl_comparison *c, const fact_sessions *fs, const fact *f) {
   char buf[1024];
   int host_fact = f->t && strcmp(f->t->key, "libuv") != 0;
   if (c->by && host_fact)
     return 0;
   int mixed = 0;
   for (size_t l = 0; l < c->label_count; l++) {
-    if (fact_values(c, l, f, buf, sizeof buf) > 1) {
+    if (fact_values(c, fs, l, f, buf, sizeof buf) > 1) {
       fputs("- Within **", out);
       tl_md_escape(out, c->labels[l]);
       fputs("**, the ", out);
@@ -136,15 +181,15 @@ static int fact_bullets(FILE *out, const tl_comparison *c, const fact *f) {
   /* Between labels, each with one value. */
   size_t known = 0;
   for (size_t l = 0; l < c->label_count; l++)
-    known += fact_values(c, l, f, buf, sizeof buf) == 1;
-  if (known < 2 || fact_values(c, SIZE_MAX, f, buf, sizeof buf) < 2)
+    known += fact_values(c, fs, l, f, buf, sizeof buf) == 1;
+  if (known < 2 || fact_values(c, fs, SIZE_MAX, f, buf, sizeof buf) < 2)
     return 0;
   fputs("- The ", out);
   tl_md_escape(out, f->name);
   fputs(" differs between labels: ", out);
   int first = 1;
   for (size_t l = 0; l < c->label_count; l++) {
-    if (fact_values(c, l, f, buf, sizeof buf) != 1)
+    if (fact_values(c, fs, l, f, buf, sizeof buf) != 1)
       continue;
     fputs(first ? "" : "; ", out);
     tl_md_escape(out, c->labels[l]);
@@ -221,12 +266,15 @@ static const char *tag_key(const void *ctx, size_t i, int part) {
 static int facts_and_tags(const tl__page *p, FILE *out) {
   const tl_comparison *c = p->c;
   int any = 0;
+  fact_sessions fs;
+  if (fact_sessions_make(&fs, c))
+    return 0; /* out of memory: nothing said, as of a fact it could not read */
   for (size_t i = 0; i < tl__trait_count; i++) {
     if (!tl__traits[i].care)
       continue;
     fact f = trait_fact(i);
     snprintf(f.name, sizeof f.name, "%s", tl__traits[i].name);
-    any |= fact_bullets(out, c, &f);
+    any |= fact_bullets(out, c, &fs, &f);
   }
   /* Each tag key once, through a hash table over every session's keys. */
   size_t ntags = 0, n = 0;
@@ -244,10 +292,11 @@ static int facts_and_tags(const tl__page *p, FILE *out) {
       continue;
     fact f = {NULL, keys[j], "", 0, NULL};
     snprintf(f.name, sizeof f.name, "tag %s", keys[j]);
-    any |= fact_bullets(out, c, &f);
+    any |= fact_bullets(out, c, &fs, &f);
   }
   free(keys);
   free(first);
+  fact_sessions_free(&fs);
   return any;
 }
 

@@ -516,8 +516,9 @@ static void filters_and_errors(void **state) {
 }
 
 /* "Read with care": a label measured on two hosts, a probe option (tag)
- * that differs between labels, a kernel that changed within a label, and a
- * busy host are each named; agreeing sessions give the all-clear line. */
+ * that differs between labels (labels of one session too), a kernel that
+ * changed within a label, and a busy host are each named; agreeing sessions
+ * give the all-clear line. */
 static void add_plain(tl_store *s, const char *label, const char *fp, const char *kernel,
                       const char *tag, const char *load) {
   const char *keys[] = {"concurrency"}, *values[] = {tag};
@@ -587,6 +588,12 @@ static void confounds(void **state) {
   assert_non_null(strstr(out, "- **busy** and **busy2** were measured on busy hosts: load average "
                               "3.00 on 2 CPUs during a session.\n"));
   assert_null(strstr(out, "**busy2** was measured"));
+  free(out);
+  /* Labels of one session each, the first of the list among them: each
+   * session's value counts between labels. */
+  char *e[] = {TLREPORT, "--db", f->db, "--compare", "busy,calm", NULL};
+  out = run_report(e, 0, NULL);
+  assert_non_null(strstr(out, "- The tag concurrency differs between labels: busy 8; calm 1.\n"));
   free(out);
 }
 
