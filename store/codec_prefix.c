@@ -217,7 +217,7 @@ size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefi
  * its size, and the codes of length l then take their one entry each. An
  * entry no code starts at keeps entry 0's first 0. A block's table has
  * 1,024 entries or so; one written at a time, with the zeros before them,
- * they were a seventh of decoding a block of 1,000 samples. */
+ * they were about a tenth of decoding a block of 1,000 samples. */
 static int read_code(const uint8_t *in, unsigned L, uint32_t *table, unsigned *bits) {
   uint8_t len[PREFIX_SYMBOLS];
   unsigned longest = 0;
