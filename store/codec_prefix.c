@@ -203,12 +203,30 @@ size_t tl__prefix_encode(const int64_t *v, size_t n, int64_t lo, const tl__prefi
 /* ======================================================================== */
 /* Decoding                                                                  */
 
+/* A table entry: see read_code. */
+static uint32_t entry_make(unsigned l, unsigned s) {
+  return (l + low_count(s)) | (63 - low_count(s)) << 8 | (uint32_t)(s > 0) << 31;
+}
+
+static inline unsigned entry_taken(uint32_t e) { return e & 0xff; }
+static inline unsigned entry_low(uint32_t e) { return 63 - ((e >> 8) & 63); }
+
+/* The difference d of the sample whose code starts at bit 0 of acc, its
+ * entry e, when all its bits are there (taken <= 63): its bits shifted to
+ * the top of the word, then down by one under the implied highest bit
+ * (none for symbol 0, whose d is 0), then down to their place. */
+static inline uint64_t sample_of(uint64_t acc, uint32_t e) {
+  uint64_t top = acc << ((64 - entry_taken(e)) & 63);
+  return (top >> 1 | (uint64_t)(e >> 31) << 63) >> ((e >> 8) & 63);
+}
+
 /* The lengths at the payload's start into len (symbols 0..L) and the table
  * of the next `bits` stream bits: each entry, for the code starting there,
- * the bits its sample takes (code and low bits) in bits 0-7, the code's
- * length in bits 8-11 and its symbol from bit 16, so that the decoder moves
- * on by the entry's low byte alone; 0 where no code starts so. 0 when the
- * lengths are not the encoder's kind of code.
+ * the bits its sample takes (code and low bits) in bits 0-7, 63 less the
+ * count of its low bits in bits 8-13 and whether its symbol is above 0 in
+ * bit 31 (entry_make), so that the decoder moves on by the entry's low byte
+ * and makes the sample in four operations (sample_of); 0 where no code
+ * starts so. 0 when the lengths are not the encoder's kind of code.
  *
  * The table is built by doubling, as DEFLATE's decoders build theirs: a
  * code of length l starts at every 2^l-th entry from its own (the code
@@ -253,7 +271,7 @@ static int read_code(const uint8_t *in, unsigned L, uint32_t *table, unsigned *b
     memcpy(table + half, table, half * sizeof *table);
     for (unsigned k = from[l]; k < from[l + 1]; k++) {
       unsigned s = by_len[k];
-      table[code[s]] = (l + low_count(s)) | (uint32_t)l << 8 | (uint32_t)s << 16;
+      table[code[s]] = entry_make(l, s);
     }
   }
   *bits = longest;
@@ -325,24 +343,25 @@ int tl__prefix_decode(const uint8_t *in, size_t len, int64_t min, int64_t max, i
   refill(&r);
   uint32_t e = table[r.acc & mask];
   for (size_t i = 0; i < n; i++) {
-    unsigned taken = e & 0xff, l = (e >> 8) & 0xf, s = e >> 16;
+    unsigned taken = entry_taken(e);
     if (!e)
       return TL_ECORRUPT;
     uint64_t d;
     if (taken + bits <= r.nbits) { /* this sample and the next look-up ready */
-      d = (((uint64_t)1 << s) >> 1) | ((r.acc >> l) & (((uint64_t)1 << (taken - l)) - 1));
+      d = sample_of(r.acc, e);
       r.acc >>= taken;
       r.nbits -= taken;
       e = table[r.acc & mask];
       refill(&r);
     } else {
-      if (s <= 41) { /* code and low bits in one go: 52 bits at most, all ready */
-        d = (((uint64_t)1 << s) >> 1) | ((r.acc >> l) & (((uint64_t)1 << (taken - l)) - 1));
+      if (taken <= 56) { /* all its bits ready: a refill leaves 56 or more */
+        d = sample_of(r.acc, e);
         r.acc >>= taken;
         r.nbits -= taken;
       } else {
-        take_bits(&r, l);
-        d = ((uint64_t)1 << (s - 1)) | low_bits(&r, taken - l);
+        unsigned x = entry_low(e);
+        take_bits(&r, taken - x);
+        d = ((uint64_t)1 << x) | low_bits(&r, x);
       }
       refill(&r);
       e = table[r.acc & mask];
