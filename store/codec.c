@@ -53,7 +53,6 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TL_CRC_X86 1
-#include <cpuid.h>
 #include <nmmintrin.h>
 #elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
 #define TL_CRC_ARM 1
@@ -134,15 +133,6 @@ CRC_HW static inline uint32_t crc_word(uint32_t c, const uint8_t *p) {
 }
 CRC_HW static inline uint32_t crc_byte(uint32_t c, uint8_t b) { return _mm_crc32_u8(c, b); }
 
-/* CPUID, read once: __builtin_cpu_supports would need a runtime library
- * that not every toolchain links (zig's, for macOS). */
-static pthread_once_t sse42_once = PTHREAD_ONCE_INIT;
-static int sse42;
-
-static void sse42_detect(void) {
-  unsigned a, b, c, d;
-  sse42 = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
-}
 #elif TL_CRC_ARM
 #define CRC_HW
 static inline uint32_t crc_word(uint32_t c, const uint8_t *p) {
@@ -178,8 +168,7 @@ uint32_t tl_crc32c(uint32_t crc, const void *data, size_t n) {
   const uint8_t *p = data;
   crc = ~crc;
 #if TL_CRC_X86
-  pthread_once(&sse42_once, sse42_detect);
-  if (sse42)
+  if (tl__cpu_features() & TL__CPU_CRC32C)
     return ~crc_hw(crc, p, n);
 #elif TL_CRC_ARM
   return ~crc_hw(crc, p, n);

@@ -424,6 +424,14 @@ int tl__import_read(tl_store *s, FILE *in, const tl_import_opts *o, tl_bad_row_c
 /* tl_store_export's hgrm format (hgrm.c). */
 int tl__write_hgrm(tl_store *s, const tl_filter *f, FILE *out);
 
+/* What the CPU offers beyond tl's baseline (cpu.c), a set of TL__CPU_*;
+ * 0 where it is all baseline (not x86-64). */
+enum { TL__CPU_CRC32C = 1, TL__CPU_LZCNT = 2 };
+unsigned tl__cpu_features(void);
+/* From now on, only those of set: the tests run both builds of a loop so.
+ * Not while other threads decode. */
+void tl__cpu_features_allow(unsigned set);
+
 /* The 8 bytes at p as a little-endian integer, wherever p points (the
  * block codec's words, the import's digits). */
 static inline uint64_t tl__load_le64(const void *p) {
