@@ -517,6 +517,7 @@ int tl__sweep_pass_begin(tl_sweep *w, int *needed) {
   for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++)
     if (tl__sweep_taker(&w->t[k]) && !w->t[k].r.count_lent)
       push(w, k);
+  tl__sweep_pick_plan(w);
   w->bits_for = SIZE_MAX;
   *needed = 1;
   return TL_OK;
@@ -552,6 +553,7 @@ int tl__sweep_pass_end(tl_sweep *w, int err) {
     tl__rank_free(&w->t[k].r);
   tl__sweep_fast_free(w);
   w->slow = 0;
+  w->pick_apart = 0;
   return err;
 }
 

@@ -30,6 +30,15 @@ void tl__sweep_fast_free(tl_sweep *w) {
   w->direct_base = w->direct_mask = NULL;
 }
 
+/* A sample in the span of the group's takers picked apart (see
+ * tl__sweep_pick_plan), taken where its bucket is marked: out of the loop's
+ * way, as it is seldom called. */
+static __attribute__((noinline)) void take_marked(tl_sweep *w, int64_t x) {
+  size_t b = log_index(x);
+  if (w->bits[b / 64] >> (b % 64) & 1)
+    tl__sweep_take(w, b, x);
+}
+
 /* Counts each sample at its value in the group's fast ranges: one table look-up and
  * one increment a sample, without a branch on whether its bucket is wanted
  * (most timer samples fall in a few buckets, about half of them wanted, so
@@ -37,13 +46,16 @@ void tl__sweep_fast_free(tl_sweep *w) {
  * counted into 8 spare counts at the front, spread by their low bits so
  * that consecutive ones seldom wait on the same count. The samples of
  * buckets with ranges on the lists are picked out on the way, without a
- * branch either, and handed to take after each stretch. */
+ * branch either, and handed to take after each stretch; or, when the
+ * group's few tail samples are all there is to pick (spanned), each sample
+ * in their span is taken as it comes, past a compare seldom true. */
 static inline __attribute__((always_inline)) void
-count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int picking) {
+count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int picking, int spanned) {
   const uint32_t *base = w->fast_base, *mask = w->fast_mask;
   const uint8_t *slow = w->fast_slow;
   uint32_t *fast = w->fast;
   size_t first = w->fast_first, len = w->fast_len, picked = 0;
+  uint64_t span_lo = (uint64_t)w->pick_lo, span = (uint64_t)w->pick_hi - span_lo;
   uint16_t pick[TL_BLOCK_MAX];
   for (size_t i = 0; i < m; i++) {
     uint64_t u = (uint64_t)p[i];
@@ -67,6 +79,8 @@ count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int pickin
       pick[picked] = (uint16_t)i;
       picked += slow[k];
     }
+    if (spanned && u - span_lo <= span)
+      take_marked(w, p[i]);
   }
   for (size_t j = 0; j < picked; j++)
     tl__sweep_take(w, log_index(p[pick[j]]), p[pick[j]]);
@@ -76,10 +90,12 @@ count_stretch(tl_sweep *w, const int64_t *p, size_t m, int by_double, int pickin
  * enough of its smallest buckets: the entry of a sample is then its offset
  * from the group's first bucket, shifted by that bucket's width, and a wider
  * bucket spans several entries with the same base and mask. */
-static void count_direct(tl_sweep *w, const int64_t *p, size_t m) {
+static inline __attribute__((always_inline)) void count_direct(tl_sweep *w, const int64_t *p,
+                                                               size_t m, int spanned) {
   const uint32_t *base = w->direct_base, *mask = w->direct_mask;
   uint32_t *fast = w->fast;
   uint64_t lo = (uint64_t)w->direct_lo;
+  uint64_t span_lo = (uint64_t)w->pick_lo, span = (uint64_t)w->pick_hi - span_lo;
   unsigned shift = w->direct_shift;
   size_t len = w->direct_len;
   for (size_t i = 0; i < m; i++) {
@@ -87,6 +103,8 @@ static void count_direct(tl_sweep *w, const int64_t *p, size_t m) {
     uint64_t k = (u - lo) >> shift; /* wraps below lo */
     k = k < len ? k : len;
     fast[base[k] + (u & mask[k])]++;
+    if (spanned && u - span_lo <= span)
+      take_marked(w, p[i]);
   }
 }
 
@@ -119,23 +137,62 @@ static int direct_setup(tl_sweep *w) {
 
 void tl__sweep_count_fast(tl_sweep *w, const int64_t *v, size_t n) {
   int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
-  if (w->direct_base && !w->slow) {
-    for (size_t at = 0; at < n; at += TL_BLOCK_MAX)
-      count_direct(w, v + at, n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX);
-    return;
-  }
+  int apart = w->slow && w->pick_apart && w->slow == w->pick_group;
+  int picking = w->slow && !apart;
   for (size_t at = 0; at < n; at += TL_BLOCK_MAX) {
     size_t m = n - at < TL_BLOCK_MAX ? n - at : TL_BLOCK_MAX;
-    /* Constant flags: four loops, each without the tests it does not need. */
-    if (by_double && w->slow)
-      count_stretch(w, v + at, m, 1, 1);
-    else if (by_double)
-      count_stretch(w, v + at, m, 1, 0);
-    else if (w->slow)
-      count_stretch(w, v + at, m, 0, 1);
-    else
-      count_stretch(w, v + at, m, 0, 0);
+    const int64_t *p = v + at;
+    /* Constant flags: a loop for each case, without the tests it does not
+     * need. */
+    if (w->direct_base && !picking) {
+      if (apart)
+        count_direct(w, p, m, 1);
+      else
+        count_direct(w, p, m, 0);
+    } else if (by_double) {
+      if (apart)
+        count_stretch(w, p, m, 1, 0, 1);
+      else if (picking)
+        count_stretch(w, p, m, 1, 1, 0);
+      else
+        count_stretch(w, p, m, 1, 0, 0);
+    } else {
+      if (apart)
+        count_stretch(w, p, m, 0, 0, 1);
+      else if (picking)
+        count_stretch(w, p, m, 0, 1, 0);
+      else
+        count_stretch(w, p, m, 0, 0, 0);
+    }
   }
+}
+
+/* The group's takers on the lists are picked apart when at most one in
+ * PICK_APART_SHARE of its samples lies in their span (by the histogram of
+ * pass 1): the tail ranks of a 50 ms group, whose buckets are too wide to
+ * count, would otherwise turn every sample's count into a count and a
+ * pick-out, and keep the group from its direct table. */
+enum { PICK_APART_SHARE = 64 };
+
+void tl__sweep_pick_plan(tl_sweep *w) {
+  w->pick_group = w->slow;
+  w->pick_apart = 0;
+  if (!w->slow || !w->fast)
+    return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t k = w->tfirst[w->ns]; k < w->tend[w->ns]; k++) {
+    const target *x = &w->t[k];
+    if (tl__sweep_taker(x) && !x->r.count_lent) {
+      lo = x->r.lo < lo ? x->r.lo : lo;
+      hi = x->r.hi > hi ? x->r.hi : hi;
+    }
+  }
+  int64_t inside = 0;
+  for (size_t b = log_index(lo); b <= log_index(hi); b++)
+    inside += w->ghist[b];
+  w->pick_lo = lo;
+  w->pick_hi = hi;
+  w->pick_apart = inside <= w->m[w->ns].count / PICK_APART_SHARE;
 }
 
 /* Gives bucket b (from fast_first) counts per value in the fast counts. */

@@ -107,6 +107,14 @@ struct tl_sweep {
   uint32_t *fast_base, *fast_mask, *fast;
   uint8_t *fast_slow; /* per bucket as fast_base: 1 where takers are on the lists */
   size_t fast_first, fast_len;
+  /* The group's takers on the lists, pick_group of them, whose ranges lie
+   * in [pick_lo, pick_hi]: when few of the group's samples do (a tail's
+   * ranks, which collect), pick_apart, and while no session's takers are on
+   * the lists too, the counting loop does not pick samples out: a compare
+   * that is seldom true finds those in that span. */
+  size_t pick_group;
+  int pick_apart;
+  int64_t pick_lo, pick_hi;
   /* The same by value: entry (x - direct_lo) >> direct_shift, direct_len of
    * them then one for the rest (see count_direct); NULL when too many. */
   uint32_t *direct_base, *direct_mask;
@@ -142,6 +150,8 @@ static inline void tl__sweep_take(tl_sweep *w, size_t b, int64_t x) {
  * tl_sweep_values after the pass (TL_ECORRUPT: they disagree with the
  * histogram). */
 int tl__sweep_fast_setup(tl_sweep *w);
+/* After the group's takers are on the lists: whether they are picked apart. */
+void tl__sweep_pick_plan(tl_sweep *w);
 void tl__sweep_fast_free(tl_sweep *w);
 void tl__sweep_mark_slow(tl_sweep *w, size_t b, int on);
 void tl__sweep_count_fast(tl_sweep *w, const int64_t *v, size_t n);

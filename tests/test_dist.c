@@ -233,6 +233,78 @@ static void values_asked_at_most(void **state) {
   tl_store_close(st);
 }
 
+/* A 50 ms group's tail: its ranks past p99.8 lie in buckets of 32,768
+ * values and more, too wide to count, so they collect their few samples,
+ * which the counting loop leaves to a compare of its own (the sweep's takers
+ * picked apart), while the group's other ranks count in the direct table.
+ * Exact against a sort: with the sessions' percentiles from their summaries
+ * (only the group's takers on the lists), with one the summaries lack (each
+ * session's takers on the lists too: picked out in the loop), with a tail
+ * too heavy to pick apart, and with a chart asking values. */
+static void tail_ranks_picked_apart(void **state) {
+  tl_test_fixture *f = *state;
+  enum { SESSIONS = 6, PER = 20000, RANKS = 10 };
+  tl_store *st;
+  assert_int_equal(tl_store_open(&st, f->db, 0), TL_OK);
+  int64_t *all = malloc(2 * SESSIONS * PER * sizeof *all), ids[2][SESSIONS];
+  int64_t *sorted = malloc(SESSIONS * PER * sizeof *sorted);
+  uint64_t x = 0x853c49e6748fea9bULL;
+  for (int heavy = 0; heavy < 2; heavy++)
+    for (size_t k = 0; k < SESSIONS; k++) {
+      int64_t *v = all + (heavy * SESSIONS + k) * PER;
+      for (size_t i = 0; i < PER; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        v[i] = 50000000 + (int64_t)(x % 100000);
+        if (x % (heavy ? 20 : 500) == 7) /* one in 500 (or 20): 67 to 197 ms */
+          v[i] = 67200000 + (int64_t)((x >> 20) % 130000000);
+      }
+      tl_session_spec spec = tl_test_spec(heavy ? "heavy" : "light");
+      ids[heavy][k] = tl_test_write_session(st, &spec, v, PER, 0);
+    }
+  const double gp[RANKS] = {50, 90, 99, 99.5, 99.8, 99.9, 99.95, 99.99, 99.999, 100};
+  const double own[] = {50, 90, 99, 99.5};
+  for (int round = 0; round < 5; round++) {
+    int heavy = round == 2, own_n = round == 1 ? 4 : 3, chart = round >= 3;
+    const int64_t *v = all + heavy * SESSIONS * PER;
+    tl_sweep *w = tl_sweep_store(st, ids[heavy], SESSIONS, own, (size_t)own_n);
+    assert_non_null(w);
+    assert_int_equal(tl_sweep_first(w, NULL, NULL), TL_OK);
+    int64_t n = tl_sweep_count(w, SESSIONS);
+    size_t at[RANKS];
+    for (size_t k = 0; k < RANKS; k++)
+      assert_true((at[k] = tl_sweep_want(w, tl_rank(gp[k], n))) != SIZE_MAX);
+    int64_t counts[20] = {0}, over = 0;
+    tl__chart c;
+    if (chart) /* round 3 asks the values of a few buckets, round 4 bins every sample */
+      assert_int_equal(tl__chart_ask(&c, w, SESSIONS, 50000000, round == 3 ? 20000 : 7000, 50139999,
+                                     counts, 20, &over),
+                       TL_OK);
+    assert_int_equal(tl_sweep_finish(w), TL_OK);
+    if (chart) {
+      tl__chart_fill(&c, w);
+      tl__chart_free(&c);
+      int64_t seen = over;
+      for (size_t b = 0; b < 20; b++)
+        seen += counts[b];
+      assert_int_equal(seen, n);
+    }
+    memcpy(sorted, v, SESSIONS * PER * sizeof *v);
+    qsort(sorted, SESSIONS * PER, sizeof *sorted, cmp);
+    for (size_t k = 0; k < RANKS; k++)
+      assert_int_equal(tl_sweep_value(w, at[k]), sorted[tl_rank(gp[k], n) - 1]);
+    for (size_t s = 0; s < SESSIONS; s++) {
+      memcpy(sorted, v + s * PER, PER * sizeof *v);
+      qsort(sorted, PER, sizeof *sorted, cmp);
+      for (int k = 0; k < own_n; k++)
+        assert_int_equal(tl_sweep_session_value(w, s, (size_t)k), sorted[tl_rank(own[k], PER) - 1]);
+    }
+    tl_sweep_close(w);
+  }
+  free(sorted);
+  free(all);
+  tl_store_close(st);
+}
+
 /* What a tap saw, however the pass cut the samples into calls: each
  * session in the order they came, with its first sample, and a hash of
  * every sample in order. */
@@ -513,6 +585,7 @@ int main(void) {
       cmocka_unit_test(against_sort),
       cmocka_unit_test_setup_teardown(sweep_against_sort, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(values_asked_at_most, tl_test_setup, tl_test_teardown),
+      cmocka_unit_test_setup_teardown(tail_ranks_picked_apart, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(sweeps_share_passes, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(sweeps_share_sessions, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(radix_sort),
