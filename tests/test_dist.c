@@ -275,10 +275,12 @@ static void tail_ranks_picked_apart(void **state) {
       assert_true((at[k] = tl_sweep_want(w, tl_rank(gp[k], n))) != SIZE_MAX);
     int64_t counts[20] = {0}, over = 0;
     tl__chart c;
-    if (chart) /* round 3 asks the values of a few buckets, round 4 bins every sample */
-      assert_int_equal(tl__chart_ask(&c, w, SESSIONS, 50000000, round == 3 ? 20000 : 7000, 50139999,
+    if (chart) { /* round 3 asks the values of two buckets, round 4 bins every sample */
+      assert_int_equal(tl__chart_ask(&c, w, SESSIONS, 50000000, round == 3 ? 70000 : 7000, 50139999,
                                      counts, 20, &over),
                        TL_OK);
+      assert_int_equal(c.part != NULL, round == 4);
+    }
     assert_int_equal(tl_sweep_finish(w), TL_OK);
     if (chart) {
       tl__chart_fill(&c, w);
