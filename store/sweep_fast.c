@@ -135,6 +135,18 @@ static int direct_setup(tl_sweep *w) {
   return TL_OK;
 }
 
+/* count_stretch picking samples out, taking a span's apart, or neither:
+ * each its own loop, the flags constant in it. */
+static inline __attribute__((always_inline)) void
+count_stretch_as(tl_sweep *w, const int64_t *p, size_t m, int by_double, int picking, int apart) {
+  if (apart)
+    count_stretch(w, p, m, by_double, 0, 1);
+  else if (picking)
+    count_stretch(w, p, m, by_double, 1, 0);
+  else
+    count_stretch(w, p, m, by_double, 0, 0);
+}
+
 void tl__sweep_count_fast(tl_sweep *w, const int64_t *v, size_t n) {
   int by_double = w->m[w->ns].max < ((int64_t)1 << 53);
   int apart = w->slow && w->pick_apart && w->slow == w->pick_group;
@@ -150,19 +162,9 @@ void tl__sweep_count_fast(tl_sweep *w, const int64_t *v, size_t n) {
       else
         count_direct(w, p, m, 0);
     } else if (by_double) {
-      if (apart)
-        count_stretch(w, p, m, 1, 0, 1);
-      else if (picking)
-        count_stretch(w, p, m, 1, 1, 0);
-      else
-        count_stretch(w, p, m, 1, 0, 0);
+      count_stretch_as(w, p, m, 1, picking, apart);
     } else {
-      if (apart)
-        count_stretch(w, p, m, 0, 0, 1);
-      else if (picking)
-        count_stretch(w, p, m, 0, 1, 0);
-      else
-        count_stretch(w, p, m, 0, 0, 0);
+      count_stretch_as(w, p, m, 0, picking, apart);
     }
   }
 }

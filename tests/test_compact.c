@@ -94,16 +94,19 @@ static size_t encode_v1(const tl_summary *m, uint8_t *out) {
   return at;
 }
 
-/* The builds of the summary's decoding loop this CPU runs (cpu.c), for
- * each of which a test runs whole: the baseline's, and LZCNT's where the CPU
- * has it. The number of them into *n. */
-static const unsigned *decoder_builds(size_t *n) {
+/* Runs a test whole with each build of the summary's decoding loop this
+ * CPU runs (cpu.c): the baseline's, and LZCNT's where the CPU has it. */
+static void with_each_decoder_build(void (*test)(void)) {
   static const unsigned builds[] = {0, TL__CPU_LZCNT};
   tl__cpu_features_allow(~0u);
-  *n = tl__cpu_features() & TL__CPU_LZCNT ? 2 : 1;
-  if (*n == 1)
+  size_t n = tl__cpu_features() & TL__CPU_LZCNT ? 2 : 1;
+  if (n == 1)
     print_message("this CPU has no LZCNT: only the baseline build of the decoder runs\n");
-  return builds;
+  for (size_t i = 0; i < n; i++) {
+    tl__cpu_features_allow(builds[i]);
+    test();
+  }
+  tl__cpu_features_allow(~0u);
 }
 
 static void summary_forms_round_trip_as(void) {
@@ -147,13 +150,7 @@ static void summary_forms_round_trip_as(void) {
 
 static void summary_forms_round_trip(void **state) {
   (void)state;
-  size_t n;
-  const unsigned *builds = decoder_builds(&n);
-  for (size_t i = 0; i < n; i++) {
-    tl__cpu_features_allow(builds[i]);
-    summary_forms_round_trip_as();
-  }
-  tl__cpu_features_allow(~0u);
+  with_each_decoder_build(summary_forms_round_trip_as);
 }
 
 /* In either form, any flipped bit, any cut, and (checksum made right again)
@@ -191,13 +188,7 @@ static void summary_damage_refused_as(void) {
 
 static void summary_damage_refused(void **state) {
   (void)state;
-  size_t n;
-  const unsigned *builds = decoder_builds(&n);
-  for (size_t i = 0; i < n; i++) {
-    tl__cpu_features_allow(builds[i]);
-    summary_damage_refused_as();
-  }
-  tl__cpu_features_allow(~0u);
+  with_each_decoder_build(summary_damage_refused_as);
 }
 
 /* ======================================================================== */

@@ -240,7 +240,8 @@ static void values_asked_at_most(void **state) {
  * Exact against a sort: with the sessions' percentiles from their summaries
  * (only the group's takers on the lists), with one the summaries lack (each
  * session's takers on the lists too: picked out in the loop), with a tail
- * too heavy to pick apart, and with a chart asking values. */
+ * too heavy to pick apart, and with charts asking values and binning every
+ * sample, each checked bin by bin. */
 static void tail_ranks_picked_apart(void **state) {
   tl_test_fixture *f = *state;
   enum { SESSIONS = 6, PER = 20000, RANKS = 10 };
