@@ -138,7 +138,9 @@ static int check_counters(void *ctx, size_t index, int err, const tl_counter_row
   return TL_OK;
 }
 
-/* The ids shuffled, the first ones twice, and one no session has. */
+/* The ids shuffled, the first ones twice, and one no session has; the even
+ * ones ascend densely, so a store reads them as a span of ids, the odd ones'
+ * rows in it passed over. */
 static size_t asked_ids(const int64_t *ids, int64_t *asked) {
   size_t n = 0;
   for (int k = SESSIONS - 1; k >= 0; k -= 2)

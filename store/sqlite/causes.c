@@ -49,6 +49,10 @@ int tl__sqlite_put_cause_row(tl_store *s, int64_t session_id, int kind, int64_t 
 static const char causes_sql[] =
     "SELECT kind, first_index, count, data FROM session_causes WHERE session_id = ?1 AND (?2 = "
     "-1 OR (kind BETWEEN 0 AND 62 AND (?2 >> kind) & 1)) ORDER BY kind, first_index";
+static const char span_causes_sql[] =
+    "SELECT kind, first_index, count, data, session_id FROM session_causes WHERE session_id "
+    "BETWEEN ?1 AND ?3 AND (?2 = -1 OR (kind BETWEEN 0 AND 62 AND (?2 >> kind) & 1)) ORDER BY "
+    "session_id, kind, first_index";
 
 /* The statement that reads one session's rows, prepared once a handle, or
  * (a read from inside another's callback) one of its own, which *own then
@@ -67,24 +71,58 @@ static int causes_statement(tl_store *s, sqlite3_stmt **out, sqlite3_stmt **own)
   return tl__store_sqlfail(s, rc, "reading causes");
 }
 
-/* One statement for every session, bound to each in turn: preparing one a
- * session cost a fleet's report a fifth of its time. */
+/* The rows st's step found, each handed to fn as the row of ids[at] for
+ * the session in column 4 (ids[from..to) ascending), or of from alone when
+ * the statement reads one session. */
+static int hand_rows(tl_store *s, sqlite3_stmt *st, const int64_t *ids, size_t from, size_t to,
+                     tl__cause_row_cb fn, void *ctx) {
+  int err = TL_OK, rc = SQLITE_DONE;
+  size_t at = from;
+  while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (to > from + 1) { /* a span: the rows of sessions not asked are passed over */
+      int64_t id = sqlite3_column_int64(st, 4);
+      while (at < to && ids[at] < id)
+        at++;
+      if (at == to || ids[at] != id)
+        continue;
+    }
+    err = fn(ctx, at, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1),
+             sqlite3_column_int64(st, 2), sqlite3_column_blob(st, 3),
+             (size_t)sqlite3_column_bytes(st, 3));
+  }
+  if (err == TL_OK && rc != SQLITE_DONE)
+    err = tl__store_sqlfail(s, rc, "reading causes");
+  sqlite3_reset(st);
+  return err;
+}
+
+/* One statement for every session, bound to each in turn (preparing one a
+ * session cost a fleet's report a fifth of its time), and sessions that
+ * ascend densely a span of ids a statement: a search down the table a
+ * session took 0.3 s of a fleet's page (288,000 sessions, none with rows),
+ * twice. */
 int tl__sqlite_cause_rows(tl_store *s, const int64_t *ids, size_t n, int64_t kinds,
                           tl__cause_row_cb fn, void *ctx) {
-  sqlite3_stmt *st, *own;
+  sqlite3_stmt *st, *own, *span = NULL;
   int err = causes_statement(s, &st, &own);
-  for (size_t i = 0; st && err == TL_OK && i < n; i++) {
-    sqlite3_bind_int64(st, 1, ids[i]);
-    sqlite3_bind_int64(st, 2, kinds);
-    int rc = SQLITE_DONE;
-    while (err == TL_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
-      err = fn(ctx, i, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1),
-               sqlite3_column_int64(st, 2), sqlite3_column_blob(st, 3),
-               (size_t)sqlite3_column_bytes(st, 3));
-    if (err == TL_OK && rc != SQLITE_DONE)
-      err = tl__store_sqlfail(s, rc, "reading causes");
-    sqlite3_reset(st);
+  for (size_t i = 0; st && err == TL_OK && i < n;) {
+    size_t m = tl__sqlite_dense_run(ids + i, n - i);
+    if (m && !span) {
+      int rc = sqlite3_prepare_v2(tl__sqlite_db(s), span_causes_sql, -1, &span, NULL);
+      if (rc != SQLITE_OK) {
+        err = tl__store_sqlfail(s, rc, "reading causes");
+        break;
+      }
+    }
+    sqlite3_stmt *use = m ? span : st;
+    sqlite3_bind_int64(use, 1, ids[i]);
+    sqlite3_bind_int64(use, 2, kinds);
+    if (m)
+      sqlite3_bind_int64(use, 3, ids[i + m - 1]);
+    err = hand_rows(s, use, ids, i, i + (m ? m : 1), fn, ctx);
+    i += m ? m : 1;
   }
+  sqlite3_finalize(span);
   sqlite3_finalize(own);
   return err;
 }
