@@ -1,13 +1,14 @@
 /* details.c: the facts and tags of many sessions at once, as a SQLite file
  * stores them (facts.c says how). A report reads every session's; one
  * query of the session_facts view and one of its tags a session cost a
- * fleet's page most of a second. Read here instead in three statements:
- * every fact set, every tag, and each session's host and fact set. A
- * session whose facts are its set's, with none of its own in host_facts
- * (a fleet's imports, most collected sessions), takes the set's rows as
- * they are; one with facts of its own is read through the view, which
- * says how the two mix. A few sessions of a large file are read one by
- * one, which costs less than reading the whole file. */
+ * fleet's page most of a second. Read here instead in four statements:
+ * every fact set, every tag, the sessions with facts of their own in
+ * host_facts, and each session's host and fact set. A session whose facts
+ * are its set's, with none of its own (a fleet's imports), takes the set's
+ * rows as they are; one with facts of its own (a collected session's load
+ * at its end) is read through the view, which says how the two mix. A few
+ * sessions of a large file are read one by one, which costs less than
+ * reading the whole file. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
