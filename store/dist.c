@@ -336,13 +336,17 @@ int tl__sweep_from_summary(void *arg, size_t s, const tl_summary *sum) {
     w->sgiven[at] = h == SUMMARY_VALUE;
   }
   locate(w, s, sum->hist, sum->hist_first, sum->hist_len);
+  /* Read once: the counts' stores could otherwise be the summary's fields. */
   int64_t *to = w->ghist + sum->hist_first;
-  if (sum->nz_at)
-    for (size_t k = 0; k < sum->nz; k++)
-      to[sum->nz_at[k]] += sum->hist[sum->nz_at[k]];
+  const int64_t *from = sum->hist;
+  const uint32_t *nz_at = sum->nz_at;
+  size_t nz = sum->nz, len = sum->hist_len;
+  if (nz_at)
+    for (size_t k = 0; k < nz; k++)
+      to[nz_at[k]] += from[nz_at[k]];
   else
-    for (size_t b = 0; b < sum->hist_len; b++)
-      to[b] += sum->hist[b];
+    for (size_t b = 0; b < len; b++)
+      to[b] += from[b];
   clamp_note(w, sum);
   return 0;
 }
