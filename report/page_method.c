@@ -108,11 +108,11 @@ enum { IMPORT_START, IMPORT_DELAY, IMPORT_FILE, IMPORT_PARTS };
 /* An import's command line ("tlstore import ... --start D --delay T
  * FILE") with what one import changes from the next left out, so that a
  * month of imports made by one script is one command. Its three parts'
- * words go into part[] (pointers into cmd with their lengths); the other
- * words, each followed by a space, into shape when it is not NULL (it
- * needs strlen(cmd) + 2 bytes). Returns the shape's length, or -1 when
- * cmd is no import. One pass over cmd, the first of hundreds of
- * thousands on a fleet's page. */
+ * words go into part[] (pointers into cmd with their lengths, "" and 0 for
+ * a part it lacks); the other words, each followed by a space, into shape
+ * (strlen(cmd) + 2 bytes). Returns the shape's length, or -1 when cmd is
+ * no import. One pass over cmd, the first of hundreds of thousands on a
+ * fleet's page. */
 static long import_shape(const char *cmd, char *shape, const char *part[IMPORT_PARTS],
                          size_t part_len[IMPORT_PARTS]) {
   if (strncmp(cmd, "tlstore import ", 15) != 0)
@@ -140,7 +140,7 @@ static long import_shape(const char *cmd, char *shape, const char *part[IMPORT_P
     after = len == 7 && strncmp(w, "--start", 7) == 0   ? IMPORT_START
             : len == 7 && strncmp(w, "--delay", 7) == 0 ? IMPORT_DELAY
                                                         : -1;
-    if (!file && value < 0 && shape) {
+    if (!file && value < 0) {
       memcpy(shape + at, w, len);
       at += len;
       shape[at++] = ' ';
@@ -149,8 +149,7 @@ static long import_shape(const char *cmd, char *shape, const char *part[IMPORT_P
       end++;
     w = end;
   }
-  if (shape)
-    shape[at] = '\0';
+  shape[at] = '\0';
   return (long)at;
 }
 
@@ -178,12 +177,23 @@ typedef struct {
   int64_t delay_ns[SHOWN_DELAYS];
 } import_group;
 
-/* Session j, an import of the command first seen at cmd[j], into g: the
- * first one's parts kept, the others' compared with them. */
-static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, import_group *g) {
+/* Where an import's parts lie in its command line (import_shape's, kept
+ * from the shapes' pass rather than found again). */
+typedef struct {
+  uint32_t at[IMPORT_PARTS], len[IMPORT_PARTS];
+} import_parts;
+
+/* Session j, an import of the command first seen at cmd[j] whose parts
+ * are at, into g: the first one's parts kept, the others' compared with
+ * them. */
+static void note_import(const tl_comparison *c, const size_t *cmd, size_t j, const import_parts *at,
+                        import_group *g) {
   const char *a[IMPORT_PARTS];
   size_t al[IMPORT_PARTS];
-  import_shape(c->sessions.items[j].command_line, NULL, a, al);
+  for (int k = 0; k < IMPORT_PARTS; k++) {
+    a[k] = c->sessions.items[j].command_line + at->at[k];
+    al[k] = at->len[k];
+  }
   if (cmd[j] == j || !g->first[0]) {
     memcpy(g->first, a, sizeof a);
     memcpy(g->first_len, al, sizeof al);
@@ -245,10 +255,11 @@ static void command_lines(tl__page *p) {
    * sessions) and the newest of them, kept at the key's first session. */
   /* A fleet's month of imports by one script has one shape: kept once. */
   command_keys keys = {c, calloc(n + 1, sizeof *keys.shape)};
+  import_parts *parts = malloc((n + 1) * sizeof *parts);
   tl_strpool *shapes = tl_strpool_new();
   char *shape = NULL;
   size_t room = 0;
-  for (size_t i = 0; keys.shape && shapes && i < n; i++) {
+  for (size_t i = 0; keys.shape && parts && shapes && i < n; i++) {
     const char *cl = c->sessions.items[i].command_line, *part[IMPORT_PARTS];
     size_t len[IMPORT_PARTS], need = strlen(cl) + 2;
     if (need > room) {
@@ -259,10 +270,15 @@ static void command_lines(tl__page *p) {
         break;
       }
     }
-    long at = import_shape(cl, shape, part, len);
+    /* An import's parts' places are kept in 32 bits. */
+    long at = need <= UINT32_MAX ? import_shape(cl, shape, part, len) : -1;
     keys.shape[i] = at >= 0 ? tl_strpool_get_len(shapes, shape, (size_t)at) : NULL;
     if (at >= 0 && !keys.shape[i])
       p->failed = TL_ENOMEM;
+    for (int k = 0; at >= 0 && k < IMPORT_PARTS; k++) {
+      parts[i].at[k] = len[k] ? (uint32_t)(part[k] - cl) : 0;
+      parts[i].len[k] = (uint32_t)len[k];
+    }
   }
   free(shape);
   size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = malloc((n + 1) * sizeof *cmd);
@@ -280,14 +296,14 @@ static void command_lines(tl__page *p) {
   for (size_t i = 0; cmd && at_cmd && i < n; i++)
     at_cmd[i] = cmd[i] == i ? ncmd++ : SIZE_MAX;
   import_group *imports = calloc(ncmd + 1, sizeof *imports);
-  if (!keys.shape || !shapes || !run || !cmd || !label || !with_call || !runs_of || !last_of ||
-      !at_cmd || !imports) {
+  if (!keys.shape || !parts || !shapes || !run || !cmd || !label || !with_call || !runs_of ||
+      !last_of || !at_cmd || !imports) {
     p->failed = TL_ENOMEM;
     n = 0;
   }
   for (size_t j = 0; j < n; j++)
     if (keys.shape[j])
-      note_import(c, cmd, j, &imports[at_cmd[cmd[j]]]);
+      note_import(c, cmd, j, &parts[j], &imports[at_cmd[cmd[j]]]);
   for (size_t i = 0; i < n; i++)
     if (run[i] == i) {
       int64_t t = c->sessions.items[i].started_ns;
@@ -331,6 +347,7 @@ static void command_lines(tl__page *p) {
   }
   tl_strpool_free(shapes);
   free(keys.shape);
+  free(parts);
   free(at_cmd);
   free(imports);
   free(run);
