@@ -236,6 +236,40 @@ static void import_note(FILE *f, const tl_session *s, const import_group *g, siz
   fputs(".\n\n", f);
 }
 
+/* Each session's import shape into shape[i] (each distinct one once, in
+ * shapes; NULL where its command is no import) and where its parts lie into
+ * parts[i]: a fleet's month of imports by one script has one shape. 0, or
+ * TL_ENOMEM (the shapes found so far kept). */
+static int import_shapes(const tl_comparison *c, tl_strpool *shapes, const char **shape_of,
+                         import_parts *parts) {
+  char *shape = NULL;
+  size_t room = 0;
+  int err = TL_OK;
+  for (size_t i = 0; i < c->sessions.count; i++) {
+    const char *cl = c->sessions.items[i].command_line, *part[IMPORT_PARTS];
+    size_t len[IMPORT_PARTS], need = strlen(cl) + 2;
+    if (need > room) {
+      free(shape);
+      room = need * 2;
+      if (!(shape = malloc(room))) {
+        err = TL_ENOMEM;
+        break;
+      }
+    }
+    /* An import's parts' places are kept in 32 bits. */
+    long at = need <= UINT32_MAX ? import_shape(cl, shape, part, len) : -1;
+    shape_of[i] = at >= 0 ? tl_strpool_get_len(shapes, shape, (size_t)at) : NULL;
+    if (at >= 0 && !shape_of[i])
+      err = TL_ENOMEM;
+    for (int k = 0; at >= 0 && k < IMPORT_PARTS; k++) {
+      parts[i].at[k] = len[k] ? (uint32_t)(part[k] - cl) : 0;
+      parts[i].len[k] = (uint32_t)len[k];
+    }
+  }
+  free(shape);
+  return err;
+}
+
 /* The command lines, once each: the runs of a label that share one command
  * line (a scheduled job) are one entry with their count and dates, and so
  * are imports that differ only in their start, delay and file. HTML folds
@@ -253,34 +287,11 @@ static void command_lines(tl__page *p) {
   }
   /* The runs of each label and command line (counted at their first
    * sessions) and the newest of them, kept at the key's first session. */
-  /* A fleet's month of imports by one script has one shape: kept once. */
   command_keys keys = {c, calloc(n + 1, sizeof *keys.shape)};
   import_parts *parts = malloc((n + 1) * sizeof *parts);
   tl_strpool *shapes = tl_strpool_new();
-  char *shape = NULL;
-  size_t room = 0;
-  for (size_t i = 0; keys.shape && parts && shapes && i < n; i++) {
-    const char *cl = c->sessions.items[i].command_line, *part[IMPORT_PARTS];
-    size_t len[IMPORT_PARTS], need = strlen(cl) + 2;
-    if (need > room) {
-      free(shape);
-      room = need * 2;
-      if (!(shape = malloc(room))) {
-        p->failed = TL_ENOMEM;
-        break;
-      }
-    }
-    /* An import's parts' places are kept in 32 bits. */
-    long at = need <= UINT32_MAX ? import_shape(cl, shape, part, len) : -1;
-    keys.shape[i] = at >= 0 ? tl_strpool_get_len(shapes, shape, (size_t)at) : NULL;
-    if (at >= 0 && !keys.shape[i])
-      p->failed = TL_ENOMEM;
-    for (int k = 0; at >= 0 && k < IMPORT_PARTS; k++) {
-      parts[i].at[k] = len[k] ? (uint32_t)(part[k] - cl) : 0;
-      parts[i].len[k] = (uint32_t)len[k];
-    }
-  }
-  free(shape);
+  if (keys.shape && parts && shapes && import_shapes(c, shapes, keys.shape, parts))
+    p->failed = TL_ENOMEM;
   size_t *run = tl__sessions_first(c, TL__SAME_RUN), *cmd = malloc((n + 1) * sizeof *cmd);
   if (keys.shape && cmd && tl__first_same(n, 2, command_key, &keys, cmd) != TL_OK) {
     free(cmd);
