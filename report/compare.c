@@ -202,9 +202,10 @@ typedef struct {
   uint64_t hash;
 } row_set;
 
-/* A string as read and its copy in the sessions' pool. */
+/* Where a string read lay (as a number: that memory may be freed since)
+ * and its copy in the sessions' pool. */
 typedef struct {
-  const char *read;
+  uintptr_t read;
   char *pooled;
 } seen_string;
 
@@ -298,13 +299,13 @@ static const tl_fact_row *row_sets_get(tl__row_sets *r, const tl_fact_row *rows,
  * µs a session). A store may hand over other bytes at the same place, so a
  * string found there is compared first. NULL when out of memory. */
 static char *pooled(tl_strpool *pool, tl__row_sets *r, const char *read) {
-  uint64_t h = (uint64_t)(uintptr_t)read * 0x9e3779b97f4a7c15ULL;
-  seen_string *e = &r->seen[h >> (64 - SEEN_BITS)];
-  if (e->read == read && strcmp(e->pooled, read) == 0)
+  uintptr_t at = (uintptr_t)read;
+  seen_string *e = &r->seen[((uint64_t)at * 0x9e3779b97f4a7c15ULL) >> (64 - SEEN_BITS)];
+  if (e->read == at && strcmp(e->pooled, read) == 0)
     return e->pooled;
   char *kept = tl_strpool_get(pool, read);
   if (kept)
-    *e = (seen_string){read, kept};
+    *e = (seen_string){at, kept};
   return kept;
 }
 
