@@ -293,9 +293,10 @@ typedef struct {
 const tl_os_timing *tl_os_timing_here(void);
 
 /* For a program that reads a whole database and exits (tlreport, tlstore):
- * lets its heap fault in 2 MiB pages where the system offers them on request
- * (Linux's transparent huge pages with glibc's malloc; elsewhere it does
- * nothing). Call it first thing in main. Returns whether it took effect. */
+ * gives its threads one heap and lets that heap fault in 2 MiB pages where
+ * the system offers them on request (Linux's transparent huge pages with
+ * glibc's malloc; elsewhere it does nothing). Call it first thing in main.
+ * Returns whether it took effect. */
 int tl_heap_huge_pages(void);
 
 /* Every probe this tl knows, in the order listings show them. */

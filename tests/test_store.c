@@ -1,5 +1,6 @@
 /* test_store.c: the database: creation, migration, refusals, the sample
  * codec, the writer's batching and the recovery of stale sessions. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -1612,8 +1616,9 @@ static int libpq_steps(const char *db) {
 }
 
 /* Runs this program again with steps (and arg) for a check that needs a
- * process of its own: passes on its 0, skips on its 77. */
-static void in_new_process(const char *steps, const char *arg) {
+ * process of its own: fails unless it exits 0 or 77; 1 for its 77 (could
+ * not run here: the caller skips, saying why), else 0. */
+static int in_new_process(const char *steps, const char *arg) {
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
@@ -1624,16 +1629,18 @@ static void in_new_process(const char *steps, const char *arg) {
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77)
-    tl_test_skip("no /proc/self/exe to run the steps in a child");
+  if (WEXITSTATUS(status) == 77) /* the child's steps, or the exec (no /proc) */
+    return 1;
   assert_int_equal(WEXITSTATUS(status), 0);
+  return 0;
 }
 
 /* libpq is loaded when a server address is opened, never for a file: the
  * programs start without it (and run where it is not installed). */
 static void libpq_loaded_on_demand(void **state) {
   fixture *f = *state;
-  in_new_process("--libpq-steps", f->db);
+  if (in_new_process("--libpq-steps", f->db))
+    tl_test_skip("no /proc/self/exe to run the steps in a child");
 }
 
 /* The number after key at the start of a line of file, or -1. */
@@ -1699,7 +1706,59 @@ static int heap_steps(void) {
  * pages where the system offers them (exe_linux.c says why). */
 static void heap_in_huge_pages(void **state) {
   (void)state;
-  in_new_process("--heap-steps", NULL);
+  if (in_new_process("--heap-steps", NULL))
+    tl_test_skip("no huge pages on request here, or a sanitizer's malloc (or no /proc)");
+}
+
+/* glibc's malloc, not a sanitizer's in its place. */
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if !defined(__has_feature)
+#define GLIBC_MALLOC 1
+#elif !__has_feature(address_sanitizer)
+#define GLIBC_MALLOC 1
+#endif
+#endif
+
+#ifdef GLIBC_MALLOC
+static void *thread_block(void *arg) {
+  (void)arg;
+  return malloc(4096);
+}
+#endif
+
+/* What threads_share_one_heap checks, in a new run of this program: after
+ * tl_heap_huge_pages, a block a new thread allocates comes from the one
+ * heap, not from an arena of the thread's own (glibc's malloc_info lists
+ * each arena as a heap). 0 when it does, 77 where malloc is not glibc's,
+ * else the number of the failed step. */
+static int arena_steps(void) {
+#ifdef GLIBC_MALLOC
+  tl_heap_huge_pages();
+  pthread_t th;
+  void *block = NULL;
+  if (pthread_create(&th, NULL, thread_block, NULL) != 0 || pthread_join(th, &block) != 0 || !block)
+    return 1;
+  char *xml = NULL;
+  size_t len = 0, heaps = 0;
+  FILE *f = open_memstream(&xml, &len);
+  if (!f || malloc_info(0, f) != 0 || fclose(f) != 0 || !xml)
+    return 2;
+  for (const char *at = xml; (at = strstr(at, "<heap nr=")); at++)
+    heaps++;
+  free(xml);
+  free(block);
+  return heaps == 1 ? 0 : 3;
+#else
+  return 77;
+#endif
+}
+
+/* A report's threads share one heap: an arena of a thread's own is a second
+ * heap whose freed blocks no other thread reuses (exe_linux.c). */
+static void threads_share_one_heap(void **state) {
+  (void)state;
+  if (in_new_process("--arena-steps", NULL))
+    tl_test_skip("malloc is not glibc's here (or no /proc)");
 }
 
 static void prune_options(void **state) {
@@ -1763,6 +1822,8 @@ int main(int argc, char **argv) {
     return libpq_steps(argv[2]);
   if (argc == 2 && strcmp(argv[1], "--heap-steps") == 0)
     return heap_steps();
+  if (argc == 2 && strcmp(argv[1], "--arena-steps") == 0)
+    return arena_steps();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(round_trip, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(read_cache, tl_test_setup, tl_test_teardown),
@@ -1804,6 +1865,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(push_ends, tl_test_setup, tl_test_teardown),
       cmocka_unit_test_setup_teardown(libpq_loaded_on_demand, tl_test_setup, tl_test_teardown),
       cmocka_unit_test(heap_in_huge_pages),
+      cmocka_unit_test(threads_share_one_heap),
       cmocka_unit_test(prune_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
