@@ -61,6 +61,15 @@ void tl__comparison_drop_kept(tl_comparison *c) {
   }
 }
 
+void tl__comparison_drop_details(tl_comparison *c) {
+  free(c->details);
+  c->details = NULL;
+  row_sets_free(c->detail_rows); /* the details' facts and tags */
+  c->detail_rows = NULL;
+  free(c->detail_values);
+  c->detail_values = NULL;
+}
+
 void tl_compare_opts_init(tl_compare_opts *o) {
   memset(o, 0, sizeof *o);
   tl_filter_init(&o->filter);
@@ -83,10 +92,8 @@ void tl_comparison_free(tl_comparison *c) {
     free(block_of_groups(c)->earlier_kept);
     free(block_of_groups(c));
   }
-  free(c->details);
+  tl__comparison_drop_details(c);
   tl__label_sessions_free(c);
-  row_sets_free(c->detail_rows); /* the details' facts and tags */
-  free(c->detail_values);
   free(c->causes);
   free(c->counters);
   tl_strings_free(c->labels, c->label_count);

@@ -143,6 +143,10 @@ tl__kept *tl__group_kept(const tl_comparison *c, size_t i);
 /* Frees what the statistics keep of every group, so that they read the
  * samples themselves (tests compare the two ways). */
 void tl__comparison_drop_kept(tl_comparison *c);
+/* Frees every session's details (facts, tags, own percentiles), which a
+ * site's pages of every label have used by the time its host pages, which
+ * read their own, are made: details becomes NULL. */
+void tl__comparison_drop_details(tl_comparison *c);
 /* What tl__compare works out beyond the sessions and labels. */
 typedef enum {
   TL__SESSIONS_ONLY, /* nothing: the checks that fail before any sample is read */

@@ -451,13 +451,17 @@ static int make_page(site *s, size_t at, const tl_compare_opts *opts, const tl_c
  * their first sessions, needs nearly the same ones. A read cache of what
  * one host page reads (160 MiB: 1,440 sessions, summaries and samples)
  * then saves reading them again from the file; the samples kept for the
- * pages of every label, all written by now, make room for it. */
+ * pages of every label, and every session's details (each host page reads
+ * its own), all written by now, make room for it. */
 enum { HOST_PAGES_CACHE = 160 << 20 };
 
 static void before_host_pages(site *s, tl_comparison *grouped, tl_comparison *all) {
   tl__comparison_drop_kept(all);
-  if (grouped)
+  tl__comparison_drop_details(all);
+  if (grouped) {
     tl__comparison_drop_kept(grouped);
+    tl__comparison_drop_details(grouped);
+  }
   (void)tl_store_read_cache(s->store, HOST_PAGES_CACHE); /* without it, only slower */
 }
 
