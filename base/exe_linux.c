@@ -81,13 +81,16 @@ const tl_os_timing *tl_os_timing_here(void) {
  * the heap grows as before, in 4 KiB pages. Allocators other than glibc's
  * (and the sanitizers', which replace it) are left as they are. */
 int tl_heap_huge_pages(void) {
+#ifdef __GLIBC__
+  mallopt(M_ARENA_MAX, 1); /* whether or not the heap can have huge pages */
+#endif
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
   enum { HUGE = 2 << 20, STEP = 64 << 20, MOST = 1 << 30 };
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   uint64_t quarter = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 : 0;
   int pad = quarter < STEP ? STEP : quarter > MOST ? MOST : (int)(quarter & ~(uint64_t)(HUGE - 1));
   uintptr_t from = (uintptr_t)sbrk(0);
-  if (from == (uintptr_t)-1 || !mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, 32 << 20) ||
+  if (from == (uintptr_t)-1 || !mallopt(M_MMAP_THRESHOLD, 32 << 20) ||
       !mallopt(M_TRIM_THRESHOLD, INT_MAX) || !mallopt(M_TOP_PAD, pad))
     return 0;
   void *volatile grow = malloc(HUGE); /* volatile: the pair is not optimised away */
