@@ -296,7 +296,7 @@ const tl_os_timing *tl_os_timing_here(void);
  * gives its threads one heap and lets that heap fault in 2 MiB pages where
  * the system offers them on request (Linux's transparent huge pages with
  * glibc's malloc; elsewhere it does nothing). Call it first thing in main.
- * Returns whether it took effect. */
+ * Returns whether the huge pages took effect. */
 int tl_heap_huge_pages(void);
 
 /* Every probe this tl knows, in the order listings show them. */
