@@ -1657,6 +1657,19 @@ static long long proc_count(const char *file, const char *key) {
   return v;
 }
 
+/* A sanitizer's malloc in place of the C library's (AddressSanitizer's,
+ * as gcc and clang each say it), and glibc's when it is not replaced. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MALLOC_REPLACED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MALLOC_REPLACED 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(MALLOC_REPLACED)
+#define GLIBC_MALLOC 1
+#endif
+
 /* What heap_in_huge_pages checks, in a new run of this program (the
  * setting is for a whole process): 0 when fresh blocks of the heap lie in
  * huge pages, 160 MiB of them where the machine has 1 GiB, 77 where the system offers none on
@@ -1669,12 +1682,8 @@ static int heap_steps(void) {
       mode[0] = '\0';
     fclose(f);
   }
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef MALLOC_REPLACED
   mode[0] = '\0';
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  mode[0] = '\0';
-#endif
 #endif
   if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
     return 77;
@@ -1709,15 +1718,6 @@ static void heap_in_huge_pages(void **state) {
   if (in_new_process("--heap-steps", NULL))
     tl_test_skip("no huge pages on request here, or a sanitizer's malloc (or no /proc)");
 }
-
-/* glibc's malloc, not a sanitizer's in its place. */
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-#if !defined(__has_feature)
-#define GLIBC_MALLOC 1
-#elif !__has_feature(address_sanitizer)
-#define GLIBC_MALLOC 1
-#endif
-#endif
 
 #ifdef GLIBC_MALLOC
 static void *thread_block(void *arg) {
