@@ -407,6 +407,7 @@ static inline __attribute__((always_inline)) int histogram_codes_in(bit_reader *
                                                                     uint64_t *at, uint64_t *total) {
   const uint64_t len = m->hist_len;
   uint64_t b = 0, left = (uint64_t)m->count, gap, c;
+  size_t found = m->nz; /* m->nz in a register: a store to hist could be one to m */
   window x = {0, 0};
   window_load(r, &x);
   /* The first bucket is the first of the span: a count, no gap. */
@@ -415,7 +416,7 @@ static inline __attribute__((always_inline)) int histogram_codes_in(bit_reader *
   hist[0] = (int64_t)(c + 1);
   left -= c + 1;
   if (nz_at)
-    nz_at[m->nz++] = 0;
+    nz_at[found++] = 0;
   for (uint64_t i = 1; i < nz; i++) {
     if (!next_eg(r, &x, kg, &gap) || !next_eg(r, &x, kc, &c))
       return 0;
@@ -426,8 +427,9 @@ static inline __attribute__((always_inline)) int histogram_codes_in(bit_reader *
     hist[b] = (int64_t)(c + 1);
     left -= c + 1;
     if (nz_at)
-      nz_at[m->nz++] = (uint32_t)b;
+      nz_at[found++] = (uint32_t)b;
   }
+  m->nz = found;
   r->at += (uint64_t)x.got;
   *at = b;
   *total = (uint64_t)m->count - left;
