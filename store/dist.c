@@ -369,7 +369,8 @@ int tl__sweep_first_end(tl_sweep *w, int err, tl_sweep_session_cb tap, void *tap
 int tl_sweep_first(tl_sweep *w, tl_sweep_session_cb tap, void *tap_ctx) {
   int err;
   if (w->store) {
-    err = tl__store_summaries_threaded(w->store, w->ids, w->ns, tl__sweep_from_summary, w);
+    err = tl__store_summaries_threaded(w->store, w->ids, w->ns, tl__sweep_from_summary, w,
+                                       TL__SHARE_PACED);
   } else {
     reading r = {
         .wanted = block_wanted, .cb = on_segment, .ctx = w, .tap = tap, .tap_ctx = tap_ctx};

@@ -332,11 +332,14 @@ int tl__summary_finish(tl_store *s, tl__summarizer *z, int64_t session_id, const
  * settle every percentile (the usual case), 1 when some need their blocks
  * read again (tl__summary_compute does). */
 int tl__summary_finish_quick(tl__summarizer *z, const tl_summary **out);
-/* tl_store_summaries with the summaries decoded, and fn run, on a second
- * thread while this one reads the next: the same calls in the same order,
- * the same errors. fn must not touch the store. */
+/* tl_store_summaries with fn run on a second thread while this one reads
+ * the next: the same calls in the same order, the same errors. fn must not
+ * touch the store. This thread decodes share eighths of the summaries
+ * (0..8) and the worker the rest, or, with TL__SHARE_PACED, as many as
+ * keep either from waiting on the other (tests fix the share). */
+enum { TL__SHARE_PACED = -1 };
 int tl__store_summaries_threaded(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn,
-                                 void *ctx);
+                                 void *ctx, int share);
 /* The stored form: at most tl__summary_bound(m) bytes. Decoding verifies the
  * version, checksum and layout (TL_ECORRUPT with a static *why) and puts the
  * histogram's counts into hist (room for TL_SUMMARY_BUCKETS). */

@@ -412,39 +412,78 @@ int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb 
 }
 
 /* ------------------------------------------------------------------------ */
-/* On two threads: this one reads the blobs, a worker decodes them           */
+/* On two threads: this one reads the blobs, a worker runs fn                */
 
-/* A batch of stored summaries as read: each row's blob in data. A blob
- * larger than the batch is decoded by the reading thread itself. */
-enum { BLOB_ROWS = 2048, BLOB_BYTES = 1 << 18 };
+/* The worker decodes the summaries too, but for this thread's share: over
+ * a fleet's month the worker's decoding took twice this thread's reading,
+ * which then waited half the time. A batch of stored summaries as read:
+ * each row's blob in data, or, for a row this thread decoded, its numbers
+ * in the row and its non-empty buckets (offset, count) in bucket_at and
+ * bucket_count. A blob larger than the batch is decoded, and fn run, by
+ * this thread in its turn. */
+enum { BLOB_ROWS = 2048, BLOB_BYTES = 1 << 18, BATCH_BUCKETS = 1 << 18 };
+_Static_assert((size_t)BATCH_BUCKETS >= (size_t)TL_SUMMARY_BUCKETS,
+               "a decoded summary fits an empty batch");
 
 typedef struct {
   size_t index;
   int64_t sample_count;
-  size_t at, len; /* the blob, in data */
+  size_t at, len; /* the blob, in data; decoded: its buckets, from bucket_at[at] */
+  int decoded;
+  tl_summary sum; /* decoded: its numbers (the worker sets hist and nz_at) */
   char uuid[37];
 } blob_row;
 
 typedef struct {
-  size_t rows, bytes;
+  size_t rows, bytes, buckets;
   blob_row row[BLOB_ROWS];
   uint8_t data[BLOB_BYTES];
+  uint32_t bucket_at[BATCH_BUCKETS];
+  int64_t bucket_count[BATCH_BUCKETS];
 } blob_batch;
+
+/* This thread's share of the decoding, in eighths of the rows. */
+enum { SHARE_STEPS = 8 };
 
 typedef struct {
   summaries_ctx c; /* the worker's while it holds a batch, else this thread's */
   tl__relay relay;
-  const char *why; /* the worker found row bad's summary damaged */
+  const char *why; /* row bad's summary is damaged (found by either thread) */
   blob_row bad;
+  int share;       /* this thread's share, in eighths */
+  int paced;       /* share follows which thread waits for the other */
+  unsigned turn;   /* the row's turn, for the share */
+  int64_t *hist;   /* this thread's histogram (zeros between rows) and buckets */
+  uint32_t *nz_at; /* for the rows it decodes */
   blob_batch batch[2];
 } summaries_relay;
+
+/* A summary this thread decoded, to fn from the worker's histogram: its
+ * buckets copied in, then cleared. */
+static int decoded_summary(summaries_ctx *c, const blob_batch *b, const blob_row *r) {
+  int64_t *hist = c->z->hist;
+  const uint32_t *at = b->bucket_at + r->at;
+  const int64_t *count = b->bucket_count + r->at;
+  for (size_t k = 0; k < r->len; k++)
+    hist[at[k]] = count[k];
+  tl_summary m = r->sum;
+  m.hist = hist;
+  m.nz_at = at;
+  m.nz = r->len;
+  int err = c->fn(c->ctx, r->index, &m);
+  for (size_t k = 0; k < r->len; k++)
+    hist[at[k]] = 0;
+  return err;
+}
 
 static int blobs_run(void *arg, void *filled) {
   summaries_relay *t = arg;
   const blob_batch *b = filled;
   for (size_t k = 0; k < b->rows; k++) {
     const blob_row *r = &b->row[k];
-    int err = stored_summary(&t->c, r->index, r->sample_count, b->data + r->at, r->len, &t->why);
+    int err = r->decoded ? decoded_summary(&t->c, b, r)
+                         : stored_summary(&t->c, r->index, r->sample_count, b->data + r->at, r->len,
+                                          &t->why);
     if (t->why)
       t->bad = *r;
     if (err)
@@ -455,7 +494,71 @@ static int blobs_run(void *arg, void *filled) {
 
 static void blobs_empty(void *filled) {
   blob_batch *b = filled;
-  b->rows = b->bytes = 0;
+  b->rows = b->bytes = b->buckets = 0;
+}
+
+/* Hands the batch to the worker; while paced, this thread takes one more
+ * eighth of the decoding when it had to wait, one less when it did not. */
+static int submit_blobs(summaries_relay *t) {
+  int err = tl__relay_submit(&t->relay, 1);
+  if (t->paced && t->relay.was_busy)
+    t->share += t->share < SHARE_STEPS;
+  else if (t->paced)
+    t->share -= t->share > 0;
+  return err;
+}
+
+/* Row i's summary decoded on this thread, which would otherwise wait for
+ * the worker: the worker only copies its buckets in for fn. A damaged one
+ * is reported after the rows before it, so the first damaged is named. */
+static int decode_here(summaries_relay *t, size_t i, const char *uuid, int64_t sample_count,
+                       const uint8_t *blob, size_t len) {
+  tl_summary m;
+  const char *why;
+  int bad = tl__summary_decode_sparse(blob, len, t->hist, t->nz_at, &m, &why);
+  if (!bad && m.count != sample_count) {
+    bad = TL_ECORRUPT;
+    why = "its count differs from the session's";
+  }
+  blob_batch *b = tl__relay_fill(&t->relay);
+  int err = TL_OK;
+  if (bad) {
+    memset(t->hist, 0, m.hist_len * sizeof *t->hist);
+    err = tl__relay_drain(&t->relay, b->rows > 0);
+    if (err) /* the worker's, on a row before */
+      return err;
+    t->why = why;
+    t->bad = (blob_row){.index = i};
+    snprintf(t->bad.uuid, sizeof t->bad.uuid, "%s", uuid);
+    return TL_ECORRUPT;
+  }
+  if (b->rows == BLOB_ROWS || b->buckets + m.nz > BATCH_BUCKETS) {
+    err = submit_blobs(t);
+    b = tl__relay_fill(&t->relay);
+  }
+  blob_row *r = &b->row[b->rows];
+  if (!err) {
+    *r = (blob_row){.index = i,
+                    .sample_count = sample_count,
+                    .at = b->buckets,
+                    .len = m.nz,
+                    .decoded = 1,
+                    .sum = m};
+    r->sum.hist = NULL;
+    r->sum.nz_at = NULL;
+    b->rows++;
+  }
+  for (size_t k = 0; k < m.nz; k++) {
+    uint32_t at = m.nz_at[k];
+    if (!err) {
+      b->bucket_at[b->buckets + k] = at;
+      b->bucket_count[b->buckets + k] = t->hist[at];
+    }
+    t->hist[at] = 0;
+  }
+  if (!err)
+    b->buckets += m.nz;
+  return err;
 }
 
 static int relay_summary(void *arg, size_t i, const char *uuid, int64_t sample_count,
@@ -467,8 +570,10 @@ static int relay_summary(void *arg, size_t i, const char *uuid, int64_t sample_c
     int err = tl__relay_drain(&t->relay, b->rows > 0);
     return err ? err : one_summary(&t->c, i, uuid, sample_count, blob, len);
   }
+  if (t->turn++ % SHARE_STEPS < (unsigned)t->share)
+    return decode_here(t, i, uuid, sample_count, blob, len);
   if (b->rows == BLOB_ROWS || b->bytes + len > BLOB_BYTES) {
-    int err = tl__relay_submit(&t->relay, 1);
+    int err = submit_blobs(t);
     if (err)
       return err;
     b = tl__relay_fill(&t->relay);
@@ -481,35 +586,47 @@ static int relay_summary(void *arg, size_t i, const char *uuid, int64_t sample_c
   return TL_OK;
 }
 
+static void relay_free(summaries_relay *t) {
+  summaries_end(&t->c);
+  free(t->hist);
+  free(t->nz_at);
+  free(t);
+}
+
 int tl__store_summaries_threaded(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb fn,
-                                 void *ctx) {
+                                 void *ctx, int share) {
   summaries_relay *t = malloc(sizeof *t);
   if (!t)
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
   t->why = NULL;
+  t->paced = share < 0;
+  t->share = share < 0 ? 0 : share > SHARE_STEPS ? SHARE_STEPS : share;
+  t->turn = 0;
+  t->hist = calloc(TL_SUMMARY_BUCKETS, sizeof *t->hist);
+  t->nz_at = malloc(TL_SUMMARY_BUCKETS * sizeof *t->nz_at);
   blobs_empty(&t->batch[0]);
   blobs_empty(&t->batch[1]);
   int err = summaries_begin(&t->c, s, ids, fn, ctx);
+  if (!err && (!t->hist || !t->nz_at))
+    err = tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
   if (err || n < 2 ||
       tl__relay_start(&t->relay, blobs_run, blobs_empty, t, &t->batch[0], &t->batch[1])) {
     /* Too few to share, or no second thread: the same, on this one. */
     if (!err)
       err = s->ops->summary_blobs(s, ids, n, one_summary, &t->c);
-    summaries_end(&t->c);
-    free(t);
+    relay_free(t);
     return err;
   }
   err = s->ops->summary_blobs(s, ids, n, relay_summary, t);
   const blob_batch *last = tl__relay_fill(&t->relay);
   int werr = tl__relay_stop(&t->relay, last->rows > 0);
-  /* The worker's error came first in the sessions' order: the reading
-   * stopped at it or after. */
+  /* The first damaged row in the sessions' order: the reading stopped at
+   * it or after, and each thread reports one only after the rows before. */
   if (t->why)
     err = damaged_summary(&t->c, t->bad.index, t->bad.uuid, t->why);
   else if (werr)
     err = werr;
-  summaries_end(&t->c);
-  free(t);
+  relay_free(t);
   return err;
 }
 

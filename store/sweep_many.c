@@ -178,7 +178,8 @@ int tl_sweep_first_all(tl_sweep *const *ws, size_t n, const tl_sweep_session_cb 
   for (size_t k = 0; k < n && !err; k++)
     m.needed[k] = 1;
   if (!err)
-    err = tl__store_summaries_threaded(store, m.ids, merge_sessions(&m, n), many_summary, &m);
+    err = tl__store_summaries_threaded(store, m.ids, merge_sessions(&m, n), many_summary, &m,
+                                       TL__SHARE_PACED);
   else
     tl__store_fail(store, err, "out of memory reading summaries");
   for (size_t k = 0; k < n; k++) {
