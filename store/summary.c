@@ -421,7 +421,7 @@ int tl_store_summaries(tl_store *s, const int64_t *ids, size_t n, tl_summary_cb 
  * in the row and its non-empty buckets (offset, count) in bucket_at and
  * bucket_count. A blob larger than the batch is decoded, and fn run, by
  * this thread in its turn. */
-enum { BLOB_ROWS = 2048, BLOB_BYTES = 1 << 18, BATCH_BUCKETS = 1 << 18 };
+enum { BLOB_ROWS = 2048, BLOB_BYTES = 1 << 18, BATCH_BUCKETS = 1 << 17 };
 _Static_assert((size_t)BATCH_BUCKETS >= (size_t)TL_SUMMARY_BUCKETS,
                "a decoded summary fits an empty batch");
 
@@ -439,7 +439,7 @@ typedef struct {
   blob_row row[BLOB_ROWS];
   uint8_t data[BLOB_BYTES];
   uint32_t bucket_at[BATCH_BUCKETS];
-  int64_t bucket_count[BATCH_BUCKETS];
+  uint32_t bucket_count[BATCH_BUCKETS]; /* this thread decodes sessions of up to 2^32 - 1 samples */
 } blob_batch;
 
 /* This thread's share of the decoding, in eighths of the rows. */
@@ -463,7 +463,7 @@ typedef struct {
 static int decoded_summary(summaries_ctx *c, const blob_batch *b, const blob_row *r) {
   int64_t *hist = c->z->hist;
   const uint32_t *at = b->bucket_at + r->at;
-  const int64_t *count = b->bucket_count + r->at;
+  const uint32_t *count = b->bucket_count + r->at;
   for (size_t k = 0; k < r->len; k++)
     hist[at[k]] = count[k];
   tl_summary m = r->sum;
@@ -536,8 +536,8 @@ static int decode_here(summaries_relay *t, size_t i, const char *uuid, int64_t s
     err = submit_blobs(t);
     b = tl__relay_fill(&t->relay);
   }
-  blob_row *r = &b->row[b->rows];
   if (!err) {
+    blob_row *r = &b->row[b->rows];
     *r = (blob_row){.index = i,
                     .sample_count = sample_count,
                     .at = b->buckets,
@@ -552,7 +552,7 @@ static int decode_here(summaries_relay *t, size_t i, const char *uuid, int64_t s
     uint32_t at = m.nz_at[k];
     if (!err) {
       b->bucket_at[b->buckets + k] = at;
-      b->bucket_count[b->buckets + k] = t->hist[at];
+      b->bucket_count[b->buckets + k] = (uint32_t)t->hist[at];
     }
     t->hist[at] = 0;
   }
@@ -570,7 +570,7 @@ static int relay_summary(void *arg, size_t i, const char *uuid, int64_t sample_c
     int err = tl__relay_drain(&t->relay, b->rows > 0);
     return err ? err : one_summary(&t->c, i, uuid, sample_count, blob, len);
   }
-  if (t->turn++ % SHARE_STEPS < (unsigned)t->share)
+  if (t->turn++ % SHARE_STEPS < (unsigned)t->share && sample_count <= UINT32_MAX)
     return decode_here(t, i, uuid, sample_count, blob, len);
   if (b->rows == BLOB_ROWS || b->bytes + len > BLOB_BYTES) {
     int err = submit_blobs(t);
@@ -599,6 +599,11 @@ int tl__store_summaries_threaded(tl_store *s, const int64_t *ids, size_t n, tl_s
   if (!t)
     return tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
   t->why = NULL;
+  /* From a server, whose own process reads and sends the rows meanwhile,
+   * this thread's share slowed the 30-day fleet's pass on two cores (1.15 s
+   * against 0.95): the worker decodes them all. */
+  if (share < 0 && tl_store_is_server(s->path))
+    share = 0;
   t->paced = share < 0;
   t->share = share < 0 ? 0 : share > SHARE_STEPS ? SHARE_STEPS : share;
   t->turn = 0;
