@@ -607,13 +607,15 @@ int tl__store_summaries_threaded(tl_store *s, const int64_t *ids, size_t n, tl_s
   t->paced = share < 0;
   t->share = share < 0 ? 0 : share > SHARE_STEPS ? SHARE_STEPS : share;
   t->turn = 0;
-  t->hist = calloc(TL_SUMMARY_BUCKETS, sizeof *t->hist);
-  t->nz_at = malloc(TL_SUMMARY_BUCKETS * sizeof *t->nz_at);
+  /* This thread's histogram, had whether or not it decodes a row, so that
+   * its cost stays fixed; without the memory the worker decodes them all. */
+  t->hist = t->share || t->paced ? calloc(TL_SUMMARY_BUCKETS, sizeof *t->hist) : NULL;
+  t->nz_at = t->hist ? malloc(TL_SUMMARY_BUCKETS * sizeof *t->nz_at) : NULL;
+  if (!t->nz_at)
+    t->share = t->paced = 0;
   blobs_empty(&t->batch[0]);
   blobs_empty(&t->batch[1]);
   int err = summaries_begin(&t->c, s, ids, fn, ctx);
-  if (!err && (!t->hist || !t->nz_at))
-    err = tl__store_fail(s, TL_ENOMEM, "out of memory reading summaries");
   if (err || n < 2 ||
       tl__relay_start(&t->relay, blobs_run, blobs_empty, t, &t->batch[0], &t->batch[1])) {
     /* Too few to share, or no second thread: the same, on this one. */
