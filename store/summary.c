@@ -354,25 +354,32 @@ static void summaries_end(summaries_ctx *c) {
 
 /* Session i's stored summary, verified, to fn: fn's error, or TL_ECORRUPT
  * with *why when the summary is damaged. Touches no store. */
-static int stored_summary(summaries_ctx *c, size_t i, int64_t sample_count, const uint8_t *blob,
-                          size_t len, const char **why) {
-  tl__summarizer *z = c->z;
-  /* Only the buckets with samples are written, then cleared: a long tail
-   * spans thousands of empty ones. */
-  tl_summary stored;
-  int bad = tl__summary_decode_sparse(blob, len, z->hist, c->nz_at, &stored, why);
-  if (!bad && stored.count != sample_count) {
+/* A stored summary into m, its buckets into hist and nz_at (only those with
+ * samples are written: a long tail spans thousands of empty ones), held
+ * against the session's sample_count: TL_OK, or TL_ECORRUPT with *why and
+ * hist all zeros again. */
+static int decode_verified(const uint8_t *blob, size_t len, int64_t sample_count, int64_t *hist,
+                           uint32_t *nz_at, tl_summary *m, const char **why) {
+  int bad = tl__summary_decode_sparse(blob, len, hist, nz_at, m, why);
+  if (!bad && m->count != sample_count) {
     bad = TL_ECORRUPT;
     *why = "its count differs from the session's";
   }
-  int err = bad ? TL_ECORRUPT : c->fn(c->ctx, i, &stored);
   if (bad)
-    memset(z->hist, 0, stored.hist_len * sizeof *z->hist);
-  else
-    for (size_t k = 0; k < stored.nz; k++)
-      z->hist[stored.nz_at[k]] = 0;
-  if (!bad)
-    *why = NULL;
+    memset(hist, 0, m->hist_len * sizeof *hist);
+  return bad ? TL_ECORRUPT : TL_OK;
+}
+
+static int stored_summary(summaries_ctx *c, size_t i, int64_t sample_count, const uint8_t *blob,
+                          size_t len, const char **why) {
+  tl__summarizer *z = c->z;
+  tl_summary stored;
+  if (decode_verified(blob, len, sample_count, z->hist, c->nz_at, &stored, why))
+    return TL_ECORRUPT;
+  *why = NULL;
+  int err = c->fn(c->ctx, i, &stored);
+  for (size_t k = 0; k < stored.nz; k++)
+    z->hist[stored.nz_at[k]] = 0;
   return err;
 }
 
@@ -515,15 +522,10 @@ static int decode_here(summaries_relay *t, size_t i, const char *uuid, int64_t s
                        const uint8_t *blob, size_t len) {
   tl_summary m;
   const char *why;
-  int bad = tl__summary_decode_sparse(blob, len, t->hist, t->nz_at, &m, &why);
-  if (!bad && m.count != sample_count) {
-    bad = TL_ECORRUPT;
-    why = "its count differs from the session's";
-  }
+  int bad = decode_verified(blob, len, sample_count, t->hist, t->nz_at, &m, &why);
   blob_batch *b = tl__relay_fill(&t->relay);
   int err = TL_OK;
   if (bad) {
-    memset(t->hist, 0, m.hist_len * sizeof *t->hist);
     err = tl__relay_drain(&t->relay, b->rows > 0);
     if (err) /* the worker's, on a row before */
       return err;
